@@ -1,0 +1,93 @@
+/**
+ * Request validation with zod, failing in the spec's 422 body: `{detail: [{loc, msg, type, input, ctx}]}`.
+ * `loc` starts with where the value was found (`body`, `query`, `path`, `header`), as clients of this API expect.
+ */
+import type { z } from 'zod';
+
+export type InputLocation = 'body' | 'query' | 'path' | 'header';
+
+export interface ValidationIssue {
+  readonly loc: readonly (string | number)[];
+  readonly msg: string;
+  readonly type: string;
+  readonly input: unknown;
+  readonly ctx: Readonly<Record<string, unknown>>;
+}
+
+export class RequestValidationError extends Error {
+  readonly type = 'request_validation' as const;
+  constructor(readonly issues: readonly ValidationIssue[]) {
+    super(issues.map((issue) => `${issue.loc.join('.')}: ${issue.msg}`).join('; '));
+    this.name = 'RequestValidationError';
+  }
+
+  toBody(): { detail: readonly ValidationIssue[] } {
+    return { detail: this.issues };
+  }
+}
+
+export function validate<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  throw new RequestValidationError(result.error.issues.flatMap((issue) => toValidationIssues(issue, value, location)));
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let current: unknown = root;
+  for (const key of path) {
+    if (current === null || typeof current !== 'object') return undefined;
+    current = (current as Record<PropertyKey, unknown>)[key];
+  }
+  return current;
+}
+
+const typeNames: Record<string, string> = {
+  string: 'string_type',
+  number: 'int_type',
+  int: 'int_type',
+  boolean: 'bool_type',
+  object: 'dict_type',
+  array: 'list_type',
+};
+
+function toValidationIssues(issue: z.core.$ZodIssue, root: unknown, location: InputLocation): ValidationIssue[] {
+  const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
+  const loc = [location, ...path];
+  const input = valueAt(root, issue.path);
+  switch (issue.code) {
+    case 'invalid_type':
+      if (input === undefined) return [{ loc, msg: 'Field required', type: 'missing', input, ctx: {} }];
+      return [{ loc, msg: issue.message, type: typeNames[issue.expected] ?? `${issue.expected}_type`, input, ctx: { expected: issue.expected } }];
+    case 'too_small': {
+      if (issue.origin === 'string') return [{ loc, msg: issue.message, type: 'string_too_short', input, ctx: { min_length: Number(issue.minimum) } }];
+      if (issue.origin === 'array') return [{ loc, msg: issue.message, type: 'too_short', input, ctx: { min_length: Number(issue.minimum) } }];
+      const bound = issue.inclusive ? 'ge' : 'gt';
+      return [{ loc, msg: issue.message, type: issue.inclusive ? 'greater_than_equal' : 'greater_than', input, ctx: { [bound]: Number(issue.minimum) } }];
+    }
+    case 'too_big': {
+      if (issue.origin === 'string') return [{ loc, msg: issue.message, type: 'string_too_long', input, ctx: { max_length: Number(issue.maximum) } }];
+      if (issue.origin === 'array') return [{ loc, msg: issue.message, type: 'too_long', input, ctx: { max_length: Number(issue.maximum) } }];
+      const bound = issue.inclusive ? 'le' : 'lt';
+      return [{ loc, msg: issue.message, type: issue.inclusive ? 'less_than_equal' : 'less_than', input, ctx: { [bound]: Number(issue.maximum) } }];
+    }
+    case 'invalid_format':
+      if (issue.format === 'regex') return [{ loc, msg: issue.message, type: 'string_pattern_mismatch', input, ctx: { pattern: issue.pattern ?? '' } }];
+      return [{ loc, msg: issue.message, type: `${issue.format}_parsing`, input, ctx: { format: issue.format } }];
+    case 'invalid_value':
+      return [{ loc, msg: issue.message, type: 'enum', input, ctx: { expected: issue.values.map(String).join(', ') } }];
+    case 'unrecognized_keys':
+      return issue.keys.map((key) => ({
+        loc: [...loc, key],
+        msg: 'Extra inputs are not permitted',
+        type: 'extra_forbidden',
+        input: valueAt(input, [key]),
+        ctx: {},
+      }));
+    case 'invalid_union':
+      return [{ loc, msg: issue.message, type: 'union_tag_invalid', input, ctx: {} }];
+    case 'not_multiple_of':
+      return [{ loc, msg: issue.message, type: 'multiple_of', input, ctx: { multiple_of: Number(issue.divisor) } }];
+    default:
+      return [{ loc, msg: issue.message, type: 'value_error', input, ctx: {} }];
+  }
+}

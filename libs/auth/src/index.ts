@@ -1,0 +1,4 @@
+export * from './scopes';
+export * from './keys';
+export * from './token-verifier';
+export * from './verified-token-cache';

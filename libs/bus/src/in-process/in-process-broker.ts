@@ -1,0 +1,188 @@
+import type { IncomingMessage, OutgoingMessage } from '../message-bus';
+
+/**
+ * The state an in-process bus shares between its clients, as a Kafka cluster does: partitioned topic logs and,
+ * per consumer group, the committed offset of every partition and the members. Several `InProcessMessageBus`
+ * clients on one broker behave like several Kafka clients on one cluster (a group resumes from its committed
+ * offsets in a new client; two clients in one group share the partitions). Nothing is persisted.
+ */
+export interface InProcessBrokerOptions {
+  /** Partitions per topic; a message goes to the partition of its key. Default 1, as the dev Kafka broker. */
+  readonly partitions?: number;
+}
+
+/** One consumer in a group, as the broker sees it; implemented by the bus client's subscription. */
+export interface GroupMember {
+  readonly topics: ReadonlySet<string>;
+  /**
+   * Runs the handler and, once it resolved, calls `acknowledge` (commits the offset) before resolving itself,
+   * so that a member that waits for its deliveries on stop has its offsets committed when it is gone.
+   */
+  deliver(message: IncomingMessage, acknowledge: () => void): Promise<void>;
+  /** Called after `deliver` rejected; resolves when the message may be delivered again. */
+  backOff(error: unknown, message: IncomingMessage, attempt: number): Promise<void>;
+}
+
+interface StoredRecord {
+  readonly key: string;
+  readonly value: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/** A wake-up for every waiter, re-armed after each notify. */
+class Signal {
+  private waiters: Array<() => void> = [];
+
+  wait(): Promise<void> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  notify(): void {
+    const waiters = this.waiters;
+    this.waiters = [];
+    for (const wake of waiters) wake();
+  }
+}
+
+class ConsumerGroup {
+  /** In join order: partition p of a topic belongs to the (p mod n)-th member subscribed to the topic. */
+  readonly members: GroupMember[] = [];
+  /** `${topic}\u0000${partition}` → next offset to deliver. */
+  readonly committed = new Map<string, number>();
+  readonly changed = new Signal();
+  private readonly workers = new Set<string>();
+
+  constructor(
+    readonly id: string,
+    private readonly broker: InProcessBroker,
+  ) {}
+
+  assignee(topic: string, partition: number): GroupMember | undefined {
+    const candidates = this.members.filter((member) => member.topics.has(topic));
+    return candidates[partition % Math.max(1, candidates.length)];
+  }
+
+  hasMemberFor(topic: string): boolean {
+    return this.members.some((member) => member.topics.has(topic));
+  }
+
+  ensureWorker(topic: string, partition: number): void {
+    const slot = partitionSlot(topic, partition);
+    if (this.workers.has(slot)) return;
+    this.workers.add(slot);
+    void this.work(topic, partition).finally(() => {
+      this.workers.delete(slot);
+      // A member may have subscribed while the worker was winding down.
+      if (this.hasMemberFor(topic)) this.ensureWorker(topic, partition);
+    });
+  }
+
+  /**
+   * One message of a partition in flight at a time, whichever member it is assigned to: this is what keeps
+   * a key's messages in order, across redeliveries and across members joining or leaving.
+   */
+  private async work(topic: string, partition: number): Promise<void> {
+    const slot = partitionSlot(topic, partition);
+    let attempt = 0;
+    while (this.hasMemberFor(topic)) {
+      const member = this.assignee(topic, partition);
+      const offset = this.committed.get(slot) ?? 0;
+      const record = this.broker.read(topic, partition, offset);
+      if (!member || !record) {
+        await this.changed.wait();
+        continue;
+      }
+      const message: IncomingMessage = { topic, partition, offset: String(offset), ...record };
+      try {
+        await member.deliver(message, () => this.committed.set(slot, offset + 1));
+        attempt = 0;
+      } catch (error) {
+        attempt += 1;
+        await member.backOff(error, message, attempt);
+      }
+    }
+  }
+}
+
+const partitionSlot = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** FNV-1a over the key's UTF-16 code units: stable across runs, which is all partitioning needs here. */
+const hashKey = (key: string): number => {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < key.length; index += 1) {
+    hash ^= key.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return hash >>> 0;
+};
+
+export class InProcessBroker {
+  readonly partitions: number;
+  private readonly topics = new Map<string, StoredRecord[][]>();
+  private readonly groups = new Map<string, ConsumerGroup>();
+
+  constructor(options: InProcessBrokerOptions = {}) {
+    const partitions = options.partitions ?? 1;
+    if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+    this.partitions = partitions;
+  }
+
+  append(topic: string, messages: readonly OutgoingMessage[]): void {
+    const log = this.topic(topic);
+    for (const message of messages) {
+      const partition = log[hashKey(message.key) % this.partitions];
+      partition?.push({ key: message.key, value: message.value, headers: { ...message.headers } });
+    }
+    for (const group of this.groups.values()) group.changed.notify();
+  }
+
+  read(topic: string, partition: number, offset: number): StoredRecord | undefined {
+    return this.topics.get(topic)?.[partition]?.[offset];
+  }
+
+  /**
+   * Adds a member to its group. Partitions the group has no committed offset for start at the beginning, or
+   * at the current end when `fromBeginning` is false (Kafka's auto.offset.reset, fixed at subscribe time).
+   */
+  join(groupId: string, member: GroupMember, fromBeginning: boolean): void {
+    const group = this.group(groupId);
+    for (const topic of member.topics) {
+      const log = this.topic(topic);
+      log.forEach((records, partition) => {
+        const slot = partitionSlot(topic, partition);
+        if (!group.committed.has(slot)) group.committed.set(slot, fromBeginning ? 0 : records.length);
+      });
+    }
+    group.members.push(member);
+    group.changed.notify();
+    for (const topic of member.topics) {
+      for (let partition = 0; partition < this.partitions; partition += 1) group.ensureWorker(topic, partition);
+    }
+  }
+
+  leave(groupId: string, member: GroupMember): void {
+    const group = this.groups.get(groupId);
+    if (!group) return;
+    const index = group.members.indexOf(member);
+    if (index >= 0) group.members.splice(index, 1);
+    group.changed.notify();
+  }
+
+  private topic(name: string): StoredRecord[][] {
+    let log = this.topics.get(name);
+    if (!log) {
+      log = Array.from({ length: this.partitions }, () => []);
+      this.topics.set(name, log);
+    }
+    return log;
+  }
+
+  private group(id: string): ConsumerGroup {
+    let group = this.groups.get(id);
+    if (!group) {
+      group = new ConsumerGroup(id, this);
+      this.groups.set(id, group);
+    }
+    return group;
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * The MessageBus port: services publish their public events to one topic each and consume other topics as a
+ * consumer group. At-least-once delivery, ordered per key (a key is usually a stream id). Adapters: in-process
+ * (embedded) and Kafka. Every adapter passes `contract/message-bus.contract.ts`.
+ */
+
+export interface OutgoingMessage {
+  /** Messages with the same key are delivered in publish order. */
+  readonly key: string;
+  /** JSON text. */
+  readonly value: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface IncomingMessage {
+  readonly topic: string;
+  readonly key: string;
+  readonly value: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** Partition and offset as the bus knows them (the in-process bus uses partition 0). */
+  readonly partition: number;
+  readonly offset: string;
+}
+
+export interface SubscribeOptions {
+  /** One group per consuming service (Kafka consumer group semantics: each message goes to one member). */
+  readonly groupId: string;
+  readonly topics: readonly string[];
+  /** Where a group with no committed offset starts. Default true (a new consumer sees the whole topic). */
+  readonly fromBeginning?: boolean;
+  /**
+   * Called per message; messages of one key are handled one at a time in order. The message is acknowledged
+   * (offset committed) only after the promise resolves; a rejection redelivers it.
+   */
+  readonly handler: (message: IncomingMessage) => Promise<void>;
+}
+
+export interface BusSubscription {
+  /**
+   * Leaves the group. Resolves once the handler under way, if any, has finished and its message is
+   * acknowledged; messages not handled yet stay with the group for its other or later members.
+   */
+  stop(): Promise<void>;
+}
+
+export interface MessageBus {
+  /** Resolves once every message is durably accepted by the bus (Kafka: acks from all in-sync replicas). */
+  publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void>;
+  /**
+   * Resolves once the subscription is live (Kafka: the consumer joined its group). A new group with
+   * `fromBeginning: false` receives every message published after `subscribe` was called.
+   */
+  subscribe(options: SubscribeOptions): Promise<BusSubscription>;
+  /** Resolves when the bus is reachable; used by readiness checks. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export class BusUnavailableError extends Error {
+  readonly type = 'bus_unavailable' as const;
+  constructor(message: string, readonly retriable: boolean, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'BusUnavailableError';
+  }
+}

@@ -1,0 +1,270 @@
+/**
+ * The Connector port: what the transactions service asks of a payment provider. Amounts are integers in minor
+ * units. Every business answer (approved, declined, failed, pending, outcome unknown, capability refused) is a
+ * VALUE; only infrastructure trouble (provider unreachable, protocol broken) and bad notifications throw, with the
+ * error classes in `connector-errors.ts`.
+ *
+ * A provider is one folder exporting one `ConnectorDefinition` (see `connector-registry.ts`).
+ */
+
+/** The card as the provider needs it to charge. Sent to the provider over HTTP only: it never goes into events. */
+export interface CardDetails {
+  readonly number: string;
+  /** 'MM/YY' */
+  readonly expirationDate: string;
+  readonly securityCode?: string;
+}
+
+export interface NetworkTokenDetails {
+  readonly token: string;
+  /** 'MM/YY' */
+  readonly expirationDate: string;
+  readonly cryptogram?: string;
+}
+
+export type PaymentInstrument =
+  | { readonly type: 'card'; readonly card: CardDetails }
+  | { readonly type: 'network-token'; readonly networkToken: NetworkTokenDetails };
+
+export interface ThreeDSecureData {
+  readonly version: string;
+  readonly eci: string;
+  readonly cryptogram: string;
+  readonly directoryServerTransactionId?: string;
+}
+
+/** Shipment tracking that a provider with `trackingForwarding` accepts alongside a capture. */
+export interface ShipmentTracking {
+  readonly carrier: string;
+  readonly trackingNumber: string;
+}
+
+/** Gr4vy-style standardized codes (see docs/simulator.md); provider-specific codes go in rawResponseCode. */
+export type AvsResponseCode =
+  | 'match'
+  | 'no_match'
+  | 'partial_match_address'
+  | 'partial_match_postcode'
+  | 'partial_match_name'
+  | 'unavailable';
+export type CvvResponseCode = 'match' | 'no_match' | 'unavailable' | 'not_provided';
+
+export interface ConnectorCapabilities {
+  readonly multipleCaptures: boolean;
+  readonly incrementalAuthorization: boolean;
+  readonly networkTokens: boolean;
+  readonly trackingForwarding: boolean;
+  readonly asynchronousRefundSettlement: boolean;
+  readonly threeDSecure: boolean;
+  readonly delayedCapture: boolean;
+}
+export type ConnectorCapability = keyof ConnectorCapabilities;
+
+// ---- requests -----------------------------------------------------------------------------------------------
+
+export interface AuthorizeRequest {
+  /** Our transaction id (or its reconciliation id): the key the provider echoes back and `sync` looks up by. */
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly paymentInstrument: PaymentInstrument;
+  readonly billingPostalCode?: string;
+  /** true: authorize and capture in one call; false: authorize only (needs `delayedCapture`). */
+  readonly capture: boolean;
+  readonly threeDSecure?: ThreeDSecureData;
+  /** Ask the provider to vault the card; the token arrives later as a `vault-token` notification. */
+  readonly storePaymentMethod?: boolean;
+}
+
+export interface ProviderTransactionRef {
+  readonly reference: string;
+  readonly providerTransactionId: string;
+}
+
+export interface CaptureRequest extends ProviderTransactionRef {
+  readonly amount: number;
+  readonly currency: string;
+  /** Amount already captured on this authorization; > 0 means this is a further capture (`multipleCaptures`). */
+  readonly previouslyCapturedAmount?: number;
+  /** false: more captures will follow (`multipleCaptures`). Default true. */
+  readonly final?: boolean;
+  readonly tracking?: ShipmentTracking;
+}
+
+export type VoidRequest = ProviderTransactionRef;
+export type CancelRequest = ProviderTransactionRef;
+
+export interface RefundRequest extends ProviderTransactionRef {
+  /** Our refund id: echoed back in notifications and settlement files. */
+  readonly refundReference: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface IncrementAuthorizationRequest extends ProviderTransactionRef {
+  /** The additional amount, not the new total. */
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface SyncRequest {
+  readonly reference: string;
+  /** Absent after an authorization whose outcome is unknown: the provider is asked by `reference`. */
+  readonly providerTransactionId?: string;
+}
+
+// ---- results ------------------------------------------------------------------------------------------------
+
+/**
+ * 'unknown': the request may or may not have taken effect (timeout, connection lost after sending); reconcile with
+ * `sync` before deciding anything, and never simply retry an authorization.
+ */
+export type OperationOutcome = 'succeeded' | 'declined' | 'failed' | 'pending' | 'unknown';
+
+export interface ProviderResponse {
+  readonly outcome: OperationOutcome;
+  readonly providerTransactionId?: string;
+  /** Standardized error code (e.g. `insufficient_funds`), set on declined and failed. */
+  readonly errorCode?: string;
+  readonly rawResponseCode?: string;
+  readonly rawResponseDescription?: string;
+}
+
+export interface AuthorizationResult extends ProviderResponse {
+  readonly authorizedAmount?: number;
+  readonly capturedAmount?: number;
+  readonly avsResponseCode?: AvsResponseCode;
+  readonly cvvResponseCode?: CvvResponseCode;
+}
+
+export interface CaptureResult extends ProviderResponse {
+  readonly providerCaptureId?: string;
+  readonly capturedAmount?: number;
+}
+
+export type VoidResult = ProviderResponse;
+export type CancelResult = ProviderResponse;
+
+export interface RefundResult extends ProviderResponse {
+  readonly providerRefundId?: string;
+}
+
+export interface IncrementAuthorizationResult extends ProviderResponse {
+  /** The new total authorized amount. */
+  readonly authorizedAmount?: number;
+}
+
+/** The connection has this capability turned off: the provider was not called. */
+export interface CapabilityRefusal {
+  readonly outcome: 'refused';
+  readonly reason: 'capability_disabled';
+  readonly capability: ConnectorCapability;
+}
+
+export type ProviderTransactionStatus =
+  | 'pending'
+  | 'authorized'
+  | 'captured'
+  | 'declined'
+  | 'failed'
+  | 'voided'
+  | 'cancelled';
+
+export type ProviderRefundStatus = 'pending' | 'succeeded' | 'failed';
+
+export interface ProviderTransactionSnapshot {
+  readonly providerTransactionId: string;
+  readonly reference: string;
+  readonly status: ProviderTransactionStatus;
+  readonly amount: number;
+  readonly currency: string;
+  readonly authorizedAmount: number;
+  readonly capturedAmount: number;
+  readonly refundedAmount: number;
+  readonly errorCode?: string;
+  readonly rawResponseCode?: string;
+  readonly rawResponseDescription?: string;
+  readonly avsResponseCode?: AvsResponseCode;
+  readonly cvvResponseCode?: CvvResponseCode;
+  readonly refunds: readonly {
+    readonly providerRefundId: string;
+    readonly refundReference: string;
+    readonly amount: number;
+    readonly status: ProviderRefundStatus;
+  }[];
+}
+
+export type SyncResult =
+  | { readonly outcome: 'found'; readonly transaction: ProviderTransactionSnapshot }
+  | { readonly outcome: 'not_found' }
+  | { readonly outcome: 'unknown' };
+
+// ---- notifications ------------------------------------------------------------------------------------------
+
+interface NotificationBase {
+  /** The provider's id for this event: the same on every redelivery, so it is the dedupe key. */
+  readonly providerEventId: string;
+  readonly reference: string;
+  readonly providerTransactionId: string;
+  /** Increases per provider transaction in the order the provider made the changes; use it to spot reordering. */
+  readonly sequence: number;
+  /** ISO-8601 */
+  readonly occurredAt: string;
+}
+
+export type ProviderNotification =
+  | (NotificationBase & {
+      readonly type: 'authorization';
+      readonly status: 'pending' | 'authorized' | 'captured' | 'declined' | 'failed' | 'voided' | 'cancelled';
+      readonly amount: number;
+      readonly currency: string;
+      readonly errorCode?: string;
+      readonly rawResponseCode?: string;
+      readonly rawResponseDescription?: string;
+      readonly avsResponseCode?: AvsResponseCode;
+      readonly cvvResponseCode?: CvvResponseCode;
+    })
+  | (NotificationBase & {
+      readonly type: 'capture';
+      readonly providerCaptureId: string;
+      readonly status: 'succeeded' | 'declined' | 'failed';
+      readonly amount: number;
+      readonly currency: string;
+      readonly errorCode?: string;
+    })
+  | (NotificationBase & {
+      readonly type: 'refund';
+      readonly providerRefundId: string;
+      readonly refundReference: string;
+      readonly status: 'succeeded' | 'failed';
+      readonly amount: number;
+      readonly currency: string;
+      readonly errorCode?: string;
+    })
+  | (NotificationBase & {
+      readonly type: 'vault-token';
+      readonly token: string;
+      readonly cardLast4: string;
+      readonly expirationDate: string;
+    });
+
+export type NotificationHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+// ---- the port -----------------------------------------------------------------------------------------------
+
+export interface Connector {
+  readonly definitionId: string;
+  /** The definition's capabilities with this connection's overrides applied. */
+  readonly capabilities: ConnectorCapabilities;
+  authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal>;
+  capture(request: CaptureRequest): Promise<CaptureResult | CapabilityRefusal>;
+  /** Reverses an authorization that has not been captured. */
+  void(request: VoidRequest): Promise<VoidResult>;
+  /** Abandons an authorization that is still pending at the provider. */
+  cancel(request: CancelRequest): Promise<CancelResult>;
+  refund(request: RefundRequest): Promise<RefundResult>;
+  incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal>;
+  sync(request: SyncRequest): Promise<SyncResult>;
+  /** Verifies and decodes a provider notification. Throws `NotificationRejectedError` on bad input or signature. */
+  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification;
+}

@@ -1,0 +1,310 @@
+import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { AuthorizeRequest } from '../connector';
+import { ConnectorUnavailableError, NotificationRejectedError } from '../connector-errors';
+import { connectorRegistry } from '../index';
+import { MockCardConnector, type MockCardConfig } from './mock-card-connector';
+import { signatureHeader } from './notification-signature';
+import { startSimulator, type RunningSimulator } from './simulator-server';
+
+const secret = 'whsec_test_secret';
+
+interface Received {
+  readonly raw: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly reference: string;
+}
+
+let simulator: RunningSimulator;
+let receiver: Server;
+let receiverUrl: string;
+const received: Received[] = [];
+let connector: MockCardConnector;
+let nextReference = 1;
+const newReference = () => `txn-${nextReference++}`;
+
+function connect(overrides: Partial<MockCardConfig> = {}): MockCardConnector {
+  return new MockCardConnector({ baseUrl: simulator.url, merchantId: 'merchant-1', webhookSecret: secret, notificationUrl: `${receiverUrl}/notifications`, timeoutMs: 2_000, ...overrides });
+}
+
+function authorizeRequest(overrides: Partial<AuthorizeRequest> = {}): AuthorizeRequest {
+  return {
+    reference: newReference(),
+    amount: 1299,
+    currency: 'USD',
+    paymentInstrument: { type: 'card', card: { number: '4111111111111111', expirationDate: '11/25', securityCode: '123' } },
+    billingPostalCode: '10001',
+    capture: false,
+    ...overrides,
+  };
+}
+
+const notificationsFor = (reference: string) => received.filter((r) => r.reference === reference);
+
+async function waitFor<T>(probe: () => T | undefined, timeoutMs = 3_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
+beforeAll(async () => {
+  receiver = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      received.push({ raw, headers: request.headers, reference: (JSON.parse(raw) as { reference: string }).reference });
+      response.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  simulator = await startSimulator({ webhookSecret: secret, settleDelayMs: 100, unknownOutcomeDelayMs: 1_500 });
+  connector = connect();
+});
+
+afterAll(async () => {
+  await simulator.stop();
+  receiver.closeAllConnections();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
+
+describe('reference simulator values over HTTP', () => {
+  it('approves an ordinary amount with AVS and CVV match', async () => {
+    const result = await connector.authorize(authorizeRequest());
+    expect(result).toMatchObject({ outcome: 'succeeded', authorizedAmount: 1299, capturedAmount: 0, rawResponseCode: '00', avsResponseCode: 'match', cvvResponseCode: 'match' });
+    expect(result).not.toHaveProperty('errorCode');
+  });
+
+  it.each([
+    [200011, 'declined', 'insufficient_funds'],
+    [200017, 'declined', 'suspected_fraud'],
+    [300013, 'failed', 'service_error'],
+    [400009, 'failed', 'unknown_error'],
+  ])('amount %i → %s %s', async (amount, outcome, errorCode) => {
+    const result = await connector.authorize(authorizeRequest({ amount }));
+    expect(result).toMatchObject({ outcome, errorCode, rawResponseCode: String(amount) });
+  });
+
+  it.each([
+    ['30077', 'no_match'],
+    ['88001', 'partial_match_postcode'],
+    ['99501', 'partial_match_address'],
+    ['10001', 'match'],
+    [undefined, 'unavailable'],
+  ] as const)('postal code %s → AVS %s', async (billingPostalCode, avs) => {
+    const result = await connector.authorize(authorizeRequest({ billingPostalCode }));
+    expect(result).toMatchObject({ outcome: 'succeeded', avsResponseCode: avs });
+  });
+
+  it.each([
+    ['222', 'not_provided'],
+    ['333', 'no_match'],
+    ['123', 'match'],
+  ] as const)('security code %s → CVV %s', async (securityCode, cvv) => {
+    const card = { number: '4111111111111111', expirationDate: '11/25', securityCode };
+    const result = await connector.authorize(authorizeRequest({ paymentInstrument: { type: 'card', card } }));
+    expect(result).toMatchObject({ outcome: 'succeeded', cvvResponseCode: cvv });
+  });
+});
+
+describe('operations after an authorization', () => {
+  it('captures twice, refunds, and counts each call once', async () => {
+    const request = authorizeRequest({ amount: 1000 });
+    const auth = await connector.authorize(request);
+    const providerTransactionId = auth.outcome === 'succeeded' ? auth.providerTransactionId! : '';
+    const ref = { reference: request.reference, providerTransactionId };
+    expect(await connector.capture({ ...ref, amount: 400, currency: 'USD', final: false })).toMatchObject({ outcome: 'succeeded', capturedAmount: 400 });
+    expect(await connector.capture({ ...ref, amount: 600, currency: 'USD', previouslyCapturedAmount: 400 })).toMatchObject({ outcome: 'succeeded', capturedAmount: 1000 });
+    expect(await connector.capture({ ...ref, amount: 1, currency: 'USD', previouslyCapturedAmount: 1000 })).toMatchObject({ outcome: 'failed', errorCode: 'invalid_amount' });
+    expect(await connector.refund({ ...ref, refundReference: 'refund-1', amount: 300, currency: 'USD' })).toMatchObject({ outcome: 'succeeded' });
+    expect(simulator.ledger.counts(request.reference)).toEqual({ authorizations: 1, captures: 3, voids: 0, cancels: 0, refunds: 1, increments: 0, syncs: 0 });
+    const synced = await connector.sync(ref);
+    expect(synced).toMatchObject({ outcome: 'found', transaction: { status: 'captured', capturedAmount: 1000, refundedAmount: 300 } });
+  });
+
+  it('voids an uncaptured authorization, after which a capture fails', async () => {
+    const request = authorizeRequest();
+    const auth = await connector.authorize(request);
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'succeeded' ? auth.providerTransactionId! : '' };
+    expect(await connector.void(ref)).toMatchObject({ outcome: 'succeeded' });
+    expect(await connector.capture({ ...ref, amount: 100, currency: 'USD' })).toMatchObject({ outcome: 'failed', errorCode: 'unexpected_state' });
+  });
+
+  it('increments an authorization; an increment by a decline amount is declined', async () => {
+    const request = authorizeRequest({ amount: 5000 });
+    const auth = await connector.authorize(request);
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'succeeded' ? auth.providerTransactionId! : '' };
+    expect(await connector.incrementAuthorization({ ...ref, amount: 700, currency: 'USD' })).toMatchObject({ outcome: 'succeeded', authorizedAmount: 5700 });
+    expect(await connector.incrementAuthorization({ ...ref, amount: 200011, currency: 'USD' })).toMatchObject({ outcome: 'declined', errorCode: 'insufficient_funds', authorizedAmount: 5700 });
+  });
+
+  it('declines every capture on 500007', async () => {
+    const request = authorizeRequest({ amount: 500007 });
+    const auth = await connector.authorize(request);
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'succeeded' ? auth.providerTransactionId! : '' };
+    expect(await connector.capture({ ...ref, amount: 500007, currency: 'USD' })).toMatchObject({ outcome: 'declined', errorCode: 'expired_authorization' });
+  });
+
+  it('cancels a pending authorization before its notification settles it', async () => {
+    const request = authorizeRequest({ amount: 500001 });
+    const auth = await connector.authorize(request);
+    expect(auth).toMatchObject({ outcome: 'pending' });
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'pending' ? auth.providerTransactionId! : '' };
+    expect(await connector.cancel(ref)).toMatchObject({ outcome: 'succeeded' });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(await connector.sync(ref)).toMatchObject({ outcome: 'found', transaction: { status: 'cancelled' } });
+    expect(notificationsFor(request.reference)).toHaveLength(0);
+  });
+});
+
+describe('unknown outcomes and infrastructure errors', () => {
+  it('gives unknown on a timeout; sync by reference then finds the authorization that was made', async () => {
+    const impatient = connect({ timeoutMs: 200 });
+    const request = authorizeRequest({ amount: 500006 });
+    expect(await impatient.authorize(request)).toEqual({ outcome: 'unknown' });
+    expect(simulator.ledger.counts(request.reference).authorizations).toBe(1);
+    const synced = await impatient.sync({ reference: request.reference });
+    expect(synced).toMatchObject({ outcome: 'found', transaction: { status: 'authorized', authorizedAmount: 500006 } });
+    expect(await impatient.sync({ reference: 'never-seen' })).toEqual({ outcome: 'not_found' });
+  });
+
+  it('answers slowly on 501000 + n, then approves', async () => {
+    const started = Date.now();
+    expect(await connector.authorize(authorizeRequest({ amount: 501_025 }))).toMatchObject({ outcome: 'succeeded' });
+    expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+  });
+
+  it('throws a retriable ConnectorUnavailableError on 503 (500010), recording nothing', async () => {
+    const request = authorizeRequest({ amount: 500010 });
+    await expect(connector.authorize(request)).rejects.toMatchObject({ type: 'connector_unavailable', retriable: true, status: 503 });
+    expect(simulator.ledger.counts(request.reference).authorizations).toBe(0);
+  });
+
+  it('throws a retriable ConnectorUnavailableError when the connection is refused', async () => {
+    const closed = createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((resolve) => closed.close(() => resolve()));
+    const error = await connect({ baseUrl: `http://127.0.0.1:${port}` }).authorize(authorizeRequest()).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ConnectorUnavailableError);
+    expect(error).toMatchObject({ retriable: true });
+  });
+});
+
+describe('capabilities turned off per connection', () => {
+  const allOff = {
+    multipleCaptures: false,
+    incrementalAuthorization: false,
+    networkTokens: false,
+    trackingForwarding: false,
+    threeDSecure: false,
+    delayedCapture: false,
+  };
+
+  it('refuses without calling the simulator', async () => {
+    const restricted = connect({ capabilities: allOff });
+    const request = authorizeRequest();
+    const ref = { reference: request.reference, providerTransactionId: 'sim_txn_unused' };
+    expect(await restricted.authorize(request)).toEqual({ outcome: 'refused', reason: 'capability_disabled', capability: 'delayedCapture' });
+    expect(await restricted.authorize({ ...request, capture: true, paymentInstrument: { type: 'network-token', networkToken: { token: '4111111111111111', expirationDate: '11/25' } } })).toMatchObject({ capability: 'networkTokens' });
+    expect(await restricted.authorize({ ...request, capture: true, threeDSecure: { version: '2.2.0', eci: '05', cryptogram: 'AAAA' } })).toMatchObject({ capability: 'threeDSecure' });
+    expect(await restricted.capture({ ...ref, amount: 100, currency: 'USD', final: false })).toMatchObject({ capability: 'multipleCaptures' });
+    expect(await restricted.capture({ ...ref, amount: 100, currency: 'USD', tracking: { carrier: 'ups', trackingNumber: '1Z' } })).toMatchObject({ capability: 'trackingForwarding' });
+    expect(await restricted.incrementAuthorization({ ...ref, amount: 100, currency: 'USD' })).toMatchObject({ capability: 'incrementalAuthorization' });
+    expect(simulator.ledger.counts(request.reference)).toEqual({ authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 });
+    expect(restricted.capabilities).toMatchObject({ ...allOff, asynchronousRefundSettlement: true });
+  });
+
+  it('settles a 500008 refund at once when asynchronous refund settlement is off', async () => {
+    const restricted = connect({ capabilities: { asynchronousRefundSettlement: false } });
+    const request = authorizeRequest({ amount: 500008, capture: true });
+    const auth = await restricted.authorize(request);
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'succeeded' ? auth.providerTransactionId! : '' };
+    expect(await restricted.refund({ ...ref, refundReference: 'r-sync', amount: 100, currency: 'USD' })).toMatchObject({ outcome: 'succeeded' });
+  });
+});
+
+describe('notifications', () => {
+  it('settles a pending authorization by a signed notification that parses back', async () => {
+    const request = authorizeRequest({ amount: 500001 });
+    const auth = await connector.authorize(request);
+    expect(auth).toMatchObject({ outcome: 'pending' });
+    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    const parsed = connector.parseNotification(delivered!.raw, delivered!.headers);
+    expect(parsed).toMatchObject({ type: 'authorization', status: 'authorized', reference: request.reference, providerTransactionId: auth.outcome === 'pending' ? auth.providerTransactionId : '', amount: 500001, sequence: 1 });
+  });
+
+  it('rejects a tampered body, a missing signature and a wrong secret', async () => {
+    const request = authorizeRequest({ amount: 500002 });
+    await connector.authorize(request);
+    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ status: 'declined', errorCode: 'issuer_decline' });
+    const tampered = delivered!.raw.replace('"declined"', '"authorized"');
+    expect(() => connector.parseNotification(tampered, delivered!.headers)).toThrow(expect.objectContaining({ type: 'notification_rejected', reason: 'bad_signature' }) as Error);
+    expect(() => connector.parseNotification(delivered!.raw, {})).toThrow(NotificationRejectedError);
+    expect(() => connect({ webhookSecret: 'other' }).parseNotification(delivered!.raw, delivered!.headers)).toThrow(expect.objectContaining({ reason: 'bad_signature' }) as Error);
+    const late = connect({ now: () => new Date(Date.now() + 3_600_000) });
+    expect(() => late.parseNotification(delivered!.raw, delivered!.headers)).toThrow(expect.objectContaining({ reason: 'stale_timestamp' }) as Error);
+    expect(delivered!.headers[signatureHeader]).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
+  });
+
+  it('delivers the 500004 notification twice with the same provider event id', async () => {
+    const request = authorizeRequest({ amount: 500004 });
+    await connector.authorize(request);
+    const both = await waitFor(() => (notificationsFor(request.reference).length >= 2 ? notificationsFor(request.reference) : undefined));
+    const [first, second] = both.map((n) => connector.parseNotification(n.raw, n.headers));
+    expect(first!.providerEventId).toBe(second!.providerEventId);
+    expect(first).toEqual(second);
+  });
+
+  it('delivers 500005 notifications out of order: sequence 2 (authorized) before sequence 1 (pending)', async () => {
+    const request = authorizeRequest({ amount: 500005 });
+    expect(await connector.authorize(request)).toMatchObject({ outcome: 'pending' });
+    const both = await waitFor(() => (notificationsFor(request.reference).length >= 2 ? notificationsFor(request.reference) : undefined));
+    const parsed = both.map((n) => connector.parseNotification(n.raw, n.headers));
+    expect(parsed.map((n) => [n.sequence, n.type === 'authorization' && n.status])).toEqual([[2, 'authorized'], [1, 'pending']]);
+  });
+
+  it('delivers the 500003 failure notification while the authorize call is still running', async () => {
+    const request = authorizeRequest({ amount: 500003 });
+    const result = await connector.authorize(request);
+    expect(result).toMatchObject({ outcome: 'failed', errorCode: 'service_error' });
+    const [delivered] = notificationsFor(request.reference);
+    expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'authorization', status: 'failed', errorCode: 'service_error' });
+  });
+
+  it('keeps a 500008 refund pending until the settlement file, then notifies it', async () => {
+    const request = authorizeRequest({ amount: 500008, capture: true });
+    const auth = await connector.authorize(request);
+    const ref = { reference: request.reference, providerTransactionId: auth.outcome === 'succeeded' ? auth.providerTransactionId! : '' };
+    const refund = await connector.refund({ ...ref, refundReference: 'refund-async', amount: 2000, currency: 'USD' });
+    expect(refund).toMatchObject({ outcome: 'pending' });
+    const file = await simulator.produceSettlementFile();
+    const providerRefundId = refund.outcome === 'pending' ? refund.providerRefundId : '';
+    expect(file.content).toContain(`refund,${ref.providerTransactionId},${request.reference},${providerRefundId},refund-async,2000,USD,settled,`);
+    const [delivered] = notificationsFor(request.reference);
+    expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'refund', status: 'succeeded', providerRefundId, refundReference: 'refund-async', amount: 2000 });
+    expect(await connector.sync(ref)).toMatchObject({ transaction: { refundedAmount: 2000, refunds: [{ status: 'succeeded' }] } });
+    expect((await simulator.produceSettlementFile()).content).not.toContain(providerRefundId!);
+  });
+
+  it('sends a vault-token notification when asked to store the card', async () => {
+    const request = authorizeRequest({ storePaymentMethod: true });
+    await connector.authorize(request);
+    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'vault-token', cardLast4: '1111', expirationDate: '11/25' });
+  });
+});
+
+describe('registry', () => {
+  it('knows mock-card with every capability', () => {
+    const definition = connectorRegistry.get('mock-card');
+    expect(definition).toMatchObject({ id: 'mock-card', displayName: 'Card simulator' });
+    expect(Object.values(definition!.capabilities).every(Boolean)).toBe(true);
+  });
+});

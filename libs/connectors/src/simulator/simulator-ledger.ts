@@ -1,0 +1,97 @@
+import type { AvsResponseCode, CvvResponseCode, ProviderTransactionStatus } from '../connector';
+import type { WireCapture, WireRefund, WireTransaction } from './simulator-wire';
+
+/** How many times each operation reached the simulator for one reference (our transaction id). */
+export interface LedgerCounts {
+  authorizations: number;
+  captures: number;
+  voids: number;
+  cancels: number;
+  refunds: number;
+  increments: number;
+  syncs: number;
+}
+
+export interface SimulatedTransaction {
+  readonly id: string;
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly notificationUrl: string | undefined;
+  status: ProviderTransactionStatus;
+  authorizedAmount: number;
+  capturedAmount: number;
+  refundedAmount: number;
+  errorCode: string | null;
+  rawResponseCode: string | null;
+  rawResponseDescription: string | null;
+  avsResponseCode: AvsResponseCode | null;
+  cvvResponseCode: CvvResponseCode | null;
+  readonly captures: WireCapture[];
+  readonly refunds: WireRefund[];
+  /** Last notification sequence number handed out for this transaction. */
+  sequence: number;
+}
+
+const emptyCounts = (): LedgerCounts => ({ authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 });
+
+/** The simulator's memory: every transaction it holds and how often each operation was called per reference. */
+export class SimulatorLedger {
+  private readonly transactions = new Map<string, SimulatedTransaction>();
+  private readonly countsByReference = new Map<string, LedgerCounts>();
+  private nextId = 1;
+
+  newId(prefix: string): string {
+    return `${prefix}_${String(this.nextId++).padStart(6, '0')}`;
+  }
+
+  count(reference: string, operation: keyof LedgerCounts): void {
+    const counts = this.countsByReference.get(reference) ?? emptyCounts();
+    counts[operation] += 1;
+    this.countsByReference.set(reference, counts);
+  }
+
+  /** Zeroes for a reference the simulator never saw. */
+  counts(reference: string): Readonly<LedgerCounts> {
+    return { ...(this.countsByReference.get(reference) ?? emptyCounts()) };
+  }
+
+  add(transaction: SimulatedTransaction): void {
+    this.transactions.set(transaction.id, transaction);
+  }
+
+  get(id: string): SimulatedTransaction | undefined {
+    return this.transactions.get(id);
+  }
+
+  /** The latest authorization for a reference: what a provider's "find by merchant reference" returns. */
+  findByReference(reference: string): SimulatedTransaction | undefined {
+    let found: SimulatedTransaction | undefined;
+    for (const transaction of this.transactions.values()) if (transaction.reference === reference) found = transaction;
+    return found;
+  }
+
+  all(): readonly SimulatedTransaction[] {
+    return [...this.transactions.values()];
+  }
+}
+
+export function toWireTransaction(t: SimulatedTransaction): WireTransaction {
+  return {
+    id: t.id,
+    reference: t.reference,
+    status: t.status,
+    amount: t.amount,
+    currency: t.currency,
+    authorized_amount: t.authorizedAmount,
+    captured_amount: t.capturedAmount,
+    refunded_amount: t.refundedAmount,
+    error_code: t.errorCode,
+    raw_response_code: t.rawResponseCode,
+    raw_response_description: t.rawResponseDescription,
+    avs_response_code: t.avsResponseCode,
+    cvv_response_code: t.cvvResponseCode,
+    captures: t.captures.map((c) => ({ ...c })),
+    refunds: t.refunds.map((r) => ({ ...r })),
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The simulator's deterministic test values, as pure tables. The reference ones (amount → error_code, postal
+ * code → AVS, security code → CVV) follow the Gr4vy sandbox card simulator exactly; the scenario amounts are ours.
+ * docs/simulator.md lists every value; `simulator-values.unit.spec.ts` keeps the two in step.
+ */
+import type { AvsResponseCode, CvvResponseCode } from '../connector';
+
+/** Reference: amounts 200001–200022 decline with these error codes. */
+export const declineAmounts: Readonly<Record<number, string>> = {
+  200001: 'canceled_payment_method',
+  200002: 'disputed_transaction',
+  200003: 'duplicate_transaction',
+  200004: 'expired_authorization',
+  200005: 'expired_payment_method',
+  200006: 'incorrect_billing_address',
+  200007: 'incorrect_country',
+  200008: 'incorrect_currency',
+  200009: 'incorrect_cvv',
+  200010: 'incorrect_expiry_date',
+  200011: 'insufficient_funds',
+  200012: 'issuer_decline',
+  200013: 'other_decline',
+  200014: 'requires_buyer_authentication',
+  200015: 'refused_transaction',
+  200016: 'service_decline',
+  200017: 'suspected_fraud',
+  200018: 'unavailable_payment_method',
+  200019: 'unknown_payment_method',
+  200020: 'unsupported_transaction',
+  200021: 'unsupported_payment_method',
+  200022: 'cancelled_buyer_approval',
+};
+
+/** Reference: amounts 300001–300015 and 400001–400009 fail with these error codes. */
+export const failureAmounts: Readonly<Record<number, string>> = {
+  300001: 'insufficient_service_permissions',
+  300002: 'invalid_amount',
+  300003: 'invalid_payment_method',
+  300004: 'invalid_service_configuration',
+  300005: 'invalid_service_credentials',
+  300006: 'invalid_service_response',
+  300007: 'invalid_tax_identifier',
+  300008: 'missing_billing_address',
+  300009: 'missing_cvv',
+  300010: 'missing_shipping_address',
+  300011: 'missing_tax_identifier',
+  300012: 'refund_period_expired',
+  300013: 'service_error',
+  300014: 'service_network_error',
+  300015: 'service_rate_limit',
+  400001: 'internal_error',
+  400002: 'invalid_billing_address',
+  400003: 'invalid_operation',
+  400004: 'invalid_request_parameters',
+  400005: 'invalid_service_request',
+  400006: 'invalid_shipping_address',
+  400007: 'service_resource_conflict',
+  400008: 'unexpected_state',
+  400009: 'unknown_error',
+};
+
+export type AmountDecision =
+  | { readonly result: 'approved' }
+  | { readonly result: 'declined' | 'failed'; readonly errorCode: string };
+
+/** Reference: every amount not in the two tables is approved. */
+export function decisionForAmount(amount: number): AmountDecision {
+  const declined = declineAmounts[amount];
+  if (declined !== undefined) return { result: 'declined', errorCode: declined };
+  const failed = failureAmounts[amount];
+  if (failed !== undefined) return { result: 'failed', errorCode: failed };
+  return { result: 'approved' };
+}
+
+/**
+ * Reference: a postal code containing 77 → no_match, 88 → partial_match_postcode, 99 → partial_match_address,
+ * anything else → match. Ours: checked in that order (so '7788' → no_match); no postal code → unavailable.
+ */
+export function avsForPostalCode(postalCode: string | undefined): AvsResponseCode {
+  if (postalCode === undefined || postalCode === '') return 'unavailable';
+  if (postalCode.includes('77')) return 'no_match';
+  if (postalCode.includes('88')) return 'partial_match_postcode';
+  if (postalCode.includes('99')) return 'partial_match_address';
+  return 'match';
+}
+
+/** Reference: 222 → not_provided, 333 → no_match, anything else → match. Ours: no security code → not_provided. */
+export function cvvForSecurityCode(securityCode: string | undefined): CvvResponseCode {
+  if (securityCode === undefined || securityCode === '') return 'not_provided';
+  if (securityCode === '222') return 'not_provided';
+  if (securityCode === '333') return 'no_match';
+  return 'match';
+}
+
+/**
+ * Our scenario amounts (5000xx, 501xxx): behaviours the reference simulator does not offer. Outside the reference
+ * tables, so they would be approved by the reference rule; each is approved unless its row says otherwise.
+ */
+export const scenarioAmounts = {
+  /** Authorization answers `pending`; an `authorization` notification `authorized` follows after `settleDelayMs`. */
+  pendingThenAuthorized: 500001,
+  /** Authorization answers `pending`; an `authorization` notification `declined` (issuer_decline) follows. */
+  pendingThenDeclined: 500002,
+  /** A `failed` (service_error) notification is delivered while the authorize call is in flight, then it answers `failed`. */
+  failureNotifiedDuringRequest: 500003,
+  /** Approved; the `authorized` notification is delivered twice with the same provider event id. */
+  duplicateNotification: 500004,
+  /** Answers `pending`; then the `authorized` notification (sequence 2) is delivered before the `pending` one (sequence 1). */
+  outOfOrderNotifications: 500005,
+  /** The authorization is recorded as approved but the answer only comes after `unknownOutcomeDelayMs` (client times out). */
+  timeoutUnknownOutcome: 500006,
+  /** Approved; every capture on it is declined (expired_authorization). */
+  captureDeclined: 500007,
+  /** Approved; every refund on it is `pending` until a settlement file is produced. */
+  refundSettlesAsynchronously: 500008,
+  /** Approved; every refund on it fails (refund_period_expired). */
+  refundFails: 500009,
+  /** HTTP 503 without recording anything: an infrastructure error that is safe to retry. */
+  serviceUnavailable: 500010,
+} as const;
+
+/** Our slow-response band: 501000 + n (0 ≤ n ≤ 999) is approved after n × 10 ms. */
+export const slowResponseBand = { from: 501_000, to: 501_999, stepMs: 10 } as const;
+
+export function slowResponseDelayMs(amount: number): number {
+  return amount >= slowResponseBand.from && amount <= slowResponseBand.to ? (amount - slowResponseBand.from) * slowResponseBand.stepMs : 0;
+}
+
+export type Scenario = keyof typeof scenarioAmounts;
+
+export function scenarioForAmount(amount: number): Scenario | undefined {
+  for (const [scenario, value] of Object.entries(scenarioAmounts) as [Scenario, number][]) {
+    if (value === amount) return scenario;
+  }
+  return undefined;
+}

@@ -1,0 +1,91 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import {
+  avsForPostalCode,
+  cvvForSecurityCode,
+  declineAmounts,
+  decisionForAmount,
+  failureAmounts,
+  scenarioAmounts,
+  scenarioForAmount,
+  slowResponseDelayMs,
+} from './simulator-values';
+
+describe('amount → outcome (reference table)', () => {
+  it.each([
+    [200001, 'canceled_payment_method'],
+    [200011, 'insufficient_funds'],
+    [200022, 'cancelled_buyer_approval'],
+  ])('declines %i with %s', (amount, errorCode) => {
+    expect(decisionForAmount(amount)).toEqual({ result: 'declined', errorCode });
+  });
+
+  it.each([
+    [300001, 'insufficient_service_permissions'],
+    [300013, 'service_error'],
+    [300015, 'service_rate_limit'],
+    [400001, 'internal_error'],
+    [400009, 'unknown_error'],
+  ])('fails %i with %s', (amount, errorCode) => {
+    expect(decisionForAmount(amount)).toEqual({ result: 'failed', errorCode });
+  });
+
+  it('has the 22 decline, 15 service and 9 internal amounts of the reference', () => {
+    expect(Object.keys(declineAmounts)).toHaveLength(22);
+    expect(Object.keys(failureAmounts).filter((a) => a.startsWith('3'))).toHaveLength(15);
+    expect(Object.keys(failureAmounts).filter((a) => a.startsWith('4'))).toHaveLength(9);
+  });
+
+  it.each([1, 1299, 200000, 200023, 300016, 400010, 4200])('approves %i, an amount outside the tables', (amount) => {
+    expect(decisionForAmount(amount)).toEqual({ result: 'approved' });
+  });
+
+  it('keeps every scenario amount outside the reference tables, so the reference rule still approves it', () => {
+    for (const amount of Object.values(scenarioAmounts)) expect(decisionForAmount(amount)).toEqual({ result: 'approved' });
+    expect(scenarioForAmount(500004)).toBe('duplicateNotification');
+    expect(scenarioForAmount(1000)).toBeUndefined();
+  });
+
+  it('delays 501000 + n by n × 10 ms', () => {
+    expect(slowResponseDelayMs(501_025)).toBe(250);
+    expect(slowResponseDelayMs(501_000)).toBe(0);
+    expect(slowResponseDelayMs(502_000)).toBe(0);
+  });
+});
+
+describe('postal code → AVS', () => {
+  it.each([
+    ['10077', 'no_match'],
+    ['77001', 'no_match'],
+    ['SW1 88A', 'partial_match_postcode'],
+    ['99501', 'partial_match_address'],
+    ['10001', 'match'],
+    ['7788', 'no_match'],
+    [undefined, 'unavailable'],
+  ] as const)('%s → %s', (postalCode, avs) => {
+    expect(avsForPostalCode(postalCode)).toBe(avs);
+  });
+});
+
+describe('security code → CVV', () => {
+  it.each([
+    ['222', 'not_provided'],
+    ['333', 'no_match'],
+    ['123', 'match'],
+    ['2222', 'match'],
+    [undefined, 'not_provided'],
+  ] as const)('%s → %s', (securityCode, cvv) => {
+    expect(cvvForSecurityCode(securityCode)).toBe(cvv);
+  });
+});
+
+describe('docs/simulator.md', () => {
+  const doc = readFileSync(join(__dirname, '../../../../docs/simulator.md'), 'utf8');
+
+  it('lists every reference and scenario amount with its error code', () => {
+    for (const [amount, code] of Object.entries({ ...declineAmounts, ...failureAmounts })) {
+      expect(doc).toMatch(new RegExp(`\\| ${amount} \\| \`${code}\``));
+    }
+    for (const amount of Object.values(scenarioAmounts)) expect(doc).toContain(`| ${amount} |`);
+  });
+});

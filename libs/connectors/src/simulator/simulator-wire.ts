@@ -1,0 +1,116 @@
+/**
+ * The simulator's HTTP wire format (snake_case JSON), shared by the server and the mock-card connector so the two
+ * cannot drift. docs/simulator.md describes it for humans.
+ */
+import type { AvsResponseCode, CvvResponseCode, ProviderRefundStatus, ProviderTransactionStatus } from '../connector';
+
+export type WirePaymentInstrument =
+  | { readonly type: 'card'; readonly number: string; readonly expiration_date: string; readonly security_code?: string }
+  | { readonly type: 'network_token'; readonly token: string; readonly expiration_date: string; readonly cryptogram?: string };
+
+export interface WireAuthorizeRequest {
+  readonly merchant_id: string;
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly payment_instrument: WirePaymentInstrument;
+  readonly billing_postal_code?: string;
+  readonly capture: boolean;
+  readonly three_d_secure?: { readonly version: string; readonly eci: string; readonly cryptogram: string; readonly ds_transaction_id?: string };
+  readonly store_payment_method?: boolean;
+  /** Where this transaction's notifications go; falls back to the simulator's `callbackUrl`. */
+  readonly notification_url?: string;
+}
+
+export interface WireCaptureRequest {
+  readonly amount: number;
+  readonly final?: boolean;
+  readonly tracking?: { readonly carrier: string; readonly tracking_number: string };
+}
+
+export interface WireRefundRequest {
+  readonly refund_reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  /** false: the connection does not handle asynchronous settlement, so settle at once even for 500008. */
+  readonly allow_async_settlement: boolean;
+}
+
+export interface WireIncrementRequest {
+  readonly amount: number;
+}
+
+export interface WireResponseCodes {
+  readonly error_code: string | null;
+  readonly raw_response_code: string | null;
+  readonly raw_response_description: string | null;
+}
+
+export interface WireCapture extends WireResponseCodes {
+  readonly id: string;
+  readonly amount: number;
+  readonly status: 'succeeded' | 'declined' | 'failed';
+}
+
+export interface WireRefund extends WireResponseCodes {
+  readonly id: string;
+  readonly refund_reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly status: ProviderRefundStatus;
+}
+
+export interface WireTransaction extends WireResponseCodes {
+  readonly id: string;
+  readonly reference: string;
+  readonly status: ProviderTransactionStatus;
+  readonly amount: number;
+  readonly currency: string;
+  readonly authorized_amount: number;
+  readonly captured_amount: number;
+  readonly refunded_amount: number;
+  readonly avs_response_code: AvsResponseCode | null;
+  readonly cvv_response_code: CvvResponseCode | null;
+  readonly captures: readonly WireCapture[];
+  readonly refunds: readonly WireRefund[];
+}
+
+/** Answer to void, cancel and increment: the operation's own status and codes, plus the transaction after it. */
+export interface WireOperationResponse extends WireResponseCodes {
+  readonly status: 'succeeded' | 'declined' | 'failed';
+  readonly transaction: WireTransaction;
+}
+
+export interface WireCaptureResponse {
+  readonly capture: WireCapture;
+  readonly transaction: WireTransaction;
+}
+
+export interface WireRefundResponse {
+  readonly refund: WireRefund;
+  readonly transaction: WireTransaction;
+}
+
+/** The notification body POSTed to the callback URL. Fields beyond the first six depend on `type`. */
+export interface WireNotification {
+  readonly event_id: string;
+  readonly type: 'authorization' | 'capture' | 'refund' | 'vault_token';
+  readonly sequence: number;
+  readonly occurred_at: string;
+  readonly reference: string;
+  readonly transaction_id: string;
+  readonly status?: string;
+  readonly amount?: number;
+  readonly currency?: string;
+  readonly error_code?: string | null;
+  readonly raw_response_code?: string | null;
+  readonly raw_response_description?: string | null;
+  readonly avs_response_code?: AvsResponseCode | null;
+  readonly cvv_response_code?: CvvResponseCode | null;
+  readonly capture_id?: string;
+  readonly refund_id?: string;
+  readonly refund_reference?: string;
+  readonly token?: string;
+  readonly card_last4?: string;
+  readonly expiration_date?: string;
+}

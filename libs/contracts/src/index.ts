@@ -1,0 +1,6 @@
+export * from './identity';
+export * from './events';
+export * from './api-key-pairs';
+export * from './merchant-accounts';
+export * from './transactions';
+export * from './payment-services';

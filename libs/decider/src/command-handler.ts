@@ -1,0 +1,43 @@
+import { WrongExpectedRevisionError, type AppendResult, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
+import type { Decider, DomainEvent } from './decider';
+
+export interface HandledCommand<Event extends DomainEvent, State> {
+  readonly events: readonly Event[];
+  readonly state: State;
+  /** Absent when the decision produced no events. */
+  readonly appended?: AppendResult;
+}
+
+/**
+ * Load, fold, decide, append with the revision read. When another writer got there first the stream is read
+ * again and the command decided again on the new state, so money rules hold under concurrency (the loser of two
+ * racing refunds sees the winner's refund). After `maxAttempts` conflicts the conflict is thrown.
+ */
+export async function handleCommand<Command, Event extends DomainEvent, State>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  command: Command,
+  options: { maxAttempts?: number; metadata?: Record<string, unknown> } = {},
+): Promise<HandledCommand<Event, State>> {
+  const maxAttempts = options.maxAttempts ?? 5;
+  for (let attempt = 1; ; attempt += 1) {
+    const recorded = await store.readStream(streamId);
+    const state = recorded.reduce((current, event) => decider.evolve(current, asDomainEvent<Event>(event)), decider.initialState());
+    const events = decider.decide(command, state);
+    if (events.length === 0) return { events, state };
+    try {
+      const appended = await store.append(
+        streamId,
+        events.map((event) => ({ type: event.type, data: event.data, ...(options.metadata ? { metadata: options.metadata } : {}) })),
+        { expectedRevision: recorded.length === 0 ? 'no_stream' : recorded.length - 1 },
+      );
+      return { events, state: events.reduce(decider.evolve, state), appended };
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError) || attempt >= maxAttempts) throw error;
+    }
+  }
+}
+
+export const asDomainEvent = <Event extends DomainEvent>(event: RecordedEvent): Event =>
+  ({ type: event.type, data: event.data }) as Event;

@@ -1,0 +1,2 @@
+export { eventStoreContract } from './event-store.contract';
+export type { EventStoreContractOptions } from './contract-support';

@@ -1,0 +1,28 @@
+import type { EventStore } from './event-store';
+import { EventStoreDbEventStore } from './eventstoredb/eventstoredb-event-store';
+import { SqliteEventStore } from './sqlite/sqlite-event-store';
+
+export * from './event-store';
+export { SqliteEventStore, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
+export {
+  EventStoreDbEventStore,
+  compareEventStoreDbPositions,
+  type EventStoreDbEventStoreOptions,
+} from './eventstoredb/eventstoredb-event-store';
+export type { RetryBackoff } from './subscription/deliver-with-retry';
+
+export interface OpenEventStoreOptions {
+  /** EventStoreDB connection string (`EVENTSTORE_URL`); absent or empty: the SQLite file. */
+  readonly eventStoreUrl?: string;
+  /** The SQLite file (under `DATA_DIR`), created with its directory if missing. */
+  readonly sqlitePath: string;
+}
+
+/**
+ * The store the configuration asks for: EventStoreDB when a URL is given, else SQLite. Neither connects
+ * eagerly to a server (EventStoreDB connects on first use); readiness checks call `ping()`.
+ */
+export function openEventStore(options: OpenEventStoreOptions): EventStore {
+  if (options.eventStoreUrl) return EventStoreDbEventStore.connect(options.eventStoreUrl);
+  return new SqliteEventStore(options.sqlitePath);
+}

@@ -1,0 +1,234 @@
+import BetterSqlite3 from 'better-sqlite3';
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { eventStoreContract } from '../contract';
+import { EventStoreUnavailableError, WrongExpectedRevisionError, type RecordedEvent } from '../event-store';
+import { compareSqlitePositions, SqliteEventStore } from './sqlite-event-store';
+
+const directory = mkdtempSync(join(tmpdir(), 'switchyard-eventstore-'));
+const file = (name: string): string => join(directory, `${name}-${randomUUID()}.sqlite`);
+afterAll(() => rmSync(directory, { recursive: true, force: true }));
+
+const sqlite = { available: true } as const;
+eventStoreContract('SqliteEventStore (group commit)', async () => new SqliteEventStore(file('group')), sqlite, {
+  comparePositions: compareSqlitePositions,
+});
+eventStoreContract(
+  'SqliteEventStore (one commit per append)',
+  async () => new SqliteEventStore(file('per-append'), { groupCommit: false }),
+  sqlite,
+  { comparePositions: compareSqlitePositions },
+);
+eventStoreContract('SqliteEventStore (:memory:)', async () => new SqliteEventStore(':memory:'), sqlite, {
+  comparePositions: compareSqlitePositions,
+});
+
+const waitUntil = async (condition: () => boolean, what: string, timeoutMs: number): Promise<void> => {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((done) => setTimeout(done, 10));
+  }
+};
+
+describe('SqliteEventStore', () => {
+  describe('group commit', () => {
+    it('commits appends of one event-loop turn together, each checked on its own', async () => {
+      const store = new SqliteEventStore(file('batch'));
+      try {
+        await store.append('payment-1', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' });
+        const takenId = randomUUID();
+        await store.append('payment-2', [{ id: takenId, type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' });
+
+        const [fresh, stale, duplicateId, next] = await Promise.allSettled([
+          store.append('payment-3', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' }),
+          store.append('payment-1', [{ type: 'PaymentCaptured', data: {} }], { expectedRevision: 5 }),
+          store.append('payment-4', [{ type: 'A', data: {} }, { id: takenId, type: 'B', data: {} }], { expectedRevision: 'no_stream' }),
+          store.append('payment-1', [{ type: 'PaymentCaptured', data: {} }], { expectedRevision: 0 }),
+        ]);
+
+        expect(fresh.status).toBe('fulfilled');
+        expect(stale.status === 'rejected' && stale.reason instanceof WrongExpectedRevisionError).toBe(true);
+        expect(duplicateId.status).toBe('rejected');
+        expect(await store.readStream('payment-4')).toEqual([]);
+        expect(next.status === 'fulfilled' && next.value.nextExpectedRevision).toBe(1);
+      } finally {
+        await store.close();
+      }
+    });
+  });
+
+  describe('given a file the store created', () => {
+    it('keeps the events across close and reopen, and records its schema version', async () => {
+      const path = file('reopen');
+      const first = new SqliteEventStore(path);
+      await first.append('gift-card-1', [{ type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } }], {
+        expectedRevision: 'no_stream',
+      });
+      await first.close();
+
+      const second = new SqliteEventStore(path);
+      try {
+        expect(await second.readStream('gift-card-1')).toMatchObject([{ type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } }]);
+        expect(second.database.pragma('journal_mode', { simple: true })).toBe('wal');
+        expect(second.database.pragma('synchronous', { simple: true })).toBe(2); // FULL
+        expect(second.database.prepare('SELECT version FROM event_store_schema').all()).toEqual([{ version: 1 }]);
+      } finally {
+        await second.close();
+      }
+    });
+
+    it('refuses work once closed, with a non-retriable unavailable error', async () => {
+      const store = new SqliteEventStore(file('closed'));
+      await store.close();
+
+      await expect(store.append('s', [{ type: 'A', data: {} }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      await expect(store.readAll()).rejects.toMatchObject({ type: 'event_store_unavailable', retriable: false });
+    });
+  });
+
+  describe('given a connection the service opened', () => {
+    it('shares it with read-model tables and leaves it open on close', async () => {
+      const database = new BetterSqlite3(file('shared-connection'));
+      const store = new SqliteEventStore(database);
+      database.exec('CREATE TABLE payments_view (id TEXT PRIMARY KEY, status TEXT NOT NULL)');
+
+      await store.append('payment-1', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' });
+      database.prepare('INSERT INTO payments_view VALUES (?, ?)').run('payment-1', 'started');
+      await store.close();
+
+      expect(store.database).toBe(database);
+      expect(database.open).toBe(true);
+      expect(database.prepare('SELECT COUNT(*) AS count FROM events').get()).toEqual({ count: 1 });
+      database.close();
+    });
+  });
+
+  describe('subscribe', () => {
+    it('wakes at once on an append through the same store, without waiting for the poll', async () => {
+      const store = new SqliteEventStore(file('notify'), { pollIntervalMs: 60_000 });
+      const seen: RecordedEvent[] = [];
+      const subscription = store.subscribe({ handler: async (recorded) => void seen.push(recorded) });
+      try {
+        await new Promise((done) => setTimeout(done, 50));
+        await store.append('webhook-1', [{ type: 'WebhookQueued', data: {} }], { expectedRevision: 'no_stream' });
+
+        await waitUntil(() => seen.length === 1, 'the in-process append', 500);
+      } finally {
+        await subscription.stop();
+        await store.close();
+      }
+    });
+
+    it('retries a failing handler with a capped back-off, calling onError each time', async () => {
+      const store = new SqliteEventStore(file('backoff'), { retryBackoff: { initialDelayMs: 10, maxDelayMs: 40 } });
+      const failedAt: number[] = [];
+      let handled = 0;
+      const subscription = store.subscribe({
+        handler: async () => {
+          if (failedAt.length < 5) throw new Error('downstream unavailable');
+          handled += 1;
+        },
+        onError: () => void failedAt.push(Date.now()),
+      });
+      try {
+        await store.append('webhook-1', [{ type: 'WebhookQueued', data: {} }], { expectedRevision: 'no_stream' });
+
+        await waitUntil(() => handled === 1, 'the handler to succeed after five failures', 2000);
+
+        const gaps = failedAt.slice(1).map((at, index) => at - failedAt[index]!);
+        expect(gaps.every((gap) => gap >= 8 && gap < 200)).toBe(true);
+      } finally {
+        await subscription.stop();
+        await store.close();
+      }
+    });
+  });
+
+  describe('given two stores on the same file (as two processes would have)', () => {
+    it('a subscription on one sees the appends made through the other within a second', async () => {
+      const path = file('two-stores');
+      const writer = new SqliteEventStore(path);
+      const reader = new SqliteEventStore(path);
+      const seen: RecordedEvent[] = [];
+      const subscription = reader.subscribe({ handler: async (recorded) => void seen.push(recorded) });
+      try {
+        await writer.append('transaction-1', [{ type: 'TransactionAuthorized', data: { amount: 100 } }], { expectedRevision: 'no_stream' });
+        const appendedAt = Date.now();
+
+        await waitUntil(() => seen.length === 1, 'the other store’s append', 1000);
+
+        expect(Date.now() - appendedAt).toBeLessThan(1000);
+        expect(seen[0]).toMatchObject({ streamId: 'transaction-1', type: 'TransactionAuthorized', data: { amount: 100 } });
+      } finally {
+        await subscription.stop();
+        await reader.close();
+        await writer.close();
+      }
+    });
+
+    it('a child process appending to the same streams meets only typed conflicts, and no stream has a gap', async () => {
+      const path = file('two-processes');
+      const store = new SqliteEventStore(path);
+      const seen: RecordedEvent[] = [];
+      const subscription = store.subscribe({ handler: async (recorded) => void seen.push(recorded) });
+      const [streams, workers, appendsPerWorker] = [4, 8, 40];
+      let child: ReturnType<typeof spawn> | undefined;
+      try {
+        child = spawn(
+          process.execPath,
+          ['-r', resolve(__dirname, '../../../../scripts/register.cjs'), resolve(__dirname, 'test-support/concurrent-appender.ts'), path, 'shared', `${streams}`, `${workers}`, `${appendsPerWorker}`],
+          { stdio: ['ignore', 'pipe', 'pipe'] },
+        );
+        let stdout = '';
+        let stderr = '';
+        const exited = new Promise<number | null>((done) => child?.on('close', done));
+        child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+        child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+        await waitUntil(() => stdout.includes('ready') || child?.exitCode !== null, 'the child process to open the store', 15_000);
+
+        let conflicts = 0;
+        await Promise.all(
+          Array.from({ length: workers }, async (_, index) => {
+            for (let done = 0; done < appendsPerWorker; ) {
+              const streamId = `shared-${(index + done) % streams}`;
+              const last = (await store.readStream(streamId)).at(-1);
+              try {
+                await store.append(streamId, [{ type: 'AppendedByParent', data: { index, done } }], {
+                  expectedRevision: last ? last.revision : 'no_stream',
+                });
+                done += 1;
+              } catch (error) {
+                if (!(error instanceof WrongExpectedRevisionError)) throw error;
+                conflicts += 1;
+              }
+            }
+          }),
+        );
+        expect(await exited, stderr).toBe(0);
+        const childResult = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { appended: number; conflicts: number };
+
+        const total = 2 * workers * appendsPerWorker;
+        expect(childResult.appended).toBe(workers * appendsPerWorker);
+        for (let stream = 0; stream < streams; stream++) {
+          const revisions = (await store.readStream(`shared-${stream}`)).map((recorded) => recorded.revision);
+          expect(revisions).toEqual(revisions.map((_, index) => index));
+        }
+        const log = await store.readAll();
+        expect(log).toHaveLength(total);
+        expect(log.every((recorded, index) => index === 0 || compareSqlitePositions(log[index - 1]!.position, recorded.position) < 0)).toBe(true);
+        expect(log.filter((recorded) => recorded.type === 'AppendedByChild')).toHaveLength(workers * appendsPerWorker);
+        await waitUntil(() => seen.length === total, 'the subscription to see both processes’ events', 2000);
+        expect(seen.map((recorded) => recorded.position)).toEqual(log.map((recorded) => recorded.position));
+        process.stdout.write(`two processes: ${total} appends, conflicts parent ${conflicts} / child ${childResult.conflicts}\n`);
+      } finally {
+        if (child && child.exitCode === null) child.kill();
+        await subscription.stop();
+        await store.close();
+      }
+    });
+  });
+});

@@ -1,0 +1,344 @@
+import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import {
+  EventStoreUnavailableError,
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type SubscribeOptions,
+  type Subscription,
+} from '../event-store';
+import type { RetryBackoff } from '../subscription/deliver-with-retry';
+import { assertAppendable, assertValidExpectedRevision } from '../validation';
+import { migrate } from './sqlite-schema';
+import { PollingSubscription } from './sqlite-subscription';
+
+export interface SqliteEventStoreOptions {
+  /**
+   * Commit the appends made in the same event-loop turn in one transaction, so they share one fsync; each append
+   * is still checked and applied on its own (a conflict fails only that append). Default true: see
+   * `bench/eventstore/sqlite-append.bench.ts` for the measurement behind the default.
+   */
+  readonly groupCommit?: boolean;
+  /**
+   * `FULL` (default): an append that resolved survives a crash of the process or of the machine. `NORMAL` is
+   * only for the benchmark: in WAL mode it may lose the last commits on power loss.
+   */
+  readonly synchronous?: 'FULL' | 'NORMAL';
+  /** How long a writer waits for another process holding the write lock. Default 5 s. */
+  readonly busyTimeoutMs?: number;
+  /** How often subscriptions look for appends made by other processes. Default 100 ms. */
+  readonly pollIntervalMs?: number;
+  /** Events read per query while a subscription catches up. Default 500. */
+  readonly subscriptionBatchSize?: number;
+  /** Back-off between retries of an event whose handler threw. */
+  readonly retryBackoff?: RetryBackoff;
+}
+
+interface EventRow {
+  position: number;
+  id: string;
+  stream_id: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: string;
+}
+
+/** An append, serialised and checked for shape, waiting for its transaction. */
+interface PendingAppend {
+  readonly streamId: string;
+  readonly rows: readonly { id: string; type: string; data: string; metadata: string }[];
+  readonly expectedRevision: ExpectedRevision;
+  readonly resolve: (result: AppendResult) => void;
+  readonly reject: (error: unknown) => void;
+}
+
+type AppendOutcome = { readonly ok: true; readonly result: AppendResult } | { readonly ok: false; readonly error: unknown };
+
+/**
+ * The embedded event store: one SQLite file (WAL), shared by every process that opens it.
+ *
+ * Why positions never become visible out of order, even with several writing processes: every append runs in a
+ * `BEGIN IMMEDIATE` transaction, which takes SQLite's single write lock before anything is read or written, and
+ * holds it until COMMIT. The `position` (AUTOINCREMENT rowid) is allocated inside that transaction. So
+ * transactions commit one after another, each allocating positions above all positions of the transactions that
+ * committed before it; and a reader's snapshot (WAL read transaction) always contains a whole prefix of commits.
+ * A reader that has seen position N can therefore never later discover a new event below N, and polling
+ * `position > checkpoint` misses nothing. (PostgreSQL sequences, by contrast, can commit out of order.)
+ *
+ * better-sqlite3 is synchronous: an append blocks the event loop for its commit (one fsync), or up to
+ * `busyTimeoutMs` while another process holds the write lock. Group commit amortises the fsync across all the
+ * appends queued in one event-loop turn.
+ */
+export class SqliteEventStore implements EventStore {
+  /** The open connection, for read-model tables kept in the same file. */
+  readonly database: Database;
+
+  private readonly ownsDatabase: boolean;
+  private readonly groupCommit: boolean;
+  private readonly pollIntervalMs: number;
+  private readonly subscriptionBatchSize: number;
+  private readonly retryBackoff: RetryBackoff;
+  private readonly subscriptions = new Set<PollingSubscription>();
+  private pending: PendingAppend[] = [];
+  private flushScheduled = false;
+  private closed = false;
+
+  private readonly selectStreamRevision: Statement<[string], { revision: number | null }>;
+  private readonly insertEvent: Statement<[string, string, number, string, string, string, string]>;
+  private readonly selectStream: Statement<[string, number, number], EventRow>;
+  private readonly selectAll: Statement<[number, number], EventRow>;
+  private readonly commitAppends: (appends: readonly PendingAppend[]) => AppendOutcome[];
+
+  /**
+   * @param source a file path (created with its directory if missing; `':memory:'` for tests), or a connection
+   *   the caller opened and keeps ownership of (`close()` then leaves it open). The store sets WAL, `synchronous`
+   *   and `busy_timeout` on it either way and creates or migrates its tables.
+   */
+  constructor(source: string | Database, options: SqliteEventStoreOptions = {}) {
+    if (typeof source === 'string') {
+      if (source !== ':memory:' && source !== '' && !source.startsWith('file:')) mkdirSync(dirname(source), { recursive: true });
+      this.database = new BetterSqlite3(source);
+      this.ownsDatabase = true;
+    } else {
+      this.database = source;
+      this.ownsDatabase = false;
+    }
+    this.groupCommit = options.groupCommit ?? true;
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.subscriptionBatchSize = options.subscriptionBatchSize ?? 500;
+    this.retryBackoff = options.retryBackoff ?? {};
+
+    const db = this.database;
+    try {
+      // busy_timeout first: switching to WAL needs a lock that another process may hold for a moment.
+      db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
+      db.pragma('journal_mode = WAL');
+      db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+      migrate(db);
+    } catch (error) {
+      if (this.ownsDatabase) db.close();
+      throw toUnavailableError(error);
+    }
+
+    this.selectStreamRevision = db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?`);
+    this.insertEvent = db.prepare<[string, string, number, string, string, string, string]>(
+      `INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+    );
+    this.selectStream = db.prepare<[string, number, number], EventRow>(
+      `SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
+    );
+    this.selectAll = db.prepare<[number, number], EventRow>(`SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?`);
+
+    // Each append runs in its own SAVEPOINT (a nested better-sqlite3 transaction) inside the one IMMEDIATE
+    // transaction: a conflicting or failing append is rolled back alone, the others still commit.
+    const appendOne = db.transaction((append: PendingAppend) => this.applyAppend(append));
+    this.commitAppends = db
+      .transaction((appends: readonly PendingAppend[]) =>
+        appends.map((append): AppendOutcome => {
+          try {
+            return { ok: true, result: appendOne(append) };
+          } catch (error) {
+            // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then nothing of the
+            // batch is committed, and every append of it must fail.
+            if (!db.inTransaction) throw error;
+            return { ok: false, error: toAppendError(error, append) };
+          }
+        }),
+      )
+      .immediate;
+  }
+
+  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      if (this.closed) throw closedError();
+      assertAppendable(streamId, events);
+      assertValidExpectedRevision(options.expectedRevision);
+      const append: PendingAppend = {
+        streamId,
+        rows: events.map((event) => ({
+          id: event.id ?? randomUUID(),
+          type: event.type,
+          data: JSON.stringify(event.data ?? null),
+          metadata: JSON.stringify(event.metadata ?? {}),
+        })),
+        expectedRevision: options.expectedRevision,
+        resolve,
+        reject,
+      };
+      if (!this.groupCommit) {
+        this.commit([append]);
+        return;
+      }
+      this.pending.push(append);
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        // setImmediate runs after the I/O callbacks and microtasks of this turn: every append started in this
+        // turn (e.g. by all the requests read from sockets in one poll phase) joins the same commit.
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.selectStream.all(streamId, options.fromRevision ?? 0, limit(options.maxCount)).map(toRecordedEvent);
+  }
+
+  async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
+    this.assertOpen();
+    return this.readAfter(options.after, limit(options.maxCount));
+  }
+
+  subscribe(options: SubscribeOptions): Subscription {
+    this.assertOpen();
+    if (options.after !== undefined) parsePosition(options.after);
+    const subscription = new PollingSubscription(
+      { readAfter: (after, maxCount) => this.readAfter(after, maxCount) },
+      options,
+      { pollIntervalMs: this.pollIntervalMs, batchSize: this.subscriptionBatchSize, retryBackoff: this.retryBackoff },
+      (finished) => this.subscriptions.delete(finished),
+    );
+    this.subscriptions.add(subscription);
+    return subscription;
+  }
+
+  async ping(): Promise<void> {
+    this.assertOpen();
+    try {
+      this.database.prepare('SELECT 1').get();
+    } catch (error) {
+      throw toUnavailableError(error);
+    }
+  }
+
+  /** Stops the subscriptions, commits the appends already queued, and closes the file if the store opened it. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await Promise.all([...this.subscriptions].map((subscription) => subscription.stop()));
+    this.flush();
+    this.closed = true;
+    if (this.ownsDatabase) this.database.close();
+  }
+
+  private readAfter(after: string | undefined, maxCount: number): RecordedEvent[] {
+    return this.selectAll.all(after === undefined ? 0 : parsePosition(after), maxCount).map(toRecordedEvent);
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const appends = this.pending;
+    this.pending = [];
+    if (appends.length > 0) this.commit(appends);
+  }
+
+  private commit(appends: readonly PendingAppend[]): void {
+    let outcomes: AppendOutcome[];
+    try {
+      outcomes = this.commitAppends(appends);
+    } catch (error) {
+      const failure = toUnavailableError(error);
+      for (const append of appends) append.reject(failure);
+      return;
+    }
+    outcomes.forEach((outcome, index) => {
+      const append = appends[index]!;
+      if (outcome.ok) append.resolve(outcome.result);
+      else append.reject(outcome.error);
+    });
+    if (outcomes.some((outcome) => outcome.ok)) {
+      for (const subscription of this.subscriptions) subscription.notifyAppended();
+    }
+  }
+
+  /** Runs inside the write transaction: check the expected revision, then insert. Throws to roll back. */
+  private applyAppend(append: PendingAppend): AppendResult {
+    const current = this.selectStreamRevision.get(append.streamId)?.revision ?? null;
+    const expected = append.expectedRevision;
+    const conflict =
+      expected === 'no_stream' ? current !== null : expected === 'any' ? false : current !== expected;
+    if (conflict) throw new WrongExpectedRevisionError(append.streamId, expected, current ?? 'no_stream');
+
+    const recordedAt = new Date().toISOString();
+    let revision = current ?? -1;
+    let position = 0;
+    for (const row of append.rows) {
+      revision += 1;
+      const inserted = this.insertEvent.run(row.id, append.streamId, revision, row.type, row.data, row.metadata, recordedAt);
+      position = Number(inserted.lastInsertRowid);
+    }
+    return { nextExpectedRevision: revision, position: String(position) };
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw closedError();
+  }
+}
+
+function toRecordedEvent(row: EventRow): RecordedEvent {
+  return {
+    id: row.id,
+    streamId: row.stream_id,
+    type: row.type,
+    data: JSON.parse(row.data) as unknown,
+    metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+    revision: row.revision,
+    position: String(row.position),
+    recordedAt: row.recorded_at,
+  };
+}
+
+/** Positions of this store are the decimal `position` column. */
+function parsePosition(position: string): number {
+  if (!/^\d{1,16}$/.test(position)) throw new TypeError(`not a position of the SQLite event store: ${JSON.stringify(position)}`);
+  return Number(position);
+}
+
+/** SQLite's LIMIT: a negative value means no limit. */
+function limit(maxCount: number | undefined): number {
+  return maxCount === undefined ? -1 : Math.max(0, Math.trunc(maxCount));
+}
+
+function sqliteCode(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function toAppendError(error: unknown, append: PendingAppend): unknown {
+  if (error instanceof WrongExpectedRevisionError) return error;
+  const code = sqliteCode(error);
+  if (code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY') {
+    if (String((error as Error).message).includes('events.id')) {
+      return new Error(`stream ${append.streamId}: an event with one of these ids is already stored`, { cause: error });
+    }
+  }
+  return toUnavailableError(error);
+}
+
+function toUnavailableError(error: unknown): unknown {
+  if (error instanceof EventStoreUnavailableError || error instanceof WrongExpectedRevisionError) return error;
+  const code = sqliteCode(error);
+  if (code === undefined || !code.startsWith('SQLITE_')) return error;
+  // Busy/locked: another process held the write lock past busy_timeout. Full/I/O: may clear up. The rest
+  // (corrupt file, read-only file, not a database) will not get better by retrying.
+  const retriable = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|PROTOCOL)/.test(code);
+  return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message} (${code})`, retriable, { cause: error });
+}
+
+function closedError(): EventStoreUnavailableError {
+  return new EventStoreUnavailableError('SQLite event store is closed', false);
+}
+
+/** Orders two positions of this store. */
+export function compareSqlitePositions(a: string, b: string): number {
+  return parsePosition(a) - parsePosition(b);
+}

@@ -1,0 +1,2 @@
+export { keyValueContract } from './key-value.contract';
+export { probeRedis } from '../redis/probe-redis';

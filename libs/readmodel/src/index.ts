@@ -1,0 +1,5 @@
+export * from './checkpoints';
+export * from './log-follower';
+export * from './projection';
+export * from './relay';
+export * from './service-storage';

@@ -1,0 +1,80 @@
+import type { MessageBus } from '@switchyard/bus';
+import { EVENT_ID_HEADER, EVENT_NAME_HEADER, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
+import type { EventStore, RecordedEvent } from '@switchyard/eventstore';
+import type { CheckpointStore } from './checkpoints';
+import { LogFollower } from './log-follower';
+
+export interface RelayOptions {
+  readonly store: EventStore;
+  readonly bus: MessageBus;
+  readonly topic: string;
+  readonly checkpoints: CheckpointStore;
+  readonly pollIntervalMs?: number;
+  /** Events per publish (default 500). */
+  readonly batchSize?: number;
+  /** The public name of an event (`api-key-pair.created`), for events that webhooks and other services know by name. */
+  readonly nameOf?: (event: RecordedEvent) => string | undefined;
+  readonly onError?: (error: unknown) => void;
+}
+
+export const toEventMessage = (event: RecordedEvent, name: string | null = null): EventMessage => ({
+  id: event.id,
+  type: event.type,
+  name,
+  stream_id: event.streamId,
+  revision: event.revision,
+  position: event.position,
+  recorded_at: event.recordedAt,
+  data: event.data,
+  metadata: event.metadata,
+});
+
+/**
+ * Publishes a service's events from its event store to its topic, in log order, keyed by stream (so ordered per
+ * stream on the bus). The store is the outbox: the checkpoint moves only after the bus acknowledged the batch,
+ * so a crash at any point republishes from the last checkpoint: nothing is lost, and consumers drop the
+ * repeats by the `event-id` header.
+ */
+export class Relay {
+  private readonly follower: LogFollower;
+
+  constructor(options: RelayOptions) {
+    const name = `relay:${options.topic}`;
+    this.follower = new LogFollower({
+      name,
+      store: options.store,
+      checkpoints: options.checkpoints,
+      ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+      ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
+      ...(options.onError ? { onError: options.onError } : {}),
+      handleBatch: async (events) => {
+        await options.bus.publish(
+          options.topic,
+          events.map((event) => {
+            const name = options.nameOf?.(event) ?? null;
+            return {
+              key: event.streamId,
+              value: JSON.stringify(toEventMessage(event, name)),
+              headers: { [EVENT_ID_HEADER]: event.id, [EVENT_TYPE_HEADER]: event.type, ...(name ? { [EVENT_NAME_HEADER]: name } : {}) },
+            };
+          }),
+        );
+        const last = events[events.length - 1];
+        if (last) options.checkpoints.save(name, last.position);
+      },
+    });
+  }
+
+  start(): void {
+    this.follower.start();
+  }
+
+  stop(): Promise<void> {
+    return this.follower.stop();
+  }
+
+  /** Publishes everything appended so far (tests, graceful shutdown). */
+  flush(): Promise<void> {
+    return this.follower.catchUp();
+  }
+}

@@ -1,0 +1,26 @@
+import { ApiError } from '@switchyard/api';
+import { replyOf, unwrapReply, type RpcClient, type RpcHandlers } from './rpc';
+
+/**
+ * The embedded runtime's transport: a direct call into the handler. Payloads and replies still pass through
+ * JSON so that both runtimes see exactly the same data (no shared mutable objects, no Dates or class instances
+ * that a wire transport would flatten).
+ */
+export class InProcessRpc implements RpcClient {
+  private readonly handlers = new Map<string, RpcHandlers[string]>();
+
+  constructor(private readonly onUnexpected: (error: unknown) => void = (error) => console.error(error)) {}
+
+  register(handlers: RpcHandlers): void {
+    for (const [pattern, handler] of Object.entries(handlers)) this.handlers.set(pattern, handler);
+  }
+
+  async call<T>(pattern: string, payload: unknown): Promise<T> {
+    const handler = this.handlers.get(pattern);
+    if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
+    const reply = await replyOf(handler, JSON.parse(JSON.stringify(payload ?? null)), this.onUnexpected);
+    return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
+  }
+
+  async close(): Promise<void> {}
+}

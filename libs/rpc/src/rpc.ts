@@ -1,0 +1,34 @@
+/**
+ * Request/reply between the gateway and the services. A handler answers with a value or throws an `ApiError`;
+ * over the wire the reply is a value either way (`{ok, value}` or `{ok: false, error}`), so domain errors cross
+ * the process boundary intact and are rendered once at the edge.
+ * Adapters: in-process (embedded runtime) and NestJS TCP microservices (distributed runtime).
+ */
+import { ApiError, type ErrorBody } from '@switchyard/api';
+
+export type RpcReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ErrorBody };
+
+export type RpcHandler = (payload: unknown) => Promise<unknown>;
+export type RpcHandlers = Readonly<Record<string, RpcHandler>>;
+
+export interface RpcClient {
+  /** Resolves with the handler's value; rejects with the handler's `ApiError`, or 502/504 when unreachable. */
+  call<T>(pattern: string, payload: unknown): Promise<T>;
+  close(): Promise<void>;
+}
+
+/** Runs a handler and turns its outcome into a reply value. Unexpected errors become a 500 (and are logged). */
+export async function replyOf(handler: RpcHandler, payload: unknown, onUnexpected: (error: unknown) => void): Promise<RpcReply> {
+  try {
+    return { ok: true, value: await handler(payload) };
+  } catch (error) {
+    if (error instanceof ApiError) return { ok: false, error: error.toBody() };
+    onUnexpected(error);
+    return { ok: false, error: ApiError.serverError().toBody() };
+  }
+}
+
+export function unwrapReply<T>(reply: RpcReply): T {
+  if (reply.ok) return reply.value as T;
+  throw ApiError.fromBody(reply.error);
+}

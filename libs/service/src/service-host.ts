@@ -1,0 +1,82 @@
+/**
+ * What every service (identity, transactions, …) is made of: feature slices — each with its decider, its read model
+ * (a projection with its own checkpoint) and its RPC handlers — over one event store and one local SQLite file.
+ * The host owns the projectors, so read-your-writes (`catchUp`) covers every read model of the service.
+ */
+import { randomUUID } from 'node:crypto';
+import type Database from 'better-sqlite3';
+import type { EventStore } from '@switchyard/eventstore';
+import { Projector, type Projection } from '@switchyard/readmodel';
+import type { RpcHandlers } from '@switchyard/rpc';
+
+export interface ServiceContext {
+  readonly store: EventStore;
+  readonly db: Database.Database;
+  readonly now: () => Date;
+  readonly newId: () => string;
+  /** Resolves when every read model has applied everything appended so far (by this or another process). */
+  catchUp(): Promise<void>;
+}
+
+export interface ServiceSlice {
+  /** The slice's read model, fed from the log; absent for slices without one (the role catalog). */
+  readonly projection?: Projection;
+  rpcHandlers(): RpcHandlers;
+}
+
+export interface ServiceHostOptions {
+  readonly store: EventStore;
+  /** The service's local SQLite file for its read models (the event store's own file in SQLite mode). */
+  readonly db: Database.Database;
+  readonly now?: () => Date;
+  readonly newId?: () => string;
+  readonly pollIntervalMs?: number;
+}
+
+export class ServiceHost {
+  readonly context: ServiceContext;
+  private readonly slices: ServiceSlice[] = [];
+  private readonly projectors: Projector[] = [];
+
+  constructor(private readonly options: ServiceHostOptions) {
+    this.context = {
+      store: options.store,
+      db: options.db,
+      now: options.now ?? (() => new Date()),
+      newId: options.newId ?? randomUUID,
+      catchUp: () => this.catchUp(),
+    };
+  }
+
+  add(...slices: ServiceSlice[]): void {
+    for (const slice of slices) {
+      this.slices.push(slice);
+      if (slice.projection) {
+        this.projectors.push(
+          new Projector(this.options.db, this.options.store, slice.projection, {
+            ...(this.options.pollIntervalMs !== undefined ? { pollIntervalMs: this.options.pollIntervalMs } : {}),
+          }),
+        );
+      }
+    }
+  }
+
+  /** Brings every read model up to date (call before serving), then follows the log. */
+  async catchUpAndFollow(): Promise<void> {
+    await this.catchUp();
+    for (const projector of this.projectors) projector.start();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.projectors.map((projector) => projector.stop()));
+  }
+
+  async catchUp(): Promise<void> {
+    await Promise.all(this.projectors.map((projector) => projector.catchUp()));
+  }
+
+  /** Every slice's handlers, plus the service's readiness ping. */
+  rpcHandlers(pingPattern: string): RpcHandlers {
+    return Object.assign({ [pingPattern]: async () => ({ status: 'ok' }) }, ...this.slices.map((slice) => slice.rpcHandlers()));
+  }
+}

@@ -1,0 +1,5 @@
+export * from './infra';
+export * from './tokens';
+export * from './probes';
+export * from './processes';
+export * from './expectations';

@@ -1,0 +1,67 @@
+/** Runs the project's TypeScript entry points as real child processes, the way `npm start` does. */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+
+export const repoRoot = path.resolve(__dirname, '../../..');
+
+export interface RunningProcess {
+  readonly child: ChildProcess;
+  /** Everything the process wrote so far (stdout and stderr), for failure messages. */
+  output(): string;
+  /** SIGKILL, and wait for the exit. */
+  kill(signal?: NodeJS.Signals): Promise<void>;
+}
+
+export function startTsProcess(entry: string, env: Record<string, string>, args: string[] = []): RunningProcess {
+  const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, entry), ...args], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  return {
+    child,
+    output: () => output,
+    kill: (signal: NodeJS.Signals = 'SIGKILL') =>
+      new Promise<void>((resolve) => {
+        if (child.exitCode !== null || child.signalCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill(signal);
+      }),
+  };
+}
+
+export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, describeFailure: () => string = () => ''): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      lastError = error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} not reached within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}\n${describeFailure()}`);
+}
+
+export interface CliResult {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs the operator CLI as an operator does, a separate process, with `env` added to this process's. */
+export function runCli(env: Record<string, string>, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, 'tools/cli/src/main.ts'), ...args],
+      { cwd: repoRoot, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+    );
+  });
+}

@@ -1,0 +1,64 @@
+/** Renders every failure once, in the spec's error body (422: the validation body). Never a stack trace. */
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import { ApiError, errorCodes, methodsForPath, RequestValidationError } from '@switchyard/api';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+
+@Catch()
+export class ApiExceptionFilter implements ExceptionFilter {
+  private readonly logger = new Logger('gateway');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const context = host.switchToHttp();
+    const request = context.getRequest<FastifyRequest>();
+    const reply = context.getResponse<FastifyReply>();
+    sendError(reply, toApiFailure(exception, request, this.logger));
+  }
+}
+
+export type ApiFailure = { status: number; body: unknown; headers?: Record<string, string> };
+
+export function toApiFailure(exception: unknown, request: FastifyRequest, logger: Pick<Logger, 'error'>): ApiFailure {
+  if (exception instanceof RequestValidationError) return { status: 422, body: exception.toBody() };
+  if (exception instanceof ApiError) {
+    if (exception.status >= 500) logger.error(`${request.method} ${request.url}: ${describe(exception.cause ?? exception)}`);
+    return { status: exception.status, body: exception.toBody() };
+  }
+  const status = httpStatusOf(exception);
+  if (status === 404) {
+    const path = request.url.split('?')[0] ?? request.url;
+    const allowed = methodsForPath(path);
+    if (allowed.length > 0) {
+      return { status: 405, body: ApiError.methodNotAllowed().toBody(), headers: { allow: allowed.join(', ') } };
+    }
+    return { status: 404, body: ApiError.notFound().toBody() };
+  }
+  if (status !== undefined && status >= 400 && status < 500) {
+    return { status: 400, body: ApiError.badRequest(clientErrorMessage(exception, status)).toBody() };
+  }
+  logger.error(`${request.method} ${request.url}: ${describe(exception)}`);
+  return { status: 500, body: ApiError.serverError().toBody() };
+}
+
+export function sendError(reply: FastifyReply, failure: ApiFailure): void {
+  if (failure.headers) for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);
+  reply.status(failure.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(failure.body));
+}
+
+function httpStatusOf(exception: unknown): number | undefined {
+  if (exception instanceof HttpException) return exception.getStatus();
+  const statusCode = (exception as { statusCode?: unknown } | null)?.statusCode;
+  return typeof statusCode === 'number' ? statusCode : undefined;
+}
+
+/** Framework-level client errors (unsupported media type, body too large, unparseable JSON) become 400s. */
+function clientErrorMessage(exception: unknown, status: number): string {
+  const code = (exception as { code?: unknown } | null)?.code;
+  if (status === 415 || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported Content-Type: send application/json';
+  if (status === 413 || code === 'FST_ERR_CTP_BODY_TOO_LARGE') return 'The request body is too large';
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || exception instanceof SyntaxError) return 'The request body is not valid JSON';
+  if (status in errorCodes) return (exception as Error).message || 'The request was invalid';
+  return `The request was invalid (${status})`;
+}
+
+const describe = (error: unknown): string => (error instanceof Error ? (error.stack ?? error.message) : String(error));
+

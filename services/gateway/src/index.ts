@@ -1,0 +1,4 @@
+export * from './start-gateway';
+export * from './create-gateway-app';
+export * from './tokens';
+export { MERCHANT_ACCOUNT_HEADER } from './auth/auth.guard';

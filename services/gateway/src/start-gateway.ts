@@ -1,0 +1,80 @@
+/**
+ * Composes the gateway for either runtime: the key directory (asked of identity over RPC, invalidated by
+ * `identity.events` on the bus), the verified-token cache (process-local, plus Redis when shared across gateway
+ * instances), readiness checks, and the HTTP application.
+ */
+import { randomUUID } from 'node:crypto';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
+import type { BusSubscription, MessageBus } from '@switchyard/bus';
+import { identityPatterns, identityTopic, transactionsPatterns, type EventMessage } from '@switchyard/contracts';
+import type { KeyValueStore } from '@switchyard/kv';
+import type { RpcClient } from '@switchyard/rpc';
+import { CachedKeyDirectory } from './auth/cached-key-directory';
+import { KeyUsageRecorder } from './auth/key-usage-recorder';
+import { createGatewayApp } from './create-gateway-app';
+import type { ReadinessCheck } from './tokens';
+
+export interface GatewayRuntime {
+  readonly rpc: RpcClient;
+  readonly bus: MessageBus;
+  /** Shared cache of verified tokens (Redis in the distributed runtime); absent: process-local only. */
+  readonly sharedCache?: KeyValueStore;
+  readonly clockSkewSeconds: number;
+  readonly readiness?: readonly ReadinessCheck[];
+  /** How often key usage (`last_used_at`) is sent to identity. */
+  readonly keyUsageFlushMs: number;
+  readonly onError?: (error: unknown, what: string) => void;
+}
+
+export interface RunningGateway {
+  readonly app: NestFastifyApplication;
+  readonly keyUsage: KeyUsageRecorder;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(runtime: GatewayRuntime): Promise<RunningGateway> {
+  const directory = new CachedKeyDirectory(runtime.rpc);
+  // Every gateway instance must see every key change, so each has its own consumer group.
+  const subscription: BusSubscription = await runtime.bus.subscribe({
+    groupId: `gateway-key-cache-${randomUUID()}`,
+    topics: [identityTopic],
+    fromBeginning: false,
+    handler: async (message) => {
+      const event = JSON.parse(message.value) as EventMessage;
+      // Only changes of what the gateway caches (state, roles, merchant accounts) matter; usage does not.
+      if (event.type !== 'ApiKeyPairUpdated' && event.type !== 'ApiKeyPairDeleted') return;
+      const data = event.data as { id?: string; kid?: string };
+      directory.invalidate({ ...(data.id ? { id: data.id } : {}), ...(data.kid ? { kid: data.kid } : {}) });
+    },
+  });
+
+  const localCache = new InMemoryVerifiedTokenCache();
+  const verifier = new TokenVerifier({
+    directory,
+    cache: runtime.sharedCache ? new LayeredVerifiedTokenCache(localCache, runtime.sharedCache) : localCache,
+    clockSkewSeconds: runtime.clockSkewSeconds,
+  });
+
+  const readiness: ReadinessCheck[] = [
+    ...[
+      ['identity', identityPatterns.ping],
+      ['transactions', transactionsPatterns.ping],
+    ].map(([name, ping]) => ({ name: name!, check: async () => void (await runtime.rpc.call(ping!, {})) })),
+    { name: 'bus', check: () => runtime.bus.ping() },
+    ...(runtime.sharedCache ? [{ name: 'cache', check: () => runtime.sharedCache!.ping() }] : []),
+    ...(runtime.readiness ?? []),
+  ];
+  const keyUsage = new KeyUsageRecorder(runtime.rpc, runtime.keyUsageFlushMs, (error) => runtime.onError?.(error, 'recording key usage'));
+  keyUsage.start();
+  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage });
+  return {
+    app,
+    keyUsage,
+    stop: async () => {
+      await app.close();
+      await keyUsage.stop();
+      await subscription.stop();
+    },
+  };
+}

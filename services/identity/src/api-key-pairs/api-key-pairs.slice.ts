@@ -1,0 +1,182 @@
+/** API key pairs: create (generating the pair or taking the caller's public key), list, get, update, delete, usage. */
+import { ApiError, type Page, type PageQuery } from '@switchyard/api';
+import { generateP521KeyPair, parsePublicKey, thumbprint, UnsupportedKeyError, type KeyRecord, type PublicJwk } from '@switchyard/auth';
+import {
+  apiKeyPairPatterns,
+  identityPatterns,
+  type ApiKeyPair,
+  type ApiKeyPairCreateInput,
+  type ApiKeyPairUpdateInput,
+  type AssigneeKind,
+  type CreatedApiKeyPair,
+} from '@switchyard/contracts';
+import { handleCommand } from '@switchyard/decider';
+import type { RpcHandlers } from '@switchyard/rpc';
+import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
+import type { MerchantAccounts } from '../merchant-accounts/merchant-accounts.slice';
+import { roleIdOf } from '../roles/role-catalog';
+import { rolesOf } from '../roles/roles.slice';
+import { apiKeyPair, apiKeyPairStream, type Actor, type ApiKeyPairChanges } from './api-key-pair';
+import { ApiKeyPairsReadModel, type ApiKeyPairRow } from './api-key-pairs.read-model';
+
+/** Who makes a change: the operator (stands where a dashboard user would) or an API key over the API. */
+export type Assigner = { readonly kind: 'operator' } | { readonly kind: 'api-key-pair'; readonly id: string };
+
+const assignerKind = (assigner: Assigner): AssigneeKind => (assigner.kind === 'operator' ? 'user' : 'api-key-pair');
+const actorOf = (assigner: Assigner): Actor => (assigner.kind === 'operator' ? { kind: 'operator' } : { kind: 'api-key-pair', id: assigner.id });
+
+export class ApiKeyPairs implements IdentitySlice {
+  readonly readModel: ApiKeyPairsReadModel;
+
+  constructor(
+    private readonly context: IdentityContext,
+    private readonly merchantAccounts: MerchantAccounts,
+  ) {
+    this.readModel = new ApiKeyPairsReadModel(context.db);
+  }
+
+  get projection() {
+    return this.readModel.projection;
+  }
+
+  /** `roles` may hold role ids or slugs (the CLI takes slugs). */
+  async create(input: Omit<ApiKeyPairCreateInput, 'role_ids' | 'active' | 'merchant_account_ids'> & { roles: readonly string[]; active?: boolean; merchant_account_ids?: readonly string[] }, assigner: Assigner): Promise<CreatedApiKeyPair> {
+    await this.context.catchUp();
+    const roleIds = input.roles.map(roleIdOf);
+    const merchantAccountIds = [...new Set(input.merchant_account_ids ?? [])];
+    this.assertMerchantAccountsExist(merchantAccountIds);
+
+    let publicJwk: PublicJwk;
+    let privateKeyPem: string | undefined;
+    if (input.public_key !== undefined) {
+      try {
+        publicJwk = parsePublicKey(input.public_key);
+      } catch (error) {
+        if (!(error instanceof UnsupportedKeyError)) throw error;
+        throw ApiError.badRequest(error.message, [{ location: 'body', pointer: '/public_key', message: error.message, type: 'invalid_public_key' }]);
+      }
+    } else {
+      ({ publicJwk, privateKeyPem } = generateP521KeyPair());
+    }
+    const kid = await thumbprint(publicJwk);
+    const existing = this.readModel.findByKid(kid);
+    if (existing) throw new ApiError(409, 'An API key pair with this public key already exists', [], { resourceId: existing.id });
+
+    const id = this.context.newId();
+    await asApiErrors(() =>
+      handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
+        type: 'CreateApiKeyPair',
+        data: { id, displayName: input.display_name, kid, publicJwk, roleIds, merchantAccountIds, active: input.active ?? true, generated: privateKeyPem !== undefined },
+        metadata: { now: this.context.now().toISOString(), assigner: assignerKind(assigner), by: actorOf(assigner) },
+      }),
+    );
+    await this.context.catchUp();
+    return { ...this.get(id), ...(privateKeyPem !== undefined ? { private_key: privateKeyPem } : {}) };
+  }
+
+  async update(id: string, input: ApiKeyPairUpdateInput, assigner: Assigner): Promise<ApiKeyPair> {
+    if (input.merchant_account_ids) this.assertMerchantAccountsExist(input.merchant_account_ids);
+    const changes: ApiKeyPairChanges = {
+      ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
+      ...(input.role_ids !== undefined ? { roleIds: input.role_ids } : {}),
+      ...(input.active !== undefined ? { active: input.active } : {}),
+      ...(input.merchant_account_ids !== undefined ? { merchantAccountIds: input.merchant_account_ids } : {}),
+    };
+    await asApiErrors(() =>
+      handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
+        type: 'UpdateApiKeyPair',
+        data: changes,
+        metadata: { now: this.context.now().toISOString(), assigner: assignerKind(assigner), by: actorOf(assigner) },
+      }),
+    );
+    await this.context.catchUp();
+    return this.get(id);
+  }
+
+  async delete(id: string, assigner: Assigner): Promise<void> {
+    await asApiErrors(() =>
+      handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
+        type: 'DeleteApiKeyPair',
+        metadata: { now: this.context.now().toISOString(), assigner: assignerKind(assigner), by: actorOf(assigner) },
+      }),
+    );
+    await this.context.catchUp();
+  }
+
+  /** Uses batched by the gateway: at most one event per key per batch, never for a key already used later. */
+  async recordUses(uses: readonly { id: string; at: string }[]): Promise<void> {
+    for (const use of uses) {
+      await handleCommand(this.context.store, apiKeyPairStream(use.id), apiKeyPair, { type: 'RecordApiKeyPairUse', data: { at: use.at } });
+    }
+    await this.context.catchUp();
+  }
+
+  get(id: string): ApiKeyPair {
+    const row = this.readModel.find(id);
+    if (!row) throw ApiError.notFound();
+    return toApiKeyPair(row);
+  }
+
+  list(query: PageQuery): Page<ApiKeyPair> {
+    const page = this.readModel.list(query);
+    return { ...page, items: page.items.map(toApiKeyPair) };
+  }
+
+  findKeyRecord(kid: string): KeyRecord | null {
+    return this.readModel.findKeyRecord(kid);
+  }
+
+  rpcHandlers(): RpcHandlers {
+    type WithActor<T> = T & { actor: { api_key_pair_id: string } };
+    const assignerOf = (payload: WithActor<unknown>): Assigner => ({ kind: 'api-key-pair', id: payload.actor.api_key_pair_id });
+    return {
+      [identityPatterns.findKeyByKid]: async (payload) => this.findKeyRecord((payload as { kid: string }).kid),
+      [apiKeyPairPatterns.list]: async (payload) => this.list(payload as PageQuery),
+      [apiKeyPairPatterns.get]: async (payload) => this.get((payload as { id: string }).id),
+      [apiKeyPairPatterns.create]: async (payload) => {
+        const { body } = payload as WithActor<{ body: ApiKeyPairCreateInput }>;
+        return this.create({ ...body, roles: body.role_ids }, assignerOf(payload as WithActor<unknown>));
+      },
+      [apiKeyPairPatterns.update]: async (payload) => {
+        const { id, body } = payload as WithActor<{ id: string; body: ApiKeyPairUpdateInput }>;
+        return this.update(id, body, assignerOf(payload as WithActor<unknown>));
+      },
+      [apiKeyPairPatterns.delete]: async (payload) => {
+        await this.delete((payload as { id: string }).id, assignerOf(payload as WithActor<unknown>));
+        return null;
+      },
+      [apiKeyPairPatterns.recordUse]: async (payload) => {
+        await this.recordUses((payload as { uses: { id: string; at: string }[] }).uses);
+        return null;
+      },
+    };
+  }
+
+  private assertMerchantAccountsExist(ids: readonly string[]): void {
+    const unknown = ids.filter((id) => !this.merchantAccounts.find(id));
+    if (unknown.length > 0) {
+      throw ApiError.badRequest(
+        `unknown merchant account: ${unknown.join(', ')}`,
+        unknown.map((id) => ({ location: 'body', pointer: '/merchant_account_ids', message: `merchant account ${id} does not exist`, type: 'unknown_merchant_account' })),
+      );
+    }
+  }
+}
+
+function toApiKeyPair(row: ApiKeyPairRow): ApiKeyPair {
+  return {
+    type: 'api-key-pair',
+    id: row.id,
+    display_name: row.displayName,
+    kid: row.kid,
+    algorithm: 'ES512',
+    public_key: row.publicJwk,
+    role_ids: [...row.roleIds],
+    roles: rolesOf(row.roleIds),
+    merchant_account_ids: [...row.merchantAccountIds],
+    active: row.active,
+    last_used_at: row.lastUsedAt,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}

@@ -1,0 +1,37 @@
+/**
+ * The identity service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read models
+ * from its event store, and relays its events to Kafka (`identity.events`).
+ */
+import 'reflect-metadata';
+import { KafkaMessageBus } from '@switchyard/bus';
+import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { openServiceStorage } from '@switchyard/readmodel';
+import { startTcpRpcServer } from '@switchyard/rpc';
+import { IdentityService } from './identity-service';
+import { identityRelay } from './identity-relay';
+
+runMain(async () => {
+  const settings = loadSettings();
+  const log = createLogger('identity', settings);
+  const storage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  await identity.start();
+
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity' });
+  const relay = identityRelay(storage, bus, {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
+  });
+  relay.start();
+
+  const server = await startTcpRpcServer(settings.IDENTITY_RPC_URL, identity.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+
+  stopOnSignals(log, async () => {
+    await server.close();
+    await relay.stop();
+    await identity.stop();
+    await bus.close();
+    await storage.close();
+  });
+});

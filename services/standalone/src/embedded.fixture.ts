@@ -1,0 +1,26 @@
+/** The embedded runtime for HTTP specs: a fresh data directory, silent logs, removed afterwards. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { loadSettings } from '@switchyard/config';
+import pino from 'pino';
+import { startEmbedded, type EmbeddedService } from './embedded';
+
+export interface EmbeddedFixture {
+  readonly service: EmbeddedService;
+  readonly dataDir: string;
+  stop(): Promise<void>;
+}
+
+export async function startEmbeddedFixture(name: string, env: Record<string, string> = {}): Promise<EmbeddedFixture> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `switchyard-${name}-`));
+  const service = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }), pino({ level: 'silent' }));
+  return {
+    service,
+    dataDir,
+    stop: async () => {
+      await service.stop();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}

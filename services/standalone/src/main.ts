@@ -1,0 +1,13 @@
+/** `npm start`: the whole service in one process, on embedded defaults. */
+import 'reflect-metadata';
+import { createLogger, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { startEmbedded } from './embedded';
+
+runMain(async () => {
+  const settings = loadSettings();
+  const log = createLogger('switchyard', settings);
+  const service = await startEmbedded(settings, log);
+  await service.gateway.app.listen(settings.PORT, settings.HOST);
+  log.info({ url: `http://${settings.HOST}:${settings.PORT}`, dataDir: settings.dataDir }, 'Switchyard listening (embedded runtime)');
+  stopOnSignals(log, () => service.stop());
+});

@@ -1,0 +1,2 @@
+export * from './transactions-service';
+export * from './transactions-relay';

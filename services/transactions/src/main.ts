@@ -1,0 +1,37 @@
+/**
+ * The transactions service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read
+ * models from its event store, and relays its events to Kafka (`transactions.events`).
+ */
+import 'reflect-metadata';
+import { KafkaMessageBus } from '@switchyard/bus';
+import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { openServiceStorage } from '@switchyard/readmodel';
+import { startTcpRpcServer } from '@switchyard/rpc';
+import { TransactionsService } from './transactions-service';
+import { transactionsRelay } from './transactions-relay';
+
+runMain(async () => {
+  const settings = loadSettings();
+  const log = createLogger('transactions', settings);
+  const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const transactions = new TransactionsService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  await transactions.start();
+
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions' });
+  const relay = transactionsRelay(storage, bus, {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
+  });
+  relay.start();
+
+  const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, transactions.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
+
+  stopOnSignals(log, async () => {
+    await server.close();
+    await relay.stop();
+    await transactions.stop();
+    await bus.close();
+    await storage.close();
+  });
+});

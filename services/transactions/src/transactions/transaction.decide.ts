@@ -1,0 +1,353 @@
+/**
+ * The transaction aggregate's rules: commands in, events out. Pure: no I/O, no clock (`metadata.now`), no
+ * randomness (every new id comes in with its command).
+ *
+ * DomainError codes (stable; mapped to HTTP errors in one place at the edge):
+ *   existence      transaction_not_found, transaction_exists
+ *   input          invalid_amount, invalid_currency, too_many_tracking_entries, invalid_tracking_entry
+ *   terminal       transaction_declined, transaction_failed, transaction_voided, transaction_refunded
+ *   authorization  transaction_not_authorized, authorization_already_decided, cancel_not_allowed,
+ *                  increment_not_allowed
+ *   captures       tracking_not_allowed, multiple_captures_disabled, authorization_closed, capture_limit_exceeded,
+ *                  nothing_to_capture, capture_exists, capture_not_found, capture_not_pending
+ *   voids          void_not_allowed, void_pending, void_not_found
+ *   refunds        transaction_not_captured, refund_limit_exceeded, nothing_to_refund, refund_exists,
+ *                  refund_not_found, refund_not_processing
+ *   sync           sync_unavailable
+ */
+import { DomainError, type Decider } from '@switchyard/decider';
+import {
+  claimedCaptureAmount,
+  claimedCaptures,
+  claimedRefundAmount,
+  capturedAmount,
+  evolveTransaction,
+  initialTransactionState,
+  isAuthorizationClosed,
+  type AuthorizationSucceededData,
+  type FailureKind,
+  type Minor,
+  type ProviderError,
+  type TrackingEntry,
+  type Transaction,
+  type TransactionCreatedData,
+  type TransactionEvent,
+  type TransactionState,
+} from './transaction';
+
+export type TransactionErrorCode =
+  | 'transaction_not_found'
+  | 'transaction_exists'
+  | 'invalid_amount'
+  | 'invalid_currency'
+  | 'too_many_tracking_entries'
+  | 'invalid_tracking_entry'
+  | 'transaction_declined'
+  | 'transaction_failed'
+  | 'transaction_voided'
+  | 'transaction_refunded'
+  | 'transaction_not_authorized'
+  | 'authorization_already_decided'
+  | 'cancel_not_allowed'
+  | 'increment_not_allowed'
+  | 'tracking_not_allowed'
+  | 'multiple_captures_disabled'
+  | 'authorization_closed'
+  | 'capture_limit_exceeded'
+  | 'nothing_to_capture'
+  | 'capture_exists'
+  | 'capture_not_found'
+  | 'capture_not_pending'
+  | 'void_not_allowed'
+  | 'void_pending'
+  | 'void_not_found'
+  | 'transaction_not_captured'
+  | 'refund_limit_exceeded'
+  | 'nothing_to_refund'
+  | 'refund_exists'
+  | 'refund_not_found'
+  | 'refund_not_processing'
+  | 'sync_unavailable';
+
+export class TransactionError extends DomainError<TransactionErrorCode> {}
+
+export const MAX_TRACKING_ENTRIES = 5;
+
+/** Read by the command handler from the merchant account and the connection before it decides a capture. */
+export interface CaptureSettings {
+  /** Enabled for the merchant account AND supported by the payment service. */
+  readonly multipleCapturesEnabled: boolean;
+  /** Absent: capturing more than authorized is off. */
+  readonly overCapture?: { readonly amount?: Minor; readonly percentage?: number };
+}
+
+export type AuthorizationResult =
+  | ({ readonly outcome: 'succeeded' } & Omit<AuthorizationSucceededData, 'at'>)
+  | { readonly outcome: FailureKind; readonly error: ProviderError }
+  | { readonly outcome: 'pending' }
+  | { readonly outcome: 'buyer_approval_required'; readonly approvalUrl?: string };
+
+export type ProviderOutcome =
+  | { readonly outcome: 'succeeded'; readonly rawResponseCode?: string }
+  | { readonly outcome: FailureKind; readonly error: ProviderError };
+
+interface CommandMetadata {
+  readonly now: string;
+}
+type Command<Type extends string, Data> = { readonly type: Type; readonly data: Data; readonly metadata: CommandMetadata };
+
+export type TransactionCommand =
+  | Command<'CreateTransaction', Omit<TransactionCreatedData, 'at'>>
+  /** `create_request`: the answer to the create call itself; `notification`: a payment service webhook. */
+  | Command<'RecordAuthorizationResult', { readonly source: 'create_request' | 'notification'; readonly result: AuthorizationResult }>
+  | Command<'CompleteCreateRequest', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' }>
+  | Command<'CancelTransaction', Record<string, never>>
+  | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings }>
+  | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
+  | Command<'VoidTransaction', { readonly voidId: string }>
+  | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
+  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string }>
+  | Command<'RecordRefundResult', { readonly refundId: string } & ProviderOutcome>
+  /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
+  | Command<'IngestSettledRefund', { readonly refundId: string }>
+  /** The payment service has answered the increment; the handler asks `assertIncrementAllowed` before calling it. */
+  | Command<'RecordAuthorizationIncrement', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'succeeded' | 'failed' | 'pending'; readonly responseCode?: string }>
+  | Command<'SyncTransaction', Record<string, never>>;
+
+// ---- guards ------------------------------------------------------------------------------------------------
+const fail = (code: TransactionErrorCode, message: string, details: readonly { field: string; message: string }[] = []): never => {
+  throw new TransactionError(code, message, details);
+};
+
+function assertAmount(amount: Minor, field = 'amount'): void {
+  if (!Number.isInteger(amount) || amount <= 0) fail('invalid_amount', `${field} must be a positive integer in minor units`, [{ field, message: 'must be a positive integer' }]);
+}
+
+function existing(state: TransactionState): Transaction {
+  if (state.status === 'absent') return fail('transaction_not_found', 'The transaction could not be found');
+  return state;
+}
+
+/** Nothing moves a transaction out of these; each has its own code so the edge can say why. */
+function assertNotTerminal(t: Transaction): void {
+  switch (t.status) {
+    case 'authorization_declined':
+      return fail('transaction_declined', 'The transaction was declined');
+    case 'authorization_failed':
+      return fail('transaction_failed', 'The transaction failed');
+    case 'authorization_voided':
+      return fail('transaction_voided', 'The authorization was voided');
+    case 'refunded':
+      return fail('transaction_refunded', 'The transaction was fully refunded');
+    default:
+      return;
+  }
+}
+
+const isAuthorizationOpen = (t: Transaction): boolean => t.status === 'processing' || t.status === 'buyer_approval_pending';
+
+/** The most that all claimed captures together may reach. With both over-capture settings, the larger limit wins. */
+export function captureLimit(authorized: Minor, settings: CaptureSettings): Minor {
+  const over = settings.overCapture;
+  if (over === undefined) return authorized;
+  const byAmount = authorized + (over.amount ?? 0);
+  // Rounded down: the configured percentage is a ceiling, never to be passed by a rounding.
+  const byPercentage = Math.floor((authorized * (100 + (over.percentage ?? 0))) / 100);
+  return Math.max(byAmount, byPercentage);
+}
+
+/** For the command handler, before it asks the payment service for more: the same rule the decider applies. */
+export function assertIncrementAllowed(state: TransactionState): Transaction {
+  const t = existing(state);
+  assertNotTerminal(t);
+  if (t.status !== 'authorization_succeeded') fail('increment_not_allowed', 'Only a transaction in authorization_succeeded can be increased');
+  return t;
+}
+
+function assertTracking(t: Transaction, tracking: readonly TrackingEntry[]): void {
+  if (tracking.length === 0) return;
+  if (t.intent !== 'authorize') fail('tracking_not_allowed', 'Tracking applies to delayed captures of an authorized transaction only');
+  if (tracking.length > MAX_TRACKING_ENTRIES) fail('too_many_tracking_entries', `At most ${MAX_TRACKING_ENTRIES} tracking entries`, [{ field: 'tracking', message: `at most ${MAX_TRACKING_ENTRIES} entries` }]);
+  tracking.forEach((entry, i) => {
+    if (entry.number.trim() === '' || entry.carrier.trim() === '') {
+      fail('invalid_tracking_entry', 'A tracking entry needs a number and a carrier', [{ field: `tracking[${i}]`, message: 'number and carrier are required' }]);
+    }
+  });
+}
+
+// ---- decide, one function per command family ---------------------------------------------------------------
+function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'notification', result: AuthorizationResult, at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  if (!isAuthorizationOpen(t)) {
+    // Already authorized: a repeated success changes nothing; anything else would contradict what was recorded.
+    if (result.outcome === 'succeeded') return [];
+    return fail('authorization_already_decided', `The authorization already succeeded; a late '${result.outcome}' cannot change it`);
+  }
+  switch (result.outcome) {
+    case 'succeeded': {
+      // A held failure wins: a failure is never followed by a contradicting success for the same create.
+      if (t.notificationHeld.length > 0) return [];
+      const { outcome: _outcome, ...data } = result;
+      assertAmount(data.authorizedAmount, 'authorized_amount');
+      return [{ type: 'AuthorizationSucceeded', data: { ...data, at } }];
+    }
+    case 'declined':
+    case 'failed':
+      if (source === 'notification' && t.createRequestRunning) return [{ type: 'FailureNotificationHeld', data: { kind: result.outcome, error: result.error, at } }];
+      return [failureEvent(result.outcome, result.error, at)];
+    case 'pending':
+      return [{ type: 'AuthorizationPending', data: { at } }];
+    case 'buyer_approval_required':
+      if (t.status === 'buyer_approval_pending') return [];
+      return [{ type: 'BuyerApprovalRequired', data: { ...(result.approvalUrl !== undefined ? { approvalUrl: result.approvalUrl } : {}), at } }];
+  }
+}
+
+const failureEvent = (kind: FailureKind, error: ProviderError, at: string): TransactionEvent =>
+  kind === 'declined' ? { type: 'AuthorizationDeclined', data: { ...error, at } } : { type: 'AuthorizationFailed', data: { ...error, at } };
+
+function decideCompletion(t: Transaction, reason: 'responded' | 'buyer_returned' | 'hold_expired', at: string): TransactionEvent[] {
+  if (!t.createRequestRunning) return [];
+  const completed: TransactionEvent = { type: 'CreateRequestCompleted', data: { reason, at } };
+  const held = t.notificationHeld[0];
+  // The first held failure decides; a later one can only repeat it. Once the outcome is settled they are moot.
+  if (held === undefined || !isAuthorizationOpen(t)) return [completed];
+  return [completed, failureEvent(held.kind, held.error, at)];
+}
+
+function decideCapture(t: Transaction, data: Extract<TransactionCommand, { type: 'CaptureTransaction' }>['data'], at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  assertTracking(t, data.tracking ?? []);
+  if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
+  if (t.status === 'authorization_void_pending') fail('void_pending', 'A void of this authorization is in progress');
+  if (t.captures.some((c) => c.id === data.captureId)) fail('capture_exists', `Capture ${data.captureId} already exists`);
+  if (isAuthorizationClosed(t)) fail('authorization_closed', 'A final capture closed this authorization');
+  const claimed = claimedCaptures(t);
+  if (claimed.length > 0 && !data.settings.multipleCapturesEnabled) fail('multiple_captures_disabled', 'Multiple captures are not enabled for this account and payment service');
+  const alreadyClaimed = claimedCaptureAmount(t);
+  const amount = data.amount ?? t.authorizedAmount - alreadyClaimed;
+  if (data.amount === undefined && amount <= 0) fail('nothing_to_capture', 'Nothing of the authorization is left to capture');
+  assertAmount(amount);
+  const limit = captureLimit(t.authorizedAmount, data.settings);
+  if (alreadyClaimed + amount > limit) {
+    fail('capture_limit_exceeded', `Captures would total ${alreadyClaimed + amount}, over the limit of ${limit}`, [{ field: 'amount', message: `at most ${Math.max(limit - alreadyClaimed, 0)}` }]);
+  }
+  // Without multiple captures the one capture is the last one.
+  const final = data.settings.multipleCapturesEnabled ? (data.final ?? false) : true;
+  return [{ type: 'CaptureRequested', data: { captureId: data.captureId, amount, final, tracking: data.tracking ?? [], at } }];
+}
+
+function decideCaptureResult(t: Transaction, data: { readonly captureId: string } & ProviderOutcome, at: string): TransactionEvent[] {
+  const capture = t.captures.find((c) => c.id === data.captureId) ?? fail('capture_not_found', `Capture ${data.captureId} could not be found`);
+  if (capture.status !== 'pending') {
+    if (capture.status === data.outcome) return []; // the same answer twice
+    return fail('capture_not_pending', `Capture ${capture.id} already ${capture.status}`);
+  }
+  if (data.outcome === 'succeeded') return [{ type: 'CaptureSucceeded', data: { captureId: capture.id, ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}), at } }];
+  const type = data.outcome === 'declined' ? 'CaptureDeclined' : 'CaptureFailed';
+  return [{ type, data: { captureId: capture.id, ...data.error, at } }];
+}
+
+function decideVoid(t: Transaction, voidId: string, at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
+  if (t.status === 'authorization_void_pending') fail('void_pending', 'A void of this authorization is already in progress');
+  // authorization_succeeded means no capture is pending or succeeded (the status follows the captures).
+  if (t.status !== 'authorization_succeeded') fail('void_not_allowed', 'Only an authorization without captures can be voided; refund captured money instead');
+  return [{ type: 'VoidRequested', data: { voidId, at } }];
+}
+
+function decideVoidResult(t: Transaction, data: { readonly voidId: string } & ProviderOutcome, at: string): TransactionEvent[] {
+  if (t.status === 'authorization_voided' && data.outcome === 'succeeded') return [];
+  assertNotTerminal(t);
+  if (t.pendingVoidId !== data.voidId) fail('void_not_found', `No void ${data.voidId} is pending`);
+  if (data.outcome === 'succeeded') return [{ type: 'VoidSucceeded', data: { voidId: data.voidId, at } }];
+  return [{ type: 'VoidFailed', data: { voidId: data.voidId, outcome: data.outcome, ...data.error, at } }];
+}
+
+function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string }, at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  if (t.refunds.some((r) => r.id === data.refundId)) fail('refund_exists', `Refund ${data.refundId} already exists`);
+  const captured = capturedAmount(t);
+  if (captured === 0) fail('transaction_not_captured', 'Nothing was captured, so nothing can be refunded');
+  const remaining = captured - claimedRefundAmount(t);
+  const amount = data.amount ?? remaining;
+  if (data.amount === undefined && remaining <= 0) fail('nothing_to_refund', 'Everything captured is refunded or being refunded');
+  assertAmount(amount);
+  if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what was captured; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
+  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, ...(data.reason !== undefined ? { reason: data.reason } : {}), at } }];
+}
+
+function decideRefundResult(t: Transaction, refundId: string, result: ProviderOutcome, via: 'payment_service' | 'settlement', at: string): TransactionEvent[] {
+  const refund = t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `Refund ${refundId} could not be found`);
+  if (refund.status !== 'processing') {
+    if (refund.status === result.outcome) return []; // a repeated answer, or settlement confirming a success
+    return fail('refund_not_processing', `Refund ${refund.id} already ${refund.status}`);
+  }
+  if (result.outcome === 'succeeded') return [{ type: 'RefundSucceeded', data: { refundId, via, at } }];
+  const type = result.outcome === 'declined' ? 'RefundDeclined' : 'RefundFailed';
+  return [{ type, data: { refundId, ...result.error, at } }];
+}
+
+function decideIncrement(state: TransactionState, data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'], at: string): TransactionEvent[] {
+  const t = assertIncrementAllowed(state);
+  assertAmount(data.amount);
+  const response = data.responseCode !== undefined ? { responseCode: data.responseCode } : {};
+  if (data.outcome === 'succeeded') {
+    return [{ type: 'AuthorizationIncremented', data: { incrementId: data.incrementId, amount: data.amount, authorizedAmount: t.authorizedAmount + data.amount, ...response, at } }];
+  }
+  return [{ type: 'AuthorizationIncrementNotApplied', data: { incrementId: data.incrementId, amount: data.amount, outcome: data.outcome, ...response, at } }];
+}
+
+export function decideTransaction(command: TransactionCommand, state: TransactionState): TransactionEvent[] {
+  const at = command.metadata.now;
+  switch (command.type) {
+    case 'CreateTransaction': {
+      if (state.status !== 'absent') fail('transaction_exists', `Transaction ${command.data.transactionId} already exists`);
+      assertAmount(command.data.amount);
+      if (!/^[A-Z]{3}$/.test(command.data.currency)) fail('invalid_currency', 'currency must be an ISO 4217 code', [{ field: 'currency', message: 'must match ^[A-Z]{3}$' }]);
+      return [{ type: 'TransactionCreated', data: { ...command.data, at } }];
+    }
+    case 'RecordAuthorizationResult':
+      return decideAuthorizationResult(existing(state), command.data.source, command.data.result, at);
+    case 'CompleteCreateRequest':
+      return decideCompletion(existing(state), command.data.reason, at);
+    case 'CancelTransaction': {
+      const t = existing(state);
+      assertNotTerminal(t);
+      if (!isAuthorizationOpen(t)) fail('cancel_not_allowed', 'Only a transaction still processing or awaiting buyer approval can be canceled; void or refund it instead');
+      return [{ type: 'TransactionCanceled', data: { at } }];
+    }
+    case 'CaptureTransaction':
+      return decideCapture(existing(state), command.data, at);
+    case 'RecordCaptureResult':
+      return decideCaptureResult(existing(state), command.data, at);
+    case 'VoidTransaction':
+      return decideVoid(existing(state), command.data.voidId, at);
+    case 'RecordVoidResult':
+      return decideVoidResult(existing(state), command.data, at);
+    case 'RefundTransaction':
+      return decideRefund(existing(state), command.data, at);
+    case 'RecordRefundResult':
+      return decideRefundResult(existing(state), command.data.refundId, command.data, 'payment_service', at);
+    case 'IngestSettledRefund':
+      return decideRefundResult(existing(state), command.data.refundId, { outcome: 'succeeded' }, 'settlement', at);
+    case 'RecordAuthorizationIncrement':
+      return decideIncrement(state, command.data, at);
+    case 'SyncTransaction': {
+      const t = existing(state);
+      if (t.captures.length > 1) fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');
+      return [{ type: 'TransactionSyncRequested', data: { at } }];
+    }
+    default: {
+      const unreachable: never = command;
+      throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+export const transaction: Decider<TransactionCommand, TransactionEvent, TransactionState> = {
+  initialState: initialTransactionState,
+  decide: decideTransaction,
+  evolve: evolveTransaction,
+};

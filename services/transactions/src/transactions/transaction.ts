@@ -1,0 +1,262 @@
+/**
+ * The transaction aggregate (stream `transaction-<uuid>`): its events, its state and how each event changes it.
+ * The rules that choose the events live beside it in `transaction.decide.ts`.
+ */
+import type { DomainEvent } from '@switchyard/decider';
+
+/** Amounts are integers in minor units. */
+export type Minor = number;
+
+export type TransactionIntent = 'authorize' | 'capture';
+
+/** The nine wire statuses, plus `refunded` once everything captured has been refunded (spec, "States"). */
+export type TransactionStatus =
+  | 'processing'
+  | 'buyer_approval_pending'
+  | 'authorization_succeeded'
+  | 'authorization_declined'
+  | 'authorization_failed'
+  | 'capture_pending'
+  | 'capture_succeeded'
+  | 'authorization_void_pending'
+  | 'authorization_voided'
+  | 'refunded';
+
+export interface TrackingEntry {
+  readonly number: string;
+  readonly carrier: string;
+  readonly url?: string;
+}
+
+/** What a payment service said when it refused something. */
+export interface ProviderError {
+  readonly errorCode: string;
+  readonly rawResponseCode?: string;
+  readonly rawResponseDescription?: string;
+}
+
+export interface TransactionCreatedData {
+  readonly transactionId: string;
+  readonly merchantAccountId: string;
+  readonly paymentServiceId: string;
+  readonly intent: TransactionIntent;
+  readonly amount: Minor;
+  readonly currency: string;
+  readonly isAmountEstimated: boolean;
+  readonly externalIdentifier?: string;
+  readonly at: string;
+}
+
+export interface AuthorizationSucceededData {
+  readonly authorizedAmount: Minor;
+  readonly paymentServiceTransactionId?: string;
+  readonly schemeTransactionId?: string;
+  readonly avsResponseCode?: string;
+  readonly cvvResponseCode?: string;
+  readonly rawResponseCode?: string;
+  readonly at: string;
+}
+
+export type FailureKind = 'declined' | 'failed';
+
+type At = { readonly at: string };
+
+export type TransactionEvent =
+  | DomainEvent<'TransactionCreated', TransactionCreatedData>
+  | DomainEvent<'BuyerApprovalRequired', { readonly approvalUrl?: string } & At>
+  | DomainEvent<'AuthorizationPending', At>
+  | DomainEvent<'AuthorizationSucceeded', AuthorizationSucceededData>
+  | DomainEvent<'AuthorizationDeclined', ProviderError & At>
+  | DomainEvent<'AuthorizationFailed', ProviderError & At>
+  /** A failure or decline notification that arrived while the create request was still running (spec, Events rule 2). */
+  | DomainEvent<'FailureNotificationHeld', { readonly kind: FailureKind; readonly error: ProviderError } & At>
+  /** The create request answered, the buyer came back, or the hold window ran out: held failures apply now. */
+  | DomainEvent<'CreateRequestCompleted', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' } & At>
+  | DomainEvent<'TransactionCanceled', At>
+  | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[] } & At>
+  | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string } & At>
+  | DomainEvent<'CaptureDeclined', { readonly captureId: string } & ProviderError & At>
+  | DomainEvent<'CaptureFailed', { readonly captureId: string } & ProviderError & At>
+  | DomainEvent<'VoidRequested', { readonly voidId: string } & At>
+  | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
+  | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
+  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string } & At>
+  | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement' } & At>
+  | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
+  | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
+  | DomainEvent<'AuthorizationIncremented', { readonly incrementId: string; readonly amount: Minor; readonly authorizedAmount: Minor; readonly responseCode?: string } & At>
+  /** An increment the payment service did not approve (`failed`) or has not yet (`pending`): recorded, nothing changes. */
+  | DomainEvent<'AuthorizationIncrementNotApplied', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'failed' | 'pending'; readonly responseCode?: string } & At>
+  | DomainEvent<'TransactionSyncRequested', At>;
+
+export type CaptureStatus = 'pending' | 'succeeded' | 'declined' | 'failed';
+export type RefundStatus = 'processing' | 'succeeded' | 'declined' | 'failed';
+
+export interface Capture {
+  readonly id: string;
+  readonly amount: Minor;
+  readonly final: boolean;
+  /** A direct capture is the one an `intent: capture` transaction makes when it is authorized. */
+  readonly direct: boolean;
+  readonly tracking: readonly TrackingEntry[];
+  readonly status: CaptureStatus;
+}
+
+export interface Refund {
+  readonly id: string;
+  readonly amount: Minor;
+  readonly status: RefundStatus;
+}
+
+export interface HeldFailure {
+  readonly kind: FailureKind;
+  readonly error: ProviderError;
+}
+
+export interface Transaction {
+  readonly status: TransactionStatus;
+  readonly id: string;
+  readonly merchantAccountId: string;
+  readonly paymentServiceId: string;
+  readonly intent: TransactionIntent;
+  readonly amount: Minor;
+  readonly currency: string;
+  readonly isAmountEstimated: boolean;
+  readonly authorizedAmount: Minor;
+  readonly createRequestRunning: boolean;
+  readonly notificationHeld: readonly HeldFailure[];
+  readonly captures: readonly Capture[];
+  readonly refunds: readonly Refund[];
+  readonly pendingVoidId: string | null;
+  readonly errorCode: string | null;
+  readonly avsResponseCode: string | null;
+  readonly cvvResponseCode: string | null;
+  readonly paymentServiceTransactionId: string | null;
+}
+
+export type TransactionState = { readonly status: 'absent' } | Transaction;
+
+export const transactionStream = (id: string): string => `transaction-${id}`;
+
+export const initialTransactionState = (): TransactionState => ({ status: 'absent' });
+
+// ---- derived amounts: the decider's limits and evolve's status read the same sums ------------------------
+const sum = <T extends { amount: Minor }>(items: readonly T[]): Minor => items.reduce((total, item) => total + item.amount, 0);
+
+/** Captures that hold part of the authorization: pending ones count (spec, Limits, "Capture total"). */
+export const claimedCaptures = (t: Transaction): readonly Capture[] => t.captures.filter((c) => c.status === 'pending' || c.status === 'succeeded');
+export const capturedAmount = (t: Transaction): Minor => sum(t.captures.filter((c) => c.status === 'succeeded'));
+export const claimedCaptureAmount = (t: Transaction): Minor => sum(claimedCaptures(t));
+/** Refunds that hold part of what was captured: processing ones count. */
+export const claimedRefundAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => r.status === 'processing' || r.status === 'succeeded'));
+export const refundedAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => r.status === 'succeeded'));
+/** A final capture closes the authorization while it is pending or once it succeeded; a refused one reopens it. */
+export const isAuthorizationClosed = (t: Transaction): boolean => claimedCaptures(t).some((c) => c.final);
+
+/** After authorization, the status follows the money: pending captures, then what was captured and refunded. */
+function statusFromMoney(t: Transaction): TransactionStatus {
+  if (t.captures.some((c) => c.status === 'pending')) return 'capture_pending';
+  const captured = capturedAmount(t);
+  if (captured === 0) return 'authorization_succeeded';
+  return refundedAmount(t) === captured ? 'refunded' : 'capture_succeeded';
+}
+
+const withCapture = (t: Transaction, captureId: string, status: CaptureStatus): Transaction => {
+  const next = { ...t, captures: t.captures.map((c) => (c.id === captureId ? { ...c, status } : c)) };
+  return { ...next, status: statusFromMoney(next) };
+};
+
+const withRefund = (t: Transaction, refundId: string, status: RefundStatus): Transaction => {
+  const next = { ...t, refunds: t.refunds.map((r) => (r.id === refundId ? { ...r, status } : r)) };
+  return { ...next, status: statusFromMoney(next) };
+};
+
+export function evolveTransaction(state: TransactionState, event: TransactionEvent): TransactionState {
+  if (event.type === 'TransactionCreated') {
+    const d = event.data;
+    return {
+      status: 'processing',
+      id: d.transactionId,
+      merchantAccountId: d.merchantAccountId,
+      paymentServiceId: d.paymentServiceId,
+      intent: d.intent,
+      amount: d.amount,
+      currency: d.currency,
+      isAmountEstimated: d.isAmountEstimated,
+      authorizedAmount: 0,
+      createRequestRunning: true,
+      notificationHeld: [],
+      captures: [],
+      refunds: [],
+      pendingVoidId: null,
+      errorCode: null,
+      avsResponseCode: null,
+      cvvResponseCode: null,
+      paymentServiceTransactionId: null,
+    };
+  }
+  if (state.status === 'absent') return state;
+  const t = state;
+  switch (event.type) {
+    case 'BuyerApprovalRequired':
+      return { ...t, status: 'buyer_approval_pending' };
+    case 'AuthorizationPending':
+    case 'TransactionSyncRequested':
+    case 'AuthorizationIncrementNotApplied':
+      return t;
+    case 'AuthorizationSucceeded': {
+      const d = event.data;
+      const authorized: Transaction = {
+        ...t,
+        status: 'authorization_succeeded',
+        authorizedAmount: d.authorizedAmount,
+        avsResponseCode: d.avsResponseCode ?? null,
+        cvvResponseCode: d.cvvResponseCode ?? null,
+        paymentServiceTransactionId: d.paymentServiceTransactionId ?? null,
+      };
+      if (t.intent === 'authorize') return authorized;
+      // An `intent: capture` transaction is captured in the same call: one final, direct capture of it all.
+      const direct: Capture = { id: t.id, amount: d.authorizedAmount, final: true, direct: true, tracking: [], status: 'succeeded' };
+      return { ...authorized, status: 'capture_succeeded', captures: [direct] };
+    }
+    case 'AuthorizationDeclined':
+      return { ...t, status: 'authorization_declined', errorCode: event.data.errorCode };
+    case 'AuthorizationFailed':
+      return { ...t, status: 'authorization_failed', errorCode: event.data.errorCode };
+    case 'FailureNotificationHeld':
+      return { ...t, notificationHeld: [...t.notificationHeld, { kind: event.data.kind, error: event.data.error }] };
+    case 'CreateRequestCompleted':
+      return { ...t, createRequestRunning: false, notificationHeld: [] };
+    case 'TransactionCanceled':
+      return { ...t, status: 'authorization_failed', errorCode: 'canceled' };
+    case 'CaptureRequested': {
+      const d = event.data;
+      const next = { ...t, captures: [...t.captures, { id: d.captureId, amount: d.amount, final: d.final, direct: false, tracking: d.tracking, status: 'pending' as const }] };
+      return { ...next, status: statusFromMoney(next) };
+    }
+    case 'CaptureSucceeded':
+      return withCapture(t, event.data.captureId, 'succeeded');
+    case 'CaptureDeclined':
+      return withCapture(t, event.data.captureId, 'declined');
+    case 'CaptureFailed':
+      return withCapture(t, event.data.captureId, 'failed');
+    case 'VoidRequested':
+      return { ...t, status: 'authorization_void_pending', pendingVoidId: event.data.voidId };
+    case 'VoidSucceeded':
+      return { ...t, status: 'authorization_voided', pendingVoidId: null };
+    case 'VoidFailed':
+      return { ...t, status: 'authorization_succeeded', pendingVoidId: null };
+    case 'RefundRequested': {
+      const d = event.data;
+      return { ...t, refunds: [...t.refunds, { id: d.refundId, amount: d.amount, status: 'processing' }] };
+    }
+    case 'RefundSucceeded':
+      return withRefund(t, event.data.refundId, 'succeeded');
+    case 'RefundDeclined':
+      return withRefund(t, event.data.refundId, 'declined');
+    case 'RefundFailed':
+      return withRefund(t, event.data.refundId, 'failed');
+    case 'AuthorizationIncremented':
+      return { ...t, authorizedAmount: event.data.authorizedAmount };
+  }
+}

@@ -1,0 +1,184 @@
+/**
+ * The operator CLI (`npm run --silent cli -- ...`). It writes to the identity service's event store directly, so
+ * it works with the server running or stopped; a running server sees the new records within its poll interval.
+ * The operator stands where a dashboard user would (role rules apply as for one). Machine-readable JSON on
+ * stdout; errors on stderr with a non-zero exit.
+ */
+import 'reflect-metadata';
+import { createPrivateKey, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { SignJWT } from 'jose';
+import { ApiError } from '@switchyard/api';
+import { loadSettings } from '@switchyard/config';
+import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
+import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+
+async function withIdentity<T>(action: (identity: IdentityService) => Promise<T>): Promise<T> {
+  const settings = loadSettings();
+  const storage: ServiceStorage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const identity = new IdentityService({ store: storage.store, db: storage.db });
+  try {
+    await identity.catchUp();
+    await identity.merchantAccounts.ensureDefault();
+    return await action(identity);
+  } finally {
+    await storage.close();
+  }
+}
+
+const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+export function cli(): Command {
+  const program = new Command('switchyard')
+    .description('Operate a Switchyard installation (data under DATA_DIR, or EVENTSTORE_URL)')
+    .exitOverride()
+    .showHelpAfterError();
+
+  const merchantAccounts = program.command('merchant-accounts').description('Merchant accounts');
+  merchantAccounts
+    .command('create')
+    .description('Create a merchant account')
+    .requiredOption('--id <id>', 'account id: lower-case letters, digits and hyphens')
+    .requiredOption('--display-name <name>', 'display name')
+    .action(async (options: { id: string; displayName: string }) => {
+      const account = await withIdentity((identity) => identity.merchantAccounts.create({ id: options.id, displayName: options.displayName }));
+      print({ type: 'merchant-account', id: account.id, display_name: account.displayName, created_at: account.createdAt, updated_at: account.updatedAt });
+    });
+
+  const apiKeys = program.command('api-keys').description('API key pairs');
+  apiKeys
+    .command('create')
+    .description('Generate a P-521 API key pair; prints its private key once (it is never stored)')
+    .requiredOption('--display-name <name>', 'display name')
+    .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
+    .option('--merchant-account <id>', 'limit the key to a merchant account; repeat for several (default: all accounts)', collect, [])
+    .action(async (options: { displayName: string; role: string[]; merchantAccount: string[] }) => {
+      const created = await withIdentity((identity) =>
+        identity.apiKeyPairs.create({ display_name: options.displayName, roles: options.role, merchant_account_ids: options.merchantAccount }, { kind: 'operator' }),
+      );
+      print({
+        id: created.id,
+        kid: created.kid,
+        private_key: created.private_key,
+        role_ids: created.role_ids,
+        merchant_account_ids: created.merchant_account_ids,
+      });
+    });
+
+  program
+    .command('token')
+    .description('Sign an ES512 access token with a key made by `api-keys create` (for curl and tests)')
+    .requiredOption('--key-file <path>', 'the JSON that `api-keys create` printed (needs kid and private_key)')
+    .option('--scope <scope>', 'a scope; repeat for several (default: *.read and *.write)', collect, [])
+    .option('--expires-in <seconds>', 'lifetime in seconds', '300')
+    .action(async (options: { keyFile: string; scope: string[]; expiresIn: string }) => {
+      const key = JSON.parse(fs.readFileSync(options.keyFile, 'utf8')) as { kid?: string; private_key?: string };
+      if (!key.kid || !key.private_key) throw new Error(`${options.keyFile} has no kid and private_key`);
+      const lifetime = Number(options.expiresIn);
+      if (!Number.isInteger(lifetime) || lifetime <= 0) throw new Error('--expires-in must be a positive number of seconds');
+      const now = Math.floor(Date.now() / 1000);
+      const token = await new SignJWT({ scopes: options.scope.length > 0 ? options.scope : ['*.read', '*.write'] })
+        .setProtectedHeader({ alg: 'ES512', typ: 'JWT', kid: key.kid })
+        .setIssuedAt(now)
+        .setNotBefore(now)
+        .setExpirationTime(now + lifetime)
+        .setJti(randomUUID())
+        .sign(createPrivateKey(key.private_key));
+      process.stdout.write(`${token}\n`);
+    });
+
+  const users = program.command('users').description('Dashboard users (no password yet: dashboard login comes later)');
+  users
+    .command('create')
+    .description('Create a dashboard user with its roles')
+    .requiredOption('--email <email>', 'email address, unique (case-insensitive)')
+    .requiredOption('--display-name <name>', 'display name')
+    .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
+    .action(async (options: { email: string; displayName: string; role: string[] }) => {
+      print(await withIdentity((identity) => identity.users.create({ email: options.email, display_name: options.displayName, roles: options.role })));
+    });
+  users
+    .command('update')
+    .description('Edit a dashboard user; --role replaces its roles')
+    .requiredOption('--id <id>', 'the user id')
+    .option('--role <slug>', 'a role slug or id; repeat for several roles (replaces the current roles)', collect, [])
+    .option('--display-name <name>', 'display name')
+    .option('--active <true|false>', 'false deactivates the user, true restores it', parseBoolean)
+    .action(async (options: { id: string; role: string[]; displayName?: string; active?: boolean }) => {
+      const user = await withIdentity((identity) =>
+        identity.users.update(options.id, {
+          ...(options.role.length > 0 ? { roles: options.role } : {}),
+          ...(options.displayName !== undefined ? { display_name: options.displayName } : {}),
+          ...(options.active !== undefined ? { active: options.active } : {}),
+        }),
+      );
+      print(user);
+    });
+  users
+    .command('list')
+    .description('List dashboard users, oldest first')
+    .action(async () => {
+      print({ items: await withIdentity(async (identity) => identity.users.all()) });
+    });
+
+  const sso = program.command('sso').description('Single sign-on: how an identity provider roles claim maps to roles');
+  sso
+    .command('resolve')
+    .description('Show the roles a roles claim gives (analyst is added to an unusable set)')
+    .option('--claim <slug-or-id>', 'an entry of the roles claim; repeat for several', collect, [])
+    .action((options: { claim: string[] }) => {
+      const resolved = resolveSingleSignOnRoles(options.claim);
+      print({
+        role_ids: resolved.roleIds,
+        roles: rolesOf(resolved.roleIds),
+        added: resolved.added,
+        ignored: resolved.ignored,
+      });
+    });
+  sso
+    .command('sign-in')
+    .description('Sign a user in through single sign-on: create it, or replace its roles, with the roles the claim resolves to')
+    .requiredOption('--email <email>', 'the email the identity provider asserts')
+    .option('--claim <slug-or-id>', 'an entry of the roles claim; repeat for several', collect, [])
+    .option('--display-name <name>', 'display name for a new user (default: the email)')
+    .action(async (options: { email: string; claim: string[]; displayName?: string }) => {
+      const { user, resolution } = await withIdentity((identity) =>
+        identity.users.signInWithSingleSignOn({ email: options.email, claim: options.claim, ...(options.displayName !== undefined ? { display_name: options.displayName } : {}) }),
+      );
+      if (resolution.added.length > 0 || resolution.ignored.length > 0) {
+        const added = rolesOf(resolution.added).map((role) => role.slug);
+        process.stderr.write(`note: roles claim resolved with ${JSON.stringify(added)} added, ${JSON.stringify(resolution.ignored)} ignored\n`);
+      }
+      print(user);
+    });
+
+  return program;
+}
+
+function parseBoolean(value: string): boolean {
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  throw new InvalidArgumentError('expected true or false');
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    await cli().parseAsync(argv);
+    return 0;
+  } catch (error) {
+    if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof ApiError) {
+      process.stderr.write(`error: ${error.message}\n`);
+      for (const detail of error.details) process.stderr.write(`  ${detail.pointer}: ${detail.message}\n`);
+      return 1;
+    }
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv).then((code) => process.exit(code));
+}

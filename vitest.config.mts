@@ -1,0 +1,16 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// SWC (not esbuild) compiles the tests so that NestJS decorator metadata is emitted, as at run time.
+export default defineConfig({
+  plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2022' } })],
+  test: {
+    include: ['libs/**/*.spec.ts', 'services/**/*.spec.ts', 'tools/**/*.spec.ts', 'tests/**/*.spec.ts'],
+    globals: true,
+    pool: 'forks',
+    maxWorkers: 2,
+    testTimeout: 30_000,
+    hookTimeout: 120_000,
+    reporters: ['default'],
+  },
+});
