@@ -34,7 +34,28 @@ export const settingsSchema = z.object({
   POLL_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** The gateway's address as payment services reach it (their notifications); unset: the address it listens on. */
+  PUBLIC_BASE_URL: z.url().optional(),
+  /** The mock-card simulator's address; unset in the embedded runtime: it starts one in process on MOCK_CARD_PORT. */
+  MOCK_CARD_URL: z.url().optional(),
+  /** Port of the embedded runtime's own simulator (0: any free port). */
+  MOCK_CARD_PORT: port.default(0),
+  /** Secret. HMAC key of the simulator's notification signatures; unset in the embedded runtime: random per start. */
+  MOCK_CARD_WEBHOOK_SECRET: z.string().min(16).optional(),
+  /** How long a call to the simulator may take before its outcome counts as unknown. */
+  MOCK_CARD_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
+   * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
+   */
+  VAULT_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .optional(),
 });
+
+/** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
+const secretSettings = ['VAULT_KEY', 'MOCK_CARD_WEBHOOK_SECRET'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 
@@ -44,7 +65,9 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
     throw new Error(`invalid configuration: ${problems}`);
   }
-  return { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+  const settings: Settings = { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+  for (const name of secretSettings) Object.defineProperty(settings, name, { value: settings[name], enumerable: false, writable: false });
+  return settings;
 }
 
 export const kafkaBrokers = (settings: Settings): string[] =>

@@ -7,6 +7,8 @@ export interface EventMessage {
   readonly type: string;
   /** The public event name (`api-key-pair.created`), when the event has one; null for internal events. */
   readonly name: string | null;
+  /** Every public name of the event, `name` first; empty for internal events. */
+  readonly names: readonly string[];
   readonly stream_id: string;
   readonly revision: number;
   readonly position: string;

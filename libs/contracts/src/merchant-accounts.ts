@@ -37,6 +37,9 @@ export const merchantAccountSchema = z
     account_updater_response_decryption_key_id: z.string().nullable(),
     over_capture_amount: z.number().int().nullable().meta({ description: 'How far (minor units) captures may exceed the authorized amount; null: no over-capture by amount.' }),
     over_capture_percentage: z.number().int().nullable().meta({ description: 'How far (percent of the authorized amount) captures may exceed it; null: no over-capture by percentage.' }),
+    multiple_captures_enabled: z.boolean().meta({
+      description: 'Whether a transaction may be captured in several parts; a multiple capture also needs a payment service that supports it.',
+    }),
     loon_client_key: z.string().nullable(),
     loon_secret_key: z.string().nullable(),
     loon_accepted_schemes: z.array(z.string()).nullable(),
@@ -63,6 +66,7 @@ const settingsShape = {
   account_updater_response_decryption_key_id: settingText,
   over_capture_amount: z.int().min(0).nullish(),
   over_capture_percentage: z.int().min(0).nullish(),
+  multiple_captures_enabled: z.boolean().optional(),
   loon_client_key: settingText,
   loon_secret_key: settingText,
   loon_accepted_schemes: z.array(cardScheme).max(cardSchemeValues.length).nullish(),

@@ -1,6 +1,568 @@
+/**
+ * Transactions, captures, voids, cancels and refunds on the wire (shapes of `../shared/reference/wire-compat.md`,
+ * rules of the spec), and the transactions service's RPC patterns behind them.
+ */
+import { z } from 'zod';
+
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
 export const transactionsTopic = 'transactions.events';
 
 export const transactionsPatterns = {
   ping: 'transactions.ping',
+  create: 'transactions.create',
+  get: 'transactions.get',
+  list: 'transactions.list',
+  update: 'transactions.update',
+  events: 'transactions.events.list',
+  capture: 'transactions.capture',
+  captures: 'transactions.captures.list',
+  captureGet: 'transactions.captures.get',
+  void: 'transactions.void',
+  cancel: 'transactions.cancel',
+  sync: 'transactions.sync',
+  refund: 'transactions.refunds.create',
+  refundAll: 'transactions.refunds.all',
+  refunds: 'transactions.refunds.list',
+  refundGet: 'transactions.refunds.get',
+  refundById: 'transactions.refunds.by-id',
+  notification: 'transactions.provider-notification',
+  settlementFile: 'transactions.settlement-files.ingest',
 } as const;
+
+const timestamp = z.iso.datetime({ offset: true });
+const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const country = z.string().regex(/^[A-Z]{2}$/).meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
+/** Amounts in minor units, as the reference allows them. */
+const amount = z.int().min(1).max(99_999_999);
+const metadata = z.record(z.string().max(50), z.string().max(200)).refine((value) => Object.keys(value).length <= 20, 'at most 20 keys');
+const externalIdentifier = z.string().min(1).max(300);
+
+/** The Luhn check every real card number passes (ISO/IEC 7812-1). */
+export function passesLuhn(digits: string): boolean {
+  let total = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    total += digit;
+  }
+  return total % 10 === 0;
+}
+
+export const expirationDate = z
+  .string()
+  .regex(/^(0[1-9]|1[0-2])\/\d{2}$/, 'must be MM/YY')
+  .meta({ description: 'MM/YY' });
+
+export const cardNumber = z
+  .string()
+  .regex(/^\d{12,19}$/, 'must be 12 to 19 digits')
+  .refine(passesLuhn, 'is not a valid card number (Luhn check)');
+
+const securityCode = z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits');
+
+// ---- request bodies ----------------------------------------------------------------------------------------
+
+export const cardPaymentMethodSchema = z
+  .object({
+    method: z.literal('card'),
+    number: cardNumber,
+    expiration_date: expirationDate,
+    security_code: securityCode.optional(),
+    external_identifier: externalIdentifier.nullish(),
+    buyer_id: z.uuid().nullish(),
+    buyer_external_identifier: z.string().max(200).nullish(),
+    card_type: z.string().nullish(),
+    redirect_url: z.url().max(2048).nullish(),
+  })
+  .meta({ id: 'CardPaymentMethodCreate' });
+
+export const storedPaymentMethodSchema = z
+  .object({
+    method: z.literal('id'),
+    id: z.uuid(),
+    security_code: securityCode.optional(),
+    redirect_url: z.url().max(2048).nullish(),
+  })
+  .meta({ id: 'TokenPaymentMethodCreate', description: 'A payment method stored in the vault, by id.' });
+
+export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [cardPaymentMethodSchema, storedPaymentMethodSchema]);
+
+export const cartItemSchema = z
+  .object({
+    name: z.string().min(1).max(255),
+    quantity: z.int().min(1).max(99_999_999),
+    unit_amount: z.int().min(0).max(99_999_999),
+    discount_amount: z.int().min(0).max(99_999_999).nullish(),
+    tax_amount: z.int().min(0).max(99_999_999).nullish(),
+    external_identifier: z.string().max(200).nullish(),
+    sku: z.string().max(200).nullish(),
+    upc: z.string().max(200).nullish(),
+    product_url: z.string().max(2048).nullish(),
+    image_url: z.string().max(2048).nullish(),
+    categories: z.array(z.string().max(50)).max(100).nullish(),
+    product_type: z.string().max(50).nullish(),
+    seller_country: country.nullish(),
+    tax_exempt: z.boolean().nullish(),
+    unit_of_measure: z.string().max(50).nullish(),
+    commodity_code: z.string().max(50).nullish(),
+    description: z.string().max(1000).nullish(),
+    duty_amount: z.int().min(0).max(99_999_999).nullish(),
+    shipping_amount: z.int().min(0).max(99_999_999).nullish(),
+    brand: z.string().max(255).nullish().meta({ description: 'At most 255 characters.' }),
+    subcategories: z.array(z.string().max(50)).max(100).nullish().meta({ description: 'Each at most 50 characters; one level below `categories`.' }),
+  })
+  .meta({ id: 'CartItem' });
+
+export type CartItem = z.infer<typeof cartItemSchema>;
+
+const address = z.object({
+  city: z.string().max(100).nullish(),
+  country: z.string().max(2).nullish(),
+  postal_code: z.string().max(50).nullish(),
+  state: z.string().max(100).nullish(),
+  state_code: z.string().max(10).nullish(),
+  house_number_or_name: z.string().max(100).nullish(),
+  line1: z.string().max(200).nullish(),
+  line2: z.string().max(200).nullish(),
+  organization: z.string().max(200).nullish(),
+});
+
+const billingDetails = z.object({
+  first_name: z.string().max(100).nullish(),
+  last_name: z.string().max(100).nullish(),
+  email_address: z.string().max(320).nullish(),
+  phone_number: z.string().max(50).nullish(),
+  address: address.nullish(),
+});
+
+export const guestBuyerSchema = z
+  .object({
+    display_name: z.string().max(200).nullish(),
+    external_identifier: z.string().max(200).nullish(),
+    billing_details: billingDetails.nullish(),
+    account_number: z.string().max(100).nullish(),
+  })
+  .meta({ id: 'GuestBuyer' });
+
+export const paymentSourceValues = ['ecommerce', 'moto', 'recurring', 'installment', 'card_on_file'] as const;
+export const integrationClientValues = ['redirect', 'web', 'ios', 'android'] as const;
+
+export const transactionCreateSchema = z
+  .object({
+    amount,
+    currency,
+    country: country.nullish(),
+    payment_method: transactionPaymentMethodInputSchema,
+    intent: z.enum(['authorize', 'capture']).default('authorize'),
+    store: z.boolean().default(false),
+    merchant_initiated: z.boolean().default(false),
+    is_subsequent_payment: z.boolean().default(false),
+    payment_source: z.enum(paymentSourceValues).nullish(),
+    is_amount_estimated: z.boolean().default(false),
+    integration_client: z.enum(integrationClientValues).nullish(),
+    payment_service_id: z.uuid().nullish(),
+    external_identifier: externalIdentifier.nullish(),
+    metadata: metadata.nullish(),
+    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    buyer: guestBuyerSchema.nullish(),
+    buyer_id: z.uuid().nullish(),
+    buyer_external_identifier: z.string().max(200).nullish(),
+    // Sent by the SDK with their defaults; accepted, not acted on yet.
+    async_capture: z.boolean().optional(),
+    account_funding_transaction: z.boolean().optional(),
+    allow_partial_authorization: z.boolean().optional(),
+  })
+  .refine((body) => !(body.buyer && body.buyer_id), { message: 'give either buyer or buyer_id, not both', path: ['buyer_id'] })
+  .meta({ id: 'TransactionCreate' });
+
+export type TransactionCreateInput = z.infer<typeof transactionCreateSchema>;
+
+export const transactionUpdateSchema = z
+  .object({
+    external_identifier: externalIdentifier.nullish(),
+    metadata: metadata.nullish(),
+  })
+  .meta({ id: 'TransactionUpdate', description: 'Only the fields sent change; null clears.' });
+
+export type TransactionUpdateInput = z.infer<typeof transactionUpdateSchema>;
+
+export const MAX_TRACKING_ENTRIES = 5;
+
+export const trackingEntrySchema = z
+  .object({
+    number: z.string().min(1).max(100),
+    carrier: z.string().min(1).max(100),
+    url: z.url().max(2048).nullish(),
+  })
+  .meta({ id: 'CaptureTrackingEntry' });
+
+export const transactionCaptureCreateSchema = z
+  .object({
+    amount: amount.nullish().meta({ description: 'Omitted: everything of the authorization not yet claimed.' }),
+    final: z.boolean().nullish().meta({ description: 'true closes the authorization and releases the rest. Omitted keeps it open (multiple captures).' }),
+    tracking: z.array(trackingEntrySchema).max(MAX_TRACKING_ENTRIES).nullish(),
+    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    external_identifier: externalIdentifier.nullish(),
+  })
+  .meta({ id: 'TransactionCaptureCreate' });
+
+export type TransactionCaptureInput = z.infer<typeof transactionCaptureCreateSchema>;
+
+export const refundCreateSchema = z
+  .object({
+    amount: amount.nullish().meta({ description: 'Omitted: everything captured and not yet refunded.' }),
+    target_type: z.literal('payment-method').nullish(),
+    target_id: z.string().nullish(),
+    reason: z.string().max(100).nullish(),
+    external_identifier: externalIdentifier.nullish(),
+  })
+  .meta({ id: 'TransactionRefundCreate' });
+
+export type RefundCreateInput = z.infer<typeof refundCreateSchema>;
+
+export const refundAllCreateSchema = z
+  .object({
+    reason: z.string().max(100).nullish(),
+    external_identifier: externalIdentifier.nullish(),
+  })
+  .meta({ id: 'TransactionRefundAllCreate' });
+
+export type RefundAllCreateInput = z.infer<typeof refundAllCreateSchema>;
+
+// ---- list queries ------------------------------------------------------------------------------------------
+
+/** `status=a&status=b` and `status=a` both arrive as a list. */
+const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]) as z.output<T>[]);
+const intParam = z
+  .string()
+  .regex(/^-?\d{1,12}$/, 'must be an integer')
+  .transform(Number);
+
+export const transactionStatusValues = [
+  'processing',
+  'buyer_approval_pending',
+  'authorization_succeeded',
+  'authorization_declined',
+  'authorization_failed',
+  'authorization_voided',
+  'authorization_void_pending',
+  'capture_succeeded',
+  'capture_pending',
+  'refunded',
+] as const;
+export type TransactionStatusValue = (typeof transactionStatusValues)[number];
+
+export const transactionListQuerySchema = z.object({
+  status: many(z.enum(transactionStatusValues)).optional(),
+  buyer_id: z.uuid().optional(),
+  buyer_external_identifier: z.string().max(200).optional(),
+  created_at_gte: timestamp.optional(),
+  created_at_lte: timestamp.optional(),
+  updated_at_gte: timestamp.optional(),
+  updated_at_lte: timestamp.optional(),
+  amount_eq: intParam.optional(),
+  amount_gte: intParam.optional(),
+  amount_lte: intParam.optional(),
+  currency: many(currency).optional(),
+  payment_service_id: many(z.uuid()).optional(),
+  external_identifier: z.string().max(300).optional(),
+  id: z.uuid().optional(),
+});
+
+export type TransactionListFilters = z.infer<typeof transactionListQuerySchema>;
+
+// ---- responses ---------------------------------------------------------------------------------------------
+
+const transactionPaymentMethodSchema = z
+  .object({
+    type: z.literal('payment-method'),
+    id: z.string().nullable(),
+    method: z.string(),
+    mode: z.string().nullable(),
+    scheme: z.string().nullable(),
+    label: z.string().nullable().meta({ description: 'The last four digits of the card.' }),
+    expiration_date: z.string().nullable(),
+    fingerprint: z.string().nullable(),
+    approval_url: z.string().nullable(),
+    country: z.string().nullable(),
+    currency: z.string().nullable(),
+    details: z.object({ bin: z.string().nullable(), card_type: z.string().nullable(), card_issuer_name: z.string().nullable() }).nullable(),
+    external_identifier: z.string().nullable(),
+  })
+  .meta({ id: 'TransactionPaymentMethod' });
+
+const transactionPaymentServiceSchema = z
+  .object({
+    type: z.literal('payment-service'),
+    id: z.string(),
+    payment_service_definition_id: z.string(),
+    method: z.string(),
+    display_name: z.string(),
+  })
+  .meta({ id: 'TransactionPaymentService' });
+
+const transactionBuyerSchema = z
+  .object({
+    type: z.literal('buyer'),
+    id: z.string().nullable(),
+    display_name: z.string().nullable(),
+    external_identifier: z.string().nullable(),
+    billing_details: z.unknown().nullable(),
+    account_number: z.string().nullable(),
+  })
+  .meta({ id: 'TransactionBuyer' });
+
+const transactionSummaryShape = {
+  type: z.literal('transaction'),
+  id: z.uuid(),
+  reconciliation_id: z.string(),
+  merchant_account_id: z.string(),
+  currency: z.string(),
+  amount: z.int(),
+  status: z.string().meta({ description: 'One of the transaction statuses (open set).' }),
+  authorized_amount: z.int(),
+  captured_amount: z.int(),
+  refunded_amount: z.int(),
+  settled_currency: z.string().nullable(),
+  settled_amount: z.int(),
+  settled: z.boolean(),
+  country: z.string().nullable(),
+  external_identifier: z.string().nullable(),
+  intent: z.string(),
+  payment_method: transactionPaymentMethodSchema.nullable(),
+  method: z.string().nullable(),
+  instrument_type: z.string().nullable(),
+  error_code: z.string().nullable(),
+  payment_service: transactionPaymentServiceSchema.nullable(),
+  pending_review: z.boolean(),
+  buyer: transactionBuyerSchema.nullable(),
+  raw_response_code: z.string().nullable(),
+  raw_response_description: z.string().nullable(),
+  shipping_details: z.unknown().nullable(),
+  checkout_session_id: z.string().nullable(),
+  gift_card_redemptions: z.array(z.unknown()),
+  gift_card_service: z.unknown().nullable(),
+  created_at: timestamp,
+  updated_at: timestamp,
+  disputed: z.boolean(),
+};
+
+export const transactionSummarySchema = z.object(transactionSummaryShape).meta({ id: 'TransactionSummary' });
+
+export const transactionSchema = z
+  .object({
+    ...transactionSummaryShape,
+    airline: z.unknown().nullable(),
+    auth_response_code: z.string().nullable(),
+    avs_response_code: z.string().nullable(),
+    cvv_response_code: z.string().nullable(),
+    anti_fraud_decision: z.string().nullable(),
+    payment_source: z.string(),
+    merchant_initiated: z.boolean(),
+    is_subsequent_payment: z.boolean(),
+    is_amount_estimated: z.boolean(),
+    integration_client: z.string().nullable(),
+    store: z.boolean(),
+    cart_items: z.array(cartItemSchema).nullable(),
+    statement_descriptor: z.unknown().nullable(),
+    scheme_transaction_id: z.string().nullable(),
+    three_d_secure: z.unknown().nullable(),
+    payment_service_transaction_id: z.string().nullable(),
+    metadata: z.record(z.string(), z.string()).nullable(),
+    authorized_at: timestamp.nullable(),
+    captured_at: timestamp.nullable(),
+    voided_at: timestamp.nullable(),
+    canceled_at: timestamp.nullable(),
+    approval_expires_at: timestamp.nullable(),
+    buyer_approval_timedout_at: timestamp.nullable(),
+    intent_outcome: z.enum(['pending', 'succeeded', 'failed']),
+    multi_tender: z.boolean(),
+    account_funding_transaction: z.boolean(),
+    recipient: z.unknown().nullable(),
+    merchant_advice_code: z.string().nullable(),
+    installment_count: z.int().nullable(),
+  })
+  .meta({ id: 'Transaction' });
+
+export type Transaction = z.infer<typeof transactionSchema>;
+export type TransactionSummary = z.infer<typeof transactionSummarySchema>;
+
+export const transactionSummariesSchema = z
+  .object({ items: z.array(transactionSummarySchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .meta({ id: 'TransactionSummaries' });
+
+/** One capture of a transaction, with its own tracking (`Prefer: resource=transaction-capture`, captures list/get). */
+export const transactionCaptureSchema = z
+  .object({
+    type: z.literal('transaction-capture'),
+    id: z.string(),
+    transaction_id: z.uuid(),
+    status: z.enum(['pending', 'succeeded', 'declined', 'failed']),
+    amount: z.int(),
+    currency: z.string(),
+    final: z.boolean(),
+    tracking: z.array(z.object({ number: z.string(), carrier: z.string(), url: z.string().nullable() })),
+    cart_items: z.array(cartItemSchema).nullable(),
+    external_identifier: z.string().nullable(),
+    code: z.string().nullable(),
+    raw_response_code: z.string().nullable(),
+    raw_response_description: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    transaction: transactionSchema,
+  })
+  .meta({ id: 'TransactionCapture' });
+
+export type TransactionCapture = z.infer<typeof transactionCaptureSchema>;
+
+export const transactionCapturesSchema = z
+  .object({ items: z.array(transactionCaptureSchema.omit({ transaction: true })), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .meta({ id: 'TransactionCaptures' });
+
+export type TransactionCaptureSummary = Omit<TransactionCapture, 'transaction'>;
+
+const operationResultShape = {
+  code: z.string().nullable(),
+  raw_response_code: z.string().nullable(),
+  raw_response_description: z.string().nullable(),
+  transaction: transactionSchema,
+};
+
+export const transactionVoidSchema = z
+  .object({ type: z.literal('transaction-void'), status: z.enum(['succeeded', 'pending', 'declined', 'failed']), ...operationResultShape })
+  .meta({ id: 'TransactionVoid' });
+export type TransactionVoid = z.infer<typeof transactionVoidSchema>;
+
+export const transactionCancelSchema = z
+  .object({ type: z.literal('transaction-cancel'), status: z.enum(['succeeded', 'pending', 'failed']), ...operationResultShape })
+  .meta({ id: 'TransactionCancel' });
+export type TransactionCancel = z.infer<typeof transactionCancelSchema>;
+
+export const refundSchema = z
+  .object({
+    type: z.literal('refund'),
+    id: z.uuid(),
+    transaction_id: z.uuid(),
+    payment_service_refund_id: z.string().nullable(),
+    status: z.enum(['processing', 'succeeded', 'declined', 'failed', 'voided']),
+    currency: z.string(),
+    amount: z.int(),
+    reason: z.string().nullable(),
+    target_type: z.literal('payment-method'),
+    target_id: z.string().nullable(),
+    reconciliation_id: z.string(),
+    external_identifier: z.string().nullable(),
+    transaction_reconciliation_id: z.string(),
+    transaction_external_identifier: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+    creator: z.unknown().nullable(),
+    error_code: z.string().nullable(),
+    raw_response_code: z.string().nullable(),
+    raw_response_description: z.string().nullable(),
+  })
+  .meta({ id: 'Refund' });
+
+export type Refund = z.infer<typeof refundSchema>;
+
+export const refundsSchema = z
+  .object({ items: z.array(refundSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .meta({ id: 'Refunds' });
+
+export const transactionEventSchema = z
+  .object({
+    type: z.literal('transaction-event'),
+    id: z.string(),
+    name: z.string(),
+    created_at: timestamp,
+    context: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'TransactionEvent' });
+
+export type TransactionEventItem = z.infer<typeof transactionEventSchema>;
+
+export const transactionEventsSchema = z
+  .object({ items: z.array(transactionEventSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .meta({ id: 'TransactionEvents' });
+
+// ---- RPC payloads (gateway → transactions service) -----------------------------------------------------------
+
+/** The merchant account's capture settings, read by the gateway from identity. */
+export interface CaptureAccountSettings {
+  readonly multiple_captures_enabled: boolean;
+  readonly over_capture_amount: number | null;
+  readonly over_capture_percentage: number | null;
+}
+
+export interface TransactionRequest<Body = undefined> {
+  readonly merchant_account_id: string;
+  readonly transaction_id: string;
+  readonly body: Body;
+  /** The caller's `Idempotency-Key` header (POST create, capture, void, refunds). */
+  readonly idempotency_key?: string;
+}
+
+export interface TransactionCreateRequest {
+  readonly merchant_account_id: string;
+  readonly body: TransactionCreateInput;
+  readonly idempotency_key?: string;
+}
+
+export interface TransactionCaptureRequest extends TransactionRequest<TransactionCaptureInput> {
+  readonly settings: CaptureAccountSettings;
+  /** `Prefer: resource=transaction-capture` */
+  readonly prefer_capture: boolean;
+}
+
+export interface TransactionVoidRequest extends TransactionRequest<undefined> {
+  /** `Prefer: resource=transaction-void` */
+  readonly prefer_void: boolean;
+}
+
+export interface TransactionListRequest extends TransactionListFilters {
+  readonly merchant_account_id: string;
+  readonly cursor?: string | null;
+  readonly limit: number;
+}
+
+export interface TransactionPageRequest {
+  readonly merchant_account_id: string;
+  readonly transaction_id: string;
+  readonly cursor?: string | null;
+  readonly limit: number;
+}
+
+export interface ProviderNotificationRequest {
+  readonly payment_service_id: string;
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body exactly as received: signatures are computed over the bytes. */
+  readonly raw_body: string;
+}
+
+export interface SettlementFileRequest {
+  readonly merchant_account_id: string;
+  readonly payment_service_id: string;
+  readonly file_name: string;
+  readonly content: string;
+}
+
+export interface SettlementFileResult {
+  readonly type: 'settlement-file-ingestion';
+  readonly file_name: string;
+  readonly records: number;
+  readonly refunds_settled: number;
+  readonly already_settled: number;
+  readonly unmatched: number;
+}
+
+/** {@link SettlementFileResult} on the wire: the answer of `POST /payment-services/{id}/settlement-files`. */
+export const settlementFileResultSchema = z
+  .object({
+    type: z.literal('settlement-file-ingestion'),
+    file_name: z.string(),
+    records: z.int(),
+    refunds_settled: z.int(),
+    already_settled: z.int(),
+    unmatched: z.int(),
+  })
+  .meta({ id: 'SettlementFileIngestion' });

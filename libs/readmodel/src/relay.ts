@@ -12,15 +12,20 @@ export interface RelayOptions {
   readonly pollIntervalMs?: number;
   /** Events per publish (default 500). */
   readonly batchSize?: number;
-  /** The public name of an event (`api-key-pair.created`), for events that webhooks and other services know by name. */
-  readonly nameOf?: (event: RecordedEvent) => string | undefined;
+  /**
+   * The public name of an event (`api-key-pair.created`), for events that webhooks and other services know by
+   * name; several when one change is announced under more than one name (a failed capture is both
+   * `capture.failed` and `transaction.capture-failed`).
+   */
+  readonly nameOf?: (event: RecordedEvent) => string | readonly string[] | undefined;
   readonly onError?: (error: unknown) => void;
 }
 
-export const toEventMessage = (event: RecordedEvent, name: string | null = null): EventMessage => ({
+export const toEventMessage = (event: RecordedEvent, names: string | readonly string[] | null = null): EventMessage => ({
   id: event.id,
   type: event.type,
-  name,
+  name: (typeof names === 'string' ? names : names?.[0]) ?? null,
+  names: typeof names === 'string' ? [names] : [...(names ?? [])],
   stream_id: event.streamId,
   revision: event.revision,
   position: event.position,
@@ -51,11 +56,15 @@ export class Relay {
         await options.bus.publish(
           options.topic,
           events.map((event) => {
-            const name = options.nameOf?.(event) ?? null;
+            const message = toEventMessage(event, options.nameOf?.(event) ?? null);
             return {
               key: event.streamId,
-              value: JSON.stringify(toEventMessage(event, name)),
-              headers: { [EVENT_ID_HEADER]: event.id, [EVENT_TYPE_HEADER]: event.type, ...(name ? { [EVENT_NAME_HEADER]: name } : {}) },
+              value: JSON.stringify(message),
+              headers: {
+                [EVENT_ID_HEADER]: event.id,
+                [EVENT_TYPE_HEADER]: event.type,
+                ...(message.names.length > 0 ? { [EVENT_NAME_HEADER]: message.names.join(',') } : {}),
+              },
             };
           }),
         );

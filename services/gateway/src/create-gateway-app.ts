@@ -1,7 +1,7 @@
 /** Builds the gateway's HTTP application (NestJS on Fastify) around the dependencies a runtime gives it. */
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
-import { parseJsonBody } from './http/json-body';
+import { registerBodyParsers } from './http/json-body';
 import { GatewayModule, type GatewayDependencies } from './gateway.module';
 
 export const BODY_LIMIT_BYTES = 1024 * 1024;
@@ -9,21 +9,14 @@ export const BODY_LIMIT_BYTES = 1024 * 1024;
 export async function createGatewayApp(dependencies: GatewayDependencies): Promise<NestFastifyApplication> {
   const adapter = new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, return503OnClosing: true });
   const fastify = adapter.getInstance();
-  fastify.removeContentTypeParser('application/json');
-  fastify.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    try {
-      done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
-    } catch (error) {
-      done(error as Error, undefined);
-    }
-  });
+  registerBodyParsers(fastify);
   // Failures before a route handler runs (media type, body size, the JSON above) reach Nest's Fastify error
   // handler, which hands them to ApiExceptionFilter like every other error.
 
   const app = await NestFactory.create<NestFastifyApplication>(GatewayModule.register(dependencies), adapter, {
     logger: ['error', 'warn'],
     abortOnError: false,
-    // The JSON parser above replaces Nest's own.
+    // The parsers above replace Nest's own.
     bodyParser: false,
   });
   await app.init();

@@ -13,6 +13,13 @@ import { ApiExceptionFilter } from './http/api-exception.filter';
 import { OpenApiController } from './openapi/openapi.controller';
 import { PaymentServiceDefinitionsController, PaymentServicesController } from './payment-services';
 import { RolesController } from './roles/roles.controller';
+import {
+  CapturesController,
+  ProviderNotificationsController,
+  RefundsController,
+  SettlementFilesController,
+  TransactionsController,
+} from './transactions';
 import { KEY_DIRECTORY, KEY_USAGE, READINESS_CHECKS, RPC_CLIENT, TOKEN_VERIFIER, type ReadinessCheck } from './tokens';
 
 export interface GatewayDependencies {
@@ -28,7 +35,21 @@ export class GatewayModule {
   static register(dependencies: GatewayDependencies): DynamicModule {
     return {
       module: GatewayModule,
-      controllers: [HealthController, OpenApiController, RolesController, ApiKeyPairsController, MerchantAccountsController, ThreeDsConfigurationsController, PaymentServicesController, PaymentServiceDefinitionsController],
+      controllers: [
+        HealthController,
+        OpenApiController,
+        RolesController,
+        ApiKeyPairsController,
+        MerchantAccountsController,
+        ThreeDsConfigurationsController,
+        PaymentServicesController,
+        PaymentServiceDefinitionsController,
+        TransactionsController,
+        CapturesController,
+        RefundsController,
+        ProviderNotificationsController,
+        SettlementFilesController,
+      ],
       providers: [
         { provide: RPC_CLIENT, useValue: dependencies.rpc },
         { provide: TOKEN_VERIFIER, useValue: dependencies.verifier },

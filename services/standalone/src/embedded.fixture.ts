@@ -12,9 +12,14 @@ export interface EmbeddedFixture {
   stop(): Promise<void>;
 }
 
-export async function startEmbeddedFixture(name: string, env: Record<string, string> = {}): Promise<EmbeddedFixture> {
+/**
+ * `listen: true` binds the gateway to a free loopback port, for tests where something calls it back over real
+ * HTTP (the simulator's notifications).
+ */
+export async function startEmbeddedFixture(name: string, env: Record<string, string> = {}, options: { listen?: boolean } = {}): Promise<EmbeddedFixture> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `switchyard-${name}-`));
   const service = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', ...env }), pino({ level: 'silent' }));
+  if (options.listen) await service.gateway.app.listen(0, '127.0.0.1');
   return {
     service,
     dataDir,

@@ -2,13 +2,16 @@
  * The embedded runtime: every service in one process on embedded adapters (SQLite event stores under DATA_DIR,
  * the in-process bus and RPC, in-memory caches). The same service code as the distributed runtime.
  */
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import { InProcessMessageBus, type MessageBus } from '@switchyard/bus';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import type { Settings } from '@switchyard/config';
 import { startGateway, type RunningGateway } from '@switchyard/gateway';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
-import { TransactionsService, transactionsRelay } from '@switchyard/transactions';
+import { TransactionsService, loadVaultKey, transactionsRelay } from '@switchyard/transactions';
 import type { Logger } from 'pino';
 
 export interface EmbeddedService {
@@ -16,6 +19,8 @@ export interface EmbeddedService {
   readonly identity: IdentityService;
   readonly transactions: TransactionsService;
   readonly bus: MessageBus;
+  /** The in-process mock-card simulator; null when MOCK_CARD_URL points at one elsewhere. */
+  readonly simulator: RunningSimulator | null;
   stop(): Promise<void>;
 }
 
@@ -30,7 +35,22 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const identity = new IdentityService({ store: identityStorage.store, db: identityStorage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
   await identity.start();
   const transactionsStorage = openServiceStorage('transactions', { dataDir: settings.dataDir });
-  const transactions = new TransactionsService({ store: transactionsStorage.store, db: transactionsStorage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  // The simulator calls the gateway back: at PUBLIC_BASE_URL, else where the gateway ended up listening.
+  let gateway: RunningGateway | undefined;
+  const publicBaseUrl = () => settings.PUBLIC_BASE_URL ?? listeningUrl(gateway) ?? `http://${settings.HOST}:${settings.PORT}`;
+  const webhookSecret = settings.MOCK_CARD_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
+  const simulator = settings.MOCK_CARD_URL ? null : await startSimulator({ host: '127.0.0.1', port: settings.MOCK_CARD_PORT, webhookSecret });
+  if (simulator) log.info({ url: simulator.url }, 'mock-card simulator listening');
+  const transactions = new TransactionsService({
+    store: transactionsStorage.store,
+    db: transactionsStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
+    providers: {
+      publicBaseUrl,
+      mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS },
+    },
+  });
   await transactions.start();
 
   const relays = [identityRelay(identityStorage, bus, relayOptions('identity')), transactionsRelay(transactionsStorage, bus, relayOptions('transactions'))];
@@ -39,7 +59,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
   rpc.register(identity.rpcHandlers());
   rpc.register(transactions.rpcHandlers());
-  const gateway = await startGateway({
+  gateway = await startGateway({
     rpc,
     bus,
     clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS,
@@ -47,17 +67,28 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     onError: (error, what) => log.error({ err: error }, what),
   });
 
+  const running = gateway;
   return {
-    gateway,
+    gateway: running,
     identity,
     transactions,
     bus,
+    simulator,
     stop: async () => {
-      await gateway.stop();
+      await running.stop();
+      await simulator?.stop();
       for (const relay of relays) await relay.stop();
       await Promise.all([identity.stop(), transactions.stop()]);
       await bus.close();
       await Promise.all([identityStorage.close(), transactionsStorage.close()]);
     },
   };
+}
+
+/** `http://127.0.0.1:<port>` of a gateway that listens; undefined before it does. */
+function listeningUrl(gateway: RunningGateway | undefined): string | undefined {
+  const address = gateway?.app.getHttpServer().address() as AddressInfo | string | null | undefined;
+  if (!address || typeof address === 'string') return undefined;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `http://${host === '0.0.0.0' || host === '[::]' ? '127.0.0.1' : host}:${address.port}`;
 }

@@ -50,6 +50,7 @@ describe('merchant accounts', () => {
     const response = await createAccount('acme', {
       over_capture_amount: 500,
       over_capture_percentage: 10,
+      multiple_captures_enabled: true,
       visa_network_tokens_requestor_id: 'visa-req',
       visa_network_tokens_app_id: 'visa-app',
       account_updater_enabled: true,
@@ -68,6 +69,7 @@ describe('merchant accounts', () => {
       account_updater_response_decryption_key_id: null,
       over_capture_amount: 500,
       over_capture_percentage: 10,
+      multiple_captures_enabled: true,
       loon_client_key: null,
       loon_secret_key: null,
       loon_accepted_schemes: ['visa', 'mastercard'],
@@ -87,6 +89,18 @@ describe('merchant accounts', () => {
   it('gets the default account, ignoring the merchant account header', async () => {
     const response = await http().get('/merchant-accounts/default').set({ ...(await bearer()), 'x-service-merchant-account-id': 'elsewhere' }).expect(200);
     expect(response.body).toMatchObject({ type: 'merchant-account', id: 'default', account_updater_enabled: false, async_network_tokens_enabled: false });
+  });
+
+  it('has multiple captures off unless asked, and toggles them on update', async () => {
+    const created = await createAccount('captures');
+    expect(created.body.multiple_captures_enabled).toBe(false);
+    const enabled = await http().put('/merchant-accounts/captures').set(await bearer()).send({ multiple_captures_enabled: true }).expect(200);
+    expect(enabled.body).toMatchObject({ id: 'captures', multiple_captures_enabled: true });
+    const renamed = await http().put('/merchant-accounts/captures').set(await bearer()).send({ display_name: 'Renamed' }).expect(200);
+    expect(renamed.body.multiple_captures_enabled).toBe(true);
+    const disabled = await http().put('/merchant-accounts/captures').set(await bearer()).send({ multiple_captures_enabled: false }).expect(200);
+    expect(disabled.body.multiple_captures_enabled).toBe(false);
+    expect((await http().get('/merchant-accounts/captures').set(await bearer()).expect(200)).body).toEqual(disabled.body);
   });
 
   it('updates only the fields sent; null clears a setting', async () => {
@@ -131,6 +145,10 @@ describe('merchant accounts', () => {
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'colour'], type: 'extra_forbidden' });
     const negative = await http().put('/merchant-accounts/default').set(await bearer()).send({ over_capture_percentage: -5 }).expect(422);
     expect(negative.body.detail[0]).toMatchObject({ loc: ['body', 'over_capture_percentage'] });
+    const notBoolean = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'typed', display_name: 'x', multiple_captures_enabled: 'yes' }).expect(422);
+    expect(notBoolean.body.detail[0]).toMatchObject({ loc: ['body', 'multiple_captures_enabled'] });
+    const nullSwitch = await http().put('/merchant-accounts/default').set(await bearer()).send({ multiple_captures_enabled: null }).expect(422);
+    expect(nullSwitch.body.detail[0]).toMatchObject({ loc: ['body', 'multiple_captures_enabled'] });
   });
 
   it('pages by id with limit=2, forward to next_cursor null and back to previous_cursor null', async () => {
@@ -324,5 +342,8 @@ describe('the OpenAPI document', () => {
     expect(document.components.schemas).toHaveProperty('MerchantAccountThreeDSConfiguration');
     expect(document.components.schemas).toHaveProperty('MerchantAccountThreeDSConfigurations');
     expect(document.components.schemas.MerchantAccount.properties.over_capture_amount).toBeDefined();
+    expect(document.components.schemas.MerchantAccount.properties.multiple_captures_enabled).toMatchObject({ type: 'boolean', description: expect.any(String) });
+    expect(document.components.schemas.MerchantAccount.required).toContain('multiple_captures_enabled');
+    expect(document.components.schemas.MerchantAccountUpdate.properties.multiple_captures_enabled).toMatchObject({ type: 'boolean' });
   });
 });

@@ -1,2 +1,3 @@
 export * from './transactions-service';
 export * from './transactions-relay';
+export { loadVaultKey } from './vault/card-vault';

@@ -8,13 +8,25 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { openServiceStorage } from '@switchyard/readmodel';
 import { startTcpRpcServer } from '@switchyard/rpc';
 import { TransactionsService } from './transactions-service';
+import { loadVaultKey } from './vault/card-vault';
 import { transactionsRelay } from './transactions-relay';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('transactions', settings);
   const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
-  const transactions = new TransactionsService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  const transactions = new TransactionsService({
+    store: storage.store,
+    db: storage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
+    providers: {
+      publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
+      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
+        ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } }
+        : {}),
+    },
+  });
   await transactions.start();
 
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions' });

@@ -1,6 +1,7 @@
 import type { MessageBus } from '@switchyard/bus';
 import { transactionsTopic } from '@switchyard/contracts';
 import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/readmodel';
+import { transactionEventNames } from './transactions/transaction-names';
 
 /** The transactions service's events, from its store to `transactions.events`, checkpointed in its local SQLite. */
 export const transactionsRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
@@ -11,4 +12,5 @@ export const transactionsRelay = (storage: ServiceStorage, bus: MessageBus, opti
     checkpoints: new SqliteCheckpointStore(storage.db),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
+    nameOf: transactionEventNames,
   });

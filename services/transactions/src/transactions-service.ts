@@ -6,18 +6,35 @@
 import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { randomBytes } from 'node:crypto';
 import { PaymentServices } from './payment-services/payment-services.slice';
+import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
+import { Transactions } from './transactions/transactions.slice';
+import { CardVault } from './vault/card-vault';
 
-export type TransactionsServiceOptions = ServiceHostOptions;
+export interface TransactionsServiceOptions extends ServiceHostOptions {
+  /** The card vault key (`loadVaultKey`); default: a random key, for tests that keep nothing. */
+  readonly vaultKey?: Buffer;
+  /** Where providers live and where they send notifications; without it no transaction can reach a provider. */
+  readonly providers?: ProviderSettings;
+}
 
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
+  readonly transactions: Transactions;
+  readonly vault: CardVault;
   private readonly host: ServiceHost;
 
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost(options);
     this.paymentServices = new PaymentServices(this.host.context);
-    this.host.add(this.paymentServices);
+    this.vault = new CardVault(options.db, { key: options.vaultKey ?? randomBytes(32), now: this.host.context.now });
+    this.transactions = new Transactions(this.host.context, {
+      paymentServices: this.paymentServices,
+      vault: this.vault,
+      connectors: new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }),
+    });
+    this.host.add(this.paymentServices, this.transactions);
   }
 
   start(): Promise<void> {

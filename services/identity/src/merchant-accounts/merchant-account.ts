@@ -1,7 +1,7 @@
 /** The merchant account aggregate: stream `merchant-account-<id>`. */
 import { DomainError, type Decider } from '@switchyard/decider';
 
-/** The account's settings: over-capture limits, network token requestor ids, account updater keys. */
+/** The account's settings: over-capture limits, multiple captures, network token requestor ids, account updater keys. */
 export interface MerchantAccountSettings {
   readonly accountUpdaterEnabled: boolean;
   readonly accountUpdaterRequestEncryptionKey: string | null;
@@ -10,6 +10,8 @@ export interface MerchantAccountSettings {
   readonly accountUpdaterResponseDecryptionKeyId: string | null;
   readonly overCaptureAmount: number | null;
   readonly overCapturePercentage: number | null;
+  /** Multiple (partial) captures of one transaction; the payment service must support them too. */
+  readonly multipleCapturesEnabled: boolean;
   readonly loonClientKey: string | null;
   readonly loonSecretKey: string | null;
   readonly loonAcceptedSchemes: readonly string[] | null;
@@ -30,6 +32,7 @@ export const defaultMerchantAccountSettings: MerchantAccountSettings = {
   accountUpdaterResponseDecryptionKeyId: null,
   overCaptureAmount: null,
   overCapturePercentage: null,
+  multipleCapturesEnabled: false,
   loonClientKey: null,
   loonSecretKey: null,
   loonAcceptedSchemes: null,
@@ -85,6 +88,16 @@ function assertSettings(settings: Partial<MerchantAccountSettings>): void {
       throw invalid(field, 'must be a whole number, zero or more');
     }
   }
+  // Switches are never null: the read model stores them NOT NULL, and an event it cannot apply would stall it.
+  const switches: [keyof MerchantAccountSettings, string][] = [
+    ['accountUpdaterEnabled', 'account_updater_enabled'],
+    ['multipleCapturesEnabled', 'multiple_captures_enabled'],
+    ['asyncNetworkTokensEnabled', 'async_network_tokens_enabled'],
+  ];
+  for (const [key, field] of switches) {
+    const value = settings[key];
+    if (value !== undefined && typeof value !== 'boolean') throw invalid(field, 'must be true or false');
+  }
 }
 
 export const merchantAccount: Decider<MerchantAccountCommand, MerchantAccountEvent, MerchantAccountState> = {
@@ -97,7 +110,8 @@ export const merchantAccount: Decider<MerchantAccountCommand, MerchantAccountEve
           throw invalid('id', 'lower-case letters, digits and hyphens, 1 to 64 characters, starting with a letter or digit');
         }
         assertDisplayName(command.data.displayName);
-        const settings = { ...defaultMerchantAccountSettings, ...command.data.settings };
+        const given = Object.fromEntries(Object.entries(command.data.settings ?? {}).filter(([, value]) => value !== undefined)) as Partial<MerchantAccountSettings>;
+        const settings: MerchantAccountSettings = { ...defaultMerchantAccountSettings, ...given };
         assertSettings(settings);
         return [{ type: 'MerchantAccountCreated', data: { id: command.data.id, displayName: command.data.displayName, settings, at: command.metadata.now } }];
       }

@@ -36,6 +36,23 @@ describe('when no merchant account exists', () => {
     });
   });
 
+  it('has multiple captures off by default', () => expect(defaultMerchantAccountSettings.multipleCapturesEnabled).toBe(false));
+
+  it('creates it with multiple captures enabled', () => {
+    const [event] = given([]).when(create({ settings: { multipleCapturesEnabled: true } }));
+    expect(event?.type === 'MerchantAccountCreated' && event.data.settings).toEqual({ ...defaultMerchantAccountSettings, multipleCapturesEnabled: true });
+  });
+
+  it('takes a setting given as undefined as not given', () => {
+    const [event] = given([]).when(create({ settings: { multipleCapturesEnabled: undefined } }));
+    expect(event?.type === 'MerchantAccountCreated' && event.data.settings).toEqual(defaultMerchantAccountSettings);
+  });
+
+  it('refuses a multiple captures switch that is not a boolean, naming the field', () =>
+    expect(() => given([]).when(create({ settings: { multipleCapturesEnabled: null as unknown as boolean } }))).toThrow(
+      expect.objectContaining({ code: 'invalid_merchant_account', details: [expect.objectContaining({ field: 'multiple_captures_enabled' })] }),
+    ));
+
   it('refuses an id outside the pattern, naming the field', () =>
     expect(() => given([]).when(create({ id: 'Shop_1' }))).toThrow(
       expect.objectContaining({ code: 'invalid_merchant_account', details: [expect.objectContaining({ field: 'id' })] }),
@@ -62,6 +79,19 @@ describe('when the merchant account exists', () => {
     expect(given(created).when(update({ displayName: 'Shop One', overCaptureAmount: null, accountUpdaterEnabled: true, visaNetworkTokensAppId: undefined }))).toEqual([
       { type: 'MerchantAccountUpdated', data: { id: 'shop-1', displayName: 'Shop One', overCaptureAmount: null, accountUpdaterEnabled: true, at: later } },
     ]));
+
+  it('toggles multiple captures on and off', () => {
+    const enabled = given(created).when(update({ multipleCapturesEnabled: true }));
+    expect(enabled).toEqual([{ type: 'MerchantAccountUpdated', data: { id: 'shop-1', multipleCapturesEnabled: true, at: later } }]);
+    expect(given([...created, ...enabled]).when(update({ multipleCapturesEnabled: false }))).toEqual([
+      { type: 'MerchantAccountUpdated', data: { id: 'shop-1', multipleCapturesEnabled: false, at: later } },
+    ]);
+  });
+
+  it('refuses a multiple captures switch that is not a boolean', () =>
+    expect(() => given(created).when(update({ multipleCapturesEnabled: 'yes' as unknown as boolean }))).toThrow(
+      expect.objectContaining({ code: 'invalid_merchant_account', details: [expect.objectContaining({ field: 'multiple_captures_enabled' })] }),
+    ));
 
   it('refuses a blank display name or a fractional over-capture amount', () => {
     expect(() => given(created).when(update({ displayName: '' }))).toThrow(expect.objectContaining({ code: 'invalid_merchant_account' }));

@@ -30,6 +30,7 @@ const settingColumns: { readonly [K in keyof MerchantAccountSettings]: readonly 
   accountUpdaterResponseDecryptionKeyId: ['account_updater_response_decryption_key_id', 'text'],
   overCaptureAmount: ['over_capture_amount', 'integer'],
   overCapturePercentage: ['over_capture_percentage', 'integer'],
+  multipleCapturesEnabled: ['multiple_captures_enabled', 'boolean'],
   loonClientKey: ['loon_client_key', 'text'],
   loonSecretKey: ['loon_secret_key', 'text'],
   loonAcceptedSchemes: ['loon_accepted_schemes', 'list'],
@@ -62,6 +63,7 @@ type MerchantAccountRecord = { id: string; display_name: string; created_at: str
 /**
  * Merchant accounts as the API lists them (by id), projected from `merchant-account-<id>` streams. The table and
  * the projection carry a version: a new version rebuilds from the log beside the old one, never over it.
+ * v3: `multiple_captures_enabled` (events from before it fold to false).
  */
 export class MerchantAccountsReadModel {
   readonly projection: Projection;
@@ -70,7 +72,7 @@ export class MerchantAccountsReadModel {
   private readonly pageBefore: Database.Statement<[Record<string, unknown>], MerchantAccountRecord>;
 
   constructor(db: Database.Database) {
-    const table = 'merchant_accounts_v2';
+    const table = 'merchant_accounts_v3';
     const settingsDdl = settingKeys.map((key) => `${settingColumns[key][0]} ${sqlType[settingColumns[key][1]]}`).join(', ');
     db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
       id TEXT PRIMARY KEY, display_name TEXT NOT NULL, ${settingsDdl}, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`);
@@ -97,7 +99,7 @@ export class MerchantAccountsReadModel {
     };
 
     this.projection = {
-      name: 'merchant-accounts-v2',
+      name: 'merchant-accounts-v3',
       apply(recorded: RecordedEvent) {
         const event = { type: recorded.type, data: recorded.data } as MerchantAccountEvent;
         switch (event.type) {

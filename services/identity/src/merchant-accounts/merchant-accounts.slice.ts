@@ -119,6 +119,7 @@ function settingsFrom(wire: WireSettings): Partial<MerchantAccountSettings> {
   set('accountUpdaterResponseDecryptionKeyId', wire.account_updater_response_decryption_key_id);
   set('overCaptureAmount', wire.over_capture_amount);
   set('overCapturePercentage', wire.over_capture_percentage);
+  set('multipleCapturesEnabled', wire.multiple_captures_enabled);
   set('loonClientKey', wire.loon_client_key);
   set('loonSecretKey', wire.loon_secret_key);
   set('loonAcceptedSchemes', wire.loon_accepted_schemes);
@@ -144,6 +145,7 @@ export function toMerchantAccount(row: MerchantAccountRow): MerchantAccount {
     account_updater_response_decryption_key_id: row.accountUpdaterResponseDecryptionKeyId,
     over_capture_amount: row.overCaptureAmount,
     over_capture_percentage: row.overCapturePercentage,
+    multiple_captures_enabled: row.multipleCapturesEnabled,
     loon_client_key: row.loonClientKey,
     loon_secret_key: row.loonSecretKey,
     loon_accepted_schemes: row.loonAcceptedSchemes ? [...row.loonAcceptedSchemes] : null,

@@ -27,6 +27,7 @@ import {
   type AuthorizationSucceededData,
   type FailureKind,
   type Minor,
+  type OperationDetails,
   type ProviderError,
   type TrackingEntry,
   type Transaction,
@@ -84,11 +85,11 @@ export interface CaptureSettings {
 export type AuthorizationResult =
   | ({ readonly outcome: 'succeeded' } & Omit<AuthorizationSucceededData, 'at'>)
   | { readonly outcome: FailureKind; readonly error: ProviderError }
-  | { readonly outcome: 'pending' }
+  | { readonly outcome: 'pending'; readonly paymentServiceTransactionId?: string }
   | { readonly outcome: 'buyer_approval_required'; readonly approvalUrl?: string };
 
 export type ProviderOutcome =
-  | { readonly outcome: 'succeeded'; readonly rawResponseCode?: string }
+  | { readonly outcome: 'succeeded'; readonly rawResponseCode?: string; readonly providerOperationId?: string }
   | { readonly outcome: FailureKind; readonly error: ProviderError };
 
 interface CommandMetadata {
@@ -102,17 +103,18 @@ export type TransactionCommand =
   | Command<'RecordAuthorizationResult', { readonly source: 'create_request' | 'notification'; readonly result: AuthorizationResult }>
   | Command<'CompleteCreateRequest', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' }>
   | Command<'CancelTransaction', Record<string, never>>
-  | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings }>
+  | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings; readonly details?: OperationDetails }>
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
   | Command<'VoidTransaction', { readonly voidId: string }>
   | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
-  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string }>
+  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails }>
   | Command<'RecordRefundResult', { readonly refundId: string } & ProviderOutcome>
   /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
   | Command<'IngestSettledRefund', { readonly refundId: string }>
   /** The payment service has answered the increment; the handler asks `assertIncrementAllowed` before calling it. */
   | Command<'RecordAuthorizationIncrement', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'succeeded' | 'failed' | 'pending'; readonly responseCode?: string }>
-  | Command<'SyncTransaction', Record<string, never>>;
+  | Command<'SyncTransaction', Record<string, never>>
+  | Command<'UpdateTransaction', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null }>;
 
 // ---- guards ------------------------------------------------------------------------------------------------
 const fail = (code: TransactionErrorCode, message: string, details: readonly { field: string; message: string }[] = []): never => {
@@ -196,7 +198,7 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       if (source === 'notification' && t.createRequestRunning) return [{ type: 'FailureNotificationHeld', data: { kind: result.outcome, error: result.error, at } }];
       return [failureEvent(result.outcome, result.error, at)];
     case 'pending':
-      return [{ type: 'AuthorizationPending', data: { at } }];
+      return [{ type: 'AuthorizationPending', data: { ...(result.paymentServiceTransactionId !== undefined ? { paymentServiceTransactionId: result.paymentServiceTransactionId } : {}), at } }];
     case 'buyer_approval_required':
       if (t.status === 'buyer_approval_pending') return [];
       return [{ type: 'BuyerApprovalRequired', data: { ...(result.approvalUrl !== undefined ? { approvalUrl: result.approvalUrl } : {}), at } }];
@@ -234,7 +236,7 @@ function decideCapture(t: Transaction, data: Extract<TransactionCommand, { type:
   }
   // Without multiple captures the one capture is the last one.
   const final = data.settings.multipleCapturesEnabled ? (data.final ?? false) : true;
-  return [{ type: 'CaptureRequested', data: { captureId: data.captureId, amount, final, tracking: data.tracking ?? [], at } }];
+  return [{ type: 'CaptureRequested', data: { captureId: data.captureId, amount, final, tracking: data.tracking ?? [], ...(data.details ? { details: data.details } : {}), at } }];
 }
 
 function decideCaptureResult(t: Transaction, data: { readonly captureId: string } & ProviderOutcome, at: string): TransactionEvent[] {
@@ -243,7 +245,10 @@ function decideCaptureResult(t: Transaction, data: { readonly captureId: string 
     if (capture.status === data.outcome) return []; // the same answer twice
     return fail('capture_not_pending', `Capture ${capture.id} already ${capture.status}`);
   }
-  if (data.outcome === 'succeeded') return [{ type: 'CaptureSucceeded', data: { captureId: capture.id, ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}), at } }];
+  if (data.outcome === 'succeeded') {
+    const provider = { ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}), ...(data.providerOperationId !== undefined ? { providerOperationId: data.providerOperationId } : {}) };
+    return [{ type: 'CaptureSucceeded', data: { captureId: capture.id, ...provider, at } }];
+  }
   const type = data.outcome === 'declined' ? 'CaptureDeclined' : 'CaptureFailed';
   return [{ type, data: { captureId: capture.id, ...data.error, at } }];
 }
@@ -265,7 +270,7 @@ function decideVoidResult(t: Transaction, data: { readonly voidId: string } & Pr
   return [{ type: 'VoidFailed', data: { voidId: data.voidId, outcome: data.outcome, ...data.error, at } }];
 }
 
-function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string }, at: string): TransactionEvent[] {
+function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails }, at: string): TransactionEvent[] {
   assertNotTerminal(t);
   if (t.refunds.some((r) => r.id === data.refundId)) fail('refund_exists', `Refund ${data.refundId} already exists`);
   const captured = capturedAmount(t);
@@ -275,7 +280,7 @@ function decideRefund(t: Transaction, data: { readonly refundId: string; readonl
   if (data.amount === undefined && remaining <= 0) fail('nothing_to_refund', 'Everything captured is refunded or being refunded');
   assertAmount(amount);
   if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what was captured; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
-  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, ...(data.reason !== undefined ? { reason: data.reason } : {}), at } }];
+  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, ...(data.reason !== undefined ? { reason: data.reason } : {}), ...(data.details ? { details: data.details } : {}), at } }];
 }
 
 function decideRefundResult(t: Transaction, refundId: string, result: ProviderOutcome, via: 'payment_service' | 'settlement', at: string): TransactionEvent[] {
@@ -284,7 +289,9 @@ function decideRefundResult(t: Transaction, refundId: string, result: ProviderOu
     if (refund.status === result.outcome) return []; // a repeated answer, or settlement confirming a success
     return fail('refund_not_processing', `Refund ${refund.id} already ${refund.status}`);
   }
-  if (result.outcome === 'succeeded') return [{ type: 'RefundSucceeded', data: { refundId, via, at } }];
+  if (result.outcome === 'succeeded') {
+    return [{ type: 'RefundSucceeded', data: { refundId, via, ...(result.providerOperationId !== undefined ? { providerOperationId: result.providerOperationId } : {}), at } }];
+  }
   const type = result.outcome === 'declined' ? 'RefundDeclined' : 'RefundFailed';
   return [{ type, data: { refundId, ...result.error, at } }];
 }
@@ -338,6 +345,12 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       const t = existing(state);
       if (t.captures.length > 1) fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');
       return [{ type: 'TransactionSyncRequested', data: { at } }];
+    }
+    case 'UpdateTransaction': {
+      existing(state);
+      const { externalIdentifier, metadata } = command.data;
+      if (externalIdentifier === undefined && metadata === undefined) return [];
+      return [{ type: 'TransactionUpdated', data: { ...(externalIdentifier !== undefined ? { externalIdentifier } : {}), ...(metadata !== undefined ? { metadata } : {}), at } }];
     }
     default: {
       const unreachable: never = command;

@@ -44,7 +44,18 @@ export interface TransactionCreatedData {
   readonly currency: string;
   readonly isAmountEstimated: boolean;
   readonly externalIdentifier?: string;
+  /**
+   * What the transaction record shows beyond the money (payment method summary — never the card number —, buyer,
+   * cart items, metadata, flags). Opaque to the rules; the read model renders it.
+   */
+  readonly details?: Readonly<Record<string, unknown>>;
   readonly at: string;
+}
+
+/** What a capture or refund request carries besides its amount, for the record. */
+export interface OperationDetails {
+  readonly externalIdentifier?: string;
+  readonly cartItems?: readonly unknown[];
 }
 
 export interface AuthorizationSucceededData {
@@ -64,7 +75,7 @@ type At = { readonly at: string };
 export type TransactionEvent =
   | DomainEvent<'TransactionCreated', TransactionCreatedData>
   | DomainEvent<'BuyerApprovalRequired', { readonly approvalUrl?: string } & At>
-  | DomainEvent<'AuthorizationPending', At>
+  | DomainEvent<'AuthorizationPending', { readonly paymentServiceTransactionId?: string } & At>
   | DomainEvent<'AuthorizationSucceeded', AuthorizationSucceededData>
   | DomainEvent<'AuthorizationDeclined', ProviderError & At>
   | DomainEvent<'AuthorizationFailed', ProviderError & At>
@@ -73,21 +84,23 @@ export type TransactionEvent =
   /** The create request answered, the buyer came back, or the hold window ran out: held failures apply now. */
   | DomainEvent<'CreateRequestCompleted', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' } & At>
   | DomainEvent<'TransactionCanceled', At>
-  | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[] } & At>
-  | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string } & At>
+  | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[]; readonly details?: OperationDetails } & At>
+  | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string; readonly providerOperationId?: string } & At>
   | DomainEvent<'CaptureDeclined', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'CaptureFailed', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'VoidRequested', { readonly voidId: string } & At>
   | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
   | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
-  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string } & At>
-  | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement' } & At>
+  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails } & At>
+  | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement'; readonly providerOperationId?: string } & At>
   | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'AuthorizationIncremented', { readonly incrementId: string; readonly amount: Minor; readonly authorizedAmount: Minor; readonly responseCode?: string } & At>
   /** An increment the payment service did not approve (`failed`) or has not yet (`pending`): recorded, nothing changes. */
   | DomainEvent<'AuthorizationIncrementNotApplied', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'failed' | 'pending'; readonly responseCode?: string } & At>
-  | DomainEvent<'TransactionSyncRequested', At>;
+  | DomainEvent<'TransactionSyncRequested', At>
+  /** `PUT /transactions/{id}`: only the fields present change; null clears. */
+  | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
 
 export type CaptureStatus = 'pending' | 'succeeded' | 'declined' | 'failed';
 export type RefundStatus = 'processing' | 'succeeded' | 'declined' | 'failed';
@@ -201,7 +214,9 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
     case 'BuyerApprovalRequired':
       return { ...t, status: 'buyer_approval_pending' };
     case 'AuthorizationPending':
+      return { ...t, paymentServiceTransactionId: event.data.paymentServiceTransactionId ?? t.paymentServiceTransactionId };
     case 'TransactionSyncRequested':
+    case 'TransactionUpdated':
     case 'AuthorizationIncrementNotApplied':
       return t;
     case 'AuthorizationSucceeded': {

@@ -1,0 +1,467 @@
+/**
+ * The gateway's transaction endpoints over HTTP, with a fake RPC client standing in for the services: the pattern and
+ * payload each route sends, and what the edge refuses (422, 400, 401, 403, 405) before any service is asked.
+ */
+import { randomUUID } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
+import { generateP521KeyPair, thumbprint, type KeyRecord } from '@switchyard/auth';
+import { InProcessMessageBus } from '@switchyard/bus';
+import { apiKeyPairPatterns, identityPatterns, merchantAccountPatterns, transactionsPatterns } from '@switchyard/contracts';
+import type { RpcClient } from '@switchyard/rpc';
+import { expectErrorBody, signToken } from '@switchyard/testing';
+import request from 'supertest';
+import { startGateway, type RunningGateway } from '../start-gateway';
+
+/** Answers the key lookups of the auth guard, records every other call, and answers it as told (else a stub). */
+class FakeRpc implements RpcClient {
+  readonly calls: { pattern: string; payload: unknown }[] = [];
+  private readonly answers = new Map<string, (payload: unknown) => unknown>();
+
+  constructor(private readonly keys: readonly KeyRecord[]) {}
+
+  answer(pattern: string, answer: (payload: unknown) => unknown): void {
+    this.answers.set(pattern, answer);
+  }
+
+  reset(): void {
+    this.calls.length = 0;
+  }
+
+  payloadsTo(pattern: string): unknown[] {
+    return this.calls.filter((call) => call.pattern === pattern).map((call) => call.payload);
+  }
+
+  /** The payload of the one call made to the pattern. */
+  onlyPayloadTo(pattern: string): unknown {
+    const payloads = this.payloadsTo(pattern);
+    expect(payloads).toHaveLength(1);
+    return payloads[0];
+  }
+
+  async call<T>(pattern: string, payload: unknown): Promise<T> {
+    if (pattern === identityPatterns.findKeyByKid) return (this.keys.find((key) => key.kid === (payload as { kid: string }).kid) ?? null) as T;
+    if (pattern === apiKeyPairPatterns.recordUse) return undefined as T;
+    this.calls.push({ pattern, payload });
+    const answer = this.answers.get(pattern);
+    return (answer ? await answer(payload) : { type: 'stub', pattern }) as T;
+  }
+
+  async close(): Promise<void> {}
+}
+
+const accounts: Record<string, object> = {
+  'acct-multi': { type: 'merchant-account', id: 'acct-multi', multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
+  // As identity answers before it knows `multiple_captures_enabled`.
+  'acct-legacy': { type: 'merchant-account', id: 'acct-legacy', over_capture_amount: null, over_capture_percentage: 25 },
+};
+
+let rpc: FakeRpc;
+let gateway: RunningGateway;
+let bus: InProcessMessageBus;
+let http: request.Agent;
+let key: { kid: string; privateKeyPem: string };
+let token: string;
+
+beforeAll(async () => {
+  const pair = generateP521KeyPair();
+  const kid = await thumbprint(pair.publicJwk);
+  key = { kid, privateKeyPem: pair.privateKeyPem };
+  rpc = new FakeRpc([{ id: randomUUID(), kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read', '*.write'], merchantAccountIds: [] }]);
+  rpc.answer(merchantAccountPatterns.get, (payload) => {
+    const id = (payload as { id: string }).id;
+    if (id === 'acct-identity-down') throw ApiError.badGateway();
+    const account = accounts[id];
+    if (!account) throw ApiError.notFound(`merchant account ${id} does not exist`);
+    return account;
+  });
+  bus = new InProcessMessageBus();
+  gateway = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000 });
+  http = request.agent(gateway.app.getHttpServer());
+  token = await tokenWith(['*.read', '*.write']);
+});
+
+afterAll(async () => {
+  await gateway.stop();
+  await bus.close();
+});
+
+beforeEach(() => rpc.reset());
+
+const tokenWith = (scopes: readonly string[]) => signToken({ ...key, scopes, expiresIn: 600 });
+const bearer = () => `Bearer ${token}`;
+
+const transactionId = randomUUID();
+const card = { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' };
+const transactionBody = { amount: 1299, currency: 'USD', payment_method: card };
+const transactionDefaults = { intent: 'authorize', store: false, merchant_initiated: false, is_subsequent_payment: false, is_amount_estimated: false };
+
+describe('POST /transactions', () => {
+  it('creates in the merchant account of the header, with the idempotency key whatever the case of its name', async () => {
+    await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .set('IDEMPOTENCY-KEY', 'order-42')
+      .send(transactionBody)
+      .expect(201);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      body: { ...transactionBody, ...transactionDefaults },
+      idempotency_key: 'order-42',
+    });
+  });
+
+  it('leaves the key out when none is sent, and uses the default merchant account', async () => {
+    await http.post('/transactions').set('authorization', bearer()).send(transactionBody).expect(201);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults } });
+  });
+
+  it('accepts an Idempotency-Key of 255 characters and refuses one of 256 (or none at all) with a 400 naming the header', async () => {
+    await http.post('/transactions').set('authorization', bearer()).set('Idempotency-Key', 'k'.repeat(255)).send(transactionBody).expect(201);
+    for (const idempotencyKey of ['k'.repeat(256), '']) {
+      const response = await http.post('/transactions').set('authorization', bearer()).set('Idempotency-Key', idempotencyKey).send(transactionBody).expect(400);
+      expectErrorBody(response.body, 400, 'bad_request');
+      expect(response.body.details).toEqual([{ location: 'header', pointer: '/idempotency-key', message: expect.any(String), type: 'invalid_idempotency_key' }]);
+    }
+    expect(rpc.payloadsTo(transactionsPatterns.create)).toHaveLength(1);
+  });
+
+  it.each([
+    ['a card number failing the Luhn check', { ...transactionBody, payment_method: { ...card, number: '4111111111111112' } }, ['body', 'payment_method', 'number'], 'value_error'],
+    ['an expiration date that is not MM/YY', { ...transactionBody, payment_method: { ...card, expiration_date: '13/30' } }, ['body', 'payment_method', 'expiration_date'], 'string_pattern_mismatch'],
+    ['an amount of 0', { ...transactionBody, amount: 0 }, ['body', 'amount'], 'greater_than_equal'],
+  ])('refuses %s with a 422', async (_case, body, loc, type) => {
+    const response = await http.post('/transactions').set('authorization', bearer()).send(body).expect(422);
+    expect(response.body.detail).toEqual([{ loc, msg: expect.any(String), type, input: expect.anything(), ctx: expect.any(Object) }]);
+    expect(rpc.calls).toEqual([]);
+  });
+
+  it('is 401 without a token and 403 for a token without transactions.write', async () => {
+    expectErrorBody((await http.post('/transactions').send(transactionBody).expect(401)).body, 401, 'unauthorized');
+    expectErrorBody((await http.get('/transactions').expect(401)).body, 401, 'unauthorized');
+    const reader = await tokenWith(['transactions.read']);
+    expectErrorBody((await http.post('/transactions').set('authorization', `Bearer ${reader}`).send(transactionBody).expect(403)).body, 403, 'forbidden');
+    await http.get('/transactions').set('authorization', `Bearer ${reader}`).expect(200);
+    expect(rpc.payloadsTo(transactionsPatterns.create)).toEqual([]);
+  });
+
+  it('keeps refusing bodies that are not JSON on the JSON routes', async () => {
+    const notJson = await http.post('/transactions').set('authorization', bearer()).set('content-type', 'application/json').send('{"amount": ').expect(400);
+    expect(notJson.body.message).toBe('The request body is not valid JSON');
+    const form = await http.post('/transactions').set('authorization', bearer()).set('content-type', 'application/x-www-form-urlencoded').send('amount=1').expect(400);
+    expect(form.body.message).toBe('Unsupported Content-Type: send application/json');
+    const tooLarge = await http.post('/transactions').set('authorization', bearer()).send({ ...transactionBody, padding: 'x'.repeat(1024 * 1024) }).expect(400);
+    expect(tooLarge.body.message).toBe('The request body is too large');
+    expect(rpc.calls).toEqual([]);
+  });
+});
+
+describe('reading transactions', () => {
+  it('lists with only the filters given', async () => {
+    await http
+      .get('/transactions')
+      .query({ status: 'capture_succeeded', currency: ['USD', 'EUR'], amount_gte: '100', limit: 5 })
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.list)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      limit: 5,
+      status: ['capture_succeeded'],
+      currency: ['USD', 'EUR'],
+      amount_gte: 100,
+    });
+  });
+
+  it('lists 20 by default, at most 100', async () => {
+    await http.get('/transactions').set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.list)).toStrictEqual({ merchant_account_id: 'default', limit: 20 });
+    await http.get('/transactions?limit=101').set('authorization', bearer()).expect(422);
+  });
+
+  it('gets one, by uuid only', async () => {
+    const response = await http.get(`/transactions/${transactionId}`).set('authorization', bearer()).expect(200);
+    expect(response.body).toEqual({ type: 'stub', pattern: transactionsPatterns.get });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId });
+    const notUuid = await http.get('/transactions/not-a-uuid').set('authorization', bearer()).expect(422);
+    expect(notUuid.body.detail[0].loc).toEqual(['path', 'transaction_id']);
+  });
+
+  it('updates', async () => {
+    await http.put(`/transactions/${transactionId}`).set('authorization', bearer()).send({ metadata: { order: '42' }, external_identifier: null }).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.update)).toEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      body: { metadata: { order: '42' }, external_identifier: null },
+    });
+  });
+
+  it('pages events 100 at a time by default, at most 100', async () => {
+    await http.get(`/transactions/${transactionId}/events`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.events)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 100 });
+    await http.get(`/transactions/${transactionId}/events?limit=101`).set('authorization', bearer()).expect(422);
+  });
+
+  it('answers 405 with Allow for a method the path does not have', async () => {
+    const response = await http.delete(`/transactions/${transactionId}`).set('authorization', bearer()).expect(405);
+    expect(response.headers.allow).toBe('GET, PUT');
+  });
+});
+
+describe('captures', () => {
+  const capturePath = `/transactions/${transactionId}/capture`;
+
+  it('captures with the account settings from identity, the idempotency key and Prefer', async () => {
+    await http
+      .post(capturePath)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-multi')
+      .set('idempotency-key', 'capture-1')
+      .set('prefer', 'respond-async, resource=transaction-capture')
+      .send({ amount: 500, final: false, tracking: [{ number: '1Z999', carrier: 'UPS' }] })
+      .expect(200);
+    expect(rpc.onlyPayloadTo(merchantAccountPatterns.get)).toEqual({ id: 'acct-multi' });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toStrictEqual({
+      merchant_account_id: 'acct-multi',
+      transaction_id: transactionId,
+      body: { amount: 500, final: false, tracking: [{ number: '1Z999', carrier: 'UPS' }] },
+      settings: { multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
+      prefer_capture: true,
+      idempotency_key: 'capture-1',
+    });
+  });
+
+  it('reads multiple captures as off when identity does not send the setting', async () => {
+    await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-legacy').send({}).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toMatchObject({
+      settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: 25 },
+      prefer_capture: false,
+    });
+  });
+
+  it('has every setting off for a merchant account identity does not know, and ignores other Prefer values', async () => {
+    for (const prefer of ['resource=Transaction-Capture', 'resource=transaction-void', 'resource=transaction-capture-x']) {
+      rpc.reset();
+      await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-unknown').set('prefer', prefer).send({}).expect(200);
+      expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toStrictEqual({
+        merchant_account_id: 'acct-unknown',
+        transaction_id: transactionId,
+        body: {},
+        settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null },
+        prefer_capture: false,
+      });
+    }
+  });
+
+  it('fails, without capturing, when identity cannot be asked', async () => {
+    await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-identity-down').send({}).expect(502);
+    expect(rpc.payloadsTo(transactionsPatterns.capture)).toEqual([]);
+  });
+
+  it.each([
+    ['6 tracking entries', { tracking: Array.from({ length: 6 }, (_, i) => ({ number: `T${i}`, carrier: 'UPS' })) }, ['body', 'tracking'], 'too_long'],
+    ['a tracking entry without carrier', { tracking: [{ number: '1Z999' }] }, ['body', 'tracking', 0, 'carrier'], 'missing'],
+    ['an amount of 0', { amount: 0 }, ['body', 'amount'], 'greater_than_equal'],
+  ])('refuses %s with a 422, asking nobody', async (_case, body, loc, type) => {
+    const response = await http.post(capturePath).set('authorization', bearer()).send(body).expect(422);
+    expect(response.body.detail).toEqual([expect.objectContaining({ loc, type })]);
+    expect(rpc.calls).toEqual([]);
+  });
+
+  it('lists and gets captures', async () => {
+    await http.get(`/transactions/${transactionId}/captures?limit=100`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.captures)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 100 });
+    await http.get(`/transactions/${transactionId}/captures?limit=101`).set('authorization', bearer()).expect(422);
+    await http.get(`/transactions/${transactionId}/captures/cap_000123`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.captureGet)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, capture_id: 'cap_000123' });
+    await http.get(`/transactions/${transactionId}/captures/${'c'.repeat(100)}`).set('authorization', bearer()).expect(200);
+  });
+});
+
+describe('void, cancel and sync', () => {
+  it('voids with Prefer and the idempotency key', async () => {
+    await http
+      .post(`/transactions/${transactionId}/void`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .set('idempotency-key', 'void-1')
+      .set('prefer', 'resource=transaction-void')
+      .expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({
+      merchant_account_id: 'acct-1',
+      transaction_id: transactionId,
+      prefer_void: true,
+      idempotency_key: 'void-1',
+    });
+    rpc.reset();
+    await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('prefer', 'resource=transaction-capture').expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false });
+    await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('idempotency-key', 'v'.repeat(256)).expect(400);
+  });
+
+  it.each([
+    ['cancel', transactionsPatterns.cancel],
+    ['sync', transactionsPatterns.sync],
+  ])('%s', async (operation, pattern) => {
+    await http.post(`/transactions/${transactionId}/${operation}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
+    expect(rpc.onlyPayloadTo(pattern)).toEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId });
+  });
+});
+
+describe('refunds', () => {
+  const refundId = randomUUID();
+
+  it('refunds with the idempotency key', async () => {
+    await http
+      .post(`/transactions/${transactionId}/refunds`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .set('idempotency-key', 'refund-1')
+      .send({ amount: 100, reason: 'damaged' })
+      .expect(201);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refund)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      transaction_id: transactionId,
+      body: { amount: 100, reason: 'damaged' },
+      idempotency_key: 'refund-1',
+    });
+    await http.post(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).send({ amount: 0 }).expect(422);
+  });
+
+  it('refunds everything, with an empty body as {}', async () => {
+    await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('content-type', 'application/json').send('').expect(201);
+    await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('idempotency-key', 'all-1').send({ reason: 'order cancelled' }).expect(201);
+    expect(rpc.payloadsTo(transactionsPatterns.refundAll)).toStrictEqual([
+      { merchant_account_id: 'default', transaction_id: transactionId, body: {} },
+      { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1' },
+    ]);
+  });
+
+  it('lists and gets refunds', async () => {
+    await http.get(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refunds)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 20 });
+    await http.get(`/transactions/${transactionId}/refunds/${refundId}`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refundGet)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, refund_id: refundId });
+    await http.get(`/refunds/${refundId}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refundById)).toEqual({ merchant_account_id: 'acct-1', refund_id: refundId });
+    await http.get('/refunds/not-a-uuid').set('authorization', bearer()).expect(422);
+  });
+
+  it('needs transactions.write to refund', async () => {
+    const reader = await tokenWith(['transactions.read']);
+    await http.post(`/transactions/${transactionId}/refunds`).set('authorization', `Bearer ${reader}`).send({}).expect(403);
+    expect(rpc.calls).toEqual([]);
+  });
+});
+
+describe('provider notifications', () => {
+  const paymentServiceId = randomUUID();
+  const path = `/payment-services/${paymentServiceId}/notifications`;
+
+  it('are reachable without a token and forward the body byte for byte, with the headers lower-cased', async () => {
+    const raw = '{ "event_id" :  "evt_1",\n\t"amount":1299 ,"note":"café ☕" }  \n';
+    await http
+      .post(path)
+      .set('Content-Type', 'application/json')
+      .set('X-Mock-Card-Signature', 't=1700000000,v1=abc123')
+      .set('X-Mock-Card-Event-Id', 'evt_1')
+      .send(raw)
+      .expect(204);
+    const payload = rpc.onlyPayloadTo(transactionsPatterns.notification) as { payment_service_id: string; headers: Record<string, string>; raw_body: string };
+    expect(payload.payment_service_id).toBe(paymentServiceId);
+    expect(payload.raw_body).toBe(raw);
+    expect(payload.headers).toMatchObject({ 'content-type': 'application/json', 'x-mock-card-signature': 't=1700000000,v1=abc123', 'x-mock-card-event-id': 'evt_1' });
+    expect(Object.keys(payload.headers).every((name) => name === name.toLowerCase())).toBe(true);
+    expect(Object.values(payload.headers).every((value) => typeof value === 'string')).toBe(true);
+  });
+
+  it.each([
+    ['invalid JSON', 'application/json', '{"event_id": '],
+    ['a form', 'application/x-www-form-urlencoded', 'event=refund&amount=%2010'],
+    ['XML', 'text/xml', '<event id="1"/>'],
+  ])('forward %s as received, unparsed', async (_case, contentType, raw) => {
+    await http.post(path).set('content-type', contentType).send(raw).expect(204);
+    expect((rpc.onlyPayloadTo(transactionsPatterns.notification) as { raw_body: string }).raw_body).toBe(raw);
+  });
+
+  it('forward an empty body as the empty string', async () => {
+    await http.post(path).expect(204);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.notification)).toMatchObject({ raw_body: '' });
+  });
+
+  it('answer what the transactions service answers (a rejected signature is its 400) and need a uuid', async () => {
+    rpc.answer(transactionsPatterns.notification, () => {
+      throw ApiError.badRequest('The notification signature is not valid');
+    });
+    try {
+      expectErrorBody((await http.post(path).set('content-type', 'application/json').send('{}').expect(400)).body, 400, 'bad_request');
+    } finally {
+      rpc.answer(transactionsPatterns.notification, () => undefined);
+    }
+    await http.post('/payment-services/psp/notifications').send('{}').expect(422);
+  });
+});
+
+describe('settlement files', () => {
+  const paymentServiceId = randomUUID();
+  const path = `/payment-services/${paymentServiceId}/settlement-files`;
+  const csv = 'record_type,provider_transaction_id,amount\nrefund,sim_txn_000020,2000\n';
+
+  it('are ingested for the merchant account, with payment-services.write', async () => {
+    rpc.answer(transactionsPatterns.settlementFile, () => ({ type: 'settlement-file-ingestion', file_name: 'file_1.csv', records: 1, refunds_settled: 1, already_settled: 0, unmatched: 0 }));
+    const response = await http.post(path).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').send({ file_name: 'file_1.csv', content: csv }).expect(200);
+    expect(response.body).toMatchObject({ type: 'settlement-file-ingestion', refunds_settled: 1 });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.settlementFile)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      payment_service_id: paymentServiceId,
+      file_name: 'file_1.csv',
+      content: csv,
+    });
+    const transactionsWriter = await tokenWith(['transactions.write']);
+    await http.post(path).set('authorization', `Bearer ${transactionsWriter}`).send({ file_name: 'file_1.csv', content: csv }).expect(403);
+  });
+
+  it('may be larger than the 1 MB of every other body', async () => {
+    const content = `${'refund,sim_txn_000020,2000\n'.repeat(100_000)}`;
+    expect(content.length).toBeGreaterThan(2 * 1024 * 1024);
+    await http.post(path).set('authorization', bearer()).send({ file_name: 'big.csv', content }).expect(200);
+    expect((rpc.onlyPayloadTo(transactionsPatterns.settlementFile) as { content: string }).content).toBe(content);
+  });
+
+  it.each([
+    ['an unknown key', { file_name: 'f.csv', content: csv, format: 'csv' }, ['body', 'format']],
+    ['an empty file name', { file_name: '', content: csv }, ['body', 'file_name']],
+    ['no content', { file_name: 'f.csv' }, ['body', 'content']],
+  ])('refuse %s with a 422', async (_case, body, loc) => {
+    const response = await http.post(path).set('authorization', bearer()).send(body).expect(422);
+    expect(response.body.detail).toEqual([expect.objectContaining({ loc })]);
+    expect(rpc.calls).toEqual([]);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('describes every transaction endpoint', async () => {
+    const document = (await http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const expected: Record<string, string[]> = {
+      '/transactions': ['post', 'get'],
+      '/transactions/{transaction_id}': ['get', 'put'],
+      '/transactions/{transaction_id}/events': ['get'],
+      '/transactions/{transaction_id}/capture': ['post'],
+      '/transactions/{transaction_id}/captures': ['get'],
+      '/transactions/{transaction_id}/captures/{capture_id}': ['get'],
+      '/transactions/{transaction_id}/void': ['post'],
+      '/transactions/{transaction_id}/cancel': ['post'],
+      '/transactions/{transaction_id}/sync': ['post'],
+      '/transactions/{transaction_id}/refunds': ['post', 'get'],
+      '/transactions/{transaction_id}/refunds/all': ['post'],
+      '/transactions/{transaction_id}/refunds/{refund_id}': ['get'],
+      '/refunds/{refund_id}': ['get'],
+      '/payment-services/{payment_service_id}/notifications': ['post'],
+      '/payment-services/{payment_service_id}/settlement-files': ['post'],
+    };
+    for (const [path, methods] of Object.entries(expected)) {
+      expect(Object.keys(document.paths[path] ?? {}), path).toEqual(expect.arrayContaining(methods));
+    }
+    expect(document.paths['/payment-services/{payment_service_id}/notifications']!.post!.security).toEqual([]);
+  });
+});

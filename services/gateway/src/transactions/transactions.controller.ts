@@ -1,0 +1,210 @@
+import { Controller, Inject } from '@nestjs/common';
+import { Endpoint, pageQuery, type Page } from '@switchyard/api';
+import {
+  transactionCancelSchema,
+  transactionCreateSchema,
+  transactionEventsSchema,
+  transactionListQuerySchema,
+  transactionSchema,
+  transactionsPatterns,
+  transactionSummariesSchema,
+  transactionUpdateSchema,
+  transactionVoidSchema,
+  type Transaction,
+  type TransactionCancel,
+  type TransactionCreateInput,
+  type TransactionCreateRequest,
+  type TransactionEventItem,
+  type TransactionListRequest,
+  type TransactionRequest,
+  type TransactionSummary,
+  type TransactionUpdateInput,
+  type TransactionVoid,
+  type TransactionVoidRequest,
+} from '@switchyard/contracts';
+import type { RpcClient } from '@switchyard/rpc';
+import { z } from 'zod';
+import { CallerOf, type Caller } from '../auth/caller';
+import { Input, type EndpointInput } from '../http/input';
+import { RPC_CLIENT } from '../tokens';
+import {
+  accountOf,
+  byTransaction,
+  IdempotencyKey,
+  pageRequest,
+  PrefersResource,
+  read,
+  tags,
+  withIdempotencyKey,
+  withoutBody,
+  write,
+  type ByTransaction,
+} from './transaction-http';
+
+const listQuery = pageQuery({ maxLimit: 100 }).extend(transactionListQuerySchema.shape);
+type ListQuery = z.infer<typeof listQuery>;
+const eventsQuery = pageQuery({ maxLimit: 100, defaultLimit: 100 });
+type EventsQuery = z.infer<typeof eventsQuery>;
+
+/**
+ * Transactions of the request's merchant account: create (authorize, or authorize and capture), list, read, update,
+ * their events, and the operations without a body of their own (void, cancel, sync). Captures and refunds have
+ * their own controllers.
+ */
+@Controller()
+export class TransactionsController {
+  constructor(@Inject(RPC_CLIENT) private readonly rpc: RpcClient) {}
+
+  @Endpoint({
+    operationId: 'create_transaction',
+    method: 'POST',
+    path: '/transactions',
+    summary: 'Create a transaction: authorize (and capture, with `intent=capture`) a payment. Honours `Idempotency-Key`',
+    tags,
+    auth: write,
+    body: transactionCreateSchema,
+    status: 201,
+    response: { description: 'The transaction', schema: transactionSchema },
+  })
+  create(
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @Input() input: EndpointInput<unknown, TransactionCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<Transaction> {
+    const request: TransactionCreateRequest = { merchant_account_id: accountOf(caller), body: input.body, ...withIdempotencyKey(idempotencyKey) };
+    return this.rpc.call(transactionsPatterns.create, request);
+  }
+
+  @Endpoint({
+    operationId: 'list_transactions',
+    method: 'GET',
+    path: '/transactions',
+    summary: "List the merchant account's transactions, newest first, filtered by the query",
+    tags,
+    auth: read,
+    query: listQuery,
+    status: 200,
+    response: { description: 'A page of transactions', schema: transactionSummariesSchema },
+  })
+  list(@Input() input: EndpointInput<ListQuery>, @CallerOf() caller: Caller): Promise<Page<TransactionSummary>> {
+    const { cursor, limit, ...filters } = input.query;
+    const definedFilters = Object.fromEntries(Object.entries(filters).filter(([, value]) => value !== undefined));
+    const request: TransactionListRequest = {
+      ...definedFilters,
+      merchant_account_id: accountOf(caller),
+      limit,
+      ...(cursor ? { cursor } : {}),
+    };
+    return this.rpc.call(transactionsPatterns.list, request);
+  }
+
+  @Endpoint({
+    operationId: 'get_transaction',
+    method: 'GET',
+    path: '/transactions/{transaction_id}',
+    summary: 'Get a transaction',
+    tags,
+    auth: read,
+    params: byTransaction,
+    status: 200,
+    response: { description: 'The transaction', schema: transactionSchema },
+  })
+  get(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+    return this.rpc.call(transactionsPatterns.get, { merchant_account_id: accountOf(caller), transaction_id: input.params.transaction_id });
+  }
+
+  @Endpoint({
+    operationId: 'update_transaction',
+    method: 'PUT',
+    path: '/transactions/{transaction_id}',
+    summary: "Update a transaction's `external_identifier` and `metadata`: only the fields sent change, null clears",
+    tags,
+    auth: write,
+    params: byTransaction,
+    body: transactionUpdateSchema,
+    status: 200,
+    response: { description: 'The transaction', schema: transactionSchema },
+  })
+  update(@Input() input: EndpointInput<unknown, TransactionUpdateInput, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+    const request: TransactionRequest<TransactionUpdateInput> = {
+      merchant_account_id: accountOf(caller),
+      transaction_id: input.params.transaction_id,
+      body: input.body,
+    };
+    return this.rpc.call(transactionsPatterns.update, request);
+  }
+
+  @Endpoint({
+    operationId: 'list_transaction_events',
+    method: 'GET',
+    path: '/transactions/{transaction_id}/events',
+    summary: 'List the events of a transaction, oldest first',
+    tags,
+    auth: read,
+    params: byTransaction,
+    query: eventsQuery,
+    status: 200,
+    response: { description: 'A page of transaction events', schema: transactionEventsSchema },
+  })
+  events(@Input() input: EndpointInput<EventsQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Page<TransactionEventItem>> {
+    return this.rpc.call(transactionsPatterns.events, pageRequest(accountOf(caller), input.params, input.query));
+  }
+
+  @Endpoint({
+    operationId: 'void_transaction',
+    method: 'POST',
+    path: '/transactions/{transaction_id}/void',
+    summary:
+      'Void an authorized, not yet captured transaction. Answers the transaction, or the void result with `Prefer: resource=transaction-void`. Honours `Idempotency-Key`',
+    tags,
+    auth: write,
+    params: byTransaction,
+    status: 200,
+    response: { description: 'The transaction, or the void result', schema: z.union([transactionSchema, transactionVoidSchema]) },
+  })
+  void(
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @PrefersResource('transaction-void') preferVoid: boolean,
+    @Input() input: EndpointInput<unknown, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Transaction | TransactionVoid> {
+    const request: TransactionVoidRequest = {
+      merchant_account_id: accountOf(caller),
+      transaction_id: input.params.transaction_id,
+      body: undefined,
+      prefer_void: preferVoid,
+      ...withIdempotencyKey(idempotencyKey),
+    };
+    return this.rpc.call(transactionsPatterns.void, request);
+  }
+
+  @Endpoint({
+    operationId: 'cancel_transaction',
+    method: 'POST',
+    path: '/transactions/{transaction_id}/cancel',
+    summary: 'Cancel a transaction that is not yet authorized (pending at the payment service)',
+    tags,
+    auth: write,
+    params: byTransaction,
+    status: 200,
+    response: { description: 'The cancel result', schema: transactionCancelSchema },
+  })
+  cancel(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<TransactionCancel> {
+    return this.rpc.call(transactionsPatterns.cancel, withoutBody(accountOf(caller), input.params));
+  }
+
+  @Endpoint({
+    operationId: 'sync_transaction',
+    method: 'POST',
+    path: '/transactions/{transaction_id}/sync',
+    summary: 'Ask the payment service for the latest status of a transaction',
+    tags,
+    auth: write,
+    params: byTransaction,
+    status: 200,
+    response: { description: 'The transaction', schema: transactionSchema },
+  })
+  sync(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+    return this.rpc.call(transactionsPatterns.sync, withoutBody(accountOf(caller), input.params));
+  }
+}

@@ -1,0 +1,42 @@
+/**
+ * The names a transaction event is known by outside the service: the spec's public event names (Kafka
+ * `transactions.events`, webhooks) and the history names of `GET /transactions/{id}/events` (the reference's
+ * TransactionEvent `name` values).
+ */
+import type { RecordedEvent } from '@switchyard/eventstore';
+
+const publicNames: Readonly<Record<string, readonly string[]>> = {
+  AuthorizationDeclined: ['transaction.declined'],
+  AuthorizationFailed: ['transaction.failed'],
+  AuthorizationIncremented: ['transaction.modified'],
+  CaptureRequested: ['capture.pending'],
+  CaptureSucceeded: ['capture.succeeded'],
+  CaptureDeclined: ['capture.declined', 'transaction.capture-failed'],
+  CaptureFailed: ['capture.failed', 'transaction.capture-failed'],
+};
+
+/** Spec, Events: capture events per capture, in addition to the transaction-level ones. */
+export const transactionEventNames = (event: Pick<RecordedEvent, 'type'>): readonly string[] | undefined => publicNames[event.type];
+
+const historyNames: Readonly<Record<string, string>> = {
+  TransactionCreated: 'transaction-api-request',
+  AuthorizationSucceeded: 'payment-connector-response-transaction-authorization-succeeded',
+  AuthorizationDeclined: 'payment-connector-response-transaction-declined',
+  AuthorizationFailed: 'payment-connector-response-transaction-authorization-failed',
+  CaptureSucceeded: 'payment-connector-response-transaction-capture-succeeded',
+  CaptureDeclined: 'payment-connector-response-transaction-capture-declined',
+  CaptureFailed: 'payment-connector-response-transaction-capture-failed',
+  TransactionCanceled: 'payment-connector-response-transaction-cancel-succeeded',
+  VoidSucceeded: 'payment-connector-response-transaction-void-succeeded',
+  AuthorizationIncremented: 'transaction-modified-event',
+  TransactionSyncRequested: 'transaction-sync-event',
+};
+
+/** The history name of an event; status changes without a more precise name are `transaction-updated-status`. */
+export const historyName = (event: Pick<RecordedEvent, 'type' | 'data'>): string => {
+  if (event.type === 'VoidFailed') {
+    const outcome = (event.data as { outcome?: string }).outcome;
+    return outcome === 'declined' ? 'payment-connector-response-transaction-void-declined' : 'payment-connector-response-transaction-void-failed';
+  }
+  return historyNames[event.type] ?? 'transaction-updated-status';
+};

@@ -1,0 +1,245 @@
+/**
+ * The read model's views on the wire: Transaction, TransactionSummary, TransactionCapture, Refund and the history
+ * entries, with every field the reference marks required.
+ */
+import type {
+  CartItem,
+  Refund as WireRefund,
+  Transaction as WireTransaction,
+  TransactionCaptureSummary,
+  TransactionEventItem,
+  TransactionSummary,
+} from '@switchyard/contracts';
+import { capturedAmount, refundedAmount, type Capture, type Refund, type TransactionStatus } from './transaction';
+import type { HistoryEntry, OperationView, TransactionView } from './transactions.read-model';
+
+/** What `TransactionCreated.details` holds (written by the slice, read here). */
+export interface TransactionDetails {
+  readonly country?: string | null;
+  readonly paymentMethod?: {
+    readonly id: string | null;
+    readonly method: string;
+    readonly scheme: string | null;
+    readonly last4: string | null;
+    readonly bin: string | null;
+    readonly expirationDate: string | null;
+    readonly fingerprint: string | null;
+    readonly externalIdentifier?: string | null;
+  };
+  readonly instrumentType?: string;
+  readonly paymentService?: { readonly id: string; readonly definitionId: string; readonly method: string; readonly displayName: string };
+  readonly buyer?: {
+    readonly id: string | null;
+    readonly display_name: string | null;
+    readonly external_identifier: string | null;
+    readonly billing_details: unknown;
+    readonly account_number: string | null;
+  } | null;
+  readonly cartItems?: readonly CartItem[] | null;
+  readonly metadata?: Readonly<Record<string, string>> | null;
+  readonly paymentSource?: string | null;
+  readonly merchantInitiated?: boolean;
+  readonly isSubsequentPayment?: boolean;
+  readonly store?: boolean;
+  readonly integrationClient?: string | null;
+  readonly accountFundingTransaction?: boolean;
+}
+
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+
+/** The short base62 form of a UUID that connectors receive (`reconciliation_id`); 22 characters, reversible. */
+export function reconciliationId(uuid: string): string {
+  let value = BigInt(`0x${uuid.replace(/-/g, '')}`);
+  let out = '';
+  while (value > 0n) {
+    out = BASE62[Number(value % 62n)] + out;
+    value /= 62n;
+  }
+  return out.padStart(22, '0');
+}
+
+const intentOutcome = (intent: string, status: TransactionStatus): 'pending' | 'succeeded' | 'failed' => {
+  switch (status) {
+    case 'processing':
+    case 'buyer_approval_pending':
+      return 'pending';
+    case 'authorization_declined':
+    case 'authorization_failed':
+      return 'failed';
+    case 'capture_pending':
+      return intent === 'capture' ? 'pending' : 'succeeded';
+    case 'authorization_succeeded':
+    case 'authorization_void_pending':
+    case 'authorization_voided':
+      return intent === 'capture' ? 'failed' : 'succeeded';
+    default:
+      return 'succeeded';
+  }
+};
+
+export function toTransactionSummary(view: TransactionView): TransactionSummary {
+  const t = view.state;
+  const d = view.details as TransactionDetails;
+  const pm = d.paymentMethod;
+  return {
+    type: 'transaction',
+    id: t.id,
+    reconciliation_id: reconciliationId(t.id),
+    merchant_account_id: t.merchantAccountId,
+    currency: t.currency,
+    amount: t.amount,
+    status: t.status,
+    authorized_amount: t.authorizedAmount,
+    captured_amount: capturedAmount(t),
+    refunded_amount: refundedAmount(t),
+    settled_currency: null,
+    settled_amount: 0,
+    settled: false,
+    country: d.country ?? null,
+    external_identifier: view.externalIdentifier,
+    intent: t.intent,
+    payment_method: pm
+      ? {
+          type: 'payment-method',
+          id: pm.id,
+          method: pm.method,
+          mode: pm.method === 'card' ? 'card' : null,
+          scheme: pm.scheme,
+          label: pm.last4,
+          expiration_date: pm.expirationDate,
+          fingerprint: pm.fingerprint,
+          approval_url: null,
+          country: null,
+          currency: null,
+          details: { bin: pm.bin, card_type: null, card_issuer_name: null },
+          external_identifier: pm.externalIdentifier ?? null,
+        }
+      : null,
+    method: pm?.method ?? null,
+    instrument_type: d.instrumentType ?? null,
+    error_code: t.errorCode,
+    payment_service: d.paymentService
+      ? {
+          type: 'payment-service',
+          id: d.paymentService.id,
+          payment_service_definition_id: d.paymentService.definitionId,
+          method: d.paymentService.method,
+          display_name: d.paymentService.displayName,
+        }
+      : null,
+    pending_review: false,
+    buyer: d.buyer ? { type: 'buyer', ...d.buyer } : null,
+    raw_response_code: view.rawResponseCode,
+    raw_response_description: view.rawResponseDescription,
+    shipping_details: null,
+    checkout_session_id: null,
+    gift_card_redemptions: [],
+    gift_card_service: null,
+    created_at: view.createdAt,
+    updated_at: view.updatedAt,
+    disputed: false,
+  };
+}
+
+export function toTransaction(view: TransactionView): WireTransaction {
+  const t = view.state;
+  const d = view.details as TransactionDetails;
+  return {
+    ...toTransactionSummary(view),
+    airline: null,
+    auth_response_code: view.rawResponseCode,
+    avs_response_code: t.avsResponseCode,
+    cvv_response_code: t.cvvResponseCode,
+    anti_fraud_decision: null,
+    payment_source: d.paymentSource ?? 'ecommerce',
+    merchant_initiated: d.merchantInitiated ?? false,
+    is_subsequent_payment: d.isSubsequentPayment ?? false,
+    is_amount_estimated: t.isAmountEstimated,
+    integration_client: d.integrationClient ?? null,
+    store: d.store ?? false,
+    cart_items: d.cartItems ? [...d.cartItems] : null,
+    statement_descriptor: null,
+    scheme_transaction_id: view.schemeTransactionId,
+    three_d_secure: null,
+    payment_service_transaction_id: t.paymentServiceTransactionId,
+    metadata: view.metadata ? { ...view.metadata } : null,
+    authorized_at: view.authorizedAt,
+    captured_at: view.capturedAt,
+    voided_at: view.voidedAt,
+    canceled_at: view.canceledAt,
+    approval_expires_at: null,
+    buyer_approval_timedout_at: null,
+    intent_outcome: intentOutcome(t.intent, t.status),
+    multi_tender: false,
+    account_funding_transaction: d.accountFundingTransaction ?? false,
+    recipient: null,
+    merchant_advice_code: null,
+    installment_count: null,
+  };
+}
+
+const blankOperation = (view: TransactionView): OperationView => ({
+  createdAt: view.createdAt,
+  updatedAt: view.updatedAt,
+  details: {},
+  reason: null,
+  errorCode: null,
+  rawResponseCode: null,
+  rawResponseDescription: null,
+  providerOperationId: null,
+});
+
+export function toCaptureSummary(view: TransactionView, capture: Capture): TransactionCaptureSummary {
+  const operation = view.captures[capture.id] ?? blankOperation(view);
+  return {
+    type: 'transaction-capture',
+    id: capture.id,
+    transaction_id: view.state.id,
+    status: capture.status,
+    amount: capture.amount,
+    currency: view.state.currency,
+    final: capture.final,
+    tracking: capture.tracking.map((entry) => ({ number: entry.number, carrier: entry.carrier, url: entry.url ?? null })),
+    cart_items: (operation.details.cartItems as CartItem[] | undefined) ?? null,
+    external_identifier: operation.details.externalIdentifier ?? null,
+    code: operation.errorCode,
+    raw_response_code: operation.rawResponseCode,
+    raw_response_description: operation.rawResponseDescription,
+    created_at: operation.createdAt,
+    updated_at: operation.updatedAt,
+  };
+}
+
+export function toRefund(view: TransactionView, refund: Refund): WireRefund {
+  const operation = view.refunds[refund.id] ?? blankOperation(view);
+  return {
+    type: 'refund',
+    id: refund.id,
+    transaction_id: view.state.id,
+    payment_service_refund_id: operation.providerOperationId,
+    status: refund.status,
+    currency: view.state.currency,
+    amount: refund.amount,
+    reason: operation.reason,
+    target_type: 'payment-method',
+    target_id: (view.details as TransactionDetails).paymentMethod?.id ?? null,
+    reconciliation_id: reconciliationId(refund.id),
+    external_identifier: operation.details.externalIdentifier ?? null,
+    transaction_reconciliation_id: reconciliationId(view.state.id),
+    transaction_external_identifier: view.externalIdentifier,
+    created_at: operation.createdAt,
+    updated_at: operation.updatedAt,
+    creator: null,
+    error_code: operation.errorCode,
+    raw_response_code: operation.rawResponseCode,
+    raw_response_description: operation.rawResponseDescription,
+  };
+}
+
+export const toHistoryItem = (entry: HistoryEntry): TransactionEventItem => ({
+  type: 'transaction-event',
+  id: entry.id,
+  name: entry.name,
+  created_at: entry.createdAt,
+  context: { ...entry.context },
+});

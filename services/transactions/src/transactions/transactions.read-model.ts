@@ -1,0 +1,311 @@
+/**
+ * Transactions as the API shows them, projected from `transaction-<uuid>` streams. Each row keeps the aggregate
+ * state folded by the same `evolveTransaction` the rules use (so the read side can never compute a status the
+ * write side would not), plus what the record shows beyond the money; columns carry what lists filter on.
+ * The history of `GET /transactions/{id}/events` and the refund index of `GET /refunds/{id}` live beside it.
+ */
+import type Database from 'better-sqlite3';
+import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
+import type { TransactionListFilters } from '@switchyard/contracts';
+import type { RecordedEvent } from '@switchyard/eventstore';
+import type { Projection } from '@switchyard/readmodel';
+import { evolveTransaction, transactionStream, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
+import { historyName } from './transaction-names';
+
+export interface OperationView {
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly details: OperationDetails;
+  readonly reason: string | null;
+  readonly errorCode: string | null;
+  readonly rawResponseCode: string | null;
+  readonly rawResponseDescription: string | null;
+  readonly providerOperationId: string | null;
+}
+
+export interface TransactionView {
+  readonly state: Transaction;
+  readonly details: Readonly<Record<string, unknown>>;
+  readonly externalIdentifier: string | null;
+  readonly metadata: Readonly<Record<string, string>> | null;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly authorizedAt: string | null;
+  readonly capturedAt: string | null;
+  readonly voidedAt: string | null;
+  readonly canceledAt: string | null;
+  readonly rawResponseCode: string | null;
+  readonly rawResponseDescription: string | null;
+  readonly schemeTransactionId: string | null;
+  readonly captures: Readonly<Record<string, OperationView>>;
+  readonly refunds: Readonly<Record<string, OperationView>>;
+}
+
+export interface HistoryEntry {
+  readonly id: string;
+  readonly name: string;
+  readonly createdAt: string;
+  readonly context: Readonly<Record<string, unknown>>;
+}
+
+interface TransactionRecord {
+  id: string;
+  view: string;
+}
+
+const TRANSACTION_PREFIX = 'transaction-';
+
+const newOperation = (at: string, details: OperationDetails | undefined, reason?: string): OperationView => ({
+  createdAt: at,
+  updatedAt: at,
+  details: details ?? {},
+  reason: reason ?? null,
+  errorCode: null,
+  rawResponseCode: null,
+  rawResponseDescription: null,
+  providerOperationId: null,
+});
+
+type EventData = Record<string, unknown> & { at: string };
+
+const settle = (operation: OperationView | undefined, data: EventData): OperationView | undefined =>
+  operation && {
+    ...operation,
+    updatedAt: data.at,
+    errorCode: (data.errorCode as string | undefined) ?? operation.errorCode,
+    rawResponseCode: (data.rawResponseCode as string | undefined) ?? operation.rawResponseCode,
+    rawResponseDescription: (data.rawResponseDescription as string | undefined) ?? operation.rawResponseDescription,
+    providerOperationId: (data.providerOperationId as string | undefined) ?? operation.providerOperationId,
+  };
+
+/** How one event changes the view: the aggregate through `evolveTransaction`, the rest here. */
+export function evolveView(view: TransactionView | undefined, event: TransactionEvent): TransactionView | undefined {
+  const data = event.data as EventData;
+  if (event.type === 'TransactionCreated') {
+    const state = evolveTransaction({ status: 'absent' }, event) as Transaction;
+    return {
+      state,
+      details: event.data.details ?? {},
+      externalIdentifier: event.data.externalIdentifier ?? null,
+      metadata: (event.data.details?.metadata as Record<string, string> | undefined) ?? null,
+      createdAt: data.at,
+      updatedAt: data.at,
+      authorizedAt: null,
+      capturedAt: null,
+      voidedAt: null,
+      canceledAt: null,
+      rawResponseCode: null,
+      rawResponseDescription: null,
+      schemeTransactionId: null,
+      captures: {},
+      refunds: {},
+    };
+  }
+  if (!view) return view;
+  const state = evolveTransaction(view.state, event) as Transaction;
+  const next: TransactionView = { ...view, state, updatedAt: data.at };
+  switch (event.type) {
+    case 'AuthorizationSucceeded': {
+      const d = event.data;
+      const captured = state.intent === 'capture' ? data.at : null;
+      return {
+        ...next,
+        authorizedAt: data.at,
+        capturedAt: captured ?? next.capturedAt,
+        rawResponseCode: d.rawResponseCode ?? null,
+        schemeTransactionId: d.schemeTransactionId ?? null,
+        // The direct capture of an `intent: capture` transaction has the transaction's id.
+        captures: captured ? { ...next.captures, [state.id]: newOperation(data.at, undefined) } : next.captures,
+      };
+    }
+    case 'AuthorizationDeclined':
+    case 'AuthorizationFailed':
+      return { ...next, rawResponseCode: event.data.rawResponseCode ?? null, rawResponseDescription: event.data.rawResponseDescription ?? null };
+    case 'TransactionCanceled':
+      return { ...next, canceledAt: data.at };
+    case 'VoidSucceeded':
+      return { ...next, voidedAt: data.at };
+    case 'CaptureRequested':
+      return { ...next, captures: { ...next.captures, [event.data.captureId]: newOperation(data.at, event.data.details) } };
+    case 'CaptureSucceeded':
+    case 'CaptureDeclined':
+    case 'CaptureFailed': {
+      const captureId = event.data.captureId;
+      const capture = settle(next.captures[captureId], data);
+      return {
+        ...next,
+        capturedAt: event.type === 'CaptureSucceeded' ? data.at : next.capturedAt,
+        captures: capture ? { ...next.captures, [captureId]: capture } : next.captures,
+      };
+    }
+    case 'RefundRequested':
+      return { ...next, refunds: { ...next.refunds, [event.data.refundId]: newOperation(data.at, event.data.details, event.data.reason) } };
+    case 'RefundSucceeded':
+    case 'RefundDeclined':
+    case 'RefundFailed': {
+      const refundId = event.data.refundId;
+      const refund = settle(next.refunds[refundId], data);
+      return { ...next, refunds: refund ? { ...next.refunds, [refundId]: refund } : next.refunds };
+    }
+    case 'TransactionUpdated': {
+      const d = event.data;
+      return {
+        ...next,
+        ...(d.externalIdentifier !== undefined ? { externalIdentifier: d.externalIdentifier } : {}),
+        ...(d.metadata !== undefined ? { metadata: d.metadata } : {}),
+      };
+    }
+    default:
+      return next;
+  }
+}
+
+/** Newest first, unique: `created_at|id`. */
+const sortKeyOf = (createdAt: string, id: string): string => `${createdAt}|${id}`;
+
+export class TransactionsReadModel {
+  readonly projection: Projection;
+  private readonly byId: Database.Statement<[string], TransactionRecord>;
+  private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS transactions (
+        id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, status TEXT NOT NULL, amount INTEGER NOT NULL,
+        currency TEXT NOT NULL, buyer_id TEXT, buyer_external_identifier TEXT, payment_service_id TEXT NOT NULL,
+        external_identifier TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, sort_key TEXT NOT NULL, view TEXT NOT NULL);
+      CREATE INDEX IF NOT EXISTS transactions_by_account ON transactions (merchant_account_id, sort_key);
+      CREATE TABLE IF NOT EXISTS transaction_history (
+        transaction_id TEXT NOT NULL, revision INTEGER NOT NULL, event_id TEXT NOT NULL, name TEXT NOT NULL,
+        created_at TEXT NOT NULL, context TEXT NOT NULL, PRIMARY KEY (transaction_id, revision));
+      CREATE TABLE IF NOT EXISTS transaction_refunds (
+        id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);`);
+    this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
+    this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
+    const upsert = db.prepare(
+      `INSERT OR REPLACE INTO transactions (id, merchant_account_id, status, amount, currency, buyer_id, buyer_external_identifier,
+         payment_service_id, external_identifier, created_at, updated_at, sort_key, view)
+       VALUES (@id, @merchant_account_id, @status, @amount, @currency, @buyer_id, @buyer_external_identifier, @payment_service_id,
+         @external_identifier, @created_at, @updated_at, @sort_key, @view)`,
+    );
+    const addHistory = db.prepare(
+      'INSERT OR IGNORE INTO transaction_history (transaction_id, revision, event_id, name, created_at, context) VALUES (?, ?, ?, ?, ?, ?)',
+    );
+    const indexRefund = db.prepare('INSERT OR IGNORE INTO transaction_refunds (id, transaction_id, merchant_account_id) VALUES (?, ?, ?)');
+    this.projection = {
+      name: 'transactions',
+      apply: (event: RecordedEvent) => {
+        if (!event.streamId.startsWith(TRANSACTION_PREFIX)) return;
+        const id = event.streamId.slice(TRANSACTION_PREFIX.length);
+        const before = this.find(id);
+        const view = evolveView(before ?? undefined, { type: event.type, data: event.data } as TransactionEvent);
+        if (!view) return;
+        const buyer = view.details.buyer as { id?: string | null; external_identifier?: string | null } | undefined;
+        upsert.run({
+          id,
+          merchant_account_id: view.state.merchantAccountId,
+          status: view.state.status,
+          amount: view.state.amount,
+          currency: view.state.currency,
+          buyer_id: buyer?.id ?? null,
+          buyer_external_identifier: buyer?.external_identifier ?? null,
+          payment_service_id: view.state.paymentServiceId,
+          external_identifier: view.externalIdentifier,
+          created_at: view.createdAt,
+          updated_at: view.updatedAt,
+          sort_key: sortKeyOf(view.createdAt, id),
+          view: JSON.stringify(view),
+        });
+        addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify({ event: event.type, status: view.state.status, ...historyContext(event.data) }));
+        if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
+      },
+    };
+  }
+
+  find(id: string): TransactionView | null {
+    const row = this.byId.get(id);
+    return row ? (JSON.parse(row.view) as TransactionView) : null;
+  }
+
+  /** The transaction of a refund, when the refund exists. */
+  refundOwner(refundId: string): { transactionId: string; merchantAccountId: string } | null {
+    const row = this.refundIndex.get(refundId);
+    return row ? { transactionId: row.transaction_id, merchantAccountId: row.merchant_account_id } : null;
+  }
+
+  /** Newest first, filtered, keyset-paged (the table can be long). */
+  list(merchantAccountId: string, filters: TransactionListFilters, query: PageQuery): Page<TransactionView> {
+    const where = ['merchant_account_id = @merchantAccountId'];
+    const params: Record<string, unknown> = { merchantAccountId };
+    const inList = (column: string, values: readonly unknown[] | undefined) => {
+      if (!values || values.length === 0) return;
+      const names = values.map((value, i) => {
+        params[`${column}${i}`] = value;
+        return `@${column}${i}`;
+      });
+      where.push(`${column} IN (${names.join(', ')})`);
+    };
+    const compare = (column: string, operator: string, name: string, value: unknown) => {
+      if (value === undefined) return;
+      params[name] = value;
+      where.push(`${column} ${operator} @${name}`);
+    };
+    inList('status', filters.status);
+    inList('currency', filters.currency);
+    inList('payment_service_id', filters.payment_service_id);
+    compare('buyer_id', '=', 'buyerId', filters.buyer_id);
+    compare('buyer_external_identifier', '=', 'buyerExternal', filters.buyer_external_identifier);
+    compare('external_identifier', '=', 'externalIdentifier', filters.external_identifier);
+    compare('id', '=', 'id', filters.id);
+    compare('amount', '=', 'amountEq', filters.amount_eq);
+    compare('amount', '>=', 'amountGte', filters.amount_gte);
+    compare('amount', '<=', 'amountLte', filters.amount_lte);
+    // Timestamps are all `toISOString()` (UTC, ms): normalizing the bounds keeps text comparison exact.
+    compare('created_at', '>=', 'createdGte', filters.created_at_gte && new Date(filters.created_at_gte).toISOString());
+    compare('created_at', '<=', 'createdLte', filters.created_at_lte && new Date(filters.created_at_lte).toISOString());
+    compare('updated_at', '>=', 'updatedGte', filters.updated_at_gte && new Date(filters.updated_at_gte).toISOString());
+    compare('updated_at', '<=', 'updatedLte', filters.updated_at_lte && new Date(filters.updated_at_lte).toISOString());
+    const conditions = where.join(' AND ');
+    // Newest first: "after" a key means an older one.
+    const older = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
+      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+    );
+    const newer = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
+      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
+    );
+    const page = keysetPage<TransactionRecord & { sort_key: string }>(
+      query,
+      (row) => row.sort_key,
+      (key, n) => older.all({ ...params, key, n }),
+      (key, n) => newer.all({ ...params, key, n }),
+    );
+    return { ...page, items: page.items.map((row) => JSON.parse(row.view) as TransactionView) };
+  }
+
+  history(transactionId: string, query: PageQuery): Page<HistoryEntry> {
+    const after = this.db.prepare<[string, number, number], { revision: number; event_id: string; name: string; created_at: string; context: string }>(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?',
+    );
+    const before = this.db.prepare<[string, number, number], { revision: number; event_id: string; name: string; created_at: string; context: string }>(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?',
+    );
+    const page = keysetPage<{ revision: number; event_id: string; name: string; created_at: string; context: string }>(
+      query,
+      (row) => String(row.revision),
+      (key, n) => after.all(transactionId, key === null ? -1 : Number(key), n),
+      (key, n) => before.all(transactionId, Number(key), n),
+    );
+    return {
+      ...page,
+      items: page.items.map((row) => ({ id: row.event_id, name: row.name, createdAt: row.created_at, context: JSON.parse(row.context) as Record<string, unknown> })),
+    };
+  }
+}
+
+/** The event's data for the history: ids and outcomes, never anything card-like (events never hold a card number). */
+function historyContext(data: unknown): Record<string, unknown> {
+  const { details: _details, at: _at, ...rest } = (data ?? {}) as Record<string, unknown>;
+  return rest;
+}
+
+export { transactionStream };

@@ -1,0 +1,730 @@
+/**
+ * Transactions: authorize (card → vault first), capture (multiple, with tracking), void, cancel, sync, refunds,
+ * provider notifications and settlement files. Every change is a command decided by the transaction decider on
+ * the stream's current state and appended with the revision read (`handleCommand`), so the money rules hold
+ * under any concurrency; commands on one transaction are also queued in process so 50 racing requests do not
+ * exhaust the conflict retries. Provider calls happen between two commands, never inside one: the first claims
+ * (capture and refund amounts are claimed while pending), the second records the answer.
+ */
+import { ApiError, pageOf, type Page, type PageQuery } from '@switchyard/api';
+import {
+  ConnectorRequestRejectedError,
+  ConnectorUnavailableError,
+  NotificationRejectedError,
+  type AuthorizationResult as ConnectorAuthorizationResult,
+  type CapabilityRefusal,
+  type Connector,
+  type ProviderNotification,
+  type ProviderResponse,
+} from '@switchyard/connectors';
+import {
+  transactionsPatterns,
+  type ProviderNotificationRequest,
+  type Refund as WireRefund,
+  type RefundAllCreateInput,
+  type RefundCreateInput,
+  type SettlementFileRequest,
+  type SettlementFileResult,
+  type Transaction as WireTransaction,
+  type TransactionCancel,
+  type TransactionCapture,
+  type TransactionCaptureRequest,
+  type TransactionCaptureSummary,
+  type TransactionCreateInput,
+  type TransactionCreateRequest,
+  type TransactionEventItem,
+  type TransactionListRequest,
+  type TransactionPageRequest,
+  type TransactionRequest,
+  type TransactionSummary,
+  type TransactionUpdateInput,
+  type TransactionVoid,
+  type TransactionVoidRequest,
+} from '@switchyard/contracts';
+import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
+import type { RpcHandlers } from '@switchyard/rpc';
+import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
+import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
+import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
+import type { CardVault } from '../vault/card-vault';
+import { KeyedQueue } from './keyed-queue';
+import { ProviderConnectors } from './provider-connectors';
+import { parseSettlementFile } from './settlement-file';
+import { capturedAmount, claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
+import { decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
+import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary, type TransactionDetails } from './transaction-wire';
+import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
+
+/** Codes a late or repeated provider message can meet: the record already says more than the message. */
+const staleNotificationCodes = new Set([
+  'authorization_already_decided',
+  'capture_not_pending',
+  'capture_not_found',
+  'refund_not_processing',
+  'refund_not_found',
+  'void_not_found',
+  'transaction_declined',
+  'transaction_failed',
+  'transaction_voided',
+  'transaction_refunded',
+]);
+
+type CommandOf<Type extends TransactionCommand['type']> = Omit<Extract<TransactionCommand, { type: Type }>, 'metadata'>;
+
+export interface TransactionsDependencies {
+  readonly paymentServices: PaymentServices;
+  readonly vault: CardVault;
+  readonly connectors: ProviderConnectors;
+}
+
+export class Transactions implements TransactionsSlice {
+  readonly readModel: TransactionsReadModel;
+  private readonly idempotency: IdempotencyStore;
+  private readonly queue = new KeyedQueue();
+  private readonly paymentServices: PaymentServices;
+  private readonly vault: CardVault;
+  private readonly connectors: ProviderConnectors;
+
+  constructor(
+    private readonly context: TransactionsContext,
+    dependencies: TransactionsDependencies,
+  ) {
+    this.readModel = new TransactionsReadModel(context.db);
+    this.idempotency = new IdempotencyStore(context.db, { now: context.now });
+    this.paymentServices = dependencies.paymentServices;
+    this.vault = dependencies.vault;
+    this.connectors = dependencies.connectors;
+    context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
+      payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
+  }
+
+  get projection() {
+    return this.readModel.projection;
+  }
+
+  // ---- reads ----------------------------------------------------------------------------------------------
+
+  async get(merchantAccountId: string, id: string): Promise<WireTransaction> {
+    return toTransaction(this.owned(merchantAccountId, id));
+  }
+
+  list(request: TransactionListRequest): Page<TransactionSummary> {
+    const { merchant_account_id: merchantAccountId, cursor, limit, ...filters } = request;
+    const page = this.readModel.list(merchantAccountId, filters, { limit, ...(cursor ? { cursor } : {}) });
+    return { ...page, items: page.items.map(toTransactionSummary) };
+  }
+
+  history(request: TransactionPageRequest): Page<TransactionEventItem> {
+    this.owned(request.merchant_account_id, request.transaction_id);
+    const page = this.readModel.history(request.transaction_id, pageQueryOf(request));
+    return { ...page, items: page.items.map(toHistoryItem) };
+  }
+
+  captures(request: TransactionPageRequest): Page<TransactionCaptureSummary> {
+    const view = this.owned(request.merchant_account_id, request.transaction_id);
+    const items = view.state.captures.map((capture) => toCaptureSummary(view, capture));
+    return pageOf(items, (capture) => `${capture.created_at}|${capture.id}`, pageQueryOf(request));
+  }
+
+  capture(merchantAccountId: string, transactionId: string, captureId: string): TransactionCapture {
+    const view = this.owned(merchantAccountId, transactionId);
+    const capture = view.state.captures.find((c) => c.id === captureId);
+    if (!capture) throw ApiError.notFound();
+    return { ...toCaptureSummary(view, capture), transaction: toTransaction(view) };
+  }
+
+  refunds(request: TransactionPageRequest): Page<WireRefund> {
+    const view = this.owned(request.merchant_account_id, request.transaction_id);
+    const items = view.state.refunds.map((refund) => toRefund(view, refund));
+    return pageOf(items, (refund) => `${refund.created_at}|${refund.id}`, pageQueryOf(request));
+  }
+
+  refund(merchantAccountId: string, transactionId: string, refundId: string): WireRefund {
+    const view = this.owned(merchantAccountId, transactionId);
+    const refund = view.state.refunds.find((r) => r.id === refundId);
+    if (!refund) throw ApiError.notFound();
+    return toRefund(view, refund);
+  }
+
+  refundById(merchantAccountId: string, refundId: string): WireRefund {
+    const owner = this.readModel.refundOwner(refundId);
+    if (!owner || owner.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return this.refund(merchantAccountId, owner.transactionId, refundId);
+  }
+
+  // ---- authorize ------------------------------------------------------------------------------------------
+
+  create(request: TransactionCreateRequest): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    return this.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(merchantAccountId, body));
+  }
+
+  private async authorize(merchantAccountId: string, body: TransactionCreateInput): Promise<WireTransaction> {
+    const connection = this.route(merchantAccountId, body);
+    const connector = this.connectors.connectorFor(connection);
+    if (body.intent === 'authorize' && !connector.capabilities.delayedCapture) {
+      throw ApiError.badRequest(`Payment service ${connection.id} cannot capture later (delayed capture is off): send intent "capture"`, [
+        { location: 'body', pointer: '/intent', message: 'delayed capture is off for this payment service', type: 'capability_disabled' },
+      ]);
+    }
+    const instrument = this.instrumentOf(merchantAccountId, body);
+    const id = this.context.newId();
+    const postalCode = body.buyer?.billing_details?.address?.postal_code ?? undefined;
+    const details: TransactionDetails = {
+      country: body.country ?? null,
+      paymentMethod: instrument.summary,
+      instrumentType: body.payment_method.method === 'card' ? 'pan' : 'card_token',
+      paymentService: { id: connection.id, definitionId: connection.paymentServiceDefinitionId, method: connection.method, displayName: connection.displayName },
+      buyer: body.buyer
+        ? {
+            id: null,
+            display_name: body.buyer.display_name ?? null,
+            external_identifier: body.buyer.external_identifier ?? null,
+            billing_details: body.buyer.billing_details ?? null,
+            account_number: body.buyer.account_number ?? null,
+          }
+        : body.buyer_id
+          ? { id: body.buyer_id, display_name: null, external_identifier: body.buyer_external_identifier ?? null, billing_details: null, account_number: null }
+          : null,
+      cartItems: body.cart_items ?? null,
+      metadata: body.metadata ?? null,
+      paymentSource: body.payment_source ?? (body.merchant_initiated ? 'recurring' : 'ecommerce'),
+      merchantInitiated: body.merchant_initiated,
+      isSubsequentPayment: body.is_subsequent_payment,
+      store: body.store,
+      integrationClient: body.integration_client ?? null,
+      accountFundingTransaction: body.account_funding_transaction ?? false,
+    };
+    await this.command(id, {
+      type: 'CreateTransaction',
+      data: {
+        transactionId: id,
+        merchantAccountId,
+        paymentServiceId: connection.id,
+        intent: body.intent,
+        amount: body.amount,
+        currency: body.currency,
+        isAmountEstimated: body.is_amount_estimated,
+        ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
+        details: details as Record<string, unknown>,
+      },
+    });
+
+    try {
+      const answer = await this.call(() =>
+        connector.authorize({
+          reference: id,
+          amount: body.amount,
+          currency: body.currency,
+          paymentInstrument: { type: 'card', card: { number: instrument.number, expirationDate: instrument.expirationDate, ...(instrument.securityCode ? { securityCode: instrument.securityCode } : {}) } },
+          ...(postalCode ? { billingPostalCode: postalCode } : {}),
+          capture: body.intent === 'capture',
+          ...(body.store ? { storePaymentMethod: true } : {}),
+        }),
+      );
+      const result = toAuthorizationResult(answer, body.amount);
+      if (result) await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
+    } finally {
+      // Held failure notifications apply now (spec, Events rule 2).
+      await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+    }
+    return this.render(merchantAccountId, id);
+  }
+
+  /** The connection named by `payment_service_id`, else the first active one (by position) taking the currency and country. */
+  private route(merchantAccountId: string, body: TransactionCreateInput): PaymentServiceConnection {
+    if (body.payment_service_id) {
+      const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
+      if (!connection || !connection.active) {
+        throw ApiError.badRequest('The payment service does not exist or is not active', [
+          { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
+        ]);
+      }
+      return connection;
+    }
+    const accepts = (connection: PaymentServiceConnection) =>
+      connection.acceptedCurrencies.includes(body.currency) && (!body.country || connection.acceptedCountries.includes(body.country));
+    const connection = this.paymentServices.activeConnections(merchantAccountId).find(accepts);
+    if (!connection) {
+      throw ApiError.badRequest(`No active payment service of this merchant account accepts ${body.currency}${body.country ? ` in ${body.country}` : ''}`, [
+        { location: 'body', pointer: '/currency', message: 'no payment service accepts this currency and country', type: 'no_payment_service' },
+      ]);
+    }
+    return connection;
+  }
+
+  /** The card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
+  private instrumentOf(merchantAccountId: string, body: TransactionCreateInput) {
+    const method = body.payment_method;
+    if (method.method === 'card') {
+      const stored = this.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date });
+      return {
+        number: method.number,
+        expirationDate: method.expiration_date,
+        securityCode: method.security_code,
+        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+      };
+    }
+    const stored = this.vault.find(merchantAccountId, method.id);
+    const card = stored && this.vault.reveal(merchantAccountId, method.id);
+    if (!stored || !card) {
+      throw ApiError.badRequest('The payment method does not exist', [
+        { location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' },
+      ]);
+    }
+    return {
+      number: card.number,
+      expirationDate: card.expirationDate,
+      securityCode: method.security_code,
+      summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+    };
+  }
+
+  // ---- capture, void, cancel, sync ------------------------------------------------------------------------
+
+  captureTransaction(request: TransactionCaptureRequest): Promise<WireTransaction | TransactionCapture> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    return this.idempotent(merchantAccountId, `transactions.capture:${id}`, request.idempotency_key, { body, prefer: request.prefer_capture }, async () => {
+      const t = await this.load(merchantAccountId, id);
+      const connection = this.connectionOf(t);
+      const connector = this.connectors.connectorFor(connection);
+      const settings: CaptureSettings = {
+        multipleCapturesEnabled: request.settings.multiple_captures_enabled && connector.capabilities.multipleCaptures,
+        ...(request.settings.over_capture_amount != null || request.settings.over_capture_percentage != null
+          ? {
+              overCapture: {
+                ...(request.settings.over_capture_amount != null ? { amount: request.settings.over_capture_amount } : {}),
+                ...(request.settings.over_capture_percentage != null ? { percentage: request.settings.over_capture_percentage } : {}),
+              },
+            }
+          : {}),
+      };
+      const captureId = this.context.newId();
+      const tracking = (body.tracking ?? []).map((entry) => ({ number: entry.number, carrier: entry.carrier, ...(entry.url ? { url: entry.url } : {}) }));
+      const decided = await this.command(id, {
+        type: 'CaptureTransaction',
+        data: {
+          captureId,
+          ...(body.amount != null ? { amount: body.amount } : {}),
+          ...(body.final != null ? { final: body.final } : {}),
+          tracking,
+          settings,
+          details: { ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}), ...(body.cart_items ? { cartItems: body.cart_items } : {}) },
+        },
+      });
+      const after = decided.state as Transaction;
+      const capture = after.captures.find((c) => c.id === captureId) as Capture;
+      const before = claimedCaptureAmount(after) - capture.amount;
+      const forwarded = tracking[0] && connector.capabilities.trackingForwarding ? { tracking: { carrier: tracking[0].carrier, trackingNumber: tracking[0].number } } : {};
+      const answer = await this.call(() =>
+        connector.capture({
+          reference: id,
+          providerTransactionId: t.paymentServiceTransactionId ?? '',
+          amount: capture.amount,
+          currency: t.currency,
+          ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
+          final: capture.final,
+          ...forwarded,
+        }),
+      );
+      const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
+      if (outcome) await this.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      if (request.prefer_capture) return this.capture(merchantAccountId, id, captureId);
+      return this.render(merchantAccountId, id);
+    });
+  }
+
+  voidTransaction(request: TransactionVoidRequest): Promise<WireTransaction | TransactionVoid> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
+    return this.idempotent(merchantAccountId, `transactions.void:${id}`, request.idempotency_key, { prefer: request.prefer_void }, async () => {
+      const t = await this.load(merchantAccountId, id);
+      const connector = this.connectors.connectorFor(this.connectionOf(t));
+      const voidId = this.context.newId();
+      await this.command(id, { type: 'VoidTransaction', data: { voidId } });
+      const answer = await this.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      const outcome = toOutcome(answer);
+      if (outcome) await this.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
+      const transaction = await this.render(merchantAccountId, id);
+      if (!request.prefer_void) return transaction;
+      return { type: 'transaction-void', status: operationStatus(answer, ['succeeded', 'pending', 'declined', 'failed']), ...codesOf(answer), transaction };
+    });
+  }
+
+  /**
+   * Cancel abandons an authorization that is still pending. The decider is asked first (without appending) so a
+   * refused cancel never reaches the provider; the cancel is recorded only when the provider confirms it.
+   */
+  async cancel(request: TransactionRequest<undefined>): Promise<TransactionCancel> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
+    const t = await this.load(merchantAccountId, id);
+    await asApiErrors(async () => decideTransaction({ type: 'CancelTransaction', data: {}, metadata: { now: this.now() } }, t));
+    let answer: ProviderResponse = { outcome: 'succeeded' };
+    if (t.paymentServiceTransactionId) {
+      const connector = this.connectors.connectorFor(this.connectionOf(t));
+      answer = await this.call(() => connector.cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+    }
+    if (answer.outcome === 'succeeded') await this.command(id, { type: 'CancelTransaction', data: {} });
+    const transaction = await this.render(merchantAccountId, id);
+    return { type: 'transaction-cancel', status: operationStatus(answer, ['succeeded', 'pending', 'failed']), ...codesOf(answer), transaction };
+  }
+
+  /** Asks the provider for the transaction's latest state and records what changed (unavailable after a second capture). */
+  async sync(request: TransactionRequest<undefined>): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
+    const t = await this.load(merchantAccountId, id);
+    await this.command(id, { type: 'SyncTransaction', data: {} });
+    const connector = this.connectors.connectorFor(this.connectionOf(t));
+    const found = await this.call(() => connector.sync({ reference: id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    if (found.outcome === 'found') {
+      const snapshot = found.transaction;
+      const result: AuthorizationResult | null =
+        snapshot.status === 'authorized' || snapshot.status === 'captured'
+          ? {
+              outcome: 'succeeded',
+              authorizedAmount: snapshot.authorizedAmount,
+              paymentServiceTransactionId: snapshot.providerTransactionId,
+              ...(snapshot.avsResponseCode ? { avsResponseCode: snapshot.avsResponseCode } : {}),
+              ...(snapshot.cvvResponseCode ? { cvvResponseCode: snapshot.cvvResponseCode } : {}),
+              ...(snapshot.rawResponseCode ? { rawResponseCode: snapshot.rawResponseCode } : {}),
+            }
+          : snapshot.status === 'declined' || snapshot.status === 'failed'
+            ? { outcome: snapshot.status, error: providerError(snapshot) }
+            : null;
+      if (result) await this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    }
+    return this.render(merchantAccountId, id);
+  }
+
+  async update(request: TransactionRequest<TransactionUpdateInput>): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    await this.load(merchantAccountId, id);
+    await this.command(id, {
+      type: 'UpdateTransaction',
+      data: { ...(body.external_identifier !== undefined ? { externalIdentifier: body.external_identifier } : {}), ...(body.metadata !== undefined ? { metadata: body.metadata } : {}) },
+    });
+    return this.render(merchantAccountId, id);
+  }
+
+  // ---- refunds --------------------------------------------------------------------------------------------
+
+  createRefund(request: TransactionRequest<RefundCreateInput>): Promise<WireRefund> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    return this.idempotent(merchantAccountId, `transactions.refund:${id}`, request.idempotency_key, body, () =>
+      this.refundOnce(merchantAccountId, id, { ...(body.amount != null ? { amount: body.amount } : {}), reason: body.reason ?? undefined, externalIdentifier: body.external_identifier ?? undefined }),
+    );
+  }
+
+  /** Everything captured and not yet refunded, as one refund (the only instrument is the card). */
+  refundAll(request: TransactionRequest<RefundAllCreateInput>): Promise<Page<WireRefund>> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    return this.idempotent(merchantAccountId, `transactions.refund-all:${id}`, request.idempotency_key, body ?? {}, async () => {
+      const refund = await this.refundOnce(merchantAccountId, id, { reason: body?.reason ?? undefined, externalIdentifier: body?.external_identifier ?? undefined });
+      return { items: [refund], limit: 20, next_cursor: null, previous_cursor: null };
+    });
+  }
+
+  private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined }): Promise<WireRefund> {
+    const t = await this.load(merchantAccountId, id);
+    const connector = this.connectors.connectorFor(this.connectionOf(t));
+    const refundId = this.context.newId();
+    const decided = await this.command(id, {
+      type: 'RefundTransaction',
+      data: {
+        refundId,
+        ...(input.amount !== undefined ? { amount: input.amount } : {}),
+        ...(input.reason ? { reason: input.reason } : {}),
+        details: input.externalIdentifier ? { externalIdentifier: input.externalIdentifier } : {},
+      },
+    });
+    const refund = (decided.state as Transaction).refunds.find((r) => r.id === refundId);
+    const answer = await this.call(() =>
+      connector.refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount: refund?.amount ?? 0, currency: t.currency }),
+    );
+    // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
+    const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
+    if (outcome) await this.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });
+    await this.context.catchUp();
+    return this.refund(merchantAccountId, id, refundId);
+  }
+
+  // ---- what providers send ----------------------------------------------------------------------------------
+
+  /** A provider notification: verified by the connector (signature over the raw bytes), applied once per provider event id. */
+  async notify(request: ProviderNotificationRequest): Promise<void> {
+    const row = this.paymentServices.readModel.find(request.payment_service_id);
+    if (!row) throw ApiError.notFound();
+    const connection = this.paymentServices.connection(row.merchantAccountId, row.id);
+    if (!connection) throw ApiError.notFound();
+    let notification: ProviderNotification;
+    try {
+      notification = this.connectors.connectorFor(connection).parseNotification(request.raw_body, request.headers);
+    } catch (error) {
+      if (!(error instanceof NotificationRejectedError)) throw error;
+      if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
+      throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
+    }
+    const seen = this.context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?').get(connection.id, notification.providerEventId);
+    if (seen) return;
+    const state = await this.state(notification.reference);
+    if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || state.paymentServiceId !== connection.id) throw ApiError.notFound();
+    await this.applyNotification(state, notification);
+    this.context.db
+      .prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)')
+      .run(connection.id, notification.providerEventId, this.now());
+    await this.context.catchUp();
+  }
+
+  private async applyNotification(t: Transaction, notification: ProviderNotification): Promise<void> {
+    const id = t.id;
+    switch (notification.type) {
+      case 'authorization': {
+        const error = providerError(notification);
+        switch (notification.status) {
+          case 'authorized':
+          case 'captured':
+            return this.recordQuietly(id, {
+              type: 'RecordAuthorizationResult',
+              data: {
+                source: 'notification',
+                result: {
+                  outcome: 'succeeded',
+                  authorizedAmount: notification.amount,
+                  paymentServiceTransactionId: notification.providerTransactionId,
+                  ...(notification.avsResponseCode ? { avsResponseCode: notification.avsResponseCode } : {}),
+                  ...(notification.cvvResponseCode ? { cvvResponseCode: notification.cvvResponseCode } : {}),
+                  ...(notification.rawResponseCode ? { rawResponseCode: notification.rawResponseCode } : {}),
+                },
+              },
+            });
+          case 'declined':
+          case 'failed':
+            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error } } });
+          case 'pending':
+            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+          case 'voided':
+            if (t.pendingVoidId) return this.recordQuietly(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            return;
+          case 'cancelled':
+            return; // recorded by the cancel request itself, once the provider confirmed it
+        }
+        return;
+      }
+      case 'capture': {
+        const view = this.readModel.find(id);
+        const captureId = view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0];
+        if (!captureId) return;
+        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
+        return this.recordQuietly(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      }
+      case 'refund': {
+        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
+        return this.recordQuietly(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+      }
+      case 'vault-token':
+        return; // stored payment methods arrive with the vault (a later issue)
+    }
+  }
+
+  /**
+   * A provider's settlement file: each refund record moves its `processing` refund to `succeeded` (spec, Refund
+   * statuses). Records of other accounts' or unknown refunds are counted as unmatched; repeats change nothing.
+   */
+  async ingestSettlementFile(request: SettlementFileRequest): Promise<SettlementFileResult> {
+    const connection = this.paymentServices.connection(request.merchant_account_id, request.payment_service_id);
+    if (!connection) throw ApiError.notFound();
+    const records = parseSettlementFile(request.content);
+    let settled = 0;
+    let already = 0;
+    let unmatched = 0;
+    for (const record of records) {
+      if (record.recordType !== 'refund') continue;
+      const owner = this.readModel.refundOwner(record.operationReference);
+      if (!owner || owner.merchantAccountId !== request.merchant_account_id || owner.transactionId !== record.reference) {
+        unmatched += 1;
+        continue;
+      }
+      const handled = await this.command(owner.transactionId, { type: 'IngestSettledRefund', data: { refundId: record.operationReference } }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 400) return null; // declined or failed refunds do not settle
+        throw error;
+      });
+      if (handled === null) unmatched += 1;
+      else if (handled.events.length > 0) settled += 1;
+      else already += 1;
+    }
+    await this.context.catchUp();
+    return { type: 'settlement-file-ingestion', file_name: request.file_name, records: records.length, refunds_settled: settled, already_settled: already, unmatched };
+  }
+
+  rpcHandlers(): RpcHandlers {
+    type Ids = { merchant_account_id: string; transaction_id: string };
+    return {
+      [transactionsPatterns.create]: async (payload) => this.create(payload as TransactionCreateRequest),
+      [transactionsPatterns.get]: async (payload) => this.get((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
+      [transactionsPatterns.list]: async (payload) => this.list(payload as TransactionListRequest),
+      [transactionsPatterns.update]: async (payload) => this.update(payload as TransactionRequest<TransactionUpdateInput>),
+      [transactionsPatterns.events]: async (payload) => this.history(payload as TransactionPageRequest),
+      [transactionsPatterns.capture]: async (payload) => this.captureTransaction(payload as TransactionCaptureRequest),
+      [transactionsPatterns.captures]: async (payload) => this.captures(payload as TransactionPageRequest),
+      [transactionsPatterns.captureGet]: async (payload) => {
+        const p = payload as Ids & { capture_id: string };
+        return this.capture(p.merchant_account_id, p.transaction_id, p.capture_id);
+      },
+      [transactionsPatterns.void]: async (payload) => this.voidTransaction(payload as TransactionVoidRequest),
+      [transactionsPatterns.cancel]: async (payload) => this.cancel(payload as TransactionRequest<undefined>),
+      [transactionsPatterns.sync]: async (payload) => this.sync(payload as TransactionRequest<undefined>),
+      [transactionsPatterns.refund]: async (payload) => this.createRefund(payload as TransactionRequest<RefundCreateInput>),
+      [transactionsPatterns.refundAll]: async (payload) => this.refundAll(payload as TransactionRequest<RefundAllCreateInput>),
+      [transactionsPatterns.refunds]: async (payload) => this.refunds(payload as TransactionPageRequest),
+      [transactionsPatterns.refundGet]: async (payload) => {
+        const p = payload as Ids & { refund_id: string };
+        return this.refund(p.merchant_account_id, p.transaction_id, p.refund_id);
+      },
+      [transactionsPatterns.refundById]: async (payload) => {
+        const p = payload as { merchant_account_id: string; refund_id: string };
+        return this.refundById(p.merchant_account_id, p.refund_id);
+      },
+      [transactionsPatterns.notification]: async (payload) => {
+        await this.notify(payload as ProviderNotificationRequest);
+        return null;
+      },
+      [transactionsPatterns.settlementFile]: async (payload) => this.ingestSettlementFile(payload as SettlementFileRequest),
+    };
+  }
+
+  // ---- plumbing -------------------------------------------------------------------------------------------
+
+  private now(): string {
+    return this.context.now().toISOString();
+  }
+
+  private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
+    if (key === undefined) return execute();
+    return this.idempotency.run({ merchantAccountId, operation, key }, requestFingerprint({ operation, body }), execute);
+  }
+
+  /** Decides and appends, queued per transaction in this process; domain errors become the spec's errors. */
+  private command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    return asApiErrors(() => this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand)));
+  }
+
+  /** Records a provider's answer; a rule refusing it is a bug in the flow and surfaces. */
+  private async record(id: string, command: CommandOf<'RecordAuthorizationResult' | 'CompleteCreateRequest' | 'RecordCaptureResult' | 'RecordVoidResult' | 'RecordRefundResult'>): Promise<void> {
+    await this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand)).catch((error: unknown) => {
+      // The provider's later word (a notification) may already have settled what this answer is about.
+      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return;
+      throw error;
+    });
+  }
+
+  /** As `record`, for notifications and sync: stale or repeated messages are dropped, not refused. */
+  private recordQuietly(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
+    return this.record(id, command as CommandOf<'RecordAuthorizationResult'>);
+  }
+
+  private async state(id: string): Promise<TransactionState> {
+    const events = await this.context.store.readStream(transactionStream(id));
+    return events.reduce((state, event) => transaction.evolve(state, asDomainEvent<TransactionEvent>(event)), transaction.initialState());
+  }
+
+  /** The transaction from its stream (not the read model: a decision needs the latest state); 404 outside the account. */
+  private async load(merchantAccountId: string, id: string): Promise<Transaction> {
+    const state = await this.state(id);
+    if (state.status === 'absent' || state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return state;
+  }
+
+  private owned(merchantAccountId: string, id: string): TransactionView {
+    const view = this.readModel.find(id);
+    if (!view || view.state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return view;
+  }
+
+  private connectionOf(t: Transaction): PaymentServiceConnection {
+    const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+    if (!connection) throw ApiError.badRequest('The payment service of this transaction was deleted');
+    return connection;
+  }
+
+  private async render(merchantAccountId: string, id: string): Promise<WireTransaction> {
+    await this.context.catchUp();
+    return this.get(merchantAccountId, id);
+  }
+
+  /**
+   * A provider call. An unreachable provider (refused connection, 5xx) did nothing: that is a failure with
+   * `service_unavailable`. A request the provider rejected as malformed is `invalid_service_request`.
+   */
+  private async call<T>(request: () => Promise<T>): Promise<T | ProviderResponse> {
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof ConnectorUnavailableError) return { outcome: 'failed', errorCode: 'service_unavailable', rawResponseDescription: error.message };
+      if (error instanceof ConnectorRequestRejectedError) return { outcome: 'failed', errorCode: 'invalid_service_request', rawResponseDescription: error.message };
+      throw error;
+    }
+  }
+}
+
+const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
+
+function providerError(answer: { errorCode?: string; rawResponseCode?: string; rawResponseDescription?: string }): ProviderError {
+  return {
+    errorCode: answer.errorCode ?? 'unknown_error',
+    ...(answer.rawResponseCode !== undefined ? { rawResponseCode: answer.rawResponseCode } : {}),
+    ...(answer.rawResponseDescription !== undefined ? { rawResponseDescription: answer.rawResponseDescription } : {}),
+  };
+}
+
+/** A connector's answer to authorize as the decider's result; null when nothing is known yet (`unknown`). */
+function toAuthorizationResult(answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse, amount: number): AuthorizationResult | null {
+  switch (answer.outcome) {
+    case 'refused':
+      return { outcome: 'failed', error: { errorCode: 'invalid_service_configuration', rawResponseDescription: `capability ${answer.capability} is off for this payment service` } };
+    case 'succeeded': {
+      const a = answer as ConnectorAuthorizationResult;
+      return {
+        outcome: 'succeeded',
+        authorizedAmount: a.authorizedAmount ?? amount,
+        ...(a.providerTransactionId ? { paymentServiceTransactionId: a.providerTransactionId } : {}),
+        ...(a.avsResponseCode ? { avsResponseCode: a.avsResponseCode } : {}),
+        ...(a.cvvResponseCode ? { cvvResponseCode: a.cvvResponseCode } : {}),
+        ...(a.rawResponseCode ? { rawResponseCode: a.rawResponseCode } : {}),
+      };
+    }
+    case 'declined':
+    case 'failed':
+      return { outcome: answer.outcome, error: providerError(answer) };
+    case 'pending':
+      return { outcome: 'pending', ...(answer.providerTransactionId ? { paymentServiceTransactionId: answer.providerTransactionId } : {}) };
+    case 'unknown':
+      return null;
+  }
+}
+
+/** A connector's answer to capture, void or refund as the decider's outcome; null while pending or unknown. */
+function toOutcome(answer: ProviderResponse | CapabilityRefusal, providerOperationId?: string): ProviderOutcome | null {
+  switch (answer.outcome) {
+    case 'refused':
+      return { outcome: 'failed', error: { errorCode: 'invalid_service_configuration', rawResponseDescription: `capability ${answer.capability} is off for this payment service` } };
+    case 'succeeded':
+      return { outcome: 'succeeded', ...(answer.rawResponseCode ? { rawResponseCode: answer.rawResponseCode } : {}), ...(providerOperationId ? { providerOperationId } : {}) };
+    case 'declined':
+    case 'failed':
+      return { outcome: answer.outcome, error: providerError(answer) };
+    default:
+      return null;
+  }
+}
+
+function operationStatus<S extends string>(answer: ProviderResponse, allowed: readonly S[]): S {
+  const status = answer.outcome === 'unknown' ? 'pending' : answer.outcome;
+  return (allowed.includes(status as S) ? status : 'failed') as S;
+}
+
+const codesOf = (answer: ProviderResponse) => ({
+  code: answer.errorCode ?? null,
+  raw_response_code: answer.rawResponseCode ?? null,
+  raw_response_description: answer.rawResponseDescription ?? null,
+});
+
+export { capturedAmount };

@@ -1,0 +1,280 @@
+/**
+ * The card vault: full card numbers (PAN) kept only as AES-256-GCM ciphertext in `vault_cards`, next to what may be
+ * shown (BIN, last 4, expiry, scheme) and a keyed fingerprint for "same card" lookups. Security codes are never
+ * stored. Nothing here logs, and no error message carries a card number or key.
+ *
+ * Keys: the 32-byte vault key is only an HKDF input; the PAN encryption key and the fingerprint key are derived
+ * from it under separate labels, so neither can stand in for the other.
+ */
+import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import fs from 'node:fs';
+import path from 'node:path';
+import type Database from 'better-sqlite3';
+import creditCardType from 'credit-card-type';
+
+export interface StoredCard {
+  readonly id: string;
+  readonly merchantAccountId: string;
+  /** Wire card scheme (`visa`, `mastercard`, `amex`, ...); null when not detected or not a wire scheme. */
+  readonly scheme: string | null;
+  /** Credit / debit / prepaid: not known from the number, so null. */
+  readonly cardType: string | null;
+  /** First 6 digits. */
+  readonly bin: string;
+  readonly last4: string;
+  /** MM/YY */
+  readonly expirationDate: string;
+  /** HMAC-SHA256 of merchant account + PAN under a key derived from the vault key; base64url. Same card, same account: same value. */
+  readonly fingerprint: string;
+  readonly createdAt: string;
+}
+
+export interface CardToStore {
+  readonly number: string;
+  readonly expirationDate: string;
+}
+
+const keyBytes = 32;
+const ivBytes = 12;
+const tagBytes = 16;
+/** Bumped with the encryption or fingerprint scheme; part of the HKDF labels and of every row's AAD. */
+const formatVersion = 'v1';
+
+/** credit-card-type's `type` → the wire CardScheme name. Brands the wire does not list (troy, naranja, verve, hiper) map to null. */
+const wireSchemes: Readonly<Record<string, string>> = {
+  visa: 'visa',
+  mastercard: 'mastercard',
+  'american-express': 'amex',
+  'diners-club': 'diners-club',
+  discover: 'discover',
+  jcb: 'jcb',
+  unionpay: 'unionpay',
+  maestro: 'maestro',
+  elo: 'elo',
+  hipercard: 'hipercard',
+  mir: 'mir',
+};
+
+interface VaultCardRecord {
+  id: string;
+  merchant_account_id: string;
+  pan_ciphertext: Buffer;
+  pan_iv: Buffer;
+  pan_tag: Buffer;
+  bin: string;
+  last4: string;
+  expiration_date: string;
+  scheme: string | null;
+  fingerprint: string;
+  created_at: string;
+}
+
+type PublicColumns = Omit<VaultCardRecord, 'pan_ciphertext' | 'pan_iv' | 'pan_tag'>;
+
+export class CardVault {
+  // ES private fields: key material stays out of util.inspect / console.log of the vault.
+  readonly #encryptionKey: KeyObject;
+  readonly #fingerprintKey: KeyObject;
+  readonly #now: () => Date;
+  readonly #newId: () => string;
+  readonly #insert: Database.Statement<[VaultCardRecord]>;
+  readonly #find: Database.Statement<[string, string], PublicColumns>;
+  readonly #secret: Database.Statement<[string, string], VaultCardRecord>;
+
+  constructor(db: Database.Database, options: { key: Buffer; now?: () => Date; newId?: () => string }) {
+    if (!Buffer.isBuffer(options.key) || options.key.length !== keyBytes) throw new RangeError(`the vault key must be ${keyBytes} bytes`);
+    this.#encryptionKey = deriveKey(options.key, 'pan-encryption');
+    this.#fingerprintKey = deriveKey(options.key, 'fingerprint');
+    this.#now = options.now ?? (() => new Date());
+    this.#newId = options.newId ?? randomUUID;
+
+    db.exec(`
+      CREATE TABLE IF NOT EXISTS vault_cards (
+        id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL,
+        pan_ciphertext BLOB NOT NULL, pan_iv BLOB NOT NULL, pan_tag BLOB NOT NULL,
+        bin TEXT NOT NULL, last4 TEXT NOT NULL, expiration_date TEXT NOT NULL, scheme TEXT, fingerprint TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS vault_cards_account_fingerprint ON vault_cards (merchant_account_id, fingerprint);
+    `);
+    this.#insert = db.prepare(`
+      INSERT INTO vault_cards (id, merchant_account_id, pan_ciphertext, pan_iv, pan_tag, bin, last4, expiration_date, scheme, fingerprint, created_at)
+      VALUES (@id, @merchant_account_id, @pan_ciphertext, @pan_iv, @pan_tag, @bin, @last4, @expiration_date, @scheme, @fingerprint, @created_at)
+    `);
+    this.#find = db.prepare(`
+      SELECT id, merchant_account_id, bin, last4, expiration_date, scheme, fingerprint, created_at
+      FROM vault_cards WHERE id = ? AND merchant_account_id = ?
+    `);
+    this.#secret = db.prepare('SELECT * FROM vault_cards WHERE id = ? AND merchant_account_id = ?');
+  }
+
+  /** Encrypts and keeps the card as a new row (every call, also for a card stored before). Throws a RangeError, without the number, on a malformed card. */
+  store(merchantAccountId: string, card: CardToStore): StoredCard {
+    const number = card.number;
+    if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) throw new RangeError('card number must be 12 to 19 digits');
+    if (!passesLuhn(number)) throw new RangeError('card number fails the Luhn check');
+    if (typeof card.expirationDate !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(card.expirationDate)) {
+      throw new RangeError('expiration date must be MM/YY');
+    }
+    if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
+
+    const id = this.#newId();
+    const iv = randomBytes(ivBytes);
+    const cipher = createCipheriv('aes-256-gcm', this.#encryptionKey, iv, { authTagLength: tagBytes });
+    cipher.setAAD(additionalData(id, merchantAccountId));
+    const ciphertext = Buffer.concat([cipher.update(number, 'utf8'), cipher.final()]);
+    const record: VaultCardRecord = {
+      id,
+      merchant_account_id: merchantAccountId,
+      pan_ciphertext: ciphertext,
+      pan_iv: iv,
+      pan_tag: cipher.getAuthTag(),
+      bin: number.slice(0, 6),
+      last4: number.slice(-4),
+      expiration_date: card.expirationDate,
+      scheme: detectScheme(number),
+      fingerprint: this.#fingerprint(merchantAccountId, number),
+      created_at: this.#now().toISOString(),
+    };
+    this.#insert.run(record);
+    return toStoredCard(record);
+  }
+
+  /** The card without its number; null when absent or another merchant account's. */
+  find(merchantAccountId: string, id: string): StoredCard | null {
+    const record = this.#find.get(id, merchantAccountId);
+    return record ? toStoredCard(record) : null;
+  }
+
+  /**
+   * The full number, decrypted, for the connector call only: never log, persist or emit it. Null when absent or
+   * another merchant account's; throws when the row fails authentication (tampered, moved, or a different key).
+   */
+  reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null {
+    const record = this.#secret.get(id, merchantAccountId);
+    if (!record) return null;
+    let number: string;
+    try {
+      if (record.pan_iv.length !== ivBytes || record.pan_tag.length !== tagBytes) throw new Error('malformed iv or tag');
+      const decipher = createDecipheriv('aes-256-gcm', this.#encryptionKey, record.pan_iv, { authTagLength: tagBytes });
+      decipher.setAAD(additionalData(record.id, record.merchant_account_id));
+      decipher.setAuthTag(record.pan_tag);
+      number = Buffer.concat([decipher.update(record.pan_ciphertext), decipher.final()]).toString('utf8');
+    } catch (error) {
+      throw new Error(`vault card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`, { cause: error });
+    }
+    return { number, expirationDate: record.expiration_date };
+  }
+
+  #fingerprint(merchantAccountId: string, number: string): string {
+    // JSON keeps the two parts unambiguous whatever the account id contains.
+    return createHmac('sha256', this.#fingerprintKey).update(JSON.stringify([merchantAccountId, number])).digest('base64url');
+  }
+}
+
+/**
+ * The vault key: `configured` (VAULT_KEY: base64 or base64url of exactly 32 bytes) when given; otherwise
+ * `<dataDir>/vault.key`, created on first use (32 random bytes, base64, mode 0600) and reused after; otherwise
+ * (in-memory storage, tests) a random key that lives as long as the process.
+ */
+export function loadVaultKey(options: { configured?: string; dataDir?: string }): Buffer {
+  if (options.configured !== undefined) {
+    const key = decodeKey(options.configured);
+    if (!key) throw new Error('VAULT_KEY must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without), e.g. from `openssl rand -base64 32`');
+    return key;
+  }
+  if (options.dataDir !== undefined) return keyFile(path.join(options.dataDir, 'vault.key'));
+  return randomBytes(keyBytes);
+}
+
+/**
+ * Reads the key file or creates it. Creation is race-safe without a partial file ever being visible: the key goes to a
+ * private temporary file opened with `wx`, which is then hard-linked to the final name; link() never replaces an
+ * existing file, so when another process got there first (EEXIST) its key is read and used.
+ */
+function keyFile(file: string): Buffer {
+  const existing = readKeyFile(file);
+  if (existing) return existing;
+  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  const fd = fs.openSync(temporary, 'wx', 0o600);
+  try {
+    fs.writeFileSync(fd, `${randomBytes(keyBytes).toString('base64')}\n`);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  try {
+    fs.linkSync(temporary, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  } finally {
+    fs.rmSync(temporary, { force: true });
+  }
+  const key = readKeyFile(file);
+  if (!key) throw new Error(`vault key file ${file} disappeared while being created`);
+  return key;
+}
+
+/** The key in `file`; null when there is no file. A file that is not a key stops: replacing it would orphan every stored card. */
+function readKeyFile(file: string): Buffer | null {
+  let text: string;
+  try {
+    text = fs.readFileSync(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+  const key = decodeKey(text.trim());
+  if (!key) throw new Error(`vault key file ${file} does not hold base64 of exactly 32 bytes; restore it (cards stored under it cannot be read without it)`);
+  return key;
+}
+
+function decodeKey(text: string): Buffer | null {
+  if (typeof text !== 'string' || !/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
+  const key = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  return key.length === keyBytes ? key : null;
+}
+
+function deriveKey(vaultKey: Buffer, purpose: string): KeyObject {
+  return createSecretKey(Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), `switchyard/card-vault/${formatVersion}/${purpose}`, keyBytes)));
+}
+
+/** Binds a ciphertext to its row: copied to another id or merchant account, it no longer decrypts. */
+function additionalData(id: string, merchantAccountId: string): Buffer {
+  return Buffer.from(JSON.stringify([`vault_cards/${formatVersion}`, id, merchantAccountId]), 'utf8');
+}
+
+/** The wire scheme: the library's only candidate, or its first one when that one allows this length; else null. */
+function detectScheme(number: string): string | null {
+  const candidates = creditCardType(number);
+  const first = candidates[0];
+  if (!first) return null;
+  if (candidates.length > 1 && !(first.matchStrength !== undefined && first.lengths.includes(number.length))) return null;
+  return wireSchemes[first.type] ?? null;
+}
+
+/** ISO/IEC 7812-1 check digit. */
+function passesLuhn(digits: string): boolean {
+  let total = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    total += digit;
+  }
+  return total % 10 === 0;
+}
+
+function toStoredCard(record: PublicColumns): StoredCard {
+  return {
+    id: record.id,
+    merchantAccountId: record.merchant_account_id,
+    scheme: record.scheme,
+    cardType: null,
+    bin: record.bin,
+    last4: record.last4,
+    expirationDate: record.expiration_date,
+    fingerprint: record.fingerprint,
+    createdAt: record.created_at,
+  };
+}
