@@ -3,69 +3,25 @@
  * TCP (request/reply), Kafka (identity.events, which the gateway's key cache follows) and Redis (the shared cache
  * of verified tokens). The operator CLI writes a key into identity's store; the gateway serves it.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Kafka, logLevel } from 'kafkajs';
-import { kafkaAvailability } from '@switchyard/bus/src/contract';
-import { defaultRedisUrl } from '@switchyard/kv';
-import { probeRedis } from '@switchyard/kv/src/contract';
-import {
-  describeWithInfra,
-  freePort,
-  kafkaBrokersForTests,
-  runCli,
-  signToken,
-  startTsProcess,
-  waitFor,
-  type Availability,
-  type RunningProcess,
-} from '@switchyard/testing';
+import { describeWithInfra, kafkaBrokersForTests, runCli, signToken, waitFor } from '@switchyard/testing';
+import { distributedInfrastructure, startDistributedRuntime, type DistributedRuntime } from './distributed.fixture';
 
-const [kafka, redis] = await Promise.all([kafkaAvailability(kafkaBrokersForTests()), probeRedis()]);
-const infrastructure: Availability = !kafka.available ? kafka : redis;
+const infrastructure = await distributedInfrastructure();
 
 describeWithInfra('distributed runtime: gateway, identity and transactions as separate processes', infrastructure, () => {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-distributed-'));
-  let identity: RunningProcess;
-  let transactions: RunningProcess;
-  let gateway: RunningProcess;
-  let secondGateway: RunningProcess;
+  let runtime: DistributedRuntime;
   let baseUrl: string;
   let secondUrl: string;
   let env: Record<string, string>;
 
   beforeAll(async () => {
-    const [rpcPort, transactionsPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    env = {
-      DATA_DIR: dataDir,
-      IDENTITY_RPC_URL: `tcp://127.0.0.1:${rpcPort}`,
-      TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
-      KAFKA_BROKERS: kafkaBrokersForTests().join(','),
-      REDIS_URL: defaultRedisUrl(),
-      PORT: String(httpPort),
-      LOG_LEVEL: 'warn',
-    };
-    baseUrl = `http://127.0.0.1:${httpPort}`;
-    identity = startTsProcess('services/identity/src/main.ts', env);
-    transactions = startTsProcess('services/transactions/src/main.ts', env);
-    gateway = startTsProcess('services/gateway/src/main.ts', env);
-    secondGateway = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
-    secondUrl = `http://127.0.0.1:${secondPort}`;
-    for (const url of [baseUrl, secondUrl]) {
-      await waitFor(
-        `gateway ${url} ready`,
-        async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
-        60_000,
-        () => `identity:\n${identity.output()}\ntransactions:\n${transactions.output()}\ngateway:\n${gateway.output()}\nsecond gateway:\n${secondGateway.output()}`,
-      );
-    }
+    runtime = await startDistributedRuntime({ name: 'distributed' });
+    ({ baseUrl, secondUrl } = runtime);
+    env = { ...runtime.env };
   });
 
-  afterAll(async () => {
-    await Promise.all([gateway?.kill('SIGTERM'), secondGateway?.kill('SIGTERM'), identity?.kill('SIGTERM'), transactions?.kill('SIGTERM')]);
-    fs.rmSync(dataDir, { recursive: true, force: true });
-  });
+  afterAll(() => runtime?.stop());
 
   it('reports every adapter on /readyz', async () => {
     const body = await (await fetch(`${baseUrl}/readyz`)).json();

@@ -88,6 +88,11 @@ export interface CaptureRequest extends ProviderTransactionRef {
   readonly previouslyCapturedAmount?: number;
   /** false: more captures will follow (`multipleCaptures`). Default true. */
   readonly final?: boolean;
+  /**
+   * Over-capture allowed by the merchant account: the most all captures of the authorization may total. Absent:
+   * the authorized amount.
+   */
+  readonly maxTotalAmount?: number;
   readonly tracking?: ShipmentTracking;
 }
 

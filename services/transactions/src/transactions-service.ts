@@ -6,7 +6,7 @@
 import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
@@ -28,11 +28,13 @@ export class TransactionsService {
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost(options);
     this.paymentServices = new PaymentServices(this.host.context);
-    this.vault = new CardVault(options.db, { key: options.vaultKey ?? randomBytes(32), now: this.host.context.now });
+    const vaultKey = options.vaultKey ?? randomBytes(32);
+    this.vault = new CardVault(options.db, { key: vaultKey, now: this.host.context.now });
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       vault: this.vault,
       connectors: new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }),
+      fingerprintKey: Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), 'switchyard/idempotency-fingerprint/v1', 32)),
     });
     this.host.add(this.paymentServices, this.transactions);
   }

@@ -128,6 +128,7 @@ export class MockCardConnector implements Connector {
     const answer = await this.call<WireCaptureResponse>('POST', this.path(request, 'captures'), {
       amount: request.amount,
       final: request.final ?? true,
+      ...(request.maxTotalAmount !== undefined ? { max_total_amount: request.maxTotalAmount } : {}),
       tracking: request.tracking && { carrier: request.tracking.carrier, tracking_number: request.tracking.trackingNumber },
     });
     if (answer.kind === 'unknown') return unknown;

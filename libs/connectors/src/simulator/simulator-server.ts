@@ -264,7 +264,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     };
     let result: WireCapture;
     if (t.status !== 'authorized' && t.status !== 'captured') result = record('failed', errorCodes('unexpected_state'));
-    else if (body.amount > t.authorizedAmount - t.capturedAmount) result = record('failed', errorCodes('invalid_amount'));
+    else if (t.capturedAmount + body.amount > Math.max(t.authorizedAmount, body.max_total_amount ?? 0)) result = record('failed', errorCodes('invalid_amount'));
     else if (t.amount === scenarioAmounts.captureDeclined) result = record('declined', errorCodes('expired_authorization'));
     else {
       t.capturedAmount += body.amount;

@@ -25,6 +25,8 @@ export interface WireAuthorizeRequest {
 export interface WireCaptureRequest {
   readonly amount: number;
   readonly final?: boolean;
+  /** Over-capture: the most all captures together may reach; default the authorized amount. */
+  readonly max_total_amount?: number;
   readonly tracking?: { readonly carrier: string; readonly tracking_number: string };
 }
 

@@ -34,6 +34,7 @@ import {
   type TransactionCreatedData,
   type TransactionEvent,
   type TransactionState,
+  type VerificationCodes,
 } from './transaction';
 
 export type TransactionErrorCode =
@@ -84,7 +85,8 @@ export interface CaptureSettings {
 
 export type AuthorizationResult =
   | ({ readonly outcome: 'succeeded' } & Omit<AuthorizationSucceededData, 'at'>)
-  | { readonly outcome: FailureKind; readonly error: ProviderError }
+  /** A decline still carries the issuer's AVS and CVV results; a failure (never reached the issuer) has none. */
+  | ({ readonly outcome: FailureKind; readonly error: ProviderError } & VerificationCodes)
   | { readonly outcome: 'pending'; readonly paymentServiceTransactionId?: string }
   | { readonly outcome: 'buyer_approval_required'; readonly approvalUrl?: string };
 
@@ -196,7 +198,7 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
     case 'declined':
     case 'failed':
       if (source === 'notification' && t.createRequestRunning) return [{ type: 'FailureNotificationHeld', data: { kind: result.outcome, error: result.error, at } }];
-      return [failureEvent(result.outcome, result.error, at)];
+      return [failureEvent(result.outcome, result.error, at, { ...(result.avsResponseCode !== undefined ? { avsResponseCode: result.avsResponseCode } : {}), ...(result.cvvResponseCode !== undefined ? { cvvResponseCode: result.cvvResponseCode } : {}) })];
     case 'pending':
       return [{ type: 'AuthorizationPending', data: { ...(result.paymentServiceTransactionId !== undefined ? { paymentServiceTransactionId: result.paymentServiceTransactionId } : {}), at } }];
     case 'buyer_approval_required':
@@ -205,8 +207,8 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
   }
 }
 
-const failureEvent = (kind: FailureKind, error: ProviderError, at: string): TransactionEvent =>
-  kind === 'declined' ? { type: 'AuthorizationDeclined', data: { ...error, at } } : { type: 'AuthorizationFailed', data: { ...error, at } };
+const failureEvent = (kind: FailureKind, error: ProviderError, at: string, checks: VerificationCodes = {}): TransactionEvent =>
+  kind === 'declined' ? { type: 'AuthorizationDeclined', data: { ...error, ...checks, at } } : { type: 'AuthorizationFailed', data: { ...error, at } };
 
 function decideCompletion(t: Transaction, reason: 'responded' | 'buyer_returned' | 'hold_expired', at: string): TransactionEvent[] {
   if (!t.createRequestRunning) return [];

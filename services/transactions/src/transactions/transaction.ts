@@ -70,6 +70,12 @@ export interface AuthorizationSucceededData {
 
 export type FailureKind = 'declined' | 'failed';
 
+/** The issuer's address and security code checks: reported with an approval, and with a decline too. */
+export interface VerificationCodes {
+  readonly avsResponseCode?: string;
+  readonly cvvResponseCode?: string;
+}
+
 type At = { readonly at: string };
 
 export type TransactionEvent =
@@ -77,7 +83,7 @@ export type TransactionEvent =
   | DomainEvent<'BuyerApprovalRequired', { readonly approvalUrl?: string } & At>
   | DomainEvent<'AuthorizationPending', { readonly paymentServiceTransactionId?: string } & At>
   | DomainEvent<'AuthorizationSucceeded', AuthorizationSucceededData>
-  | DomainEvent<'AuthorizationDeclined', ProviderError & At>
+  | DomainEvent<'AuthorizationDeclined', ProviderError & VerificationCodes & At>
   | DomainEvent<'AuthorizationFailed', ProviderError & At>
   /** A failure or decline notification that arrived while the create request was still running (spec, Events rule 2). */
   | DomainEvent<'FailureNotificationHeld', { readonly kind: FailureKind; readonly error: ProviderError } & At>
@@ -235,7 +241,13 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return { ...authorized, status: 'capture_succeeded', captures: [direct] };
     }
     case 'AuthorizationDeclined':
-      return { ...t, status: 'authorization_declined', errorCode: event.data.errorCode };
+      return {
+        ...t,
+        status: 'authorization_declined',
+        errorCode: event.data.errorCode,
+        avsResponseCode: event.data.avsResponseCode ?? t.avsResponseCode,
+        cvvResponseCode: event.data.cvvResponseCode ?? t.cvvResponseCode,
+      };
     case 'AuthorizationFailed':
       return { ...t, status: 'authorization_failed', errorCode: event.data.errorCode };
     case 'FailureNotificationHeld':

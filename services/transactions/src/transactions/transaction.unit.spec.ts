@@ -165,6 +165,13 @@ describe('when processing (create request still running)', () => {
     expect(given(processing).when(authResult({ outcome: 'declined', error: decline })).thenState()).toMatchObject({ status: 'authorization_declined', errorCode: 'insufficient_funds' });
   });
 
+  it('keeps the AVS and CVV results a decline reports (a failure has none)', () => {
+    const declined = authResult({ outcome: 'declined', error: decline, avsResponseCode: 'no_match', cvvResponseCode: 'match' });
+    given(processing).when(declined).then([{ type: 'AuthorizationDeclined', data: { ...decline, avsResponseCode: 'no_match', cvvResponseCode: 'match', at } }]);
+    expect(given(processing).when(declined).thenState()).toMatchObject({ status: 'authorization_declined', avsResponseCode: 'no_match', cvvResponseCode: 'match' });
+    given(processing).when(authResult({ outcome: 'failed', error: failure, avsResponseCode: 'match' })).then([{ type: 'AuthorizationFailed', data: { ...failure, at } }]);
+  });
+
   it('moves to authorization_failed when the create request fails', () =>
     expect(given(processing).when(authResult({ outcome: 'failed', error: failure })).thenState().status).toBe('authorization_failed'));
 

@@ -6,6 +6,7 @@
  * exhaust the conflict retries. Provider calls happen between two commands, never inside one: the first claims
  * (capture and refund amounts are claimed while pending), the second records the answer.
  */
+import { createHmac } from 'node:crypto';
 import { ApiError, pageOf, type Page, type PageQuery } from '@switchyard/api';
 import {
   ConnectorRequestRejectedError,
@@ -51,7 +52,7 @@ import { KeyedQueue } from './keyed-queue';
 import { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
 import { capturedAmount, claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
-import { decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
+import { captureLimit, decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary, type TransactionDetails } from './transaction-wire';
 import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
 
@@ -75,6 +76,11 @@ export interface TransactionsDependencies {
   readonly paymentServices: PaymentServices;
   readonly vault: CardVault;
   readonly connectors: ProviderConnectors;
+  /**
+   * Keys the request fingerprints kept with Idempotency-Keys. A create request holds a card number: a plain hash of
+   * it could be brute-forced from the BIN and the Luhn digit, a keyed one cannot.
+   */
+  readonly fingerprintKey: Buffer;
 }
 
 export class Transactions implements TransactionsSlice {
@@ -84,6 +90,7 @@ export class Transactions implements TransactionsSlice {
   private readonly paymentServices: PaymentServices;
   private readonly vault: CardVault;
   private readonly connectors: ProviderConnectors;
+  private readonly fingerprintKey: Buffer;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -94,6 +101,7 @@ export class Transactions implements TransactionsSlice {
     this.paymentServices = dependencies.paymentServices;
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
+    this.fingerprintKey = dependencies.fingerprintKey;
     context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
   }
@@ -324,13 +332,16 @@ export class Transactions implements TransactionsSlice {
           currency: t.currency,
           ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
           final: capture.final,
+          ...(settings.overCapture ? { maxTotalAmount: captureLimit(after.authorizedAmount, settings) } : {}),
           ...forwarded,
         }),
       );
       const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
       if (outcome) await this.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
-      if (request.prefer_capture) return this.capture(merchantAccountId, id, captureId);
-      return this.render(merchantAccountId, id);
+      if (!request.prefer_capture) return this.render(merchantAccountId, id);
+      // The capture is read from the read model: it must have seen this capture first.
+      await this.context.catchUp();
+      return this.capture(merchantAccountId, id, captureId);
     });
   }
 
@@ -498,7 +509,7 @@ export class Transactions implements TransactionsSlice {
             });
           case 'declined':
           case 'failed':
-            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error } } });
+            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
           case 'pending':
             return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
           case 'voided':
@@ -599,7 +610,8 @@ export class Transactions implements TransactionsSlice {
 
   private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
     if (key === undefined) return execute();
-    return this.idempotency.run({ merchantAccountId, operation, key }, requestFingerprint({ operation, body }), execute);
+    const fingerprint = createHmac('sha256', this.fingerprintKey).update(requestFingerprint({ operation, body })).digest('hex');
+    return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
   }
 
   /** Decides and appends, queued per transaction in this process; domain errors become the spec's errors. */
@@ -675,6 +687,12 @@ function providerError(answer: { errorCode?: string; rawResponseCode?: string; r
   };
 }
 
+/** The AVS and CVV results of a provider's answer, when it has them (a decline does, a failure does not). */
+const verificationCodes = (answer: { avsResponseCode?: string | null; cvvResponseCode?: string | null }) => ({
+  ...(answer.avsResponseCode ? { avsResponseCode: answer.avsResponseCode } : {}),
+  ...(answer.cvvResponseCode ? { cvvResponseCode: answer.cvvResponseCode } : {}),
+});
+
 /** A connector's answer to authorize as the decider's result; null when nothing is known yet (`unknown`). */
 function toAuthorizationResult(answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse, amount: number): AuthorizationResult | null {
   switch (answer.outcome) {
@@ -693,7 +711,7 @@ function toAuthorizationResult(answer: ConnectorAuthorizationResult | Capability
     }
     case 'declined':
     case 'failed':
-      return { outcome: answer.outcome, error: providerError(answer) };
+      return { outcome: answer.outcome, error: providerError(answer), ...verificationCodes(answer as ConnectorAuthorizationResult) };
     case 'pending':
       return { outcome: 'pending', ...(answer.providerTransactionId ? { paymentServiceTransactionId: answer.providerTransactionId } : {}) };
     case 'unknown':

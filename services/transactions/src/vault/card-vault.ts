@@ -10,6 +10,7 @@ import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
+import { passesLuhn } from '@switchyard/contracts';
 import creditCardType from 'credit-card-type';
 
 export interface StoredCard {
@@ -252,17 +253,6 @@ function detectScheme(number: string): string | null {
   if (!first) return null;
   if (candidates.length > 1 && !(first.matchStrength !== undefined && first.lengths.includes(number.length))) return null;
   return wireSchemes[first.type] ?? null;
-}
-
-/** ISO/IEC 7812-1 check digit. */
-function passesLuhn(digits: string): boolean {
-  let total = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let digit = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
-    total += digit;
-  }
-  return total % 10 === 0;
 }
 
 function toStoredCard(record: PublicColumns): StoredCard {

@@ -1,0 +1,200 @@
+/**
+ * The distributed runtime for e2e specs: identity, transactions and two gateways as separate OS processes (and,
+ * when asked, the mock-card simulator as a fifth), talking over NestJS TCP, Kafka and Redis, with a fresh data
+ * directory. Also what those specs share: whether Kafka and Redis are reachable, API keys made by the operator
+ * CLI, and reading whole Kafka topics.
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import { kafkaAvailability } from '@switchyard/bus/src/contract';
+import { defaultRedisUrl } from '@switchyard/kv';
+import { probeRedis } from '@switchyard/kv/src/contract';
+import { freePort, kafkaBrokersForTests, runCli, startTsProcess, waitFor, type Availability, type CliResult, type RunningProcess } from '@switchyard/testing';
+
+/** Kafka first, then Redis: the first one missing is the reason to skip. */
+export async function distributedInfrastructure(): Promise<Availability> {
+  const [kafka, redis] = await Promise.all([kafkaAvailability(kafkaBrokersForTests()), probeRedis()]);
+  return !kafka.available ? kafka : redis;
+}
+
+export interface DistributedOptions {
+  /** Part of the data directory's name. */
+  readonly name: string;
+  /** LOG_LEVEL of every service process (default `warn`). */
+  readonly logLevel?: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /**
+   * Start the mock-card simulator as its own process and point the transactions process at it (MOCK_CARD_URL,
+   * MOCK_CARD_WEBHOOK_SECRET); the simulator calls back the first gateway (PUBLIC_BASE_URL).
+   */
+  readonly mockCard?: boolean;
+}
+
+export interface ApiKey {
+  readonly id: string;
+  readonly kid: string;
+  readonly private_key: string;
+}
+
+export interface DistributedRuntime {
+  readonly dataDir: string;
+  /** The environment every service process got (the CLI gets it too). */
+  readonly env: Readonly<Record<string, string>>;
+  /** The first gateway (PUBLIC_BASE_URL) and the second. */
+  readonly baseUrl: string;
+  readonly secondUrl: string;
+  /** Set with `mockCard`. */
+  readonly simulatorUrl: string | undefined;
+  /** identity, transactions, gateway, second-gateway, and simulator with `mockCard`. */
+  readonly processes: Readonly<Record<string, RunningProcess>>;
+  /** Every process's output so far, for failure messages. */
+  describe(): string;
+  /** The operator CLI against this runtime's data; its output is kept (see `cliOutput`). */
+  cli(...args: string[]): Promise<CliResult>;
+  /** Everything the CLI runs printed, stdout and stderr. */
+  cliOutput(): string;
+  /** `api-keys create` through the CLI. */
+  createApiKey(displayName: string, roles: readonly string[]): Promise<ApiKey>;
+  /** SIGTERM to every process, and wait for them to exit; the data directory stays. */
+  stopProcesses(): Promise<void>;
+  /** stopProcesses, then remove the data directory. */
+  stop(): Promise<void>;
+}
+
+export async function startDistributedRuntime(options: DistributedOptions): Promise<DistributedRuntime> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `switchyard-${options.name}-`));
+  const processes: Record<string, RunningProcess> = {};
+  const cliOutputs: string[] = [];
+  const describe = () =>
+    Object.entries(processes)
+      .map(([name, process]) => `${name}:\n${process.output()}`)
+      .join('\n');
+  const stopProcesses = async () => {
+    await Promise.all(Object.values(processes).map((process) => process.kill('SIGTERM')));
+  };
+  const stop = async () => {
+    await stopProcesses();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  };
+
+  try {
+    const [rpcPort, transactionsPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const baseUrl = `http://127.0.0.1:${httpPort}`;
+    const secondUrl = `http://127.0.0.1:${secondPort}`;
+    const env: Record<string, string> = {
+      DATA_DIR: dataDir,
+      IDENTITY_RPC_URL: `tcp://127.0.0.1:${rpcPort}`,
+      TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+      KAFKA_BROKERS: kafkaBrokersForTests().join(','),
+      REDIS_URL: defaultRedisUrl(),
+      PORT: String(httpPort),
+      LOG_LEVEL: options.logLevel ?? 'warn',
+    };
+
+    let simulatorUrl: string | undefined;
+    if (options.mockCard) {
+      const simulatorPort = await freePort();
+      const webhookSecret = randomBytes(24).toString('base64url');
+      simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
+      processes.simulator = startTsProcess('libs/connectors/src/simulator/simulator-main.ts', { MOCK_CARD_PORT: String(simulatorPort), MOCK_CARD_WEBHOOK_SECRET: webhookSecret });
+      Object.assign(env, { MOCK_CARD_URL: simulatorUrl, MOCK_CARD_WEBHOOK_SECRET: webhookSecret, PUBLIC_BASE_URL: baseUrl });
+      const url = simulatorUrl;
+      await waitFor('the mock-card simulator listening', async () => ((await fetch(`${url}/v1/ledger?reference=probe`)).status === 200 ? true : undefined), 30_000, describe);
+    }
+
+    processes.identity = startTsProcess('services/identity/src/main.ts', env);
+    processes.transactions = startTsProcess('services/transactions/src/main.ts', env);
+    processes.gateway = startTsProcess('services/gateway/src/main.ts', env);
+    processes['second-gateway'] = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
+    for (const url of [baseUrl, secondUrl]) {
+      await waitFor(`gateway ${url} ready`, async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 60_000, describe);
+    }
+
+    const cli = async (...args: string[]) => {
+      const result = await runCli(env, ...args);
+      cliOutputs.push(result.stdout, result.stderr);
+      return result;
+    };
+    return {
+      dataDir,
+      env,
+      baseUrl,
+      secondUrl,
+      simulatorUrl,
+      processes,
+      describe,
+      cli,
+      cliOutput: () => cliOutputs.join('\n'),
+      createApiKey: async (displayName, roles) => {
+        const result = await cli('api-keys', 'create', '--display-name', displayName, ...roles.flatMap((role) => ['--role', role]));
+        if (result.code !== 0) throw new Error(`the CLI could not create a key (exit ${result.code}): ${result.stderr}`);
+        return JSON.parse(result.stdout) as ApiKey;
+      },
+      stopProcesses,
+      stop,
+    };
+  } catch (error) {
+    // Nothing is left running when the start fails (afterAll has no runtime to stop).
+    await stop();
+    throw error;
+  }
+}
+
+export interface TopicMessage {
+  readonly topic: string;
+  readonly partition: number;
+  readonly offset: string;
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly headers: IHeaders;
+}
+
+/**
+ * Every message of the topics, from the beginning, with a fresh consumer group: read until `until(messages)`
+ * holds (default: at once), then on until the end offsets of that moment. Bounded by `timeoutMs`.
+ */
+export async function readTopics(topics: readonly string[], options: { until?: (messages: readonly TopicMessage[]) => boolean; timeoutMs?: number } = {}): Promise<TopicMessage[]> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const deadline = Date.now() + timeoutMs;
+  const kafka = new Kafka({ clientId: 'e2e-reader', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
+  const admin = kafka.admin();
+  const consumer = kafka.consumer({ groupId: `e2e-reader-${Date.now()}-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 50 });
+  const messages: TopicMessage[] = [];
+  const seen = new Map<string, bigint>(); // `${topic}/${partition}` → highest offset read
+  const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
+  await admin.connect();
+  try {
+    await consumer.connect();
+    await consumer.subscribe({ topics: [...topics], fromBeginning: true });
+    await consumer.run({
+      eachMessage: async ({ topic, partition, message }) => {
+        messages.push({ topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {} });
+        const at = `${topic}/${partition}`;
+        const offset = BigInt(message.offset);
+        if ((seen.get(at) ?? -1n) < offset) seen.set(at, offset);
+      },
+    });
+    while (options.until && !options.until(messages)) {
+      if (Date.now() > deadline) throw new Error(`readTopics(${topics.join(', ')}): the awaited messages did not arrive within ${timeoutMs} ms (${messages.length} read)`);
+      await pause();
+    }
+    const ends = (
+      await Promise.all(
+        topics.map(async (topic) =>
+          (await admin.fetchTopicOffsets(topic)).map((partition) => ({ at: `${topic}/${partition.partition}`, low: BigInt(partition.low), high: BigInt(partition.high) })),
+        ),
+      )
+    ).flat();
+    const reachedEnd = () => ends.every(({ at, low, high }) => high <= low || (seen.get(at) ?? -1n) >= high - 1n);
+    while (!reachedEnd()) {
+      if (Date.now() > deadline) throw new Error(`readTopics(${topics.join(', ')}): the end offsets were not reached within ${timeoutMs} ms (${messages.length} read)`);
+      await pause();
+    }
+    return messages;
+  } finally {
+    await consumer.disconnect().catch(() => undefined);
+    await admin.disconnect().catch(() => undefined);
+  }
+}
