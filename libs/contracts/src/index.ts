@@ -4,3 +4,4 @@ export * from './api-key-pairs';
 export * from './merchant-accounts';
 export * from './transactions';
 export * from './payment-services';
+export * from './webhooks';

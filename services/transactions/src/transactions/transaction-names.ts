@@ -6,17 +6,26 @@
 import type { RecordedEvent } from '@switchyard/eventstore';
 
 const publicNames: Readonly<Record<string, readonly string[]>> = {
+  AuthorizationSucceeded: ['transaction.authorized'],
   AuthorizationDeclined: ['transaction.declined'],
   AuthorizationFailed: ['transaction.failed'],
   AuthorizationIncremented: ['transaction.modified'],
-  CaptureRequested: ['capture.pending'],
-  CaptureSucceeded: ['capture.succeeded'],
+  CaptureRequested: ['capture.pending', 'transaction.capture-pending'],
+  CaptureSucceeded: ['capture.succeeded', 'transaction.captured'],
   CaptureDeclined: ['capture.declined', 'transaction.capture-failed'],
   CaptureFailed: ['capture.failed', 'transaction.capture-failed'],
+  VoidSucceeded: ['transaction.voided'],
+  RefundRequested: ['refund.pending'],
+  RefundSucceeded: ['refund.succeeded'],
+  RefundDeclined: ['refund.declined'],
+  RefundFailed: ['refund.failed'],
 };
 
 /** Spec, Events: capture events per capture, in addition to the transaction-level ones. */
-export const transactionEventNames = (event: Pick<RecordedEvent, 'type'>): readonly string[] | undefined => publicNames[event.type];
+export const transactionEventNames = (event: Pick<RecordedEvent, 'type' | 'data'>): readonly string[] | undefined => {
+  if (event.type === 'VoidFailed') return [(event.data as { outcome?: string }).outcome === 'declined' ? 'transaction.void-declined' : 'transaction.void-failed'];
+  return publicNames[event.type];
+};
 
 const historyNames: Readonly<Record<string, string>> = {
   TransactionCreated: 'transaction-api-request',
