@@ -20,6 +20,7 @@ export const transactionsPatterns = {
   void: 'transactions.void',
   cancel: 'transactions.cancel',
   sync: 'transactions.sync',
+  increment: 'transactions.authorization.increment',
   refund: 'transactions.refunds.create',
   refundAll: 'transactions.refunds.all',
   refunds: 'transactions.refunds.list',
@@ -229,6 +230,11 @@ export const refundAllCreateSchema = z
 
 export type RefundAllCreateInput = z.infer<typeof refundAllCreateSchema>;
 
+export const authorizationIncrementCreateSchema = z
+  .object({ amount: amount.meta({ description: 'The amount to add to the authorization (minor units), not the new total.' }) })
+  .meta({ id: 'TransactionAuthorizationIncrementCreate' });
+export type AuthorizationIncrementInput = z.infer<typeof authorizationIncrementCreateSchema>;
+
 // ---- list queries ------------------------------------------------------------------------------------------
 
 /** `status=a&status=b` and `status=a` both arrive as a list. */
@@ -437,6 +443,22 @@ export const transactionCancelSchema = z
   .object({ type: z.literal('transaction-cancel'), status: z.enum(['succeeded', 'pending', 'failed']), ...operationResultShape })
   .meta({ id: 'TransactionCancel' });
 export type TransactionCancel = z.infer<typeof transactionCancelSchema>;
+
+/** The answer to `POST /transactions/{id}/authorization/increment`. */
+export const authorizationIncrementSchema = z
+  .object({
+    type: z.literal('transaction-authorization-increment'),
+    status: z.enum(['succeeded', 'failed', 'pending']).meta({
+      description: '`succeeded`: `authorized_amount` was raised. `failed` or `pending`: the authorization is as it was, capturable up to the previous amount.',
+    }),
+    amount: z.int().meta({ description: 'The amount asked for.' }),
+    response_code: z.string().nullable().meta({ description: "The payment service's response code, verbatim." }),
+    response_description: z.string().nullable().meta({ description: "The payment service's response description, verbatim." }),
+    error_code: z.string().nullable().meta({ description: 'The standardized error code when the increase was not approved.' }),
+    transaction: transactionSchema,
+  })
+  .meta({ id: 'TransactionAuthorizationIncrement' });
+export type AuthorizationIncrement = z.infer<typeof authorizationIncrementSchema>;
 
 export const refundSchema = z
   .object({

@@ -52,8 +52,43 @@ describe('transaction states (spec, States and transitions)', () => {
     expect((await h.get(account, t.id)).status).toBe('authorization_failed');
   });
 
-  it.todo('authorization_succeeded → authorization_succeeded: an approved increment raises authorized_amount (POST /transactions/{id}/authorization/increment is not routed yet)');
-  it.todo('authorization_succeeded → authorization_succeeded: a failed or pending increment leaves the authorization unchanged (endpoint not routed yet)');
+  const increment = (id: string, amount: number) => h.http().post(`/transactions/${id}/authorization/increment`).set(h.headers(account)).send({ amount });
+
+  it('authorization_succeeded → authorization_succeeded: an approved increment raises authorized_amount, is in the history, and emits transaction.modified', async () => {
+    const t = await h.authorize(account, { amount: 10_000, is_amount_estimated: true });
+    const response = await increment(t.id, 2_500).expect(200);
+    expect(response.body).toMatchObject({ type: 'transaction-authorization-increment', status: 'succeeded', amount: 2_500, response_code: '00', error_code: null, transaction: { status: 'authorization_succeeded', authorized_amount: 12_500, is_amount_estimated: true } });
+    expect((await historyOf(t.id)).map((item) => item.name)).toContain('transaction-modified-event');
+    // Capturable up to the new amount.
+    await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 12_500 }).expect(200);
+  });
+
+  it.each([
+    ['failed', 200_011, 'insufficient_funds'],
+    ['pending', 500_001, null],
+  ] as const)('authorization_succeeded → authorization_succeeded: a %s increment leaves the authorization as it was', async (status, amount, errorCode) => {
+    const t = await h.authorize(account, { amount: 10_000 });
+    const response = await increment(t.id, amount).expect(200);
+    expect(response.body).toMatchObject({ status, error_code: errorCode, transaction: { status: 'authorization_succeeded', authorized_amount: 10_000 } });
+    // Still capturable up to the previous amount, not above it.
+    await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 10_001 }).expect(400);
+    const captured = await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 10_000 }).expect(200);
+    expect(captured.body).toMatchObject({ status: 'capture_succeeded', captured_amount: 10_000 });
+  });
+
+  it('refuses an increment outside authorization_succeeded (400) and on a connection without incremental authorization', async () => {
+    const captured = await h.authorize(account, { amount: 1_000, intent: 'capture' });
+    expectErrorBody((await increment(captured.id, 100).expect(400)).body, 400, 'bad_request');
+    const declined = await h.authorize(account, { amount: 200_011 });
+    expect((await increment(declined.id, 100).expect(400)).body.message).toMatch(/declined/);
+    const other = 'tx-no-increments';
+    await h.createAccount(other);
+    const noIncrements = await h.createConnection(other, { capabilities: { incremental_authorization: false } });
+    const t = await h.authorize(other, { amount: 1_000, payment_service_id: noIncrements });
+    const refused = await h.http().post(`/transactions/${t.id}/authorization/increment`).set(h.headers(other)).send({ amount: 100 }).expect(400);
+    expect(refused.body.message).toMatch(/does not support incremental authorization/);
+    expect(h.simulator.ledger.counts(t.id).increments).toBe(0);
+  });
 });
 
 describe('simulator values (reference: amount → error code, postal code → AVS, security code → CVV)', () => {

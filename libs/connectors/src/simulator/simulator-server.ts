@@ -307,6 +307,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     requireAmount(body.amount);
     ledger.count(t.reference, 'increments');
     if (t.status !== 'authorized') return { status: 'failed', ...errorCodes('unexpected_state'), transaction: toWireTransaction(t) };
+    // An increment by the "pending" scenario amount is left undecided by the issuer: nothing changes.
+    if (body.amount === scenarioAmounts.pendingThenAuthorized) return { status: 'pending', raw_response_code: '01', raw_response_description: 'Pending', error_code: null, transaction: toWireTransaction(t) };
     const decision = decisionForAmount(body.amount);
     if (decision.result !== 'approved') return { status: decision.result, ...errorCodes(decision.errorCode), transaction: toWireTransaction(t) };
     t.authorizedAmount += body.amount;

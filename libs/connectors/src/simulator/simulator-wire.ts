@@ -79,7 +79,8 @@ export interface WireTransaction extends WireResponseCodes {
 
 /** Answer to void, cancel and increment: the operation's own status and codes, plus the transaction after it. */
 export interface WireOperationResponse extends WireResponseCodes {
-  readonly status: 'succeeded' | 'declined' | 'failed';
+  /** `pending`: increments only (the issuer has not decided). */
+  readonly status: 'succeeded' | 'declined' | 'failed' | 'pending';
   readonly transaction: WireTransaction;
 }
 

@@ -1,6 +1,10 @@
 import { Controller, Inject } from '@nestjs/common';
 import { Endpoint, pageQuery, type Page } from '@switchyard/api';
 import {
+  authorizationIncrementCreateSchema,
+  authorizationIncrementSchema,
+  type AuthorizationIncrement,
+  type AuthorizationIncrementInput,
   transactionCancelSchema,
   transactionCreateSchema,
   transactionEventsSchema,
@@ -206,5 +210,32 @@ export class TransactionsController {
   })
   sync(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
     return this.rpc.call(transactionsPatterns.sync, withoutBody(accountOf(caller), input.params));
+  }
+
+  @Endpoint({
+    operationId: 'increment_transaction_authorization',
+    method: 'POST',
+    path: '/transactions/{transaction_id}/authorization/increment',
+    summary:
+      'Raise the authorized amount by `amount` (only in authorization_succeeded, on payment services that support it). Answers the outcome with the payment service\'s response code and description. Honours `Idempotency-Key`',
+    tags,
+    auth: write,
+    params: byTransaction,
+    body: authorizationIncrementCreateSchema,
+    status: 200,
+    response: { description: 'The outcome and the transaction', schema: authorizationIncrementSchema },
+  })
+  increment(
+    @IdempotencyKey() idempotencyKey: string | undefined,
+    @Input() input: EndpointInput<unknown, AuthorizationIncrementInput, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<AuthorizationIncrement> {
+    const request: TransactionRequest<AuthorizationIncrementInput> = {
+      merchant_account_id: accountOf(caller),
+      transaction_id: input.params.transaction_id,
+      body: input.body,
+      ...withIdempotencyKey(idempotencyKey),
+    };
+    return this.rpc.call(transactionsPatterns.increment, request);
   }
 }

@@ -20,6 +20,8 @@ import {
 } from '@switchyard/connectors';
 import {
   transactionsPatterns,
+  type AuthorizationIncrement,
+  type AuthorizationIncrementInput,
   type ProviderNotificationRequest,
   type Refund as WireRefund,
   type RefundAllCreateInput,
@@ -52,7 +54,7 @@ import { KeyedQueue } from './keyed-queue';
 import { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
 import { capturedAmount, claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
-import { captureLimit, decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
+import { assertIncrementAllowed, captureLimit, decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary, type TransactionDetails } from './transaction-wire';
 import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
 
@@ -406,6 +408,43 @@ export class Transactions implements TransactionsSlice {
     return this.render(merchantAccountId, id);
   }
 
+  /**
+   * Raises the authorized amount (only in `authorization_succeeded`, only where the connection supports it). The
+   * provider's answer is recorded either way: `succeeded` raises `authorized_amount`; `failed` and `pending` leave
+   * the authorization as it was (an `unknown` answer counts as pending).
+   */
+  increment(request: TransactionRequest<AuthorizationIncrementInput>): Promise<AuthorizationIncrement> {
+    const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    return this.idempotent(merchantAccountId, `transactions.increment:${id}`, request.idempotency_key, body, async () => {
+      const t = await this.load(merchantAccountId, id);
+      await asApiErrors(async () => assertIncrementAllowed(t));
+      const connector = this.connectors.connectorFor(this.connectionOf(t));
+      if (!connector.capabilities.incrementalAuthorization) {
+        throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`, [
+          { location: 'body', pointer: '/amount', message: 'incremental authorization is off for this payment service', type: 'capability_disabled' },
+        ]);
+      }
+      const answer = await this.call(() =>
+        connector.incrementAuthorization({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: body.amount, currency: t.currency }),
+      );
+      if (answer.outcome === 'refused') throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`);
+      const outcome = answer.outcome === 'succeeded' ? 'succeeded' : answer.outcome === 'declined' || answer.outcome === 'failed' ? 'failed' : 'pending';
+      await this.command(id, {
+        type: 'RecordAuthorizationIncrement',
+        data: { incrementId: this.context.newId(), amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
+      });
+      return {
+        type: 'transaction-authorization-increment',
+        status: outcome,
+        amount: body.amount,
+        response_code: answer.rawResponseCode ?? null,
+        response_description: answer.rawResponseDescription ?? null,
+        error_code: outcome === 'failed' ? (answer.errorCode ?? 'unknown_error') : null,
+        transaction: await this.render(merchantAccountId, id),
+      };
+    });
+  }
+
   async update(request: TransactionRequest<TransactionUpdateInput>): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
     await this.load(merchantAccountId, id);
@@ -583,6 +622,7 @@ export class Transactions implements TransactionsSlice {
       [transactionsPatterns.void]: async (payload) => this.voidTransaction(payload as TransactionVoidRequest),
       [transactionsPatterns.cancel]: async (payload) => this.cancel(payload as TransactionRequest<undefined>),
       [transactionsPatterns.sync]: async (payload) => this.sync(payload as TransactionRequest<undefined>),
+      [transactionsPatterns.increment]: async (payload) => this.increment(payload as TransactionRequest<AuthorizationIncrementInput>),
       [transactionsPatterns.refund]: async (payload) => this.createRefund(payload as TransactionRequest<RefundCreateInput>),
       [transactionsPatterns.refundAll]: async (payload) => this.refundAll(payload as TransactionRequest<RefundAllCreateInput>),
       [transactionsPatterns.refunds]: async (payload) => this.refunds(payload as TransactionPageRequest),
