@@ -23,6 +23,10 @@ const publicNames: Readonly<Record<string, readonly string[]>> = {
 
 /** Spec, Events: capture events per capture, in addition to the transaction-level ones. */
 export const transactionEventNames = (event: Pick<RecordedEvent, 'type' | 'data'>): readonly string[] | undefined => {
+  // An `intent: capture` authorization is also its capture: announced as one.
+  if (event.type === 'AuthorizationSucceeded' && (event.data as { directCaptureId?: string }).directCaptureId) {
+    return ['transaction.authorized', 'transaction.captured', 'capture.succeeded'];
+  }
   if (event.type === 'VoidFailed') return [(event.data as { outcome?: string }).outcome === 'declined' ? 'transaction.void-declined' : 'transaction.void-failed'];
   return publicNames[event.type];
 };

@@ -193,7 +193,7 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       if (t.notificationHeld.length > 0) return [];
       const { outcome: _outcome, ...data } = result;
       assertAmount(data.authorizedAmount, 'authorized_amount');
-      return [{ type: 'AuthorizationSucceeded', data: { ...data, at } }];
+      return [{ type: 'AuthorizationSucceeded', data: { ...data, ...(t.intent === 'capture' ? { directCaptureId: t.id } : {}), at } }];
     }
     case 'declined':
     case 'failed':

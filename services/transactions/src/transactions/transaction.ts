@@ -60,6 +60,8 @@ export interface OperationDetails {
 
 export interface AuthorizationSucceededData {
   readonly authorizedAmount: Minor;
+  /** Set for an `intent: capture` transaction: the authorization is also its one direct capture (id = the transaction id). */
+  readonly directCaptureId?: string;
   readonly paymentServiceTransactionId?: string;
   readonly schemeTransactionId?: string;
   readonly avsResponseCode?: string;
