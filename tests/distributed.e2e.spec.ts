@@ -9,7 +9,7 @@ import { distributedInfrastructure, startDistributedRuntime, type DistributedRun
 
 const infrastructure = await distributedInfrastructure();
 
-describeWithInfra('distributed runtime: gateway, identity and transactions as separate processes', infrastructure, () => {
+describeWithInfra('distributed runtime: gateway, identity, transactions and webhooks as separate processes', infrastructure, () => {
   let runtime: DistributedRuntime;
   let baseUrl: string;
   let secondUrl: string;
@@ -25,7 +25,7 @@ describeWithInfra('distributed runtime: gateway, identity and transactions as se
 
   it('reports every adapter on /readyz', async () => {
     const body = await (await fetch(`${baseUrl}/readyz`)).json();
-    expect(body).toEqual({ status: 'ready', checks: { identity: 'ok', transactions: 'ok', bus: 'ok', cache: 'ok' } });
+    expect(body).toEqual({ status: 'ready', checks: { identity: 'ok', transactions: 'ok', webhooks: 'ok', bus: 'ok', cache: 'ok' } });
   });
 
   it('lists roles through the gateway with a key the CLI made while both run', async () => {

@@ -1,6 +1,6 @@
 /**
- * The distributed runtime for e2e specs: identity, transactions and two gateways as separate OS processes (and,
- * when asked, the mock-card simulator as a fifth), talking over NestJS TCP, Kafka and Redis, with a fresh data
+ * The distributed runtime for e2e specs: identity, transactions, webhooks and two gateways as separate OS processes
+ * (and, when asked, the mock-card simulator as a sixth), talking over NestJS TCP, Kafka and Redis, with a fresh data
  * directory. Also what those specs share: whether Kafka and Redis are reachable, API keys made by the operator
  * CLI, and reading whole Kafka topics.
  */
@@ -10,8 +10,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
+import { webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/contract';
+import { TcpRpcClient } from '@switchyard/rpc';
 import { freePort, kafkaBrokersForTests, runCli, startTsProcess, waitFor, type Availability, type CliResult, type RunningProcess } from '@switchyard/testing';
 
 /** Kafka first, then Redis: the first one missing is the reason to skip. */
@@ -30,6 +32,8 @@ export interface DistributedOptions {
    * MOCK_CARD_WEBHOOK_SECRET); the simulator calls back the first gateway (PUBLIC_BASE_URL).
    */
   readonly mockCard?: boolean;
+  /** More environment for every process (and the CLI), e.g. `WEBHOOK_RETRY_BASE_MS`. */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 export interface ApiKey {
@@ -47,7 +51,7 @@ export interface DistributedRuntime {
   readonly secondUrl: string;
   /** Set with `mockCard`. */
   readonly simulatorUrl: string | undefined;
-  /** identity, transactions, gateway, second-gateway, and simulator with `mockCard`. */
+  /** identity, transactions, webhooks, gateway, second-gateway, and simulator with `mockCard`. */
   readonly processes: Readonly<Record<string, RunningProcess>>;
   /** Every process's output so far, for failure messages. */
   describe(): string;
@@ -80,17 +84,21 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
   };
 
   try {
-    const [rpcPort, transactionsPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const [rpcPort, transactionsPort, webhooksPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const baseUrl = `http://127.0.0.1:${httpPort}`;
     const secondUrl = `http://127.0.0.1:${secondPort}`;
     const env: Record<string, string> = {
       DATA_DIR: dataDir,
       IDENTITY_RPC_URL: `tcp://127.0.0.1:${rpcPort}`,
       TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+      WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
+      // Receivers in tests listen on loopback.
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       KAFKA_BROKERS: kafkaBrokersForTests().join(','),
       REDIS_URL: defaultRedisUrl(),
       PORT: String(httpPort),
       LOG_LEVEL: options.logLevel ?? 'warn',
+      ...options.env,
     };
 
     let simulatorUrl: string | undefined;
@@ -106,10 +114,18 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
     processes.identity = startTsProcess('services/identity/src/main.ts', env);
     processes.transactions = startTsProcess('services/transactions/src/main.ts', env);
+    processes.webhooks = startTsProcess('services/webhooks/src/main.ts', env);
     processes.gateway = startTsProcess('services/gateway/src/main.ts', env);
     processes['second-gateway'] = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
     for (const url of [baseUrl, secondUrl]) {
       await waitFor(`gateway ${url} ready`, async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 60_000, describe);
+    }
+    // The gateways' readiness does not cover webhooks: ask its ping directly.
+    const webhooksRpc = TcpRpcClient.fromUrl(env.WEBHOOKS_RPC_URL!, 2_000);
+    try {
+      await waitFor('the webhooks service ready', async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true), 60_000, describe);
+    } finally {
+      await webhooksRpc.close();
     }
 
     const cli = async (...args: string[]) => {

@@ -24,6 +24,8 @@ export const settingsSchema = z.object({
   IDENTITY_RPC_URL: z.string().default('tcp://127.0.0.1:4001'),
   /** Where the transactions service serves RPC (distributed runtime). */
   TRANSACTIONS_RPC_URL: z.string().default('tcp://127.0.0.1:4002'),
+  /** Where the webhooks service serves RPC (distributed runtime). */
+  WEBHOOKS_RPC_URL: z.string().default('tcp://127.0.0.1:4003'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Allowed clock skew when checking a JWT's exp / nbf / iat. */
@@ -52,10 +54,33 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
     .optional(),
+  /**
+   * Webhook subscriptions may point at loopback, private (RFC 1918, link-local, unique-local) and `localhost`
+   * addresses: for development and tests only; off, such URLs are refused with a 400.
+   */
+  WEBHOOK_ALLOW_PRIVATE_URLS: z.stringbool().default(false),
+  /**
+   * Secret. Key of the webhook signing secrets and basic-auth passwords at rest: 32 random bytes, base64 or base64url;
+   * unset: DATA_DIR/webhooks.key, created on first start. Never logged, like VAULT_KEY.
+   */
+  WEBHOOK_SECRETS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .optional(),
+  /** First retry of a failed webhook delivery after this long; each next one waits twice as long. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(30_000),
+  /** Longest wait between two attempts of a delivery (6 h). */
+  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(6 * 60 * 60 * 1000),
+  /** A delivery still failing this long after its event is given up (`failed`; 7 days). */
+  WEBHOOK_MAX_AGE_MS: z.coerce.number().int().positive().default(7 * 24 * 60 * 60 * 1000),
+  /** How long a receiver may take to answer a delivery before the attempt counts as failed. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** How often the delivery worker looks for deliveries that are due. */
+  WEBHOOK_WORKER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'MOCK_CARD_WEBHOOK_SECRET'] as const;
+const secretSettings = ['VAULT_KEY', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

@@ -189,8 +189,40 @@ export type WebhookReplayResult = z.infer<typeof webhookReplayResultSchema>;
 
 // ---- RPC payloads ---------------------------------------------------------------------------------------------
 
-export interface WebhookSubscriptionRef {
-  /** The request's merchant account: a subscription of another account, or instance level, is visible to an instance-level caller only. */
+/**
+ * Who asks, on every subscription and secret RPC. What the caller sees: the subscriptions of the request's merchant
+ * account, and the instance-level ones (`merchant_account_id: null`) when the caller's key is not limited to some
+ * merchant accounts. A subscription of another merchant account is not found (404), whatever the key; so is an
+ * instance-level one for a key limited to some accounts (it would receive every account's events).
+ */
+export interface WebhookCaller {
+  /** The request's merchant account (the header; `default` when absent). */
   readonly merchant_account_id: string;
+  /** The merchant accounts the caller's key is limited to (`Caller.merchantAccountIds`); empty or absent: every account. */
+  readonly caller_merchant_account_ids?: readonly string[];
+}
+
+export interface WebhookSubscriptionRef extends WebhookCaller {
   readonly subscription_id: string;
+}
+
+/** `webhooks.subscriptions.list`: oldest first, paged. */
+export interface WebhookSubscriptionListRequest extends WebhookCaller {
+  readonly limit: number;
+  readonly cursor?: string | null;
+}
+
+/** `webhooks.subscriptions.create`. */
+export interface WebhookSubscriptionCreateRequest extends WebhookCaller {
+  readonly body: WebhookSubscriptionCreateInput;
+}
+
+/** `webhooks.subscriptions.update`. */
+export interface WebhookSubscriptionUpdateRequest extends WebhookSubscriptionRef {
+  readonly body: WebhookSubscriptionUpdateInput;
+}
+
+/** `webhooks.secrets.revoke`. (`webhooks.secrets.list` and `.create` take a `WebhookSubscriptionRef`.) */
+export interface WebhookSecretRef extends WebhookSubscriptionRef {
+  readonly secret_id: string;
 }

@@ -1,5 +1,5 @@
 import type { MessageBus } from '@switchyard/bus';
-import { EVENT_ID_HEADER, EVENT_NAME_HEADER, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
+import { EVENT_ID_HEADER, EVENT_NAME_HEADER, EVENT_SCHEMA_VERSION, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
 import type { EventStore, RecordedEvent } from '@switchyard/eventstore';
 import type { CheckpointStore } from './checkpoints';
 import { LogFollower } from './log-follower';
@@ -21,6 +21,20 @@ export interface RelayOptions {
   readonly onError?: (error: unknown) => void;
 }
 
+const isoDateTime = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** The event's own time: `data.at` when it is an ISO 8601 date-time, else when the store recorded it. */
+const occurredAt = (event: RecordedEvent): string => {
+  const at = event.data !== null && typeof event.data === 'object' ? (event.data as { at?: unknown }).at : undefined;
+  return typeof at === 'string' && isoDateTime.test(at) && !Number.isNaN(Date.parse(at)) ? at : event.recordedAt;
+};
+
+const metadataId = (metadata: Readonly<Record<string, unknown>>, key: 'correlationId' | 'causationId'): string | null => {
+  const value = metadata?.[key];
+  return typeof value === 'string' && value !== '' ? value : null;
+};
+
+/** The envelope of a stored event on the bus (`EventMessage`, deploy/kafka/topics.md). */
 export const toEventMessage = (event: RecordedEvent, names: string | readonly string[] | null = null): EventMessage => ({
   id: event.id,
   type: event.type,
@@ -30,6 +44,10 @@ export const toEventMessage = (event: RecordedEvent, names: string | readonly st
   revision: event.revision,
   position: event.position,
   recorded_at: event.recordedAt,
+  occurred_at: occurredAt(event),
+  correlation_id: metadataId(event.metadata, 'correlationId'),
+  causation_id: metadataId(event.metadata, 'causationId'),
+  schema_version: EVENT_SCHEMA_VERSION,
   data: event.data,
   metadata: event.metadata,
 });

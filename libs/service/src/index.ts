@@ -1,2 +1,3 @@
 export * from './service-host';
 export * from './domain-errors';
+export * from './keys';

@@ -21,6 +21,7 @@ import {
   TransactionsController,
 } from './transactions';
 import { KEY_DIRECTORY, KEY_USAGE, READINESS_CHECKS, RPC_CLIENT, TOKEN_VERIFIER, type ReadinessCheck } from './tokens';
+import { WebhookDeliveriesController, WebhookSubscriptionsController } from './webhooks';
 
 export interface GatewayDependencies {
   readonly rpc: RpcClient;
@@ -49,6 +50,8 @@ export class GatewayModule {
         RefundsController,
         ProviderNotificationsController,
         SettlementFilesController,
+        WebhookSubscriptionsController,
+        WebhookDeliveriesController,
       ],
       providers: [
         { provide: RPC_CLIENT, useValue: dependencies.rpc },

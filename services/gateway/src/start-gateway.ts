@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
-import { identityPatterns, identityTopic, transactionsPatterns, type EventMessage } from '@switchyard/contracts';
+import { identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
 import type { KeyValueStore } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
 import { CachedKeyDirectory } from './auth/cached-key-directory';
@@ -60,6 +60,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     ...[
       ['identity', identityPatterns.ping],
       ['transactions', transactionsPatterns.ping],
+      ['webhooks', webhookPatterns.ping],
     ].map(([name, ping]) => ({ name: name!, check: async () => void (await runtime.rpc.call(ping!, {})) })),
     { name: 'bus', check: () => runtime.bus.ping() },
     ...(runtime.sharedCache ? [{ name: 'cache', check: () => runtime.sharedCache!.ping() }] : []),

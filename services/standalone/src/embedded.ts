@@ -12,12 +12,14 @@ import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
 import { TransactionsService, loadVaultKey, transactionsRelay } from '@switchyard/transactions';
+import { WebhooksService, loadWebhooksKey, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 
 export interface EmbeddedService {
   readonly gateway: RunningGateway;
   readonly identity: IdentityService;
   readonly transactions: TransactionsService;
+  readonly webhooks: WebhooksService;
   readonly bus: MessageBus;
   /** The in-process mock-card simulator; null when MOCK_CARD_URL points at one elsewhere. */
   readonly simulator: RunningSimulator | null;
@@ -53,12 +55,34 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
   await transactions.start();
 
-  const relays = [identityRelay(identityStorage, bus, relayOptions('identity')), transactionsRelay(transactionsStorage, bus, relayOptions('transactions'))];
-  for (const relay of relays) relay.start();
-
   const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
   rpc.register(identity.rpcHandlers());
   rpc.register(transactions.rpcHandlers());
+
+  // Webhooks: follows the other services' topics on the in-process bus and renders targets by calling their
+  // patterns on the same in-process RPC. Started before the relays, so it is subscribed before they publish.
+  const webhooksStorage = openServiceStorage('webhooks', { dataDir: settings.dataDir });
+  const webhooks = new WebhooksService({
+    store: webhooksStorage.store,
+    db: webhooksStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    bus,
+    rpc,
+    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
+    allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
+    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
+    workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
+    onError: (error, what) => log.warn({ err: error }, `webhooks: ${what}`),
+  });
+  rpc.register(webhooks.rpcHandlers());
+  await webhooks.start();
+
+  const relays = [
+    identityRelay(identityStorage, bus, relayOptions('identity')),
+    transactionsRelay(transactionsStorage, bus, relayOptions('transactions')),
+    webhooksRelay(webhooksStorage, bus, relayOptions('webhooks')),
+  ];
+  for (const relay of relays) relay.start();
   gateway = await startGateway({
     rpc,
     bus,
@@ -72,15 +96,18 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     gateway: running,
     identity,
     transactions,
+    webhooks,
     bus,
     simulator,
     stop: async () => {
       await running.stop();
       await simulator?.stop();
       for (const relay of relays) await relay.stop();
+      // Deliveries call identity and transactions: they stop first.
+      await webhooks.stop();
       await Promise.all([identity.stop(), transactions.stop()]);
       await bus.close();
-      await Promise.all([identityStorage.close(), transactionsStorage.close()]);
+      await Promise.all([identityStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
     },
   };
 }

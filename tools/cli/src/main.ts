@@ -13,6 +13,17 @@ import { ApiError } from '@switchyard/api';
 import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
+
+/** A command that ran and says no (an invalid webhook): its message goes to stderr as it is, with a non-zero exit. */
+class CommandFailed extends Error {
+  constructor(
+    message: string,
+    readonly exitCode = 1,
+  ) {
+    super(message);
+  }
+}
 
 async function withIdentity<T>(action: (identity: IdentityService) => Promise<T>): Promise<T> {
   const settings = loadSettings();
@@ -29,6 +40,8 @@ async function withIdentity<T>(action: (identity: IdentityService) => Promise<T>
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 const collect = (value: string, previous: string[]) => [...previous, value];
+/** As `collect`, for an option without a default (so that `requiredOption` is enforced and help shows no `[]`). */
+const collectOptional = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
 
 export function cli(): Command {
   const program = new Command('switchyard')
@@ -154,6 +167,21 @@ export function cli(): Command {
       print(user);
     });
 
+  const webhooks = program.command('webhooks').description('Webhooks this installation sends (docs/events.md)');
+  webhooks
+    .command('verify')
+    .description('Check a received webhook request: its signatures against the secrets, and the age of its timestamp')
+    .requiredOption('--secret <secret>', 'a signing secret of the subscription; repeat for several (one matching signature is enough)', collectOptional)
+    .requiredOption('--body-file <path>', "the raw body exactly as received, byte for byte ('-': standard input)")
+    .option('--header <name: value>', "a header of the request, e.g. 'x-service-webhook-id: …'; repeat for each", collectHeader)
+    .option('--tolerance-seconds <n>', 'how far the timestamp may be from now', parseToleranceSeconds, DEFAULT_TOLERANCE_SECONDS)
+    .action((options: { secret: string[]; bodyFile: string; header?: ReceivedHeaders; toleranceSeconds: number }) => {
+      const rawBody = fs.readFileSync(options.bodyFile === '-' ? 0 : options.bodyFile);
+      const outcome = verifyReceivedWebhook({ secrets: options.secret, rawBody, headers: options.header ?? {}, toleranceSeconds: options.toleranceSeconds });
+      if (!outcome.valid) throw new CommandFailed(outcome.message);
+      process.stdout.write(`${outcome.message}\n`);
+    });
+
   return program;
 }
 
@@ -169,6 +197,10 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
+    if (error instanceof CommandFailed) {
+      process.stderr.write(`${error.message}\n`);
+      return error.exitCode;
+    }
     if (error instanceof ApiError) {
       process.stderr.write(`error: ${error.message}\n`);
       for (const detail of error.details) process.stderr.write(`  ${detail.pointer}: ${detail.message}\n`);

@@ -7,10 +7,9 @@
  * from it under separate labels, so neither can stand in for the other.
  */
 import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
-import fs from 'node:fs';
-import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { passesLuhn } from '@switchyard/contracts';
+import { loadOrCreateKey } from '@switchyard/service';
 import creditCardType from 'credit-card-type';
 
 export interface StoredCard {
@@ -176,65 +175,10 @@ export class CardVault {
 /**
  * The vault key: `configured` (VAULT_KEY: base64 or base64url of exactly 32 bytes) when given; otherwise
  * `<dataDir>/vault.key`, created on first use (32 random bytes, base64, mode 0600) and reused after; otherwise
- * (in-memory storage, tests) a random key that lives as long as the process.
+ * (in-memory storage, tests) a random key that lives as long as the process. (`loadOrCreateKey`, `@switchyard/service`.)
  */
 export function loadVaultKey(options: { configured?: string; dataDir?: string }): Buffer {
-  if (options.configured !== undefined) {
-    const key = decodeKey(options.configured);
-    if (!key) throw new Error('VAULT_KEY must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without), e.g. from `openssl rand -base64 32`');
-    return key;
-  }
-  if (options.dataDir !== undefined) return keyFile(path.join(options.dataDir, 'vault.key'));
-  return randomBytes(keyBytes);
-}
-
-/**
- * Reads the key file or creates it. Creation is race-safe without a partial file ever being visible: the key goes to a
- * private temporary file opened with `wx`, which is then hard-linked to the final name; link() never replaces an
- * existing file, so when another process got there first (EEXIST) its key is read and used.
- */
-function keyFile(file: string): Buffer {
-  const existing = readKeyFile(file);
-  if (existing) return existing;
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
-  const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = fs.openSync(temporary, 'wx', 0o600);
-  try {
-    fs.writeFileSync(fd, `${randomBytes(keyBytes).toString('base64')}\n`);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  try {
-    fs.linkSync(temporary, file);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-  } finally {
-    fs.rmSync(temporary, { force: true });
-  }
-  const key = readKeyFile(file);
-  if (!key) throw new Error(`vault key file ${file} disappeared while being created`);
-  return key;
-}
-
-/** The key in `file`; null when there is no file. A file that is not a key stops: replacing it would orphan every stored card. */
-function readKeyFile(file: string): Buffer | null {
-  let text: string;
-  try {
-    text = fs.readFileSync(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
-  const key = decodeKey(text.trim());
-  if (!key) throw new Error(`vault key file ${file} does not hold base64 of exactly 32 bytes; restore it (cards stored under it cannot be read without it)`);
-  return key;
-}
-
-function decodeKey(text: string): Buffer | null {
-  if (typeof text !== 'string' || !/^[A-Za-z0-9+/_-]{43}=?$/.test(text)) return null;
-  const key = Buffer.from(text.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
-  return key.length === keyBytes ? key : null;
+  return loadOrCreateKey({ ...options, fileName: 'vault.key', settingName: 'VAULT_KEY' });
 }
 
 function deriveKey(vaultKey: Buffer, purpose: string): KeyObject {

@@ -1,0 +1,2 @@
+export { WebhookSubscriptionsController } from './webhook-subscriptions.controller';
+export { WebhookDeliveriesController } from './webhook-deliveries.controller';

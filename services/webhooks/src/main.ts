@@ -1,0 +1,54 @@
+/**
+ * The webhooks service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read models
+ * from its event store, consumes the other services' topics from Kafka to deliver webhooks, calls identity and
+ * transactions over TCP to render what it delivers, and relays its own events to Kafka (`webhooks.events`).
+ */
+import 'reflect-metadata';
+import { KafkaMessageBus } from '@switchyard/bus';
+import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { openServiceStorage } from '@switchyard/readmodel';
+import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { loadWebhooksKey } from './subscriptions/secret-box';
+import { WebhooksService } from './webhooks-service';
+import { webhooksRelay } from './webhooks-relay';
+
+runMain(async () => {
+  const settings = loadSettings();
+  const log = createLogger('webhooks', settings);
+  const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks' });
+  const rpc = new RoutingRpcClient({
+    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS),
+    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, settings.RPC_TIMEOUT_MS),
+  });
+  const webhooks = new WebhooksService({
+    store: storage.store,
+    db: storage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    bus,
+    rpc,
+    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
+    allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
+    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
+    workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
+    onError: (error, what) => log.warn({ err: error }, `webhooks: ${what}`),
+  });
+  await webhooks.start();
+
+  const relay = webhooksRelay(storage, bus, {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
+  });
+  relay.start();
+
+  const server = await startTcpRpcServer(settings.WEBHOOKS_RPC_URL, webhooks.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  log.info({ rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
+
+  stopOnSignals(log, async () => {
+    await server.close();
+    await relay.stop();
+    await webhooks.stop();
+    await Promise.allSettled([rpc.close(), bus.close()]);
+    await storage.close();
+  });
+});
