@@ -12,7 +12,7 @@ import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
 import { TransactionsService, loadVaultKey, transactionsRelay } from '@switchyard/transactions';
-import { WebhooksService, loadWebhooksKey, webhooksRelay } from '@switchyard/webhooks';
+import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 
 export interface EmbeddedService {
@@ -65,14 +65,9 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const webhooks = new WebhooksService({
     store: webhooksStorage.store,
     db: webhooksStorage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
     bus,
     rpc,
-    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
-    allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
-    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
-    workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
-    onError: (error, what) => log.warn({ err: error }, `webhooks: ${what}`),
+    ...webhooksOptionsFrom(settings, (error, what) => log.warn({ err: error }, `webhooks: ${what}`)),
   });
   rpc.register(webhooks.rpcHandlers());
   await webhooks.start();

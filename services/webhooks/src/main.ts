@@ -8,8 +8,8 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
-import { loadWebhooksKey } from './subscriptions/secret-box';
-import { WebhooksService } from './webhooks-service';
+
+import { WebhooksService, webhooksOptionsFrom } from './webhooks-service';
 import { webhooksRelay } from './webhooks-relay';
 
 runMain(async () => {
@@ -24,14 +24,9 @@ runMain(async () => {
   const webhooks = new WebhooksService({
     store: storage.store,
     db: storage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
     bus,
     rpc,
-    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
-    allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
-    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
-    workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
-    onError: (error, what) => log.warn({ err: error }, `webhooks: ${what}`),
+    ...webhooksOptionsFrom(settings, (error, what) => log.warn({ err: error }, `webhooks: ${what}`)),
   });
   await webhooks.start();
 

@@ -7,7 +7,9 @@
 import type { MessageBus } from '@switchyard/bus';
 import { webhookPatterns } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
+import type { Settings } from '@switchyard/config';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { loadWebhooksKey } from './subscriptions/secret-box';
 import { randomBytes } from 'node:crypto';
 import { Deliveries, type DeliveriesOptions } from './delivery/deliveries.slice';
 import { WebhookSubscriptions } from './subscriptions/webhook-subscriptions.slice';
@@ -27,6 +29,21 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
   readonly fetch?: typeof fetch;
   /** Delivery failures nobody waits for (a skipped message, a worker error); default: a line on stderr. */
   readonly onError?: DeliveriesOptions['onError'];
+}
+
+/** The options every runtime reads from its settings (the embedded one and the webhooks process alike). */
+export function webhooksOptionsFrom(
+  settings: Settings,
+  onError: NonNullable<DeliveriesOptions['onError']>,
+): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError'> {
+  return {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
+    allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
+    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
+    workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
+    onError,
+  };
 }
 
 export class WebhooksService {

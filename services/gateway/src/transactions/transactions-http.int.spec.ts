@@ -4,50 +4,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
-import { generateP521KeyPair, thumbprint, type KeyRecord } from '@switchyard/auth';
+import { generateP521KeyPair, thumbprint } from '@switchyard/auth';
 import { InProcessMessageBus } from '@switchyard/bus';
-import { apiKeyPairPatterns, identityPatterns, merchantAccountPatterns, transactionsPatterns } from '@switchyard/contracts';
-import type { RpcClient } from '@switchyard/rpc';
+import { merchantAccountPatterns, transactionsPatterns } from '@switchyard/contracts';
 import { expectErrorBody, signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
+import { FakeRpc } from '../testing/fake-rpc';
 
-/** Answers the key lookups of the auth guard, records every other call, and answers it as told (else a stub). */
-class FakeRpc implements RpcClient {
-  readonly calls: { pattern: string; payload: unknown }[] = [];
-  private readonly answers = new Map<string, (payload: unknown) => unknown>();
-
-  constructor(private readonly keys: readonly KeyRecord[]) {}
-
-  answer(pattern: string, answer: (payload: unknown) => unknown): void {
-    this.answers.set(pattern, answer);
-  }
-
-  reset(): void {
-    this.calls.length = 0;
-  }
-
-  payloadsTo(pattern: string): unknown[] {
-    return this.calls.filter((call) => call.pattern === pattern).map((call) => call.payload);
-  }
-
-  /** The payload of the one call made to the pattern. */
-  onlyPayloadTo(pattern: string): unknown {
-    const payloads = this.payloadsTo(pattern);
-    expect(payloads).toHaveLength(1);
-    return payloads[0];
-  }
-
-  async call<T>(pattern: string, payload: unknown): Promise<T> {
-    if (pattern === identityPatterns.findKeyByKid) return (this.keys.find((key) => key.kid === (payload as { kid: string }).kid) ?? null) as T;
-    if (pattern === apiKeyPairPatterns.recordUse) return undefined as T;
-    this.calls.push({ pattern, payload });
-    const answer = this.answers.get(pattern);
-    return (answer ? await answer(payload) : { type: 'stub', pattern }) as T;
-  }
-
-  async close(): Promise<void> {}
-}
 
 const accounts: Record<string, object> = {
   'acct-multi': { type: 'merchant-account', id: 'acct-multi', multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
