@@ -4,7 +4,7 @@
  * directory. Also what those specs share: whether Kafka and Redis are reachable, API keys made by the operator
  * CLI, and reading whole Kafka topics.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -94,6 +94,8 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
       // Receivers in tests listen on loopback.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+      // Runtimes of parallel test files share the broker: each installation has its own consumer group.
+      WEBHOOKS_CONSUMER_GROUP: `webhooks-${randomUUID()}`,
       KAFKA_BROKERS: kafkaBrokersForTests().join(','),
       REDIS_URL: defaultRedisUrl(),
       PORT: String(httpPort),

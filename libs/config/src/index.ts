@@ -24,6 +24,8 @@ export const settingsSchema = z.object({
   IDENTITY_RPC_URL: z.string().default('tcp://127.0.0.1:4001'),
   /** Where the transactions service serves RPC (distributed runtime). */
   TRANSACTIONS_RPC_URL: z.string().default('tcp://127.0.0.1:4002'),
+  /** The webhooks service's Kafka consumer group: one per installation sharing a broker. */
+  WEBHOOKS_CONSUMER_GROUP: z.string().min(1).max(200).default('webhooks'),
   /** Where the webhooks service serves RPC (distributed runtime). */
   WEBHOOKS_RPC_URL: z.string().default('tcp://127.0.0.1:4003'),
   /** Gateway → service RPC timeout. */

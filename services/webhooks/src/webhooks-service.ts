@@ -24,6 +24,8 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
   /** WEBHOOK_ALLOW_PRIVATE_URLS (default false). */
   readonly allowPrivateUrls?: boolean;
   readonly retry?: DeliveriesOptions['retry'];
+  /** WEBHOOKS_CONSUMER_GROUP (default `webhooks`). */
+  readonly groupId?: string;
   readonly workerIntervalMs?: number;
   /** The HTTP client deliveries use (tests). */
   readonly fetch?: typeof fetch;
@@ -35,13 +37,14 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
 export function webhooksOptionsFrom(
   settings: Settings,
   onError: NonNullable<DeliveriesOptions['onError']>,
-): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError'> {
+): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError' | 'groupId'> {
   return {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
     allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
     retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
     workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
+    groupId: settings.WEBHOOKS_CONSUMER_GROUP,
     onError,
   };
 }
@@ -58,6 +61,7 @@ export class WebhooksService {
       bus: options.bus,
       rpc: options.rpc,
       ...(options.retry ? { retry: options.retry } : {}),
+      ...(options.groupId ? { groupId: options.groupId } : {}),
       ...(options.workerIntervalMs !== undefined ? { workerIntervalMs: options.workerIntervalMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.onError ? { onError: options.onError } : {}),

@@ -42,7 +42,7 @@ import type { ServiceContext, ServiceSlice } from '@switchyard/service';
 import { visibleTo, type SubscriptionDirectory, type SubscriptionTarget } from '../subscription-directory';
 import { DeliveryStore, type AttemptRow, type DeliveryRow, type NewWebhookEvent } from './delivery-store';
 import { DeliveryWorker } from './delivery-worker';
-import { renderTarget, resourceOf, TRANSACTION_STREAM_PREFIX, type RenderOptions } from './event-targets';
+import { renderTarget, resourceOf, TargetMemory, TRANSACTION_STREAM_PREFIX, type RenderOptions } from './event-targets';
 import { defaultRetrySettings, type RetrySettings } from './retry-policy';
 
 export const DELIVERIES_GROUP_ID = 'webhooks';
@@ -58,6 +58,8 @@ export interface DeliveriesOptions {
   readonly fetch?: typeof fetch;
   /** Requests in flight at most, each for a different (subscription, resource). Default 8. */
   readonly concurrency?: number;
+  /** The bus consumer group (WEBHOOKS_CONSUMER_GROUP); default `webhooks`. One group per installation. */
+  readonly groupId?: string;
   /** Failures nobody waits for (a skipped message, a worker error). Default: one JSON line on stderr. */
   readonly onError?: (error: unknown, what: string) => void;
   /** Waits while the owning service's read model catches up with an event (tests shorten them). */
@@ -133,6 +135,7 @@ const toWireDelivery = (row: DeliveryRow, attempts: readonly AttemptRow[]): Webh
 export class Deliveries implements ServiceSlice {
   private readonly store: DeliveryStore;
   private readonly worker: DeliveryWorker;
+  private readonly targets = new TargetMemory();
   private readonly settings: RetrySettings;
   private readonly onError: (error: unknown, what: string) => void;
   private subscription: BusSubscription | null = null;
@@ -166,7 +169,7 @@ export class Deliveries implements ServiceSlice {
   async start(): Promise<void> {
     if (this.subscription) return;
     this.subscription = await this.options.bus.subscribe({
-      groupId: DELIVERIES_GROUP_ID,
+      groupId: this.options.groupId ?? DELIVERIES_GROUP_ID,
       topics: DELIVERIES_TOPICS,
       fromBeginning: false,
       handler: (message) => this.ingest(message),
@@ -232,7 +235,7 @@ export class Deliveries implements ServiceSlice {
       const cacheKey = `${ref.pattern}\u0000${ref.id}`;
       let target = rendered.get(cacheKey);
       if (!target) {
-        target = renderTarget(this.options.rpc, ref, { name, occurredAt: createdAt }, this.options.render);
+        target = renderTarget(this.options.rpc, ref, { name, occurredAt: createdAt }, this.options.render, this.targets);
         rendered.set(cacheKey, target);
       }
       const body: WebhookEvent = { type: 'event', id: message.id, name, created_at: createdAt, merchant_account_id: merchantAccountId, target: await target };

@@ -82,6 +82,39 @@ const isStale = (target: Readonly<Record<string, unknown>>, occurredAt: string):
 };
 
 /**
+ * What ingestion learned about resources: ones that rendered (they exist, so a later 404 means deleted) and ones
+ * found gone. A 404 only waits for the owning read model when the resource was never seen: after a webhooks
+ * outage, a backlog of events about a since-deleted resource must not cost a catch-up wait each. Bounded.
+ */
+export class TargetMemory {
+  private readonly seen = new Set<string>();
+  private readonly gone = new Set<string>();
+
+  constructor(private readonly limit = 100_000) {}
+
+  wasSeen(key: string): boolean {
+    return this.seen.has(key);
+  }
+
+  isGone(key: string): boolean {
+    return this.gone.has(key);
+  }
+
+  markSeen(key: string): void {
+    this.remember(this.seen, key);
+  }
+
+  markGone(key: string): void {
+    this.remember(this.gone, key);
+  }
+
+  private remember(set: Set<string>, key: string): void {
+    if (set.size >= this.limit) set.clear();
+    set.add(key);
+  }
+}
+
+/**
  * The resource as the API returns it. A resource that is gone (404 — a deleted API key pair) renders as
  * `{type, id}`. Any other failure (the service unreachable, a 5xx) rejects: the bus message is then not
  * acknowledged and comes again, so nothing is dropped for a passing outage.
@@ -91,7 +124,10 @@ export async function renderTarget(
   ref: ResourceRef,
   event: { readonly name: string; readonly occurredAt: string },
   options: RenderOptions = {},
+  memory: TargetMemory = new TargetMemory(),
 ): Promise<Readonly<Record<string, unknown>>> {
+  const key = `${ref.pattern}\u0000${ref.id}`;
+  const placeholder = { type: ref.type, id: ref.id };
   // A deletion's resource is expected to be gone: no waiting for it.
   const delays = event.name.endsWith('.deleted') ? [] : (options.catchUpDelaysMs ?? defaultCatchUpDelaysMs);
   for (let attempt = 0; ; attempt += 1) {
@@ -102,9 +138,21 @@ export async function renderTarget(
       if (!isNotFound(error)) throw error;
       target = null;
     }
+    if (target === null) {
+      // Existed before, or already found gone: it was deleted, not yet-to-be-projected.
+      if (memory.wasSeen(key) || memory.isGone(key)) {
+        memory.markGone(key);
+        return placeholder;
+      }
+    } else {
+      memory.markSeen(key);
+    }
     const fresh = target !== null && !isStale(target, event.occurredAt);
     const delay = delays[attempt];
-    if (fresh || delay === undefined) return target ?? { type: ref.type, id: ref.id };
+    if (fresh || delay === undefined) {
+      if (target === null) memory.markGone(key);
+      return target ?? placeholder;
+    }
     await sleep(delay);
   }
 }
