@@ -16,15 +16,10 @@
 import http from 'node:http';
 import { verifyWebhook } from '@switchyard/webhook-signature';
 
-/** The request body Switchyard sends (`WebhookEvent` in libs/contracts/src/webhooks.ts). */
-export interface WebhookEvent {
-  readonly type: 'event';
-  readonly id: string;
-  readonly name: string;
-  readonly created_at: string;
-  readonly merchant_account_id: string | null;
-  readonly target: Readonly<Record<string, unknown>>;
-}
+/** The request body Switchyard sends: `{type: "event", id, name, created_at, merchant_account_id, target}`. */
+import type { WebhookEvent } from '@switchyard/contracts';
+
+export type { WebhookEvent };
 
 /**
  * The webhook ids already handled. In memory here, bounded; a real receiver keeps them in its database (in the

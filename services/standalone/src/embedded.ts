@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '@switchyard/gateway';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
-import { TransactionsService, loadVaultKey, transactionsRelay } from '@switchyard/transactions';
+import { TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 
@@ -46,12 +46,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const transactions = new TransactionsService({
     store: transactionsStorage.store,
     db: transactionsStorage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
-    providers: {
-      publicBaseUrl,
-      mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS },
-    },
+    ...transactionsOptionsFrom(settings, { publicBaseUrl, mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret } }),
   });
   await transactions.start();
 

@@ -7,8 +7,7 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { startTcpRpcServer } from '@switchyard/rpc';
-import { TransactionsService } from './transactions-service';
-import { loadVaultKey } from './vault/card-vault';
+import { TransactionsService, transactionsOptionsFrom } from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
 
 runMain(async () => {
@@ -18,14 +17,10 @@ runMain(async () => {
   const transactions = new TransactionsService({
     store: storage.store,
     db: storage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
-    providers: {
+    ...transactionsOptionsFrom(settings, {
       publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
-      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
-        ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } }
-        : {}),
-    },
+      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } } : {}),
+    }),
   });
   await transactions.start();
 

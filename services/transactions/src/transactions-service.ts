@@ -10,13 +10,32 @@ import { hkdfSync, randomBytes } from 'node:crypto';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
-import { CardVault } from './vault/card-vault';
+import { CardVault, loadVaultKey } from './vault/card-vault';
+import type { Settings } from '@switchyard/config';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The card vault key (`loadVaultKey`); default: a random key, for tests that keep nothing. */
   readonly vaultKey?: Buffer;
   /** Where providers live and where they send notifications; without it no transaction can reach a provider. */
   readonly providers?: ProviderSettings;
+}
+
+/**
+ * The options every runtime reads from its settings (the embedded one and the transactions process alike); each
+ * says where its gateway and its simulator are.
+ */
+export function transactionsOptionsFrom(
+  settings: Settings,
+  where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers'> {
+  return {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
+    providers: {
+      publicBaseUrl: where.publicBaseUrl,
+      ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
+    },
+  };
 }
 
 export class TransactionsService {

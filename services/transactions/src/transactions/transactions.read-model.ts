@@ -9,7 +9,7 @@ import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
 import type { TransactionListFilters } from '@switchyard/contracts';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
-import { evolveTransaction, transactionStream, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
+import { evolveTransaction, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
 import { historyName } from './transaction-names';
 
 export interface OperationView {
@@ -308,4 +308,3 @@ function historyContext(data: unknown): Record<string, unknown> {
   return rest;
 }
 
-export { transactionStream };

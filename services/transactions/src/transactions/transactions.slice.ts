@@ -7,6 +7,7 @@
  * (capture and refund amounts are claimed while pending), the second records the answer.
  */
 import { createHmac } from 'node:crypto';
+import type Database from 'better-sqlite3';
 import { ApiError, pageOf, type Page, type PageQuery } from '@switchyard/api';
 import {
   ConnectorRequestRejectedError,
@@ -53,7 +54,7 @@ import type { CardVault } from '../vault/card-vault';
 import { KeyedQueue } from './keyed-queue';
 import { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
-import { capturedAmount, claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
+import { claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary, type TransactionDetails } from './transaction-wire';
 import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
@@ -71,8 +72,6 @@ const staleNotificationCodes = new Set([
   'transaction_voided',
   'transaction_refunded',
 ]);
-
-type CommandOf<Type extends TransactionCommand['type']> = Omit<Extract<TransactionCommand, { type: Type }>, 'metadata'>;
 
 export interface TransactionsDependencies {
   readonly paymentServices: PaymentServices;
@@ -93,6 +92,8 @@ export class Transactions implements TransactionsSlice {
   private readonly vault: CardVault;
   private readonly connectors: ProviderConnectors;
   private readonly fingerprintKey: Buffer;
+  private readonly notificationSeen: Database.Statement<[string, string]>;
+  private readonly notificationApplied: Database.Statement<[string, string, string]>;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -106,6 +107,8 @@ export class Transactions implements TransactionsSlice {
     this.fingerprintKey = dependencies.fingerprintKey;
     context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
+    this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
+    this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
   }
 
   get projection() {
@@ -403,7 +406,7 @@ export class Transactions implements TransactionsSlice {
           : snapshot.status === 'declined' || snapshot.status === 'failed'
             ? { outcome: snapshot.status, error: providerError(snapshot) }
             : null;
-      if (result) await this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+      if (result) await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
     }
     return this.render(merchantAccountId, id);
   }
@@ -513,14 +516,11 @@ export class Transactions implements TransactionsSlice {
       if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
       throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
     }
-    const seen = this.context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?').get(connection.id, notification.providerEventId);
-    if (seen) return;
+    if (this.notificationSeen.get(connection.id, notification.providerEventId)) return;
     const state = await this.state(notification.reference);
     if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || state.paymentServiceId !== connection.id) throw ApiError.notFound();
     await this.applyNotification(state, notification);
-    this.context.db
-      .prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)')
-      .run(connection.id, notification.providerEventId, this.now());
+    this.notificationApplied.run(connection.id, notification.providerEventId, this.now());
     await this.context.catchUp();
   }
 
@@ -532,7 +532,7 @@ export class Transactions implements TransactionsSlice {
         switch (notification.status) {
           case 'authorized':
           case 'captured':
-            return this.recordQuietly(id, {
+            return this.record(id, {
               type: 'RecordAuthorizationResult',
               data: {
                 source: 'notification',
@@ -548,11 +548,11 @@ export class Transactions implements TransactionsSlice {
             });
           case 'declined':
           case 'failed':
-            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            return this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
           case 'pending':
-            return this.recordQuietly(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            return this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
           case 'voided':
-            if (t.pendingVoidId) return this.recordQuietly(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            if (t.pendingVoidId) return this.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
             return;
           case 'cancelled':
             return; // recorded by the cancel request itself, once the provider confirmed it
@@ -564,11 +564,11 @@ export class Transactions implements TransactionsSlice {
         const captureId = view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0];
         if (!captureId) return;
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
-        return this.recordQuietly(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+        return this.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
       }
       case 'refund': {
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
-        return this.recordQuietly(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+        return this.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
       }
       case 'vault-token':
         return; // stored payment methods arrive with the vault (a later issue)
@@ -654,23 +654,25 @@ export class Transactions implements TransactionsSlice {
     return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
   }
 
-  /** Decides and appends, queued per transaction in this process; domain errors become the spec's errors. */
-  private command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
-    return asApiErrors(() => this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand)));
+  /** Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries). */
+  private append(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    return this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand));
   }
 
-  /** Records a provider's answer; a rule refusing it is a bug in the flow and surfaces. */
-  private async record(id: string, command: CommandOf<'RecordAuthorizationResult' | 'CompleteCreateRequest' | 'RecordCaptureResult' | 'RecordVoidResult' | 'RecordRefundResult'>): Promise<void> {
-    await this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand)).catch((error: unknown) => {
-      // The provider's later word (a notification) may already have settled what this answer is about.
+  /** A caller's command: domain errors become the spec's errors. */
+  private command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    return asApiErrors(() => this.append(id, command));
+  }
+
+  /**
+   * Records what a provider said (its answer, a notification, a sync). The provider's later word may already have
+   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces.
+   */
+  private async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
+    await this.append(id, command).catch((error: unknown) => {
       if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return;
       throw error;
     });
-  }
-
-  /** As `record`, for notifications and sync: stale or repeated messages are dropped, not refused. */
-  private recordQuietly(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
-    return this.record(id, command as CommandOf<'RecordAuthorizationResult'>);
   }
 
   private async state(id: string): Promise<TransactionState> {
@@ -785,4 +787,3 @@ const codesOf = (answer: ProviderResponse) => ({
   raw_response_description: answer.rawResponseDescription ?? null,
 });
 
-export { capturedAmount };
