@@ -10,7 +10,7 @@ import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync
 import type Database from 'better-sqlite3';
 import { passesLuhn } from '@switchyard/contracts';
 import { loadOrCreateKey } from '@switchyard/service';
-import creditCardType from 'credit-card-type';
+import { detectScheme } from '@switchyard/bin-data';
 
 export interface StoredCard {
   readonly id: string;
@@ -39,21 +39,6 @@ const ivBytes = 12;
 const tagBytes = 16;
 /** Bumped with the encryption or fingerprint scheme; part of the HKDF labels and of every row's AAD. */
 const formatVersion = 'v1';
-
-/** credit-card-type's `type` → the wire CardScheme name. Brands the wire does not list (troy, naranja, verve, hiper) map to null. */
-const wireSchemes: Readonly<Record<string, string>> = {
-  visa: 'visa',
-  mastercard: 'mastercard',
-  'american-express': 'amex',
-  'diners-club': 'diners-club',
-  discover: 'discover',
-  jcb: 'jcb',
-  unionpay: 'unionpay',
-  maestro: 'maestro',
-  elo: 'elo',
-  hipercard: 'hipercard',
-  mir: 'mir',
-};
 
 interface VaultCardRecord {
   id: string;
@@ -188,15 +173,6 @@ function deriveKey(vaultKey: Buffer, purpose: string): KeyObject {
 /** Binds a ciphertext to its row: copied to another id or merchant account, it no longer decrypts. */
 function additionalData(id: string, merchantAccountId: string): Buffer {
   return Buffer.from(JSON.stringify([`vault_cards/${formatVersion}`, id, merchantAccountId]), 'utf8');
-}
-
-/** The wire scheme: the library's only candidate, or its first one when that one allows this length; else null. */
-function detectScheme(number: string): string | null {
-  const candidates = creditCardType(number);
-  const first = candidates[0];
-  if (!first) return null;
-  if (candidates.length > 1 && !(first.matchStrength !== undefined && first.lengths.includes(number.length))) return null;
-  return wireSchemes[first.type] ?? null;
 }
 
 function toStoredCard(record: PublicColumns): StoredCard {
