@@ -1,3 +1,4 @@
-export { detectScheme, type BinData, type CardBinInfo, type CardType } from './bin-data';
+export type { BinData, CardBinInfo, CardType } from './bin-data';
 export { CsvBinData, loadBinData, sampleBinFile } from './csv-bin-data';
+export { detectScheme } from './detect-scheme';
 export { issuerMandatesAuthentication, strongCustomerAuthenticationCountries } from './issuer-mandate';

@@ -49,6 +49,24 @@ export const settingsSchema = z.object({
   /** How long a call to the simulator may take before its outcome counts as unknown. */
   MOCK_CARD_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**
+   * The 3-D Secure directory server (the simulator's, `/v1/3ds`); unset: the mock-card simulator's address
+   * (MOCK_CARD_URL, or the embedded runtime's own simulator).
+   */
+  THREE_DS_DIRECTORY_URL: z.url().optional(),
+  /** Issuer-mandated 3-D Secure (PSD2): EEA and UK issuers get 3-D Secure even when a skip-3ds flow rule matched. */
+  ISSUER_MANDATED_3DS: z.stringbool().default(true),
+  /**
+   * BIN data: an absolute path to a CSV of BIN ranges (docs/bin-data.md), e.g. a licensed BIN file; unset: the
+   * small sample shipped in libs/bin-data/data.
+   */
+  BIN_DATA_FILE: z.string().min(1).optional(),
+  /**
+   * How long a transaction waiting for its buyer (3-D Secure challenge, redirect payment method) — or a create request
+   * that never finished — holds failure notifications; then processing resumes and an abandoned approval fails
+   * with `incomplete_buyer_approval`. 10 minutes, as the reference's `incomplete_buyer_approval` says.
+   */
+  BUYER_APPROVAL_WINDOW_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
    * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
    */

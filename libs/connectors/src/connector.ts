@@ -22,9 +22,19 @@ export interface NetworkTokenDetails {
   readonly cryptogram?: string;
 }
 
+/** A redirect payment method (a wallet like PayPal): the buyer approves it on the provider's page. */
+export interface RedirectDetails {
+  /** The method name, e.g. `paypal`. */
+  readonly method: string;
+  /** Where the provider sends the buyer's browser back after approval (our return endpoint). */
+  readonly returnUrl: string;
+  readonly country?: string;
+}
+
 export type PaymentInstrument =
   | { readonly type: 'card'; readonly card: CardDetails }
-  | { readonly type: 'network-token'; readonly networkToken: NetworkTokenDetails };
+  | { readonly type: 'network-token'; readonly networkToken: NetworkTokenDetails }
+  | { readonly type: 'redirect'; readonly redirect: RedirectDetails };
 
 export interface ThreeDSecureData {
   readonly version: string;
@@ -126,6 +136,12 @@ export interface SyncRequest {
  */
 export type OperationOutcome = 'succeeded' | 'declined' | 'failed' | 'pending' | 'unknown';
 
+/**
+ * Authorization only: the buyer must approve at the provider first (`approvalUrl`); the final status arrives by
+ * notification (and `sync` can ask for it).
+ */
+export type AuthorizationOutcome = OperationOutcome | 'buyer_approval_required';
+
 export interface ProviderResponse {
   readonly outcome: OperationOutcome;
   readonly providerTransactionId?: string;
@@ -135,7 +151,10 @@ export interface ProviderResponse {
   readonly rawResponseDescription?: string;
 }
 
-export interface AuthorizationResult extends ProviderResponse {
+export interface AuthorizationResult extends Omit<ProviderResponse, 'outcome'> {
+  readonly outcome: AuthorizationOutcome;
+  /** Set with `buyer_approval_required`. */
+  readonly approvalUrl?: string;
   readonly authorizedAmount?: number;
   readonly capturedAmount?: number;
   readonly avsResponseCode?: AvsResponseCode;
@@ -166,8 +185,10 @@ export interface CapabilityRefusal {
   readonly capability: ConnectorCapability;
 }
 
+/** `buyer_approval_required`: a redirect payment the buyer has not approved or cancelled yet. */
 export type ProviderTransactionStatus =
   | 'pending'
+  | 'buyer_approval_required'
   | 'authorized'
   | 'captured'
   | 'declined'

@@ -1,8 +1,11 @@
 export * from './connector';
 export * from './connector-errors';
+export * from './three-d-secure';
 export { ConnectorRegistry, effectiveCapabilities, type ConnectorDefinition } from './connector-registry';
-export { MockCardConnector, mockCardCapabilities, type MockCardConfig } from './simulator/mock-card-connector';
-export { mockCardDefinition } from './simulator/mock-card-definition';
+export { MockCardConnector, type MockCardConfig } from './simulator/mock-card-connector';
+export { mockCardCapabilities, mockCardDefinition } from './simulator/mock-card-definition';
+export { mockPaypalCapabilities, mockPaypalDefinition } from './simulator/mock-paypal-definition';
+export { SimulatorDirectoryServer, type SimulatorDirectoryServerConfig } from './simulator/simulator-directory-server';
 export { signNotification, signatureHeader, eventIdHeader } from './simulator/notification-signature';
 export {
   startSimulator,
@@ -16,8 +19,9 @@ export * as simulatorValues from './simulator/simulator-values';
 
 import { ConnectorRegistry } from './connector-registry';
 import { mockCardDefinition } from './simulator/mock-card-definition';
+import { mockPaypalDefinition } from './simulator/mock-paypal-definition';
 
 /** Every provider Switchyard knows. A new provider: one folder exporting one definition, added here. */
-export const connectorDefinitions = [mockCardDefinition] as const;
+export const connectorDefinitions = [mockCardDefinition, mockPaypalDefinition] as const;
 
 export const connectorRegistry = new ConnectorRegistry(connectorDefinitions);

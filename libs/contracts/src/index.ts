@@ -5,3 +5,4 @@ export * from './merchant-accounts';
 export * from './transactions';
 export * from './payment-services';
 export * from './webhooks';
+export * from './flow-rules';

@@ -15,7 +15,7 @@ export const threeDsConfigurationPatterns = {
   delete: 'identity.three-ds-configurations.delete',
 } as const;
 
-const cardSchemeValues = [
+export const cardSchemeValues = [
   'accel', 'amex', 'bancontact', 'carte-bancaire', 'cirrus', 'culiance', 'dankort', 'diners-club', 'discover',
   'eftpos-australia', 'elo', 'hipercard', 'jcb', 'maestro', 'mastercard', 'mir', 'nyce', 'other', 'pulse', 'qcard',
   'rupay', 'star', 'uatp', 'unionpay', 'visa',

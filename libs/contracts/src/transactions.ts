@@ -3,6 +3,7 @@
  * rules of the spec), and the transactions service's RPC patterns behind them.
  */
 import { z } from 'zod';
+import type { ThreeDsConfiguration } from './merchant-accounts';
 
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
 export const transactionsTopic = 'transactions.events';
@@ -27,6 +28,8 @@ export const transactionsPatterns = {
   refundGet: 'transactions.refunds.get',
   refundById: 'transactions.refunds.by-id',
   notification: 'transactions.provider-notification',
+  buyerReturn: 'transactions.buyer-return',
+  actions: 'transactions.actions.list',
   settlementFile: 'transactions.settlement-files.ingest',
 } as const;
 
@@ -86,7 +89,49 @@ export const storedPaymentMethodSchema = z
   })
   .meta({ id: 'TokenPaymentMethodCreate', description: 'A payment method stored in the vault, by id.' });
 
-export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [cardPaymentMethodSchema, storedPaymentMethodSchema]);
+/** The reference's redirect payment methods (RedirectPaymentMethodCreateMethod); a method without a connection that serves it is refused at routing. */
+export const redirectMethodValues = [
+  'abitab', 'affirm', 'afterpay', 'alipay', 'alipayhk', 'arcuspaynetwork', 'bacs', 'bancontact', 'banked', 'bcp', 'becs', 'bitpay', 'blik',
+  'boleto', 'boost', 'breb', 'capitec', 'cashapp', 'clearpay', 'dana', 'dcb', 'dlocal', 'ebanx', 'efecty', 'eps', 'everydaypay', 'gcash',
+  'gem', 'gemds', 'giropay', 'givingblock', 'gocardless', 'gopay', 'grabpay', 'ideal', 'kakaopay', 'kcp', 'khipu', 'klarna', 'latitude',
+  'latitudeds', 'laybuy', 'linepay', 'linkaja', 'maybankqrpay', 'mercadopago', 'multibanco', 'multipago', 'netbanking', 'nupay', 'nequi',
+  'oney_10x', 'oney_12x', 'oney_3x', 'oney_4x', 'oney_6x', 'onlinebankingcz', 'ovo', 'oxxo', 'p24', 'pagoefectivo', 'payid', 'paymaya',
+  'paypal', 'paypalpaylater', 'payto', 'payvalida', 'picpay', 'pix', 'pse', 'rabbitlinepay', 'rapipago', 'razorpay', 'redpagos', 'scalapay',
+  'sepa', 'servipag', 'shopeepay', 'singteldash', 'smartpay', 'sofort', 'spei', 'stitch', 'stripedd', 'stripetoken', 'tapi', 'tapifintechs',
+  'thaiqr', 'touchngo', 'truemoney', 'trustly', 'trustlyeurope', 'upi', 'venmo', 'vipps', 'waave', 'webpay', 'wechat', 'wero', 'yape', 'zippay',
+] as const;
+
+export const redirectPaymentMethodSchema = z
+  .object({
+    method: z.enum(redirectMethodValues),
+    country,
+    currency,
+    redirect_url: z.url().max(2048).meta({ description: 'Where the buyer returns after approving (or cancelling) at the provider.' }),
+    external_identifier: externalIdentifier.nullish(),
+    buyer_id: z.uuid().nullish(),
+    buyer_external_identifier: z.string().max(200).nullish(),
+  })
+  .meta({ id: 'RedirectPaymentMethodCreate', description: 'A redirect payment method (a wallet such as PayPal): the buyer approves it at the provider.' });
+
+export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [cardPaymentMethodSchema, storedPaymentMethodSchema, redirectPaymentMethodSchema]);
+
+const threeDSecureDataCommon = {
+  cavv: z.string().min(1).max(100),
+  eci: z.string().regex(/^\d{1,2}$/, 'must be 1 or 2 digits'),
+  version: z.string().regex(/^[12]\.\d+(\.\d+)?$/, 'must be a 3-D Secure version such as 2.2.0'),
+  directory_response: z.string().min(1).max(1),
+  scheme: z.string().nullish(),
+};
+
+/** 3-D Secure done elsewhere (an external MPI): passed through to the payment service. */
+export const threeDSecureDataSchema = z
+  .union([
+    z.object({ ...threeDSecureDataCommon, authentication_response: z.string().min(1).max(1).nullish(), directory_transaction_id: z.string().min(1).max(100) }).strict().meta({ id: 'ThreeDSecureDataV2' }),
+    z.object({ ...threeDSecureDataCommon, authentication_response: z.string().min(1).max(1), cavv_algorithm: z.string().min(1).max(1), xid: z.string().min(1).max(100) }).strict().meta({ id: 'ThreeDSecureDataV1' }),
+  ])
+  .meta({ description: 'Version 2 needs directory_transaction_id; version 1 needs authentication_response, cavv_algorithm and xid.' });
+
+export type ThreeDSecureDataInput = z.infer<typeof threeDSecureDataSchema>;
 
 export const cartItemSchema = z
   .object({
@@ -162,6 +207,7 @@ export const transactionCreateSchema = z
     is_amount_estimated: z.boolean().default(false),
     integration_client: z.enum(integrationClientValues).nullish(),
     payment_service_id: z.uuid().nullish(),
+    three_d_secure_data: threeDSecureDataSchema.nullish(),
     external_identifier: externalIdentifier.nullish(),
     metadata: metadata.nullish(),
     cart_items: z.array(cartItemSchema).max(249).nullish(),
@@ -372,7 +418,27 @@ export const transactionSchema = z
     cart_items: z.array(cartItemSchema).nullable(),
     statement_descriptor: z.unknown().nullable(),
     scheme_transaction_id: z.string().nullable(),
-    three_d_secure: z.unknown().nullable(),
+    three_d_secure: z
+      .object({
+        version: z.string().nullable(),
+        status: z.string().meta({ description: 'complete, declined, error or setup_error.' }),
+        method: z.string().nullable().meta({ description: 'frictionless or challenge; null for external data.' }),
+        response_data: z
+          .object({
+            cavv: z.string().nullable(),
+            eci: z.string().nullable(),
+            version: z.string().nullable(),
+            directory_response: z.string().nullable(),
+            authentication_response: z.string().nullable(),
+            directory_transaction_id: z.string().nullable(),
+          })
+          .nullable(),
+        error_data: z.object({ description: z.string().nullable(), code: z.string().nullable() }).nullable(),
+        amount: z.int().nullable(),
+      })
+      .nullable()
+      .meta({ id: 'TransactionThreeDSecureSummary' }),
+    redirect_url: z.string().nullable().meta({ description: 'Where the buyer returns after a 3-D Secure challenge or a redirect payment method.' }),
     payment_service_transaction_id: z.string().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
     authorized_at: timestamp.nullable(),
@@ -528,7 +594,37 @@ export interface TransactionCreateRequest {
   readonly merchant_account_id: string;
   readonly body: TransactionCreateInput;
   readonly idempotency_key?: string;
+  /** The merchant account's 3-D Secure configurations (read by the gateway from identity); absent: none. */
+  readonly three_ds_configurations?: readonly ThreeDsConfiguration[];
 }
+
+/** The buyer's browser coming back from a 3-D Secure challenge or a redirect payment method (public, token-checked). */
+export interface BuyerReturnRequest {
+  readonly transaction_id: string;
+  readonly token: string;
+}
+
+/** Where the gateway sends the browser (303), or, without a redirect_url, the status to show. */
+export interface BuyerReturnResult {
+  readonly location: string | null;
+  readonly transaction_id: string;
+  readonly transaction_status: string;
+}
+
+/** A flow rule that matched when the transaction was created (the reference's TransactionAction). */
+export const transactionActionSchema = z
+  .object({
+    type: z.literal('action'),
+    id: z.string().meta({ description: 'The flow action: route-transaction, decline-early, skip-3ds or force-3ds.' }),
+    flow: z.string(),
+    rule_id: z.string(),
+    created_at: timestamp,
+    outcome: z.record(z.string(), z.unknown()),
+  })
+  .meta({ id: 'TransactionAction' });
+
+export const transactionActionsSchema = z.object({ items: z.array(transactionActionSchema) }).meta({ id: 'TransactionActions' });
+export type TransactionAction = z.infer<typeof transactionActionSchema>;
 
 export interface TransactionCaptureRequest extends TransactionRequest<TransactionCaptureInput> {
   readonly settings: CaptureAccountSettings;

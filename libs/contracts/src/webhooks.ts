@@ -28,6 +28,8 @@ const timestamp = z.iso.datetime({ offset: true });
 
 /** Every public event name the services emit (docs/events.md). */
 export const webhookEventNames = [
+  'transaction.authentication-pending',
+  'transaction.authenticated',
   'transaction.authorized',
   'transaction.captured',
   'transaction.capture-pending',

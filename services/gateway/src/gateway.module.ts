@@ -6,6 +6,7 @@ import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller'
 import { AuthGuard } from './auth/auth.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
+import { FlowRulesController } from './flows';
 import { HealthController } from './health/health.controller';
 import { MerchantAccountsController } from './merchant-accounts/merchant-accounts.controller';
 import { ThreeDsConfigurationsController } from './merchant-accounts/three-ds-configurations.controller';
@@ -14,6 +15,7 @@ import { OpenApiController } from './openapi/openapi.controller';
 import { PaymentServiceDefinitionsController, PaymentServicesController } from './payment-services';
 import { RolesController } from './roles/roles.controller';
 import {
+  BuyerReturnController,
   CapturesController,
   ProviderNotificationsController,
   RefundsController,
@@ -45,10 +47,12 @@ export class GatewayModule {
         ThreeDsConfigurationsController,
         PaymentServicesController,
         PaymentServiceDefinitionsController,
+        FlowRulesController,
         TransactionsController,
         CapturesController,
         RefundsController,
         ProviderNotificationsController,
+        BuyerReturnController,
         SettlementFilesController,
         WebhookSubscriptionsController,
         WebhookDeliveriesController,

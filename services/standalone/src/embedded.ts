@@ -47,6 +47,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     store: transactionsStorage.store,
     db: transactionsStorage.db,
     ...transactionsOptionsFrom(settings, { publicBaseUrl, mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret } }),
+    onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
 

@@ -15,7 +15,8 @@ const operator = { kind: 'operator' } as const;
 const header = 'x-service-merchant-account-id';
 
 beforeAll(async () => {
-  fixture = await startEmbeddedFixture('payment-services');
+  // Providers reach the gateway at PUBLIC_BASE_URL: each connection shows its notification endpoint there.
+  fixture = await startEmbeddedFixture('payment-services', { PUBLIC_BASE_URL: 'https://pay.example.com' });
   service = fixture.service;
   http = () => request.agent(service.gateway.app.getHttpServer());
   const created = await service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, operator);
@@ -97,6 +98,7 @@ describe('payment services', () => {
       created_at: expect.stringMatching(isoWithOffset),
       updated_at: expect.stringMatching(isoWithOffset),
     });
+    expect(created.body.webhook_url).toBe(`https://pay.example.com/payment-services/${created.body.id}/notifications`);
     const url = `/payment-services/${created.body.id}`;
     expect((await http().get(url).set(headers).expect(200)).body).toEqual(created.body);
 

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '@switchyard/connectors';
 import { signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';
@@ -15,8 +15,17 @@ import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';
 export const ACCOUNT_HEADER = 'x-service-merchant-account-id';
 export const isoWithOffset = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
+/** The reference's 3-D Secure test cards (frictionless and challenge) and one whose issuer the sample BIN data does not know. */
+export const THREE_DS_PANS = {
+  frictionlessVisaUS: '4111111111101203',
+  frictionlessMastercardGB: '5200000000001203',
+  challengeVisaUS: '4111111111181072',
+  challengeMastercardDE: '5240000000001072',
+  unknownIssuerVisa: '4000056655665556',
+} as const;
+
 /** Full test PANs the specs send; none may ever be stored or answered. */
-export const TEST_PANS = ['4111111111111111', '5555555555554444', '378282246310005'] as const;
+export const TEST_PANS = ['4111111111111111', '5555555555554444', '378282246310005', ...Object.values(THREE_DS_PANS)] as const;
 export const card = (overrides: Record<string, unknown> = {}) => ({ method: 'card', number: TEST_PANS[0], expiration_date: '11/30', security_code: '123', ...overrides });
 
 type Body = Record<string, unknown>;
@@ -35,6 +44,10 @@ export interface Harness {
   createAccount(id: string, settings?: Body): Promise<void>;
   /** A mock-card connection of the account; returns its id. */
   createConnection(account: string, overrides?: Body): Promise<string>;
+  /** A 3-D Secure configuration of the account for every scheme and currency. */
+  createThreeDsConfiguration(account: string, overrides?: Body): Promise<void>;
+  /** A card-transaction flow rule of the account; returns its id. */
+  createFlowRule(account: string, rule: Body): Promise<string>;
   /** POST /transactions, expecting 201; the response body. */
   authorize(account: string, body?: Body, extraHeaders?: Record<string, string>): Promise<Body & { id: string; status: string }>;
   get(account: string, id: string): Promise<Body & { id: string; status: string }>;
@@ -51,12 +64,20 @@ export interface HarnessOptions {
    * long a pending authorization (500001, 500002, 500005) stays pending. Default: the embedded simulator (50 ms).
    */
   readonly settleDelayMs?: number;
+  /** Further simulator options (an outside simulator is started when given). */
+  readonly simulator?: Partial<Omit<SimulatorOptions, 'webhookSecret'>>;
+  /** Settings of the embedded runtime (e.g. BUYER_APPROVAL_WINDOW_MS). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
+/** The outside simulator's notification secret, so a spec can sign a notification of its own. */
+export const HARNESS_WEBHOOK_SECRET = 'whsec_harness_0123456789abcdef';
+
 export async function startHarness(name: string, options: HarnessOptions = {}): Promise<Harness> {
-  const webhookSecret = 'whsec_harness_0123456789abcdef';
-  const external = options.settleDelayMs !== undefined ? await startSimulator({ webhookSecret, settleDelayMs: options.settleDelayMs }) : null;
-  const env: Record<string, string> = external ? { MOCK_CARD_URL: external.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret } : {};
+  const webhookSecret = HARNESS_WEBHOOK_SECRET;
+  const outside = options.settleDelayMs !== undefined || options.simulator !== undefined;
+  const external = outside ? await startSimulator({ webhookSecret, ...options.simulator, ...(options.settleDelayMs !== undefined ? { settleDelayMs: options.settleDelayMs } : {}) }) : null;
+  const env: Record<string, string> = { ...options.env, ...(external ? { MOCK_CARD_URL: external.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret } : {}) };
   const fixture = await startEmbeddedFixture(name, env, { listen: true });
   const simulator = external ?? fixture.service.simulator;
   if (!simulator) throw new Error('no simulator');
@@ -116,6 +137,26 @@ export async function startHarness(name: string, options: HarnessOptions = {}): 
           ...overrides,
         })
         .expect(201);
+      return response.body.id as string;
+    },
+    async createThreeDsConfiguration(account, overrides = {}) {
+      await http()
+        .post(`/merchant-accounts/${account}/three-ds-configurations`)
+        .set(headers())
+        .send({
+          merchant_acquirer_bin: '400000',
+          merchant_acquirer_id: `acq-${account}`,
+          merchant_name: 'Switchyard Test Shop',
+          merchant_country_code: 'GB',
+          merchant_category_code: '5999',
+          merchant_url: 'https://shop.example',
+          ...overrides,
+        })
+        .expect(201);
+    },
+    async createFlowRule(account, rule) {
+      const response = await http().post('/flows/card-transaction/rules').set(headers(account)).send(rule);
+      if (response.status !== 201) throw new Error(`POST /flows/card-transaction/rules answered ${response.status}: ${response.text}`);
       return response.body.id as string;
     },
     async authorize(account, body = {}, extraHeaders = {}) {

@@ -13,4 +13,6 @@ export const toApiError = domainErrorMapper({
   transaction_exists: 409,
   capture_exists: 409,
   refund_exists: 409,
+  flow_rule_not_found: 404,
+  flow_rule_exists: 409,
 });

@@ -21,6 +21,7 @@ runMain(async () => {
       publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
       ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } } : {}),
     }),
+    onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
 

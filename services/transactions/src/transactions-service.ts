@@ -7,6 +7,9 @@ import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { hkdfSync, randomBytes } from 'node:crypto';
+import { loadBinData, type BinData } from '@switchyard/bin-data';
+import { SimulatorDirectoryServer, type ThreeDSecureDirectory } from '@switchyard/connectors';
+import { FlowRules } from './flow-rules/flow-rules.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
@@ -18,6 +21,16 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly vaultKey?: Buffer;
   /** Where providers live and where they send notifications; without it no transaction can reach a provider. */
   readonly providers?: ProviderSettings;
+  /** BIN data (issuer country for issuer-mandated 3-D Secure, card type for flow rules); default: the shipped sample. */
+  readonly binData?: BinData;
+  /** The 3-D Secure directory server; absent: 3-D Secure cannot run (recorded as a setup error). */
+  readonly directory?: ThreeDSecureDirectory;
+  /** Default true. */
+  readonly issuerMandatedThreeDSecure?: boolean;
+  /** Default 10 minutes (BUYER_APPROVAL_WINDOW_MS). */
+  readonly buyerApprovalWindowMs?: number;
+  /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
+  readonly onBackgroundError?: (error: unknown) => void;
 }
 
 /**
@@ -27,8 +40,13 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs'> {
+  const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
+    binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
+    ...(directoryUrl ? { directory: new SimulatorDirectoryServer({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) } : {}),
+    issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
+    buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
     providers: {
@@ -40,29 +58,61 @@ export function transactionsOptionsFrom(
 
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
+  readonly flowRules: FlowRules;
   readonly transactions: Transactions;
   readonly vault: CardVault;
   private readonly host: ServiceHost;
+  private readonly holdWindowMs: number;
+  private holdTimer: NodeJS.Timeout | undefined;
+  private readonly onBackgroundError: (error: unknown) => void;
 
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost(options);
-    this.paymentServices = new PaymentServices(this.host.context);
+    const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
+    this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
+    this.flowRules = new FlowRules(this.host.context, this.paymentServices);
     const vaultKey = options.vaultKey ?? randomBytes(32);
+    const derived = (label: string) => Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, 32));
+    this.holdWindowMs = options.buyerApprovalWindowMs ?? 10 * 60 * 1000;
+    this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.vault = new CardVault(options.db, { key: vaultKey, now: this.host.context.now });
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
+      flowRules: this.flowRules,
+      binData: options.binData ?? loadBinData({}),
+      directory: options.directory ?? null,
+      settings: {
+        issuerMandatedThreeDSecure: options.issuerMandatedThreeDSecure ?? true,
+        holdWindowMs: this.holdWindowMs,
+        returnTokenKey: derived('switchyard/buyer-return-token/v1'),
+      },
       vault: this.vault,
-      connectors: new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }),
-      fingerprintKey: Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), 'switchyard/idempotency-fingerprint/v1', 32)),
+      connectors,
+      fingerprintKey: derived('switchyard/idempotency-fingerprint/v1'),
     });
-    this.host.add(this.paymentServices, this.transactions);
+    this.host.add(this.paymentServices, this.flowRules, this.transactions);
   }
 
-  start(): Promise<void> {
-    return this.host.catchUpAndFollow();
+  /** Serves once every read model is current; then completes expired create holds every so often. */
+  async start(): Promise<void> {
+    await this.host.catchUpAndFollow();
+    const every = Math.max(50, Math.min(Math.floor(this.holdWindowMs / 4), 5_000));
+    let running = false;
+    this.holdTimer = setInterval(() => {
+      if (running) return;
+      running = true;
+      this.transactions
+        .expireHolds()
+        .catch(this.onBackgroundError) // retried on the next tick
+        .finally(() => {
+          running = false;
+        });
+    }, every);
+    this.holdTimer.unref();
   }
 
   stop(): Promise<void> {
+    clearInterval(this.holdTimer);
     return this.host.stop();
   }
 

@@ -1,31 +1,15 @@
-import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthorizeRequest } from '../connector';
+import type { AuthorizationResult, AuthorizeRequest, CapabilityRefusal, Connector } from '../connector';
 import { ConnectorUnavailableError, NotificationRejectedError } from '../connector-errors';
 import { connectorRegistry } from '../index';
-import { MockCardConnector, type MockCardConfig } from './mock-card-connector';
 import { signatureHeader } from './notification-signature';
-import { startSimulator, type RunningSimulator } from './simulator-server';
+import type { RunningSimulator } from './simulator-server';
+import { newReference, startSimulatorHarness, type SimulatorHarness } from './simulator.harness';
 
-const secret = 'whsec_test_secret';
-
-interface Received {
-  readonly raw: string;
-  readonly headers: IncomingHttpHeaders;
-  readonly reference: string;
-}
-
+let harness: SimulatorHarness;
 let simulator: RunningSimulator;
-let receiver: Server;
-let receiverUrl: string;
-const received: Received[] = [];
-let connector: MockCardConnector;
-let nextReference = 1;
-const newReference = () => `txn-${nextReference++}`;
-
-function connect(overrides: Partial<MockCardConfig> = {}): MockCardConnector {
-  return new MockCardConnector({ baseUrl: simulator.url, merchantId: 'merchant-1', webhookSecret: secret, notificationUrl: `${receiverUrl}/notifications`, timeoutMs: 2_000, ...overrides });
-}
+let connector: Connector;
 
 function authorizeRequest(overrides: Partial<AuthorizeRequest> = {}): AuthorizeRequest {
   return {
@@ -39,39 +23,17 @@ function authorizeRequest(overrides: Partial<AuthorizeRequest> = {}): AuthorizeR
   };
 }
 
-const notificationsFor = (reference: string) => received.filter((r) => r.reference === reference);
-
-async function waitFor<T>(probe: () => T | undefined, timeoutMs = 3_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
+const connect: SimulatorHarness['connect'] = (overrides) => harness.connect(overrides);
+const notificationsFor = (reference: string) => harness.notificationsFor(reference);
+const providerIdOf = (result: AuthorizationResult | CapabilityRefusal) => (result.outcome === 'refused' ? undefined : result.providerTransactionId);
 
 beforeAll(async () => {
-  receiver = createServer((request, response) => {
-    const chunks: Buffer[] = [];
-    request.on('data', (chunk: Buffer) => chunks.push(chunk));
-    request.on('end', () => {
-      const raw = Buffer.concat(chunks).toString('utf8');
-      received.push({ raw, headers: request.headers, reference: (JSON.parse(raw) as { reference: string }).reference });
-      response.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  simulator = await startSimulator({ webhookSecret: secret, settleDelayMs: 100, unknownOutcomeDelayMs: 1_500 });
-  connector = connect();
+  harness = await startSimulatorHarness();
+  simulator = harness.simulator;
+  connector = harness.connect();
 });
 
-afterAll(async () => {
-  await simulator.stop();
-  receiver.closeAllConnections();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
-});
+afterAll(() => harness.stop());
 
 describe('reference simulator values over HTTP', () => {
   it('approves an ordinary amount with AVS and CVV match', async () => {
@@ -234,7 +196,7 @@ describe('notifications', () => {
     const request = authorizeRequest({ amount: 500001 });
     const auth = await connector.authorize(request);
     expect(auth).toMatchObject({ outcome: 'pending' });
-    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    const [delivered] = await harness.waitForNotifications(request.reference);
     const parsed = connector.parseNotification(delivered!.raw, delivered!.headers);
     expect(parsed).toMatchObject({ type: 'authorization', status: 'authorized', reference: request.reference, providerTransactionId: auth.outcome === 'pending' ? auth.providerTransactionId : '', amount: 500001, sequence: 1 });
   });
@@ -242,7 +204,7 @@ describe('notifications', () => {
   it('rejects a tampered body, a missing signature and a wrong secret', async () => {
     const request = authorizeRequest({ amount: 500002 });
     await connector.authorize(request);
-    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    const [delivered] = await harness.waitForNotifications(request.reference);
     expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ status: 'declined', errorCode: 'issuer_decline' });
     const tampered = delivered!.raw.replace('"declined"', '"authorized"');
     expect(() => connector.parseNotification(tampered, delivered!.headers)).toThrow(expect.objectContaining({ type: 'notification_rejected', reason: 'bad_signature' }) as Error);
@@ -256,7 +218,7 @@ describe('notifications', () => {
   it('delivers the 500004 notification twice with the same provider event id', async () => {
     const request = authorizeRequest({ amount: 500004 });
     await connector.authorize(request);
-    const both = await waitFor(() => (notificationsFor(request.reference).length >= 2 ? notificationsFor(request.reference) : undefined));
+    const both = await harness.waitForNotifications(request.reference, 2);
     const [first, second] = both.map((n) => connector.parseNotification(n.raw, n.headers));
     expect(first!.providerEventId).toBe(second!.providerEventId);
     expect(first).toEqual(second);
@@ -265,7 +227,7 @@ describe('notifications', () => {
   it('delivers 500005 notifications out of order: sequence 2 (authorized) before sequence 1 (pending)', async () => {
     const request = authorizeRequest({ amount: 500005 });
     expect(await connector.authorize(request)).toMatchObject({ outcome: 'pending' });
-    const both = await waitFor(() => (notificationsFor(request.reference).length >= 2 ? notificationsFor(request.reference) : undefined));
+    const both = await harness.waitForNotifications(request.reference, 2);
     const parsed = both.map((n) => connector.parseNotification(n.raw, n.headers));
     expect(parsed.map((n) => [n.sequence, n.type === 'authorization' && n.status])).toEqual([[2, 'authorized'], [1, 'pending']]);
   });
@@ -276,6 +238,22 @@ describe('notifications', () => {
     expect(result).toMatchObject({ outcome: 'failed', errorCode: 'service_error' });
     const [delivered] = notificationsFor(request.reference);
     expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'authorization', status: 'failed', errorCode: 'service_error' });
+  });
+
+  it('500011 answers approved but notifies failed, in either order across runs; the ledger and sync say failed', async () => {
+    const notifiedBeforeAnswer = await Promise.all(
+      Array.from({ length: 30 }, async () => {
+        const request = authorizeRequest({ amount: 500011 });
+        const result = await connector.authorize(request);
+        const notifiedFirst = notificationsFor(request.reference).length > 0;
+        expect(result).toMatchObject({ outcome: 'succeeded', authorizedAmount: 500011, rawResponseCode: '00' });
+        const [delivered] = await harness.waitForNotifications(request.reference);
+        expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'authorization', status: 'failed', errorCode: 'service_error', sequence: 1 });
+        expect(await connector.sync({ reference: request.reference })).toMatchObject({ transaction: { status: 'failed', errorCode: 'service_error', authorizedAmount: 0 } });
+        return notifiedFirst;
+      }),
+    );
+    expect(new Set(notifiedBeforeAnswer)).toEqual(new Set([true, false]));
   });
 
   it('keeps a 500008 refund pending until the settlement file, then notifies it', async () => {
@@ -296,8 +274,42 @@ describe('notifications', () => {
   it('sends a vault-token notification when asked to store the card', async () => {
     const request = authorizeRequest({ storePaymentMethod: true });
     await connector.authorize(request);
-    const [delivered] = await waitFor(() => (notificationsFor(request.reference).length > 0 ? notificationsFor(request.reference) : undefined));
+    const [delivered] = await harness.waitForNotifications(request.reference);
     expect(connector.parseNotification(delivered!.raw, delivered!.headers)).toMatchObject({ type: 'vault-token', cardLast4: '1111', expirationDate: '11/25' });
+  });
+});
+
+describe('outages and failover', () => {
+  it('fails one merchant id with 503, recording nothing, while another on the same simulator succeeds', async () => {
+    const down = connect({ merchantId: 'merchant-down' });
+    const request = authorizeRequest();
+    simulator.setOutage('merchant-down', true);
+    await expect(down.authorize(request)).rejects.toMatchObject({ type: 'connector_unavailable', retriable: true, status: 503 });
+    expect(simulator.ledger.counts(request.reference).authorizations).toBe(0);
+    expect(await connector.authorize(request)).toMatchObject({ outcome: 'succeeded' });
+    simulator.setOutage('merchant-down', false);
+    expect(await down.authorize(authorizeRequest())).toMatchObject({ outcome: 'succeeded' });
+  });
+
+  it('PUT and DELETE /v1/outages/{merchant_id} switch every authorization POST of that merchant; reads still answer', async () => {
+    const merchant = connect({ merchantId: 'merchant-http' });
+    const request = authorizeRequest();
+    const ref = { reference: request.reference, providerTransactionId: providerIdOf(await merchant.authorize(request))! };
+    expect((await fetch(`${simulator.url}/v1/outages/merchant-http`, { method: 'PUT' })).status).toBe(204);
+    await expect(merchant.capture({ ...ref, amount: 1299, currency: 'USD' })).rejects.toMatchObject({ status: 503 });
+    expect(await merchant.sync(ref)).toMatchObject({ outcome: 'found', transaction: { status: 'authorized' } });
+    expect((await fetch(`${simulator.url}/v1/outages/merchant-http`, { method: 'DELETE' })).status).toBe(204);
+    expect(await merchant.capture({ ...ref, amount: 1299, currency: 'USD' })).toMatchObject({ outcome: 'succeeded' });
+    expect(simulator.ledger.counts(request.reference).captures).toBe(1);
+  });
+
+  it('sync by reference finds the latest of two authorizations of one reference (failover to a second connection)', async () => {
+    const request = authorizeRequest();
+    const first = providerIdOf(await connect({ merchantId: 'merchant-a' }).authorize(request));
+    const second = providerIdOf(await connect({ merchantId: 'merchant-b' }).authorize({ ...request, capture: true }));
+    expect(second).not.toBe(first);
+    expect(await connector.sync({ reference: request.reference })).toMatchObject({ outcome: 'found', transaction: { providerTransactionId: second, status: 'captured' } });
+    expect(simulator.ledger.counts(request.reference).authorizations).toBe(2);
   });
 });
 

@@ -1,9 +1,11 @@
 /**
- * The `mock-card` connector: the Connector port over real HTTP to the simulator (simulator-server.ts).
+ * The `mock-card` connector: the Connector port over real HTTP to the simulator (simulator-server.ts). The same
+ * class serves `mock-paypal` (the simulator's redirect wallet): only the definition's id and capabilities differ.
  * Timeouts and connections lost after sending give outcome 'unknown'; refused connections and 5xx throw a
  * retriable ConnectorUnavailableError; a disabled capability answers a CapabilityRefusal without calling out.
  */
 import type {
+  AuthorizationOutcome,
   AuthorizationResult,
   AuthorizeRequest,
   CapabilityRefusal,
@@ -15,7 +17,7 @@ import type {
   IncrementAuthorizationRequest,
   IncrementAuthorizationResult,
   NotificationHeaders,
-  OperationOutcome,
+  PaymentInstrument,
   ProviderNotification,
   ProviderResponse,
   ProviderTransactionRef,
@@ -25,27 +27,19 @@ import type {
   SyncRequest,
   SyncResult,
 } from '../connector';
-import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
-import { effectiveCapabilities } from '../connector-registry';
+import { effectiveCapabilities, type ConnectorDefinition } from '../connector-registry';
 import { parseMockCardNotification } from './mock-card-notification';
-import type {
-  WireAuthorizeRequest,
-  WireCaptureResponse,
-  WireOperationResponse,
-  WireRefundResponse,
-  WireResponseCodes,
-  WireTransaction,
+import { callSimulator, type HttpAnswer, type SimulatorEndpoint } from './simulator-http-client';
+import {
+  merchantIdHeader,
+  type WireAuthorizeRequest,
+  type WireCaptureResponse,
+  type WireOperationResponse,
+  type WirePaymentInstrument,
+  type WireRefundResponse,
+  type WireResponseCodes,
+  type WireTransaction,
 } from './simulator-wire';
-
-export const mockCardCapabilities: ConnectorCapabilities = {
-  multipleCaptures: true,
-  incrementalAuthorization: true,
-  networkTokens: true,
-  trackingForwarding: true,
-  asynchronousRefundSettlement: true,
-  threeDSecure: true,
-  delayedCapture: true,
-};
 
 export interface MockCardConfig {
   /** The simulator's base URL, e.g. http://127.0.0.1:4010 */
@@ -65,39 +59,32 @@ export interface MockCardConfig {
   readonly now?: () => Date;
 }
 
-type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown' };
-
 const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
 
 const unknown = { outcome: 'unknown' } as const;
 
-/** Error codes that never reached the provider's decision (connection refused before sending). */
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
-
 export class MockCardConnector implements Connector {
-  readonly definitionId = 'mock-card';
+  readonly definitionId: string;
   readonly capabilities: ConnectorCapabilities;
-  private readonly timeoutMs: number;
+  private readonly endpoint: SimulatorEndpoint;
 
-  constructor(private readonly config: MockCardConfig) {
-    this.capabilities = effectiveCapabilities(mockCardCapabilities, config.capabilities);
-    this.timeoutMs = config.timeoutMs ?? 10_000;
+  /** `definition`: which of the simulator's providers this connection is (`mock-card`, `mock-paypal`). */
+  constructor(private readonly config: MockCardConfig, definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>) {
+    this.definitionId = definition.id;
+    this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
+    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId } };
   }
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal> {
     if (!request.capture && !this.capabilities.delayedCapture) return refusal('delayedCapture');
     if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens) return refusal('networkTokens');
     if (request.threeDSecure !== undefined && !this.capabilities.threeDSecure) return refusal('threeDSecure');
-    const instrument = request.paymentInstrument;
     const body: WireAuthorizeRequest = {
       merchant_id: this.config.merchantId,
       reference: request.reference,
       amount: request.amount,
       currency: request.currency,
-      payment_instrument:
-        instrument.type === 'card'
-          ? { type: 'card', number: instrument.card.number, expiration_date: instrument.card.expirationDate, security_code: instrument.card.securityCode }
-          : { type: 'network_token', token: instrument.networkToken.token, expiration_date: instrument.networkToken.expirationDate, cryptogram: instrument.networkToken.cryptogram },
+      payment_instrument: toWireInstrument(request.paymentInstrument),
       billing_postal_code: request.billingPostalCode,
       capture: request.capture,
       three_d_secure: request.threeDSecure && {
@@ -114,6 +101,7 @@ export class MockCardConnector implements Connector {
     const t = answer.body;
     return {
       ...responseFields(transactionOutcome(t.status), t, t.id),
+      ...(t.status === 'buyer_approval_required' && t.approval_url !== null && { approvalUrl: t.approval_url }),
       authorizedAmount: t.authorized_amount,
       capturedAmount: t.captured_amount,
       ...(t.avs_response_code !== null && { avsResponseCode: t.avs_response_code }),
@@ -197,45 +185,26 @@ export class MockCardConnector implements Connector {
     return responseFields(answer.body.status, answer.body, answer.body.transaction.id);
   }
 
-  private async call<T>(method: 'GET' | 'POST', path: string, body: unknown, acceptedStatuses: readonly number[] = []): Promise<HttpAnswer<T>> {
-    const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(), this.timeoutMs);
-    try {
-      const response = await fetch(new URL(path, this.config.baseUrl), {
-        method,
-        headers: { 'content-type': 'application/json', accept: 'application/json', 'x-mock-card-merchant-id': this.config.merchantId },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        signal: controller.signal,
-      });
-      const text = await response.text();
-      if (response.status >= 500) {
-        throw new ConnectorUnavailableError(`mock-card answered ${response.status} to ${method} ${path}`, true, response.status);
-      }
-      if (response.status >= 400 && !acceptedStatuses.includes(response.status)) {
-        throw new ConnectorRequestRejectedError(`mock-card answered ${response.status} to ${method} ${path}: ${text}`, response.status);
-      }
-      try {
-        return { kind: 'answer', status: response.status, body: JSON.parse(text) as T };
-      } catch (cause) {
-        throw new ConnectorRequestRejectedError(`mock-card answered non-JSON to ${method} ${path}`, response.status, { cause });
-      }
-    } catch (error) {
-      if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw error;
-      if (controller.signal.aborted) return { kind: 'unknown' };
-      const code = (error as { cause?: { code?: unknown } }).cause?.code;
-      if (typeof code === 'string' && notSentCodes.has(code)) {
-        throw new ConnectorUnavailableError(`mock-card unreachable (${code})`, true, undefined, { cause: error });
-      }
-      // The connection broke after the request may have been sent: the provider may have acted on it.
-      return { kind: 'unknown' };
-    } finally {
-      clearTimeout(timer);
-    }
+  private call<T>(method: 'GET' | 'POST', path: string, body: unknown, acceptedStatuses: readonly number[] = []): Promise<HttpAnswer<T>> {
+    return callSimulator<T>(this.endpoint, method, path, body, acceptedStatuses);
   }
 }
 
-function transactionOutcome(status: WireTransaction['status']): OperationOutcome {
+function toWireInstrument(instrument: PaymentInstrument): WirePaymentInstrument {
+  switch (instrument.type) {
+    case 'card':
+      return { type: 'card', number: instrument.card.number, expiration_date: instrument.card.expirationDate, security_code: instrument.card.securityCode };
+    case 'network-token':
+      return { type: 'network_token', token: instrument.networkToken.token, expiration_date: instrument.networkToken.expirationDate, cryptogram: instrument.networkToken.cryptogram };
+    case 'redirect':
+      return { type: 'redirect', method: instrument.redirect.method, return_url: instrument.redirect.returnUrl, country: instrument.redirect.country };
+  }
+}
+
+function transactionOutcome(status: WireTransaction['status']): AuthorizationOutcome {
   switch (status) {
+    case 'buyer_approval_required':
+      return 'buyer_approval_required';
     case 'authorized':
     case 'captured':
     case 'voided':
@@ -250,7 +219,7 @@ function transactionOutcome(status: WireTransaction['status']): OperationOutcome
   }
 }
 
-function responseFields(outcome: OperationOutcome, codes: WireResponseCodes, providerTransactionId: string): ProviderResponse {
+function responseFields<O extends AuthorizationOutcome>(outcome: O, codes: WireResponseCodes, providerTransactionId: string): Omit<ProviderResponse, 'outcome'> & { readonly outcome: O } {
   return {
     outcome,
     providerTransactionId,

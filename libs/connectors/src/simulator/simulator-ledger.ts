@@ -27,10 +27,22 @@ export interface SimulatedTransaction {
   rawResponseDescription: string | null;
   avsResponseCode: AvsResponseCode | null;
   cvvResponseCode: CvvResponseCode | null;
+  /** Redirect payments only: where the buyer decides, and how the approval is settled once they have. */
+  readonly buyerApproval?: BuyerApproval;
   readonly captures: WireCapture[];
   readonly refunds: WireRefund[];
   /** Last notification sequence number handed out for this transaction. */
   sequence: number;
+}
+
+export interface BuyerApproval {
+  /** The approval page (`approval_url`). */
+  readonly url: string;
+  /** Where the buyer's browser goes back to after deciding. */
+  readonly returnUrl: string;
+  readonly method: string;
+  /** Whether an approval captures at once (else it authorizes). */
+  readonly capture: boolean;
 }
 
 const emptyCounts = (): LedgerCounts => ({ authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 });
@@ -91,6 +103,7 @@ export function toWireTransaction(t: SimulatedTransaction): WireTransaction {
     raw_response_description: t.rawResponseDescription,
     avs_response_code: t.avsResponseCode,
     cvv_response_code: t.cvvResponseCode,
+    approval_url: t.buyerApproval?.url ?? null,
     captures: t.captures.map((c) => ({ ...c })),
     refunds: t.refunds.map((r) => ({ ...r })),
   };

@@ -1,32 +1,28 @@
 /**
- * The `mock-card` provider simulator: a standalone HTTP server with an in-memory ledger. The mock-card connector
- * calls it over real HTTP; it POSTs signed notifications to a callback URL over real HTTP. Every behaviour is
- * decided by the values in `simulator-values.ts` (docs/simulator.md).
+ * The provider simulator: a standalone HTTP server with an in-memory ledger, serving the `mock-card` and
+ * `mock-paypal` connectors (cards, network tokens, a redirect wallet) and a 3-D Secure directory server / ACS
+ * (`simulator-acs.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
+ * HTTP. Every behaviour is decided by the values in `simulator-values.ts` (docs/simulator.md).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventIdHeader, signatureHeader, signNotification } from './notification-signature';
-import { SimulatorLedger, toWireTransaction, type SimulatedTransaction } from './simulator-ledger';
+import { SimulatorAcs } from './simulator-acs';
+import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireText, send, sendFailure, withQueryParameter, type RouteAnswer } from './simulator-http';
+import { SimulatorLedger, toWireTransaction, type BuyerApproval, type SimulatedTransaction } from './simulator-ledger';
+import { approve, approvedCodes, capture, increment, pendingCodes, refund, reject, setCodes, voidOrCancel } from './simulator-operations';
+import { approvalPage } from './simulator-pages';
+import { avsForPostalCode, cvvForSecurityCode, decisionForAmount, scenarioForAmount, slowResponseDelayMs } from './simulator-values';
 import {
-  avsForPostalCode,
-  cvvForSecurityCode,
-  declineAmounts,
-  decisionForAmount,
-  failureAmounts,
-  scenarioAmounts,
-  scenarioForAmount,
-  slowResponseDelayMs,
-} from './simulator-values';
-import type {
-  WireAuthorizeRequest,
-  WireCapture,
-  WireCaptureRequest,
-  WireIncrementRequest,
-  WireNotification,
-  WireOperationResponse,
-  WireRefund,
-  WireRefundRequest,
-  WireResponseCodes,
+  merchantIdHeader,
+  type WireApprovalDecision,
+  type WireAuthorizeRequest,
+  type WireCaptureRequest,
+  type WireIncrementRequest,
+  type WireNotification,
+  type WireRefund,
+  type WireRefundRequest,
+  type WireTransaction,
 } from './simulator-wire';
 
 export interface SimulatorOptions {
@@ -37,10 +33,17 @@ export interface SimulatorOptions {
   readonly webhookSecret: string;
   /** Default notification target when an authorization names no `notification_url`. */
   readonly callbackUrl?: string;
-  /** Delay before a pending authorization is settled by notification (500001, 500002, 500005). Default 50 ms. */
+  /**
+   * Delay before a pending authorization is settled by notification (500001, 500002, 500005), and before the
+   * notification of a buyer's wallet decision is sent. Default 50 ms.
+   */
   readonly settleDelayMs?: number;
   /** How long 500006 keeps the caller waiting; longer than any client timeout. Default 30 s. */
   readonly unknownOutcomeDelayMs?: number;
+  /** 500011: its notification and its answer each wait a random 0..raceWindowMs, independently. Default 20 ms. */
+  readonly raceWindowMs?: number;
+  /** Where the 500011 delays come from, in [0, 1). Default `Math.random`. */
+  readonly random?: () => number;
   readonly now?: () => Date;
 }
 
@@ -63,32 +66,23 @@ export interface RunningSimulator {
   readonly deliveries: readonly NotificationDelivery[];
   /** Settles every pending refund, delivers their notifications, and returns the settlement file. */
   produceSettlementFile(): Promise<SettlementFile>;
+  /** While down, every POST under `/v1/authorizations` for that merchant id answers 503 and records nothing. */
+  setOutage(merchantId: string, down: boolean): void;
   stop(): Promise<void>;
-}
-
-class HttpFailure extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
-    super(message);
-  }
-}
-
-const approvedCodes: WireResponseCodes = { error_code: null, raw_response_code: '00', raw_response_description: 'Approved' };
-const pendingCodes: WireResponseCodes = { error_code: null, raw_response_code: '01', raw_response_description: 'Pending' };
-
-/** Raw code = the reference amount that triggers the error code, as a PSP's own numeric code would be. */
-function errorCodes(errorCode: string): WireResponseCodes {
-  const entry = Object.entries({ ...declineAmounts, ...failureAmounts }).find(([, code]) => code === errorCode);
-  return { error_code: errorCode, raw_response_code: entry?.[0] ?? '999999', raw_response_description: errorCode.replace(/_/g, ' ') };
 }
 
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
   const ledger = new SimulatorLedger();
+  const acs = new SimulatorAcs((prefix) => ledger.newId(prefix));
   const deliveries: NotificationDelivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const settledOperationIds = new Set<string>();
+  const merchantsDown = new Set<string>();
   const now = options.now ?? (() => new Date());
   const settleDelayMs = options.settleDelayMs ?? 50;
   const unknownOutcomeDelayMs = options.unknownOutcomeDelayMs ?? 30_000;
+  const random = options.random ?? Math.random;
+  const raceDelayMs = () => random() * (options.raceWindowMs ?? 20);
 
   const later = (ms: number, work: () => Promise<void> | void): void => {
     const timer = setTimeout(() => {
@@ -144,36 +138,27 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
   }
 
-  /** Returns false when the transaction is no longer pending (cancelled meanwhile): nothing to settle or notify. */
-  function settle(t: SimulatedTransaction, outcome: 'authorized' | 'declined', capture: boolean): boolean {
-    if (t.status !== 'pending') return false;
-    if (outcome === 'authorized') {
-      t.status = capture ? 'captured' : 'authorized';
-      t.authorizedAmount = t.amount;
-      t.capturedAmount = capture ? t.amount : 0;
-      Object.assign(t, { errorCode: null, rawResponseCode: '00', rawResponseDescription: 'Approved' });
-    } else {
-      t.status = 'declined';
-      const codes = errorCodes('issuer_decline');
-      Object.assign(t, { errorCode: codes.error_code, rawResponseCode: codes.raw_response_code, rawResponseDescription: codes.raw_response_description });
-    }
-    return true;
-  }
-
-  async function authorize(body: WireAuthorizeRequest) {
+  async function authorize(body: WireAuthorizeRequest, baseUrl: string): Promise<WireTransaction> {
     requireAmount(body.amount);
-    if (typeof body.reference !== 'string' || body.reference === '') throw new HttpFailure(400, 'invalid_request', 'reference is required');
+    requireText(body, ['reference']);
     if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
     const instrument = body.payment_instrument;
-    if (instrument?.type !== 'card' && instrument?.type !== 'network_token') throw new HttpFailure(400, 'invalid_request', 'payment_instrument is required');
+    if (!['card', 'network_token', 'redirect'].includes(instrument?.type)) throw new HttpFailure(400, 'invalid_request', 'payment_instrument is required');
+    if (instrument.type === 'redirect') {
+      requireText(instrument, ['method', 'return_url'], 'payment_instrument.');
+      if (!URL.canParse(instrument.return_url)) throw new HttpFailure(400, 'invalid_request', 'payment_instrument.return_url must be an absolute URL');
+    }
     const scenario = scenarioForAmount(body.amount);
     if (scenario === 'serviceUnavailable') throw new HttpFailure(503, 'service_unavailable', 'simulated outage');
 
     ledger.count(body.reference, 'authorizations');
+    const id = ledger.newId('sim_txn');
     const decision = decisionForAmount(body.amount);
-    const reachedIssuer = decision.result !== 'failed';
+    const reachedIssuer = decision.result !== 'failed' && instrument.type !== 'redirect';
+    const buyerApproval: BuyerApproval | undefined =
+      instrument.type === 'redirect' ? { url: `${baseUrl}/v1/approvals/${id}`, returnUrl: instrument.return_url, method: instrument.method, capture: body.capture } : undefined;
     const t: SimulatedTransaction = {
-      id: ledger.newId('sim_txn'),
+      id,
       reference: body.reference,
       amount: body.amount,
       currency: body.currency,
@@ -187,53 +172,61 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       rawResponseDescription: null,
       avsResponseCode: reachedIssuer ? avsForPostalCode(body.billing_postal_code) : null,
       cvvResponseCode: reachedIssuer ? cvvForSecurityCode(instrument.type === 'card' ? instrument.security_code : undefined) : null,
+      ...(buyerApproval && { buyerApproval }),
       captures: [],
       refunds: [],
       sequence: 0,
     };
     ledger.add(t);
-    const setCodes = (codes: WireResponseCodes) =>
-      Object.assign(t, { errorCode: codes.error_code, rawResponseCode: codes.raw_response_code, rawResponseDescription: codes.raw_response_description });
 
+    // A redirect payment waits for the buyer; the amount decides only once they approve (`decideApproval`).
+    if (buyerApproval) {
+      t.status = 'buyer_approval_required';
+      return toWireTransaction(t);
+    }
     if (decision.result !== 'approved') {
-      t.status = decision.result;
-      setCodes(errorCodes(decision.errorCode));
+      reject(t, decision.result, decision.errorCode);
       return toWireTransaction(t);
     }
     switch (scenario) {
       case 'pendingThenAuthorized':
       case 'pendingThenDeclined':
-        setCodes(pendingCodes);
+        setCodes(t, pendingCodes);
         later(settleDelayMs, async () => {
-          if (settle(t, scenario === 'pendingThenAuthorized' ? 'authorized' : 'declined', body.capture)) {
-            await deliver(t, authorizationNotification(t));
-          }
+          if (settlePending(t, scenario === 'pendingThenAuthorized', body.capture)) await deliver(t, authorizationNotification(t));
         });
         return toWireTransaction(t);
       case 'outOfOrderNotifications': {
-        setCodes(pendingCodes);
+        setCodes(t, pendingCodes);
         const first = authorizationNotification(t);
         later(settleDelayMs, async () => {
-          if (!settle(t, 'authorized', body.capture)) return;
+          if (!settlePending(t, true, body.capture)) return;
           await deliver(t, authorizationNotification(t));
           await deliver(t, first);
         });
         return toWireTransaction(t);
       }
       case 'failureNotifiedDuringRequest':
-        t.status = 'failed';
+      case 'failureNotifiedThenApproved': {
+        reject(t, 'failed', 'service_error');
         t.avsResponseCode = null;
         t.cvvResponseCode = null;
-        setCodes(errorCodes('service_error'));
-        await deliver(t, authorizationNotification(t));
-        return toWireTransaction(t);
+        const event = authorizationNotification(t);
+        if (scenario === 'failureNotifiedDuringRequest') {
+          await deliver(t, event);
+          return toWireTransaction(t);
+        }
+        // The ledger keeps `failed`, as its notification says; the answer claims an approval the ledger does not hold.
+        later(raceDelayMs(), () => deliver(t, event));
+        await sleep(raceDelayMs());
+        const claimed: SimulatedTransaction = { ...t };
+        approve(claimed, body.capture);
+        return toWireTransaction(claimed);
+      }
       default:
         break;
     }
-    t.status = body.capture ? 'captured' : 'authorized';
-    t.authorizedAmount = body.amount;
-    t.capturedAmount = body.capture ? body.amount : 0;
-    setCodes(approvedCodes);
+    approve(t, body.capture);
     if (scenario === 'duplicateNotification') {
       const event = authorizationNotification(t);
       later(settleDelayMs, async () => {
@@ -254,65 +247,26 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     return toWireTransaction(t);
   }
 
-  function capture(t: SimulatedTransaction, body: WireCaptureRequest) {
-    requireAmount(body.amount);
-    ledger.count(t.reference, 'captures');
-    const record = (status: WireCapture['status'], codes: WireResponseCodes): WireCapture => {
-      const captured: WireCapture = { id: ledger.newId('sim_cap'), amount: body.amount, status, ...codes };
-      t.captures.push(captured);
-      return captured;
-    };
-    let result: WireCapture;
-    if (t.status !== 'authorized' && t.status !== 'captured') result = record('failed', errorCodes('unexpected_state'));
-    else if (t.capturedAmount + body.amount > Math.max(t.authorizedAmount, body.max_total_amount ?? 0)) result = record('failed', errorCodes('invalid_amount'));
-    else if (t.amount === scenarioAmounts.captureDeclined) result = record('declined', errorCodes('expired_authorization'));
-    else {
-      t.capturedAmount += body.amount;
-      t.status = 'captured';
-      result = record('succeeded', approvedCodes);
-    }
-    return { capture: result, transaction: toWireTransaction(t) };
+  /** Returns false when the transaction is no longer pending (cancelled meanwhile): nothing to settle or notify. */
+  function settlePending(t: SimulatedTransaction, authorized: boolean, capture: boolean): boolean {
+    if (t.status !== 'pending') return false;
+    if (authorized) approve(t, capture);
+    else reject(t, 'declined', 'issuer_decline');
+    return true;
   }
 
-  function voidOrCancel(t: SimulatedTransaction, operation: 'voids' | 'cancels'): WireOperationResponse {
-    ledger.count(t.reference, operation);
-    const allowed = operation === 'voids' ? t.status === 'authorized' && t.capturedAmount === 0 : t.status === 'pending';
-    if (!allowed) return { status: 'failed', ...errorCodes('unexpected_state'), transaction: toWireTransaction(t) };
-    t.status = operation === 'voids' ? 'voided' : 'cancelled';
-    return { status: 'succeeded', ...approvedCodes, transaction: toWireTransaction(t) };
-  }
-
-  function refund(t: SimulatedTransaction, body: WireRefundRequest) {
-    requireAmount(body.amount);
-    ledger.count(t.reference, 'refunds');
-    const pending = t.refunds.filter((r) => r.status === 'pending').reduce((sum, r) => sum + r.amount, 0);
-    const record = (status: WireRefund['status'], codes: WireResponseCodes): WireRefund => {
-      const refunded: WireRefund = { id: ledger.newId('sim_ref'), refund_reference: body.refund_reference, amount: body.amount, currency: t.currency, status, ...codes };
-      t.refunds.push(refunded);
-      return refunded;
-    };
-    let result: WireRefund;
-    if (t.status !== 'captured') result = record('failed', errorCodes('unexpected_state'));
-    else if (body.amount > t.capturedAmount - t.refundedAmount - pending) result = record('failed', errorCodes('invalid_amount'));
-    else if (t.amount === scenarioAmounts.refundFails) result = record('failed', errorCodes('refund_period_expired'));
-    else if (t.amount === scenarioAmounts.refundSettlesAsynchronously && body.allow_async_settlement) result = record('pending', pendingCodes);
-    else {
-      t.refundedAmount += body.amount;
-      result = record('succeeded', approvedCodes);
-    }
-    return { refund: result, transaction: toWireTransaction(t) };
-  }
-
-  function increment(t: SimulatedTransaction, body: WireIncrementRequest): WireOperationResponse {
-    requireAmount(body.amount);
-    ledger.count(t.reference, 'increments');
-    if (t.status !== 'authorized') return { status: 'failed', ...errorCodes('unexpected_state'), transaction: toWireTransaction(t) };
-    // An increment by the "pending" scenario amount is left undecided by the issuer: nothing changes.
-    if (body.amount === scenarioAmounts.pendingThenAuthorized) return { status: 'pending', raw_response_code: '01', raw_response_description: 'Pending', error_code: null, transaction: toWireTransaction(t) };
-    const decision = decisionForAmount(body.amount);
-    if (decision.result !== 'approved') return { status: decision.result, ...errorCodes(decision.errorCode), transaction: toWireTransaction(t) };
-    t.authorizedAmount += body.amount;
-    return { status: 'succeeded', ...approvedCodes, transaction: toWireTransaction(t) };
+  /**
+   * The buyer's decision on the approval page: approve → the amount table decides; cancel → declined
+   * (`cancelled_buyer_approval`). The browser goes back at once; the status follows by notification only.
+   */
+  function decideApproval(t: SimulatedTransaction, approval: BuyerApproval, body: WireApprovalDecision): RouteAnswer {
+    if (body.decision !== 'approve' && body.decision !== 'cancel') throw new HttpFailure(400, 'invalid_request', 'decision must be approve or cancel');
+    const decision = body.decision === 'approve' ? decisionForAmount(t.amount) : { result: 'declined', errorCode: 'cancelled_buyer_approval' } as const;
+    if (decision.result === 'approved') approve(t, approval.capture);
+    else reject(t, decision.result, decision.errorCode);
+    const event = authorizationNotification(t);
+    later(settleDelayMs, () => deliver(t, event));
+    return { status: 303, location: withQueryParameter(approval.returnUrl, 'provider_transaction_id', t.id) };
   }
 
   async function produceSettlementFile(): Promise<SettlementFile> {
@@ -347,36 +301,51 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     return t;
   }
 
-  async function route(request: IncomingMessage): Promise<{ status: number; body: unknown; contentType?: string }> {
+  function refuseDuringOutage(request: IncomingMessage, body: unknown): void {
+    const merchantId = request.headers[merchantIdHeader] ?? (body as { merchant_id?: unknown }).merchant_id;
+    if (typeof merchantId === 'string' && merchantsDown.has(merchantId)) throw new HttpFailure(503, 'service_unavailable', `simulated outage for merchant ${merchantId}`);
+  }
+
+  async function route(request: IncomingMessage): Promise<RouteAnswer> {
     const url = new URL(request.url ?? '/', 'http://simulator');
     const method = request.method ?? 'GET';
     const segments = url.pathname.split('/').filter((s) => s !== '');
     if (segments[0] !== 'v1') throw new HttpFailure(404, 'not_found', 'unknown path');
     const [, collection, id, action] = segments;
-    if (collection === 'authorizations' && id === undefined) {
-      if (method === 'POST') return { status: 201, body: await authorize((await readJson(request)) as WireAuthorizeRequest) };
-      if (method === 'GET') {
-        const reference = url.searchParams.get('reference') ?? '';
-        ledger.count(reference, 'syncs');
-        const t = ledger.findByReference(reference);
-        if (t === undefined) throw new HttpFailure(404, 'not_found', `no transaction with reference ${reference}`);
-        return { status: 200, body: toWireTransaction(t) };
-      }
-    }
-    if (collection === 'authorizations' && id !== undefined) {
+    if (collection === '3ds') return acs.route(request, segments.slice(2));
+    if (collection === 'authorizations' && method === 'POST') {
+      const body = await readBody(request);
+      refuseDuringOutage(request, body);
+      if (id === undefined) return { status: 201, body: await authorize(body as WireAuthorizeRequest, baseUrlOf(request)) };
       const t = find(id);
-      if (action === undefined && method === 'GET') {
+      if (action === 'captures') return { status: 200, body: capture(ledger, t, body as WireCaptureRequest) };
+      if (action === 'void') return { status: 200, body: voidOrCancel(ledger, t, 'voids') };
+      if (action === 'cancel') return { status: 200, body: voidOrCancel(ledger, t, 'cancels') };
+      if (action === 'refunds') return { status: 200, body: refund(ledger, t, body as WireRefundRequest) };
+      if (action === 'increments') return { status: 200, body: increment(ledger, t, body as WireIncrementRequest) };
+    }
+    if (collection === 'authorizations' && method === 'GET' && action === undefined) {
+      if (id !== undefined) {
+        const t = find(id);
         ledger.count(t.reference, 'syncs');
         return { status: 200, body: toWireTransaction(t) };
       }
-      if (method === 'POST') {
-        const body = await readJson(request);
-        if (action === 'captures') return { status: 200, body: capture(t, body as WireCaptureRequest) };
-        if (action === 'void') return { status: 200, body: voidOrCancel(t, 'voids') };
-        if (action === 'cancel') return { status: 200, body: voidOrCancel(t, 'cancels') };
-        if (action === 'refunds') return { status: 200, body: refund(t, body as WireRefundRequest) };
-        if (action === 'increments') return { status: 200, body: increment(t, body as WireIncrementRequest) };
-      }
+      const reference = url.searchParams.get('reference') ?? '';
+      ledger.count(reference, 'syncs');
+      const t = ledger.findByReference(reference);
+      if (t === undefined) throw new HttpFailure(404, 'not_found', `no transaction with reference ${reference}`);
+      return { status: 200, body: toWireTransaction(t) };
+    }
+    if (collection === 'approvals' && id !== undefined && (method === 'GET' || method === 'POST')) {
+      const t = find(id);
+      if (t.buyerApproval === undefined) throw new HttpFailure(404, 'not_found', `${id} is not a redirect payment`);
+      if (t.status !== 'buyer_approval_required') throw new HttpFailure(409, 'approval_completed', `${id} is already ${t.status}`);
+      if (method === 'GET') return html(approvalPage({ id, amount: t.amount, currency: t.currency, method: t.buyerApproval.method }));
+      return decideApproval(t, t.buyerApproval, (await readBody(request)) as WireApprovalDecision);
+    }
+    if (collection === 'outages' && id !== undefined && (method === 'PUT' || method === 'DELETE')) {
+      setOutage(id, method === 'PUT');
+      return { status: 204 };
     }
     if (collection === 'ledger' && method === 'GET') return { status: 200, body: ledger.counts(url.searchParams.get('reference') ?? '') };
     if (collection === 'settlement-files' && method === 'POST') {
@@ -386,13 +355,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     throw new HttpFailure(404, 'not_found', `no route ${method} ${url.pathname}`);
   }
 
-  const server: Server = createServer((request: IncomingMessage, response: ServerResponse) => {
+  function setOutage(merchantId: string, down: boolean): void {
+    if (down) merchantsDown.add(merchantId);
+    else merchantsDown.delete(merchantId);
+  }
+
+  const server: Server = createServer((request, response) => {
     route(request)
-      .then(({ status, body, contentType }) => send(response, status, body, contentType))
-      .catch((error: unknown) => {
-        if (error instanceof HttpFailure) send(response, error.status, { error: error.code, message: error.message });
-        else send(response, 500, { error: 'internal_error', message: String(error) });
-      });
+      .then((answer) => send(response, answer))
+      .catch((error: unknown) => sendFailure(request, response, error));
   });
 
   await new Promise<void>((resolve, reject) => {
@@ -406,6 +377,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     ledger,
     deliveries,
     produceSettlementFile,
+    setOutage,
     async stop() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();
@@ -413,29 +385,4 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       await new Promise<void>((resolve) => server.close(() => resolve()));
     },
   };
-}
-
-function requireAmount(amount: unknown): void {
-  if (typeof amount !== 'number' || !Number.isInteger(amount) || amount <= 0) {
-    throw new HttpFailure(400, 'invalid_request', 'amount must be a positive integer in minor units');
-  }
-}
-
-async function readJson(request: IncomingMessage): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of request) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text === '') return {};
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    throw new HttpFailure(400, 'invalid_request', 'body is not JSON');
-  }
-}
-
-function send(response: ServerResponse, status: number, body: unknown, contentType = 'application/json'): void {
-  if (response.destroyed || response.writableEnded) return; // the caller gave up (timeout scenario)
-  const text = contentType === 'application/json' ? JSON.stringify(body) : String(body);
-  response.writeHead(status, { 'content-type': contentType, 'content-length': Buffer.byteLength(text) });
-  response.end(text);
 }

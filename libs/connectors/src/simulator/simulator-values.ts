@@ -1,9 +1,11 @@
 /**
  * The simulator's deterministic test values, as pure tables. The reference ones (amount → error_code, postal
- * code → AVS, security code → CVV) follow the Gr4vy sandbox card simulator exactly; the scenario amounts are ours.
+ * code → AVS, security code → CVV, 3-D Secure test cards) follow the Gr4vy sandbox simulators exactly; the scenario
+ * amounts and the 3-D Secure last-digit rules are ours.
  * docs/simulator.md lists every value; `simulator-values.unit.spec.ts` keeps the two in step.
  */
 import type { AvsResponseCode, CvvResponseCode } from '../connector';
+import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
 
 /** Reference: amounts 200001–200022 decline with these error codes. */
 export const declineAmounts: Readonly<Record<number, string>> = {
@@ -117,6 +119,11 @@ export const scenarioAmounts = {
   refundFails: 500009,
   /** HTTP 503 without recording anything: an infrastructure error that is safe to retry. */
   serviceUnavailable: 500010,
+  /**
+   * The provider contradicts itself: an `authorization` notification `failed` (service_error) and an approved answer,
+   * each after its own random delay up to `raceWindowMs`, so either may arrive first. The ledger says `failed`.
+   */
+  failureNotifiedThenApproved: 500011,
 } as const;
 
 /** Our slow-response band: 501000 + n (0 ≤ n ≤ 999) is approved after n × 10 ms. */
@@ -133,4 +140,44 @@ export function scenarioForAmount(amount: number): Scenario | undefined {
     if (value === amount) return scenario;
   }
   return undefined;
+}
+
+/** What the directory server answers for a card: frictionless (Y, N, U, R) or a challenge (C). */
+export interface ThreeDSecureCardOutcome {
+  readonly transactionStatus: Exclude<ThreeDSecureTransactionStatus, 'A'>;
+  /** transStatusReason, on N, U and R. */
+  readonly statusReason?: string;
+}
+
+/** Reference: the 3-D Secure test cards (Mastercard, Visa, Amex, JCB, Diners/Discover). */
+export const threeDSecureReferenceCards: Readonly<Record<string, 'Y' | 'C'>> = {
+  '5200000000001203': 'Y',
+  '4111111111101203': 'Y',
+  '340000000022003': 'Y',
+  '3558111111121203': 'Y',
+  '8171998927611203': 'Y',
+  '5240000000001072': 'C',
+  '4111111111181072': 'C',
+  '340000000082072': 'C',
+  '3558111111121872': 'C',
+  '8171998927611872': 'C',
+};
+
+/** Ours: a card number ending in these four digits gets a frictionless refusal. */
+export const threeDSecureLastDigitOutcomes: Readonly<Record<string, ThreeDSecureCardOutcome>> = {
+  '1004': { transactionStatus: 'N', statusReason: '01' },
+  '1005': { transactionStatus: 'U', statusReason: '08' },
+  '1006': { transactionStatus: 'R', statusReason: '11' },
+};
+
+/** Reference cards first, then our last-digit rules; every other card is authenticated frictionless (Y). */
+export function threeDSecureOutcomeForCard(number: string): ThreeDSecureCardOutcome {
+  const reference = threeDSecureReferenceCards[number];
+  if (reference !== undefined) return { transactionStatus: reference };
+  return threeDSecureLastDigitOutcomes[number.slice(-4)] ?? { transactionStatus: 'Y' };
+}
+
+/** ECI of an authenticated (Y or A) cardholder: Mastercard (first digit 5 or 2) '02', every other scheme '05'. */
+export function eciForCard(number: string): string {
+  return number.startsWith('5') || number.startsWith('2') ? '02' : '05';
 }

@@ -5,10 +5,14 @@ import {
   cvvForSecurityCode,
   declineAmounts,
   decisionForAmount,
+  eciForCard,
   failureAmounts,
   scenarioAmounts,
   scenarioForAmount,
   slowResponseDelayMs,
+  threeDSecureLastDigitOutcomes,
+  threeDSecureOutcomeForCard,
+  threeDSecureReferenceCards,
 } from './simulator-values';
 
 describe('amount → outcome (reference table)', () => {
@@ -79,6 +83,40 @@ describe('security code → CVV', () => {
   });
 });
 
+describe('card number → 3-D Secure outcome', () => {
+  it('has the five frictionless and five challenge cards of the reference', () => {
+    const statuses = Object.values(threeDSecureReferenceCards);
+    expect(statuses.filter((s) => s === 'Y')).toHaveLength(5);
+    expect(statuses.filter((s) => s === 'C')).toHaveLength(5);
+  });
+
+  it.each([
+    ['5200000000001203', { transactionStatus: 'Y' }],
+    ['340000000082072', { transactionStatus: 'C' }],
+    ['4000000000001004', { transactionStatus: 'N', statusReason: '01' }],
+    ['4000000000001005', { transactionStatus: 'U', statusReason: '08' }],
+    ['4000000000001006', { transactionStatus: 'R', statusReason: '11' }],
+    ['4111111111111111', { transactionStatus: 'Y' }],
+    ['4000000000010040', { transactionStatus: 'Y' }],
+  ])('%s → %o', (number, outcome) => {
+    expect(threeDSecureOutcomeForCard(number)).toEqual(outcome);
+  });
+
+  it('keeps our last-digit rules off every reference card', () => {
+    for (const number of Object.keys(threeDSecureReferenceCards)) expect(threeDSecureLastDigitOutcomes[number.slice(-4)]).toBeUndefined();
+  });
+
+  it.each([
+    ['5200000000001203', '02'],
+    ['2223000048400011', '02'],
+    ['4111111111101203', '05'],
+    ['340000000022003', '05'],
+    ['8171998927611203', '05'],
+  ])('ECI of %s is %s', (number, eci) => {
+    expect(eciForCard(number)).toBe(eci);
+  });
+});
+
 describe('docs/simulator.md', () => {
   const doc = readFileSync(join(__dirname, '../../../../docs/simulator.md'), 'utf8');
 
@@ -87,5 +125,12 @@ describe('docs/simulator.md', () => {
       expect(doc).toMatch(new RegExp(`\\| ${amount} \\| \`${code}\``));
     }
     for (const amount of Object.values(scenarioAmounts)) expect(doc).toContain(`| ${amount} |`);
+  });
+
+  it('lists every 3-D Secure test card and last-digit rule with its outcome', () => {
+    for (const [number, status] of Object.entries(threeDSecureReferenceCards)) expect(doc).toMatch(new RegExp(`\\| \`${number}\` \\| ${status} \\|`));
+    for (const [digits, outcome] of Object.entries(threeDSecureLastDigitOutcomes)) {
+      expect(doc).toMatch(new RegExp(`\\| ending \`${digits}\` \\| ${outcome.transactionStatus} \\| \`${outcome.statusReason}\` \\|`));
+    }
   });
 });

@@ -3,10 +3,15 @@
  * cannot drift. docs/simulator.md describes it for humans.
  */
 import type { AvsResponseCode, CvvResponseCode, ProviderRefundStatus, ProviderTransactionStatus } from '../connector';
+import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
+
+/** Sent by the connector on every call; an outage (`PUT /v1/outages/{merchant_id}`) is matched against it. */
+export const merchantIdHeader = 'x-mock-card-merchant-id';
 
 export type WirePaymentInstrument =
   | { readonly type: 'card'; readonly number: string; readonly expiration_date: string; readonly security_code?: string }
-  | { readonly type: 'network_token'; readonly token: string; readonly expiration_date: string; readonly cryptogram?: string };
+  | { readonly type: 'network_token'; readonly token: string; readonly expiration_date: string; readonly cryptogram?: string }
+  | { readonly type: 'redirect'; readonly method: string; readonly return_url: string; readonly country?: string };
 
 export interface WireAuthorizeRequest {
   readonly merchant_id: string;
@@ -73,6 +78,8 @@ export interface WireTransaction extends WireResponseCodes {
   readonly refunded_amount: number;
   readonly avs_response_code: AvsResponseCode | null;
   readonly cvv_response_code: CvvResponseCode | null;
+  /** Redirect payments only: the page where the buyer approves or cancels (`GET /v1/approvals/{id}`). */
+  readonly approval_url: string | null;
   readonly captures: readonly WireCapture[];
   readonly refunds: readonly WireRefund[];
 }
@@ -116,4 +123,51 @@ export interface WireNotification {
   readonly token?: string;
   readonly card_last4?: string;
   readonly expiration_date?: string;
+}
+
+/** The form the approval page posts (`POST /v1/approvals/{id}`, form-encoded or JSON). */
+export interface WireApprovalDecision {
+  readonly decision: 'approve' | 'cancel';
+}
+
+// ---- 3-D Secure directory server / ACS (`/v1/3ds/...`) -------------------------------------------------------
+
+export interface WireThreeDSecureAuthenticationRequest {
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly card: { readonly number: string; readonly expiration_date: string };
+  readonly merchant: {
+    readonly acquirer_bin: string;
+    readonly acquirer_merchant_id: string;
+    readonly name: string;
+    readonly country_code: string;
+    readonly category_code: string;
+    readonly url: string;
+  };
+  readonly return_url: string;
+}
+
+export interface WireThreeDSecureAuthentication {
+  readonly authentication_id: string;
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly version: string;
+  readonly trans_status: ThreeDSecureTransactionStatus;
+  readonly method: 'frictionless' | 'challenge';
+  /** Set while `trans_status` is C. */
+  readonly challenge_url: string | null;
+  /** Set on Y and A. */
+  readonly eci: string | null;
+  /** Base64, set on Y and A. */
+  readonly cavv: string | null;
+  readonly ds_transaction_id: string;
+  /** Set on N, R and U. */
+  readonly status_reason: string | null;
+}
+
+/** The form the challenge page posts (`POST /v1/3ds/challenges/{id}`, form-encoded or JSON). */
+export interface WireChallengeResult {
+  readonly result: 'Y' | 'N';
 }

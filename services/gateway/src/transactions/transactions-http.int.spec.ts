@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { generateP521KeyPair, thumbprint } from '@switchyard/auth';
 import { InProcessMessageBus } from '@switchyard/bus';
-import { merchantAccountPatterns, transactionsPatterns } from '@switchyard/contracts';
+import { merchantAccountPatterns, threeDsConfigurationPatterns, transactionsPatterns } from '@switchyard/contracts';
 import { expectErrorBody, signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
@@ -37,6 +37,11 @@ beforeAll(async () => {
     const account = accounts[id];
     if (!account) throw ApiError.notFound(`merchant account ${id} does not exist`);
     return account;
+  });
+  rpc.answer(threeDsConfigurationPatterns.list, (payload) => {
+    const id = (payload as { merchant_account_id: string }).merchant_account_id;
+    if (id === 'default') throw ApiError.notFound(`merchant account ${id} does not exist`);
+    return { items: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: id }] };
   });
   bus = new InProcessMessageBus();
   gateway = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000 });
@@ -72,12 +77,15 @@ describe('POST /transactions', () => {
       merchant_account_id: 'acct-1',
       body: { ...transactionBody, ...transactionDefaults },
       idempotency_key: 'order-42',
+      // A card payment carries the account's 3-D Secure configurations, read from identity.
+      three_ds_configurations: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' }],
     });
   });
 
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {
     await http.post('/transactions').set('authorization', bearer()).send(transactionBody).expect(201);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults } });
+    // An account identity does not know has no 3-D Secure configurations.
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [] });
   });
 
   it('accepts an Idempotency-Key of 255 characters and refuses one of 256 (or none at all) with a 400 naming the header', async () => {
@@ -403,6 +411,44 @@ describe('settlement files', () => {
   });
 });
 
+describe('GET /transactions/{id}/buyer-return (public: the buyer\'s browser has no token)', () => {
+  const path = `/transactions/${transactionId}/buyer-return`;
+
+  it('forwards the token without asking for a bearer token, and answers 303 to the redirect_url', async () => {
+    const location = `https://shop.example/return?transaction_id=${transactionId}&transaction_status=authorization_succeeded`;
+    rpc.answer(transactionsPatterns.buyerReturn, () => ({ location, transaction_id: transactionId, transaction_status: 'authorization_succeeded' }));
+    const response = await http.get(`${path}?token=abc&authentication_id=x`).expect(303);
+    expect(response.headers.location).toBe(location);
+    expect(response.headers['cache-control']).toBe('no-store');
+    expect(rpc.onlyPayloadTo(transactionsPatterns.buyerReturn)).toStrictEqual({ transaction_id: transactionId, token: 'abc' });
+    rpc.answer(transactionsPatterns.buyerReturn, undefined);
+  });
+
+  it('answers a small page when the payment method has no redirect_url', async () => {
+    rpc.answer(transactionsPatterns.buyerReturn, () => ({ location: null, transaction_id: transactionId, transaction_status: 'authorization_failed' }));
+    const response = await http.get(`${path}?token=abc`).expect(200);
+    expect(response.headers['content-type']).toMatch(/text\/html/);
+    expect(response.text).toContain('authorization_failed');
+    rpc.answer(transactionsPatterns.buyerReturn, undefined);
+  });
+
+  it('refuses a return without a token or with a malformed id before any service is asked (422)', async () => {
+    await http.get(path).expect(422);
+    await http.get('/transactions/not-a-uuid/buyer-return?token=abc').expect(422);
+    expect(rpc.calls).toEqual([]);
+  });
+});
+
+describe('GET /transactions/{id}/actions', () => {
+  it('asks for the matched flow rules of the transaction in the merchant account', async () => {
+    rpc.answer(transactionsPatterns.actions, () => ({ items: [] }));
+    await http.get(`/transactions/${transactionId}/actions`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200, { items: [] });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.actions)).toStrictEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId });
+    rpc.answer(transactionsPatterns.actions, undefined);
+    await http.get(`/transactions/${transactionId}/actions`).expect(401);
+  });
+});
+
 describe('the OpenAPI document', () => {
   it('describes every transaction endpoint', async () => {
     const document = (await http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
@@ -410,6 +456,8 @@ describe('the OpenAPI document', () => {
       '/transactions': ['post', 'get'],
       '/transactions/{transaction_id}': ['get', 'put'],
       '/transactions/{transaction_id}/events': ['get'],
+      '/transactions/{transaction_id}/actions': ['get'],
+      '/transactions/{transaction_id}/buyer-return': ['get'],
       '/transactions/{transaction_id}/capture': ['post'],
       '/transactions/{transaction_id}/captures': ['get'],
       '/transactions/{transaction_id}/captures/{capture_id}': ['get'],
@@ -427,5 +475,6 @@ describe('the OpenAPI document', () => {
       expect(Object.keys(document.paths[path] ?? {}), path).toEqual(expect.arrayContaining(methods));
     }
     expect(document.paths['/payment-services/{payment_service_id}/notifications']!.post!.security).toEqual([]);
+    expect(document.paths['/transactions/{transaction_id}/buyer-return']!.get!.security).toEqual([]);
   });
 });

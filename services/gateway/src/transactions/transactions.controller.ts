@@ -1,10 +1,12 @@
 import { Controller, Inject } from '@nestjs/common';
-import { Endpoint, pageQuery, type Page } from '@switchyard/api';
+import { ApiError, Endpoint, pageQuery, type Page } from '@switchyard/api';
 import {
   authorizationIncrementCreateSchema,
   authorizationIncrementSchema,
   type AuthorizationIncrement,
   type AuthorizationIncrementInput,
+  threeDsConfigurationPatterns,
+  transactionActionsSchema,
   transactionCancelSchema,
   transactionCreateSchema,
   transactionEventsSchema,
@@ -14,7 +16,9 @@ import {
   transactionSummariesSchema,
   transactionUpdateSchema,
   transactionVoidSchema,
+  type ThreeDsConfiguration,
   type Transaction,
+  type TransactionAction,
   type TransactionCancel,
   type TransactionCreateInput,
   type TransactionCreateRequest,
@@ -70,13 +74,46 @@ export class TransactionsController {
     status: 201,
     response: { description: 'The transaction', schema: transactionSchema },
   })
-  create(
+  async create(
     @IdempotencyKey() idempotencyKey: string | undefined,
     @Input() input: EndpointInput<unknown, TransactionCreateInput>,
     @CallerOf() caller: Caller,
   ): Promise<Transaction> {
-    const request: TransactionCreateRequest = { merchant_account_id: accountOf(caller), body: input.body, ...withIdempotencyKey(idempotencyKey) };
+    const merchantAccountId = accountOf(caller);
+    const cardPayment = input.body.payment_method.method === 'card' || input.body.payment_method.method === 'id';
+    const request: TransactionCreateRequest = {
+      merchant_account_id: merchantAccountId,
+      body: input.body,
+      ...withIdempotencyKey(idempotencyKey),
+      ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
+    };
     return this.rpc.call(transactionsPatterns.create, request);
+  }
+
+  @Endpoint({
+    operationId: 'list_transaction_actions',
+    method: 'GET',
+    path: '/transactions/{transaction_id}/actions',
+    summary: 'The flow rules that matched when the transaction was created, and what each did (a skip-3ds rule overridden by issuer-mandated 3-D Secure says so)',
+    tags,
+    auth: read,
+    params: byTransaction,
+    status: 200,
+    response: { description: 'The matched flow rules', schema: transactionActionsSchema },
+  })
+  actions(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<{ items: TransactionAction[] }> {
+    return this.rpc.call(transactionsPatterns.actions, { merchant_account_id: accountOf(caller), transaction_id: input.params.transaction_id });
+  }
+
+  /** The merchant account's 3-D Secure configurations, asked of identity; an account identity does not know has none. */
+  private async threeDsConfigurations(merchantAccountId: string): Promise<ThreeDsConfiguration[]> {
+    try {
+      const page = await this.rpc.call<{ items: ThreeDsConfiguration[] }>(threeDsConfigurationPatterns.list, { merchant_account_id: merchantAccountId });
+      return page.items;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 404) return [];
+      throw error;
+    }
   }
 
   @Endpoint({

@@ -71,6 +71,14 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
   },
+  'mock-paypal': {
+    method: 'paypal',
+    mode: 'redirect',
+    fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    reportingFields: [],
+    supportedCurrencies: commonCurrencies,
+    supportedCountries: commonCountries,
+  },
 };
 
 const fallbackEntry: CatalogueEntry = { method: 'card', mode: 'card', fields: [], reportingFields: [], supportedCurrencies: [], supportedCountries: [] };

@@ -35,6 +35,8 @@ export class PaymentServices implements TransactionsSlice {
   constructor(
     private readonly context: TransactionsContext,
     definitions: PaymentServiceDefinitionCatalogue = new PaymentServiceDefinitionCatalogue(),
+    /** Where the connection's provider sends its notifications (shown as `webhook_url`, to configure at the provider). */
+    private readonly notificationUrl: (paymentServiceId: string) => string | null = () => null,
   ) {
     this.readModel = new PaymentServicesReadModel(context.db);
     this.definitions = definitions;
@@ -225,7 +227,7 @@ export class PaymentServices implements TransactionsSlice {
             ]),
           )
         : null,
-      webhook_url: null,
+      webhook_url: this.notificationUrl(row.id),
       fields: row.fields.filter((field) => !secret.has(field.key)).map((field) => ({ ...field })),
       reporting_fields: row.reportingFields.filter((field) => !secret.has(field.key)).map((field) => ({ ...field })),
       capabilities: toWireCapabilities(this.effectiveCapabilitiesOf(row)),

@@ -20,8 +20,13 @@ export class ProviderConnectors {
 
   constructor(private readonly settings: ProviderSettings) {}
 
+  /** The gateway's address as providers and buyers' browsers reach it, without a trailing slash. */
+  publicBaseUrl(): string {
+    return this.settings.publicBaseUrl().replace(/\/$/, '');
+  }
+
   notificationUrl(paymentServiceId: string): string {
-    return `${this.settings.publicBaseUrl().replace(/\/$/, '')}/payment-services/${paymentServiceId}/notifications`;
+    return `${this.publicBaseUrl()}/payment-services/${paymentServiceId}/notifications`;
   }
 
   /** The connector of a connection, rebuilt when the connection changed. */
@@ -37,7 +42,9 @@ export class ProviderConnectors {
 
   private configFor(connection: PaymentServiceConnection): unknown {
     switch (connection.paymentServiceDefinitionId) {
-      case 'mock-card': {
+      // The card simulator and its PayPal-like wallet are one simulator: the same configuration.
+      case 'mock-card':
+      case 'mock-paypal': {
         const mockCard = this.settings.mockCard;
         if (!mockCard) throw ApiError.badGateway(new Error('the mock-card simulator is not configured (MOCK_CARD_URL, MOCK_CARD_WEBHOOK_SECRET)'));
         const config: MockCardConfig = {

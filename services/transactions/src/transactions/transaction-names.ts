@@ -9,6 +9,7 @@ const publicNames: Readonly<Record<string, readonly string[]>> = {
   AuthorizationSucceeded: ['transaction.authorized'],
   AuthorizationDeclined: ['transaction.declined'],
   AuthorizationFailed: ['transaction.failed'],
+  BuyerApprovalTimedOut: ['transaction.failed'],
   AuthorizationIncremented: ['transaction.modified'],
   CaptureRequested: ['capture.pending', 'transaction.capture-pending'],
   CaptureSucceeded: ['capture.succeeded', 'transaction.captured'],
@@ -28,6 +29,8 @@ export const transactionEventNames = (event: Pick<RecordedEvent, 'type' | 'data'
     return ['transaction.authorized', 'transaction.captured', 'capture.succeeded'];
   }
   if (event.type === 'VoidFailed') return [(event.data as { outcome?: string }).outcome === 'declined' ? 'transaction.void-declined' : 'transaction.void-failed'];
+  if (event.type === 'BuyerApprovalRequired') return (event.data as { reason?: string }).reason === 'three_d_secure' ? ['transaction.authentication-pending'] : undefined;
+  if (event.type === 'ThreeDSecureCompleted') return (event.data as { status?: string }).status === 'complete' ? ['transaction.authenticated'] : undefined;
   return publicNames[event.type];
 };
 
@@ -47,6 +50,13 @@ const historyNames: Readonly<Record<string, string>> = {
 
 /** The history name of an event; status changes without a more precise name are `transaction-updated-status`. */
 export const historyName = (event: Pick<RecordedEvent, 'type' | 'data'>): string => {
+  if (event.type === 'ThreeDSecureCompleted') {
+    const status = (event.data as { status?: string }).status;
+    return status === 'complete' ? 'three-d-secure-success' : status === 'declined' ? 'three-d-secure-result-request' : 'three-d-secure-request-error';
+  }
+  if (event.type === 'AuthorizationAttemptFailed') {
+    return (event.data as { kind?: string }).kind === 'declined' ? 'payment-connector-response-transaction-declined' : 'payment-connector-response-transaction-authorization-failed';
+  }
   if (event.type === 'VoidFailed') {
     const outcome = (event.data as { outcome?: string }).outcome;
     return outcome === 'declined' ? 'payment-connector-response-transaction-void-declined' : 'payment-connector-response-transaction-void-failed';

@@ -10,8 +10,15 @@ import type {
   TransactionEventItem,
   TransactionSummary,
 } from '@switchyard/contracts';
-import { capturedAmount, refundedAmount, type Capture, type Refund, type TransactionStatus } from './transaction';
+import { capturedAmount, refundedAmount, type Capture, type Refund, type ThreeDSecureSummary, type TransactionStatus } from './transaction';
 import type { HistoryEntry, OperationView, TransactionView } from './transactions.read-model';
+
+export interface PaymentServiceSummary {
+  readonly id: string;
+  readonly definitionId: string;
+  readonly method: string;
+  readonly displayName: string;
+}
 
 /** What `TransactionCreated.details` holds (written by the slice, read here). */
 export interface TransactionDetails {
@@ -25,9 +32,16 @@ export interface TransactionDetails {
     readonly expirationDate: string | null;
     readonly fingerprint: string | null;
     readonly externalIdentifier?: string | null;
+    /** From BIN data. */
+    readonly cardType?: string | null;
+    readonly issuerName?: string | null;
   };
   readonly instrumentType?: string;
-  readonly paymentService?: { readonly id: string; readonly definitionId: string; readonly method: string; readonly displayName: string };
+  readonly paymentService?: PaymentServiceSummary;
+  /** Every connection of the route (failover), by id: what `payment_service` shows once the transaction moved on. */
+  readonly paymentServices?: Readonly<Record<string, PaymentServiceSummary>>;
+  /** Where the buyer's browser goes back to after a challenge or a redirect method. */
+  readonly redirectUrl?: string | null;
   readonly buyer?: {
     readonly id: string | null;
     readonly display_name: string | null;
@@ -103,30 +117,22 @@ export function toTransactionSummary(view: TransactionView): TransactionSummary 
           type: 'payment-method',
           id: pm.id,
           method: pm.method,
-          mode: pm.method === 'card' ? 'card' : null,
+          mode: pm.method === 'card' ? 'card' : 'redirect',
           scheme: pm.scheme,
           label: pm.last4,
           expiration_date: pm.expirationDate,
           fingerprint: pm.fingerprint,
-          approval_url: null,
+          approval_url: t.status === 'buyer_approval_pending' ? (view.approvalUrl ?? null) : null,
           country: null,
           currency: null,
-          details: { bin: pm.bin, card_type: null, card_issuer_name: null },
+          details: pm.method === 'card' ? { bin: pm.bin, card_type: pm.cardType ?? null, card_issuer_name: pm.issuerName ?? null } : null,
           external_identifier: pm.externalIdentifier ?? null,
         }
       : null,
     method: pm?.method ?? null,
     instrument_type: d.instrumentType ?? null,
     error_code: t.errorCode,
-    payment_service: d.paymentService
-      ? {
-          type: 'payment-service',
-          id: d.paymentService.id,
-          payment_service_definition_id: d.paymentService.definitionId,
-          method: d.paymentService.method,
-          display_name: d.paymentService.displayName,
-        }
-      : null,
+    payment_service: toPaymentService(d.paymentServices?.[t.paymentServiceId] ?? d.paymentService),
     pending_review: false,
     buyer: d.buyer ? { type: 'buyer', ...d.buyer } : null,
     raw_response_code: view.rawResponseCode,
@@ -160,21 +166,50 @@ export function toTransaction(view: TransactionView): WireTransaction {
     cart_items: d.cartItems ? [...d.cartItems] : null,
     statement_descriptor: null,
     scheme_transaction_id: view.schemeTransactionId,
-    three_d_secure: null,
+    three_d_secure: t.threeDSecure ? toThreeDSecureSummary(t.threeDSecure, t.amount) : null,
+    redirect_url: d.redirectUrl ?? null,
     payment_service_transaction_id: t.paymentServiceTransactionId,
     metadata: view.metadata ? { ...view.metadata } : null,
     authorized_at: view.authorizedAt,
     captured_at: view.capturedAt,
     voided_at: view.voidedAt,
     canceled_at: view.canceledAt,
-    approval_expires_at: null,
-    buyer_approval_timedout_at: null,
+    approval_expires_at: t.status === 'buyer_approval_pending' ? (view.approvalExpiresAt ?? null) : null,
+    buyer_approval_timedout_at: view.buyerApprovalTimedOutAt ?? null,
     intent_outcome: intentOutcome(t.intent, t.status),
     multi_tender: false,
     account_funding_transaction: d.accountFundingTransaction ?? false,
     recipient: null,
     merchant_advice_code: null,
     installment_count: null,
+  };
+}
+
+const toPaymentService = (s: PaymentServiceSummary | undefined) =>
+  s ? { type: 'payment-service' as const, id: s.id, payment_service_definition_id: s.definitionId, method: s.method, display_name: s.displayName } : null;
+
+/**
+ * The reference's TransactionThreeDSecureSummary: `response_data` is the authentication result as a ThreeDSecureDataV2
+ * (what the payment service received), `error_data` why it did not complete.
+ */
+function toThreeDSecureSummary(summary: ThreeDSecureSummary, amount: number) {
+  const authenticated = summary.status === 'complete' || summary.status === 'declined';
+  return {
+    version: summary.version ?? null,
+    status: summary.status,
+    method: summary.method,
+    response_data: authenticated
+      ? {
+          cavv: summary.cavv ?? null,
+          eci: summary.eci ?? null,
+          version: summary.version ?? null,
+          directory_response: summary.directoryResponse ?? summary.transactionStatus ?? null,
+          authentication_response: summary.transactionStatus ?? null,
+          directory_transaction_id: summary.directoryServerTransactionId ?? null,
+        }
+      : null,
+    error_data: summary.status === 'complete' ? null : { description: summary.errorDescription ?? null, code: summary.statusReason ?? null },
+    amount,
   };
 }
 

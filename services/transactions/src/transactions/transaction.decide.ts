@@ -14,6 +14,7 @@
  *   refunds        transaction_not_captured, refund_limit_exceeded, nothing_to_refund, refund_exists,
  *                  refund_not_found, refund_not_processing
  *   sync           sync_unavailable
+ *   routing        attempt_not_current, no_connection_left
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 import {
@@ -24,7 +25,11 @@ import {
   evolveTransaction,
   initialTransactionState,
   isAuthorizationClosed,
+  nextConnection,
+  type AttemptFailedData,
   type AuthorizationSucceededData,
+  type BuyerApprovalData,
+  type ThreeDSecureSummary,
   type FailureKind,
   type Minor,
   type OperationDetails,
@@ -69,7 +74,9 @@ export type TransactionErrorCode =
   | 'refund_exists'
   | 'refund_not_found'
   | 'refund_not_processing'
-  | 'sync_unavailable';
+  | 'sync_unavailable'
+  | 'attempt_not_current'
+  | 'no_connection_left';
 
 export class TransactionError extends DomainError<TransactionErrorCode> {}
 
@@ -88,7 +95,7 @@ export type AuthorizationResult =
   /** A decline still carries the issuer's AVS and CVV results; a failure (never reached the issuer) has none. */
   | ({ readonly outcome: FailureKind; readonly error: ProviderError } & VerificationCodes)
   | { readonly outcome: 'pending'; readonly paymentServiceTransactionId?: string }
-  | { readonly outcome: 'buyer_approval_required'; readonly approvalUrl?: string };
+  | ({ readonly outcome: 'buyer_approval_required' } & BuyerApprovalData);
 
 export type ProviderOutcome =
   | { readonly outcome: 'succeeded'; readonly rawResponseCode?: string; readonly providerOperationId?: string }
@@ -104,6 +111,10 @@ export type TransactionCommand =
   /** `create_request`: the answer to the create call itself; `notification`: a payment service webhook. */
   | Command<'RecordAuthorizationResult', { readonly source: 'create_request' | 'notification'; readonly result: AuthorizationResult }>
   | Command<'CompleteCreateRequest', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' }>
+  /** The 3-D Secure outcome (directory server, frictionless or after the challenge) or the external data passed in. */
+  | Command<'RecordThreeDSecure', ThreeDSecureSummary>
+  /** The current connection failed in a way the next one may not: move on (the handler checks the error is retriable). */
+  | Command<'FailOver', Omit<AttemptFailedData, 'nextPaymentServiceId'>>
   | Command<'CancelTransaction', Record<string, never>>
   | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings; readonly details?: OperationDetails }>
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
@@ -201,9 +212,11 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       return [failureEvent(result.outcome, result.error, at, { ...(result.avsResponseCode !== undefined ? { avsResponseCode: result.avsResponseCode } : {}), ...(result.cvvResponseCode !== undefined ? { cvvResponseCode: result.cvvResponseCode } : {}) })];
     case 'pending':
       return [{ type: 'AuthorizationPending', data: { ...(result.paymentServiceTransactionId !== undefined ? { paymentServiceTransactionId: result.paymentServiceTransactionId } : {}), at } }];
-    case 'buyer_approval_required':
+    case 'buyer_approval_required': {
       if (t.status === 'buyer_approval_pending') return [];
-      return [{ type: 'BuyerApprovalRequired', data: { ...(result.approvalUrl !== undefined ? { approvalUrl: result.approvalUrl } : {}), at } }];
+      const { outcome: _outcome, ...approval } = result;
+      return [{ type: 'BuyerApprovalRequired', data: { ...approval, at } }];
+    }
   }
 }
 
@@ -214,9 +227,28 @@ function decideCompletion(t: Transaction, reason: 'responded' | 'buyer_returned'
   if (!t.createRequestRunning) return [];
   const completed: TransactionEvent = { type: 'CreateRequestCompleted', data: { reason, at } };
   const held = t.notificationHeld[0];
-  // The first held failure decides; a later one can only repeat it. Once the outcome is settled they are moot.
-  if (held === undefined || !isAuthorizationOpen(t)) return [completed];
-  return [completed, failureEvent(held.kind, held.error, at)];
+  if (!isAuthorizationOpen(t)) return [completed]; // the outcome is settled: held failures are moot
+  // The first held failure decides; a later one can only repeat it.
+  if (held !== undefined) return [completed, failureEvent(held.kind, held.error, at)];
+  // The hold window ran out with the buyer still away: the approval is abandoned.
+  if (reason === 'hold_expired' && t.status === 'buyer_approval_pending') return [completed, { type: 'BuyerApprovalTimedOut', data: { at } }];
+  return [completed];
+}
+
+function decideThreeDSecure(t: Transaction, summary: ThreeDSecureSummary, at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  if (!isAuthorizationOpen(t)) fail('authorization_already_decided', 'The authorization is already decided; 3-D Secure comes before it');
+  // The same outcome twice (a buyer reloading the return page) changes nothing.
+  if (t.threeDSecure && t.threeDSecure.status === summary.status && t.threeDSecure.authenticationId === summary.authenticationId) return [];
+  return [{ type: 'ThreeDSecureCompleted', data: { ...summary, at } }];
+}
+
+function decideFailOver(t: Transaction, data: Omit<AttemptFailedData, 'nextPaymentServiceId'>, at: string): TransactionEvent[] {
+  assertNotTerminal(t);
+  if (!isAuthorizationOpen(t)) fail('authorization_already_decided', 'The authorization is already decided');
+  if (t.paymentServiceId !== data.paymentServiceId) fail('attempt_not_current', `Payment service ${data.paymentServiceId} is not the one being tried`);
+  const next = nextConnection(t) ?? fail('no_connection_left', 'No payment service is left to try');
+  return [{ type: 'AuthorizationAttemptFailed', data: { ...data, nextPaymentServiceId: next, at } }];
 }
 
 function decideCapture(t: Transaction, data: Extract<TransactionCommand, { type: 'CaptureTransaction' }>['data'], at: string): TransactionEvent[] {
@@ -321,6 +353,10 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideAuthorizationResult(existing(state), command.data.source, command.data.result, at);
     case 'CompleteCreateRequest':
       return decideCompletion(existing(state), command.data.reason, at);
+    case 'RecordThreeDSecure':
+      return decideThreeDSecure(existing(state), command.data, at);
+    case 'FailOver':
+      return decideFailOver(existing(state), command.data, at);
     case 'CancelTransaction': {
       const t = existing(state);
       assertNotTerminal(t);

@@ -35,10 +35,21 @@ export interface ProviderError {
   readonly rawResponseDescription?: string;
 }
 
+/** A flow rule that matched at creation, and what it did (`GET /transactions/{id}/actions`). */
+export interface FlowActionRecord {
+  readonly ruleId: string;
+  readonly action: 'route-transaction' | 'decline-early' | 'skip-3ds' | 'force-3ds';
+  readonly outcome: Readonly<Record<string, unknown>>;
+}
+
 export interface TransactionCreatedData {
   readonly transactionId: string;
   readonly merchantAccountId: string;
+  /** The connection tried first. */
   readonly paymentServiceId: string;
+  /** Every connection to try, in order (failover); absent on older events: just `paymentServiceId`. */
+  readonly route?: readonly string[];
+  readonly flowActions?: readonly FlowActionRecord[];
   readonly intent: TransactionIntent;
   readonly amount: Minor;
   readonly currency: string;
@@ -80,9 +91,51 @@ export interface VerificationCodes {
 
 type At = { readonly at: string };
 
+/** Why a transaction waits for its buyer. */
+export type ApprovalReason = 'three_d_secure' | 'redirect';
+
+export interface BuyerApprovalData {
+  readonly approvalUrl?: string;
+  readonly reason?: ApprovalReason;
+  /** The directory server's authentication waiting for the challenge (reason `three_d_secure`). */
+  readonly authenticationId?: string;
+  readonly paymentServiceTransactionId?: string;
+  /** When the hold window ends and the approval is abandoned if the buyer has not come back. */
+  readonly expiresAt?: string;
+}
+
+/** The 3-D Secure summary the transaction carries (the reference's TransactionThreeDSecureSummary). */
+export interface ThreeDSecureSummary {
+  readonly status: 'complete' | 'declined' | 'error' | 'setup_error';
+  readonly method: 'frictionless' | 'challenge' | null;
+  /** `directory`: run by Switchyard through the scheme's directory server; `external`: `three_d_secure_data` passed in. */
+  readonly source: 'directory' | 'external';
+  readonly version?: string;
+  readonly transactionStatus?: string;
+  readonly eci?: string;
+  readonly cavv?: string;
+  readonly directoryServerTransactionId?: string;
+  readonly directoryResponse?: string;
+  readonly authenticationId?: string;
+  readonly statusReason?: string;
+  readonly errorDescription?: string;
+}
+
+/** One connection's attempt that failed in a way the next connection may not: the transaction moves on. */
+export interface AttemptFailedData {
+  readonly paymentServiceId: string;
+  readonly nextPaymentServiceId: string;
+  readonly kind: FailureKind;
+  readonly error: ProviderError;
+}
+
 export type TransactionEvent =
   | DomainEvent<'TransactionCreated', TransactionCreatedData>
-  | DomainEvent<'BuyerApprovalRequired', { readonly approvalUrl?: string } & At>
+  | DomainEvent<'BuyerApprovalRequired', BuyerApprovalData & At>
+  | DomainEvent<'ThreeDSecureCompleted', ThreeDSecureSummary & At>
+  | DomainEvent<'AuthorizationAttemptFailed', AttemptFailedData & At>
+  /** The buyer never came back within the hold window: the approval is abandoned (`incomplete_buyer_approval`). */
+  | DomainEvent<'BuyerApprovalTimedOut', At>
   | DomainEvent<'AuthorizationPending', { readonly paymentServiceTransactionId?: string } & At>
   | DomainEvent<'AuthorizationSucceeded', AuthorizationSucceededData>
   | DomainEvent<'AuthorizationDeclined', ProviderError & VerificationCodes & At>
@@ -153,11 +206,19 @@ export interface Transaction {
   readonly avsResponseCode: string | null;
   readonly cvvResponseCode: string | null;
   readonly paymentServiceTransactionId: string | null;
+  /** Every connection to try, in order; `paymentServiceId` is the current one (failover moves it along). */
+  readonly route: readonly string[];
+  readonly approvalReason: ApprovalReason | null;
+  readonly pendingAuthenticationId: string | null;
+  readonly threeDSecure: ThreeDSecureSummary | null;
 }
 
 export type TransactionState = { readonly status: 'absent' } | Transaction;
 
 export const transactionStream = (id: string): string => `transaction-${id}`;
+
+/** The connection failover moves to after the current one; null when none is left. */
+export const nextConnection = (t: Transaction): string | null => t.route[t.route.indexOf(t.paymentServiceId) + 1] ?? null;
 
 export const initialTransactionState = (): TransactionState => ({ status: 'absent' });
 
@@ -214,13 +275,37 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       avsResponseCode: null,
       cvvResponseCode: null,
       paymentServiceTransactionId: null,
+      route: d.route ?? [d.paymentServiceId],
+      approvalReason: null,
+      pendingAuthenticationId: null,
+      threeDSecure: null,
     };
   }
   if (state.status === 'absent') return state;
   const t = state;
   switch (event.type) {
-    case 'BuyerApprovalRequired':
-      return { ...t, status: 'buyer_approval_pending' };
+    case 'BuyerApprovalRequired': {
+      const d = event.data;
+      return {
+        ...t,
+        status: 'buyer_approval_pending',
+        approvalReason: d.reason ?? 'redirect',
+        pendingAuthenticationId: d.authenticationId ?? null,
+        paymentServiceTransactionId: d.paymentServiceTransactionId ?? t.paymentServiceTransactionId,
+      };
+    }
+    case 'ThreeDSecureCompleted': {
+      const { at: _at, ...summary } = event.data;
+      // A finished challenge hands the transaction back to processing: the authorization comes next.
+      const resumed = t.approvalReason === 'three_d_secure' && t.status === 'buyer_approval_pending';
+      return { ...t, threeDSecure: summary, pendingAuthenticationId: null, ...(resumed ? { status: 'processing' as const, approvalReason: null } : {}) };
+    }
+    case 'AuthorizationAttemptFailed': {
+      // What the failed attempt's provider said (held or not) is settled by the failover itself.
+      return { ...t, paymentServiceId: event.data.nextPaymentServiceId, paymentServiceTransactionId: null, notificationHeld: [] };
+    }
+    case 'BuyerApprovalTimedOut':
+      return { ...t, status: 'authorization_failed', errorCode: 'incomplete_buyer_approval' };
     case 'AuthorizationPending':
       return { ...t, paymentServiceTransactionId: event.data.paymentServiceTransactionId ?? t.paymentServiceTransactionId };
     case 'TransactionSyncRequested':

@@ -12,52 +12,7 @@ import {
 } from './transaction';
 import { captureLimit, transaction, type CaptureSettings, type TransactionCommand, type TransactionErrorCode } from './transaction.decide';
 
-const T0 = '2026-01-01T00:00:00.000Z';
-const at = T0;
-
-// ---- given / when / then ----------------------------------------------------------------------------------
-const fold = (events: readonly TransactionEvent[]): TransactionState => events.reduce(transaction.evolve, transaction.initialState());
-const present = (state: TransactionState): Transaction => {
-  if (state.status === 'absent') throw new Error('expected a transaction');
-  return state;
-};
-
-const given = (events: readonly TransactionEvent[]) => ({
-  state: () => present(fold(events)),
-  when: (command: TransactionCommand) => {
-    const decide = () => transaction.decide(command, fold(events));
-    return {
-      then: (expected: readonly TransactionEvent[]) => expect(decide()).toEqual(expected),
-      thenThrows: (code: TransactionErrorCode) => expect(decide).toThrow(expect.objectContaining({ code })),
-      /** The state after the decided events, for rules about where a transition lands. */
-      thenState: () => present(fold([...events, ...decide()])),
-      events: decide,
-    };
-  },
-});
-
-// ---- commands ------------------------------------------------------------------------------------------------
-type Data<T extends TransactionCommand['type']> = Extract<TransactionCommand, { type: T }>['data'];
-const command = <T extends TransactionCommand['type']>(type: T, data: Data<T>): TransactionCommand =>
-  ({ type, data, metadata: { now: T0 } }) as TransactionCommand;
-
-const createData = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000): Data<'CreateTransaction'> => ({
-  transactionId: 't1',
-  merchantAccountId: 'default',
-  paymentServiceId: 'ps1',
-  intent,
-  amount,
-  currency: 'USD',
-  isAmountEstimated: false,
-});
-const create = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000) => command('CreateTransaction', createData(intent, amount));
-const authResult = (result: Data<'RecordAuthorizationResult'>['result'], source: 'create_request' | 'notification' = 'create_request') =>
-  command('RecordAuthorizationResult', { source, result });
-const succeededResult = (authorizedAmount: Minor = 10000) =>
-  authResult({ outcome: 'succeeded', authorizedAmount, paymentServiceTransactionId: 'psp-1', avsResponseCode: 'match', cvvResponseCode: 'match' });
-const decline = { errorCode: 'insufficient_funds', rawResponseCode: '51', rawResponseDescription: 'Insufficient funds' };
-const failure = { errorCode: 'service_error' };
-const complete = (reason: Data<'CompleteCreateRequest'>['reason'] = 'responded') => command('CompleteCreateRequest', { reason });
+import { T0, at, authResult, command, complete, create, createData, decline, failure, fold, given, present, succeededResult, type Data } from './transaction.test-kit';
 
 const single: CaptureSettings = { multipleCapturesEnabled: false };
 const multiple: CaptureSettings = { multipleCapturesEnabled: true };

@@ -9,7 +9,7 @@ import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
 import type { TransactionListFilters } from '@switchyard/contracts';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
-import { evolveTransaction, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
+import { evolveTransaction, type FlowActionRecord, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
 import { historyName } from './transaction-names';
 
 export interface OperationView {
@@ -37,6 +37,12 @@ export interface TransactionView {
   readonly rawResponseCode: string | null;
   readonly rawResponseDescription: string | null;
   readonly schemeTransactionId: string | null;
+  /** The flow rules that matched at creation. */
+  readonly flowActions: readonly FlowActionRecord[];
+  /** Where the buyer is sent while the transaction waits for them (3-D Secure challenge or redirect method). */
+  readonly approvalUrl?: string | null;
+  readonly approvalExpiresAt?: string | null;
+  readonly buyerApprovalTimedOutAt?: string | null;
   readonly captures: Readonly<Record<string, OperationView>>;
   readonly refunds: Readonly<Record<string, OperationView>>;
 }
@@ -97,6 +103,7 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
       rawResponseCode: null,
       rawResponseDescription: null,
       schemeTransactionId: null,
+      flowActions: event.data.flowActions ?? [],
       captures: {},
       refunds: {},
     };
@@ -123,6 +130,10 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
       return { ...next, rawResponseCode: event.data.rawResponseCode ?? null, rawResponseDescription: event.data.rawResponseDescription ?? null };
     case 'TransactionCanceled':
       return { ...next, canceledAt: data.at };
+    case 'BuyerApprovalRequired':
+      return { ...next, approvalUrl: event.data.approvalUrl ?? null, approvalExpiresAt: event.data.expiresAt ?? null };
+    case 'BuyerApprovalTimedOut':
+      return { ...next, buyerApprovalTimedOutAt: data.at };
     case 'VoidSucceeded':
       return { ...next, voidedAt: data.at };
     case 'CaptureRequested':
@@ -167,6 +178,7 @@ export class TransactionsReadModel {
   readonly projection: Projection;
   private readonly byId: Database.Statement<[string], TransactionRecord>;
   private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
+  private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -179,7 +191,8 @@ export class TransactionsReadModel {
         transaction_id TEXT NOT NULL, revision INTEGER NOT NULL, event_id TEXT NOT NULL, name TEXT NOT NULL,
         created_at TEXT NOT NULL, context TEXT NOT NULL, PRIMARY KEY (transaction_id, revision));
       CREATE TABLE IF NOT EXISTS transaction_refunds (
-        id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);`);
+        id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
     const upsert = db.prepare(
@@ -192,6 +205,9 @@ export class TransactionsReadModel {
       'INSERT OR IGNORE INTO transaction_history (transaction_id, revision, event_id, name, created_at, context) VALUES (?, ?, ?, ?, ?, ?)',
     );
     const indexRefund = db.prepare('INSERT OR IGNORE INTO transaction_refunds (id, transaction_id, merchant_account_id) VALUES (?, ?, ?)');
+    const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
+    const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
+    this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
     this.projection = {
       name: 'transactions',
       apply: (event: RecordedEvent) => {
@@ -217,6 +233,8 @@ export class TransactionsReadModel {
           view: JSON.stringify(view),
         });
         addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify({ event: event.type, status: view.state.status, ...historyContext(event.data) }));
+        if (event.type === 'TransactionCreated') openHold.run(id, view.createdAt);
+        if (event.type === 'CreateRequestCompleted') closeHold.run(id);
         if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
       },
     };
@@ -225,6 +243,11 @@ export class TransactionsReadModel {
   find(id: string): TransactionView | null {
     const row = this.byId.get(id);
     return row ? (JSON.parse(row.view) as TransactionView) : null;
+  }
+
+  /** Transactions whose create request has held provider failures since `before` or earlier (oldest first). */
+  expiredCreateHolds(before: string, limit: number): string[] {
+    return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
   }
 
   /** The transaction of a refund, when the refund exists. */

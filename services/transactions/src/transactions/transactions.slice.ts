@@ -6,7 +6,8 @@
  * exhaust the conflict retries. Provider calls happen between two commands, never inside one: the first claims
  * (capture and refund amounts are claimed while pending), the second records the answer.
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { issuerMandatesAuthentication, type BinData } from '@switchyard/bin-data';
 import type Database from 'better-sqlite3';
 import { ApiError, pageOf, type Page, type PageQuery } from '@switchyard/api';
 import {
@@ -15,7 +16,11 @@ import {
   NotificationRejectedError,
   type AuthorizationResult as ConnectorAuthorizationResult,
   type CapabilityRefusal,
-  type Connector,
+  type CardDetails,
+  type PaymentInstrument,
+  type ThreeDSecureAuthentication,
+  type ThreeDSecureData,
+  type ThreeDSecureDirectory,
   type ProviderNotification,
   type ProviderResponse,
 } from '@switchyard/connectors';
@@ -23,6 +28,10 @@ import {
   transactionsPatterns,
   type AuthorizationIncrement,
   type AuthorizationIncrementInput,
+  type BuyerReturnRequest,
+  type BuyerReturnResult,
+  type ThreeDSecureDataInput,
+  type TransactionAction,
   type ProviderNotificationRequest,
   type Refund as WireRefund,
   type RefundAllCreateInput,
@@ -54,7 +63,10 @@ import type { CardVault } from '../vault/card-vault';
 import { KeyedQueue } from './keyed-queue';
 import { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
-import { claimedCaptureAmount, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
+import type { FlowDecision } from '../flow-rules/card-transaction-flow';
+import type { FlowRules } from '../flow-rules/flow-rules.slice';
+import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, threeDsConfigurationFor, type ThreeDSecurePlan } from './authorization-policy';
+import { claimedCaptureAmount, nextConnection, transactionStream, type Capture, type ProviderError, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, transaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome, type TransactionCommand } from './transaction.decide';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary, type TransactionDetails } from './transaction-wire';
 import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
@@ -73,8 +85,61 @@ const staleNotificationCodes = new Set([
   'transaction_refunded',
 ]);
 
+/** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
+export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
+
+export interface AuthorizationSettings {
+  /** ISSUER_MANDATED_3DS: EEA and UK issuers get 3-D Secure even when a skip rule matched. */
+  readonly issuerMandatedThreeDSecure: boolean;
+  /** How long a create request may hold failure notifications (a challenge or a redirect) before it is completed. */
+  readonly holdWindowMs: number;
+  /** Keys the buyer-return tokens. */
+  readonly returnTokenKey: Buffer;
+}
+
+interface Instrument {
+  readonly type: 'pan' | 'card_token' | 'redirect';
+  readonly card: CardDetails | null;
+  readonly summary: NonNullable<TransactionDetails['paymentMethod']>;
+}
+
+interface AttemptInput {
+  readonly instrument: PaymentInstrument;
+  readonly billingPostalCode?: string | undefined;
+  readonly threeDSecure?: ThreeDSecureData;
+  readonly store: boolean;
+}
+
+/**
+ * Security codes of transactions paused for a challenge, kept in memory only until the authorization (PCI DSS allows
+ * sensitive authentication data until authorization completes; it is never written anywhere). A restart loses them:
+ * the authorization then goes without, as any card-on-file charge does.
+ */
+class SecurityCodeShelf {
+  private readonly codes = new Map<string, { readonly code: string; readonly until: number }>();
+
+  constructor(private readonly ttlMs: number, private readonly now: () => Date) {}
+
+  keep(id: string, code: string): void {
+    const now = this.now().getTime();
+    for (const [key, entry] of this.codes) if (entry.until < now) this.codes.delete(key);
+    this.codes.set(id, { code, until: now + this.ttlMs });
+  }
+
+  take(id: string): string | undefined {
+    const entry = this.codes.get(id);
+    this.codes.delete(id);
+    return entry && entry.until >= this.now().getTime() ? entry.code : undefined;
+  }
+}
+
 export interface TransactionsDependencies {
   readonly paymentServices: PaymentServices;
+  readonly flowRules: FlowRuleDecisions;
+  readonly binData: BinData;
+  /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
+  readonly directory: ThreeDSecureDirectory | null;
+  readonly settings: AuthorizationSettings;
   readonly vault: CardVault;
   readonly connectors: ProviderConnectors;
   /**
@@ -88,6 +153,13 @@ export class Transactions implements TransactionsSlice {
   readonly readModel: TransactionsReadModel;
   private readonly idempotency: IdempotencyStore;
   private readonly queue = new KeyedQueue();
+  /** One buyer return at a time per transaction: a double submit must not authorize twice. */
+  private readonly returns = new KeyedQueue();
+  private readonly flowRules: FlowRuleDecisions;
+  private readonly binData: BinData;
+  private readonly directory: ThreeDSecureDirectory | null;
+  private readonly settings: AuthorizationSettings;
+  private readonly securityCodes: SecurityCodeShelf;
   private readonly paymentServices: PaymentServices;
   private readonly vault: CardVault;
   private readonly connectors: ProviderConnectors;
@@ -102,6 +174,11 @@ export class Transactions implements TransactionsSlice {
     this.readModel = new TransactionsReadModel(context.db);
     this.idempotency = new IdempotencyStore(context.db, { now: context.now });
     this.paymentServices = dependencies.paymentServices;
+    this.flowRules = dependencies.flowRules;
+    this.binData = dependencies.binData;
+    this.directory = dependencies.directory;
+    this.settings = dependencies.settings;
+    this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
     this.fingerprintKey = dependencies.fingerprintKey;
@@ -169,25 +246,56 @@ export class Transactions implements TransactionsSlice {
 
   create(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    return this.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(merchantAccountId, body));
+    return this.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request));
   }
 
-  private async authorize(merchantAccountId: string, body: TransactionCreateInput): Promise<WireTransaction> {
-    const connection = this.route(merchantAccountId, body);
-    const connector = this.connectors.connectorFor(connection);
-    if (body.intent === 'authorize' && !connector.capabilities.delayedCapture) {
-      throw ApiError.badRequest(`Payment service ${connection.id} cannot capture later (delayed capture is off): send intent "capture"`, [
+  /**
+   * Set-up (instrument, flow rules, route, 3-D Secure plan), then one command creates the transaction with all of
+   * it; then 3-D Secure, then the attempts along the route. A challenge or a redirect method pauses the create:
+   * failure notifications stay held until the buyer returns or the hold window ends (spec, Events rule 2).
+   */
+  private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    const instrument = this.instrumentOf(merchantAccountId, body);
+    const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
+    const flow = instrument.card
+      ? this.flowRules.decide(merchantAccountId, {
+          amount: body.amount,
+          currency: body.currency,
+          country: body.country ?? null,
+          cardNumberPrefix: instrument.card.number.slice(0, 8),
+          cardScheme: instrument.summary.scheme ?? binInfo?.scheme ?? null,
+          cardType: binInfo?.cardType ?? null,
+          metadata: body.metadata ?? {},
+          merchantInitiated: body.merchant_initiated,
+        })
+      : noFlowDecision;
+    const route = this.route(merchantAccountId, body, instrument.summary.method, flow);
+    const first = route[0] as PaymentServiceConnection;
+    if (body.intent === 'authorize' && !first.effectiveCapabilities.delayedCapture) {
+      throw ApiError.badRequest(`Payment service ${first.id} cannot capture later (delayed capture is off): send intent "capture"`, [
         { location: 'body', pointer: '/intent', message: 'delayed capture is off for this payment service', type: 'capability_disabled' },
       ]);
     }
-    const instrument = this.instrumentOf(merchantAccountId, body);
+    const threeDSecure = instrument.card
+      ? planThreeDSecure({
+          connectionEnabled: first.threeDSecureEnabled,
+          flow,
+          issuerMandate: binInfo ? issuerMandatesAuthentication(binInfo) : null,
+          issuerMandateEnabled: this.settings.issuerMandatedThreeDSecure,
+          externalData: Boolean(body.three_d_secure_data),
+        })
+      : null;
     const id = this.context.newId();
-    const postalCode = body.buyer?.billing_details?.address?.postal_code ?? undefined;
+    const summaryOf = (c: PaymentServiceConnection) => ({ id: c.id, definitionId: c.paymentServiceDefinitionId, method: c.method, displayName: c.displayName });
+    const redirectUrl = body.payment_method.redirect_url ?? null;
     const details: TransactionDetails = {
       country: body.country ?? null,
-      paymentMethod: instrument.summary,
-      instrumentType: body.payment_method.method === 'card' ? 'pan' : 'card_token',
-      paymentService: { id: connection.id, definitionId: connection.paymentServiceDefinitionId, method: connection.method, displayName: connection.displayName },
+      paymentMethod: { ...instrument.summary, cardType: binInfo?.cardType ?? null, issuerName: binInfo?.issuerName ?? null },
+      instrumentType: instrument.type,
+      paymentService: summaryOf(first),
+      paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
+      redirectUrl,
       buyer: body.buyer
         ? {
             id: null,
@@ -213,7 +321,9 @@ export class Transactions implements TransactionsSlice {
       data: {
         transactionId: id,
         merchantAccountId,
-        paymentServiceId: connection.id,
+        paymentServiceId: first.id,
+        route: route.map((c) => c.id),
+        flowActions: flowActionRecords(flow, threeDSecure, Boolean(body.payment_service_id)),
         intent: body.intent,
         amount: body.amount,
         currency: body.currency,
@@ -223,29 +333,50 @@ export class Transactions implements TransactionsSlice {
       },
     });
 
+    let paused = false;
     try {
-      const answer = await this.call(() =>
-        connector.authorize({
-          reference: id,
-          amount: body.amount,
-          currency: body.currency,
-          paymentInstrument: { type: 'card', card: { number: instrument.number, expirationDate: instrument.expirationDate, ...(instrument.securityCode ? { securityCode: instrument.securityCode } : {}) } },
-          ...(postalCode ? { billingPostalCode: postalCode } : {}),
-          capture: body.intent === 'capture',
-          ...(body.store ? { storePaymentMethod: true } : {}),
-        }),
-      );
-      const result = toAuthorizationResult(answer, body.amount);
-      if (result) await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
+      paused = (await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null)) === 'paused';
     } finally {
-      // Held failure notifications apply now (spec, Events rule 2).
-      await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+      // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
+      if (!paused) await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
     }
+    // Rendered once the request is complete: a held failure has been applied by then.
     return this.render(merchantAccountId, id);
   }
 
-  /** The connection named by `payment_service_id`, else the first active one (by position) taking the currency and country. */
-  private route(merchantAccountId: string, body: TransactionCreateInput): PaymentServiceConnection {
+  /** After the transaction exists: decline early, or 3-D Secure then the attempts; 'paused' while the buyer is away. */
+  private async proceed(id: string, request: TransactionCreateRequest, instrument: Instrument, flow: FlowDecision, threeDSecure: ThreeDSecurePlan | null, binScheme: string | null): Promise<'paused' | 'done'> {
+    const { body } = request;
+    if (flow.declineEarly) {
+      await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'declined', error: { errorCode: 'flow_decline', rawResponseDescription: `declined by flow rule ${flow.declineEarly.ruleId}` } } } });
+      return 'done';
+    }
+    const attempt: AttemptInput = {
+      instrument: instrument.card ? { type: 'card', card: instrument.card } : { type: 'redirect', redirect: { method: instrument.summary.method, returnUrl: this.returnUrl(id), ...(body.country ? { country: body.country } : {}) } },
+      billingPostalCode: body.buyer?.billing_details?.address?.postal_code ?? undefined,
+      store: body.store,
+    };
+    let threeDSecureData: ThreeDSecureData | undefined;
+    if (body.three_d_secure_data) {
+      threeDSecureData = await this.recordExternalThreeDSecure(id, body.three_d_secure_data);
+    } else if (threeDSecure?.run && instrument.card) {
+      const outcome = await this.authenticate(id, request, instrument.card, instrument.summary.scheme ?? binScheme, Boolean(body.payment_method.redirect_url));
+      if (outcome === 'challenge') {
+        if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
+        return 'paused';
+      }
+      if (outcome === 'stop') return 'done';
+      threeDSecureData = outcome ?? undefined;
+    }
+    return this.attemptAuthorization(id, { ...attempt, ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}) });
+  }
+
+  /**
+   * The connections to try, in order: `payment_service_id` alone (it bypasses routing); else the route-transaction
+   * rule's list; else every active connection of the payment method by position. Connections that are gone,
+   * inactive, of another method or not taking the currency and country are left out.
+   */
+  private route(merchantAccountId: string, body: TransactionCreateInput, method: string, flow: FlowDecision): PaymentServiceConnection[] {
     if (body.payment_service_id) {
       const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
       if (!connection || !connection.active) {
@@ -253,44 +384,317 @@ export class Transactions implements TransactionsSlice {
           { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
         ]);
       }
-      return connection;
+      if (connection.method !== method) {
+        throw ApiError.badRequest(`Payment service ${connection.id} takes ${connection.method} payments, not ${method}`, [
+          { location: 'body', pointer: '/payment_service_id', message: `this payment service does not take ${method}`, type: 'payment_method_not_supported' },
+        ]);
+      }
+      return [connection];
     }
-    const accepts = (connection: PaymentServiceConnection) =>
-      connection.acceptedCurrencies.includes(body.currency) && (!body.country || connection.acceptedCountries.includes(body.country));
-    const connection = this.paymentServices.activeConnections(merchantAccountId).find(accepts);
-    if (!connection) {
-      throw ApiError.badRequest(`No active payment service of this merchant account accepts ${body.currency}${body.country ? ` in ${body.country}` : ''}`, [
-        { location: 'body', pointer: '/currency', message: 'no payment service accepts this currency and country', type: 'no_payment_service' },
+    const usable = (connection: PaymentServiceConnection | undefined): connection is PaymentServiceConnection =>
+      connection !== undefined &&
+      connection.active &&
+      connection.method === method &&
+      connection.acceptedCurrencies.includes(body.currency) &&
+      (!body.country || connection.acceptedCountries.includes(body.country));
+    if (flow.route) {
+      const listed = flow.route.paymentServiceIds.map((id) => this.paymentServices.connection(merchantAccountId, id) ?? undefined).filter(usable);
+      if (listed.length === 0) {
+        throw ApiError.badRequest(`None of the payment services of flow rule ${flow.route.ruleId} can take this transaction (all_attempts_skipped)`, [
+          { location: 'body', pointer: '/currency', message: 'the matched flow rule routes to no active payment service taking this method, currency and country', type: 'all_attempts_skipped' },
+        ]);
+      }
+      return listed;
+    }
+    const connections = this.paymentServices.activeConnections(merchantAccountId).filter(usable);
+    if (connections.length === 0) {
+      throw ApiError.badRequest(`No active payment service of this merchant account takes ${method} in ${body.currency}${body.country ? ` in ${body.country}` : ''}`, [
+        { location: 'body', pointer: '/currency', message: 'no payment service takes this payment method, currency and country', type: 'no_payment_service' },
       ]);
     }
-    return connection;
+    return connections;
   }
 
-  /** The card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
-  private instrumentOf(merchantAccountId: string, body: TransactionCreateInput) {
+  /** A card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
+  private instrumentOf(merchantAccountId: string, body: TransactionCreateInput): Instrument {
     const method = body.payment_method;
     if (method.method === 'card') {
       const stored = this.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date });
       return {
-        number: method.number,
-        expirationDate: method.expiration_date,
-        securityCode: method.security_code,
+        type: 'pan',
+        card: { number: method.number, expirationDate: method.expiration_date, ...(method.security_code ? { securityCode: method.security_code } : {}) },
         summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
       };
     }
-    const stored = this.vault.find(merchantAccountId, method.id);
-    const card = stored && this.vault.reveal(merchantAccountId, method.id);
-    if (!stored || !card) {
-      throw ApiError.badRequest('The payment method does not exist', [
-        { location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' },
-      ]);
+    if (method.method === 'id') {
+      const stored = this.vault.find(merchantAccountId, method.id);
+      const card = stored && this.vault.reveal(merchantAccountId, method.id);
+      if (!stored || !card) {
+        throw ApiError.badRequest('The payment method does not exist', [
+          { location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' },
+        ]);
+      }
+      return {
+        type: 'card_token',
+        card: { number: card.number, expirationDate: card.expirationDate, ...(method.security_code ? { securityCode: method.security_code } : {}) },
+        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+      };
     }
     return {
-      number: card.number,
-      expirationDate: card.expirationDate,
-      securityCode: method.security_code,
-      summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+      type: 'redirect',
+      card: null,
+      summary: { id: null, method: method.method, scheme: null, last4: null, bin: null, expirationDate: null, fingerprint: null, externalIdentifier: method.external_identifier ?? null },
     };
+  }
+
+  /**
+   * Tries the transaction's current connection, and on a failure the next one may not share (`isFailoverCandidate`)
+   * moves along its route, each failed attempt recorded. 'paused': the provider wants the buyer's approval first.
+   */
+  private async attemptAuthorization(id: string, input: AttemptInput): Promise<'paused' | 'done'> {
+    for (;;) {
+      const t = await this.state(id);
+      if (t.status !== 'processing') return 'done';
+      const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
+        ? await this.call(() =>
+            this.connectors.connectorFor(connection).authorize({
+              reference: id,
+              amount: t.amount,
+              currency: t.currency,
+              paymentInstrument: input.instrument,
+              ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
+              capture: t.intent === 'capture',
+              ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
+              ...(input.store ? { storePaymentMethod: true } : {}),
+            }),
+          )
+        : { outcome: 'failed', errorCode: 'invalid_service_configuration', rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated` };
+      const result = toAuthorizationResult(answer, t.amount);
+      if (result && isFailoverCandidate(result) && nextConnection(t)) {
+        await this.record(id, { type: 'FailOver', data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error } });
+        continue;
+      }
+      if (result?.outcome === 'buyer_approval_required') {
+        await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { ...result, reason: 'redirect', expiresAt: this.holdExpiry() } } });
+        return 'paused';
+      }
+      if (result) await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
+      return 'done';
+    }
+  }
+
+  // ---- 3-D Secure -----------------------------------------------------------------------------------------
+
+  /**
+   * Authenticates through the scheme's directory server with the merchant account's configuration for the card's
+   * scheme and currency. Returns the data to pass to the payment service, null to go on without (setup error, or
+   * the directory could not authenticate), 'challenge' when the buyer must be sent to the ACS, 'stop' when the
+   * transaction was decided (not authenticated).
+   */
+  private async authenticate(id: string, request: TransactionCreateRequest, card: CardDetails, scheme: string | null, hasRedirectUrl: boolean): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
+    const { body } = request;
+    const configuration = threeDsConfigurationFor(request.three_ds_configurations ?? [], scheme, body.currency);
+    const setupError = (errorDescription: string) =>
+      this.record(id, { type: 'RecordThreeDSecure', data: { status: 'setup_error', method: null, source: 'directory', errorDescription } }).then(() => null);
+    if (!configuration) return setupError(`the merchant account has no 3-D Secure configuration for ${scheme ?? 'this card scheme'} in ${body.currency}`);
+    if (!this.directory) return setupError('no 3-D Secure directory server is configured');
+    let authentication: ThreeDSecureAuthentication;
+    try {
+      authentication = await this.directory.authenticate({
+        reference: id,
+        amount: body.amount,
+        currency: body.currency,
+        card: { number: card.number, expirationDate: card.expirationDate },
+        merchant: {
+          acquirerBin: configuration.merchant_acquirer_bin,
+          acquirerMerchantId: configuration.merchant_acquirer_id,
+          name: configuration.merchant_name,
+          countryCode: configuration.merchant_country_code,
+          categoryCode: configuration.merchant_category_code,
+          url: configuration.merchant_url,
+        },
+        returnUrl: this.returnUrl(id),
+      });
+    } catch (error) {
+      if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)) throw error;
+      await this.record(id, { type: 'RecordThreeDSecure', data: { status: 'error', method: null, source: 'directory', errorDescription: error.message } });
+      return null;
+    }
+    return this.applyAuthentication(id, authentication, hasRedirectUrl);
+  }
+
+  /** Records what the directory server said and what it means for the transaction. */
+  private async applyAuthentication(id: string, a: ThreeDSecureAuthentication, hasRedirectUrl: boolean): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
+    const summary = {
+      source: 'directory' as const,
+      method: a.method,
+      version: a.version,
+      transactionStatus: a.transactionStatus,
+      directoryServerTransactionId: a.directoryServerTransactionId,
+      authenticationId: a.authenticationId,
+      ...(a.statusReason ? { statusReason: a.statusReason } : {}),
+    };
+    switch (a.transactionStatus) {
+      case 'C': {
+        if (!hasRedirectUrl) {
+          await this.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'error', errorDescription: 'a challenge is required and the payment method has no redirect_url' } });
+          await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'failed', error: { errorCode: 'missing_redirect_url' } } } });
+          return 'stop';
+        }
+        const t = await this.state(id);
+        if (t.status === 'buyer_approval_pending') return 'challenge'; // still waiting: nothing new
+        await this.record(id, {
+          type: 'RecordAuthorizationResult',
+          data: { source: 'create_request', result: { outcome: 'buyer_approval_required', reason: 'three_d_secure', authenticationId: a.authenticationId, ...(a.challengeUrl ? { approvalUrl: a.challengeUrl } : {}), expiresAt: this.holdExpiry() } },
+        });
+        return 'challenge';
+      }
+      case 'Y':
+      case 'A':
+        await this.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'complete', ...(a.eci ? { eci: a.eci } : {}), ...(a.cavv ? { cavv: a.cavv } : {}) } });
+        return { version: a.version, eci: a.eci ?? '', cryptogram: a.cavv ?? '', directoryServerTransactionId: a.directoryServerTransactionId };
+      case 'N':
+      case 'R':
+        await this.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'declined', errorDescription: a.transactionStatus === 'N' ? 'the cardholder was not authenticated' : 'the issuer rejected the authentication' } });
+        await this.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'declined', error: { errorCode: 'failed_buyer_approval', rawResponseCode: a.transactionStatus } } } });
+        return 'stop';
+      case 'U':
+        await this.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'error', errorDescription: 'the issuer could not authenticate the cardholder' } });
+        return null;
+    }
+  }
+
+  private async recordExternalThreeDSecure(id: string, data: ThreeDSecureDataInput): Promise<ThreeDSecureData> {
+    const dsTransactionId = 'directory_transaction_id' in data ? data.directory_transaction_id : undefined;
+    await this.record(id, {
+      type: 'RecordThreeDSecure',
+      data: {
+        status: 'complete',
+        method: null,
+        source: 'external',
+        version: data.version,
+        eci: data.eci,
+        cavv: data.cavv,
+        directoryResponse: data.directory_response,
+        ...(data.authentication_response ? { transactionStatus: data.authentication_response } : {}),
+        ...(dsTransactionId ? { directoryServerTransactionId: dsTransactionId } : {}),
+      },
+    });
+    return { version: data.version, eci: data.eci, cryptogram: data.cavv, ...(dsTransactionId ? { directoryServerTransactionId: dsTransactionId } : {}) };
+  }
+
+  // ---- the buyer's return ---------------------------------------------------------------------------------
+
+  /** Our return address for the ACS and redirect providers; the token keeps strangers from poking transactions. */
+  private returnUrl(id: string): string {
+    return `${this.connectors.publicBaseUrl()}/transactions/${id}/buyer-return?token=${this.returnToken(id)}`;
+  }
+
+  private returnToken(id: string): string {
+    return createHmac('sha256', this.settings.returnTokenKey).update(`buyer-return:${id}`).digest('base64url');
+  }
+
+  /**
+   * The buyer's browser is back from the ACS or the redirect provider. A held failure applies first (and the
+   * payment service is not called); otherwise a finished challenge is read back from the directory server (never
+   * from the query string) and the authorization goes ahead. A repeated return changes nothing.
+   */
+  buyerReturn(request: BuyerReturnRequest): Promise<BuyerReturnResult> {
+    const expected = Buffer.from(this.returnToken(request.transaction_id));
+    const given = Buffer.from(request.token);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw ApiError.notFound();
+    return this.returns.run(request.transaction_id, async () => {
+      const id = request.transaction_id;
+      const t = await this.state(id);
+      if (t.status === 'absent') throw ApiError.notFound();
+      if (t.createRequestRunning && t.status === 'buyer_approval_pending' && t.notificationHeld.length === 0 && t.approvalReason === 'three_d_secure') {
+        await this.resumeAfterChallenge(t);
+      } else if (t.createRequestRunning && (t.status === 'buyer_approval_pending' || t.notificationHeld.length > 0)) {
+        await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
+      }
+      const view = await this.render(t.merchantAccountId, id);
+      const redirectUrl = (this.readModel.find(id)?.details as TransactionDetails | undefined)?.redirectUrl ?? null;
+      const location = redirectUrl ? withQuery(redirectUrl, { transaction_id: id, transaction_status: view.status }) : null;
+      return { location, transaction_id: id, transaction_status: view.status };
+    });
+  }
+
+  private async resumeAfterChallenge(t: Transaction): Promise<void> {
+    const id = t.id;
+    let paused = false;
+    try {
+      const outcome = await this.applyAuthentication(id, await this.directoryResult(t), true).catch(async (error: unknown) => {
+        if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)) throw error;
+        paused = true; // the directory server is unreachable: the buyer can come back again
+        return 'challenge' as const;
+      });
+      if (outcome === 'challenge') {
+        paused = true;
+        return;
+      }
+      if (outcome === 'stop') return;
+      const card = this.vaultedCard(t);
+      const securityCode = this.securityCodes.take(id);
+      const view = this.readModel.find(id);
+      const postalCode = ((view?.details as TransactionDetails | undefined)?.buyer?.billing_details as { address?: { postal_code?: string | null } } | null | undefined)?.address?.postal_code ?? undefined;
+      paused =
+        (await this.attemptAuthorization(id, {
+          instrument: { type: 'card', card: { ...card, ...(securityCode ? { securityCode } : {}) } },
+          ...(postalCode ? { billingPostalCode: postalCode } : {}),
+          store: (view?.details as TransactionDetails | undefined)?.store ?? false,
+          ...(outcome ? { threeDSecure: outcome } : {}),
+        })) === 'paused';
+    } finally {
+      if (!paused) await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
+    }
+  }
+
+  private directoryResult(t: Transaction): Promise<ThreeDSecureAuthentication> {
+    if (!this.directory || !t.pendingAuthenticationId) throw ApiError.badGateway(new Error('no 3-D Secure directory server is configured'));
+    return this.directory.result(t.pendingAuthenticationId);
+  }
+
+  /** The card of a transaction, from the vault (only its id is in the events). */
+  private vaultedCard(t: Transaction): CardDetails {
+    const paymentMethodId = (this.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod?.id;
+    const card = paymentMethodId ? this.vault.reveal(t.merchantAccountId, paymentMethodId) : null;
+    if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
+    return { number: card.number, expirationDate: card.expirationDate };
+  }
+
+  private holdExpiry(): string {
+    return new Date(this.context.now().getTime() + this.settings.holdWindowMs).toISOString();
+  }
+
+  /**
+   * The hold window: a create request that never recorded its completion (an abandoned challenge or redirect, a
+   * crashed process) is completed with `hold_expired` once the window has passed, so held failures apply and an
+   * abandoned approval ends (`incomplete_buyer_approval`). A redirect payment still open at the provider is
+   * cancelled there first. Runs on a timer in every transactions process; the decider makes a repeat a no-op.
+   */
+  async expireHolds(): Promise<number> {
+    const before = new Date(this.context.now().getTime() - this.settings.holdWindowMs).toISOString();
+    let expired = 0;
+    for (const id of this.readModel.expiredCreateHolds(before, 100)) {
+      const t = await this.state(id);
+      if (t.status === 'absent' || !t.createRequestRunning) continue;
+      if (t.status === 'buyer_approval_pending' && t.approvalReason === 'redirect' && t.paymentServiceTransactionId) {
+        const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+        if (connection) await this.call(() => this.connectors.connectorFor(connection).cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      }
+      this.securityCodes.take(id);
+      await this.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
+      expired += 1;
+    }
+    if (expired > 0) await this.context.catchUp();
+    return expired;
+  }
+
+  /** `GET /transactions/{id}/actions`: the flow rules that matched when the transaction was created. */
+  actions(merchantAccountId: string, id: string): { items: TransactionAction[] } {
+    const view = this.owned(merchantAccountId, id);
+    return { items: view.flowActions.map((a) => ({ type: 'action', id: a.action, flow: 'card-transaction', rule_id: a.ruleId, created_at: view.createdAt, outcome: { ...a.outcome } })) };
   }
 
   // ---- capture, void, cancel, sync ------------------------------------------------------------------------
@@ -518,8 +922,9 @@ export class Transactions implements TransactionsSlice {
     }
     if (this.notificationSeen.get(connection.id, notification.providerEventId)) return;
     const state = await this.state(notification.reference);
-    if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || state.paymentServiceId !== connection.id) throw ApiError.notFound();
-    await this.applyNotification(state, notification);
+    if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || !state.route.includes(connection.id)) throw ApiError.notFound();
+    // A connection the transaction failed over from has nothing more to say about it: acknowledged, not applied.
+    if (state.paymentServiceId === connection.id) await this.applyNotification(state, notification);
     this.notificationApplied.run(connection.id, notification.providerEventId, this.now());
     await this.context.catchUp();
   }
@@ -639,6 +1044,8 @@ export class Transactions implements TransactionsSlice {
         return null;
       },
       [transactionsPatterns.settlementFile]: async (payload) => this.ingestSettlementFile(payload as SettlementFileRequest),
+      [transactionsPatterns.buyerReturn]: async (payload) => this.buyerReturn(payload as BuyerReturnRequest),
+      [transactionsPatterns.actions]: async (payload) => this.actions((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
     };
   }
 
@@ -719,6 +1126,13 @@ export class Transactions implements TransactionsSlice {
   }
 }
 
+/** The URL with these query parameters added (existing ones kept). */
+function withQuery(url: string, params: Readonly<Record<string, string>>): string {
+  const target = new URL(url);
+  for (const [name, value] of Object.entries(params)) target.searchParams.set(name, value);
+  return target.toString();
+}
+
 const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
 
 function providerError(answer: { errorCode?: string; rawResponseCode?: string; rawResponseDescription?: string }): ProviderError {
@@ -756,6 +1170,10 @@ function toAuthorizationResult(answer: ConnectorAuthorizationResult | Capability
       return { outcome: answer.outcome, error: providerError(answer), ...verificationCodes(answer as ConnectorAuthorizationResult) };
     case 'pending':
       return { outcome: 'pending', ...(answer.providerTransactionId ? { paymentServiceTransactionId: answer.providerTransactionId } : {}) };
+    case 'buyer_approval_required': {
+      const a = answer as ConnectorAuthorizationResult;
+      return { outcome: 'buyer_approval_required', ...(a.approvalUrl ? { approvalUrl: a.approvalUrl } : {}), ...(a.providerTransactionId ? { paymentServiceTransactionId: a.providerTransactionId } : {}) };
+    }
     case 'unknown':
       return null;
   }

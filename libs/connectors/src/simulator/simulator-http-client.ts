@@ -1,0 +1,63 @@
+/**
+ * One JSON call to the simulator, shared by the mock-card connector and the 3-D Secure directory adapter.
+ * Refused connections and 5xx throw a retriable ConnectorUnavailableError, 4xx (unless accepted) and non-JSON a
+ * ConnectorRequestRejectedError; a timeout or a connection lost after sending is `unknown`, since the simulator may
+ * have acted on the request: each caller decides what that means for its operation.
+ */
+import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
+
+export interface SimulatorEndpoint {
+  /** Names the provider in error messages, e.g. `mock-card`. */
+  readonly name: string;
+  readonly baseUrl: string;
+  readonly timeoutMs: number;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown' };
+
+/** Error codes that never reached the provider's decision (connection refused before sending). */
+const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
+
+export async function callSimulator<T>(
+  endpoint: SimulatorEndpoint,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  acceptedStatuses: readonly number[] = [],
+): Promise<HttpAnswer<T>> {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), endpoint.timeoutMs);
+  const call = `${method} ${path}`;
+  try {
+    const response = await fetch(new URL(path, endpoint.baseUrl), {
+      method,
+      headers: { 'content-type': 'application/json', accept: 'application/json', ...endpoint.headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: controller.signal,
+    });
+    const text = await response.text();
+    if (response.status >= 500) {
+      throw new ConnectorUnavailableError(`${endpoint.name} answered ${response.status} to ${call}`, true, response.status);
+    }
+    if (response.status >= 400 && !acceptedStatuses.includes(response.status)) {
+      throw new ConnectorRequestRejectedError(`${endpoint.name} answered ${response.status} to ${call}: ${text}`, response.status);
+    }
+    try {
+      return { kind: 'answer', status: response.status, body: JSON.parse(text) as T };
+    } catch (cause) {
+      throw new ConnectorRequestRejectedError(`${endpoint.name} answered non-JSON to ${call}`, response.status, { cause });
+    }
+  } catch (error) {
+    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw error;
+    if (controller.signal.aborted) return { kind: 'unknown' };
+    const code = (error as { cause?: { code?: unknown } }).cause?.code;
+    if (typeof code === 'string' && notSentCodes.has(code)) {
+      throw new ConnectorUnavailableError(`${endpoint.name} unreachable (${code})`, true, undefined, { cause: error });
+    }
+    // The connection broke after the request may have been sent: the provider may have acted on it.
+    return { kind: 'unknown' };
+  } finally {
+    clearTimeout(timer);
+  }
+}

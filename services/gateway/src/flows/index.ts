@@ -1,0 +1,2 @@
+/** The gateway's flow endpoints. */
+export { FlowRulesController } from './flow-rules.controller';
