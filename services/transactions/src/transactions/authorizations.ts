@@ -1,0 +1,454 @@
+/**
+ * The authorization flow: `POST /transactions` (card → vault first, flow rules, the route, the 3-D Secure plan),
+ * 3-D Secure (its directory-server steps in `three-d-secure.ts`), the attempts along the route with failover, and
+ * the pause for a challenge or a redirect: the buyer's return and the hold window that ends an abandoned one.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { issuerMandatesAuthentication, type BinData } from '@switchyard/bin-data';
+import { ApiError } from '@switchyard/api';
+import {
+  ConnectorRequestRejectedError,
+  ConnectorUnavailableError,
+  type AuthorizationResult as ConnectorAuthorizationResult,
+  type CapabilityRefusal,
+  type CardDetails,
+  type PaymentInstrument,
+  type ThreeDSecureData,
+  type ThreeDSecureDirectory,
+  type ProviderResponse,
+} from '@switchyard/connectors';
+import type { BuyerReturnRequest, BuyerReturnResult, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
+import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
+import type { TransactionsContext } from '../transactions-context';
+import type { CardVault } from '../vault/card-vault';
+import type { FlowDecision } from '../flow-rules/card-transaction-flow';
+import type { FlowRules } from '../flow-rules/flow-rules.slice';
+import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, type ThreeDSecurePlan } from './authorization-policy';
+import { KeyedQueue } from './keyed-queue';
+import { toAuthorizationResult } from './provider-answers';
+import type { ProviderConnectors } from './provider-connectors';
+import { SecurityCodeShelf } from './security-code-shelf';
+import { ThreeDSecureAuthenticator } from './three-d-secure';
+import { nextConnection, type Transaction } from './transaction';
+import type { TransactionDetails } from './transaction-wire';
+import type { TransactionStore } from './transaction-store';
+
+/** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
+export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
+
+export interface AuthorizationSettings {
+  /** ISSUER_MANDATED_3DS: EEA and UK issuers get 3-D Secure even when a skip rule matched. */
+  readonly issuerMandatedThreeDSecure: boolean;
+  /** How long a create request may hold failure notifications (a challenge or a redirect) before it is completed. */
+  readonly holdWindowMs: number;
+  /** Keys the buyer-return tokens. */
+  readonly returnTokenKey: Buffer;
+}
+
+interface Instrument {
+  readonly type: 'pan' | 'card_token' | 'redirect';
+  readonly card: CardDetails | null;
+  readonly summary: NonNullable<TransactionDetails['paymentMethod']>;
+}
+
+interface AttemptInput {
+  readonly instrument: PaymentInstrument;
+  readonly billingPostalCode?: string | undefined;
+  readonly threeDSecure?: ThreeDSecureData;
+  readonly store: boolean;
+}
+
+/** What the authorization flow needs besides the shared plumbing (the transactions slice's dependencies hold these). */
+export interface AuthorizationDependencies {
+  readonly paymentServices: PaymentServices;
+  readonly flowRules: FlowRuleDecisions;
+  readonly binData: BinData;
+  /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
+  readonly directory: ThreeDSecureDirectory | null;
+  readonly settings: AuthorizationSettings;
+  readonly vault: CardVault;
+  readonly connectors: ProviderConnectors;
+}
+
+export class Authorizations {
+  /** One buyer return at a time per transaction: a double submit must not authorize twice. */
+  private readonly returns = new KeyedQueue();
+  private readonly flowRules: FlowRuleDecisions;
+  private readonly binData: BinData;
+  private readonly authenticator: ThreeDSecureAuthenticator;
+  private readonly settings: AuthorizationSettings;
+  private readonly securityCodes: SecurityCodeShelf;
+  private readonly paymentServices: PaymentServices;
+  private readonly vault: CardVault;
+  private readonly connectors: ProviderConnectors;
+
+  constructor(
+    private readonly context: TransactionsContext,
+    private readonly store: TransactionStore,
+    dependencies: AuthorizationDependencies,
+  ) {
+    this.paymentServices = dependencies.paymentServices;
+    this.flowRules = dependencies.flowRules;
+    this.binData = dependencies.binData;
+    this.authenticator = new ThreeDSecureAuthenticator(store, dependencies.directory, { returnUrl: (id) => this.returnUrl(id), holdExpiry: () => this.holdExpiry() });
+    this.settings = dependencies.settings;
+    this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
+    this.vault = dependencies.vault;
+    this.connectors = dependencies.connectors;
+  }
+
+  create(request: TransactionCreateRequest): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request));
+  }
+
+  /**
+   * Set-up (instrument, flow rules, route, 3-D Secure plan), then one command creates the transaction with all of
+   * it; then 3-D Secure, then the attempts along the route. A challenge or a redirect method pauses the create:
+   * failure notifications stay held until the buyer returns or the hold window ends (spec, Events rule 2).
+   */
+  private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    const instrument = this.instrumentOf(merchantAccountId, body);
+    const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
+    const flow = instrument.card
+      ? this.flowRules.decide(merchantAccountId, {
+          amount: body.amount,
+          currency: body.currency,
+          country: body.country ?? null,
+          cardNumberPrefix: instrument.card.number.slice(0, 8),
+          cardScheme: instrument.summary.scheme ?? binInfo?.scheme ?? null,
+          cardType: binInfo?.cardType ?? null,
+          metadata: body.metadata ?? {},
+          merchantInitiated: body.merchant_initiated,
+        })
+      : noFlowDecision;
+    const route = this.route(merchantAccountId, body, instrument.summary.method, flow);
+    const first = route[0] as PaymentServiceConnection;
+    if (body.intent === 'authorize' && !first.effectiveCapabilities.delayedCapture) {
+      throw ApiError.badRequest(`Payment service ${first.id} cannot capture later (delayed capture is off): send intent "capture"`, [
+        { location: 'body', pointer: '/intent', message: 'delayed capture is off for this payment service', type: 'capability_disabled' },
+      ]);
+    }
+    const threeDSecure = instrument.card
+      ? planThreeDSecure({
+          connectionEnabled: first.threeDSecureEnabled,
+          flow,
+          issuerMandate: binInfo ? issuerMandatesAuthentication(binInfo) : null,
+          issuerMandateEnabled: this.settings.issuerMandatedThreeDSecure,
+          externalData: Boolean(body.three_d_secure_data),
+        })
+      : null;
+    const id = this.context.newId();
+    const summaryOf = (c: PaymentServiceConnection) => ({ id: c.id, definitionId: c.paymentServiceDefinitionId, method: c.method, displayName: c.displayName });
+    const redirectUrl = body.payment_method.redirect_url ?? null;
+    const details: TransactionDetails = {
+      country: body.country ?? null,
+      paymentMethod: { ...instrument.summary, cardType: binInfo?.cardType ?? null, issuerName: binInfo?.issuerName ?? null },
+      instrumentType: instrument.type,
+      paymentService: summaryOf(first),
+      paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
+      redirectUrl,
+      buyer: body.buyer
+        ? {
+            id: null,
+            display_name: body.buyer.display_name ?? null,
+            external_identifier: body.buyer.external_identifier ?? null,
+            billing_details: body.buyer.billing_details ?? null,
+            account_number: body.buyer.account_number ?? null,
+          }
+        : body.buyer_id
+          ? { id: body.buyer_id, display_name: null, external_identifier: body.buyer_external_identifier ?? null, billing_details: null, account_number: null }
+          : null,
+      cartItems: body.cart_items ?? null,
+      metadata: body.metadata ?? null,
+      paymentSource: body.payment_source ?? (body.merchant_initiated ? 'recurring' : 'ecommerce'),
+      merchantInitiated: body.merchant_initiated,
+      isSubsequentPayment: body.is_subsequent_payment,
+      store: body.store,
+      integrationClient: body.integration_client ?? null,
+      accountFundingTransaction: body.account_funding_transaction ?? false,
+    };
+    await this.store.command(id, {
+      type: 'CreateTransaction',
+      data: {
+        transactionId: id,
+        merchantAccountId,
+        paymentServiceId: first.id,
+        route: route.map((c) => c.id),
+        flowActions: flowActionRecords(flow, threeDSecure, Boolean(body.payment_service_id)),
+        intent: body.intent,
+        amount: body.amount,
+        currency: body.currency,
+        isAmountEstimated: body.is_amount_estimated,
+        ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
+        details: details as Record<string, unknown>,
+      },
+    });
+
+    let paused = false;
+    try {
+      paused = (await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null)) === 'paused';
+    } finally {
+      // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
+      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+    }
+    // Rendered once the request is complete: a held failure has been applied by then.
+    return this.store.render(merchantAccountId, id);
+  }
+
+  /** After the transaction exists: decline early, or 3-D Secure then the attempts; 'paused' while the buyer is away. */
+  private async proceed(id: string, request: TransactionCreateRequest, instrument: Instrument, flow: FlowDecision, threeDSecure: ThreeDSecurePlan | null, binScheme: string | null): Promise<'paused' | 'done'> {
+    const { body } = request;
+    if (flow.declineEarly) {
+      await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'declined', error: { errorCode: 'flow_decline', rawResponseDescription: `declined by flow rule ${flow.declineEarly.ruleId}` } } } });
+      return 'done';
+    }
+    const attempt: AttemptInput = {
+      instrument: instrument.card ? { type: 'card', card: instrument.card } : { type: 'redirect', redirect: { method: instrument.summary.method, returnUrl: this.returnUrl(id), ...(body.country ? { country: body.country } : {}) } },
+      billingPostalCode: body.buyer?.billing_details?.address?.postal_code ?? undefined,
+      store: body.store,
+    };
+    let threeDSecureData: ThreeDSecureData | undefined;
+    if (body.three_d_secure_data) {
+      threeDSecureData = await this.authenticator.recordExternalThreeDSecure(id, body.three_d_secure_data);
+    } else if (threeDSecure?.run && instrument.card) {
+      const outcome = await this.authenticator.authenticate(id, request, instrument.card, instrument.summary.scheme ?? binScheme, Boolean(body.payment_method.redirect_url));
+      if (outcome === 'challenge') {
+        if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
+        return 'paused';
+      }
+      if (outcome === 'stop') return 'done';
+      threeDSecureData = outcome ?? undefined;
+    }
+    return this.attemptAuthorization(id, { ...attempt, ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}) });
+  }
+
+  /**
+   * The connections to try, in order: `payment_service_id` alone (it bypasses routing); else the route-transaction
+   * rule's list; else every active connection of the payment method by position. Connections that are gone,
+   * inactive, of another method or not taking the currency and country are left out.
+   */
+  private route(merchantAccountId: string, body: TransactionCreateInput, method: string, flow: FlowDecision): PaymentServiceConnection[] {
+    if (body.payment_service_id) {
+      const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
+      if (!connection || !connection.active) {
+        throw ApiError.badRequest('The payment service does not exist or is not active', [
+          { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
+        ]);
+      }
+      if (connection.method !== method) {
+        throw ApiError.badRequest(`Payment service ${connection.id} takes ${connection.method} payments, not ${method}`, [
+          { location: 'body', pointer: '/payment_service_id', message: `this payment service does not take ${method}`, type: 'payment_method_not_supported' },
+        ]);
+      }
+      return [connection];
+    }
+    const usable = (connection: PaymentServiceConnection | undefined): connection is PaymentServiceConnection =>
+      connection !== undefined &&
+      connection.active &&
+      connection.method === method &&
+      connection.acceptedCurrencies.includes(body.currency) &&
+      (!body.country || connection.acceptedCountries.includes(body.country));
+    if (flow.route) {
+      const listed = flow.route.paymentServiceIds.map((id) => this.paymentServices.connection(merchantAccountId, id) ?? undefined).filter(usable);
+      if (listed.length === 0) {
+        throw ApiError.badRequest(`None of the payment services of flow rule ${flow.route.ruleId} can take this transaction (all_attempts_skipped)`, [
+          { location: 'body', pointer: '/currency', message: 'the matched flow rule routes to no active payment service taking this method, currency and country', type: 'all_attempts_skipped' },
+        ]);
+      }
+      return listed;
+    }
+    const connections = this.paymentServices.activeConnections(merchantAccountId).filter(usable);
+    if (connections.length === 0) {
+      throw ApiError.badRequest(`No active payment service of this merchant account takes ${method} in ${body.currency}${body.country ? ` in ${body.country}` : ''}`, [
+        { location: 'body', pointer: '/currency', message: 'no payment service takes this payment method, currency and country', type: 'no_payment_service' },
+      ]);
+    }
+    return connections;
+  }
+
+  /** A card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
+  private instrumentOf(merchantAccountId: string, body: TransactionCreateInput): Instrument {
+    const method = body.payment_method;
+    if (method.method === 'card') {
+      const stored = this.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date });
+      return {
+        type: 'pan',
+        card: { number: method.number, expirationDate: method.expiration_date, ...(method.security_code ? { securityCode: method.security_code } : {}) },
+        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+      };
+    }
+    if (method.method === 'id') {
+      const stored = this.vault.find(merchantAccountId, method.id);
+      const card = stored && this.vault.reveal(merchantAccountId, method.id);
+      if (!stored || !card) {
+        throw ApiError.badRequest('The payment method does not exist', [
+          { location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' },
+        ]);
+      }
+      return {
+        type: 'card_token',
+        card: { number: card.number, expirationDate: card.expirationDate, ...(method.security_code ? { securityCode: method.security_code } : {}) },
+        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+      };
+    }
+    return {
+      type: 'redirect',
+      card: null,
+      summary: { id: null, method: method.method, scheme: null, last4: null, bin: null, expirationDate: null, fingerprint: null, externalIdentifier: method.external_identifier ?? null },
+    };
+  }
+
+  /**
+   * Tries the transaction's current connection, and on a failure the next one may not share (`isFailoverCandidate`)
+   * moves along its route, each failed attempt recorded. 'paused': the provider wants the buyer's approval first.
+   */
+  private async attemptAuthorization(id: string, input: AttemptInput): Promise<'paused' | 'done'> {
+    for (;;) {
+      const t = await this.store.state(id);
+      if (t.status !== 'processing') return 'done';
+      const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
+        ? await this.store.call(() =>
+            this.connectors.connectorFor(connection).authorize({
+              reference: id,
+              amount: t.amount,
+              currency: t.currency,
+              paymentInstrument: input.instrument,
+              ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
+              capture: t.intent === 'capture',
+              ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
+              ...(input.store ? { storePaymentMethod: true } : {}),
+            }),
+          )
+        : { outcome: 'failed', errorCode: 'invalid_service_configuration', rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated` };
+      const result = toAuthorizationResult(answer, t.amount);
+      if (result && isFailoverCandidate(result) && nextConnection(t)) {
+        await this.store.record(id, { type: 'FailOver', data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error } });
+        continue;
+      }
+      if (result?.outcome === 'buyer_approval_required') {
+        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { ...result, reason: 'redirect', expiresAt: this.holdExpiry() } } });
+        return 'paused';
+      }
+      if (result) await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
+      return 'done';
+    }
+  }
+
+  // ---- the buyer's return ---------------------------------------------------------------------------------
+
+  /** Our return address for the ACS and redirect providers; the token keeps strangers from poking transactions. */
+  private returnUrl(id: string): string {
+    return `${this.connectors.publicBaseUrl()}/transactions/${id}/buyer-return?token=${this.returnToken(id)}`;
+  }
+
+  private returnToken(id: string): string {
+    return createHmac('sha256', this.settings.returnTokenKey).update(`buyer-return:${id}`).digest('base64url');
+  }
+
+  /**
+   * The buyer's browser is back from the ACS or the redirect provider. A held failure applies first (and the
+   * payment service is not called); otherwise a finished challenge is read back from the directory server (never
+   * from the query string) and the authorization goes ahead. A repeated return changes nothing.
+   */
+  buyerReturn(request: BuyerReturnRequest): Promise<BuyerReturnResult> {
+    const expected = Buffer.from(this.returnToken(request.transaction_id));
+    const given = Buffer.from(request.token);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw ApiError.notFound();
+    return this.returns.run(request.transaction_id, async () => {
+      const id = request.transaction_id;
+      const t = await this.store.state(id);
+      if (t.status === 'absent') throw ApiError.notFound();
+      if (t.createRequestRunning && t.status === 'buyer_approval_pending' && t.notificationHeld.length === 0 && t.approvalReason === 'three_d_secure') {
+        await this.resumeAfterChallenge(t);
+      } else if (t.createRequestRunning && (t.status === 'buyer_approval_pending' || t.notificationHeld.length > 0)) {
+        await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
+      }
+      const view = await this.store.render(t.merchantAccountId, id);
+      const redirectUrl = (this.store.readModel.find(id)?.details as TransactionDetails | undefined)?.redirectUrl ?? null;
+      const location = redirectUrl ? withQuery(redirectUrl, { transaction_id: id, transaction_status: view.status }) : null;
+      return { location, transaction_id: id, transaction_status: view.status };
+    });
+  }
+
+  private async resumeAfterChallenge(t: Transaction): Promise<void> {
+    const id = t.id;
+    let paused = false;
+    try {
+      const outcome = await this.authenticator.applyAuthentication(id, await this.authenticator.directoryResult(t), true).catch(async (error: unknown) => {
+        if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)) throw error;
+        paused = true; // the directory server is unreachable: the buyer can come back again
+        return 'challenge' as const;
+      });
+      if (outcome === 'challenge') {
+        paused = true;
+        return;
+      }
+      if (outcome === 'stop') return;
+      const card = this.vaultedCard(t);
+      const securityCode = this.securityCodes.take(id);
+      const view = this.store.readModel.find(id);
+      const postalCode = ((view?.details as TransactionDetails | undefined)?.buyer?.billing_details as { address?: { postal_code?: string | null } } | null | undefined)?.address?.postal_code ?? undefined;
+      paused =
+        (await this.attemptAuthorization(id, {
+          instrument: { type: 'card', card: { ...card, ...(securityCode ? { securityCode } : {}) } },
+          ...(postalCode ? { billingPostalCode: postalCode } : {}),
+          store: (view?.details as TransactionDetails | undefined)?.store ?? false,
+          ...(outcome ? { threeDSecure: outcome } : {}),
+        })) === 'paused';
+    } finally {
+      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
+    }
+  }
+
+  /** The card of a transaction, from the vault (only its id is in the events). */
+  private vaultedCard(t: Transaction): CardDetails {
+    const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod?.id;
+    const card = paymentMethodId ? this.vault.reveal(t.merchantAccountId, paymentMethodId) : null;
+    if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
+    return { number: card.number, expirationDate: card.expirationDate };
+  }
+
+  private holdExpiry(): string {
+    return new Date(this.context.now().getTime() + this.settings.holdWindowMs).toISOString();
+  }
+
+  /**
+   * The hold window: a create request that never recorded its completion (an abandoned challenge or redirect, a
+   * crashed process) is completed with `hold_expired` once the window has passed, so held failures apply and an
+   * abandoned approval ends (`incomplete_buyer_approval`). A redirect payment still open at the provider is
+   * cancelled there first. Runs on a timer in every transactions process; the decider makes a repeat a no-op.
+   */
+  async expireHolds(): Promise<number> {
+    const before = new Date(this.context.now().getTime() - this.settings.holdWindowMs).toISOString();
+    let expired = 0;
+    for (const id of this.store.readModel.expiredCreateHolds(before, 100)) {
+      const t = await this.store.state(id);
+      if (t.status === 'absent' || !t.createRequestRunning) continue;
+      if (t.status === 'buyer_approval_pending' && t.approvalReason === 'redirect' && t.paymentServiceTransactionId) {
+        const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+        if (connection) await this.store.call(() => this.connectors.connectorFor(connection).cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      }
+      this.securityCodes.take(id);
+      await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
+      expired += 1;
+    }
+    if (expired > 0) await this.context.catchUp();
+    return expired;
+  }
+
+  /** `GET /transactions/{id}/actions`: the flow rules that matched when the transaction was created. */
+  actions(merchantAccountId: string, id: string): { items: TransactionAction[] } {
+    const view = this.store.owned(merchantAccountId, id);
+    return { items: view.flowActions.map((a) => ({ type: 'action', id: a.action, flow: 'card-transaction', rule_id: a.ruleId, created_at: view.createdAt, outcome: { ...a.outcome } })) };
+  }
+}
+
+/** The URL with these query parameters added (existing ones kept). */
+function withQuery(url: string, params: Readonly<Record<string, string>>): string {
+  const target = new URL(url);
+  for (const [name, value] of Object.entries(params)) target.searchParams.set(name, value);
+  return target.toString();
+}

@@ -1,0 +1,138 @@
+/**
+ * What providers send on their own: notifications (verified by the connector, applied once per provider event id,
+ * remembered in `provider_notifications`) and settlement files (a settled refund moves from `processing` to
+ * `succeeded`). Both are recorded through the shared plumbing, so a late or repeated message changes nothing.
+ */
+import type Database from 'better-sqlite3';
+import { ApiError } from '@switchyard/api';
+import { NotificationRejectedError, type ProviderNotification } from '@switchyard/connectors';
+import type { ProviderNotificationRequest, SettlementFileRequest, SettlementFileResult } from '@switchyard/contracts';
+import type { PaymentServices } from '../payment-services/payment-services.slice';
+import type { TransactionsContext } from '../transactions-context';
+import { providerError, verificationCodes } from './provider-answers';
+import type { ProviderConnectors } from './provider-connectors';
+import { parseSettlementFile } from './settlement-file';
+import type { Transaction } from './transaction';
+import type { ProviderOutcome } from './transaction.decide';
+import type { TransactionStore } from './transaction-store';
+
+export class ProviderMessages {
+  private readonly notificationSeen: Database.Statement<[string, string]>;
+  private readonly notificationApplied: Database.Statement<[string, string, string]>;
+
+  constructor(
+    private readonly context: TransactionsContext,
+    private readonly store: TransactionStore,
+    private readonly paymentServices: PaymentServices,
+    private readonly connectors: ProviderConnectors,
+  ) {
+    context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
+      payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
+    this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
+    this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
+  }
+
+  /** A provider notification: verified by the connector (signature over the raw bytes), applied once per provider event id. */
+  async notify(request: ProviderNotificationRequest): Promise<void> {
+    const row = this.paymentServices.readModel.find(request.payment_service_id);
+    if (!row) throw ApiError.notFound();
+    const connection = this.paymentServices.connection(row.merchantAccountId, row.id);
+    if (!connection) throw ApiError.notFound();
+    let notification: ProviderNotification;
+    try {
+      notification = this.connectors.connectorFor(connection).parseNotification(request.raw_body, request.headers);
+    } catch (error) {
+      if (!(error instanceof NotificationRejectedError)) throw error;
+      if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
+      throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
+    }
+    if (this.notificationSeen.get(connection.id, notification.providerEventId)) return;
+    const state = await this.store.state(notification.reference);
+    if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || !state.route.includes(connection.id)) throw ApiError.notFound();
+    // A connection the transaction failed over from has nothing more to say about it: acknowledged, not applied.
+    if (state.paymentServiceId === connection.id) await this.applyNotification(state, notification);
+    this.notificationApplied.run(connection.id, notification.providerEventId, this.store.now());
+    await this.context.catchUp();
+  }
+
+  private async applyNotification(t: Transaction, notification: ProviderNotification): Promise<void> {
+    const id = t.id;
+    switch (notification.type) {
+      case 'authorization': {
+        const error = providerError(notification);
+        switch (notification.status) {
+          case 'authorized':
+          case 'captured':
+            return this.store.record(id, {
+              type: 'RecordAuthorizationResult',
+              data: {
+                source: 'notification',
+                result: {
+                  outcome: 'succeeded',
+                  authorizedAmount: notification.amount,
+                  paymentServiceTransactionId: notification.providerTransactionId,
+                  ...(notification.avsResponseCode ? { avsResponseCode: notification.avsResponseCode } : {}),
+                  ...(notification.cvvResponseCode ? { cvvResponseCode: notification.cvvResponseCode } : {}),
+                  ...(notification.rawResponseCode ? { rawResponseCode: notification.rawResponseCode } : {}),
+                },
+              },
+            });
+          case 'declined':
+          case 'failed':
+            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+          case 'pending':
+            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+          case 'voided':
+            if (t.pendingVoidId) return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            return;
+          case 'cancelled':
+            return; // recorded by the cancel request itself, once the provider confirmed it
+        }
+        return;
+      }
+      case 'capture': {
+        const view = this.store.readModel.find(id);
+        const captureId = view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0];
+        if (!captureId) return;
+        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
+        return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      }
+      case 'refund': {
+        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
+        return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+      }
+      case 'vault-token':
+        return; // stored payment methods arrive with the vault (a later issue)
+    }
+  }
+
+  /**
+   * A provider's settlement file: each refund record moves its `processing` refund to `succeeded` (spec, Refund
+   * statuses). Records of other accounts' or unknown refunds are counted as unmatched; repeats change nothing.
+   */
+  async ingestSettlementFile(request: SettlementFileRequest): Promise<SettlementFileResult> {
+    const connection = this.paymentServices.connection(request.merchant_account_id, request.payment_service_id);
+    if (!connection) throw ApiError.notFound();
+    const records = parseSettlementFile(request.content);
+    let settled = 0;
+    let already = 0;
+    let unmatched = 0;
+    for (const record of records) {
+      if (record.recordType !== 'refund') continue;
+      const owner = this.store.readModel.refundOwner(record.operationReference);
+      if (!owner || owner.merchantAccountId !== request.merchant_account_id || owner.transactionId !== record.reference) {
+        unmatched += 1;
+        continue;
+      }
+      const handled = await this.store.command(owner.transactionId, { type: 'IngestSettledRefund', data: { refundId: record.operationReference } }).catch((error: unknown) => {
+        if (error instanceof ApiError && error.status === 400) return null; // declined or failed refunds do not settle
+        throw error;
+      });
+      if (handled === null) unmatched += 1;
+      else if (handled.events.length > 0) settled += 1;
+      else already += 1;
+    }
+    await this.context.catchUp();
+    return { type: 'settlement-file-ingestion', file_name: request.file_name, records: records.length, refunds_settled: settled, already_settled: already, unmatched };
+  }
+}

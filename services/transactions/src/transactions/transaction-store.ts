@@ -1,0 +1,125 @@
+/**
+ * The plumbing every transaction flow shares (the slice's and the authorization's). Every change is a command
+ * decided by the transaction decider on the stream's current state and appended with the revision read
+ * (`handleCommand`), so the money rules hold under any concurrency; commands on one transaction are also queued in
+ * process so 50 racing requests do not exhaust the conflict retries. Also here: the transaction as the stream and
+ * the read model hold it, provider calls, and the requests kept with Idempotency-Keys.
+ */
+import { createHmac } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
+import { ConnectorRequestRejectedError, ConnectorUnavailableError, type ProviderResponse } from '@switchyard/connectors';
+import type { Transaction as WireTransaction } from '@switchyard/contracts';
+import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
+import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
+import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
+import { asApiErrors, type TransactionsContext } from '../transactions-context';
+import { KeyedQueue } from './keyed-queue';
+import { transactionStream, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
+import { transaction, type TransactionCommand } from './transaction.decide';
+import { toTransaction } from './transaction-wire';
+import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
+
+/** Codes a late or repeated provider message can meet: the record already says more than the message. */
+const staleNotificationCodes = new Set([
+  'authorization_already_decided',
+  'capture_not_pending',
+  'capture_not_found',
+  'refund_not_processing',
+  'refund_not_found',
+  'void_not_found',
+  'transaction_declined',
+  'transaction_failed',
+  'transaction_voided',
+  'transaction_refunded',
+]);
+
+export class TransactionStore {
+  readonly readModel: TransactionsReadModel;
+  private readonly idempotency: IdempotencyStore;
+  private readonly queue = new KeyedQueue();
+
+  constructor(
+    private readonly context: TransactionsContext,
+    private readonly paymentServices: PaymentServices,
+    /** Keys the request fingerprints kept with Idempotency-Keys (see `TransactionsDependencies.fingerprintKey`). */
+    private readonly fingerprintKey: Buffer,
+  ) {
+    this.readModel = new TransactionsReadModel(context.db);
+    this.idempotency = new IdempotencyStore(context.db, { now: context.now });
+  }
+
+  now(): string {
+    return this.context.now().toISOString();
+  }
+
+  idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
+    if (key === undefined) return execute();
+    const fingerprint = createHmac('sha256', this.fingerprintKey).update(requestFingerprint({ operation, body })).digest('hex');
+    return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
+  }
+
+  /** Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries). */
+  private append(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    return this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand));
+  }
+
+  /** A caller's command: domain errors become the spec's errors. */
+  command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    return asApiErrors(() => this.append(id, command));
+  }
+
+  /**
+   * Records what a provider said (its answer, a notification, a sync). The provider's later word may already have
+   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces.
+   */
+  async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
+    await this.append(id, command).catch((error: unknown) => {
+      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return;
+      throw error;
+    });
+  }
+
+  async state(id: string): Promise<TransactionState> {
+    const events = await this.context.store.readStream(transactionStream(id));
+    return events.reduce((state, event) => transaction.evolve(state, asDomainEvent<TransactionEvent>(event)), transaction.initialState());
+  }
+
+  /** The transaction from its stream (not the read model: a decision needs the latest state); 404 outside the account. */
+  async load(merchantAccountId: string, id: string): Promise<Transaction> {
+    const state = await this.state(id);
+    if (state.status === 'absent' || state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return state;
+  }
+
+  owned(merchantAccountId: string, id: string): TransactionView {
+    const view = this.readModel.find(id);
+    if (!view || view.state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return view;
+  }
+
+  connectionOf(t: Transaction): PaymentServiceConnection {
+    const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+    if (!connection) throw ApiError.badRequest('The payment service of this transaction was deleted');
+    return connection;
+  }
+
+  /** The transaction as a caller sees it, from the read model once it has seen what was just appended. */
+  async render(merchantAccountId: string, id: string): Promise<WireTransaction> {
+    await this.context.catchUp();
+    return toTransaction(this.owned(merchantAccountId, id));
+  }
+
+  /**
+   * A provider call. An unreachable provider (refused connection, 5xx) did nothing: that is a failure with
+   * `service_unavailable`. A request the provider rejected as malformed is `invalid_service_request`.
+   */
+  async call<T>(request: () => Promise<T>): Promise<T | ProviderResponse> {
+    try {
+      return await request();
+    } catch (error) {
+      if (error instanceof ConnectorUnavailableError) return { outcome: 'failed', errorCode: 'service_unavailable', rawResponseDescription: error.message };
+      if (error instanceof ConnectorRequestRejectedError) return { outcome: 'failed', errorCode: 'invalid_service_request', rawResponseDescription: error.message };
+      throw error;
+    }
+  }
+}
