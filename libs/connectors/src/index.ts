@@ -1,10 +1,13 @@
 export * from './connector';
 export * from './connector-errors';
 export * from './three-d-secure';
+export * from './gift-card';
 export { ConnectorRegistry, effectiveCapabilities, type ConnectorDefinition } from './connector-registry';
 export { MockCardConnector, type MockCardConfig } from './simulator/mock-card-connector';
 export { mockCardCapabilities, mockCardDefinition } from './simulator/mock-card-definition';
 export { mockPaypalCapabilities, mockPaypalDefinition } from './simulator/mock-paypal-definition';
+export { MockGiftCardConnector, type MockGiftCardConfig } from './simulator/mock-gift-card-connector';
+export { mockGiftCardDefinition } from './simulator/mock-gift-card-definition';
 export { SimulatorDirectoryServer, type SimulatorDirectoryServerConfig } from './simulator/simulator-directory-server';
 export { signNotification, signatureHeader, eventIdHeader } from './simulator/notification-signature';
 export {
@@ -18,10 +21,17 @@ export type { LedgerCounts } from './simulator/simulator-ledger';
 export * as simulatorValues from './simulator/simulator-values';
 
 import { ConnectorRegistry } from './connector-registry';
+import { GiftCardServiceRegistry } from './gift-card';
 import { mockCardDefinition } from './simulator/mock-card-definition';
+import { mockGiftCardDefinition } from './simulator/mock-gift-card-definition';
 import { mockPaypalDefinition } from './simulator/mock-paypal-definition';
 
 /** Every provider Switchyard knows. A new provider: one folder exporting one definition, added here. */
 export const connectorDefinitions = [mockCardDefinition, mockPaypalDefinition] as const;
 
 export const connectorRegistry = new ConnectorRegistry(connectorDefinitions);
+
+/** Every gift card service Switchyard knows; a connection of one is a payment service of method `gift-card`. */
+export const giftCardServiceDefinitions = [mockGiftCardDefinition] as const;
+
+export const giftCardServiceRegistry = new GiftCardServiceRegistry(giftCardServiceDefinitions);

@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireText, withQueryParameter, type RouteAnswer } from './simulator-http';
+import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireCurrency, requireText, withQueryParameter, type RouteAnswer } from './simulator-http';
 import { challengePage } from './simulator-pages';
 import { eciForCard, threeDSecureOutcomeForCard } from './simulator-values';
 import type { WireChallengeResult, WireThreeDSecureAuthentication, WireThreeDSecureAuthenticationRequest } from './simulator-wire';
@@ -45,7 +45,7 @@ export class SimulatorAcs {
     requireAmount(body.amount);
     requireText(body.card, ['number', 'expiration_date'], 'card.');
     requireText(body.merchant, ['acquirer_bin', 'acquirer_merchant_id', 'name', 'country_code', 'category_code', 'url'], 'merchant.');
-    if (!/^[A-Z]{3}$/.test(body.currency)) throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
+    requireCurrency(body.currency);
     if (!URL.canParse(body.return_url)) throw new HttpFailure(400, 'invalid_request', 'return_url must be an absolute URL');
 
     const repeated = this.byReference.get(body.reference);

@@ -29,6 +29,10 @@ export function requireAmount(amount: unknown): void {
   }
 }
 
+export function requireCurrency(currency: unknown): void {
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
+}
+
 /** Each named field of `value` must be a non-empty string; `prefix` names the object in the message. */
 export function requireText(value: unknown, fields: readonly string[], prefix = ''): void {
   const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;

@@ -1,14 +1,15 @@
 /**
  * The provider simulator: a standalone HTTP server with an in-memory ledger, serving the `mock-card` and
- * `mock-paypal` connectors (cards, network tokens, a redirect wallet) and a 3-D Secure directory server / ACS
- * (`simulator-acs.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
+ * `mock-paypal` connectors (cards, network tokens, a redirect wallet), a 3-D Secure directory server / ACS
+ * (`simulator-acs.ts`) and the `mock-gift-card` provider (`simulator-gift-cards.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
  * HTTP. Every behaviour is decided by the values in `simulator-values.ts` (docs/simulator.md).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventIdHeader, signatureHeader, signNotification } from './notification-signature';
 import { SimulatorAcs } from './simulator-acs';
-import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireText, send, sendFailure, withQueryParameter, type RouteAnswer } from './simulator-http';
+import { SimulatorGiftCards } from './simulator-gift-cards';
+import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireCurrency, requireText, send, sendFailure, withQueryParameter, type RouteAnswer } from './simulator-http';
 import { SimulatorLedger, toWireTransaction, type BuyerApproval, type SimulatedTransaction } from './simulator-ledger';
 import { approve, approvedCodes, capture, increment, pendingCodes, refund, reject, setCodes, voidOrCancel } from './simulator-operations';
 import { approvalPage } from './simulator-pages';
@@ -18,6 +19,7 @@ import {
   type WireApprovalDecision,
   type WireAuthorizeRequest,
   type WireCaptureRequest,
+  type WireGiftCardLedgerCard,
   type WireIncrementRequest,
   type WireNotification,
   type WireRefund,
@@ -66,14 +68,20 @@ export interface RunningSimulator {
   readonly deliveries: readonly NotificationDelivery[];
   /** Settles every pending refund, delivers their notifications, and returns the settlement file. */
   produceSettlementFile(): Promise<SettlementFile>;
-  /** While down, every POST under `/v1/authorizations` for that merchant id answers 503 and records nothing. */
+  /**
+   * While down, every POST under `/v1/authorizations` and `/v1/gift-cards` for that merchant id answers 503 and
+   * records nothing.
+   */
   setOutage(merchantId: string, down: boolean): void;
+  /** The gift card provider's ledger for one card (`GET /v1/gift-cards/cards/{number}`); undefined when never seen. */
+  giftCard(number: string): WireGiftCardLedgerCard | undefined;
   stop(): Promise<void>;
 }
 
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
   const ledger = new SimulatorLedger();
   const acs = new SimulatorAcs((prefix) => ledger.newId(prefix));
+  const giftCards = new SimulatorGiftCards((prefix) => ledger.newId(prefix), (request, body) => refuseDuringOutage(request, body));
   const deliveries: NotificationDelivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const settledOperationIds = new Set<string>();
@@ -141,7 +149,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   async function authorize(body: WireAuthorizeRequest, baseUrl: string): Promise<WireTransaction> {
     requireAmount(body.amount);
     requireText(body, ['reference']);
-    if (typeof body.currency !== 'string' || !/^[A-Z]{3}$/.test(body.currency)) throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
+    requireCurrency(body.currency);
     const instrument = body.payment_instrument;
     if (!['card', 'network_token', 'redirect'].includes(instrument?.type)) throw new HttpFailure(400, 'invalid_request', 'payment_instrument is required');
     if (instrument.type === 'redirect') {
@@ -313,6 +321,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     if (segments[0] !== 'v1') throw new HttpFailure(404, 'not_found', 'unknown path');
     const [, collection, id, action] = segments;
     if (collection === '3ds') return acs.route(request, segments.slice(2));
+    if (collection === 'gift-cards') return giftCards.route(request, segments.slice(2));
     if (collection === 'authorizations' && method === 'POST') {
       const body = await readBody(request);
       refuseDuringOutage(request, body);
@@ -378,6 +387,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     deliveries,
     produceSettlementFile,
     setOutage,
+    giftCard: (number) => giftCards.ledgerCard(number),
     async stop() {
       for (const timer of timers) clearTimeout(timer);
       timers.clear();

@@ -5,6 +5,7 @@
  * docs/simulator.md lists every value; `simulator-values.unit.spec.ts` keeps the two in step.
  */
 import type { AvsResponseCode, CvvResponseCode } from '../connector';
+import type { GiftCardErrorCode } from '../gift-card';
 import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
 
 /** Reference: amounts 200001–200022 decline with these error codes. */
@@ -180,4 +181,99 @@ export function threeDSecureOutcomeForCard(number: string): ThreeDSecureCardOutc
 /** ECI of an authenticated (Y or A) cardholder: Mastercard (first digit 5 or 2) '02', every other scheme '05'. */
 export function eciForCard(number: string): string {
   return number.startsWith('5') || number.startsWith('2') ? '02' : '05';
+}
+
+/**
+ * Reference: a gift card PIN's first digit picks the outcome category. `success` cards hold the PIN read as an
+ * integer (PIN `01000` → 1000) the first time they are seen.
+ */
+export const giftCardPinCategories = {
+  '0': 'success',
+  '1': 'validation_error',
+  '2': 'server_error',
+  '3': 'client_error',
+} as const;
+
+export type GiftCardPinCategory = (typeof giftCardPinCategories)[keyof typeof giftCardPinCategories];
+export type GiftCardFailureCategory = Exclude<GiftCardPinCategory, 'success'>;
+
+/** Reference: after a failure digit, the next four digits pick the error code; any other four → unknown_error. */
+export const giftCardErrorSuffixes: Readonly<Record<string, GiftCardErrorCode>> = {
+  '0000': 'invalid_gift_card',
+  '0001': 'expired_card',
+  '0002': 'inactive_card',
+  '0003': 'invalid_service_credentials',
+  '0004': 'invalid_amount',
+  '0005': 'incorrect_currency',
+  '0006': 'insufficient_funds',
+  '0007': 'invalid_service_configuration',
+  '0008': 'operation_canceled',
+  '0009': 'service_error',
+  '0010': 'service_network_error',
+  '0011': 'unknown_error',
+};
+
+/** Ours: a card number ending in these four digits is expired (expired_card), whatever its PIN. */
+export const giftCardExpiredNumberSuffix = '0000';
+
+const giftCardCategoryNames: Readonly<Record<GiftCardFailureCategory, string>> = {
+  validation_error: 'Validation error',
+  server_error: 'Server error',
+  client_error: 'Client error',
+};
+
+const giftCardErrorMessages: Readonly<Record<GiftCardErrorCode, string>> = {
+  invalid_gift_card: 'the gift card number or PIN is not valid.',
+  expired_card: 'the gift card has expired.',
+  inactive_card: 'the gift card has not been activated.',
+  invalid_service_credentials: 'the merchant credentials were rejected.',
+  invalid_amount: 'the amount is not valid for this operation.',
+  incorrect_currency: "the currency is not the gift card's currency.",
+  insufficient_funds: 'the gift card balance is too low.',
+  invalid_service_configuration: 'the merchant account is not set up for gift cards.',
+  operation_canceled: 'the operation was canceled.',
+  service_error: 'the gift card service could not process the request.',
+  service_network_error: 'the gift card service could not reach its network.',
+  unknown_error: 'an unknown error occurred.',
+  max_gift_cards_reached: 'too many gift cards in one payment.',
+};
+
+export interface GiftCardFailureOutcome {
+  readonly result: 'failed';
+  readonly category: GiftCardFailureCategory;
+  readonly errorCode: GiftCardErrorCode;
+  /** What a PIN spells: category digit and four digits, e.g. '10001'. */
+  readonly rawErrorCode: string;
+  readonly rawErrorMessage: string;
+}
+
+export type GiftCardPinOutcome = { readonly result: 'succeeded'; readonly balance: number } | GiftCardFailureOutcome;
+
+const digitOf = (category: GiftCardFailureCategory): string => Object.entries(giftCardPinCategories).find(([, c]) => c === category)?.[0] ?? '';
+
+function failureOutcome(category: GiftCardFailureCategory, errorCode: GiftCardErrorCode, rawErrorCode: string, message?: string): GiftCardFailureOutcome {
+  return { result: 'failed', category, errorCode, rawErrorCode, rawErrorMessage: `${giftCardCategoryNames[category]}: ${message ?? giftCardErrorMessages[errorCode]}` };
+}
+
+/**
+ * Ours: the failure the simulator's own rules answer (expired number, wrong currency, too little on the card, ...),
+ * always a validation error, coded as the PIN that spells it would be (expired_card → raw '10001'). `message`
+ * replaces the code's usual sentence.
+ */
+export function giftCardFailure(errorCode: GiftCardErrorCode, message?: string): GiftCardFailureOutcome {
+  const suffix = Object.entries(giftCardErrorSuffixes).find(([, code]) => code === errorCode)?.[0] ?? '9999';
+  return failureOutcome('validation_error', errorCode, digitOf('validation_error') + suffix, message);
+}
+
+/**
+ * Reference: the PIN's first digit, then the four after it; the raw code is those five digits as given (`19999` →
+ * unknown_error, raw '19999'). Ours: a PIN that is not all digits, or starts with 4–9, is a wrong PIN
+ * (validation_error, invalid_gift_card).
+ */
+export function giftCardOutcomeForPin(pin: string): GiftCardPinOutcome {
+  const categories: Readonly<Record<string, GiftCardPinCategory>> = giftCardPinCategories;
+  const category = /^\d+$/.test(pin) ? categories[pin.charAt(0)] : undefined;
+  if (category === undefined) return giftCardFailure('invalid_gift_card');
+  if (category === 'success') return { result: 'succeeded', balance: Number.parseInt(pin, 10) };
+  return failureOutcome(category, giftCardErrorSuffixes[pin.slice(1, 5)] ?? 'unknown_error', pin.slice(0, 5));
 }

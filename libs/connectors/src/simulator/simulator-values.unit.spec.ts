@@ -7,6 +7,11 @@ import {
   decisionForAmount,
   eciForCard,
   failureAmounts,
+  giftCardErrorSuffixes,
+  giftCardExpiredNumberSuffix,
+  giftCardFailure,
+  giftCardOutcomeForPin,
+  giftCardPinCategories,
   scenarioAmounts,
   scenarioForAmount,
   slowResponseDelayMs,
@@ -117,6 +122,39 @@ describe('card number → 3-D Secure outcome', () => {
   });
 });
 
+describe('gift card PIN → outcome', () => {
+  it('reads a success PIN as the balance', () => {
+    expect(giftCardOutcomeForPin('01000')).toEqual({ result: 'succeeded', balance: 1000 });
+    expect(giftCardOutcomeForPin('0')).toEqual({ result: 'succeeded', balance: 0 });
+  });
+
+  it.each([
+    ['10000', 'validation_error', 'invalid_gift_card', 'Validation error: '],
+    ['20009', 'server_error', 'service_error', 'Server error: '],
+    ['30003', 'client_error', 'invalid_service_credentials', 'Client error: '],
+    ['19999', 'validation_error', 'unknown_error', 'Validation error: '],
+    ['2000612', 'server_error', 'insufficient_funds', 'Server error: '],
+  ])('%s → %s %s', (pin, category, errorCode, message) => {
+    const outcome = giftCardOutcomeForPin(pin);
+    expect(outcome).toMatchObject({ result: 'failed', category, errorCode, rawErrorCode: pin.slice(0, 5) });
+    expect(outcome.result === 'failed' && outcome.rawErrorMessage.startsWith(message)).toBe(true);
+  });
+
+  it.each(['', '4000', '9123', '01a00'])('answers a PIN %j the rules do not know with invalid_gift_card', (pin) => {
+    expect(giftCardOutcomeForPin(pin)).toMatchObject({ result: 'failed', errorCode: 'invalid_gift_card', rawErrorCode: '10000' });
+  });
+
+  it('codes our own failures as the PIN that spells them', () => {
+    expect(giftCardFailure('expired_card')).toMatchObject({ category: 'validation_error', rawErrorCode: '10001' });
+    expect(giftCardFailure('insufficient_funds', 'too low.')).toMatchObject({ rawErrorCode: '10006', rawErrorMessage: 'Validation error: too low.' });
+  });
+
+  it('has the four categories and twelve error codes of the reference', () => {
+    expect(Object.keys(giftCardPinCategories)).toEqual(['0', '1', '2', '3']);
+    expect(Object.keys(giftCardErrorSuffixes)).toHaveLength(12);
+  });
+});
+
 describe('docs/simulator.md', () => {
   const doc = readFileSync(join(__dirname, '../../../../docs/simulator.md'), 'utf8');
 
@@ -132,5 +170,11 @@ describe('docs/simulator.md', () => {
     for (const [digits, outcome] of Object.entries(threeDSecureLastDigitOutcomes)) {
       expect(doc).toMatch(new RegExp(`\\| ending \`${digits}\` \\| ${outcome.transactionStatus} \\| \`${outcome.statusReason}\` \\|`));
     }
+  });
+
+  it('lists every gift card PIN digit and error code, and the expired-number rule', () => {
+    for (const [digit, category] of Object.entries(giftCardPinCategories)) expect(doc).toMatch(new RegExp(`\\| \`${digit}\` \\| ${category.replace('_', ' ')}`));
+    for (const [suffix, code] of Object.entries(giftCardErrorSuffixes)) expect(doc).toMatch(new RegExp(`\\| \`${suffix}\` \\| \`${code}\` \\|`));
+    expect(doc).toContain(`A card number ending in \`${giftCardExpiredNumberSuffix}\` is expired: \`expired_card\``);
   });
 });

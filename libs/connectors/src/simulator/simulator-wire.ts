@@ -1,11 +1,12 @@
 /**
- * The simulator's HTTP wire format (snake_case JSON), shared by the server and the mock-card connector so the two
- * cannot drift. docs/simulator.md describes it for humans.
+ * The simulator's HTTP wire format (snake_case JSON), shared by the server and the adapters that call it (mock-card,
+ * 3-D Secure, mock-gift-card) so the two sides cannot drift. docs/simulator.md describes it for humans.
  */
 import type { AvsResponseCode, CvvResponseCode, ProviderRefundStatus, ProviderTransactionStatus } from '../connector';
+import type { GiftCardErrorCode } from '../gift-card';
 import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
 
-/** Sent by the connector on every call; an outage (`PUT /v1/outages/{merchant_id}`) is matched against it. */
+/** Sent by the card and gift card connectors on every call; an outage (`PUT /v1/outages/{merchant_id}`) is matched against it. */
 export const merchantIdHeader = 'x-mock-card-merchant-id';
 
 export type WirePaymentInstrument =
@@ -170,4 +171,99 @@ export interface WireThreeDSecureAuthentication {
 /** The form the challenge page posts (`POST /v1/3ds/challenges/{id}`, form-encoded or JSON). */
 export interface WireChallengeResult {
   readonly result: 'Y' | 'N';
+}
+
+// ---- Gift cards (`/v1/gift-cards/...`, `mock-gift-card`) ------------------------------------------------------
+
+/** Every business answer is HTTP 200 with `status`; a failure carries the standard code and the provider's own. */
+export interface WireGiftCardFailure {
+  readonly status: 'failed';
+  readonly error_code: GiftCardErrorCode;
+  readonly raw_error_code: string;
+  readonly raw_error_message: string;
+}
+
+export interface WireGiftCardBalanceRequest {
+  readonly number: string;
+  readonly pin?: string;
+}
+
+export interface WireGiftCardBalance {
+  readonly status: 'succeeded';
+  readonly balance: number;
+  readonly currency: string;
+  readonly expires_at: string | null;
+}
+
+export interface WireGiftCardIssueRequest {
+  readonly reference: string;
+  readonly theme: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface WireGiftCardIssued extends WireGiftCardBalance {
+  readonly number: string;
+  readonly pin: string;
+}
+
+export interface WireGiftCardActivateRequest {
+  readonly reference: string;
+  readonly number: string;
+  readonly pin?: string;
+  readonly amount?: number;
+  readonly currency: string;
+}
+
+export interface WireGiftCardRedeemRequest {
+  readonly reference: string;
+  readonly number: string;
+  readonly pin?: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface WireGiftCardRedeemed {
+  readonly status: 'succeeded';
+  readonly redemption_id: string;
+  /** What is left on the card. */
+  readonly balance: number;
+}
+
+export interface WireGiftCardReversal {
+  readonly status: 'succeeded';
+  readonly reversed: boolean;
+}
+
+/** `POST /v1/gift-cards/redemptions/{redemption reference}/refunds`; `reference` is the refund's own. */
+export interface WireGiftCardRefundRequest {
+  readonly reference: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+export interface WireGiftCardRefunded {
+  readonly status: 'succeeded';
+  readonly refund_id: string;
+}
+
+/** `GET /v1/gift-cards/cards/{number}`: the provider's ledger for one card. */
+export interface WireGiftCardLedgerCard {
+  readonly number: string;
+  readonly balance: number;
+  readonly currency: string;
+  readonly expires_at: string | null;
+  /** Every redemption asked for on this number, in order, failed ones included. */
+  readonly redemptions: readonly WireGiftCardLedgerRedemption[];
+}
+
+export interface WireGiftCardLedgerRedemption {
+  readonly reference: string;
+  /** null when the redemption failed. */
+  readonly redemption_id: string | null;
+  readonly amount: number;
+  readonly currency: string;
+  readonly status: 'succeeded' | 'failed' | 'reversed';
+  readonly refunded_amount: number;
+  readonly refunds: readonly { readonly reference: string; readonly refund_id: string; readonly amount: number }[];
 }

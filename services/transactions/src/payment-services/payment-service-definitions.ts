@@ -1,10 +1,18 @@
 /**
- * The payment service definitions: every connector of `libs/connectors` (`connectorRegistry`) with what the API
- * shows of it — its method, its credential fields, its currencies and countries. A new connector gets an entry in
- * `catalogueEntries`; one without an entry is listed as a card provider without fields.
+ * The payment service definitions: every connector of `libs/connectors` (`connectorRegistry`) and every gift card
+ * service (`giftCardServiceRegistry`) with what the API shows of it — its method, its credential fields, its
+ * currencies and countries. A new connector gets an entry in `catalogueEntries`; one without an entry is listed as a
+ * card provider without fields. A gift card service has none of the connector capabilities.
  */
 import type { PaymentServiceCapabilities, PaymentServiceCapabilityName, PaymentServiceDefinition } from '@switchyard/contracts';
-import { connectorRegistry, type ConnectorCapabilities, type ConnectorCapability, type ConnectorRegistry } from '@switchyard/connectors';
+import {
+  connectorRegistry,
+  giftCardServiceRegistry,
+  type ConnectorCapabilities,
+  type ConnectorCapability,
+  type ConnectorRegistry,
+  type GiftCardServiceRegistry,
+} from '@switchyard/connectors';
 
 export interface DefinitionField {
   readonly key: string;
@@ -79,16 +87,30 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
   },
+  'mock-gift-card': {
+    method: 'gift-card',
+    mode: 'gift-card',
+    fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    reportingFields: [],
+    supportedCurrencies: commonCurrencies,
+    supportedCountries: commonCountries,
+  },
 };
+
+/** A gift card service's capabilities: none of a card connector's (`capabilityWireNames` names every flag). */
+const giftCardCapabilities = Object.fromEntries(Object.keys(capabilityWireNames).map((flag) => [flag, false])) as unknown as ConnectorCapabilities;
 
 const fallbackEntry: CatalogueEntry = { method: 'card', mode: 'card', fields: [], reportingFields: [], supportedCurrencies: [], supportedCountries: [] };
 
 export class PaymentServiceDefinitionCatalogue {
-  constructor(private readonly registry: ConnectorRegistry = connectorRegistry) {}
+  constructor(
+    private readonly registry: ConnectorRegistry = connectorRegistry,
+    private readonly giftCards: GiftCardServiceRegistry = giftCardServiceRegistry,
+  ) {}
 
   /** The definition by id; undefined when no connector has it. */
   find(id: string): DefinitionInfo | undefined {
-    const definition = this.registry.get(id);
+    const definition = this.definition(id);
     if (!definition) return undefined;
     const entry = catalogueEntries[id] ?? fallbackEntry;
     return { id, method: entry.method, capabilities: definition.capabilities, fields: entry.fields, reportingFields: entry.reportingFields };
@@ -96,15 +118,14 @@ export class PaymentServiceDefinitionCatalogue {
 
   /** Every definition on the wire, by id. */
   list(): PaymentServiceDefinition[] {
-    return this.registry
-      .list()
+    return [...this.registry.list(), ...this.giftCards.list()]
       .map((definition) => this.toWire(definition.id))
       .filter((definition): definition is PaymentServiceDefinition => definition !== undefined)
       .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   }
 
   toWire(id: string): PaymentServiceDefinition | undefined {
-    const definition = this.registry.get(id);
+    const definition = this.definition(id);
     if (!definition) return undefined;
     const entry = catalogueEntries[id] ?? fallbackEntry;
     const capabilities = toWireCapabilities(definition.capabilities);
@@ -143,6 +164,12 @@ export class PaymentServiceDefinitionCatalogue {
       },
       supported_integration_clients: null,
     };
+  }
+
+  /** A card connector's definition, or a gift card service's with no capabilities. */
+  private definition(id: string): { readonly displayName: string; readonly capabilities: ConnectorCapabilities } | undefined {
+    const giftCard = this.giftCards.get(id);
+    return this.registry.get(id) ?? (giftCard && { displayName: giftCard.displayName, capabilities: giftCardCapabilities });
   }
 }
 

@@ -1,22 +1,39 @@
 /**
  * From a connection (a payment service row) to the Connector that talks to its provider: the connection's fields,
  * its capability switches, and the service-level provider settings (where the provider lives, the shared webhook
- * secret, where it sends notifications). A new provider adds one entry to `configFor`.
+ * secret, where it sends notifications). A new provider adds one entry to `configFor`; a gift card service
+ * (`giftCardConnectorFor`) one to `giftCardConfigFor`.
  */
 import { ApiError } from '@switchyard/api';
-import { connectorRegistry, type Connector, type MockCardConfig } from '@switchyard/connectors';
+import { connectorRegistry, giftCardServiceRegistry, type Connector, type GiftCardConnector, type MockCardConfig, type MockGiftCardConfig } from '@switchyard/connectors';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 
 export interface ProviderSettings {
   /** The gateway's address as providers reach it; notifications go to `<base>/payment-services/<id>/notifications`. */
   readonly publicBaseUrl: () => string;
+  /** The simulator; it serves `mock-card`, `mock-paypal` and `mock-gift-card` alike. */
   readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string; readonly timeoutMs?: number };
 }
 
 const fieldOf = (connection: PaymentServiceConnection, key: string): string | undefined => connection.fields.find((field) => field.key === key)?.value;
 
+/** Connectors by connection id, each rebuilt when its connection changed. */
+type ConnectorCache<T> = Map<string, { readonly updatedAt: string; readonly connector: T }>;
+
+function cachedFor<T>(cache: ConnectorCache<T>, connection: PaymentServiceConnection, create: () => T): T {
+  const cached = cache.get(connection.id);
+  if (cached && cached.updatedAt === connection.updatedAt) return cached.connector;
+  const connector = create();
+  cache.set(connection.id, { updatedAt: connection.updatedAt, connector });
+  return connector;
+}
+
+const noConnector = (connection: PaymentServiceConnection, kind: string): ApiError =>
+  ApiError.badGateway(new Error(`no ${kind} for payment service definition ${connection.paymentServiceDefinitionId}`));
+
 export class ProviderConnectors {
-  private readonly cache = new Map<string, { readonly updatedAt: string; readonly connector: Connector }>();
+  private readonly cache: ConnectorCache<Connector> = new Map();
+  private readonly giftCardCache: ConnectorCache<GiftCardConnector> = new Map();
 
   constructor(private readonly settings: ProviderSettings) {}
 
@@ -31,13 +48,20 @@ export class ProviderConnectors {
 
   /** The connector of a connection, rebuilt when the connection changed. */
   connectorFor(connection: PaymentServiceConnection): Connector {
-    const cached = this.cache.get(connection.id);
-    if (cached && cached.updatedAt === connection.updatedAt) return cached.connector;
-    const definition = connectorRegistry.get(connection.paymentServiceDefinitionId);
-    if (!definition) throw ApiError.badGateway(new Error(`no connector for payment service definition ${connection.paymentServiceDefinitionId}`));
-    const connector = definition.create(this.configFor(connection) as never);
-    this.cache.set(connection.id, { updatedAt: connection.updatedAt, connector });
-    return connector;
+    return cachedFor(this.cache, connection, () => {
+      const definition = connectorRegistry.get(connection.paymentServiceDefinitionId);
+      if (!definition) throw noConnector(connection, 'connector');
+      return definition.create(this.configFor(connection) as never);
+    });
+  }
+
+  /** The gift card connector of a gift card service connection, rebuilt when the connection changed. */
+  giftCardConnectorFor(connection: PaymentServiceConnection): GiftCardConnector {
+    return cachedFor(this.giftCardCache, connection, () => {
+      const definition = giftCardServiceRegistry.get(connection.paymentServiceDefinitionId);
+      if (!definition) throw noConnector(connection, 'gift card service');
+      return definition.create(this.giftCardConfigFor(connection) as never);
+    });
   }
 
   private configFor(connection: PaymentServiceConnection): unknown {
@@ -45,20 +69,45 @@ export class ProviderConnectors {
       // The card simulator and its PayPal-like wallet are one simulator: the same configuration.
       case 'mock-card':
       case 'mock-paypal': {
-        const mockCard = this.settings.mockCard;
-        if (!mockCard) throw ApiError.badGateway(new Error('the mock-card simulator is not configured (MOCK_CARD_URL, MOCK_CARD_WEBHOOK_SECRET)'));
         const config: MockCardConfig = {
-          baseUrl: mockCard.baseUrl,
-          webhookSecret: mockCard.webhookSecret,
-          merchantId: fieldOf(connection, 'merchant_id') ?? connection.merchantAccountId,
+          ...this.simulatorConfig(connection),
+          webhookSecret: this.simulator().webhookSecret,
           notificationUrl: this.notificationUrl(connection.id),
           capabilities: connection.effectiveCapabilities,
-          ...(mockCard.timeoutMs !== undefined ? { timeoutMs: mockCard.timeoutMs } : {}),
         };
         return config;
       }
       default:
-        throw ApiError.badGateway(new Error(`payment service definition ${connection.paymentServiceDefinitionId} has no configuration`));
+        throw unconfigured(connection);
     }
   }
+
+  private giftCardConfigFor(connection: PaymentServiceConnection): unknown {
+    switch (connection.paymentServiceDefinitionId) {
+      // The gift card routes live in the same simulator process as the card ones.
+      case 'mock-gift-card':
+        return this.simulatorConfig(connection) satisfies MockGiftCardConfig;
+      default:
+        throw unconfigured(connection);
+    }
+  }
+
+  /** Where the simulator is and who the connection is to it: merchant id = field `merchant_id`, else the account. */
+  private simulatorConfig(connection: PaymentServiceConnection): MockGiftCardConfig {
+    const simulator = this.simulator();
+    return {
+      baseUrl: simulator.baseUrl,
+      merchantId: fieldOf(connection, 'merchant_id') ?? connection.merchantAccountId,
+      ...(simulator.timeoutMs !== undefined ? { timeoutMs: simulator.timeoutMs } : {}),
+    };
+  }
+
+  private simulator(): NonNullable<ProviderSettings['mockCard']> {
+    const mockCard = this.settings.mockCard;
+    if (!mockCard) throw ApiError.badGateway(new Error('the mock-card simulator is not configured (MOCK_CARD_URL, MOCK_CARD_WEBHOOK_SECRET)'));
+    return mockCard;
+  }
 }
+
+const unconfigured = (connection: PaymentServiceConnection): ApiError =>
+  ApiError.badGateway(new Error(`payment service definition ${connection.paymentServiceDefinitionId} has no configuration`));

@@ -1,0 +1,9 @@
+import type { GiftCardServiceDefinition } from '../gift-card';
+import { MockGiftCardConnector, type MockGiftCardConfig } from './mock-gift-card-connector';
+
+/** The simulator's gift card provider (Gr4vy's `mock-gift-card`): outcomes follow the card's PIN (docs/simulator.md). */
+export const mockGiftCardDefinition: GiftCardServiceDefinition<MockGiftCardConfig> = {
+  id: 'mock-gift-card',
+  displayName: 'Gift card simulator',
+  create: (config) => new MockGiftCardConnector(config, mockGiftCardDefinition),
+};
