@@ -67,6 +67,12 @@ export const settingsSchema = z.object({
    */
   BUYER_APPROVAL_WINDOW_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
+   * How long a payment with gift cards may stay unfinished (a crash mid-way, a provider that could not take a
+   * reversal) before it is rolled back: every gift card charge reversed, the payment method voided. 1 minute: far
+   * longer than any provider call (MOCK_CARD_TIMEOUT_MS), so a request still running is never raced.
+   */
+  GIFT_CARD_RECOVERY_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
+  /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
    * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
    */

@@ -6,3 +6,4 @@ export * from './transactions';
 export * from './payment-services';
 export * from './webhooks';
 export * from './flow-rules';
+export * from './gift-cards';

@@ -190,6 +190,26 @@ export const guestBuyerSchema = z
   })
   .meta({ id: 'GuestBuyer' });
 
+/** Reference: at most 10 gift cards in one transaction by default. */
+export const MAX_GIFT_CARDS_PER_TRANSACTION = 10;
+
+export const giftCardTransactionCreateSchema = z
+  .object({
+    number: z.string().regex(/^\d{16,19}$/, 'must be 16 to 19 digits'),
+    pin: z.string().min(1).max(20),
+    amount,
+  })
+  .strict()
+  .meta({ id: 'GiftCardTransactionCreate', description: 'A gift card given by number and PIN, and the amount to charge to it.' });
+
+export const giftCardTokenTransactionCreateSchema = z
+  .object({ id: z.uuid(), amount })
+  .strict()
+  .meta({ id: 'GiftCardTokenTransactionCreate', description: 'A stored gift card (`POST /gift-cards`), and the amount to charge to it.' });
+
+export const transactionGiftCardInputSchema = z.union([giftCardTransactionCreateSchema, giftCardTokenTransactionCreateSchema]);
+export type TransactionGiftCardInput = z.infer<typeof transactionGiftCardInputSchema>;
+
 export const paymentSourceValues = ['ecommerce', 'moto', 'recurring', 'installment', 'card_on_file'] as const;
 export const integrationClientValues = ['redirect', 'web', 'ios', 'android'] as const;
 
@@ -198,7 +218,13 @@ export const transactionCreateSchema = z
     amount,
     currency,
     country: country.nullish(),
-    payment_method: transactionPaymentMethodInputSchema,
+    payment_method: transactionPaymentMethodInputSchema.nullish().meta({ description: 'Required unless `gift_cards` pay the whole amount.' }),
+    gift_cards: z
+      .array(transactionGiftCardInputSchema)
+      .min(1)
+      .max(MAX_GIFT_CARDS_PER_TRANSACTION)
+      .nullish()
+      .meta({ description: `Up to ${MAX_GIFT_CARDS_PER_TRANSACTION} gift cards, redeemed after the payment method is authorized; \`amount\` is the total, the payment method pays what the gift cards do not.` }),
     intent: z.enum(['authorize', 'capture']).default('authorize'),
     store: z.boolean().default(false),
     merchant_initiated: z.boolean().default(false),
@@ -220,7 +246,21 @@ export const transactionCreateSchema = z
     allow_partial_authorization: z.boolean().optional(),
   })
   .refine((body) => !(body.buyer && body.buyer_id), { message: 'give either buyer or buyer_id, not both', path: ['buyer_id'] })
+  .refine((body) => body.payment_method != null || (body.gift_cards?.length ?? 0) > 0, { message: 'give a payment_method, gift_cards, or both', path: ['payment_method'] })
+  .refine((body) => body.payment_method == null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) < body.amount, {
+    message: 'the gift cards must leave part of the amount to the payment method',
+    path: ['gift_cards'],
+  })
+  .refine((body) => body.payment_method != null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) === body.amount, {
+    message: 'without a payment_method the gift card amounts must add up to the amount',
+    path: ['gift_cards'],
+  })
   .meta({ id: 'TransactionCreate' });
+
+/** What the gift cards of a create request pay together. */
+export function giftCardTotal(giftCards: readonly { readonly amount: number }[] | null | undefined): number {
+  return (giftCards ?? []).reduce((total, card) => total + card.amount, 0);
+}
 
 export type TransactionCreateInput = z.infer<typeof transactionCreateSchema>;
 
@@ -258,11 +298,12 @@ export type TransactionCaptureInput = z.infer<typeof transactionCaptureCreateSch
 export const refundCreateSchema = z
   .object({
     amount: amount.nullish().meta({ description: 'Omitted: everything captured and not yet refunded.' }),
-    target_type: z.literal('payment-method').nullish(),
+    target_type: z.enum(['payment-method', 'gift-card-redemption']).nullish().meta({ description: 'Default `payment-method`; `gift-card-redemption` needs `target_id`.' }),
     target_id: z.string().nullish(),
     reason: z.string().max(100).nullish(),
     external_identifier: externalIdentifier.nullish(),
   })
+  .refine((body) => body.target_type !== 'gift-card-redemption' || Boolean(body.target_id), { message: 'a gift-card-redemption refund needs target_id', path: ['target_id'] })
   .meta({ id: 'TransactionRefundCreate' });
 
 export type RefundCreateInput = z.infer<typeof refundCreateSchema>;
@@ -364,6 +405,30 @@ const transactionBuyerSchema = z
   })
   .meta({ id: 'TransactionBuyer' });
 
+export const giftCardRedemptionStatusValues = ['created', 'succeeded', 'failed', 'skipped', 'reversed'] as const;
+
+export const giftCardRedemptionSchema = z
+  .object({
+    type: z.literal('gift-card-redemption'),
+    id: z.uuid(),
+    status: z.enum(giftCardRedemptionStatusValues).meta({
+      description: 'created → succeeded | failed | skipped; a succeeded redemption is `reversed` when another instrument of the payment failed (ours: the reference lists the first four).',
+    }),
+    amount: z.int(),
+    refunded_amount: z.int(),
+    gift_card_service_redemption_id: z.string().nullable(),
+    error_code: z.string().nullable(),
+    raw_error_code: z.string().nullable(),
+    raw_error_message: z.string().nullable(),
+    gift_card: z.object({ type: z.literal('gift-card'), id: z.uuid().nullable(), bin: z.string(), sub_bin: z.string(), last4: z.string() }).meta({ id: 'TransactionGiftCard' }),
+  })
+  .meta({ id: 'GiftCardRedemption' });
+export type GiftCardRedemption = z.infer<typeof giftCardRedemptionSchema>;
+
+export const giftCardServiceSchema = z
+  .object({ type: z.literal('gift-card-service'), id: z.uuid(), gift_card_service_definition_id: z.string(), display_name: z.string() })
+  .meta({ id: 'GiftCardService' });
+
 const transactionSummaryShape = {
   type: z.literal('transaction'),
   id: z.uuid(),
@@ -392,8 +457,8 @@ const transactionSummaryShape = {
   raw_response_description: z.string().nullable(),
   shipping_details: z.unknown().nullable(),
   checkout_session_id: z.string().nullable(),
-  gift_card_redemptions: z.array(z.unknown()),
-  gift_card_service: z.unknown().nullable(),
+  gift_card_redemptions: z.array(giftCardRedemptionSchema),
+  gift_card_service: giftCardServiceSchema.nullable(),
   created_at: timestamp,
   updated_at: timestamp,
   disputed: z.boolean(),
@@ -536,7 +601,7 @@ export const refundSchema = z
     currency: z.string(),
     amount: z.int(),
     reason: z.string().nullable(),
-    target_type: z.literal('payment-method'),
+    target_type: z.enum(['payment-method', 'gift-card-redemption']),
     target_id: z.string().nullable(),
     reconciliation_id: z.string(),
     external_identifier: z.string().nullable(),

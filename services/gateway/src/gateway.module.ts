@@ -7,6 +7,7 @@ import { AuthGuard } from './auth/auth.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { FlowRulesController } from './flows';
+import { BuyerGiftCardsController, GiftCardsController } from './gift-cards';
 import { HealthController } from './health/health.controller';
 import { MerchantAccountsController } from './merchant-accounts/merchant-accounts.controller';
 import { ThreeDsConfigurationsController } from './merchant-accounts/three-ds-configurations.controller';
@@ -48,6 +49,8 @@ export class GatewayModule {
         PaymentServicesController,
         PaymentServiceDefinitionsController,
         FlowRulesController,
+        GiftCardsController,
+        BuyerGiftCardsController,
         TransactionsController,
         CapturesController,
         RefundsController,

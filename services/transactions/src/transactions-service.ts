@@ -10,10 +10,12 @@ import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import { SimulatorDirectoryServer, type ThreeDSecureDirectory } from '@switchyard/connectors';
 import { FlowRules } from './flow-rules/flow-rules.slice';
+import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
 import { CardVault, loadVaultKey } from './vault/card-vault';
+import { GiftCardVault } from './vault/gift-card-vault';
 import type { Settings } from '@switchyard/config';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
@@ -29,6 +31,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly issuerMandatedThreeDSecure?: boolean;
   /** Default 10 minutes (BUYER_APPROVAL_WINDOW_MS). */
   readonly buyerApprovalWindowMs?: number;
+  /** Default 1 minute (GIFT_CARD_RECOVERY_AFTER_MS). */
+  readonly giftCardRecoveryAfterMs?: number;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
 }
@@ -40,13 +44,14 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
     ...(directoryUrl ? { directory: new SimulatorDirectoryServer({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) } : {}),
     issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
+    giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
     providers: {
@@ -59,10 +64,12 @@ export function transactionsOptionsFrom(
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRules;
+  readonly giftCards: GiftCards;
   readonly transactions: Transactions;
   readonly vault: CardVault;
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
+  private readonly giftCardRecoveryAfterMs: number;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
 
@@ -74,8 +81,16 @@ export class TransactionsService {
     const vaultKey = options.vaultKey ?? randomBytes(32);
     const derived = (label: string) => Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, 32));
     this.holdWindowMs = options.buyerApprovalWindowMs ?? 10 * 60 * 1000;
+    this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.vault = new CardVault(options.db, { key: vaultKey, now: this.host.context.now });
+    const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
+    this.giftCards = new GiftCards(this.host.context, {
+      paymentServices: this.paymentServices,
+      connectors,
+      vault: new GiftCardVault(options.db, { key: vaultKey, now: this.host.context.now }),
+      fingerprintKey,
+    });
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
@@ -85,24 +100,28 @@ export class TransactionsService {
         issuerMandatedThreeDSecure: options.issuerMandatedThreeDSecure ?? true,
         holdWindowMs: this.holdWindowMs,
         returnTokenKey: derived('switchyard/buyer-return-token/v1'),
+        giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
+      giftCardCredentials: this.giftCards,
       vault: this.vault,
       connectors,
-      fingerprintKey: derived('switchyard/idempotency-fingerprint/v1'),
+      fingerprintKey,
     });
-    this.host.add(this.paymentServices, this.flowRules, this.transactions);
+    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
   }
 
-  /** Serves once every read model is current; then completes expired create holds every so often. */
+  /**
+   * Serves once every read model is current; then, every so often, completes expired create holds and rolls back
+   * gift card payments left unfinished.
+   */
   async start(): Promise<void> {
     await this.host.catchUpAndFollow();
-    const every = Math.max(50, Math.min(Math.floor(this.holdWindowMs / 4), 5_000));
+    const every = Math.max(50, Math.min(Math.floor(Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs) / 4), 5_000));
     let running = false;
     this.holdTimer = setInterval(() => {
       if (running) return;
       running = true;
-      this.transactions
-        .expireHolds()
+      Promise.all([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments()])
         .catch(this.onBackgroundError) // retried on the next tick
         .finally(() => {
           running = false;

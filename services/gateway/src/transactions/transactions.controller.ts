@@ -80,7 +80,8 @@ export class TransactionsController {
     @CallerOf() caller: Caller,
   ): Promise<Transaction> {
     const merchantAccountId = accountOf(caller);
-    const cardPayment = input.body.payment_method.method === 'card' || input.body.payment_method.method === 'id';
+    const method = input.body.payment_method?.method;
+    const cardPayment = method === 'card' || method === 'id';
     const request: TransactionCreateRequest = {
       merchant_account_id: merchantAccountId,
       body: input.body,

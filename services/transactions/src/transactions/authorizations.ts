@@ -23,13 +23,14 @@ import type { TransactionsContext } from '../transactions-context';
 import type { CardVault } from '../vault/card-vault';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
+import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
 import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, type ThreeDSecurePlan } from './authorization-policy';
 import { KeyedQueue } from './keyed-queue';
 import { toAuthorizationResult } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import { SecurityCodeShelf } from './security-code-shelf';
 import { ThreeDSecureAuthenticator } from './three-d-secure';
-import { nextConnection, type Transaction } from './transaction';
+import { nextConnection, paymentMethodAmount, type Transaction } from './transaction';
 import type { TransactionDetails } from './transaction-wire';
 import type { TransactionStore } from './transaction-store';
 
@@ -43,6 +44,8 @@ export interface AuthorizationSettings {
   readonly holdWindowMs: number;
   /** Keys the buyer-return tokens. */
   readonly returnTokenKey: Buffer;
+  /** GIFT_CARD_RECOVERY_AFTER_MS: how long a split payment may stay unfinished before it is rolled back. */
+  readonly giftCardRecoveryAfterMs: number;
 }
 
 interface Instrument {
@@ -68,6 +71,8 @@ export interface AuthorizationDependencies {
   readonly settings: AuthorizationSettings;
   readonly vault: CardVault;
   readonly connectors: ProviderConnectors;
+  /** Stored gift cards' numbers and PINs (the gift cards slice); null: only cards given by number can pay. */
+  readonly giftCardCredentials: GiftCardCredentialSource | null;
 }
 
 export class Authorizations {
@@ -81,6 +86,7 @@ export class Authorizations {
   private readonly paymentServices: PaymentServices;
   private readonly vault: CardVault;
   private readonly connectors: ProviderConnectors;
+  readonly giftCards: GiftCardPayments;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -95,6 +101,12 @@ export class Authorizations {
     this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
+    this.giftCards = new GiftCardPayments(context, store, {
+      paymentServices: dependencies.paymentServices,
+      connectors: dependencies.connectors,
+      credentialSource: dependencies.giftCardCredentials,
+      settings: { recoveryAfterMs: dependencies.settings.giftCardRecoveryAfterMs },
+    });
   }
 
   create(request: TransactionCreateRequest): Promise<WireTransaction> {
@@ -109,7 +121,10 @@ export class Authorizations {
    */
   private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    const instrument = this.instrumentOf(merchantAccountId, body);
+    const giftCards = this.giftCards.plan(merchantAccountId, body);
+    if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
+    const paymentMethod = body.payment_method;
+    const instrument = this.instrumentOf(merchantAccountId, paymentMethod);
     const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
     const flow = instrument.card
       ? this.flowRules.decide(merchantAccountId, {
@@ -141,14 +156,82 @@ export class Authorizations {
       : null;
     const id = this.context.newId();
     const summaryOf = (c: PaymentServiceConnection) => ({ id: c.id, definitionId: c.paymentServiceDefinitionId, method: c.method, displayName: c.displayName });
-    const redirectUrl = body.payment_method.redirect_url ?? null;
+    const redirectUrl = paymentMethod.redirect_url ?? null;
     const details: TransactionDetails = {
-      country: body.country ?? null,
+      ...this.commonDetails(body, giftCards),
       paymentMethod: { ...instrument.summary, cardType: binInfo?.cardType ?? null, issuerName: binInfo?.issuerName ?? null },
       instrumentType: instrument.type,
       paymentService: summaryOf(first),
       paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
       redirectUrl,
+    };
+    await this.store.command(id, {
+      type: 'CreateTransaction',
+      data: {
+        transactionId: id,
+        merchantAccountId,
+        paymentServiceId: first.id,
+        route: route.map((c) => c.id),
+        flowActions: flowActionRecords(flow, threeDSecure, Boolean(body.payment_service_id)),
+        intent: body.intent,
+        amount: body.amount,
+        currency: body.currency,
+        isAmountEstimated: body.is_amount_estimated,
+        ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
+        ...(giftCards ? { giftCards: giftCards.plan } : {}),
+        details: details as Record<string, unknown>,
+      },
+    });
+    if (giftCards) this.giftCards.hold(id, giftCards);
+
+    let paused = false;
+    try {
+      paused = (await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null)) === 'paused';
+      // The gift cards are redeemed once the payment method is authorized (after the buyer's return when paused).
+      if (giftCards && !paused) await this.giftCards.settle(id);
+    } finally {
+      // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
+      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+    }
+    // Rendered once the request is complete: a held failure has been applied by then.
+    return this.store.render(merchantAccountId, id);
+  }
+
+  /** A payment by gift cards alone: no payment method, no routing, no 3-D Secure. */
+  private async payWithGiftCardsOnly(request: TransactionCreateRequest, giftCards: PlannedGiftCards): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    const id = this.context.newId();
+    await this.store.command(id, {
+      type: 'CreateTransaction',
+      data: {
+        transactionId: id,
+        merchantAccountId,
+        // The gift card service is the only connection; `payment_service` stays null on the wire.
+        paymentServiceId: giftCards.service.id,
+        route: [giftCards.service.id],
+        flowActions: [],
+        intent: body.intent,
+        amount: body.amount,
+        currency: body.currency,
+        isAmountEstimated: body.is_amount_estimated,
+        ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
+        giftCards: giftCards.plan,
+        details: { ...this.commonDetails(body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
+      },
+    });
+    this.giftCards.hold(id, giftCards);
+    try {
+      await this.giftCards.settle(id);
+    } finally {
+      await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+    }
+    return this.store.render(merchantAccountId, id);
+  }
+
+  /** What every transaction record shows of its request beyond the payment method. */
+  private commonDetails(body: TransactionCreateInput, giftCards: PlannedGiftCards | null): TransactionDetails {
+    return {
+      country: body.country ?? null,
       buyer: body.buyer
         ? {
             id: null,
@@ -168,33 +251,10 @@ export class Authorizations {
       store: body.store,
       integrationClient: body.integration_client ?? null,
       accountFundingTransaction: body.account_funding_transaction ?? false,
+      ...(giftCards
+        ? { giftCardService: { id: giftCards.service.id, definitionId: giftCards.service.paymentServiceDefinitionId, method: giftCards.service.method, displayName: giftCards.service.displayName } }
+        : {}),
     };
-    await this.store.command(id, {
-      type: 'CreateTransaction',
-      data: {
-        transactionId: id,
-        merchantAccountId,
-        paymentServiceId: first.id,
-        route: route.map((c) => c.id),
-        flowActions: flowActionRecords(flow, threeDSecure, Boolean(body.payment_service_id)),
-        intent: body.intent,
-        amount: body.amount,
-        currency: body.currency,
-        isAmountEstimated: body.is_amount_estimated,
-        ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
-        details: details as Record<string, unknown>,
-      },
-    });
-
-    let paused = false;
-    try {
-      paused = (await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null)) === 'paused';
-    } finally {
-      // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
-      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
-    }
-    // Rendered once the request is complete: a held failure has been applied by then.
-    return this.store.render(merchantAccountId, id);
   }
 
   /** After the transaction exists: decline early, or 3-D Secure then the attempts; 'paused' while the buyer is away. */
@@ -213,7 +273,7 @@ export class Authorizations {
     if (body.three_d_secure_data) {
       threeDSecureData = await this.authenticator.recordExternalThreeDSecure(id, body.three_d_secure_data);
     } else if (threeDSecure?.run && instrument.card) {
-      const outcome = await this.authenticator.authenticate(id, request, instrument.card, instrument.summary.scheme ?? binScheme, Boolean(body.payment_method.redirect_url));
+      const outcome = await this.authenticator.authenticate(id, request, instrument.card, instrument.summary.scheme ?? binScheme, Boolean(body.payment_method?.redirect_url));
       if (outcome === 'challenge') {
         if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
         return 'paused';
@@ -269,8 +329,7 @@ export class Authorizations {
   }
 
   /** A card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
-  private instrumentOf(merchantAccountId: string, body: TransactionCreateInput): Instrument {
-    const method = body.payment_method;
+  private instrumentOf(merchantAccountId: string, method: NonNullable<TransactionCreateInput['payment_method']>): Instrument {
     if (method.method === 'card') {
       const stored = this.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date });
       return {
@@ -313,17 +372,18 @@ export class Authorizations {
         ? await this.store.call(() =>
             this.connectors.connectorFor(connection).authorize({
               reference: id,
-              amount: t.amount,
+              amount: paymentMethodAmount(t),
               currency: t.currency,
               paymentInstrument: input.instrument,
               ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
-              capture: t.intent === 'capture',
+              // With gift cards the payment method is captured once they are all redeemed.
+              capture: t.intent === 'capture' && !t.giftCards,
               ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
               ...(input.store ? { storePaymentMethod: true } : {}),
             }),
           )
         : { outcome: 'failed', errorCode: 'invalid_service_configuration', rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated` };
-      const result = toAuthorizationResult(answer, t.amount);
+      const result = toAuthorizationResult(answer, paymentMethodAmount(t));
       if (result && isFailoverCandidate(result) && nextConnection(t)) {
         await this.store.record(id, { type: 'FailOver', data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error } });
         continue;
@@ -398,6 +458,7 @@ export class Authorizations {
           store: (view?.details as TransactionDetails | undefined)?.store ?? false,
           ...(outcome ? { threeDSecure: outcome } : {}),
         })) === 'paused';
+      if (!paused && t.giftCards) await this.giftCards.settle(id);
     } finally {
       if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
     }

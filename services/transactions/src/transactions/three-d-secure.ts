@@ -12,7 +12,7 @@ import {
   type ThreeDSecureData,
   type ThreeDSecureDirectory,
 } from '@switchyard/connectors';
-import type { ThreeDSecureDataInput, TransactionCreateRequest } from '@switchyard/contracts';
+import { giftCardTotal, type ThreeDSecureDataInput, type TransactionCreateRequest } from '@switchyard/contracts';
 import { threeDsConfigurationFor } from './authorization-policy';
 import type { Transaction } from './transaction';
 import type { TransactionStore } from './transaction-store';
@@ -47,7 +47,8 @@ export class ThreeDSecureAuthenticator {
     try {
       authentication = await this.directory.authenticate({
         reference: id,
-        amount: body.amount,
+        // What the card pays: gift cards take their part of the amount.
+        amount: body.amount - giftCardTotal(body.gift_cards),
         currency: body.currency,
         card: { number: card.number, expirationDate: card.expirationDate },
         merchant: {

@@ -28,6 +28,11 @@ export const transactionEventNames = (event: Pick<RecordedEvent, 'type' | 'data'
   if (event.type === 'AuthorizationSucceeded' && (event.data as { directCaptureId?: string }).directCaptureId) {
     return ['transaction.authorized', 'transaction.captured', 'capture.succeeded'];
   }
+  // A payment by gift cards alone is settled by its gift card process: captured (redeemed) or failed.
+  if (event.type === 'GiftCardPaymentCompleted') {
+    const d = event.data as { outcome?: string; giftCardsOnly?: boolean };
+    return d.giftCardsOnly ? [d.outcome === 'succeeded' ? 'transaction.captured' : 'transaction.failed'] : undefined;
+  }
   if (event.type === 'VoidFailed') return [(event.data as { outcome?: string }).outcome === 'declined' ? 'transaction.void-declined' : 'transaction.void-failed'];
   if (event.type === 'BuyerApprovalRequired') return (event.data as { reason?: string }).reason === 'three_d_secure' ? ['transaction.authentication-pending'] : undefined;
   if (event.type === 'ThreeDSecureCompleted') return (event.data as { status?: string }).status === 'complete' ? ['transaction.authenticated'] : undefined;
@@ -46,6 +51,9 @@ const historyNames: Readonly<Record<string, string>> = {
   VoidSucceeded: 'payment-connector-response-transaction-void-succeeded',
   AuthorizationIncremented: 'transaction-modified-event',
   TransactionSyncRequested: 'transaction-sync-event',
+  GiftCardRedemptionSucceeded: 'gift-card-redemption-succeeded',
+  GiftCardRedemptionFailed: 'gift-card-redemption-failed',
+  GiftCardRedemptionReversed: 'gift-card-reversal-succeeded',
 };
 
 /** The history name of an event; status changes without a more precise name are `transaction-updated-status`. */

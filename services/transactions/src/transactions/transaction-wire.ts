@@ -10,7 +10,7 @@ import type {
   TransactionEventItem,
   TransactionSummary,
 } from '@switchyard/contracts';
-import { capturedAmount, refundedAmount, type Capture, type Refund, type ThreeDSecureSummary, type TransactionStatus } from './transaction';
+import { capturedAmount, hasPaymentMethod, redemptionRefundedAmount, refundedAmount, type Capture, type Refund, type ThreeDSecureSummary, type Transaction, type TransactionStatus } from './transaction';
 import type { HistoryEntry, OperationView, TransactionView } from './transactions.read-model';
 
 export interface PaymentServiceSummary {
@@ -37,7 +37,10 @@ export interface TransactionDetails {
     readonly issuerName?: string | null;
   };
   readonly instrumentType?: string;
+  /** Absent for a gift-card-only payment. */
   readonly paymentService?: PaymentServiceSummary;
+  /** The gift card service connection, when the payment has gift cards. */
+  readonly giftCardService?: PaymentServiceSummary;
   /** Every connection of the route (failover), by id: what `payment_service` shows once the transaction moved on. */
   readonly paymentServices?: Readonly<Record<string, PaymentServiceSummary>>;
   /** Where the buyer's browser goes back to after a challenge or a redirect method. */
@@ -139,8 +142,10 @@ export function toTransactionSummary(view: TransactionView): TransactionSummary 
     raw_response_description: view.rawResponseDescription,
     shipping_details: null,
     checkout_session_id: null,
-    gift_card_redemptions: [],
-    gift_card_service: null,
+    gift_card_redemptions: toGiftCardRedemptions(t),
+    gift_card_service: d.giftCardService
+      ? { type: 'gift-card-service', id: d.giftCardService.id, gift_card_service_definition_id: d.giftCardService.definitionId, display_name: d.giftCardService.displayName }
+      : null,
     created_at: view.createdAt,
     updated_at: view.updatedAt,
     disputed: false,
@@ -177,13 +182,27 @@ export function toTransaction(view: TransactionView): WireTransaction {
     approval_expires_at: t.status === 'buyer_approval_pending' ? (view.approvalExpiresAt ?? null) : null,
     buyer_approval_timedout_at: view.buyerApprovalTimedOutAt ?? null,
     intent_outcome: intentOutcome(t.intent, t.status),
-    multi_tender: false,
+    multi_tender: t.giftCards !== null && hasPaymentMethod(t),
     account_funding_transaction: d.accountFundingTransaction ?? false,
     recipient: null,
     merchant_advice_code: null,
     installment_count: null,
   };
 }
+
+const toGiftCardRedemptions = (t: Transaction): WireTransaction['gift_card_redemptions'] =>
+  (t.giftCards?.redemptions ?? []).map((r) => ({
+    type: 'gift-card-redemption',
+    id: r.redemptionId,
+    status: r.status,
+    amount: r.amount,
+    refunded_amount: redemptionRefundedAmount(t, r.redemptionId),
+    gift_card_service_redemption_id: r.providerRedemptionId,
+    error_code: r.error?.errorCode ?? null,
+    raw_error_code: r.error?.rawErrorCode ?? null,
+    raw_error_message: r.error?.rawErrorMessage ?? null,
+    gift_card: { type: 'gift-card', id: r.giftCardId ?? null, bin: r.bin, sub_bin: r.subBin, last4: r.last4 },
+  }));
 
 const toPaymentService = (s: PaymentServiceSummary | undefined) =>
   s ? { type: 'payment-service' as const, id: s.id, payment_service_definition_id: s.definitionId, method: s.method, display_name: s.displayName } : null;
@@ -256,8 +275,8 @@ export function toRefund(view: TransactionView, refund: Refund): WireRefund {
     currency: view.state.currency,
     amount: refund.amount,
     reason: operation.reason,
-    target_type: 'payment-method',
-    target_id: (view.details as TransactionDetails).paymentMethod?.id ?? null,
+    target_type: refund.target?.type ?? 'payment-method',
+    target_id: refund.target?.id ?? (view.details as TransactionDetails).paymentMethod?.id ?? null,
     reconciliation_id: reconciliationId(refund.id),
     external_identifier: operation.details.externalIdentifier ?? null,
     transaction_reconciliation_id: reconciliationId(view.state.id),

@@ -15,6 +15,8 @@
  *                  refund_not_found, refund_not_processing
  *   sync           sync_unavailable
  *   routing        attempt_not_current, no_connection_left
+ *   gift cards     invalid_gift_cards, gift_card_redemption_not_found, gift_card_redemption_decided,
+ *                  gift_card_payment_open, redemption_not_refundable
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 import {
@@ -25,7 +27,12 @@ import {
   evolveTransaction,
   initialTransactionState,
   isAuthorizationClosed,
+  isGiftCardPaymentOpen,
   nextConnection,
+  claimedRedemptionRefunds,
+  hasPaymentMethod,
+  type GiftCardError,
+  type RefundTarget,
   type AttemptFailedData,
   type AuthorizationSucceededData,
   type BuyerApprovalData,
@@ -76,7 +83,12 @@ export type TransactionErrorCode =
   | 'refund_not_processing'
   | 'sync_unavailable'
   | 'attempt_not_current'
-  | 'no_connection_left';
+  | 'no_connection_left'
+  | 'invalid_gift_cards'
+  | 'gift_card_redemption_not_found'
+  | 'gift_card_redemption_decided'
+  | 'gift_card_payment_open'
+  | 'redemption_not_refundable';
 
 export class TransactionError extends DomainError<TransactionErrorCode> {}
 
@@ -120,7 +132,14 @@ export type TransactionCommand =
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
   | Command<'VoidTransaction', { readonly voidId: string }>
   | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
-  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails }>
+  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }>
+  /** The gift card provider's answer to one redemption. */
+  | Command<'RecordGiftCardRedemption', { readonly redemptionId: string; readonly merchantInitiated: boolean; readonly result: { readonly outcome: 'succeeded'; readonly providerRedemptionId: string } | { readonly outcome: 'failed'; readonly error: GiftCardError } }>
+  /** Every redemption not yet asked of the provider will not be. */
+  | Command<'SkipGiftCardRedemptions', Record<string, never>>
+  /** The provider's answer to a reversal by reference: `reversed: false` means it never made that redemption. */
+  | Command<'RecordGiftCardReversal', { readonly redemptionId: string; readonly reversed: boolean }>
+  | Command<'CompleteGiftCardPayment', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string }>
   | Command<'RecordRefundResult', { readonly refundId: string } & ProviderOutcome>
   /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
   | Command<'IngestSettledRefund', { readonly refundId: string }>
@@ -204,7 +223,7 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       if (t.notificationHeld.length > 0) return [];
       const { outcome: _outcome, ...data } = result;
       assertAmount(data.authorizedAmount, 'authorized_amount');
-      return [{ type: 'AuthorizationSucceeded', data: { ...data, ...(t.intent === 'capture' ? { directCaptureId: t.id } : {}), at } }];
+      return [{ type: 'AuthorizationSucceeded', data: { ...data, ...(t.intent === 'capture' && !t.giftCards ? { directCaptureId: t.id } : {}), at } }];
     }
     case 'declined':
     case 'failed':
@@ -255,6 +274,7 @@ function decideCapture(t: Transaction, data: Extract<TransactionCommand, { type:
   assertNotTerminal(t);
   assertTracking(t, data.tracking ?? []);
   if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
+  if (isGiftCardPaymentOpen(t)) fail('gift_card_payment_open', 'The gift cards of this payment are still being redeemed');
   if (t.status === 'authorization_void_pending') fail('void_pending', 'A void of this authorization is in progress');
   if (t.captures.some((c) => c.id === data.captureId)) fail('capture_exists', `Capture ${data.captureId} already exists`);
   if (isAuthorizationClosed(t)) fail('authorization_closed', 'A final capture closed this authorization');
@@ -304,9 +324,10 @@ function decideVoidResult(t: Transaction, data: { readonly voidId: string } & Pr
   return [{ type: 'VoidFailed', data: { voidId: data.voidId, outcome: data.outcome, ...data.error, at } }];
 }
 
-function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails }, at: string): TransactionEvent[] {
-  assertNotTerminal(t);
+function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }, at: string): TransactionEvent[] {
   if (t.refunds.some((r) => r.id === data.refundId)) fail('refund_exists', `Refund ${data.refundId} already exists`);
+  if (data.target) return decideRedemptionRefund(t, { ...data, target: data.target }, at);
+  assertNotTerminal(t);
   const captured = capturedAmount(t);
   if (captured === 0) fail('transaction_not_captured', 'Nothing was captured, so nothing can be refunded');
   const remaining = captured - claimedRefundAmount(t);
@@ -315,6 +336,56 @@ function decideRefund(t: Transaction, data: { readonly refundId: string; readonl
   assertAmount(amount);
   if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what was captured; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
   return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, ...(data.reason !== undefined ? { reason: data.reason } : {}), ...(data.details ? { details: data.details } : {}), at } }];
+}
+
+/** A refund of one gift card redemption: only a succeeded one, never past what it took from the card. */
+function decideRedemptionRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target: RefundTarget }, at: string): TransactionEvent[] {
+  const redemption = t.giftCards?.redemptions.find((r) => r.redemptionId === data.target.id) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.target.id} is not part of this transaction`, [{ field: 'target_id', message: 'no such gift card redemption' }]);
+  if (redemption.status !== 'succeeded' || t.giftCards?.outcome !== 'succeeded') {
+    fail('redemption_not_refundable', `Gift card redemption ${redemption.redemptionId} is ${redemption.status === 'succeeded' ? 'part of a payment still in progress' : redemption.status}; only a redemption of a completed payment can be refunded`, [{ field: 'target_id', message: 'the redemption cannot be refunded' }]);
+  }
+  const remaining = redemption.amount - claimedRedemptionRefunds(t, redemption.redemptionId);
+  const amount = data.amount ?? remaining;
+  if (data.amount === undefined && remaining <= 0) fail('nothing_to_refund', 'Everything of this gift card redemption is refunded or being refunded');
+  assertAmount(amount);
+  if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what the redemption took; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
+  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, target: data.target, ...(data.reason !== undefined ? { reason: data.reason } : {}), ...(data.details ? { details: data.details } : {}), at } }];
+}
+
+// ---- gift cards: the split payment's process manager records each step here --------------------------------
+function giftCardPart(t: Transaction) {
+  return t.giftCards ?? fail('gift_card_redemption_not_found', 'This transaction has no gift cards');
+}
+
+function decideGiftCardRedemption(t: Transaction, data: Extract<TransactionCommand, { type: 'RecordGiftCardRedemption' }>['data'], at: string): TransactionEvent[] {
+  const part = giftCardPart(t);
+  const redemption = part.redemptions.find((r) => r.redemptionId === data.redemptionId) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
+  if (redemption.status !== 'created') {
+    if (redemption.status === data.result.outcome) return []; // the same answer twice
+    return fail('gift_card_redemption_decided', `Gift card redemption ${redemption.redemptionId} is already ${redemption.status}`);
+  }
+  if (part.outcome !== null) fail('gift_card_redemption_decided', 'The gift card payment is already complete');
+  if (data.result.outcome === 'succeeded') {
+    return [{ type: 'GiftCardRedemptionSucceeded', data: { redemptionId: redemption.redemptionId, ...(redemption.giftCardId ? { giftCardId: redemption.giftCardId } : {}), providerRedemptionId: data.result.providerRedemptionId, merchantInitiated: data.merchantInitiated, at } }];
+  }
+  return [{ type: 'GiftCardRedemptionFailed', data: { redemptionId: redemption.redemptionId, ...data.result.error, at } }];
+}
+
+function decideGiftCardReversal(t: Transaction, data: { readonly redemptionId: string; readonly reversed: boolean }, at: string): TransactionEvent[] {
+  const redemption = giftCardPart(t).redemptions.find((r) => r.redemptionId === data.redemptionId) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
+  if (redemption.status === 'reversed' || redemption.status === 'failed' || redemption.status === 'skipped') return [];
+  // A redemption we never heard back from, which the provider says it never made: it did not happen.
+  if (redemption.status === 'created' && !data.reversed) return [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: [redemption.redemptionId], at } }];
+  return [{ type: 'GiftCardRedemptionReversed', data: { redemptionId: redemption.redemptionId, at } }];
+}
+
+function decideGiftCardCompletion(t: Transaction, data: { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string }, at: string): TransactionEvent[] {
+  const part = giftCardPart(t);
+  if (part.outcome !== null) return part.outcome === data.outcome ? [] : fail('gift_card_redemption_decided', `The gift card payment already ${part.outcome}`);
+  if (part.redemptions.some((r) => r.status === 'created')) fail('gift_card_payment_open', 'Every gift card redemption must be decided first');
+  if (data.outcome === 'succeeded' && part.redemptions.some((r) => r.status !== 'succeeded')) fail('gift_card_payment_open', 'A gift card payment succeeds only when every redemption did');
+  if (data.outcome === 'failed' && part.redemptions.some((r) => r.status === 'succeeded')) fail('gift_card_payment_open', 'A failed gift card payment must reverse every redemption first');
+  return [{ type: 'GiftCardPaymentCompleted', data: { outcome: data.outcome, ...(data.errorCode !== undefined ? { errorCode: data.errorCode } : {}), giftCardsOnly: !hasPaymentMethod(t), at } }];
 }
 
 function decideRefundResult(t: Transaction, refundId: string, result: ProviderOutcome, via: 'payment_service' | 'settlement', at: string): TransactionEvent[] {
@@ -347,6 +418,14 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       if (state.status !== 'absent') fail('transaction_exists', `Transaction ${command.data.transactionId} already exists`);
       assertAmount(command.data.amount);
       if (!/^[A-Z]{3}$/.test(command.data.currency)) fail('invalid_currency', 'currency must be an ISO 4217 code', [{ field: 'currency', message: 'must match ^[A-Z]{3}$' }]);
+      const giftCards = command.data.giftCards;
+      if (giftCards) {
+        if (giftCards.redemptions.length === 0) fail('invalid_gift_cards', 'A gift card plan needs at least one gift card', [{ field: 'gift_cards', message: 'at least one' }]);
+        giftCards.redemptions.forEach((r, i) => assertAmount(r.amount, `gift_cards[${i}].amount`));
+        if (giftCards.redemptions.reduce((total, r) => total + r.amount, 0) > command.data.amount) {
+          fail('invalid_gift_cards', 'The gift cards add up to more than the amount', [{ field: 'gift_cards', message: 'more than the amount' }]);
+        }
+      }
       return [{ type: 'TransactionCreated', data: { ...command.data, at } }];
     }
     case 'RecordAuthorizationResult':
@@ -379,6 +458,16 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideRefundResult(existing(state), command.data.refundId, { outcome: 'succeeded' }, 'settlement', at);
     case 'RecordAuthorizationIncrement':
       return decideIncrement(state, command.data, at);
+    case 'RecordGiftCardRedemption':
+      return decideGiftCardRedemption(existing(state), command.data, at);
+    case 'SkipGiftCardRedemptions': {
+      const created = giftCardPart(existing(state)).redemptions.filter((r) => r.status === 'created');
+      return created.length === 0 ? [] : [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: created.map((r) => r.redemptionId), at } }];
+    }
+    case 'RecordGiftCardReversal':
+      return decideGiftCardReversal(existing(state), command.data, at);
+    case 'CompleteGiftCardPayment':
+      return decideGiftCardCompletion(existing(state), command.data, at);
     case 'SyncTransaction': {
       const t = existing(state);
       if (t.captures.length > 1) fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');

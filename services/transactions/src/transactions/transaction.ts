@@ -42,6 +42,30 @@ export interface FlowActionRecord {
   readonly outcome: Readonly<Record<string, unknown>>;
 }
 
+/** One gift card of a payment, as planned at creation: what may be shown of it, never its number or PIN. */
+export interface GiftCardRedemptionPlan {
+  /** Our id of the redemption, and the reference the provider knows it by (redeem, reverse and refund are idempotent by it). */
+  readonly redemptionId: string;
+  /** Set when a stored gift card (`POST /gift-cards`) is used. */
+  readonly giftCardId?: string;
+  readonly bin: string;
+  readonly subBin: string;
+  readonly last4: string;
+  readonly amount: Minor;
+}
+
+export interface GiftCardPlan {
+  /** The gift card service connection (a payment service of method `gift-card`). */
+  readonly serviceId: string;
+  readonly redemptions: readonly GiftCardRedemptionPlan[];
+}
+
+export interface GiftCardError {
+  readonly errorCode: string;
+  readonly rawErrorCode?: string;
+  readonly rawErrorMessage?: string;
+}
+
 export interface TransactionCreatedData {
   readonly transactionId: string;
   readonly merchantAccountId: string;
@@ -55,6 +79,8 @@ export interface TransactionCreatedData {
   readonly currency: string;
   readonly isAmountEstimated: boolean;
   readonly externalIdentifier?: string;
+  /** Gift cards redeemed after the payment method is authorized (or alone); the payment method pays `amount` minus theirs. */
+  readonly giftCards?: GiftCardPlan;
   /**
    * What the transaction record shows beyond the money (payment method summary — never the card number —, buyer,
    * cart items, metadata, flags). Opaque to the rules; the read model renders it.
@@ -152,7 +178,7 @@ export type TransactionEvent =
   | DomainEvent<'VoidRequested', { readonly voidId: string } & At>
   | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
   | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
-  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails } & At>
+  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget } & At>
   | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement'; readonly providerOperationId?: string } & At>
   | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
@@ -160,6 +186,14 @@ export type TransactionEvent =
   /** An increment the payment service did not approve (`failed`) or has not yet (`pending`): recorded, nothing changes. */
   | DomainEvent<'AuthorizationIncrementNotApplied', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'failed' | 'pending'; readonly responseCode?: string } & At>
   | DomainEvent<'TransactionSyncRequested', At>
+  | DomainEvent<'GiftCardRedemptionSucceeded', { readonly redemptionId: string; readonly giftCardId?: string; readonly providerRedemptionId: string; readonly merchantInitiated: boolean } & At>
+  | DomainEvent<'GiftCardRedemptionFailed', { readonly redemptionId: string } & GiftCardError & At>
+  /** Redemptions never asked of the provider: an earlier instrument failed. */
+  | DomainEvent<'GiftCardRedemptionsSkipped', { readonly redemptionIds: readonly string[] } & At>
+  /** A redemption put back on its card because another instrument of the payment failed (or the process was recovered). */
+  | DomainEvent<'GiftCardRedemptionReversed', { readonly redemptionId: string } & At>
+  /** The split payment's process is over: every gift card charged (`succeeded`), or everything undone (`failed`). */
+  | DomainEvent<'GiftCardPaymentCompleted', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string; /** No payment method: this event settles the transaction. */ readonly giftCardsOnly?: boolean } & At>
   /** `PUT /transactions/{id}`: only the fields present change; null clears. */
   | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
 
@@ -176,10 +210,32 @@ export interface Capture {
   readonly status: CaptureStatus;
 }
 
+/** What a refund gives back: the payment method (absent) or one gift card redemption. */
+export interface RefundTarget {
+  readonly type: 'gift-card-redemption';
+  readonly id: string;
+}
+
 export interface Refund {
   readonly id: string;
   readonly amount: Minor;
   readonly status: RefundStatus;
+  readonly target?: RefundTarget;
+}
+
+export type GiftCardRedemptionStatus = 'created' | 'succeeded' | 'failed' | 'skipped' | 'reversed';
+
+export interface GiftCardRedemption extends GiftCardRedemptionPlan {
+  readonly status: GiftCardRedemptionStatus;
+  readonly providerRedemptionId: string | null;
+  readonly error: GiftCardError | null;
+}
+
+export interface GiftCardPart {
+  readonly serviceId: string;
+  readonly redemptions: readonly GiftCardRedemption[];
+  /** null while the process runs. */
+  readonly outcome: 'succeeded' | 'failed' | null;
 }
 
 export interface HeldFailure {
@@ -211,6 +267,7 @@ export interface Transaction {
   readonly approvalReason: ApprovalReason | null;
   readonly pendingAuthenticationId: string | null;
   readonly threeDSecure: ThreeDSecureSummary | null;
+  readonly giftCards: GiftCardPart | null;
 }
 
 export type TransactionState = { readonly status: 'absent' } | Transaction;
@@ -229,14 +286,32 @@ const sum = <T extends { amount: Minor }>(items: readonly T[]): Minor => items.r
 export const claimedCaptures = (t: Transaction): readonly Capture[] => t.captures.filter((c) => c.status === 'pending' || c.status === 'succeeded');
 export const capturedAmount = (t: Transaction): Minor => sum(t.captures.filter((c) => c.status === 'succeeded'));
 export const claimedCaptureAmount = (t: Transaction): Minor => sum(claimedCaptures(t));
-/** Refunds that hold part of what was captured: processing ones count. */
-export const claimedRefundAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => r.status === 'processing' || r.status === 'succeeded'));
-export const refundedAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => r.status === 'succeeded'));
+/** Refunds of the payment method that hold part of what was captured: processing ones count. */
+export const claimedRefundAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => !r.target && (r.status === 'processing' || r.status === 'succeeded')));
+/** What was refunded to the payment method (`refunded_amount`; gift card refunds show on their redemption). */
+export const refundedAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => !r.target && r.status === 'succeeded'));
+
+// ---- gift cards: the payment method pays what they do not --------------------------------------------------
+export const giftCardTotal = (t: { readonly giftCards: GiftCardPart | null }): Minor => sum(t.giftCards?.redemptions ?? []);
+/** What the payment method is asked for; 0 for a gift-card-only payment. */
+export const paymentMethodAmount = (t: Transaction): Minor => t.amount - giftCardTotal(t);
+export const hasPaymentMethod = (t: Transaction): boolean => paymentMethodAmount(t) > 0;
+/** Refunds of one redemption that hold part of it: processing ones count. */
+export const claimedRedemptionRefunds = (t: Transaction, redemptionId: string): Minor =>
+  sum(t.refunds.filter((r) => r.target?.id === redemptionId && (r.status === 'processing' || r.status === 'succeeded')));
+export const redemptionRefundedAmount = (t: Transaction, redemptionId: string): Minor => sum(t.refunds.filter((r) => r.target?.id === redemptionId && r.status === 'succeeded'));
+/** The gift card process has work left: planned redemptions not yet decided, or the outcome not yet recorded. */
+export const isGiftCardPaymentOpen = (t: Transaction): boolean => t.giftCards !== null && t.giftCards.outcome === null;
 /** A final capture closes the authorization while it is pending or once it succeeded; a refused one reopens it. */
 export const isAuthorizationClosed = (t: Transaction): boolean => claimedCaptures(t).some((c) => c.final);
 
 /** After authorization, the status follows the money: pending captures, then what was captured and refunded. */
 function statusFromMoney(t: Transaction): TransactionStatus {
+  if (!hasPaymentMethod(t)) {
+    // Gift cards only: redeemed is captured; `refunded` once every redemption is refunded in full.
+    const redeemed = (t.giftCards?.redemptions ?? []).filter((r) => r.status === 'succeeded');
+    return redeemed.length > 0 && redeemed.every((r) => redemptionRefundedAmount(t, r.redemptionId) === r.amount) ? 'refunded' : t.status;
+  }
   if (t.captures.some((c) => c.status === 'pending')) return 'capture_pending';
   const captured = capturedAmount(t);
   if (captured === 0) return 'authorization_succeeded';
@@ -252,6 +327,9 @@ const withRefund = (t: Transaction, refundId: string, status: RefundStatus): Tra
   const next = { ...t, refunds: t.refunds.map((r) => (r.id === refundId ? { ...r, status } : r)) };
   return { ...next, status: statusFromMoney(next) };
 };
+
+const withRedemption = (t: Transaction, ids: readonly string[], change: Partial<GiftCardRedemption>): Transaction =>
+  t.giftCards ? { ...t, giftCards: { ...t.giftCards, redemptions: t.giftCards.redemptions.map((r) => (ids.includes(r.redemptionId) ? { ...r, ...change } : r)) } } : t;
 
 export function evolveTransaction(state: TransactionState, event: TransactionEvent): TransactionState {
   if (event.type === 'TransactionCreated') {
@@ -279,6 +357,7 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       approvalReason: null,
       pendingAuthenticationId: null,
       threeDSecure: null,
+      giftCards: d.giftCards ? { serviceId: d.giftCards.serviceId, redemptions: d.giftCards.redemptions.map((r) => ({ ...r, status: 'created', providerRedemptionId: null, error: null })), outcome: null } : null,
     };
   }
   if (state.status === 'absent') return state;
@@ -322,7 +401,8 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
         cvvResponseCode: d.cvvResponseCode ?? null,
         paymentServiceTransactionId: d.paymentServiceTransactionId ?? null,
       };
-      if (t.intent === 'authorize') return authorized;
+      // With gift cards the payment method is captured only once they are all redeemed.
+      if (t.intent === 'authorize' || t.giftCards) return authorized;
       // An `intent: capture` transaction is captured in the same call: one final, direct capture of it all.
       const direct: Capture = { id: t.id, amount: d.authorizedAmount, final: true, direct: true, tracking: [], status: 'succeeded' };
       return { ...authorized, status: 'capture_succeeded', captures: [direct] };
@@ -362,7 +442,26 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return { ...t, status: 'authorization_succeeded', pendingVoidId: null };
     case 'RefundRequested': {
       const d = event.data;
-      return { ...t, refunds: [...t.refunds, { id: d.refundId, amount: d.amount, status: 'processing' }] };
+      return { ...t, refunds: [...t.refunds, { id: d.refundId, amount: d.amount, status: 'processing', ...(d.target ? { target: d.target } : {}) }] };
+    }
+    case 'GiftCardRedemptionSucceeded':
+      return withRedemption(t, [event.data.redemptionId], { status: 'succeeded', providerRedemptionId: event.data.providerRedemptionId });
+    case 'GiftCardRedemptionFailed': {
+      const { redemptionId, at: _at, ...error } = event.data;
+      return withRedemption(t, [redemptionId], { status: 'failed', error });
+    }
+    case 'GiftCardRedemptionsSkipped':
+      return withRedemption(t, event.data.redemptionIds, { status: 'skipped' });
+    case 'GiftCardRedemptionReversed':
+      return withRedemption(t, [event.data.redemptionId], { status: 'reversed' });
+    case 'GiftCardPaymentCompleted': {
+      if (!t.giftCards) return t;
+      const completed: Transaction = { ...t, giftCards: { ...t.giftCards, outcome: event.data.outcome } };
+      if (event.data.outcome === 'failed') {
+        // A gift-card-only payment failed; with a payment method its own events (void, cancel) set the status.
+        return { ...completed, errorCode: event.data.errorCode ?? completed.errorCode, ...(hasPaymentMethod(t) ? {} : { status: 'authorization_failed' as const }) };
+      }
+      return hasPaymentMethod(t) ? completed : { ...completed, status: 'capture_succeeded' };
     }
     case 'RefundSucceeded':
       return withRefund(t, event.data.refundId, 'succeeded');

@@ -179,6 +179,7 @@ export class TransactionsReadModel {
   private readonly byId: Database.Statement<[string], TransactionRecord>;
   private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
   private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -192,7 +193,8 @@ export class TransactionsReadModel {
         created_at TEXT NOT NULL, context TEXT NOT NULL, PRIMARY KEY (transaction_id, revision));
       CREATE TABLE IF NOT EXISTS transaction_refunds (
         id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS transaction_gift_card_processes (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
     const upsert = db.prepare(
@@ -208,6 +210,9 @@ export class TransactionsReadModel {
     const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
     const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
     this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
+    const openGiftCardProcess = db.prepare('INSERT OR IGNORE INTO transaction_gift_card_processes (transaction_id, since) VALUES (?, ?)');
+    const closeGiftCardProcess = db.prepare('DELETE FROM transaction_gift_card_processes WHERE transaction_id = ?');
+    this.giftCardProcessesSince = db.prepare('SELECT transaction_id FROM transaction_gift_card_processes WHERE since <= ? ORDER BY since LIMIT ?');
     this.projection = {
       name: 'transactions',
       apply: (event: RecordedEvent) => {
@@ -235,6 +240,8 @@ export class TransactionsReadModel {
         addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify({ event: event.type, status: view.state.status, ...historyContext(event.data) }));
         if (event.type === 'TransactionCreated') openHold.run(id, view.createdAt);
         if (event.type === 'CreateRequestCompleted') closeHold.run(id);
+        if (event.type === 'TransactionCreated' && view.state.giftCards) openGiftCardProcess.run(id, view.createdAt);
+        if (event.type === 'GiftCardPaymentCompleted') closeGiftCardProcess.run(id);
         if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
       },
     };
@@ -248,6 +255,11 @@ export class TransactionsReadModel {
   /** Transactions whose create request has held provider failures since `before` or earlier (oldest first). */
   expiredCreateHolds(before: string, limit: number): string[] {
     return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
+  /** Transactions created at `before` or earlier whose gift card process has not completed (oldest first). */
+  openGiftCardProcesses(before: string, limit: number): string[] {
+    return this.giftCardProcessesSince.all(before, limit).map((row) => row.transaction_id);
   }
 
   /** The transaction of a refund, when the refund exists. */

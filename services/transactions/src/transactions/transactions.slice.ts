@@ -41,7 +41,7 @@ import { Authorizations, type AuthorizationDependencies } from './authorizations
 import { codesOf, operationStatus, providerError, toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import { ProviderMessages } from './provider-messages';
-import { claimedCaptureAmount, type Capture, type Transaction } from './transaction';
+import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings } from './transaction.decide';
 import { TransactionStore } from './transaction-store';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
@@ -61,6 +61,7 @@ export class Transactions implements TransactionsSlice {
   private readonly authorizations: Authorizations;
   private readonly providerMessages: ProviderMessages;
   private readonly connectors: ProviderConnectors;
+  private readonly paymentServices: TransactionsDependencies['paymentServices'];
 
   constructor(
     private readonly context: TransactionsContext,
@@ -71,6 +72,7 @@ export class Transactions implements TransactionsSlice {
     this.authorizations = new Authorizations(context, this.store, dependencies);
     this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors);
     this.connectors = dependencies.connectors;
+    this.paymentServices = dependencies.paymentServices;
   }
 
   get projection() {
@@ -136,6 +138,11 @@ export class Transactions implements TransactionsSlice {
   /** Completes the create requests whose hold window has passed (the service runs it on a timer). */
   expireHolds(): Promise<number> {
     return this.authorizations.expireHolds();
+  }
+
+  /** Rolls back gift card payments left unfinished past the recovery window (the service runs it on a timer). */
+  recoverGiftCardPayments(): Promise<number> {
+    return this.authorizations.giftCards.recover();
   }
 
   // ---- capture, void, cancel, sync ------------------------------------------------------------------------
@@ -308,22 +315,40 @@ export class Transactions implements TransactionsSlice {
   createRefund(request: TransactionRequest<RefundCreateInput>): Promise<WireRefund> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
     return this.store.idempotent(merchantAccountId, `transactions.refund:${id}`, request.idempotency_key, body, () =>
-      this.refundOnce(merchantAccountId, id, { ...(body.amount != null ? { amount: body.amount } : {}), reason: body.reason ?? undefined, externalIdentifier: body.external_identifier ?? undefined }),
+      this.refundOnce(merchantAccountId, id, {
+        ...(body.amount != null ? { amount: body.amount } : {}),
+        reason: body.reason ?? undefined,
+        externalIdentifier: body.external_identifier ?? undefined,
+        ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
+      }),
     );
   }
 
-  /** Everything captured and not yet refunded, as one refund (the only instrument is the card). */
+  /** Everything captured and not yet refunded, one refund per instrument: the payment method, then each gift card redemption. */
   refundAll(request: TransactionRequest<RefundAllCreateInput>): Promise<Page<WireRefund>> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
     return this.store.idempotent(merchantAccountId, `transactions.refund-all:${id}`, request.idempotency_key, body ?? {}, async () => {
-      const refund = await this.refundOnce(merchantAccountId, id, { reason: body?.reason ?? undefined, externalIdentifier: body?.external_identifier ?? undefined });
-      return { items: [refund], limit: 20, next_cursor: null, previous_cursor: null };
+      const t = await this.store.load(merchantAccountId, id);
+      const common = { reason: body?.reason ?? undefined, externalIdentifier: body?.external_identifier ?? undefined };
+      const targets: (RefundTarget | undefined)[] = [
+        ...(hasPaymentMethod(t) || !t.giftCards ? [undefined] : []),
+        ...(t.giftCards?.redemptions ?? [])
+          .filter((r) => r.status === 'succeeded' && r.amount > claimedRedemptionRefunds(t, r.redemptionId))
+          .map((r) => ({ type: 'gift-card-redemption' as const, id: r.redemptionId })),
+      ];
+      const items: WireRefund[] = [];
+      for (const target of targets) {
+        // The payment method is skipped when nothing of it is left to refund; a sole instrument still says why.
+        if (!target && t.giftCards && capturedAmount(t) - claimedRefundAmount(t) <= 0) continue;
+        items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }));
+      }
+      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common));
+      return { items, limit: 20, next_cursor: null, previous_cursor: null };
     });
   }
 
-  private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined }): Promise<WireRefund> {
+  private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget }): Promise<WireRefund> {
     const t = await this.store.load(merchantAccountId, id);
-    const connector = this.connectors.connectorFor(this.store.connectionOf(t));
     const refundId = this.context.newId();
     const decided = await this.store.command(id, {
       type: 'RefundTransaction',
@@ -332,17 +357,28 @@ export class Transactions implements TransactionsSlice {
         ...(input.amount !== undefined ? { amount: input.amount } : {}),
         ...(input.reason ? { reason: input.reason } : {}),
         details: input.externalIdentifier ? { externalIdentifier: input.externalIdentifier } : {},
+        ...(input.target ? { target: input.target } : {}),
       },
     });
     const refund = (decided.state as Transaction).refunds.find((r) => r.id === refundId);
-    const answer = await this.store.call(() =>
-      connector.refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount: refund?.amount ?? 0, currency: t.currency }),
-    );
+    const amount = refund?.amount ?? 0;
+    const target = input.target;
+    const answer = target
+      ? await this.store.call(() => this.giftCardConnectorOf(t).refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
+      : await this.store.call(() =>
+          this.connectors.connectorFor(this.store.connectionOf(t)).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }),
+        );
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
     const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
     if (outcome) await this.store.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });
     await this.context.catchUp();
     return this.refund(merchantAccountId, id, refundId);
+  }
+
+  private giftCardConnectorOf(t: Transaction) {
+    const connection = t.giftCards ? this.paymentServices.connection(t.merchantAccountId, t.giftCards.serviceId) : null;
+    if (!connection) throw ApiError.badRequest('The gift card service of this transaction was deleted');
+    return this.connectors.giftCardConnectorFor(connection);
   }
 
   rpcHandlers(): RpcHandlers {

@@ -1,4 +1,5 @@
 /** The card vault over a real SQLite file: round trip, account scoping, no clear PAN on disk, tamper detection, keys. */
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -266,4 +267,26 @@ describe('VAULT_KEY setting', () => {
     expect(message).toMatch(/^invalid configuration: VAULT_KEY: must be base64/);
     expect(message).not.toContain(bad);
   });
+});
+
+it('reads rows encrypted before the encryption moved to VaultCipher (the format is unchanged)', () => {
+  // The format as first written, with node:crypto directly: HKDF label, AAD and column layout.
+  const encryptionKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'switchyard/card-vault/v1/pan-encryption', 32));
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', encryptionKey, iv, { authTagLength: 16 });
+  cipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', 'legacy-row', 'shop-a']), 'utf8'));
+  const ciphertext = Buffer.concat([cipher.update(pan, 'utf8'), cipher.final()]);
+  db.prepare(
+    `INSERT INTO vault_cards (id, merchant_account_id, pan_ciphertext, pan_iv, pan_tag, bin, last4, expiration_date, scheme, fingerprint, created_at)
+     VALUES ('legacy-row', 'shop-a', ?, ?, ?, '492912', ?, '12/30', 'visa', 'x', '2026-01-01T00:00:00.000Z')`,
+  ).run(ciphertext, iv, cipher.getAuthTag(), pan.slice(-4));
+  expect(vault.reveal('shop-a', 'legacy-row')).toEqual({ number: pan, expirationDate: '12/30' });
+
+  // And the other way round: a row written now opens with the original recipe.
+  const stored = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
+  const row = db.prepare('SELECT pan_ciphertext, pan_iv, pan_tag FROM vault_cards WHERE id = ?').get(stored.id) as { pan_ciphertext: Buffer; pan_iv: Buffer; pan_tag: Buffer };
+  const decipher = createDecipheriv('aes-256-gcm', encryptionKey, row.pan_iv, { authTagLength: 16 });
+  decipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', stored.id, 'shop-a']), 'utf8'));
+  decipher.setAuthTag(row.pan_tag);
+  expect(Buffer.concat([decipher.update(row.pan_ciphertext), decipher.final()]).toString('utf8')).toBe(pan);
 });

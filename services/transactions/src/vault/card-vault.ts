@@ -4,13 +4,15 @@
  * stored. Nothing here logs, and no error message carries a card number or key.
  *
  * Keys: the 32-byte vault key is only an HKDF input; the PAN encryption key and the fingerprint key are derived
- * from it under separate labels, so neither can stand in for the other.
+ * from it under separate labels, so neither can stand in for the other. The encryption itself is `VaultCipher`
+ * (vault-cipher.ts), shared with the gift card vault.
  */
-import { createCipheriv, createDecipheriv, createHmac, createSecretKey, hkdfSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { createHmac, randomUUID, type KeyObject } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { passesLuhn } from '@switchyard/contracts';
 import { loadOrCreateKey } from '@switchyard/service';
 import { detectScheme } from '@switchyard/bin-data';
+import { associatedData, deriveVaultKey, VaultCipher } from './vault-cipher';
 
 export interface StoredCard {
   readonly id: string;
@@ -34,9 +36,6 @@ export interface CardToStore {
   readonly expirationDate: string;
 }
 
-const keyBytes = 32;
-const ivBytes = 12;
-const tagBytes = 16;
 /** Bumped with the encryption or fingerprint scheme; part of the HKDF labels and of every row's AAD. */
 const formatVersion = 'v1';
 
@@ -58,7 +57,7 @@ type PublicColumns = Omit<VaultCardRecord, 'pan_ciphertext' | 'pan_iv' | 'pan_ta
 
 export class CardVault {
   // ES private fields: key material stays out of util.inspect / console.log of the vault.
-  readonly #encryptionKey: KeyObject;
+  readonly #cipher: VaultCipher;
   readonly #fingerprintKey: KeyObject;
   readonly #now: () => Date;
   readonly #newId: () => string;
@@ -67,9 +66,8 @@ export class CardVault {
   readonly #secret: Database.Statement<[string, string], VaultCardRecord>;
 
   constructor(db: Database.Database, options: { key: Buffer; now?: () => Date; newId?: () => string }) {
-    if (!Buffer.isBuffer(options.key) || options.key.length !== keyBytes) throw new RangeError(`the vault key must be ${keyBytes} bytes`);
-    this.#encryptionKey = deriveKey(options.key, 'pan-encryption');
-    this.#fingerprintKey = deriveKey(options.key, 'fingerprint');
+    this.#cipher = new VaultCipher(options.key, keyLabel('pan-encryption'));
+    this.#fingerprintKey = deriveVaultKey(options.key, keyLabel('fingerprint'));
     this.#now = options.now ?? (() => new Date());
     this.#newId = options.newId ?? randomUUID;
 
@@ -104,16 +102,13 @@ export class CardVault {
     if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
 
     const id = this.#newId();
-    const iv = randomBytes(ivBytes);
-    const cipher = createCipheriv('aes-256-gcm', this.#encryptionKey, iv, { authTagLength: tagBytes });
-    cipher.setAAD(additionalData(id, merchantAccountId));
-    const ciphertext = Buffer.concat([cipher.update(number, 'utf8'), cipher.final()]);
+    const sealed = this.#cipher.seal(number, additionalData(id, merchantAccountId));
     const record: VaultCardRecord = {
       id,
       merchant_account_id: merchantAccountId,
-      pan_ciphertext: ciphertext,
-      pan_iv: iv,
-      pan_tag: cipher.getAuthTag(),
+      pan_ciphertext: sealed.ciphertext,
+      pan_iv: sealed.iv,
+      pan_tag: sealed.tag,
       bin: number.slice(0, 6),
       last4: number.slice(-4),
       expiration_date: card.expirationDate,
@@ -140,11 +135,7 @@ export class CardVault {
     if (!record) return null;
     let number: string;
     try {
-      if (record.pan_iv.length !== ivBytes || record.pan_tag.length !== tagBytes) throw new Error('malformed iv or tag');
-      const decipher = createDecipheriv('aes-256-gcm', this.#encryptionKey, record.pan_iv, { authTagLength: tagBytes });
-      decipher.setAAD(additionalData(record.id, record.merchant_account_id));
-      decipher.setAuthTag(record.pan_tag);
-      number = Buffer.concat([decipher.update(record.pan_ciphertext), decipher.final()]).toString('utf8');
+      number = this.#cipher.open({ ciphertext: record.pan_ciphertext, iv: record.pan_iv, tag: record.pan_tag }, additionalData(record.id, record.merchant_account_id));
     } catch (error) {
       throw new Error(`vault card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`, { cause: error });
     }
@@ -166,14 +157,10 @@ export function loadVaultKey(options: { configured?: string; dataDir?: string })
   return loadOrCreateKey({ ...options, fileName: 'vault.key', settingName: 'VAULT_KEY' });
 }
 
-function deriveKey(vaultKey: Buffer, purpose: string): KeyObject {
-  return createSecretKey(Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), `switchyard/card-vault/${formatVersion}/${purpose}`, keyBytes)));
-}
+const keyLabel = (purpose: string): string => `switchyard/card-vault/${formatVersion}/${purpose}`;
 
 /** Binds a ciphertext to its row: copied to another id or merchant account, it no longer decrypts. */
-function additionalData(id: string, merchantAccountId: string): Buffer {
-  return Buffer.from(JSON.stringify([`vault_cards/${formatVersion}`, id, merchantAccountId]), 'utf8');
-}
+const additionalData = (id: string, merchantAccountId: string): Buffer => associatedData(`vault_cards/${formatVersion}`, id, merchantAccountId);
 
 function toStoredCard(record: PublicColumns): StoredCard {
   return {

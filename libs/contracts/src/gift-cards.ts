@@ -1,0 +1,210 @@
+/**
+ * Gift cards on the wire — issue a virtual card, activate a physical one, check balances, store a card for a buyer
+ * and list, read and delete stored cards — and the transactions service's RPC patterns behind them
+ * (`transactions.gift-cards.*`). Shapes of `../shared/reference/wire-compat.md` (GiftCard, GiftCardSummary,
+ * GiftCardCreate, GiftCardBalanceRequest); issue and activate are ours, in the same style (docs/gift-cards.md).
+ */
+import { z } from 'zod';
+import { giftCardServiceSchema } from './transactions';
+
+export const giftCardPatterns = {
+  issue: 'transactions.gift-cards.issue',
+  activate: 'transactions.gift-cards.activate',
+  balances: 'transactions.gift-cards.balances',
+  create: 'transactions.gift-cards.create',
+  list: 'transactions.gift-cards.list',
+  get: 'transactions.gift-cards.get',
+  delete: 'transactions.gift-cards.delete',
+  buyerList: 'transactions.gift-cards.buyer-list',
+} as const;
+
+/** Reference: a balance check takes up to 10 cards. */
+export const MAX_GIFT_CARD_BALANCE_ITEMS = 10;
+
+const timestamp = z.iso.datetime({ offset: true });
+const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const amount = z.int().min(1).max(99_999_999);
+
+export const giftCardNumberSchema = z.string().regex(/^\d{16,19}$/, 'must be 16 to 19 digits').meta({ description: 'The 16 to 19 digit gift card number.' });
+export const giftCardPinSchema = z.string().min(1).max(20).meta({ description: "The gift card's PIN." });
+const buyerId = z.uuid().meta({ description: "The buyer's id (no buyers resource yet: stored and matched as given)." });
+const buyerExternalIdentifier = z.string().min(1).max(200).meta({ description: 'Your identifier of the buyer (stored and matched as given).' });
+
+// ---- request bodies ----------------------------------------------------------------------------------------
+
+export const giftCardIssueSchema = z
+  .object({
+    theme: z.string().min(1).max(100).meta({ description: "The provider's theme (design/programme) code to issue the card under." }),
+    amount: amount.meta({ description: 'The amount to load onto the card, in minor units.' }),
+    currency,
+  })
+  .strict()
+  .meta({ id: 'GiftCardIssueCreate', description: 'A new virtual gift card.' });
+export type GiftCardIssueInput = z.infer<typeof giftCardIssueSchema>;
+
+export const giftCardActivateSchema = z
+  .object({
+    number: giftCardNumberSchema,
+    pin: giftCardPinSchema.optional(),
+    amount: amount.optional().meta({ description: 'The amount to load onto the card, in minor units; absent: the value the card was made with.' }),
+    currency,
+  })
+  .strict()
+  .meta({ id: 'GiftCardActivationCreate', description: 'A physical gift card to put into use.' });
+export type GiftCardActivateInput = z.infer<typeof giftCardActivateSchema>;
+
+export const giftCardRequestSchema = z.object({ number: giftCardNumberSchema, pin: giftCardPinSchema }).strict().meta({ id: 'GiftCardRequest', description: 'A gift card given by number and PIN.' });
+export const giftCardStoredRequestSchema = z.object({ id: z.uuid() }).strict().meta({ id: 'GiftCardStoredRequest', description: 'A stored gift card (`POST /gift-cards`).' });
+
+export const giftCardBalanceRequestSchema = z
+  .object({
+    items: z
+      .array(z.union([giftCardRequestSchema, giftCardStoredRequestSchema], { error: 'must be {number, pin} or {id}' }))
+      .min(1)
+      .max(MAX_GIFT_CARD_BALANCE_ITEMS)
+      .meta({ description: `1 to ${MAX_GIFT_CARD_BALANCE_ITEMS} cards; the answer has one result per card, in the same order.` }),
+  })
+  .strict()
+  .meta({ id: 'GiftCardBalanceRequest' });
+export type GiftCardBalanceInput = z.infer<typeof giftCardBalanceRequestSchema>;
+export type GiftCardBalanceItem = GiftCardBalanceInput['items'][number];
+
+export const giftCardCreateSchema = z
+  .object({
+    number: giftCardNumberSchema,
+    pin: giftCardPinSchema,
+    buyer_id: buyerId.nullish(),
+    buyer_external_identifier: buyerExternalIdentifier.nullish(),
+  })
+  .strict()
+  .refine((body) => !(body.buyer_id != null && body.buyer_external_identifier != null), {
+    message: 'give either buyer_id or buyer_external_identifier, not both',
+    path: ['buyer_external_identifier'],
+  })
+  .meta({ id: 'GiftCardCreate', description: 'A gift card to store, checked with the gift card service first. `buyer_id` and `buyer_external_identifier` exclude each other.' });
+export type GiftCardCreateInput = z.infer<typeof giftCardCreateSchema>;
+
+// ---- queries -------------------------------------------------------------------------------------------------
+
+export const giftCardListQuerySchema = z.object({
+  buyer_id: buyerId.optional(),
+  buyer_external_identifier: buyerExternalIdentifier.optional(),
+});
+
+export const buyerGiftCardSortFields = ['last_used_at'] as const;
+export const buyerGiftCardSortDirections = ['asc', 'desc'] as const;
+
+export const buyerGiftCardListQuerySchema = z
+  .object({
+    buyer_id: buyerId.optional(),
+    buyer_external_identifier: buyerExternalIdentifier.optional(),
+    sort_by: z.enum(buyerGiftCardSortFields).default('last_used_at').meta({ description: 'The only sort field: `last_used_at` (never used: last).' }),
+    order_by: z.enum(buyerGiftCardSortDirections).default('desc').meta({ description: 'The direction of `sort_by`; cards never used come last either way.' }),
+  })
+  .refine((query) => (query.buyer_id !== undefined) !== (query.buyer_external_identifier !== undefined), {
+    message: 'give buyer_id or buyer_external_identifier (one of them)',
+    path: ['buyer_id'],
+  });
+export type BuyerGiftCardListQuery = z.infer<typeof buyerGiftCardListQuerySchema>;
+
+// ---- responses -----------------------------------------------------------------------------------------------
+
+const usageShape = {
+  usage_count: z.int().meta({ description: 'Payments the card was redeemed in.' }),
+  cit_usage_count: z.int().meta({ description: 'Of those, the ones the buyer (not the merchant) initiated.' }),
+  last_used_at: timestamp.nullable(),
+  cit_last_used_at: timestamp.nullable(),
+};
+
+export const giftCardSummarySchema = z
+  .object({
+    type: z.literal('gift-card'),
+    id: z.uuid().nullable().meta({ description: 'The stored card; null for a card given by number.' }),
+    merchant_account_id: z.string(),
+    bin: z.string().meta({ description: 'The first 6 digits.' }),
+    sub_bin: z.string().meta({ description: 'The 4 digits after the BIN.' }),
+    last4: z.string(),
+    currency: z.string().nullable(),
+    expiration_date: timestamp.nullable(),
+    balance: z.int().nullable().meta({ description: "Minor units, as the gift card service answered; null when not asked (stored lists) or refused." }),
+    balance_error_code: z.string().nullable().meta({ description: 'Why the gift card service gave no balance (`invalid_gift_card`, `expired_card`, …).' }),
+    balance_raw_error_code: z.string().nullable(),
+    balance_raw_error_message: z.string().nullable(),
+    ...usageShape,
+  })
+  .meta({ id: 'GiftCardSummary' });
+export type GiftCardSummary = z.infer<typeof giftCardSummarySchema>;
+
+export const giftCardSummariesSchema = z.object({ items: z.array(giftCardSummarySchema) }).meta({ id: 'GiftCardSummaries' });
+
+export const giftCardIssuedSchema = giftCardSummarySchema
+  .extend({
+    number: z.string().meta({ description: 'The new card number: shown in this answer only (and its replays with the same Idempotency-Key), never stored.' }),
+    pin: z.string().meta({ description: 'The PIN, shown like the number.' }),
+  })
+  .meta({ id: 'GiftCardIssued' });
+export type GiftCardIssued = z.infer<typeof giftCardIssuedSchema>;
+
+const giftCardBuyerSchema = z
+  .object({
+    type: z.literal('buyer'),
+    id: z.string().nullable(),
+    merchant_account_id: z.string(),
+    display_name: z.string().nullable(),
+    external_identifier: z.string().nullable(),
+    inquiries: z.array(z.unknown()),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'GiftCardBuyer', description: 'The buyer as given when the card was stored (no buyers resource yet: its times are the card’s).' });
+
+export const giftCardSchema = z
+  .object({
+    type: z.literal('gift-card'),
+    id: z.uuid(),
+    merchant_account_id: z.string(),
+    gift_card_service: giftCardServiceSchema,
+    bin: z.string(),
+    sub_bin: z.string(),
+    last4: z.string(),
+    currency: z.string().nullable(),
+    expiration_date: timestamp.nullable(),
+    buyer: giftCardBuyerSchema.nullable(),
+    ...usageShape,
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'GiftCard' });
+export type GiftCard = z.infer<typeof giftCardSchema>;
+
+export const giftCardsSchema = z
+  .object({ items: z.array(giftCardSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .meta({ id: 'GiftCards' });
+
+// ---- RPC payloads ------------------------------------------------------------------------------------------
+
+/** Every gift card RPC acts in the request's merchant account. */
+export interface GiftCardScope {
+  readonly merchant_account_id: string;
+}
+
+export interface GiftCardRef extends GiftCardScope {
+  readonly gift_card_id: string;
+}
+
+/** `issue`, `activate`, `balances`, `create`. */
+export interface GiftCardWriteRequest<Body> extends GiftCardScope {
+  readonly body: Body;
+  readonly idempotency_key?: string;
+}
+
+/** `list`: newest first, paged. */
+export interface GiftCardListRequest extends GiftCardScope {
+  readonly limit: number;
+  readonly cursor?: string | null;
+  readonly buyer_id?: string;
+  readonly buyer_external_identifier?: string;
+}
+
+/** `buyer-list`: one buyer's stored cards, by last use. */
+export interface BuyerGiftCardListRequest extends GiftCardScope, BuyerGiftCardListQuery {}

@@ -1,0 +1,188 @@
+/**
+ * Issue 7, "Paying with gift cards" over HTTP against the simulator: gift cards alone or with a card for the rest.
+ * The card is authorized first, the gift cards redeemed after; if one gift card charge fails every charge that
+ * succeeded is reversed and the card authorization voided — the simulator's ledger shows every balance back where
+ * it started. Refunds can target one redemption. (The kill -9 variant: gift-card-recovery.int.spec.ts.)
+ */
+import { startHarness, type Harness } from './transactions.harness';
+
+let h: Harness;
+const account = 'gifts';
+const bare = 'no-gift-service';
+let giftService: string;
+let cardService: string;
+
+// A PIN starting with 0 holds its value: `05000` → 50.00. A fresh number per test keeps balances independent.
+let serial = 0;
+const giftNumber = () => `606060${String(Date.now() % 1_000_000).padStart(6, '0')}${String(++serial).padStart(4, '1')}`;
+const giftCard = (pin: string, amount: number) => ({ number: giftNumber(), pin, amount });
+
+async function ledger(number: string): Promise<{ balance: number; redemptions: { status: string; amount: number }[] }> {
+  const response = await fetch(`${h.simulator.url}/v1/gift-cards/cards/${number}`);
+  expect(response.status).toBe(200);
+  return (await response.json()) as { balance: number; redemptions: { status: string; amount: number }[] };
+}
+
+async function pay(body: Record<string, unknown>, on = account) {
+  return h.http().post('/transactions').set(h.headers(on)).send({ currency: 'USD', ...body });
+}
+
+beforeAll(async () => {
+  h = await startHarness('split-payments', { simulator: {} });
+  await h.createAccount(account);
+  await h.createAccount(bare);
+  cardService = await h.createConnection(account);
+  giftService = await h.createConnection(account, { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [] });
+  await h.createConnection(bare);
+});
+
+afterAll(async () => {
+  expect(h.leaks).toEqual([]);
+  await h.stop();
+});
+
+describe('gift cards alone', () => {
+  it('two gift cards pay the whole amount: capture_succeeded, each redemption succeeded, the balances debited', async () => {
+    const first = giftCard('05000', 3_000);
+    const second = giftCard('05000', 1_500);
+    const response = await pay({ amount: 4_500, intent: 'authorize', gift_cards: [first, second] });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      status: 'capture_succeeded',
+      amount: 4_500,
+      authorized_amount: 0,
+      payment_method: null,
+      payment_service: null,
+      multi_tender: false,
+      gift_card_service: { type: 'gift-card-service', id: giftService, gift_card_service_definition_id: 'mock-gift-card' },
+    });
+    const redemptions = response.body.gift_card_redemptions as Record<string, unknown>[];
+    expect(redemptions).toEqual([
+      expect.objectContaining({ type: 'gift-card-redemption', status: 'succeeded', amount: 3_000, refunded_amount: 0, error_code: null, gift_card: { type: 'gift-card', id: null, bin: '606060', sub_bin: first.number.slice(6, 10), last4: first.number.slice(-4) } }),
+      expect.objectContaining({ status: 'succeeded', amount: 1_500, gift_card_service_redemption_id: expect.any(String) }),
+    ]);
+    expect((await ledger(first.number)).balance).toBe(2_000);
+    expect((await ledger(second.number)).balance).toBe(3_500);
+    expect(JSON.stringify(response.body)).not.toContain(first.number);
+  });
+
+  it('the second of two fails: the first is reversed, the payment fails with the gift card error', async () => {
+    const first = giftCard('05000', 1_000);
+    const second = giftCard('00100', 1_000); // holds 1.00: insufficient_funds
+    const response = await pay({ amount: 2_000, gift_cards: [first, second] });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ status: 'authorization_failed', error_code: 'insufficient_funds' });
+    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual(['reversed', 'failed']);
+    expect(response.body.gift_card_redemptions[1]).toMatchObject({ error_code: 'insufficient_funds', raw_error_code: expect.any(String), raw_error_message: expect.any(String) });
+    expect((await ledger(first.number)).balance).toBe(5_000);
+    expect((await ledger(second.number)).balance).toBe(100);
+  });
+});
+
+describe('split tender: a card for the rest', () => {
+  it('card authorized first, gift cards redeemed after; intent capture captures the card part', async () => {
+    const gift = giftCard('05000', 2_500);
+    const response = await pay({ amount: 10_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' }, gift_cards: [gift] });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({
+      status: 'capture_succeeded',
+      authorized_amount: 7_500,
+      captured_amount: 7_500,
+      multi_tender: true,
+      payment_service: { id: cardService },
+      gift_card_service: { id: giftService },
+      gift_card_redemptions: [expect.objectContaining({ status: 'succeeded', amount: 2_500 })],
+    });
+    expect((await ledger(gift.number)).balance).toBe(2_500);
+    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200)).body.items as { name: string }[];
+    const names = events.map((e) => e.name);
+    // The card's authorization comes before the gift card's redemption, and the capture after both (oldest first).
+    const at = (name: string) => names.indexOf(name);
+    expect(at('payment-connector-response-transaction-authorization-succeeded')).toBeGreaterThan(-1);
+    expect(at('payment-connector-response-transaction-authorization-succeeded')).toBeLessThan(at('gift-card-redemption-succeeded'));
+    expect(at('gift-card-redemption-succeeded')).toBeLessThan(at('payment-connector-response-transaction-capture-succeeded'));
+  });
+
+  it('acceptance: the third of three gift cards fails — the first two are reversed, the card voided, every balance back where it started', async () => {
+    const cards = [giftCard('05000', 1_000), giftCard('05000', 2_000), giftCard('10006', 500)];
+    const response = await pay({ amount: 10_000, intent: 'authorize', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: cards });
+    expect(response.status).toBe(201);
+    expect(response.body).toMatchObject({ status: 'authorization_voided', error_code: 'insufficient_funds', authorized_amount: 6_500, captured_amount: 0 });
+    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual(['reversed', 'reversed', 'failed']);
+    expect(response.body.gift_card_redemptions[2]).toMatchObject({ error_code: 'insufficient_funds', raw_error_code: '10006' });
+    for (const card of cards.slice(0, 2)) {
+      const shown = await ledger(card.number);
+      expect(shown.balance).toBe(5_000);
+      expect(shown.redemptions.map((r) => r.status)).toEqual(['reversed']);
+    }
+    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200)).body.items as { name: string }[];
+    expect(events.map((e) => e.name)).toEqual(expect.arrayContaining(['gift-card-reversal-succeeded', 'gift-card-redemption-failed', 'payment-connector-response-transaction-void-succeeded']));
+  });
+
+  it('a declined card charges no gift card: every redemption skipped, the ledger untouched', async () => {
+    const gift = giftCard('05000', 1_000);
+    // The card pays 200001 − … the simulator declines amount 200001 (issuer_decline scenario) on the card's part.
+    const response = await pay({ amount: 201_001, payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [gift] });
+    expect(response.status).toBe(201);
+    expect(response.body.status).toBe('authorization_declined');
+    expect(response.body.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'skipped', error_code: null })]);
+    const shown = await fetch(`${h.simulator.url}/v1/gift-cards/cards/${gift.number}`);
+    expect(shown.status).toBe(404); // never seen by the provider
+  });
+});
+
+describe('refunds of a redemption', () => {
+  it('targets one redemption: its refunded_amount rises, the card gets the money back, never more than it took', async () => {
+    const gift = giftCard('05000', 2_000);
+    const paid = (await pay({ amount: 5_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [gift] })).body;
+    const redemption = paid.gift_card_redemptions[0].id as string;
+    const refund = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ amount: 500, target_type: 'gift-card-redemption', target_id: redemption }).expect(201);
+    expect(refund.body).toMatchObject({ status: 'succeeded', amount: 500, target_type: 'gift-card-redemption', target_id: redemption });
+    expect((await ledger(gift.number)).balance).toBe(3_500);
+    const after = await h.get(account, paid.id);
+    expect(after).toMatchObject({ refunded_amount: 0, gift_card_redemptions: [expect.objectContaining({ refunded_amount: 500 })] });
+
+    const over = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ amount: 1_501, target_type: 'gift-card-redemption', target_id: redemption });
+    expect(over.status).toBe(400);
+    expect(JSON.stringify(over.body)).toContain('at most 1500');
+    const unknown = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ target_type: 'gift-card-redemption', target_id: cardService });
+    expect(unknown.status).toBe(400);
+    const missing = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ target_type: 'gift-card-redemption' });
+    expect(missing.status).toBe(422);
+
+    const all = await h.http().post(`/transactions/${paid.id}/refunds/all`).set(h.headers(account)).send({}).expect(201);
+    expect((all.body.items as { target_type: string; amount: number }[]).map((r) => [r.target_type, r.amount])).toEqual([
+      ['payment-method', 3_000],
+      ['gift-card-redemption', 1_500],
+    ]);
+    expect((await ledger(gift.number)).balance).toBe(5_000);
+    expect((await h.get(account, paid.id)).status).toBe('refunded');
+  });
+});
+
+describe('refused before anything is charged', () => {
+  it('11 gift cards → 422; amounts that do not add up → 422; no gift card service → 400; an unknown stored card → 400', async () => {
+    const eleven = Array.from({ length: 11 }, () => giftCard('05000', 100));
+    const tooMany = await pay({ amount: 1_100, gift_cards: eleven });
+    expect(tooMany.status).toBe(422);
+    expect(JSON.stringify(tooMany.body)).toContain('gift_cards');
+
+    const short = await pay({ amount: 1_000, gift_cards: [giftCard('05000', 900)] });
+    expect(short.status).toBe(422);
+    const over = await pay({ amount: 1_000, payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [giftCard('05000', 1_000)] });
+    expect(over.status).toBe(422);
+    const nothing = await pay({ amount: 1_000 });
+    expect(nothing.status).toBe(422);
+
+    const noService = await pay({ amount: 1_000, gift_cards: [giftCard('05000', 1_000)] }, bare);
+    expect(noService.status).toBe(400);
+    expect(JSON.stringify(noService.body)).toContain('no_gift_card_service');
+
+    const unknown = await pay({ amount: 1_000, gift_cards: [{ id: '6f1c2a8e-5d7b-4c3e-9a1f-0b2c3d4e5f60', amount: 1_000 }] });
+    expect(unknown.status).toBe(400);
+    expect(JSON.stringify(unknown.body)).toContain('gift_card_not_found');
+
+    const list = (await h.http().get('/transactions?limit=100').set(h.headers(bare)).expect(200)).body.items as unknown[];
+    expect(list).toEqual([]);
+  });
+});

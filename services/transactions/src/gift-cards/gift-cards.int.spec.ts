@@ -1,0 +1,360 @@
+/**
+ * The gift cards slice over a real store, read model and vault, beside the payment services that hold the gift card
+ * service, with an in-memory gift card provider: store, read, list, delete, balances, issue and activate, usage
+ * counted from the transaction streams, and no number or PIN anywhere but the vault.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
+import { ConnectorUnavailableError, giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type GiftCardFailure } from '@switchyard/connectors';
+import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { ServiceHost } from '@switchyard/service';
+import { PaymentServices } from '../payment-services/payment-services.slice';
+import { loadVaultKey } from '../vault/card-vault';
+import { GiftCardVault } from '../vault/gift-card-vault';
+import { GiftCards } from './gift-cards.slice';
+
+const shopA = { merchant_account_id: 'shop-a' };
+const shopB = { merchant_account_id: 'shop-b' };
+// Digits 7–15 appear in neither the BIN, sub-BIN nor last four: searched for wherever the card must not be.
+const NUMBER = '6033991234567894321';
+const PIN = '0150073';
+const ISSUED = { number: '6033997777777771111', pin: '0246813' };
+
+const failure = (errorCode: GiftCardFailure['errorCode'], rawErrorCode: string): GiftCardFailure => ({ outcome: 'failed', errorCode, rawErrorCode, rawErrorMessage: `Validation error: ${errorCode}` });
+
+/** PIN `0…` holds the PIN as an integer, a number ending 0000 is expired, anything else a wrong PIN. */
+class FakeProvider implements GiftCardConnector {
+  readonly definitionId = 'mock-gift-card';
+  down = false;
+  readonly calls: string[] = [];
+
+  private answer(card: GiftCardCredentials) {
+    if (card.number.endsWith('0000')) return failure('expired_card', '10001');
+    if (!card.pin?.startsWith('0')) return failure('invalid_gift_card', '10000');
+    return { outcome: 'succeeded' as const, balance: Number.parseInt(card.pin, 10), currency: 'EUR', expiresAt: '2030-01-31T00:00:00.000Z' };
+  }
+
+  private async call<T>(name: string, answer: () => T): Promise<T> {
+    this.calls.push(name);
+    if (this.down) throw new ConnectorUnavailableError('mock-gift-card unreachable (ECONNREFUSED)', true);
+    return answer();
+  }
+
+  balance(card: GiftCardCredentials) {
+    return this.call('balance', () => this.answer(card));
+  }
+  issue(request: { reference: string; theme: string; amount: number; currency: string }) {
+    return this.call('issue', () => ({ outcome: 'succeeded' as const, balance: request.amount, currency: request.currency, expiresAt: null, ...ISSUED }));
+  }
+  activate(request: { reference: string; card: GiftCardCredentials; amount?: number; currency: string }) {
+    return this.call('activate', () => ({ outcome: 'succeeded' as const, balance: request.amount ?? 0, currency: request.currency, expiresAt: null }));
+  }
+  redeem(): never {
+    throw new Error('not used');
+  }
+  reverse(): never {
+    throw new Error('not used');
+  }
+  refund(): never {
+    throw new Error('not used');
+  }
+}
+
+let dir: string;
+let storage: ServiceStorage;
+let host: ServiceHost;
+let paymentServices: PaymentServices;
+let giftCards: GiftCards;
+let provider: FakeProvider;
+let clock = Date.parse('2026-01-01T00:00:00.000Z');
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-gift-cards-'));
+  storage = openServiceStorage('transactions', { dataDir: dir });
+  host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
+  paymentServices = new PaymentServices(host.context);
+  provider = new FakeProvider();
+  giftCards = new GiftCards(host.context, {
+    paymentServices,
+    connectors: { giftCardConnectorFor: () => provider },
+    vault: new GiftCardVault(storage.db, { key: loadVaultKey({}), now: host.context.now }),
+    fingerprintKey: randomBytes(32),
+  });
+  host.add(paymentServices, giftCards);
+  await host.catchUp();
+});
+afterEach(async () => {
+  await host.stop();
+  await storage.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const giftCardService = (merchantAccountId: string, overrides: { active?: boolean; payment_service_definition_id?: string } = {}) =>
+  paymentServices.create(merchantAccountId, {
+    display_name: 'Gift cards',
+    payment_service_definition_id: 'mock-gift-card',
+    fields: [],
+    accepted_currencies: ['EUR'],
+    accepted_countries: ['NL'],
+    ...overrides,
+  });
+
+const store = (scope = shopA, body: Record<string, unknown> = {}) =>
+  giftCards.create({ ...scope, body: { number: NUMBER, pin: PIN, buyer_external_identifier: 'buyer-1', ...body } as never });
+
+/** A gift card charge of a payment, as the split-payment flow appends it to its transaction's stream. */
+const redeemed = (giftCardId: string | undefined, merchantInitiated: boolean, at: string) =>
+  storage.store.append(
+    `transaction-${randomUUID()}`,
+    [{ type: 'GiftCardRedemptionSucceeded', data: { redemptionId: randomUUID(), ...(giftCardId ? { giftCardId } : {}), providerRedemptionId: 'r-1', merchantInitiated, at } }],
+    { expectedRevision: 'no_stream' },
+  );
+
+const rejection = async (promise: Promise<unknown>): Promise<ApiError> => {
+  try {
+    await promise;
+  } catch (error) {
+    if (error instanceof ApiError) return error;
+    throw error;
+  }
+  throw new Error('expected a rejection');
+};
+
+const everything = async () => JSON.stringify(await storage.store.readAll());
+
+describe('stored gift cards', () => {
+  it('stores a card the service accepts: number and PIN in the vault only, the rest in its stream and read model', async () => {
+    const service = await giftCardService('shop-a');
+    const card = await store();
+    expect(card).toEqual({
+      type: 'gift-card',
+      id: expect.any(String),
+      merchant_account_id: 'shop-a',
+      gift_card_service: { type: 'gift-card-service', id: service.id, gift_card_service_definition_id: 'mock-gift-card', display_name: 'Gift cards' },
+      bin: '603399',
+      sub_bin: '1234',
+      last4: '4321',
+      currency: 'EUR',
+      expiration_date: '2030-01-31T00:00:00.000Z',
+      buyer: {
+        type: 'buyer',
+        id: null,
+        merchant_account_id: 'shop-a',
+        display_name: null,
+        external_identifier: 'buyer-1',
+        inquiries: [],
+        created_at: card.created_at,
+        updated_at: card.created_at,
+      },
+      usage_count: 0,
+      cit_usage_count: 0,
+      last_used_at: null,
+      cit_last_used_at: null,
+      created_at: expect.any(String),
+      updated_at: card.created_at,
+    });
+    expect(giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(card);
+    expect(giftCards.credentialsFor('shop-a', card.id)).toEqual({ number: NUMBER, pin: PIN });
+    expect(giftCards.credentialsFor('shop-b', card.id)).toBeNull();
+    expect(() => giftCards.get({ ...shopB, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
+
+    const events = await storage.store.readStream(`gift-card-${card.id}`);
+    expect(events.map((event) => event.type)).toEqual(['GiftCardStored']);
+    expect(events[0]!.data).toMatchObject({ bin: '603399', subBin: '1234', last4: '4321', buyerExternalIdentifier: 'buyer-1', buyerId: null });
+    const all = await everything();
+    for (const secret of [NUMBER, NUMBER.slice(8, 15), PIN]) expect(all).not.toContain(secret);
+  });
+
+  it('does not store a card the service refuses (400 naming the code), nor without a gift card service', async () => {
+    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+    await giftCardService('shop-a', { active: false });
+    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+    // A card connection is not a gift card service.
+    await giftCardService('shop-a', { payment_service_definition_id: 'mock-card' });
+    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+
+    await giftCardService('shop-a');
+    const wrongPin = await rejection(store(shopA, { pin: '10000' }));
+    expect(wrongPin).toMatchObject({ status: 400, code: 'bad_request', details: [{ location: 'body', pointer: '', type: 'invalid_gift_card', message: '10000: Validation error: invalid_gift_card' }] });
+    expect(wrongPin.message).toMatch(/invalid_gift_card/);
+    expect(await rejection(store(shopA, { number: '6033991234567890000' }))).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'expired_card' })] });
+    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+    expect(storage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+  });
+
+  it('answers 502 when the gift card service cannot be reached, and stores nothing', async () => {
+    await giftCardService('shop-a');
+    provider.down = true;
+    expect(await rejection(store())).toMatchObject({ status: 502, code: 'bad_gateway' });
+    expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }] } }))).toMatchObject({ status: 502 });
+    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+  });
+
+  it('lists newest first, pages, filters by buyer, and keeps accounts apart', async () => {
+    await giftCardService('shop-a');
+    await giftCardService('shop-b');
+    const first = await store(shopA, { buyer_external_identifier: 'buyer-1' });
+    const second = await store(shopA, { buyer_external_identifier: null, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' });
+    const third = await store(shopA, { buyer_external_identifier: 'buyer-1' });
+    await store(shopB);
+    const ids = (page: { items: readonly { id: string }[] }) => page.items.map((item) => item.id);
+    expect(ids(giftCards.list({ ...shopA, limit: 20 }))).toEqual([third.id, second.id, first.id]);
+    const page1 = giftCards.list({ ...shopA, limit: 2 });
+    expect(page1).toMatchObject({ limit: 2, previous_cursor: null, next_cursor: expect.any(String) });
+    const page2 = giftCards.list({ ...shopA, limit: 2, cursor: page1.next_cursor });
+    expect(ids(page2)).toEqual([first.id]);
+    expect(page2.next_cursor).toBeNull();
+    expect(ids(giftCards.list({ ...shopA, limit: 2, cursor: page2.previous_cursor }))).toEqual([third.id, second.id]);
+    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_external_identifier: 'buyer-1' }))).toEqual([third.id, first.id]);
+    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' }))).toEqual([second.id]);
+    expect(second.buyer).toMatchObject({ id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b', external_identifier: null });
+    expect((await store(shopA, { buyer_external_identifier: null })).buyer).toBeNull();
+  });
+
+  it('deletes: the number and PIN are erased at once, the card is gone for every reader, and another account cannot delete it', async () => {
+    await giftCardService('shop-a');
+    const card = await store();
+    expect(await rejection(giftCards.delete({ ...shopB, gift_card_id: card.id }))).toMatchObject({ status: 404 });
+    expect(giftCards.credentialsFor('shop-a', card.id)).not.toBeNull();
+
+    await giftCards.delete({ ...shopA, gift_card_id: card.id });
+    expect(giftCards.credentialsFor('shop-a', card.id)).toBeNull();
+    expect(storage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+    expect(() => giftCards.get({ ...shopA, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
+    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+    expect(await rejection(giftCards.delete({ ...shopA, gift_card_id: card.id }))).toMatchObject({ status: 404 });
+    expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ id: card.id }] } }))).toMatchObject({ status: 404 });
+    expect((await storage.store.readStream(`gift-card-${card.id}`)).map((event) => event.type)).toEqual(['GiftCardStored', 'GiftCardDeleted']);
+  });
+});
+
+describe('usage, from the transaction streams', () => {
+  it('counts every redemption of a stored card, buyer-initiated ones apart, and sorts a buyer’s cards by last use', async () => {
+    await giftCardService('shop-a');
+    const [used, cit, never] = [await store(), await store(), await store()];
+    const other = await store(shopA, { buyer_external_identifier: 'buyer-2' });
+
+    await redeemed(used.id, true, '2026-02-01T10:00:00.000Z');
+    await redeemed(used.id, true, '2026-02-03T10:00:00.000Z');
+    await redeemed(used.id, true, '2026-02-02T10:00:00.000Z'); // late: last_used_at stays the latest
+    await redeemed(cit.id, false, '2026-02-01T12:00:00.000Z');
+    await redeemed(cit.id, true, '2026-02-01T13:00:00.000Z');
+    await redeemed(undefined, false, '2026-02-04T00:00:00.000Z'); // a card given by number: nothing stored to count
+    await redeemed(randomUUID(), false, '2026-02-04T00:00:00.000Z'); // unknown card: ignored
+    await host.catchUp();
+
+    expect(giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({ usage_count: 3, cit_usage_count: 0, last_used_at: '2026-02-03T10:00:00.000Z', cit_last_used_at: null });
+    expect(giftCards.get({ ...shopA, gift_card_id: cit.id })).toMatchObject({
+      usage_count: 2,
+      cit_usage_count: 1,
+      last_used_at: '2026-02-01T13:00:00.000Z',
+      cit_last_used_at: '2026-02-01T12:00:00.000Z',
+    });
+
+    const order = (order_by: 'asc' | 'desc') =>
+      giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by }).items.map((item) => item.id);
+    expect(order('desc')).toEqual([used.id, cit.id, never.id]);
+    expect(order('asc')).toEqual([cit.id, used.id, never.id]);
+    const [summary] = giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' }).items;
+    expect(summary).toEqual({
+      type: 'gift-card',
+      id: used.id,
+      merchant_account_id: 'shop-a',
+      bin: '603399',
+      sub_bin: '1234',
+      last4: '4321',
+      currency: 'EUR',
+      expiration_date: '2030-01-31T00:00:00.000Z',
+      balance: null,
+      balance_error_code: null,
+      balance_raw_error_code: null,
+      balance_raw_error_message: null,
+      usage_count: 3,
+      cit_usage_count: 0,
+      last_used_at: '2026-02-03T10:00:00.000Z',
+      cit_last_used_at: null,
+    });
+    expect(giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-2', sort_by: 'last_used_at', order_by: 'desc' }).items.map((item) => item.id)).toEqual([other.id]);
+    expect(giftCards.buyerList({ ...shopB, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' }).items).toEqual([]);
+    expect(provider.calls.filter((call) => call === 'balance')).toHaveLength(4); // the stores only: listing asks the service nothing
+  });
+
+  it('rebuilds the same counters from the log', async () => {
+    await giftCardService('shop-a');
+    const card = await store();
+    await redeemed(card.id, false, '2026-02-01T10:00:00.000Z');
+    await host.catchUp();
+    const before = giftCards.get({ ...shopA, gift_card_id: card.id });
+    storage.db.exec("DELETE FROM gift_cards; DELETE FROM checkpoints WHERE name = 'projection:gift-cards'");
+    await host.catchUp();
+    expect(giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(before);
+  });
+});
+
+describe('balances, issue and activate', () => {
+  it('answers one summary per card in order: given by number, stored, refused', async () => {
+    await giftCardService('shop-a');
+    const stored = await store(shopA, { pin: '02000' });
+    const { items } = await giftCards.balances({
+      ...shopA,
+      body: { items: [{ number: '6033990000000001000', pin: '01000' }, { id: stored.id }, { number: '6033990000000000000', pin: '01000' }, { number: NUMBER, pin: '10000' }] },
+    });
+    expect(items.map((item) => [item.id, item.last4, item.balance, item.currency, item.balance_error_code, item.balance_raw_error_code])).toEqual([
+      [null, '1000', 1000, 'EUR', null, null],
+      [stored.id, '4321', 2000, 'EUR', null, null],
+      [null, '0000', null, null, 'expired_card', '10001'],
+      [null, '4321', null, null, 'invalid_gift_card', '10000'],
+    ]);
+    expect(items[3]).toMatchObject({ balance_raw_error_message: 'Validation error: invalid_gift_card', usage_count: 0, last_used_at: null });
+
+    const unknown = await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }, { id: randomUUID() }] } }));
+    expect(unknown).toMatchObject({ status: 404, details: [expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' })] });
+    expect(await rejection(giftCards.balances({ ...shopB, body: { items: [{ id: stored.id }] } }))).toMatchObject({ status: 404 });
+  });
+
+  it('issues a card: its number and PIN answered, replayed for the same Idempotency-Key, kept only sealed', async () => {
+    await giftCardService('shop-a');
+    const body = { theme: 'birthday', amount: 5000, currency: 'EUR' };
+    const issued = await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' });
+    expect(issued).toEqual({
+      type: 'gift-card',
+      id: null,
+      merchant_account_id: 'shop-a',
+      ...{ bin: '603399', sub_bin: '7777', last4: '1111' },
+      currency: 'EUR',
+      expiration_date: null,
+      balance: 5000,
+      balance_error_code: null,
+      balance_raw_error_code: null,
+      balance_raw_error_message: null,
+      usage_count: 0,
+      cit_usage_count: 0,
+      last_used_at: null,
+      cit_last_used_at: null,
+      ...ISSUED,
+    });
+    expect(await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' })).toEqual(issued);
+    expect(provider.calls).toEqual(['issue']);
+    expect(await rejection(giftCards.issue({ ...shopA, body: { ...body, amount: 1 }, idempotency_key: 'issue-1' }))).toMatchObject({ status: 409 });
+    const kept = JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all());
+    expect(kept).toContain('issue-1');
+    for (const secret of [ISSUED.number, ISSUED.pin]) expect(kept).not.toContain(secret);
+    expect(await everything()).not.toContain(ISSUED.number);
+
+    expect(await giftCards.issue({ ...shopA, body })).toMatchObject(ISSUED);
+    expect(giftCardDigitsOf(ISSUED.number)).toEqual({ bin: issued.bin, subBin: issued.sub_bin, last4: issued.last4 });
+  });
+
+  it('activates a card: its summary with the balance; idempotent by key', async () => {
+    await giftCardService('shop-a');
+    const body = { number: NUMBER, pin: '0987654', amount: 2500, currency: 'EUR' };
+    const activated = await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' });
+    expect(activated).toMatchObject({ id: null, bin: '603399', sub_bin: '1234', last4: '4321', balance: 2500, currency: 'EUR', balance_error_code: null });
+    expect(await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' })).toEqual(activated);
+    expect(provider.calls).toEqual(['activate']);
+    for (const secret of [NUMBER, '0987654']) expect(JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
+  });
+});

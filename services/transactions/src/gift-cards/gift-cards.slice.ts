@@ -1,0 +1,279 @@
+/**
+ * Gift cards — through the merchant account's gift card service (its active payment service of method `gift-card`):
+ * issue a virtual card, activate a physical one, check balances; and stored cards (`gift-card-<uuid>`, number and PIN
+ * in the gift card vault): store after a balance check, list, read, delete, a buyer's cards by last use. The split
+ * payment flow reads a stored card's number and PIN through `credentialsFor`.
+ *
+ * A card number or PIN never reaches an event, a read model, a log or an error message; an issued card's number and
+ * PIN are answered once (and kept only sealed, for the replay of an Idempotency-Key).
+ */
+import { createHmac } from 'node:crypto';
+import { ApiError, type ErrorDetail, type Page } from '@switchyard/api';
+import {
+  ConnectorRequestRejectedError,
+  ConnectorUnavailableError,
+  giftCardDigitsOf,
+  type GiftCardConnector,
+  type GiftCardFailure,
+} from '@switchyard/connectors';
+import {
+  giftCardPatterns,
+  type BuyerGiftCardListRequest,
+  type GiftCard,
+  type GiftCardActivateInput,
+  type GiftCardBalanceInput,
+  type GiftCardCreateInput,
+  type GiftCardIssued,
+  type GiftCardIssueInput,
+  type GiftCardListRequest,
+  type GiftCardRef,
+  type GiftCardSummary,
+  type GiftCardWriteRequest,
+} from '@switchyard/contracts';
+import { asDomainEvent, handleCommand } from '@switchyard/decider';
+import type { RpcHandlers } from '@switchyard/rpc';
+import { domainErrorMapper, withApiErrors } from '@switchyard/service';
+import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
+import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
+import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
+import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
+import { giftCardDecider, giftCardStream, type GiftCardCommand, type GiftCardEvent, type GiftCardServiceRef, type GiftCardState } from './gift-card';
+import { storedSummary, toGiftCard, toSummary, unstored } from './gift-card-wire';
+import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-cards.read-model';
+
+/** Where a connection's gift card connector comes from (`ProviderConnectors`). */
+export interface GiftCardConnectors {
+  giftCardConnectorFor(connection: PaymentServiceConnection): GiftCardConnector;
+}
+
+export interface GiftCardsDependencies {
+  readonly paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>;
+  readonly connectors: GiftCardConnectors;
+  readonly vault: GiftCardVault;
+  /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
+  readonly fingerprintKey: Buffer;
+}
+
+/** The gift card codes that are not a plain 400 (the transactions service's table, `../errors.ts`, is other work's). */
+const asApiErrors = withApiErrors(domainErrorMapper({ gift_card_not_found: 404, gift_card_exists: 409 }));
+
+const GIFT_CARD_METHOD = 'gift-card';
+
+export class GiftCards implements TransactionsSlice {
+  readonly readModel: GiftCardsReadModel;
+  private readonly idempotency: IdempotencyStore;
+
+  constructor(
+    private readonly context: TransactionsContext,
+    private readonly deps: GiftCardsDependencies,
+  ) {
+    this.readModel = new GiftCardsReadModel(context.db);
+    this.idempotency = new IdempotencyStore(context.db, { now: context.now });
+  }
+
+  get projection() {
+    return this.readModel.projection;
+  }
+
+  /**
+   * A stored card's number and PIN, for the gift card service call of a payment only (never log, persist or emit
+   * them). Null when the card is unknown, deleted, or another merchant account's.
+   */
+  credentialsFor(merchantAccountId: string, giftCardId: string): GiftCardSecret | null {
+    return this.find(merchantAccountId, giftCardId) ? this.deps.vault.reveal(merchantAccountId, giftCardId) : null;
+  }
+
+  /** A stored card of the merchant account, without its number; null when unknown, deleted or another account's. */
+  find(merchantAccountId: string, giftCardId: string): GiftCardView | null {
+    const card = this.readModel.find(giftCardId);
+    return card && card.merchantAccountId === merchantAccountId ? card : null;
+  }
+
+  /** A new virtual card: its summary, and its number and PIN, answered here only. */
+  async issue({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardIssueInput>): Promise<GiftCardIssued> {
+    const respond = async (): Promise<GiftCardIssued> => {
+      const { connector } = this.service(merchantAccountId);
+      const issued = await provider(() => connector.issue({ reference: this.context.newId(), theme: body.theme, amount: body.amount, currency: body.currency }));
+      if (issued.outcome === 'failed') throw refused('issue the gift card', issued);
+      const { number, pin, ...balance } = issued;
+      return { ...toSummary(merchantAccountId, giftCardDigitsOf(number), unstored, balance), number, pin };
+    };
+    if (key === undefined) return respond();
+    // The answer to replay is kept with the number and PIN sealed (vault encryption), bound to this request's key.
+    const context = [merchantAccountId, giftCardPatterns.issue, key];
+    const kept = await this.idempotent(merchantAccountId, giftCardPatterns.issue, key, body, async () => {
+      const { number, pin, ...summary } = await respond();
+      return { summary, sealed: this.deps.vault.seal({ number, pin }, context) };
+    });
+    const { number, pin = '' } = this.deps.vault.open(kept.sealed, context);
+    return { ...kept.summary, number, pin };
+  }
+
+  /** A physical card put into use (loaded with `amount` when given): its summary with the balance. */
+  activate({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
+    return this.idempotent(merchantAccountId, giftCardPatterns.activate, key, body, async () => {
+      const { connector } = this.service(merchantAccountId);
+      const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
+      const request = { reference: this.context.newId(), card, currency: body.currency, ...(body.amount !== undefined ? { amount: body.amount } : {}) };
+      const activated = await provider(() => connector.activate(request));
+      if (activated.outcome === 'failed') throw refused('activate the gift card', activated);
+      return toSummary(merchantAccountId, giftCardDigitsOf(body.number), unstored, activated);
+    });
+  }
+
+  /**
+   * One summary per card, in the request's order: its balance, or why the gift card service gave none. A stored card
+   * (`{id}`) unknown to the merchant account is a 404 naming the item, before any card is checked.
+   */
+  async balances({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardBalanceInput>): Promise<{ items: GiftCardSummary[] }> {
+    const cards = body.items.map((item, index) => {
+      if (!('id' in item)) return { secret: item, stored: null };
+      const stored = this.find(merchantAccountId, item.id);
+      const secret = stored && this.deps.vault.reveal(merchantAccountId, item.id);
+      if (!stored || !secret) throw unknownItem(index, item.id);
+      return { secret, stored };
+    });
+    const { connector } = this.service(merchantAccountId);
+    const items = await Promise.all(
+      cards.map(async ({ secret, stored }) => {
+        const answer = await provider(() => connector.balance(secret));
+        return stored ? storedSummary(stored, answer) : toSummary(merchantAccountId, giftCardDigitsOf(secret.number), unstored, answer);
+      }),
+    );
+    return { items };
+  }
+
+  /** Stores a card the gift card service accepts (a balance check first): number and PIN to the vault, the rest to its stream. */
+  async create({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
+    const { connection, connector } = this.service(merchantAccountId);
+    const secret = { number: body.number, pin: body.pin };
+    const checked = await provider(() => connector.balance(secret));
+    if (checked.outcome === 'failed') throw refused('store the gift card', checked);
+
+    const id = this.context.newId();
+    const digits = giftCardDigitsOf(body.number);
+    this.deps.vault.store(merchantAccountId, id, secret);
+    try {
+      await this.handle(id, {
+        type: 'StoreGiftCard',
+        data: {
+          id,
+          merchantAccountId,
+          ...digits,
+          currency: checked.currency,
+          expirationDate: checked.expiresAt,
+          buyerId: body.buyer_id ?? null,
+          buyerExternalIdentifier: body.buyer_external_identifier ?? null,
+          giftCardService: { id: connection.id, definitionId: connection.paymentServiceDefinitionId, displayName: connection.displayName },
+        },
+        metadata: { now: this.context.now().toISOString() },
+      });
+    } catch (error) {
+      this.deps.vault.erase(merchantAccountId, id);
+      throw error;
+    }
+    return this.get({ merchant_account_id: merchantAccountId, gift_card_id: id });
+  }
+
+  /** The merchant account's stored cards, newest first, of one buyer when asked. */
+  list(request: GiftCardListRequest): Page<GiftCard> {
+    const filter = {
+      ...(request.buyer_id !== undefined ? { buyerId: request.buyer_id } : {}),
+      ...(request.buyer_external_identifier !== undefined ? { buyerExternalIdentifier: request.buyer_external_identifier } : {}),
+    };
+    const page = this.readModel.page(request.merchant_account_id, filter, { limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
+    return { ...page, items: page.items.map((card) => this.toGiftCard(card)) };
+  }
+
+  /** A card of another merchant account, or deleted, does not exist. */
+  get({ merchant_account_id: merchantAccountId, gift_card_id: id }: GiftCardRef): GiftCard {
+    const card = this.find(merchantAccountId, id);
+    if (!card) throw ApiError.notFound();
+    return this.toGiftCard(card);
+  }
+
+  /** Deletes the card: its number and PIN are erased from the vault first, so they are unrecoverable even if the rest fails. */
+  async delete({ merchant_account_id: merchantAccountId, gift_card_id: id }: GiftCardRef): Promise<void> {
+    const state = await this.state(id);
+    if (state.status !== 'present' || state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    this.deps.vault.erase(merchantAccountId, id);
+    await this.handle(id, { type: 'DeleteGiftCard', data: { id, merchantAccountId }, metadata: { now: this.context.now().toISOString() } });
+  }
+
+  /** One buyer's stored cards by `last_used_at` (never used: last), as stored: no balance is asked for. */
+  buyerList(request: BuyerGiftCardListRequest): { items: GiftCardSummary[] } {
+    const filter: BuyerFilter = request.buyer_id !== undefined ? { buyerId: request.buyer_id } : { buyerExternalIdentifier: request.buyer_external_identifier ?? '' };
+    return { items: this.readModel.ofBuyer(request.merchant_account_id, filter, request.order_by).map((card) => storedSummary(card)) };
+  }
+
+  rpcHandlers(): RpcHandlers {
+    return {
+      [giftCardPatterns.issue]: async (payload) => this.issue(payload as GiftCardWriteRequest<GiftCardIssueInput>),
+      [giftCardPatterns.activate]: async (payload) => this.activate(payload as GiftCardWriteRequest<GiftCardActivateInput>),
+      [giftCardPatterns.balances]: async (payload) => this.balances(payload as GiftCardWriteRequest<GiftCardBalanceInput>),
+      [giftCardPatterns.create]: async (payload) => this.create(payload as GiftCardWriteRequest<GiftCardCreateInput>),
+      [giftCardPatterns.list]: async (payload) => this.list(payload as GiftCardListRequest),
+      [giftCardPatterns.get]: async (payload) => this.get(payload as GiftCardRef),
+      [giftCardPatterns.delete]: async (payload) => {
+        await this.delete(payload as GiftCardRef);
+        return null;
+      },
+      [giftCardPatterns.buyerList]: async (payload) => this.buyerList(payload as BuyerGiftCardListRequest),
+    };
+  }
+
+  /** The merchant account's gift card service and its connector; 400 `no_gift_card_service` without one. */
+  private service(merchantAccountId: string): { connection: PaymentServiceConnection; connector: GiftCardConnector } {
+    const connection = this.deps.paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === GIFT_CARD_METHOD);
+    if (!connection) {
+      const message = 'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
+      throw ApiError.badRequest(message, [{ location: 'body', pointer: '', message, type: 'no_gift_card_service' }]);
+    }
+    return { connection, connector: this.deps.connectors.giftCardConnectorFor(connection) };
+  }
+
+  private toGiftCard(card: GiftCardView): GiftCard {
+    const current = this.deps.paymentServices.connection(card.merchantAccountId, card.giftCardService.id);
+    const service: GiftCardServiceRef = current ? { id: current.id, definitionId: current.paymentServiceDefinitionId, displayName: current.displayName } : card.giftCardService;
+    return toGiftCard(card, service);
+  }
+
+  private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
+    if (key === undefined) return execute();
+    const fingerprint = createHmac('sha256', this.deps.fingerprintKey).update(requestFingerprint({ operation, body })).digest('hex');
+    return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
+  }
+
+  private async state(id: string): Promise<GiftCardState> {
+    const events = await this.context.store.readStream(giftCardStream(id));
+    return events.reduce((state, event) => giftCardDecider.evolve(state, asDomainEvent<GiftCardEvent>(event)), giftCardDecider.initialState());
+  }
+
+  /** Runs the command on the card's stream, then waits for the read model (read-your-writes). */
+  private async handle(id: string, command: GiftCardCommand): Promise<void> {
+    await asApiErrors(() => handleCommand(this.context.store, giftCardStream(id), giftCardDecider, command));
+    await this.context.catchUp();
+  }
+}
+
+/** A gift card service call; an unreachable provider, or one that broke the protocol, is a 502 (the message stays in the log). */
+async function provider<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw ApiError.badGateway(error);
+    throw error;
+  }
+}
+
+/** The gift card service refused: a 400 whose detail `type` is its error code (`invalid_gift_card`, `expired_card`, …). */
+function refused(what: string, failure: GiftCardFailure): ApiError {
+  const raw = [failure.rawErrorCode, failure.rawErrorMessage].filter(Boolean).join(': ');
+  const detail: ErrorDetail = { location: 'body', pointer: '', message: raw || failure.errorCode, type: failure.errorCode };
+  return ApiError.badRequest(`The gift card service refused to ${what}: ${failure.errorCode}`, [detail]);
+}
+
+function unknownItem(index: number, id: string): ApiError {
+  const message = `no stored gift card ${id} in this merchant account`;
+  return new ApiError(404, 'The resource could not be found', [{ location: 'body', pointer: `/items/${index}/id`, message, type: 'gift_card_not_found' }]);
+}

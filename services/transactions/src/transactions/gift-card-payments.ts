@@ -1,0 +1,262 @@
+/**
+ * Paying with gift cards, alone or with a payment method for the rest (split tender), as a process manager over the
+ * transaction stream. The payment method is authorized first (never captured yet); the gift cards are redeemed
+ * after it, one at a time, each with its redemption id as the provider's reference. If one fails, every redemption
+ * that may have happened is reversed by that reference and the payment method's authorization is voided; only then
+ * is the payment recorded as failed. All of it succeeded: an `intent: capture` payment method is captured.
+ *
+ * A crash can stop this anywhere. Every step is an event, and the provider's redeem and reverse calls are idempotent
+ * by reference, so recovery needs no memory of the crashed process: a process still open after
+ * GIFT_CARD_RECOVERY_AFTER_MS that no request in this process is running is rolled back — every redemption not
+ * known to be failed is reversed (a reference the provider never redeemed reverses nothing, and the simulator
+ * refuses it ever after), the authorization is voided. The buyer's request never got its answer, so nothing is
+ * finished forwards. Gift card numbers and PINs are kept in memory only while their request runs.
+ */
+import { ApiError } from '@switchyard/api';
+import { giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type ProviderResponse } from '@switchyard/connectors';
+import type { TransactionCreateInput } from '@switchyard/contracts';
+import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
+import type { TransactionsContext } from '../transactions-context';
+import { toOutcome } from './provider-answers';
+import type { ProviderConnectors } from './provider-connectors';
+import { hasPaymentMethod, isGiftCardPaymentOpen, type GiftCardError, type GiftCardPlan, type Transaction } from './transaction';
+import type { TransactionStore } from './transaction-store';
+
+/** Where a stored gift card's number and PIN come from (the gift cards slice). */
+export interface GiftCardCredentialSource {
+  credentialsFor(merchantAccountId: string, giftCardId: string): GiftCardCredentials | null;
+}
+
+export interface GiftCardPaymentSettings {
+  /** How long an unfinished gift card process may stay open before recovery rolls it back. */
+  readonly recoveryAfterMs: number;
+}
+
+/** What a create request's gift cards resolve to before the transaction exists. */
+export interface PlannedGiftCards {
+  readonly plan: GiftCardPlan;
+  readonly service: PaymentServiceConnection;
+  readonly credentials: ReadonlyMap<string, GiftCardCredentials>;
+}
+
+/** Why recovery undid a payment: the buyer's request ended without an answer (reference: a canceled operation). */
+const interruptedErrorCode = 'operation_canceled';
+
+export class GiftCardPayments {
+  /** Numbers and PINs by transaction, only while the request that brought them runs (or waits for the buyer). */
+  private readonly credentials = new Map<string, ReadonlyMap<string, GiftCardCredentials>>();
+  /** Transactions whose gift card process a request in this process is driving: recovery leaves them alone. */
+  private readonly running = new Set<string>();
+
+  constructor(
+    private readonly context: TransactionsContext,
+    private readonly store: TransactionStore,
+    private readonly dependencies: {
+      readonly paymentServices: PaymentServices;
+      readonly connectors: ProviderConnectors;
+      readonly credentialSource: GiftCardCredentialSource | null;
+      readonly settings: GiftCardPaymentSettings;
+    },
+  ) {}
+
+  /** The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. */
+  plan(merchantAccountId: string, body: TransactionCreateInput): PlannedGiftCards | null {
+    const items = body.gift_cards ?? [];
+    if (items.length === 0) return null;
+    const service = this.dependencies.paymentServices.activeConnections(merchantAccountId).find((c) => c.method === 'gift-card');
+    if (!service) {
+      throw ApiError.badRequest('This merchant account has no active gift card service', [
+        { location: 'body', pointer: '/gift_cards', message: 'add a payment service of method gift-card (e.g. mock-gift-card) first', type: 'no_gift_card_service' },
+      ]);
+    }
+    const credentials = new Map<string, GiftCardCredentials>();
+    const redemptions = items.map((item, index) => {
+      const redemptionId = this.context.newId();
+      let card: GiftCardCredentials | null;
+      if ('id' in item) {
+        card = this.dependencies.credentialSource?.credentialsFor(merchantAccountId, item.id) ?? null;
+        if (!card) {
+          throw ApiError.badRequest('The gift card does not exist', [
+            { location: 'body', pointer: `/gift_cards/${index}/id`, message: 'no stored gift card with this id', type: 'gift_card_not_found' },
+          ]);
+        }
+      } else {
+        card = { number: item.number, pin: item.pin };
+      }
+      credentials.set(redemptionId, card);
+      const digits = giftCardDigitsOf(card.number);
+      return { redemptionId, ...('id' in item ? { giftCardId: item.id } : {}), ...digits, amount: item.amount };
+    });
+    return { plan: { serviceId: service.id, redemptions }, service, credentials };
+  }
+
+  /** Keeps the cards of a transaction just created; `forget` (or a settled process) drops them. */
+  hold(transactionId: string, planned: PlannedGiftCards): void {
+    this.credentials.set(transactionId, planned.credentials);
+  }
+
+  forget(transactionId: string): void {
+    this.credentials.delete(transactionId);
+  }
+
+  /**
+   * The gift card part, once the payment method's authorization is decided (at once without one). Waits (returns)
+   * while the payment method still waits for the provider or the buyer. A provider that cannot take a reversal or a
+   * void leaves the process open for recovery to finish.
+   */
+  async settle(id: string): Promise<void> {
+    this.running.add(id);
+    try {
+      const t = await this.store.state(id);
+      if (t.status === 'absent' || !isGiftCardPaymentOpen(t)) return;
+      if (hasPaymentMethod(t) && (t.status === 'processing' || t.status === 'buyer_approval_pending')) return;
+      if (hasPaymentMethod(t) && t.status !== 'authorization_succeeded') {
+        // The payment method was declined or failed: no gift card is charged.
+        await this.store.record(id, { type: 'SkipGiftCardRedemptions', data: {} });
+        await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'failed', ...(t.errorCode ? { errorCode: t.errorCode } : {}) } });
+        this.forget(id);
+        return;
+      }
+      await this.redeemAll(t);
+    } finally {
+      this.running.delete(id);
+    }
+  }
+
+  private async redeemAll(t: Transaction): Promise<void> {
+    const id = t.id;
+    const connector = this.connectorOf(t);
+    const cards = this.credentials.get(id);
+    const merchantInitiated = Boolean((this.store.readModel.find(id)?.details as { merchantInitiated?: boolean } | undefined)?.merchantInitiated);
+    for (const redemption of t.giftCards?.redemptions ?? []) {
+      if (redemption.status !== 'created') continue;
+      const card = cards?.get(redemption.redemptionId);
+      if (!card) return this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the gift card details are no longer held (the service restarted)' });
+      const answer = await this.call(() => connector.redeem({ reference: redemption.redemptionId, card, amount: redemption.amount, currency: t.currency }));
+      if (answer.outcome === 'succeeded') {
+        await this.store.record(id, { type: 'RecordGiftCardRedemption', data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'succeeded', providerRedemptionId: answer.providerRedemptionId } } });
+        continue;
+      }
+      const error = giftCardError(answer);
+      // No answer (unreachable, timed out): the card may have been charged. It stays `created`, so the roll-back
+      // reverses it by reference — and the provider then refuses that reference if the request arrives late.
+      if (!unanswered(answer)) await this.store.record(id, { type: 'RecordGiftCardRedemption', data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'failed', error } } });
+      return this.rollBack(id, error);
+    }
+    this.forget(id);
+    await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'succeeded' } });
+    const after = await this.store.state(id);
+    if (after.status !== 'absent' && after.intent === 'capture' && hasPaymentMethod(after) && after.status === 'authorization_succeeded') await this.capturePaymentMethod(after);
+  }
+
+  /**
+   * Undoes the payment: reverses every redemption not known to have failed (by reference: one the provider never
+   * made reverses nothing), voids or cancels the payment method, then records the failure. Throws when the provider
+   * could not take a step; the process stays open and recovery tries again.
+   */
+  private async rollBack(id: string, cause: GiftCardError): Promise<void> {
+    this.forget(id);
+    const t = await this.store.state(id);
+    if (t.status === 'absent' || !isGiftCardPaymentOpen(t)) return;
+    const connector = this.connectorOf(t);
+    for (const redemption of t.giftCards?.redemptions ?? []) {
+      if (redemption.status !== 'created' && redemption.status !== 'succeeded') continue;
+      const answer = await this.call(() => connector.reverse({ reference: redemption.redemptionId }));
+      if (answer.outcome !== 'succeeded') throw new Error(`gift card redemption ${redemption.redemptionId} could not be reversed: ${giftCardError(answer).errorCode}`);
+      await this.store.record(id, { type: 'RecordGiftCardReversal', data: { redemptionId: redemption.redemptionId, reversed: answer.reversed } });
+    }
+    await this.undoPaymentMethod(t);
+    await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'failed', errorCode: cause.errorCode } });
+    await this.context.catchUp();
+  }
+
+  /** An authorized payment method is voided; one still waiting is canceled (by the provider first when it knows it). */
+  private async undoPaymentMethod(t: Transaction): Promise<void> {
+    if (!hasPaymentMethod(t)) return;
+    const id = t.id;
+    const current = await this.store.state(id);
+    if (current.status === 'absent') return;
+    if (current.status === 'authorization_succeeded' || current.status === 'authorization_void_pending') {
+      const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
+      const voidId = current.pendingVoidId ?? this.context.newId();
+      if (current.status === 'authorization_succeeded') await this.store.record(id, { type: 'VoidTransaction', data: { voidId } });
+      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
+      const outcome = toOutcome(answer);
+      if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
+      if (outcome?.outcome !== 'succeeded') throw new Error(`the authorization of transaction ${id} could not be voided`);
+      return;
+    }
+    if (current.status === 'processing' || current.status === 'buyer_approval_pending') {
+      if (current.paymentServiceTransactionId) {
+        const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
+        const answer = await this.store.call(() => connector.cancel({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
+        if (answer.outcome !== 'succeeded') throw new Error(`the pending authorization of transaction ${id} could not be canceled`);
+      }
+      await this.store.record(id, { type: 'CancelTransaction', data: {} });
+    }
+  }
+
+  /** Everything redeemed: the payment method's authorization is captured in full (`intent: capture`). */
+  private async capturePaymentMethod(t: Transaction): Promise<void> {
+    const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(t));
+    const captureId = this.context.newId();
+    await this.store.record(t.id, { type: 'CaptureTransaction', data: { captureId, final: true, settings: { multipleCapturesEnabled: false } } });
+    const answer = await this.store.call(() =>
+      connector.capture({ reference: t.id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: t.authorizedAmount, currency: t.currency, final: true }),
+    );
+    const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
+    if (outcome) await this.store.record(t.id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+  }
+
+  /**
+   * Rolls back the gift card processes left open longer than the recovery window (a crashed request, a provider that
+   * could not take a reversal): runs on the service's timer. A payment method still with its buyer is left to the hold
+   * window; one the provider has not decided is waited for.
+   */
+  async recover(): Promise<number> {
+    const before = new Date(this.context.now().getTime() - this.dependencies.settings.recoveryAfterMs).toISOString();
+    let recovered = 0;
+    for (const id of this.store.readModel.openGiftCardProcesses(before, 100)) {
+      if (this.running.has(id)) continue;
+      const t = await this.store.state(id);
+      if (t.status === 'absent' || !isGiftCardPaymentOpen(t)) continue;
+      if (t.status === 'buyer_approval_pending' && t.createRequestRunning) continue;
+      this.running.add(id);
+      try {
+        await this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the payment was interrupted before it completed; every gift card charge was reversed' });
+        recovered += 1;
+      } finally {
+        this.running.delete(id);
+      }
+    }
+    return recovered;
+  }
+
+  private connectorOf(t: Transaction): GiftCardConnector {
+    const serviceId = t.giftCards?.serviceId ?? '';
+    const connection = this.dependencies.paymentServices.connection(t.merchantAccountId, serviceId);
+    if (!connection) throw ApiError.badGateway(new Error(`the gift card service ${serviceId} of transaction ${t.id} was deleted`));
+    return this.dependencies.connectors.giftCardConnectorFor(connection);
+  }
+
+  /** A provider call; an unreachable provider (or a refused request) is a failure with a standard code. */
+  private call<T extends { readonly outcome: string }>(request: () => Promise<T>): Promise<T | (ProviderResponse & { readonly outcome: 'failed' })> {
+    return this.store.call(request) as Promise<T | (ProviderResponse & { readonly outcome: 'failed' })>;
+  }
+}
+
+/** `store.call`'s answer for a provider that never answered (or refused the request as malformed). */
+const unanswered = (answer: { readonly outcome: string }): boolean => {
+  const code = (answer as { errorCode?: string }).errorCode;
+  return code === 'service_unavailable' || code === 'invalid_service_request';
+};
+
+/** The provider's refusal as the redemption records it. */
+function giftCardError(answer: { readonly outcome: string }): GiftCardError {
+  const a = answer as { errorCode?: string; rawErrorCode?: string; rawErrorMessage?: string; rawResponseDescription?: string };
+  return {
+    errorCode: a.errorCode === 'service_unavailable' ? 'service_network_error' : (a.errorCode ?? 'unknown_error'),
+    ...(a.rawErrorCode ? { rawErrorCode: a.rawErrorCode } : {}),
+    ...(a.rawErrorMessage ?? a.rawResponseDescription ? { rawErrorMessage: a.rawErrorMessage ?? a.rawResponseDescription } : {}),
+  };
+}

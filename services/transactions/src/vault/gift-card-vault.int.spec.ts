@@ -1,0 +1,111 @@
+/** The gift card vault over a real SQLite file: round trip, account scoping, erasure off the disk, tampering, sealed answers. */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { inspect } from 'node:util';
+import Database from 'better-sqlite3';
+import { loadVaultKey } from './card-vault';
+import { GiftCardVault } from './gift-card-vault';
+
+let dir: string;
+let dbFile: string;
+let db: Database.Database;
+let key: Buffer;
+let vault: GiftCardVault;
+
+// Middle digits that appear in neither the BIN, the sub-BIN nor the last 4, so they can be searched for on disk.
+const number = '6033998765432101234';
+const pin = '0731946';
+const id = '00000000-0000-4000-8000-000000000001';
+
+beforeEach(() => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-gift-card-vault-'));
+  dbFile = path.join(dir, 'transactions.db');
+  db = new Database(dbFile);
+  db.pragma('journal_mode = WAL');
+  key = loadVaultKey({});
+  vault = new GiftCardVault(db, { key });
+});
+afterEach(() => {
+  if (db.open) db.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const onDisk = () =>
+  Buffer.concat(
+    ['', '-wal', '-journal']
+      .map((suffix) => `${dbFile}${suffix}`)
+      .filter((file) => fs.existsSync(file))
+      .map((file) => fs.readFileSync(file)),
+  );
+
+it('keeps number and PIN per card and merchant account, without a PIN too', () => {
+  vault.store('shop-a', id, { number, pin });
+  vault.store('shop-a', 'other', { number: '1234567812345678' });
+  expect(vault.reveal('shop-a', id)).toEqual({ number, pin });
+  expect(vault.reveal('shop-a', 'other')).toEqual({ number: '1234567812345678' });
+  expect(vault.reveal('shop-b', id)).toBeNull();
+  expect(vault.reveal('shop-a', 'missing')).toBeNull();
+  expect(() => vault.store('shop-a', id, { number, pin })).toThrow(); // one row per card
+});
+
+it('never writes the number or PIN in clear, and erasing leaves no ciphertext in the file', () => {
+  vault.store('shop-a', id, { number, pin });
+  const row = db.prepare('SELECT secret_ciphertext FROM vault_gift_cards WHERE id = ?').get(id) as { secret_ciphertext: Buffer };
+  for (const secret of [number, number.slice(6, -4), pin]) expect(onDisk().includes(Buffer.from(secret, 'latin1'))).toBe(false);
+
+  expect(vault.erase('shop-b', id)).toBe(false); // another account's erase touches nothing
+  expect(vault.reveal('shop-a', id)).toEqual({ number, pin });
+  expect(vault.erase('shop-a', id)).toBe(true);
+  expect(vault.reveal('shop-a', id)).toBeNull();
+  expect(vault.erase('shop-a', id)).toBe(false);
+
+  db.pragma('wal_checkpoint(TRUNCATE)');
+  expect(fs.readFileSync(dbFile).includes(row.secret_ciphertext)).toBe(false);
+});
+
+it('refuses a ciphertext altered, moved to another row or account, or read under another key', () => {
+  vault.store('shop-a', id, { number, pin });
+  vault.store('shop-b', 'moved', { number: '1234567812345678', pin: '1' });
+  db.prepare(
+    `UPDATE vault_gift_cards SET (secret_ciphertext, secret_iv, secret_tag) = (SELECT secret_ciphertext, secret_iv, secret_tag FROM vault_gift_cards WHERE id = @from) WHERE id = @to`,
+  ).run({ from: id, to: 'moved' });
+  expect(() => vault.reveal('shop-b', 'moved')).toThrow(/failed decryption/);
+  expect(() => new GiftCardVault(db, { key: loadVaultKey({}) }).reveal('shop-a', id)).toThrow(/failed decryption/);
+  db.prepare('UPDATE vault_gift_cards SET secret_tag = zeroblob(16) WHERE id = ?').run(id);
+  let message = '';
+  try {
+    vault.reveal('shop-a', id);
+  } catch (error) {
+    message = (error as Error).message;
+  }
+  expect(message).toMatch(/failed decryption/);
+  expect(message).not.toContain(number);
+});
+
+it('seals a number and PIN into a string that opens only in its context', () => {
+  const context = ['shop-a', 'transactions.gift-cards.issue', 'key-1'];
+  const sealed = vault.seal({ number, pin }, context);
+  expect(sealed).not.toContain(number);
+  expect(vault.open(sealed, context)).toEqual({ number, pin });
+  expect(() => vault.open(sealed, ['shop-b', 'transactions.gift-cards.issue', 'key-1'])).toThrow(/failed decryption/);
+  expect(() => vault.open(`${sealed.slice(0, -2)}AA`, context)).toThrow(/failed decryption/);
+  expect(() => vault.open('short', context)).toThrow(/failed decryption/);
+});
+
+it('refuses malformed numbers without repeating them, and does not show its keys', () => {
+  for (const bad of ['123456781234567', '12345678123456789012', '1234-5678-1234-5678']) {
+    let thrown: unknown;
+    try {
+      vault.store('shop-a', `bad-${bad}`, { number: bad });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(RangeError);
+    expect((thrown as Error).message).not.toContain(bad);
+  }
+  expect(() => vault.store('shop-a', 'empty-pin', { number, pin: '' })).toThrow(RangeError);
+  expect(db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+  expect(inspect(vault, { showHidden: true, depth: 5 })).not.toContain(key.toString('hex').slice(0, 16));
+  expect(Object.keys(vault)).toEqual([]);
+});
