@@ -14,7 +14,7 @@ import { webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/contract';
 import { TcpRpcClient } from '@switchyard/rpc';
-import { freePort, kafkaBrokersForTests, runCli, startTsProcess, waitFor, type Availability, type CliResult, type RunningProcess } from '@switchyard/testing';
+import { createTestDataDir, freePort, kafkaBrokersForTests, removeTestDataDir, runCli, startTsProcess, waitFor, type Availability, type CliResult, type RunningProcess } from '@switchyard/testing';
 
 /** Kafka first, then Redis: the first one missing is the reason to skip. */
 export async function distributedInfrastructure(): Promise<Availability> {
@@ -68,7 +68,7 @@ export interface DistributedRuntime {
 }
 
 export async function startDistributedRuntime(options: DistributedOptions): Promise<DistributedRuntime> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `switchyard-${options.name}-`));
+  const dataDir = createTestDataDir(options.name);
   const processes: Record<string, RunningProcess> = {};
   const cliOutputs: string[] = [];
   const describe = () =>
@@ -80,7 +80,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
   };
   const stop = async () => {
     await stopProcesses();
-    fs.rmSync(dataDir, { recursive: true, force: true });
+    removeTestDataDir(dataDir);
   };
 
   try {

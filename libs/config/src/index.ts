@@ -73,6 +73,13 @@ export const settingsSchema = z.object({
    */
   GIFT_CARD_RECOVERY_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
   /**
+   * Reconciliation: an authorization still `processing` this long after its create request answered (its outcome
+   * unknown — a timeout, a lost answer — or a notification that never came) is synced with the provider, and again
+   * on every later round until it is decided; one the provider never received fails. 1 minute: longer than any
+   * provider call (MOCK_CARD_TIMEOUT_MS), so no request still on its way is taken for lost.
+   */
+  RECONCILE_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
+  /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
    * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
    */

@@ -3,3 +3,4 @@ export * from './tokens';
 export * from './probes';
 export * from './processes';
 export * from './expectations';
+export * from './artifacts';

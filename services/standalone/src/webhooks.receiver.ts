@@ -3,9 +3,11 @@
  * programmable (`answer` decides each status; `down()` closes the port, `up()` opens the same port again), that
  * records every request it got: the raw body exactly as received, the headers, and the answer given.
  */
+import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { WebhookEvent } from '@switchyard/contracts';
+import { artifactFile } from '@switchyard/testing';
 import { verifyWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURES_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '@switchyard/webhook-signature';
 
 export interface ReceivedWebhook {
@@ -34,6 +36,7 @@ const ok = (status: number | null): boolean => status !== null && status >= 200 
 
 export class WebhookReceiver {
   readonly requests: ReceivedWebhook[] = [];
+  private readonly keptBodies = artifactFile('webhooks', 'receiver');
   /** Decides each answer; default 200. */
   answer: ReceiverAnswer = () => 200;
   /** How long each answer takes (a slow receiver); default 0. */
@@ -100,6 +103,8 @@ export class WebhookReceiver {
         };
         const entry: ReceivedWebhook = { ...base, answered: null };
         this.requests.push(entry);
+        // Every webhook body is kept for the data-protection scan when the run keeps its artifacts.
+        if (this.keptBodies) fs.appendFileSync(this.keptBodies, `${rawBody}\n`);
         let status = 500;
         try {
           status = this.answer(base);

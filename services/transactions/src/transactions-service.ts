@@ -33,6 +33,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly buyerApprovalWindowMs?: number;
   /** Default 1 minute (GIFT_CARD_RECOVERY_AFTER_MS). */
   readonly giftCardRecoveryAfterMs?: number;
+  /** Default 1 minute (RECONCILE_AFTER_MS). */
+  readonly reconcileAfterMs?: number;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
 }
@@ -44,7 +46,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -52,6 +54,7 @@ export function transactionsOptionsFrom(
     issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
+    reconcileAfterMs: settings.RECONCILE_AFTER_MS,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
     providers: {
@@ -70,6 +73,7 @@ export class TransactionsService {
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
   private readonly giftCardRecoveryAfterMs: number;
+  private readonly reconcileAfterMs: number;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
 
@@ -82,6 +86,7 @@ export class TransactionsService {
     const derived = (label: string) => Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, 32));
     this.holdWindowMs = options.buyerApprovalWindowMs ?? 10 * 60 * 1000;
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
+    this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.vault = new CardVault(options.db, { key: vaultKey, now: this.host.context.now });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
@@ -112,16 +117,19 @@ export class TransactionsService {
 
   /**
    * Serves once every read model is current; then, every so often, completes expired create holds and rolls back
-   * gift card payments left unfinished.
+   * gift card payments left unfinished, and reconciles authorizations whose outcome is still unknown.
    */
   async start(): Promise<void> {
     await this.host.catchUpAndFollow();
-    const every = Math.max(50, Math.min(Math.floor(Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs) / 4), 5_000));
+    const shortest = Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs, this.reconcileAfterMs);
+    const every = Math.max(50, Math.min(Math.floor(shortest / 4), 5_000));
     let running = false;
     this.holdTimer = setInterval(() => {
       if (running) return;
       running = true;
-      Promise.all([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments()])
+      // Each round settles independently: one failing (a provider down) does not hold the others back.
+      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs)])
+        .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .catch(this.onBackgroundError) // retried on the next tick
         .finally(() => {
           running = false;

@@ -187,8 +187,15 @@ export class GiftCardPayments {
       return;
     }
     if (current.status === 'processing' || current.status === 'buyer_approval_pending') {
+      const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
+      // An answer lost in the crash: the provider may hold an authorization we never recorded. Found: void it.
+      const found = await this.store.call(() => connector.sync({ reference: id, ...(current.paymentServiceTransactionId ? { providerTransactionId: current.paymentServiceTransactionId } : {}) }));
+      if (found.outcome === 'found' && found.transaction.status === 'authorized') {
+        const snapshot = found.transaction;
+        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'succeeded', authorizedAmount: snapshot.authorizedAmount, paymentServiceTransactionId: snapshot.providerTransactionId } } });
+        return this.undoPaymentMethod(t);
+      }
       if (current.paymentServiceTransactionId) {
-        const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
         const answer = await this.store.call(() => connector.cancel({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
         if (answer.outcome !== 'succeeded') throw new Error(`the pending authorization of transaction ${id} could not be canceled`);
       }

@@ -179,6 +179,7 @@ export class TransactionsReadModel {
   private readonly byId: Database.Statement<[string], TransactionRecord>;
   private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
   private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly processingSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
 
   constructor(private readonly db: Database.Database) {
@@ -188,6 +189,7 @@ export class TransactionsReadModel {
         currency TEXT NOT NULL, buyer_id TEXT, buyer_external_identifier TEXT, payment_service_id TEXT NOT NULL,
         external_identifier TEXT, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, sort_key TEXT NOT NULL, view TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS transactions_by_account ON transactions (merchant_account_id, sort_key);
+      CREATE INDEX IF NOT EXISTS transactions_by_status ON transactions (status, updated_at);
       CREATE TABLE IF NOT EXISTS transaction_history (
         transaction_id TEXT NOT NULL, revision INTEGER NOT NULL, event_id TEXT NOT NULL, name TEXT NOT NULL,
         created_at TEXT NOT NULL, context TEXT NOT NULL, PRIMARY KEY (transaction_id, revision));
@@ -210,6 +212,10 @@ export class TransactionsReadModel {
     const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
     const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
     this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
+    this.processingSince = db.prepare(
+      `SELECT id AS transaction_id FROM transactions WHERE status = 'processing' AND updated_at <= ?
+         AND id NOT IN (SELECT transaction_id FROM transaction_create_holds) ORDER BY updated_at LIMIT ?`,
+    );
     const openGiftCardProcess = db.prepare('INSERT OR IGNORE INTO transaction_gift_card_processes (transaction_id, since) VALUES (?, ?)');
     const closeGiftCardProcess = db.prepare('DELETE FROM transaction_gift_card_processes WHERE transaction_id = ?');
     this.giftCardProcessesSince = db.prepare('SELECT transaction_id FROM transaction_gift_card_processes WHERE since <= ? ORDER BY since LIMIT ?');
@@ -255,6 +261,11 @@ export class TransactionsReadModel {
   /** Transactions whose create request has held provider failures since `before` or earlier (oldest first). */
   expiredCreateHolds(before: string, limit: number): string[] {
     return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
+  /** Transactions still `processing` after their create request answered, unchanged since `before` (oldest first). */
+  undecidedAuthorizations(before: string, limit: number): string[] {
+    return this.processingSince.all(before, limit).map((row) => row.transaction_id);
   }
 
   /** Transactions created at `before` or earlier whose gift card process has not completed (oldest first). */

@@ -241,26 +241,61 @@ export class Transactions implements TransactionsSlice {
     const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
     const t = await this.store.load(merchantAccountId, id);
     await this.store.command(id, { type: 'SyncTransaction', data: {} });
-    const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-    const found = await this.store.call(() => connector.sync({ reference: id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
-    if (found.outcome === 'found') {
-      const snapshot = found.transaction;
-      const result: AuthorizationResult | null =
-        snapshot.status === 'authorized' || snapshot.status === 'captured'
-          ? {
-              outcome: 'succeeded',
-              authorizedAmount: snapshot.authorizedAmount,
-              paymentServiceTransactionId: snapshot.providerTransactionId,
-              ...(snapshot.avsResponseCode ? { avsResponseCode: snapshot.avsResponseCode } : {}),
-              ...(snapshot.cvvResponseCode ? { cvvResponseCode: snapshot.cvvResponseCode } : {}),
-              ...(snapshot.rawResponseCode ? { rawResponseCode: snapshot.rawResponseCode } : {}),
-            }
-          : snapshot.status === 'declined' || snapshot.status === 'failed'
-            ? { outcome: snapshot.status, error: providerError(snapshot) }
-            : null;
-      if (result) await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
-    }
+    await this.syncAuthorization(t);
     return this.store.render(merchantAccountId, id);
+  }
+
+  /**
+   * The provider's word on the authorization, recorded. 'not_found': the provider has no authorization with this
+   * reference; 'unknown': it could not be asked (unreachable) or does not know yet.
+   */
+  private async syncAuthorization(t: Transaction): Promise<'recorded' | 'not_found' | 'unknown'> {
+    const connector = this.connectors.connectorFor(this.store.connectionOf(t));
+    const found = await this.store.call(() => connector.sync({ reference: t.id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    if (found.outcome === 'not_found') return 'not_found';
+    if (found.outcome !== 'found') return 'unknown';
+    const snapshot = found.transaction;
+    const result: AuthorizationResult | null =
+      snapshot.status === 'authorized' || snapshot.status === 'captured'
+        ? {
+            outcome: 'succeeded',
+            authorizedAmount: snapshot.authorizedAmount,
+            paymentServiceTransactionId: snapshot.providerTransactionId,
+            ...(snapshot.avsResponseCode ? { avsResponseCode: snapshot.avsResponseCode } : {}),
+            ...(snapshot.cvvResponseCode ? { cvvResponseCode: snapshot.cvvResponseCode } : {}),
+            ...(snapshot.rawResponseCode ? { rawResponseCode: snapshot.rawResponseCode } : {}),
+          }
+        : snapshot.status === 'declined' || snapshot.status === 'failed'
+          ? { outcome: snapshot.status, error: providerError(snapshot) }
+          : null;
+    if (!result) return 'unknown';
+    await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    return 'recorded';
+  }
+
+  /**
+   * Reconciliation (the service runs it on a timer): an authorization still `processing` after its create request
+   * answered — its outcome unknown (a timeout, a lost answer) or pending with a notification that never came — is
+   * synced with the provider once it is older than RECONCILE_AFTER_MS, and again on later rounds until it is
+   * decided. One the provider never received (sync: not found) has failed: nothing was authorized.
+   */
+  async reconcile(olderThanMs: number): Promise<number> {
+    const before = new Date(this.context.now().getTime() - olderThanMs).toISOString();
+    let decided = 0;
+    for (const id of this.readModel.undecidedAuthorizations(before, 100)) {
+      const t = await this.store.state(id);
+      if (t.status !== 'processing' || t.createRequestRunning || t.giftCards?.outcome === null) continue;
+      const found = await this.syncAuthorization(t);
+      if (found === 'not_found') {
+        await this.store.record(id, {
+          type: 'RecordAuthorizationResult',
+          data: { source: 'notification', result: { outcome: 'failed', error: { errorCode: 'service_unavailable', rawResponseDescription: 'the payment service has no record of this authorization (reconciliation)' } } },
+        });
+      }
+      if (found !== 'unknown') decided += 1;
+    }
+    if (decided > 0) await this.context.catchUp();
+    return decided;
   }
 
   /**

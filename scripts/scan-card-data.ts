@@ -1,0 +1,168 @@
+/**
+ * The data-protection scan (issue 11, item 5), run by `.ci/run` after the whole test run: every kept data directory
+ * (event stores, read models, vaults, idempotency records), every log line the services wrote, every webhook body
+ * the test receivers got (all under SWITCHYARD_TEST_ARTIFACTS, see libs/testing/src/artifacts.ts) and every message
+ * of every Kafka topic on the test broker are searched for every test card number (each Luhn-valid 13–19 digit
+ * literal of the test sources) and for any security code value (`security_code`, `cvv`, `cvc` with digits).
+ * Prints what it read; exits 1, naming each place (the number masked), when anything is found.
+ *
+ *   node -r ./scripts/register.cjs scripts/scan-card-data.ts [--artifacts DIR] [--brokers 127.0.0.1:9092] [--out FILE]
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
+
+const root = path.resolve(__dirname, '..');
+const arg = (name: string): string | undefined => {
+  const at = process.argv.indexOf(`--${name}`);
+  return at >= 0 ? process.argv[at + 1] : undefined;
+};
+const artifactsDir = arg('artifacts') ?? process.env.SWITCHYARD_TEST_ARTIFACTS;
+const brokers = (arg('brokers') ?? process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',');
+const outFile = arg('out');
+
+function luhn(digits: string): boolean {
+  let total = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let digit = Number(digits[digits.length - 1 - i]);
+    if (i % 2 === 1) digit = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+    total += digit;
+  }
+  return total % 10 === 0;
+}
+
+/** Every card number the tests send: Luhn-valid 13–19 digit literals starting 2–6 in the test sources. */
+function testCardNumbers(): string[] {
+  const found = new Set<string>();
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      const file = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (/\.(spec|harness|fixture)\.ts$/.test(entry.name) || file.includes(`${path.sep}testing${path.sep}src${path.sep}`)) {
+        for (const match of fs.readFileSync(file, 'utf8').matchAll(/(?<![\d])([2-6]\d{12,18})(?![\d])/g)) {
+          const digits = match[1] as string;
+          if (luhn(digits)) found.add(digits);
+        }
+      }
+    }
+  };
+  for (const top of ['libs', 'services', 'tests', 'tools']) if (fs.existsSync(path.join(root, top))) walk(path.join(root, top));
+  return [...found].sort();
+}
+
+/** A security code as a value: `"security_code":"123"`, `security_code=123`, `"cvv": "1234"`, `securityCode`. */
+const securityCodePattern = /["']?(?:security_?code|securityCode|cvv|cvc|cvv2)["']?\s*[:=]\s*["']?\d{3,4}(?!\d)/gi;
+
+interface Finding {
+  readonly where: string;
+  readonly what: string;
+}
+
+const mask = (pan: string) => `${pan.slice(0, 6)}…${pan.slice(-4)}`;
+
+function scanText(text: string, where: string, pans: readonly string[], findings: Finding[]): void {
+  for (const pan of pans) if (text.includes(pan)) findings.push({ where, what: `card number ${mask(pan)}` });
+  for (const match of text.matchAll(securityCodePattern)) findings.push({ where, what: `security code (${match[0].replace(/\d/g, '•')})` });
+}
+
+function scanFiles(dir: string, pans: readonly string[], findings: Finding[]): { files: number; bytes: number } {
+  let files = 0;
+  let bytes = 0;
+  const walk = (current: string) => {
+    for (const entry of fs.readdirSync(current, { withFileTypes: true })) {
+      const file = path.join(current, entry.name);
+      if (entry.isDirectory()) walk(file);
+      else if (entry.isFile()) {
+        const content = fs.readFileSync(file);
+        files += 1;
+        bytes += content.length;
+        // latin1 keeps every byte: a number inside a SQLite page or a WAL frame is found as well.
+        scanText(content.toString('latin1'), path.relative(dir, file), pans, findings);
+      }
+    }
+  };
+  walk(dir);
+  return { files, bytes };
+}
+
+async function scanKafka(pans: readonly string[], findings: Finding[]): Promise<{ topics: number; messages: number }> {
+  const kafka = new Kafka({ clientId: 'card-data-scan', brokers, logLevel: logLevel.NOTHING, retry: { retries: 2 } });
+  const admin = kafka.admin();
+  await admin.connect();
+  try {
+    const topics = (await admin.listTopics()).filter((topic) => !topic.startsWith('__'));
+    const ends = new Map<string, Map<number, bigint>>();
+    let expected = 0n;
+    for (const topic of topics) {
+      const offsets = await admin.fetchTopicOffsets(topic);
+      const byPartition = new Map<number, bigint>();
+      for (const o of offsets) {
+        byPartition.set(o.partition, BigInt(o.high));
+        expected += BigInt(o.high) - BigInt(o.low);
+      }
+      ends.set(topic, byPartition);
+    }
+    if (topics.length === 0 || expected === 0n) return { topics: topics.length, messages: 0 };
+    const consumer = kafka.consumer({ groupId: `card-data-scan-${Date.now()}` });
+    await consumer.connect();
+    let messages = 0;
+    const done = new Set<string>();
+    const partitions = [...ends.entries()].flatMap(([topic, byPartition]) => [...byPartition.entries()].filter(([, high]) => high > 0n).map(([partition]) => `${topic}/${partition}`));
+    await consumer.subscribe({ topics, fromBeginning: true });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`Kafka scan incomplete after 120 s: ${messages} messages read`)), 120_000);
+      consumer
+        .run({
+          eachMessage: async ({ topic, partition, message }) => {
+            messages += 1;
+            const where = `kafka ${topic}/${partition}@${message.offset}`;
+            scanText(`${message.key?.toString('latin1') ?? ''}\n${message.value?.toString('latin1') ?? ''}\n${JSON.stringify(message.headers ?? {})}`, where, pans, findings);
+            if (BigInt(message.offset) + 1n >= (ends.get(topic)?.get(partition) ?? 0n)) done.add(`${topic}/${partition}`);
+            if (partitions.every((p) => done.has(p))) {
+              clearTimeout(timer);
+              resolve();
+            }
+          },
+        })
+        .catch(reject);
+    });
+    await consumer.disconnect();
+    return { topics: topics.length, messages };
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+async function main(): Promise<void> {
+  const pans = testCardNumbers();
+  const findings: Finding[] = [];
+  const files = artifactsDir && fs.existsSync(artifactsDir) ? scanFiles(artifactsDir, pans, findings) : { files: 0, bytes: 0 };
+  const kafka = await scanKafka(pans, findings);
+  const summary = {
+    test_card_numbers: pans.length,
+    files_scanned: files.files,
+    bytes_scanned: files.bytes,
+    kafka_topics: kafka.topics,
+    kafka_messages: kafka.messages,
+    findings: findings.length,
+    at: new Date().toISOString(),
+  };
+  console.log(
+    `card data scan: ${pans.length} test card numbers and every security code value, over ${files.files} files (${(files.bytes / 1e6).toFixed(1)} MB: data directories, service logs, webhook bodies) and ${kafka.messages} Kafka messages in ${kafka.topics} topics: ${findings.length} found`,
+  );
+  if (outFile) {
+    fs.mkdirSync(path.dirname(outFile), { recursive: true });
+    fs.writeFileSync(outFile, `${JSON.stringify({ ...summary, found: findings.slice(0, 50) }, null, 2)}\n`);
+  }
+  if (!artifactsDir) console.log('card data scan: SWITCHYARD_TEST_ARTIFACTS is not set, so only Kafka was scanned');
+  if (findings.length > 0) {
+    for (const finding of findings.slice(0, 50)) console.error(`  FOUND ${finding.what} in ${finding.where}`);
+    process.exit(1);
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(`card data scan failed: ${error instanceof Error ? error.message : String(error)}`);
+  process.exit(2);
+});
