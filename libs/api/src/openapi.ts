@@ -51,6 +51,10 @@ const errorStatuses: Record<string, string> = {
   '504': 'The server encountered an error.',
 };
 
+/** The gateway's request body limit, unless a route sets its own (settlement files). */
+export const BODY_LIMIT_BYTES = 1024 * 1024;
+const payloadTooLarge = `The request body is over the body limit: ${BODY_LIMIT_BYTES} bytes (1 MiB) unless the operation says otherwise. Code \`payload_too_large\`.`;
+
 export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: { title: string; description: string }) {
   const registry = new OpenAPIRegistry();
   registry.registerComponent('securitySchemes', 'bearerAuth', {
@@ -72,6 +76,7 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
       for (const [status, description] of Object.entries(errorStatuses)) {
         responses[status] = { description, content: { 'application/json': { schema: errorBodySchema } } };
       }
+      if (spec.body) responses['413'] = { description: payloadTooLarge, content: { 'application/json': { schema: errorBodySchema } } };
       responses['422'] = { description: 'Validation error.', content: { 'application/json': { schema: validationErrorSchema } } };
     }
     registry.registerPath({

@@ -50,10 +50,36 @@ const typeNames: Record<string, string> = {
   array: 'list_type',
 };
 
+/** How deep an echoed `input` goes; deeper values are cut (the answer must serialise whatever was sent). */
+export const MAX_ECHOED_INPUT_DEPTH = 32;
+const CUT = '[nested too deep]';
+
+/**
+ * Fields whose values never go back in an error: card and gift card numbers, PINs, security codes. A 422 about
+ * them (or about the object holding them, e.g. gift card amounts that do not add up) says where and why, not what.
+ */
+const SECRET_FIELDS = new Set(['number', 'pin', 'security_code', 'cvv', 'cvc']);
+const REDACTED = '[redacted]';
+
+/**
+ * The `input` an issue echoes, cut at {@link MAX_ECHOED_INPUT_DEPTH} levels: a body nested 10,000 levels deep
+ * parses, but JSON.stringify of it overflows the stack, and the answer would be a 500 instead of a 422. Secret
+ * fields are redacted at any depth.
+ */
+function echoed(value: unknown, key?: string | number, depth = 0): unknown {
+  if (typeof key === 'string' && SECRET_FIELDS.has(key) && value !== undefined) return REDACTED;
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_ECHOED_INPUT_DEPTH) return CUT;
+  if (Array.isArray(value)) return value.map((item) => echoed(item, undefined, depth + 1));
+  const copy: Record<string, unknown> = {};
+  for (const [field, item] of Object.entries(value)) copy[field] = echoed(item, field, depth + 1);
+  return copy;
+}
+
 function toValidationIssues(issue: z.core.$ZodIssue, root: unknown, location: InputLocation): ValidationIssue[] {
   const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
   const loc = [location, ...path];
-  const input = valueAt(root, issue.path);
+  const input = echoed(valueAt(root, issue.path), path[path.length - 1]);
   switch (issue.code) {
     case 'invalid_type':
       if (input === undefined) return [{ loc, msg: 'Field required', type: 'missing', input, ctx: {} }];

@@ -3,12 +3,17 @@
  * Business outcomes are never errors; see `connector.ts`.
  */
 
-/** The provider could not be reached, or answered 5xx. The request did not take effect as far as we know. */
+/**
+ * The provider could not be reached, or answered 5xx. The request did not take effect as far as we know.
+ * `timedOut`: it gave no answer within the connector's timeout (a caller with nothing else to report answers 504).
+ */
 export class ConnectorUnavailableError extends Error {
   readonly type = 'connector_unavailable' as const;
-  constructor(message: string, readonly retriable: boolean, readonly status?: number, options?: { cause?: unknown }) {
+  readonly timedOut: boolean;
+  constructor(message: string, readonly retriable: boolean, readonly status?: number, options?: { cause?: unknown; timedOut?: boolean }) {
     super(message, options);
     this.name = 'ConnectorUnavailableError';
+    this.timedOut = options?.timedOut ?? false;
   }
 }
 

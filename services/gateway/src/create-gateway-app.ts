@@ -1,13 +1,22 @@
 /** Builds the gateway's HTTP application (NestJS on Fastify) around the dependencies a runtime gives it. */
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
+import { BODY_LIMIT_BYTES } from '@switchyard/api';
+import { renderClientError, renderFrameworkError } from './http/framework-errors';
 import { registerBodyParsers } from './http/json-body';
 import { GatewayModule, type GatewayDependencies } from './gateway.module';
 
-export const BODY_LIMIT_BYTES = 1024 * 1024;
+/** 1 MiB: a larger body is a 413 in the spec's error body (settlement files set their own limit). */
+export { BODY_LIMIT_BYTES };
 
 export async function createGatewayApp(dependencies: GatewayDependencies): Promise<NestFastifyApplication> {
-  const adapter = new FastifyAdapter({ bodyLimit: BODY_LIMIT_BYTES, return503OnClosing: true });
+  const adapter = new FastifyAdapter({
+    bodyLimit: BODY_LIMIT_BYTES,
+    return503OnClosing: true,
+    // What Fastify would answer in its own body: a URL that does not decode, a request that is not HTTP/1.1.
+    frameworkErrors: renderFrameworkError,
+    clientErrorHandler: renderClientError,
+  });
   const fastify = adapter.getInstance();
   registerBodyParsers(fastify);
   // Failures before a route handler runs (media type, body size, the JSON above) reach Nest's Fastify error

@@ -27,7 +27,9 @@ export interface EmbeddedService {
 }
 
 export async function startEmbedded(settings: Settings, log: Logger): Promise<EmbeddedService> {
-  const bus = new InProcessMessageBus();
+  // The relays move their checkpoints once `publish` resolves; in memory, that must wait until the consumers (the
+  // webhooks service) have stored what they make of the events, or a kill -9 in between would lose them.
+  const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
   const relayOptions = (service: string) => ({
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error: unknown) => log.warn({ err: error }, `${service} relay failed; retrying from its checkpoint`),

@@ -50,6 +50,8 @@ class ConsumerGroup {
   /** `${topic}\u0000${partition}` → next offset to deliver. */
   readonly committed = new Map<string, number>();
   readonly changed = new Signal();
+  /** Notified when an offset is committed or a member leaves (`InProcessBroker.consumed`). */
+  readonly progressed = new Signal();
   private readonly workers = new Set<string>();
 
   constructor(
@@ -94,7 +96,10 @@ class ConsumerGroup {
       }
       const message: IncomingMessage = { topic, partition, offset: String(offset), ...record };
       try {
-        await member.deliver(message, () => this.committed.set(slot, offset + 1));
+        await member.deliver(message, () => {
+          this.committed.set(slot, offset + 1);
+          this.progressed.notify();
+        });
         attempt = 0;
       } catch (error) {
         attempt += 1;
@@ -136,6 +141,18 @@ export class InProcessBroker {
     for (const group of this.groups.values()) group.changed.notify();
   }
 
+  /**
+   * Resolves once every group with a member subscribed to `topic` has committed everything appended to it so far
+   * (a group whose members all leave stops counting).
+   */
+  async consumed(topic: string): Promise<void> {
+    const ends = this.topic(topic).map((records) => records.length);
+    for (const group of this.groups.values()) {
+      const behind = () => group.hasMemberFor(topic) && ends.some((end, partition) => (group.committed.get(partitionSlot(topic, partition)) ?? 0) < end);
+      while (behind()) await group.progressed.wait();
+    }
+  }
+
   read(topic: string, partition: number, offset: number): StoredRecord | undefined {
     return this.topics.get(topic)?.[partition]?.[offset];
   }
@@ -166,6 +183,7 @@ export class InProcessBroker {
     const index = group.members.indexOf(member);
     if (index >= 0) group.members.splice(index, 1);
     group.changed.notify();
+    group.progressed.notify();
   }
 
   private topic(name: string): StoredRecord[][] {

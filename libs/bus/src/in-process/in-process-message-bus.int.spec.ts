@@ -32,6 +32,24 @@ describe('InProcessMessageBus', () => {
     await Promise.all([one.close(), two.close()]);
   });
 
+  it('with publishWaitsForConsumers, publish resolves only once every subscribed group has handled the messages', async () => {
+    const bus = new InProcessMessageBus({ publishWaitsForConsumers: true, ...quiet });
+    await bus.publish('t', [{ key: 'k', value: 'nobody listens' }]);
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const handled: string[] = [];
+    await bus.subscribe({ groupId: 'slow', topics: ['t'], fromBeginning: false, handler: async (message) => void (await gate, handled.push(message.value)) });
+    await bus.subscribe({ groupId: 'fast', topics: ['t'], fromBeginning: false, handler: async () => undefined });
+    let published = false;
+    const publishing = bus.publish('t', [{ key: 'k', value: 'one' }, { key: 'k', value: 'two' }]).then(() => (published = true));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(published).toBe(false);
+    open();
+    await publishing;
+    expect(handled).toEqual(['one', 'two']);
+    await bus.close();
+  });
+
   it('keeps its own broker when none is given, so two buses do not see each other', async () => {
     const [one, two] = [new InProcessMessageBus(), new InProcessMessageBus()];
     const received: IncomingMessage[] = [];

@@ -18,6 +18,14 @@ export interface InProcessMessageBusOptions extends InProcessBrokerOptions {
   readonly redelivery?: RedeliveryOptions;
   /** Told about every handler rejection. Default: a warning line on stderr. */
   readonly onHandlerFailure?: HandlerFailureListener;
+  /**
+   * `publish` resolves only once every consumer group subscribed to the topic has handled and acknowledged the
+   * messages. Nothing here survives the process, so a message is safe only once its consumers have stored what
+   * they make of it: a relay that moves its checkpoint when `publish` resolves then republishes, after a crash,
+   * whatever a consumer had not handled yet (the embedded runtime). Default false: resolves once appended. A
+   * handler must not publish to a topic its own group consumes and wait for it.
+   */
+  readonly publishWaitsForConsumers?: boolean;
 }
 
 /**
@@ -38,6 +46,7 @@ export class InProcessMessageBus implements MessageBus {
   async publish(topic: string, messages: readonly OutgoingMessage[]): Promise<void> {
     this.assertOpen();
     this.broker.append(topic, messages);
+    if (this.options.publishWaitsForConsumers) await this.broker.consumed(topic);
   }
 
   async subscribe(options: SubscribeOptions): Promise<BusSubscription> {

@@ -100,7 +100,7 @@ export class MockGiftCardConnector implements GiftCardConnector {
   /** One POST; the answer is a failure, or a success carrying every field of `shape`, else the protocol is broken. */
   private async call<T extends { readonly status: 'succeeded' }>(path: string, body: object, shape: Shape): Promise<T | WireGiftCardFailure> {
     const answer = await callSimulator<unknown>(this.endpoint, 'POST', path, body);
-    if (answer.kind === 'unknown') throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to POST ${path}`, true);
+    if (answer.kind === 'unknown') throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to POST ${path}`, true, undefined, { timedOut: answer.timedOut });
     const value = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as Record<string, unknown>;
     const broken = (what: string) => new ConnectorRequestRejectedError(`${this.endpoint.name} answered POST ${path} without ${what}`, answer.status);
     if (value.status !== 'succeeded' && value.status !== 'failed') throw broken('status succeeded or failed');

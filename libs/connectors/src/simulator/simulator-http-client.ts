@@ -14,7 +14,8 @@ export interface SimulatorEndpoint {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown' };
+/** `unknown`: no answer; `timedOut` when none came within `timeoutMs` (else the connection broke after sending). */
+export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown'; readonly timedOut: boolean };
 
 /** Error codes that never reached the provider's decision (connection refused before sending). */
 const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -50,13 +51,13 @@ export async function callSimulator<T>(
     }
   } catch (error) {
     if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw error;
-    if (controller.signal.aborted) return { kind: 'unknown' };
+    if (controller.signal.aborted) return { kind: 'unknown', timedOut: true };
     const code = (error as { cause?: { code?: unknown } }).cause?.code;
     if (typeof code === 'string' && notSentCodes.has(code)) {
       throw new ConnectorUnavailableError(`${endpoint.name} unreachable (${code})`, true, undefined, { cause: error });
     }
     // The connection broke after the request may have been sent: the provider may have acted on it.
-    return { kind: 'unknown' };
+    return { kind: 'unknown', timedOut: false };
   } finally {
     clearTimeout(timer);
   }

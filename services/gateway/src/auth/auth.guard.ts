@@ -1,6 +1,7 @@
 /**
- * The one guard: reads the endpoint's declaration, authenticates the bearer JWT, checks the endpoint's scopes
- * against the token's `scopes` claim and the key's roles, and resolves the merchant account.
+ * The one guard: reads the endpoint's declaration, authenticates the bearer JWT (its shape first: `token-shape.ts`),
+ * checks the endpoint's scopes against the token's `scopes` claim and the key's roles, and resolves the merchant
+ * account.
  */
 import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
@@ -11,6 +12,7 @@ import type { FastifyRequest } from 'fastify';
 import { KEY_USAGE, TOKEN_VERIFIER } from '../tokens';
 import type { KeyUsageRecorder } from './key-usage-recorder';
 import { CALLER, type Caller } from './caller';
+import { tokenShapeProblem } from './token-shape';
 
 export const MERCHANT_ACCOUNT_HEADER = 'x-service-merchant-account-id';
 
@@ -28,6 +30,8 @@ export class AuthGuard implements CanActivate {
     const request = context.switchToHttp().getRequest<FastifyRequest & { [CALLER]?: Caller }>();
 
     const token = bearerToken(request.headers.authorization);
+    const shapeProblem = tokenShapeProblem(token);
+    if (shapeProblem) throw ApiError.unauthorized(`No valid API authentication found: ${shapeProblem}`);
     let verified;
     try {
       verified = await this.verifier.verify(token);

@@ -57,7 +57,7 @@ const refOf = (caller: Caller, params: ByGiftCard): GiftCardRef => ({ merchant_a
 /**
  * Gift cards of the request's merchant account. Issue, activate, balances and store call its gift card service
  * (a payment service of method `gift-card`): without one they are a 400 (`no_gift_card_service`), with the service
- * unreachable a 502. A stored card of another merchant account does not exist (404).
+ * unreachable a 502, without an answer in time a 504. A stored card of another merchant account does not exist (404).
  */
 @Controller()
 export class GiftCardsController {

@@ -122,8 +122,8 @@ describe('POST /transactions', () => {
     expect(notJson.body.message).toBe('The request body is not valid JSON');
     const form = await http.post('/transactions').set('authorization', bearer()).set('content-type', 'application/x-www-form-urlencoded').send('amount=1').expect(400);
     expect(form.body.message).toBe('Unsupported Content-Type: send application/json');
-    const tooLarge = await http.post('/transactions').set('authorization', bearer()).send({ ...transactionBody, padding: 'x'.repeat(1024 * 1024) }).expect(400);
-    expect(tooLarge.body.message).toBe('The request body is too large');
+    const tooLarge = await http.post('/transactions').set('authorization', bearer()).send({ ...transactionBody, padding: 'x'.repeat(1024 * 1024) }).expect(413);
+    expect(tooLarge.body).toMatchObject({ type: 'error', code: 'payload_too_large', status: 413, message: 'The request body is larger than the limit of 1048576 bytes' });
     expect(rpc.calls).toEqual([]);
   });
 });

@@ -45,6 +45,7 @@ export class ApiKeyPairs implements IdentitySlice {
     const roleIds = input.roles.map(roleIdOf);
     const merchantAccountIds = [...new Set(input.merchant_account_ids ?? [])];
     this.assertMerchantAccountsExist(merchantAccountIds);
+    await this.assertWithinAssignerAccounts(assigner, { accounts: merchantAccountIds });
 
     let publicJwk: PublicJwk;
     let privateKeyPem: string | undefined;
@@ -76,6 +77,7 @@ export class ApiKeyPairs implements IdentitySlice {
 
   async update(id: string, input: ApiKeyPairUpdateInput, assigner: Assigner): Promise<ApiKeyPair> {
     if (input.merchant_account_ids) this.assertMerchantAccountsExist(input.merchant_account_ids);
+    await this.assertWithinAssignerAccounts(assigner, { target: id, accounts: input.merchant_account_ids });
     const changes: ApiKeyPairChanges = {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.role_ids !== undefined ? { roleIds: input.role_ids } : {}),
@@ -94,6 +96,7 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   async delete(id: string, assigner: Assigner): Promise<void> {
+    await this.assertWithinAssignerAccounts(assigner, { target: id });
     await asApiErrors(() =>
       handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
         type: 'DeleteApiKeyPair',
@@ -150,6 +153,24 @@ export class ApiKeyPairs implements IdentitySlice {
         return null;
       },
     };
+  }
+
+  /**
+   * An API key limited to merchant accounts manages only key pairs limited to some of its own accounts: it can
+   * neither make a key that reaches further (every account, or another one) nor change or delete a key of another
+   * account. `target`: the key pair changed (one that does not exist is left to the command: 404); `accounts`: the
+   * merchant accounts the change gives it.
+   */
+  private async assertWithinAssignerAccounts(assigner: Assigner, change: { target?: string; accounts?: readonly string[] | undefined }): Promise<void> {
+    if (assigner.kind === 'operator') return;
+    await this.context.catchUp();
+    const own = this.readModel.find(assigner.id)?.merchantAccountIds;
+    if (own === undefined) throw ApiError.forbidden('The API key pair making this change no longer exists');
+    if (own.length === 0) return;
+    const sets = [change.target === undefined ? undefined : this.readModel.find(change.target)?.merchantAccountIds, change.accounts];
+    if (sets.some((accounts) => accounts !== undefined && (accounts.length === 0 || accounts.some((id) => !own.includes(id))))) {
+      throw ApiError.forbidden(`This API key is limited to merchant accounts ${own.join(', ')}: it manages only API key pairs limited to them`);
+    }
   }
 
   private assertMerchantAccountsExist(ids: readonly string[]): void {

@@ -256,11 +256,15 @@ export class GiftCards implements TransactionsSlice {
   }
 }
 
-/** A gift card service call; an unreachable provider, or one that broke the protocol, is a 502 (the message stays in the log). */
+/**
+ * A gift card service call; an unreachable provider, or one that broke the protocol, is a 502, one that gave no answer
+ * in time a 504 (the message stays in the log).
+ */
 async function provider<T>(request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {
+    if (error instanceof ConnectorUnavailableError && error.timedOut) throw ApiError.gatewayTimeout(error);
     if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw ApiError.badGateway(error);
     throw error;
   }

@@ -125,6 +125,19 @@ export class Authorizations {
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
     const instrument = this.instrumentOf(merchantAccountId, paymentMethod);
+    const progress = { created: false };
+    try {
+      return await this.authorizeInstrument(request, instrument, giftCards, progress);
+    } catch (error) {
+      // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
+      if (!progress.created && instrument.type === 'pan' && instrument.summary.id) this.vault.remove(merchantAccountId, instrument.summary.id);
+      throw error;
+    }
+  }
+
+  private async authorizeInstrument(request: TransactionCreateRequest, instrument: Instrument, giftCards: PlannedGiftCards | null, progress: { created: boolean }): Promise<WireTransaction> {
+    const { merchant_account_id: merchantAccountId, body } = request;
+    const paymentMethod = body.payment_method as NonNullable<TransactionCreateInput['payment_method']>;
     const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
     const flow = instrument.card
       ? this.flowRules.decide(merchantAccountId, {
@@ -182,6 +195,7 @@ export class Authorizations {
         details: details as Record<string, unknown>,
       },
     });
+    progress.created = true;
     if (giftCards) this.giftCards.hold(id, giftCards);
 
     let paused = false;

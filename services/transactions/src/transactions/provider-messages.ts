@@ -37,7 +37,8 @@ export class ProviderMessages {
     const row = this.paymentServices.readModel.find(request.payment_service_id);
     if (!row) throw ApiError.notFound();
     const connection = this.paymentServices.connection(row.merchantAccountId, row.id);
-    if (!connection) throw ApiError.notFound();
+    // A gift card service notifies nothing: its answers are synchronous (gift-card-payments.ts).
+    if (!connection || connection.method === 'gift-card') throw ApiError.notFound();
     let notification: ProviderNotification;
     try {
       notification = this.connectors.connectorFor(connection).parseNotification(request.raw_body, request.headers);

@@ -97,9 +97,11 @@ export class TransactionStore {
     return view;
   }
 
+  /** The payment method's connection; refused (400) when it was deleted, or when gift cards alone paid. */
   connectionOf(t: Transaction): PaymentServiceConnection {
     const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
     if (!connection) throw ApiError.badRequest('The payment service of this transaction was deleted');
+    if (connection.method === 'gift-card') throw ApiError.badRequest('This transaction was paid with gift cards only: it has no payment method to do this with');
     return connection;
   }
 

@@ -181,6 +181,7 @@ export class TransactionsReadModel {
   private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly processingSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -196,7 +197,8 @@ export class TransactionsReadModel {
       CREATE TABLE IF NOT EXISTS transaction_refunds (
         id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS transaction_gift_card_processes (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS transaction_gift_card_processes (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS transaction_open_operations (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
     const upsert = db.prepare(
@@ -219,6 +221,9 @@ export class TransactionsReadModel {
     const openGiftCardProcess = db.prepare('INSERT OR IGNORE INTO transaction_gift_card_processes (transaction_id, since) VALUES (?, ?)');
     const closeGiftCardProcess = db.prepare('DELETE FROM transaction_gift_card_processes WHERE transaction_id = ?');
     this.giftCardProcessesSince = db.prepare('SELECT transaction_id FROM transaction_gift_card_processes WHERE since <= ? ORDER BY since LIMIT ?');
+    const openOperation = db.prepare('INSERT INTO transaction_open_operations (transaction_id, since) VALUES (?, ?) ON CONFLICT (transaction_id) DO UPDATE SET since = excluded.since');
+    const closeOperations = db.prepare('DELETE FROM transaction_open_operations WHERE transaction_id = ?');
+    this.openOperationsSince = db.prepare('SELECT transaction_id FROM transaction_open_operations WHERE since <= ? ORDER BY since LIMIT ?');
     this.projection = {
       name: 'transactions',
       apply: (event: RecordedEvent) => {
@@ -248,6 +253,10 @@ export class TransactionsReadModel {
         if (event.type === 'CreateRequestCompleted') closeHold.run(id);
         if (event.type === 'TransactionCreated' && view.state.giftCards) openGiftCardProcess.run(id, view.createdAt);
         if (event.type === 'GiftCardPaymentCompleted') closeGiftCardProcess.run(id);
+        // A capture or a payment-method refund waiting for the provider's answer (reconciliation follows these).
+        const waiting = view.state.captures.some((c) => c.status === 'pending') || view.state.refunds.some((r) => !r.target && r.status === 'processing');
+        if (waiting && (event.type === 'CaptureRequested' || event.type === 'RefundRequested')) openOperation.run(id, view.updatedAt);
+        else if (!waiting) closeOperations.run(id);
         if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
       },
     };
@@ -266,6 +275,11 @@ export class TransactionsReadModel {
   /** Transactions still `processing` after their create request answered, unchanged since `before` (oldest first). */
   undecidedAuthorizations(before: string, limit: number): string[] {
     return this.processingSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
+  /** Transactions with a capture or a payment-method refund waiting for the provider since `before` or earlier. */
+  openOperations(before: string, limit: number): string[] {
+    return this.openOperationsSince.all(before, limit).map((row) => row.transaction_id);
   }
 
   /** Transactions created at `before` or earlier whose gift card process has not completed (oldest first). */

@@ -42,7 +42,7 @@ import { codesOf, operationStatus, providerError, toOutcome } from './provider-a
 import type { ProviderConnectors } from './provider-connectors';
 import { ProviderMessages } from './provider-messages';
 import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
-import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings } from './transaction.decide';
+import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
 import { TransactionStore } from './transaction-store';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
 import type { TransactionsReadModel } from './transactions.read-model';
@@ -240,6 +240,7 @@ export class Transactions implements TransactionsSlice {
   async sync(request: TransactionRequest<undefined>): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
     const t = await this.store.load(merchantAccountId, id);
+    this.store.connectionOf(t); // refused before anything is recorded: no payment method, or its service deleted
     await this.store.command(id, { type: 'SyncTransaction', data: {} });
     await this.syncAuthorization(t);
     return this.store.render(merchantAccountId, id);
@@ -294,8 +295,48 @@ export class Transactions implements TransactionsSlice {
       }
       if (found !== 'unknown') decided += 1;
     }
+    for (const id of this.readModel.openOperations(before, 100)) decided += await this.reconcileOperations(id);
     if (decided > 0) await this.context.catchUp();
     return decided;
+  }
+
+  /**
+   * Captures and payment-method refunds whose answer never came (a crash or a timeout during the provider call),
+   * settled from the provider's record: a refund by its reference; captures by the amount the provider captured
+   * beyond the captures we know succeeded, oldest first. One the provider does not have has failed: nothing moved.
+   */
+  private async reconcileOperations(id: string): Promise<number> {
+    const t = await this.store.state(id);
+    if (t.status === 'absent') return 0;
+    const pendingCaptures = t.captures.filter((c) => c.status === 'pending');
+    const processingRefunds = t.refunds.filter((r) => !r.target && r.status === 'processing');
+    if (pendingCaptures.length === 0 && processingRefunds.length === 0) return 0;
+    const connector = this.connectors.connectorFor(this.store.connectionOf(t));
+    const found = await this.store.call(() => connector.sync({ reference: id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    if (found.outcome !== 'found') return 0;
+    const snapshot = found.transaction;
+    const lost = (what: string) => ({ outcome: 'failed' as const, error: { errorCode: 'service_unavailable', rawResponseDescription: `the payment service has no record of this ${what} (reconciliation)` } });
+    let settled = 0;
+    let unexplained = snapshot.capturedAmount - capturedAmount(t);
+    for (const capture of pendingCaptures) {
+      const outcome = unexplained >= capture.amount ? ({ outcome: 'succeeded' } as const) : lost('capture');
+      if (outcome.outcome === 'succeeded') unexplained -= capture.amount;
+      await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId: capture.id, ...outcome } });
+      settled += 1;
+    }
+    for (const refund of processingRefunds) {
+      const atProvider = snapshot.refunds.find((r) => r.refundReference === refund.id);
+      if (atProvider?.status === 'pending') continue; // settles later (notification, settlement file)
+      const outcome: ProviderOutcome =
+        atProvider?.status === 'succeeded'
+          ? { outcome: 'succeeded', providerOperationId: atProvider.providerRefundId }
+          : atProvider
+            ? { outcome: 'failed', error: { errorCode: 'refund_failed', rawResponseDescription: 'the payment service reports this refund failed (reconciliation)' } }
+            : lost('refund');
+      await this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
+      settled += 1;
+    }
+    return settled;
   }
 
   /**
@@ -384,6 +425,10 @@ export class Transactions implements TransactionsSlice {
 
   private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget }): Promise<WireRefund> {
     const t = await this.store.load(merchantAccountId, id);
+    // The provider is resolved first: a refund refused here (service deleted, gift cards only) claims nothing.
+    const target = input.target;
+    const giftCardConnector = target ? this.giftCardConnectorOf(t) : null;
+    const connector = target ? null : this.connectors.connectorFor(this.store.connectionOf(t));
     const refundId = this.context.newId();
     const decided = await this.store.command(id, {
       type: 'RefundTransaction',
@@ -397,12 +442,10 @@ export class Transactions implements TransactionsSlice {
     });
     const refund = (decided.state as Transaction).refunds.find((r) => r.id === refundId);
     const amount = refund?.amount ?? 0;
-    const target = input.target;
-    const answer = target
-      ? await this.store.call(() => this.giftCardConnectorOf(t).refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
-      : await this.store.call(() =>
-          this.connectors.connectorFor(this.store.connectionOf(t)).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }),
-        );
+    const answer =
+      target && giftCardConnector
+        ? await this.store.call(() => giftCardConnector.refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
+        : await this.store.call(() => (connector as NonNullable<typeof connector>).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }));
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
     const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
     if (outcome) await this.store.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });

@@ -64,6 +64,7 @@ export class CardVault {
   readonly #insert: Database.Statement<[VaultCardRecord]>;
   readonly #find: Database.Statement<[string, string], PublicColumns>;
   readonly #secret: Database.Statement<[string, string], VaultCardRecord>;
+  readonly #delete: Database.Statement<[string, string]>;
 
   constructor(db: Database.Database, options: { key: Buffer; now?: () => Date; newId?: () => string }) {
     this.#cipher = new VaultCipher(options.key, keyLabel('pan-encryption'));
@@ -89,6 +90,7 @@ export class CardVault {
       FROM vault_cards WHERE id = ? AND merchant_account_id = ?
     `);
     this.#secret = db.prepare('SELECT * FROM vault_cards WHERE id = ? AND merchant_account_id = ?');
+    this.#delete = db.prepare('DELETE FROM vault_cards WHERE id = ? AND merchant_account_id = ?');
   }
 
   /** Encrypts and keeps the card as a new row (every call, also for a card stored before). Throws a RangeError, without the number, on a malformed card. */
@@ -118,6 +120,11 @@ export class CardVault {
     };
     this.#insert.run(record);
     return toStoredCard(record);
+  }
+
+  /** Forgets a card kept by `store` for a request that was then refused: nothing of it stays. */
+  remove(merchantAccountId: string, id: string): void {
+    this.#delete.run(id, merchantAccountId);
   }
 
   /** The card without its number; null when absent or another merchant account's. */

@@ -1,0 +1,34 @@
+import { z } from 'zod';
+import { MAX_ECHOED_INPUT_DEPTH, RequestValidationError, validate } from './validation';
+
+const issuesOf = (schema: z.ZodType, value: unknown) => {
+  try {
+    validate(schema, value, 'body');
+  } catch (error) {
+    return (error as RequestValidationError).toBody().detail;
+  }
+  throw new Error('valid');
+};
+
+describe('the input a validation issue echoes', () => {
+  it(`is cut below ${MAX_ECHOED_INPUT_DEPTH} levels, so that any parsed body renders (10,000 levels deep: a 422, not a stack overflow)`, () => {
+    let deep: unknown = 1;
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const [issue] = issuesOf(z.object({ amount: z.number() }), { amount: deep });
+    expect(() => JSON.stringify(issue)).not.toThrow();
+    let level = issue!.input;
+    for (let i = 0; i < MAX_ECHOED_INPUT_DEPTH; i++) level = (level as unknown[])[0];
+    expect(level).toBe('[nested too deep]');
+  });
+
+  it('never carries a card or gift card number, a PIN or a security code back, at any depth', () => {
+    const card = z.object({ number: z.string().regex(/^\d{16}$/), security_code: z.string().max(4) });
+    const [number, code] = issuesOf(card, { number: '411111111111111', security_code: '12345' });
+    expect(number?.input).toBe('[redacted]');
+    expect(code?.input).toBe('[redacted]');
+    const gifts = z.object({ gift_cards: z.array(z.object({ number: z.string(), pin: z.string(), amount: z.number() })).refine(() => false, 'amounts do not add up') });
+    const [total] = issuesOf(gifts, { gift_cards: [{ number: '6060601234567890', pin: '05000', amount: 100 }] });
+    expect(total?.input).toEqual([{ number: '[redacted]', pin: '[redacted]', amount: 100 }]);
+    expect(JSON.stringify(total)).not.toContain('6060601234567890');
+  });
+});
