@@ -138,7 +138,8 @@ it('kill -9 right after the second redemption: after the restart the reversal co
   const list = async () => ((await (await api('GET', '/transactions?limit=5')).json()) as { items: { id: string; status: string; error_code: string | null; gift_card_redemptions: { status: string }[] }[] }).items;
   const recovered = await waitFor('the payment rolled back', async () => {
     const [t] = await list();
-    return t && t.status === 'authorization_voided' ? t : undefined;
+    // Voided first, then the process's completion records the error code: wait for both.
+    return t && t.status === 'authorization_voided' && t.error_code !== null ? t : undefined;
   }, 30_000, service.output);
   expect(recovered.error_code).toBe('operation_canceled');
   expect(recovered.gift_card_redemptions.map((r) => r.status)).toEqual(['reversed', 'reversed', 'skipped']);

@@ -1,0 +1,98 @@
+/**
+ * What a refused request must not change: every service's event store (identity, transactions, webhooks), the
+ * tables the services write directly rather than from events (the card and gift card vaults, applied provider
+ * notifications), and the simulator provider's ledger. Read through separate read-only SQLite connections.
+ *
+ * Left out on purpose: `ApiKeyPairUsed` (the gateway records that a key was used, refused request or not: spec,
+ * `last_used_at`), read models and checkpoints (derived from the events), and `idempotency_keys`, which keeps a 4xx
+ * answer for replay by design; it is counted apart.
+ */
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import type { RunningSimulator } from '@switchyard/connectors';
+
+const SERVICES = ['identity', 'transactions', 'webhooks'] as const;
+const DIRECT_TABLES: Readonly<Record<string, readonly string[]>> = {
+  transactions: ['vault_cards', 'vault_gift_cards', 'provider_notifications'],
+};
+const IGNORED_EVENT_TYPES = ['ApiKeyPairUsed'];
+
+export interface StateSnapshot {
+  /** Last event position per service. */
+  readonly positions: Readonly<Record<string, number>>;
+  /** Row counts of the directly written tables, `service.table`. */
+  readonly rows: Readonly<Record<string, number>>;
+  /** The simulator's ledger: transactions, captures, refunds and their statuses. */
+  readonly provider: string;
+  /** Idempotency records (not a refusal's state change; reported). */
+  readonly idempotencyRecords: number;
+}
+
+export interface StateChange {
+  readonly what: string;
+  readonly detail: string;
+}
+
+export class StateProbe {
+  private readonly dbs = new Map<string, Database.Database>();
+
+  constructor(
+    dataDir: string,
+    private readonly simulator: RunningSimulator,
+  ) {
+    for (const service of SERVICES) {
+      const db = new Database(path.join(dataDir, `${service}.db`), { readonly: true, fileMustExist: true });
+      db.pragma('busy_timeout = 5000');
+      this.dbs.set(service, db);
+    }
+  }
+
+  snapshot(): StateSnapshot {
+    const positions: Record<string, number> = {};
+    const rows: Record<string, number> = {};
+    let idempotencyRecords = 0;
+    for (const [service, db] of this.dbs) {
+      positions[service] = (db.prepare('SELECT coalesce(max(position), 0) AS p FROM events').get() as { p: number }).p;
+      for (const table of DIRECT_TABLES[service] ?? []) rows[`${service}.${table}`] = (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+      if (service === 'transactions') idempotencyRecords = (db.prepare('SELECT count(*) AS n FROM idempotency_keys').get() as { n: number }).n;
+    }
+    return { positions, rows, provider: this.providerFingerprint(), idempotencyRecords };
+  }
+
+  /** Every change from `before` to `after` that counts (events other than key usage, direct rows, the provider). */
+  changes(before: StateSnapshot, after: StateSnapshot): StateChange[] {
+    const changes: StateChange[] = [];
+    for (const [service, db] of this.dbs) {
+      const from = before.positions[service] ?? 0;
+      const to = after.positions[service] ?? 0;
+      if (to === from) continue;
+      const events = db
+        .prepare(`SELECT stream_id AS stream, type FROM events WHERE position > ? AND position <= ? AND type NOT IN (${IGNORED_EVENT_TYPES.map(() => '?').join(', ')}) ORDER BY position`)
+        .all(from, to, ...IGNORED_EVENT_TYPES) as { stream: string; type: string }[];
+      for (const event of events) changes.push({ what: `${service} event`, detail: `${event.type} on ${event.stream}` });
+    }
+    for (const [table, count] of Object.entries(after.rows)) {
+      const previous = before.rows[table] ?? 0;
+      if (count !== previous) changes.push({ what: `${table} rows`, detail: `${previous} → ${count}` });
+    }
+    if (after.provider !== before.provider) changes.push({ what: 'provider ledger', detail: `${before.provider} → ${after.provider}` });
+    return changes;
+  }
+
+  close(): void {
+    for (const db of this.dbs.values()) db.close();
+  }
+
+  private providerFingerprint(): string {
+    let captures = 0;
+    let refunds = 0;
+    const statuses = new Map<string, number>();
+    const all = this.simulator.ledger.all();
+    for (const t of all) {
+      captures += t.captures.length;
+      refunds += t.refunds.length;
+      statuses.set(t.status, (statuses.get(t.status) ?? 0) + 1);
+    }
+    return `${all.length} transactions, ${captures} captures, ${refunds} refunds, ${[...statuses].sort().map(([s, n]) => `${s}:${n}`).join(' ')}`;
+  }
+}
