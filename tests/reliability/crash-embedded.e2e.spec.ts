@@ -18,9 +18,8 @@
  * 4. every event's webhook was delivered at least once, signed, in order per resource.
  * Figures: tests/reliability/results/crash-embedded.json.
  */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 import { WebhookReceiver } from '../../services/standalone/src/webhooks.receiver';
 import {
   bearerToken,
@@ -60,7 +59,8 @@ const RECONCILE_AFTER_MS = 4_000;
 const SIMULATOR_SECRET = 'whsec_crash_embedded_0123456789abcdef';
 
 const random = seededRandom();
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-crash-embedded-'));
+// Kept for the card data scan when the run keeps its artifacts (CI).
+const dataDir = createTestDataDir('crash-embedded');
 let provider: RunningProvider;
 let receiver: WebhookReceiver;
 let service: StandaloneService | undefined;
@@ -165,7 +165,7 @@ afterAll(async () => {
   await service?.stop();
   await receiver?.down();
   await provider?.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  removeTestDataDir(dataDir);
 }, 60_000);
 
 /** How many open operations of each kind remained, and whether the provider had acted on them. */

@@ -6,16 +6,14 @@
  * card; the simulator's ledger shows every balance back where it started. The held third request is then let
  * through, late, as a network could: the provider refuses its reference (already reversed), so nothing is charged.
  */
-import fs from 'node:fs';
 import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
-import { runCli, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
+import { createTestDataDir, removeTestDataDir, runCli, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 
 const webhookSecret = 'whsec_recovery_0123456789abcdef';
-const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-gift-recovery-'));
+// Kept for the card data scan when the run keeps its artifacts (CI).
+const dataDir = createTestDataDir('gift-recovery');
 let simulator: RunningSimulator;
 let proxy: Server;
 let service: RunningProcess | undefined;
@@ -100,7 +98,7 @@ afterAll(async () => {
   await service?.kill();
   await new Promise<void>((resolve) => proxy.close(() => resolve()));
   await simulator.stop();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  removeTestDataDir(dataDir);
 });
 
 it('kill -9 right after the second redemption: after the restart the reversal completes by itself, nothing stays charged', async () => {
