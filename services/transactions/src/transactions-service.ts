@@ -108,6 +108,7 @@ export class TransactionsService {
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
       giftCardCredentials: this.giftCards,
+      onBackgroundError: this.onBackgroundError,
       vault: this.vault,
       connectors,
       fingerprintKey,

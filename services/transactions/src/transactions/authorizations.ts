@@ -73,6 +73,8 @@ export interface AuthorizationDependencies {
   readonly connectors: ProviderConnectors;
   /** Stored gift cards' numbers and PINs (the gift cards slice); null: only cards given by number can pay. */
   readonly giftCardCredentials: GiftCardCredentialSource | null;
+  /** Told of work left for a timer's next round (a gift card roll-back the provider could not take yet). */
+  readonly onBackgroundError?: (error: unknown) => void;
 }
 
 export class Authorizations {
@@ -106,6 +108,7 @@ export class Authorizations {
       connectors: dependencies.connectors,
       credentialSource: dependencies.giftCardCredentials,
       settings: { recoveryAfterMs: dependencies.settings.giftCardRecoveryAfterMs },
+      ...(dependencies.onBackgroundError ? { onRollBackPending: dependencies.onBackgroundError } : {}),
     });
   }
 

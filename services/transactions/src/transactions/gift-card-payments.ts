@@ -39,6 +39,14 @@ export interface PlannedGiftCards {
   readonly credentials: ReadonlyMap<string, GiftCardCredentials>;
 }
 
+/**
+ * A roll-back step the provider could not take (unreachable, refused): the process stays open and the recovery
+ * timer tries again. The request that met it answers with the transaction as it stands, never a 500.
+ */
+export class RollBackPending extends Error {
+  override readonly name = 'RollBackPending';
+}
+
 /** Why recovery undid a payment: the buyer's request ended without an answer (reference: a canceled operation). */
 const interruptedErrorCode = 'operation_canceled';
 
@@ -56,8 +64,14 @@ export class GiftCardPayments {
       readonly connectors: ProviderConnectors;
       readonly credentialSource: GiftCardCredentialSource | null;
       readonly settings: GiftCardPaymentSettings;
+      /** Told of a roll-back left for the next recovery round (the service's background error handler). */
+      readonly onRollBackPending?: (error: RollBackPending) => void;
     },
   ) {}
+
+  private onRollBackPending(error: RollBackPending): void {
+    this.dependencies.onRollBackPending?.(error);
+  }
 
   /** The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. */
   plan(merchantAccountId: string, body: TransactionCreateInput): PlannedGiftCards | null {
@@ -118,6 +132,9 @@ export class GiftCardPayments {
         return;
       }
       await this.redeemAll(t);
+    } catch (error) {
+      if (!(error instanceof RollBackPending)) throw error;
+      this.onRollBackPending(error);
     } finally {
       this.running.delete(id);
     }
@@ -162,7 +179,7 @@ export class GiftCardPayments {
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created' && redemption.status !== 'succeeded') continue;
       const answer = await this.call(() => connector.reverse({ reference: redemption.redemptionId }));
-      if (answer.outcome !== 'succeeded') throw new Error(`gift card redemption ${redemption.redemptionId} could not be reversed: ${giftCardError(answer).errorCode}`);
+      if (answer.outcome !== 'succeeded') throw new RollBackPending(`gift card redemption ${redemption.redemptionId} could not be reversed: ${giftCardError(answer).errorCode}`);
       await this.store.record(id, { type: 'RecordGiftCardReversal', data: { redemptionId: redemption.redemptionId, reversed: answer.reversed } });
     }
     await this.undoPaymentMethod(t);
@@ -183,7 +200,7 @@ export class GiftCardPayments {
       const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
       const outcome = toOutcome(answer);
       if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
-      if (outcome?.outcome !== 'succeeded') throw new Error(`the authorization of transaction ${id} could not be voided`);
+      if (outcome?.outcome !== 'succeeded') throw new RollBackPending(`the authorization of transaction ${id} could not be voided`);
       return;
     }
     if (current.status === 'processing' || current.status === 'buyer_approval_pending') {
@@ -197,7 +214,7 @@ export class GiftCardPayments {
       }
       if (current.paymentServiceTransactionId) {
         const answer = await this.store.call(() => connector.cancel({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
-        if (answer.outcome !== 'succeeded') throw new Error(`the pending authorization of transaction ${id} could not be canceled`);
+        if (answer.outcome !== 'succeeded') throw new RollBackPending(`the pending authorization of transaction ${id} could not be canceled`);
       }
       await this.store.record(id, { type: 'CancelTransaction', data: {} });
     }
@@ -232,6 +249,10 @@ export class GiftCardPayments {
       try {
         await this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the payment was interrupted before it completed; every gift card charge was reversed' });
         recovered += 1;
+      } catch (error) {
+        // One payment's provider down does not hold back the others: it is tried again on the next round.
+        if (!(error instanceof RollBackPending)) throw error;
+        this.onRollBackPending(error);
       } finally {
         this.running.delete(id);
       }
