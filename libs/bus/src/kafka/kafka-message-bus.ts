@@ -323,6 +323,32 @@ class KafkaSubscription implements BusSubscription {
       removeCrash();
     }
     if (!joined) throw crash ?? new BusUnavailableError(`consumer of group ${this.options.groupId} did not join its group`, true);
+    this.restartAfterFatalCrashes();
+  }
+
+  /**
+   * kafkajs restarts a consumer after a retriable crash, but not after one it deems fatal — e.g. "Failed to find
+   * group coordinator" while a restarted broker is still loading its groups — and the consumer would stay stopped
+   * until the process restarts. After the first join, such a crash is retried here: connect and run again (the
+   * subscriptions are kept; the group's committed offsets say where to go on), with back-off, until stopped.
+   */
+  private restartAfterFatalCrashes(): void {
+    let delayMs = 500;
+    const rerun = async (): Promise<void> => {
+      if (this.stopping) return;
+      try {
+        await this.consumer.connect();
+        await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+        delayMs = 500;
+      } catch {
+        delayMs = Math.min(delayMs * 2, 10_000);
+        setTimeout(() => void rerun(), delayMs).unref();
+      }
+    };
+    this.consumer.on(this.consumer.events.CRASH, (event) => {
+      if (event.payload.restart || this.stopping) return;
+      setTimeout(() => void rerun(), delayMs).unref();
+    });
   }
 
   stop(): Promise<void> {
