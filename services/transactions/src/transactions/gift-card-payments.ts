@@ -245,6 +245,13 @@ export class GiftCardPayments {
       const t = await this.store.state(id);
       if (t.status === 'absent' || !isGiftCardPaymentOpen(t)) continue;
       if (t.status === 'buyer_approval_pending' && t.createRequestRunning) continue;
+      // The payment method failed meanwhile (an abandoned challenge, a decline by notification): nothing was
+      // redeemed; the process ends with the payment method's own error code.
+      if (hasPaymentMethod(t) && (t.status === 'authorization_declined' || t.status === 'authorization_failed')) {
+        await this.settle(id);
+        recovered += 1;
+        continue;
+      }
       this.running.add(id);
       try {
         await this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the payment was interrupted before it completed; every gift card charge was reversed' });
