@@ -186,3 +186,26 @@ describe('refused before anything is charged', () => {
     expect(list).toEqual([]);
   });
 });
+
+describe('refunds/all when one instrument cannot be refunded', () => {
+  it('refunds nothing, rather than the card alone behind a 400, when the gift card service is gone', async () => {
+    const shop = 'split-refund-all';
+    await h.createAccount(shop);
+    await h.createConnection(shop);
+    const gifts = await h.createConnection(shop, { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [] });
+    const paid = await pay(
+      { amount: 4_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [giftCard('05000', 1_000)] },
+      shop,
+    );
+    expect(paid.status).toBe(201);
+    expect(paid.body.status).toBe('capture_succeeded');
+    await h.http().delete(`/payment-services/${gifts}`).set(h.headers(shop)).expect(204);
+
+    const all = await h.http().post(`/transactions/${paid.body.id}/refunds/all`).set(h.headers(shop)).send({});
+    expect(all.status).toBe(400);
+    expect(all.body.message).toMatch(/gift card service .* deleted/);
+    expect((await h.get(shop, paid.body.id as string)).refunded_amount).toBe(0);
+    const refunds = await h.http().get(`/transactions/${paid.body.id}/refunds`).set(h.headers(shop)).expect(200);
+    expect(refunds.body.items).toEqual([]);
+  });
+});

@@ -38,6 +38,7 @@ import {
 import type { RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
 import { Authorizations, type AuthorizationDependencies } from './authorizations';
+
 import { codesOf, operationStatus, providerError, toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import { ProviderMessages } from './provider-messages';
@@ -70,7 +71,7 @@ export class Transactions implements TransactionsSlice {
     this.store = new TransactionStore(context, dependencies.paymentServices, dependencies.fingerprintKey);
     this.readModel = this.store.readModel;
     this.authorizations = new Authorizations(context, this.store, dependencies);
-    this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors);
+    this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors, dependencies.paymentMethods);
     this.connectors = dependencies.connectors;
     this.paymentServices = dependencies.paymentServices;
   }
@@ -412,12 +413,16 @@ export class Transactions implements TransactionsSlice {
           .filter((r) => r.status === 'succeeded' && r.amount > claimedRedemptionRefunds(t, r.redemptionId))
           .map((r) => ({ type: 'gift-card-redemption' as const, id: r.redemptionId })),
       ];
-      const items: WireRefund[] = [];
-      for (const target of targets) {
-        // The payment method is skipped when nothing of it is left to refund; a sole instrument still says why.
-        if (!target && t.giftCards && capturedAmount(t) - claimedRefundAmount(t) <= 0) continue;
-        items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }));
+      // The payment method is skipped when nothing of it is left to refund; a sole instrument still says why.
+      const planned = targets.filter((target) => target || !t.giftCards || capturedAmount(t) - claimedRefundAmount(t) > 0);
+      // Every instrument's provider is resolved before the first refund: a refusal (its service deleted or turned
+      // off) refunds nothing, rather than answering 400 after refunding part of the money.
+      for (const target of planned) {
+        if (target) this.giftCardConnectorOf(t);
+        else this.connectors.connectorFor(this.store.connectionOf(t));
       }
+      const items: WireRefund[] = [];
+      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }));
       if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common));
       return { items, limit: 20, next_cursor: null, previous_cursor: null };
     });
