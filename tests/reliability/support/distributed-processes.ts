@@ -8,7 +8,7 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
+import { freePort, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 import type { DistributedRuntime } from '../../distributed.fixture';
 import { sleep } from './random';
 
@@ -57,33 +57,8 @@ export function processControl(runtime: DistributedRuntime): ProcessControl {
   };
 }
 
-/**
- * A free loopback port BELOW the kernel's ephemeral range (`net.ipv4.ip_local_port_range`), for a server that must
- * get the same port again and again (a broker killed and started again). A port inside that range (what binding to
- * port 0 gives) is handed by the kernel to any process that binds port 0 or connects out, as soon as it is free:
- * between choosing it and the first start, and during every downtime, another test's server or client can take it
- * (seen: "127.0.0.1:<port> is taken by a process that does not answer as a Kafka broker" while other suites ran).
- * Below the range only an explicit bind takes a port.
- */
-export async function freePortBelowEphemeralRange(): Promise<number> {
-  let low = 32_768;
-  try {
-    low = Number(fs.readFileSync('/proc/sys/net/ipv4/ip_local_port_range', 'utf8').trim().split(/\s+/)[0]) || low;
-  } catch {
-    // not Linux: keep the usual default
-  }
-  const from = Math.min(10_000, low - 1_000);
-  for (let attempt = 0; attempt < 200; attempt += 1) {
-    const port = from + Math.floor(Math.random() * (low - from));
-    const free = await new Promise<boolean>((resolve) => {
-      const server = net.createServer();
-      server.once('error', () => resolve(false));
-      server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-    });
-    if (free) return port;
-  }
-  throw new Error(`no free port found below ${low}`);
-}
+/** The ports a restarted server gets again and again: `freePort` chooses below the ephemeral range. */
+export const freePortBelowEphemeralRange = freePort;
 
 /** Whether the process runs (a zombie, killed but not yet reaped, does not). */
 function running(pid: number): boolean {
