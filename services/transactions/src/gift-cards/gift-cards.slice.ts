@@ -239,9 +239,7 @@ export class GiftCards implements TransactionsSlice {
   }
 
   private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
-    if (key === undefined) return execute();
-    const fingerprint = createHmac('sha256', this.deps.fingerprintKey).update(requestFingerprint({ operation, body })).digest('hex');
-    return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
+    return this.idempotency.runRequest({ merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey }, execute);
   }
 
   private async state(id: string): Promise<GiftCardState> {

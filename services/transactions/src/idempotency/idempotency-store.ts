@@ -19,6 +19,7 @@
  *
  * Keys are compared exactly (binary); their length (1..255) is validated at the HTTP edge.
  */
+import { createHmac } from 'node:crypto';
 import { createHash, randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { ApiError, type ErrorBody } from '@switchyard/api';
@@ -138,6 +139,19 @@ export class IdempotencyStore {
       if (row.state === 'running') return { kind: 'running', startedAt: row.started_at, expiresAt: row.expires_at };
       return { kind: 'replay', outcome: row.outcome ?? 'value', response: row.response };
     }).immediate;
+  }
+
+  /**
+   * `run` for a request: without an Idempotency-Key it just executes; with one, the request's fingerprint is an
+   * HMAC under `fingerprintKey` of the operation and body (bodies may hold card numbers or PINs, never kept in clear).
+   */
+  runRequest<T>(
+    request: { readonly merchantAccountId: string; readonly operation: string; readonly key: string | undefined; readonly body: unknown; readonly fingerprintKey: Buffer },
+    execute: () => Promise<T>,
+  ): Promise<T> {
+    if (request.key === undefined) return execute();
+    const fingerprint = createHmac('sha256', request.fingerprintKey).update(requestFingerprint({ operation: request.operation, body: request.body })).digest('hex');
+    return this.run({ merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key }, fingerprint, execute);
   }
 
   /**

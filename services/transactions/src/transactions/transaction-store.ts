@@ -53,9 +53,7 @@ export class TransactionStore {
   }
 
   idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
-    if (key === undefined) return execute();
-    const fingerprint = createHmac('sha256', this.fingerprintKey).update(requestFingerprint({ operation, body })).digest('hex');
-    return this.idempotency.run({ merchantAccountId, operation, key }, fingerprint, execute);
+    return this.idempotency.runRequest({ merchantAccountId, operation, key, body, fingerprintKey: this.fingerprintKey }, execute);
   }
 
   /** Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries). */
