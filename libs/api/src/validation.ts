@@ -58,7 +58,7 @@ const CUT = '[nested too deep]';
  * Fields whose values never go back in an error: card and gift card numbers, PINs, security codes. A 422 about
  * them (or about the object holding them, e.g. gift card amounts that do not add up) says where and why, not what.
  */
-const SECRET_FIELDS = new Set(['number', 'pin', 'security_code', 'cvv', 'cvc']);
+const SECRET_FIELDS = new Set(['number', 'pin', 'security_code', 'cvv', 'cvc', 'decryption_key']);
 const REDACTED = '[redacted]';
 
 /**

@@ -80,12 +80,29 @@ export const settingsSchema = z.object({
    */
   RECONCILE_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
   /**
+   * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
+   * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
+   */
+  /** `production` turns network token provisioning through the API off unless NETWORK_TOKENS_API_PROVISIONING says otherwise. */
+  NODE_ENV: z.string().optional(),
+  /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
+  NETWORK_TOKENS_API_PROVISIONING: z.stringbool().optional(),
+  VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
    * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
    */
   VAULT_KEY: z
     .string()
     .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .optional(),
+  /**
+   * Secret. Former vault keys, comma-separated (each base64 or base64url of 32 bytes): they only unwrap data keys
+   * until `npm run cli -- vault rewrap` has re-wrapped every one under VAULT_KEY (docs/vault.md, key rotation).
+   */
+  VAULT_RETIRED_KEYS: z
+    .string()
+    .regex(/^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/, 'must be comma-separated base64 or base64url keys of exactly 32 bytes each')
     .optional(),
   /**
    * Webhook subscriptions may point at loopback, private (RFC 1918, link-local, unique-local) and `localhost`
@@ -113,7 +130,7 @@ export const settingsSchema = z.object({
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY'] as const;
+const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

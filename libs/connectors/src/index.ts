@@ -2,6 +2,8 @@ export * from './connector';
 export * from './connector-errors';
 export * from './three-d-secure';
 export * from './gift-card';
+export * from './network-tokens';
+export * from './account-updater';
 export { ConnectorRegistry, effectiveCapabilities, type ConnectorDefinition } from './connector-registry';
 export { MockCardConnector, type MockCardConfig } from './simulator/mock-card-connector';
 export { mockCardCapabilities, mockCardDefinition } from './simulator/mock-card-definition';
@@ -9,6 +11,9 @@ export { mockPaypalCapabilities, mockPaypalDefinition } from './simulator/mock-p
 export { MockGiftCardConnector, type MockGiftCardConfig } from './simulator/mock-gift-card-connector';
 export { mockGiftCardDefinition } from './simulator/mock-gift-card-definition';
 export { SimulatorDirectoryServer, type SimulatorDirectoryServerConfig } from './simulator/simulator-directory-server';
+export { SimulatorTokenServiceProvider, type SimulatorTokenServiceProviderConfig } from './simulator/simulator-token-service-provider';
+export { SimulatorAccountUpdaterService, type SimulatorAccountUpdaterConfig } from './simulator/simulator-account-updater-service';
+export { accountUpdaterExamplePans } from './simulator/simulator-account-updater-values';
 export { signNotification, signatureHeader, eventIdHeader } from './simulator/notification-signature';
 export {
   startSimulator,

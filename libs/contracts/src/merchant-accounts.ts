@@ -49,7 +49,13 @@ export const merchantAccountSchema = z
     amex_network_tokens_app_id: z.string().nullable(),
     mastercard_network_tokens_requestor_id: z.string().nullable(),
     mastercard_network_tokens_app_id: z.string().nullable(),
+    discover_network_tokens_requestor_id: z.string().nullable(),
+    discover_network_tokens_app_id: z.string().nullable(),
     async_network_tokens_enabled: z.boolean(),
+    network_tokens_enabled: z.boolean().meta({
+      description:
+        "Whether the account's stored cards get network tokens: provisioned automatically when a card is stored and one of its card payment services has network tokens enabled. A Discover card also needs the Discover requestor id and app id.",
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -76,7 +82,10 @@ const settingsShape = {
   amex_network_tokens_app_id: settingText,
   mastercard_network_tokens_requestor_id: settingText,
   mastercard_network_tokens_app_id: settingText,
+  discover_network_tokens_requestor_id: settingText,
+  discover_network_tokens_app_id: settingText,
   async_network_tokens_enabled: z.boolean().optional(),
+  network_tokens_enabled: z.boolean().optional().meta({ description: 'Default false.' }),
 };
 
 const displayName = z.string().max(200);

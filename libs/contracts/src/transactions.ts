@@ -113,7 +113,37 @@ export const redirectPaymentMethodSchema = z
   })
   .meta({ id: 'RedirectPaymentMethodCreate', description: 'A redirect payment method (a wallet such as PayPal): the buyer approves it at the provider.' });
 
-export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [cardPaymentMethodSchema, storedPaymentMethodSchema, redirectPaymentMethodSchema]);
+export const checkoutSessionTransactionPaymentMethodSchema = z
+  .object({
+    method: z.literal('checkout-session'),
+    id: z.uuid().meta({ description: 'A checkout session whose card fields were filled in; a session pays once.' }),
+    external_identifier: externalIdentifier.nullish(),
+    buyer_id: z.uuid().nullish(),
+    buyer_external_identifier: z.string().max(200).nullish(),
+    redirect_url: z.url().max(2048).nullish(),
+  })
+  .meta({ id: 'CheckoutSessionWithUrlPaymentMethodCreate' });
+
+export const pazePaymentMethodSchema = z
+  .object({
+    method: z.literal('paze'),
+    token: z
+      .string()
+      .min(20)
+      .max(20_000)
+      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}$/, 'must be a JWE in compact serialization')
+      .meta({ description: "The encrypted Paze payload as Paze gave it to the merchant (a JWE), decrypted here with the merchant's Paze wallet key." }),
+    redirect_url: z.url().max(2048).nullish(),
+  })
+  .meta({ id: 'PazePaymentMethodCreate', description: 'Paze: US businesses only, in USD, through a US acquiring connection that takes network tokens.' });
+
+export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [
+  cardPaymentMethodSchema,
+  storedPaymentMethodSchema,
+  checkoutSessionTransactionPaymentMethodSchema,
+  pazePaymentMethodSchema,
+  redirectPaymentMethodSchema,
+]);
 
 const threeDSecureDataCommon = {
   cavv: z.string().min(1).max(100),

@@ -2,10 +2,14 @@ import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { TokenVerifier } from '@switchyard/auth';
 import type { RpcClient } from '@switchyard/rpc';
+import { AccountUpdaterController } from './account-updater';
 import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller';
 import { AuthGuard } from './auth/auth.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
+import { CheckoutSessionFieldsController, CheckoutSessionsController } from './checkout-sessions';
+import { DigitalWalletsController } from './digital-wallets';
+import { BuyersController, ShippingDetailsController } from './buyers';
 import { FlowRulesController } from './flows';
 import { BuyerGiftCardsController, GiftCardsController } from './gift-cards';
 import { HealthController } from './health/health.controller';
@@ -13,6 +17,8 @@ import { MerchantAccountsController } from './merchant-accounts/merchant-account
 import { ThreeDsConfigurationsController } from './merchant-accounts/three-ds-configurations.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { OpenApiController } from './openapi/openapi.controller';
+import { PaymentMethodsController } from './payment-methods/payment-methods.controller';
+import { NetworkTokensController } from './payment-methods/network-tokens.controller';
 import { PaymentServiceDefinitionsController, PaymentServicesController } from './payment-services';
 import { RolesController } from './roles/roles.controller';
 import {
@@ -50,7 +56,15 @@ export class GatewayModule {
         PaymentServiceDefinitionsController,
         FlowRulesController,
         GiftCardsController,
+        AccountUpdaterController,
         BuyerGiftCardsController,
+        BuyersController,
+        ShippingDetailsController,
+        PaymentMethodsController,
+        NetworkTokensController,
+        DigitalWalletsController,
+        CheckoutSessionsController,
+        CheckoutSessionFieldsController,
         TransactionsController,
         CapturesController,
         RefundsController,

@@ -11,7 +11,7 @@ import { startGateway, type RunningGateway } from '@switchyard/gateway';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
-import { TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
+import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 
@@ -45,7 +45,10 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const webhookSecret = settings.MOCK_CARD_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
   const simulator = settings.MOCK_CARD_URL ? null : await startSimulator({ host: '127.0.0.1', port: settings.MOCK_CARD_PORT, webhookSecret });
   if (simulator) log.info({ url: simulator.url }, 'mock-card simulator listening');
+  const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
+  rpc.register(identity.rpcHandlers());
   const transactions = new TransactionsService({
+    merchantAccounts: merchantAccountsOverRpc(rpc),
     store: transactionsStorage.store,
     db: transactionsStorage.db,
     ...transactionsOptionsFrom(settings, { publicBaseUrl, mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret } }),
@@ -53,8 +56,6 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
   await transactions.start();
 
-  const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
-  rpc.register(identity.rpcHandlers());
   rpc.register(transactions.rpcHandlers());
 
   // Webhooks: follows the other services' topics on the in-process bus and renders targets by calling their

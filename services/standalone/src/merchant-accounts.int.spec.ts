@@ -79,7 +79,10 @@ describe('merchant accounts', () => {
       amex_network_tokens_app_id: null,
       mastercard_network_tokens_requestor_id: null,
       mastercard_network_tokens_app_id: null,
+      discover_network_tokens_requestor_id: null,
+      discover_network_tokens_app_id: null,
       async_network_tokens_enabled: true,
+      network_tokens_enabled: false,
       created_at: expect.stringMatching(isoWithOffset),
       updated_at: expect.stringMatching(isoWithOffset),
     });

@@ -6,15 +6,18 @@ import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { startTcpRpcServer } from '@switchyard/rpc';
-import { TransactionsService, transactionsOptionsFrom } from './transactions-service';
+import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('transactions', settings);
   const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  // Merchant account settings (network tokens, account updater) are the identity service's: asked when used.
+  const rpc = new RoutingRpcClient({ identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS) });
   const transactions = new TransactionsService({
+    merchantAccounts: merchantAccountsOverRpc(rpc),
     store: storage.store,
     db: storage.db,
     ...transactionsOptionsFrom(settings, {
@@ -39,7 +42,7 @@ runMain(async () => {
     await server.close();
     await relay.stop();
     await transactions.stop();
-    await bus.close();
+    await Promise.allSettled([rpc.close(), bus.close()]);
     await storage.close();
   });
 });

@@ -8,18 +8,30 @@ import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
-import { SimulatorDirectoryServer, type ThreeDSecureDirectory } from '@switchyard/connectors';
+import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
+import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
+import { AccountUpdater } from './account-updater/account-updater.slice';
+import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
+import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
+import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 import { FlowRules } from './flow-rules/flow-rules.slice';
 import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
-import { CardVault, loadVaultKey } from './vault/card-vault';
+import { PazePayments } from './transactions/paze-payments';
+import { Buyers } from './buyers/buyers.slice';
+import { buyerDirectory } from './payment-methods/buyer-directory';
+import { PaymentMethods } from './payment-methods/payment-methods.slice';
+import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
+import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
 import type { Settings } from '@switchyard/config';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
-  /** The card vault key (`loadVaultKey`); default: a random key, for tests that keep nothing. */
+  /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
+  readonly keyRing?: KeyRing;
+  /** Shorthand for a key ring of one key (tests). */
   readonly vaultKey?: Buffer;
   /** Where providers live and where they send notifications; without it no transaction can reach a provider. */
   readonly providers?: ProviderSettings;
@@ -33,8 +45,16 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly buyerApprovalWindowMs?: number;
   /** Default 1 minute (GIFT_CARD_RECOVERY_AFTER_MS). */
   readonly giftCardRecoveryAfterMs?: number;
+  /** How long a method stored by a purchase waits for the provider's vault token; default 10 minutes (VAULT_TOKEN_TIMEOUT_MS). */
+  readonly vaultTokenTimeoutMs?: number;
   /** Default 1 minute (RECONCILE_AFTER_MS). */
   readonly reconcileAfterMs?: number;
+  /** Identity's merchant account settings (network tokens read them); absent: every account has network tokens off. */
+  readonly merchantAccounts?: NetworkTokenMerchantAccounts;
+  /** Whether `POST /payment-methods/{id}/network-tokens` provisions (NETWORK_TOKENS_API_PROVISIONING); default true. */
+  readonly networkTokensApiProvisioning?: boolean;
+  /** The network token service; default the simulator's (`providers.mockCard`). */
+  readonly tokenService?: TokenServiceProvider;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
 }
@@ -46,7 +66,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'vaultKey' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -55,8 +75,14 @@ export function transactionsOptionsFrom(
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
+    vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
+    networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
     pollIntervalMs: settings.POLL_INTERVAL_MS,
-    vaultKey: loadVaultKey({ ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}), dataDir: settings.dataDir }),
+    keyRing: loadKeyRing({
+      ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
+      ...(settings.VAULT_RETIRED_KEYS ? { retired: settings.VAULT_RETIRED_KEYS } : {}),
+      dataDir: settings.dataDir,
+    }),
     providers: {
       publicBaseUrl: where.publicBaseUrl,
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
@@ -64,12 +90,23 @@ export function transactionsOptionsFrom(
   };
 }
 
+export { merchantAccountsOverRpc } from './merchant-account-settings';
+
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRules;
   readonly giftCards: GiftCards;
+  readonly digitalWallets: DigitalWallets;
+  readonly buyers: Buyers;
+  readonly paymentMethods: PaymentMethods;
+  readonly checkoutSessions: CheckoutSessions;
   readonly transactions: Transactions;
+  readonly networkTokens: NetworkTokens;
+  readonly accountUpdater: AccountUpdater;
   readonly vault: CardVault;
+  readonly vaultKeys: VaultKeys;
+  /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
+  readonly sealingKey: (label: string) => Buffer;
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
   private readonly giftCardRecoveryAfterMs: number;
@@ -82,24 +119,51 @@ export class TransactionsService {
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
-    const vaultKey = options.vaultKey ?? randomBytes(32);
+    this.vaultKeys = openVaultKeys(options.db, options.keyRing ?? keyRing(options.vaultKey ?? randomBytes(32)), this.host.context.now);
+    // Every vault-derived key comes from the root, which a rotation of the key-encryption key leaves unchanged.
+    const vaultKey = this.vaultKeys.root();
     const derived = (label: string) => Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, 32));
+    this.sealingKey = derived;
     this.holdWindowMs = options.buyerApprovalWindowMs ?? 10 * 60 * 1000;
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
-    this.vault = new CardVault(options.db, { key: vaultKey, now: this.host.context.now });
+    this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
+    const binData = options.binData ?? loadBinData({});
     this.giftCards = new GiftCards(this.host.context, {
       paymentServices: this.paymentServices,
       connectors,
       vault: new GiftCardVault(options.db, { key: vaultKey, now: this.host.context.now }),
       fingerprintKey,
     });
+    // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
+    this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
+    this.checkoutSessions = new CheckoutSessions(this.host.context, { vault: this.vault, binData });
+    this.paymentMethods = new PaymentMethods(this.host.context, {
+      vault: this.vault,
+      binData,
+      buyers: buyerDirectory(this.buyers),
+      checkoutSessions: this.checkoutSessions,
+      ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
+      onBackgroundError: this.onBackgroundError,
+    });
+    this.networkTokens = new NetworkTokens(this.host.context, {
+      paymentMethods: this.paymentMethods,
+      merchantAccounts: options.merchantAccounts ?? { get: async () => null },
+      paymentServices: this.paymentServices,
+      tokenService:
+        options.tokenService ??
+        new SimulatorTokenServiceProvider({ baseUrl: options.providers?.mockCard?.baseUrl ?? 'http://127.0.0.1:4010', ...(options.providers?.mockCard?.timeoutMs ? { timeoutMs: options.providers.mockCard.timeoutMs } : {}) }),
+      sealingKey: this.sealingKey('switchyard/network-tokens/v1'),
+      apiProvisioning: options.networkTokensApiProvisioning ?? true,
+      onBackgroundError: this.onBackgroundError,
+    });
+    this.digitalWallets = new DigitalWallets(this.host.context, { sealingKey: this.sealingKey('switchyard/digital-wallets/v1') });
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
-      binData: options.binData ?? loadBinData({}),
+      binData,
       directory: options.directory ?? null,
       settings: {
         issuerMandatedThreeDSecure: options.issuerMandatedThreeDSecure ?? true,
@@ -112,8 +176,22 @@ export class TransactionsService {
       vault: this.vault,
       connectors,
       fingerprintKey,
+      paymentMethods: this.paymentMethods,
+      buyers: buyerDirectory(this.buyers),
+      checkoutSessions: this.checkoutSessions,
+      paze: new PazePayments(this.digitalWallets, this.host.context.now),
+      networkTokens: this.networkTokens,
     });
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
+    this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
+    this.host.add(this.networkTokens);
+    this.accountUpdater = new AccountUpdater(this.host.context, {
+      paymentMethods: this.paymentMethods,
+      merchantAccounts: options.merchantAccounts ?? { get: async () => null },
+      updater: accountUpdaterServiceFor(options.providers),
+      onBackgroundError: this.onBackgroundError,
+    });
+    this.host.add(this.accountUpdater);
   }
 
   /**
@@ -122,14 +200,14 @@ export class TransactionsService {
    */
   async start(): Promise<void> {
     await this.host.catchUpAndFollow();
-    const shortest = Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs, this.reconcileAfterMs);
+    const shortest = Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs, this.reconcileAfterMs, this.paymentMethods.vaultTokenTimeoutMs);
     const every = Math.max(50, Math.min(Math.floor(shortest / 4), 5_000));
     let running = false;
     this.holdTimer = setInterval(() => {
       if (running) return;
       running = true;
       // Each round settles independently: one failing (a provider down) does not hold the others back.
-      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs)])
+      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs), this.checkoutSessions.expireSessions(), this.paymentMethods.expireWaiting(), this.accountUpdater.poll()])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .catch(this.onBackgroundError) // retried on the next tick
         .finally(() => {
@@ -141,6 +219,7 @@ export class TransactionsService {
 
   stop(): Promise<void> {
     clearInterval(this.holdTimer);
+    this.networkTokens.stop();
     return this.host.stop();
   }
 

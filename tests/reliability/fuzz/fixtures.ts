@@ -73,7 +73,16 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
   let serial = 7_000;
   const giftCardNumber = () => `60339${String(serial++).padStart(11, '0')}`;
   const gift = (amount: number) => ({ number: giftCardNumber(), pin: '05000', amount });
-  const buyerId = '6f1c6b3e-0b7e-4c1e-9d7a-2f1f5c0e9a11';
+  // The vault: buyers, stored payment methods, a checkout session with card fields, a digital wallet.
+  const buyerId = (await post('/buyers', { display_name: 'Fuzz buyer', external_identifier: 'fuzz-buyer' })).id as string;
+  const decoyBuyer = (await post('/buyers', { display_name: 'Decoy buyer' })).id as string;
+  const shippingDetails = (await post(`/buyers/${buyerId}/shipping-details`, { first_name: 'Fuzz', address: { country: 'US' } })).id as string;
+  const paymentMethod = (await post('/payment-methods', { method: 'card', number: '4111111111111111', expiration_date: '12/30', buyer_id: buyerId })).id as string;
+  const decoyPaymentMethod = (await post('/payment-methods', { method: 'card', number: '5555555555554444', expiration_date: '12/30' })).id as string;
+  const checkoutSession = (await post('/checkout/sessions', {})).id as string;
+  const decoySession = (await post('/checkout/sessions', { amount: 1_000, currency: 'USD' })).id as string;
+  const wallet = (await post('/digital-wallets', { provider: 'google', merchant_name: 'Fuzz shop', accept_terms_and_conditions: true })).id as string;
+  const decoyWallet = (await post('/digital-wallets', { provider: 'apple', merchant_name: 'Decoy shop', domain_names: ['fuzz.example.com'], accept_terms_and_conditions: true })).id as string;
   const storedGiftCard = (await post('/gift-cards', { number: giftCardNumber(), pin: '05000', buyer_id: buyerId })).id as string;
   const decoyGiftCard = (await post('/gift-cards', { number: giftCardNumber(), pin: '05000' })).id as string;
 
@@ -124,6 +133,10 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
     api_key_pair_id: decoyKeys,
     role_id: roles,
     buyer_id: [buyerId],
+    payment_method_id: [paymentMethod],
+    shipping_details_id: [shippingDetails],
+    session_id: [checkoutSession],
+    digital_wallet_id: [wallet],
     target_id: redemptions,
   };
   const deletableIdsByName: Record<string, readonly string[]> = {
@@ -134,6 +147,10 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
     subscription_id: [decoySubscription],
     secret_id: [secrets[1]!],
     three_ds_configuration_id: [threeDs[1]!],
+    buyer_id: [decoyBuyer],
+    payment_method_id: [decoyPaymentMethod],
+    session_id: [decoySession],
+    digital_wallet_id: [decoyWallet],
   };
   const allIds = [...new Set([...Object.values(idsByName).flat(), otherConnection, doomedConnection, otherAccountTransaction.id, key.id])];
 

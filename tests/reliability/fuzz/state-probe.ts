@@ -13,9 +13,16 @@ import type { RunningSimulator } from '@switchyard/connectors';
 
 const SERVICES = ['identity', 'transactions', 'webhooks'] as const;
 const DIRECT_TABLES: Readonly<Record<string, readonly string[]>> = {
-  transactions: ['vault_cards', 'vault_gift_cards', 'provider_notifications'],
+  transactions: ['vault_cards', 'vault_gift_cards', 'vault_data_keys', 'checkout_session_secrets', 'provider_notifications'],
 };
 const IGNORED_EVENT_TYPES = ['ApiKeyPairUsed'];
+/**
+ * What the transactions service's timer and hooks append later as the continuation of an ACCEPTED request (an
+ * account updater job answered 201, a method stored with 201): it can land while a later batch of refusals runs, and
+ * no refused request ever appends it. Automatic network token provisioning likewise (an API provisioning stays counted).
+ */
+const FOLLOW_UPS = `NOT (type IN ('AccountUpdaterJobSubmitted', 'AccountUpdaterInquiryCompleted', 'AccountUpdaterJobCompleted', 'PaymentMethodAccountUpdated', 'PaymentMethodVaultTokenTimedOut')
+  OR (type IN ('NetworkTokenProvisioned', 'NetworkTokenProvisionFailed') AND json_extract(data, '$.trigger') = 'automatic'))`;
 
 export interface StateSnapshot {
   /** Last event position per service. */
@@ -67,7 +74,7 @@ export class StateProbe {
       const to = after.positions[service] ?? 0;
       if (to === from) continue;
       const events = db
-        .prepare(`SELECT stream_id AS stream, type FROM events WHERE position > ? AND position <= ? AND type NOT IN (${IGNORED_EVENT_TYPES.map(() => '?').join(', ')}) ORDER BY position`)
+        .prepare(`SELECT stream_id AS stream, type FROM events WHERE position > ? AND position <= ? AND type NOT IN (${IGNORED_EVENT_TYPES.map(() => '?').join(', ')}) AND ${FOLLOW_UPS} ORDER BY position`)
         .all(from, to, ...IGNORED_EVENT_TYPES) as { stream: string; type: string }[];
       for (const event of events) changes.push({ what: `${service} event`, detail: `${event.type} on ${event.stream}` });
     }

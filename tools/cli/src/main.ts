@@ -13,6 +13,7 @@ import { ApiError } from '@switchyard/api';
 import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
 import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
 
 /** A command that ran and says no (an invalid webhook): its message goes to stderr as it is, with a non-zero exit. */
@@ -180,6 +181,26 @@ export function cli(): Command {
       const outcome = verifyReceivedWebhook({ secrets: options.secret, rawBody, headers: options.header ?? {}, toleranceSeconds: options.toleranceSeconds });
       if (!outcome.valid) throw new CommandFailed(outcome.message);
       process.stdout.write(`${outcome.message}\n`);
+    });
+
+  const vault = program.command('vault').description('The card vault: its key-encryption key and data keys (docs/vault.md)');
+  vault
+    .command('status')
+    .description('The active and retired key ids, how many data keys each wraps, and card rows still in the pre-envelope format')
+    .action(async () => {
+      print(await vaultStatus(loadSettings()));
+    });
+  vault
+    .command('rewrap')
+    .description('Re-wrap every data key under VAULT_KEY (after a rotation) and move pre-envelope card rows to data keys; safe to repeat')
+    .action(async () => {
+      print(await vaultRewrap(loadSettings()));
+    });
+  vault
+    .command('rotate-key')
+    .description('Key file installations (no VAULT_KEY): a new DATA_DIR/vault.key, the old one kept in vault.retired-keys, then rewrap')
+    .action(async () => {
+      print(await vaultRotateKey(loadSettings()));
     });
 
   return program;

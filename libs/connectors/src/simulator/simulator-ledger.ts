@@ -45,12 +45,38 @@ export interface BuyerApproval {
   readonly capture: boolean;
 }
 
+/**
+ * A network token the simulator's token service issued (`simulator-network-tokens.ts`). The simulator is the
+ * provider here, so it keeps the card the token stands for, in memory only.
+ */
+export interface SimulatedNetworkToken {
+  readonly id: string;
+  /** The requester's reference (its network token id): a repeated provision answers this token. */
+  readonly reference: string;
+  readonly token: string;
+  /** MM/YY */
+  readonly expirationDate: string;
+  readonly paymentAccountReference: string;
+  readonly scheme: string;
+  /** The requester's token requestor id and app id with the network, as sent (null: none). */
+  readonly requestorId: string | null;
+  readonly appId: string | null;
+  readonly card: { readonly number: string; readonly expirationDate: string };
+  status: 'active' | 'suspended' | 'deleted';
+  /** Every cryptogram issued for the token: an authorization naming another one is refused. */
+  readonly cryptograms: Set<string>;
+  /** References of the authorizations made with the token, in order. */
+  readonly authorizations: string[];
+}
+
 const emptyCounts = (): LedgerCounts => ({ authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 });
 
 /** The simulator's memory: every transaction it holds and how often each operation was called per reference. */
 export class SimulatorLedger {
   private readonly transactions = new Map<string, SimulatedTransaction>();
   private readonly countsByReference = new Map<string, LedgerCounts>();
+  /** The token service's tokens by their provider id. */
+  readonly networkTokens = new Map<string, SimulatedNetworkToken>();
   private nextId = 1;
 
   newId(prefix: string): string {

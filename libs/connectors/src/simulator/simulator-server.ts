@@ -1,14 +1,17 @@
 /**
  * The provider simulator: a standalone HTTP server with an in-memory ledger, serving the `mock-card` and
  * `mock-paypal` connectors (cards, network tokens, a redirect wallet), a 3-D Secure directory server / ACS
- * (`simulator-acs.ts`) and the `mock-gift-card` provider (`simulator-gift-cards.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
+ * (`simulator-acs.ts`), the `mock-gift-card` provider (`simulator-gift-cards.ts`) and an account updater
+ * (`simulator-account-updater.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
  * HTTP. Every behaviour is decided by the values in `simulator-values.ts` (docs/simulator.md).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { eventIdHeader, signatureHeader, signNotification } from './notification-signature';
+import { SimulatorAccountUpdater } from './simulator-account-updater';
 import { SimulatorAcs } from './simulator-acs';
 import { SimulatorGiftCards } from './simulator-gift-cards';
+import { SimulatorNetworkTokens } from './simulator-network-tokens';
 import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireCurrency, requireText, send, sendFailure, withQueryParameter, type RouteAnswer } from './simulator-http';
 import { SimulatorLedger, toWireTransaction, type BuyerApproval, type SimulatedTransaction } from './simulator-ledger';
 import { approve, approvedCodes, capture, increment, pendingCodes, refund, reject, setCodes, voidOrCancel } from './simulator-operations';
@@ -47,6 +50,8 @@ export interface SimulatorOptions {
   /** Where the 500011 delays come from, in [0, 1). Default `Math.random`. */
   readonly random?: () => number;
   readonly now?: () => Date;
+  /** How long the account updater takes to answer a job (`/v1/account-updater/jobs`). Default 200 ms. */
+  readonly accountUpdaterDelayMs?: number;
 }
 
 export interface NotificationDelivery {
@@ -69,8 +74,8 @@ export interface RunningSimulator {
   /** Settles every pending refund, delivers their notifications, and returns the settlement file. */
   produceSettlementFile(): Promise<SettlementFile>;
   /**
-   * While down, every POST under `/v1/authorizations` and `/v1/gift-cards` for that merchant id answers 503 and
-   * records nothing.
+   * While down, every POST under `/v1/authorizations`, `/v1/gift-cards` and `/v1/account-updater` for that merchant
+   * id answers 503 and records nothing.
    */
   setOutage(merchantId: string, down: boolean): void;
   /** The gift card provider's ledger for one card (`GET /v1/gift-cards/cards/{number}`); undefined when never seen. */
@@ -81,6 +86,7 @@ export interface RunningSimulator {
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
   const ledger = new SimulatorLedger();
   const acs = new SimulatorAcs((prefix) => ledger.newId(prefix));
+  const networkTokens = new SimulatorNetworkTokens(ledger);
   const giftCards = new SimulatorGiftCards((prefix) => ledger.newId(prefix), (request, body) => refuseDuringOutage(request, body));
   const deliveries: NotificationDelivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
@@ -100,6 +106,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     timers.add(timer);
   };
   const sleep = (ms: number) => new Promise<void>((resolve) => later(ms, resolve));
+  const accountUpdater = new SimulatorAccountUpdater({
+    newId: (prefix) => ledger.newId(prefix),
+    later,
+    refuse: (request, body) => refuseDuringOutage(request, body),
+    delayMs: options.accountUpdaterDelayMs ?? 200,
+  });
 
   function notification(t: SimulatedTransaction, type: WireNotification['type'], fields: Partial<WireNotification>): WireNotification {
     t.sequence += 1;
@@ -161,7 +173,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
     ledger.count(body.reference, 'authorizations');
     const id = ledger.newId('sim_txn');
-    const decision = decisionForAmount(body.amount);
+    // A token our token service issued answers as its card would, unless the token itself stands in the way.
+    const tokenUse = instrument.type === 'network_token' ? networkTokens.useForAuthorization(instrument, body.reference) : undefined;
+    const decision = tokenUse?.refusal ?? decisionForAmount(body.amount);
     const reachedIssuer = decision.result !== 'failed' && instrument.type !== 'redirect';
     const buyerApproval: BuyerApproval | undefined =
       instrument.type === 'redirect' ? { url: `${baseUrl}/v1/approvals/${id}`, returnUrl: instrument.return_url, method: instrument.method, capture: body.capture } : undefined;
@@ -242,11 +256,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         await deliver(t, event);
       });
     }
-    if (body.store_payment_method === true && instrument.type === 'card') {
+    const storedCard = instrument.type === 'card' ? { number: instrument.number, expirationDate: instrument.expiration_date } : tokenUse?.card;
+    if (body.store_payment_method === true && storedCard !== undefined && scenario !== 'approvedWithoutVaultToken') {
       const event = notification(t, 'vault_token', {
         token: ledger.newId('sim_tok'),
-        card_last4: instrument.number.slice(-4),
-        expiration_date: instrument.expiration_date,
+        card_last4: storedCard.number.slice(-4),
+        expiration_date: storedCard.expirationDate,
       });
       later(settleDelayMs, () => deliver(t, event));
     }
@@ -322,6 +337,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     const [, collection, id, action] = segments;
     if (collection === '3ds') return acs.route(request, segments.slice(2));
     if (collection === 'gift-cards') return giftCards.route(request, segments.slice(2));
+    if (collection === 'network-tokens') return networkTokens.route(request, segments.slice(2));
+    if (collection === 'account-updater') return accountUpdater.route(request, segments.slice(2));
     if (collection === 'authorizations' && method === 'POST') {
       const body = await readBody(request);
       refuseDuringOutage(request, body);

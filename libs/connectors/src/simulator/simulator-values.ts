@@ -125,6 +125,8 @@ export const scenarioAmounts = {
    * each after its own random delay up to `raceWindowMs`, so either may arrive first. The ledger says `failed`.
    */
   failureNotifiedThenApproved: 500011,
+  /** Approved; the card is never vaulted: no `vault_token` notification even with `store_payment_method` (spec, Events rule 3). */
+  approvedWithoutVaultToken: 500012,
 } as const;
 
 /** Our slow-response band: 501000 + n (0 ≤ n ≤ 999) is approved after n × 10 ms. */

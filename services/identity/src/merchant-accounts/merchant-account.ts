@@ -21,7 +21,12 @@ export interface MerchantAccountSettings {
   readonly amexNetworkTokensAppId: string | null;
   readonly mastercardNetworkTokensRequestorId: string | null;
   readonly mastercardNetworkTokensAppId: string | null;
+  /** Discover's token service needs both of these: without them a Discover card gets no network token. */
+  readonly discoverNetworkTokensRequestorId: string | null;
+  readonly discoverNetworkTokensAppId: string | null;
   readonly asyncNetworkTokensEnabled: boolean;
+  /** Stored cards get network tokens (automatically, when a card payment service of the account takes them). */
+  readonly networkTokensEnabled: boolean;
 }
 
 export const defaultMerchantAccountSettings: MerchantAccountSettings = {
@@ -42,7 +47,10 @@ export const defaultMerchantAccountSettings: MerchantAccountSettings = {
   amexNetworkTokensAppId: null,
   mastercardNetworkTokensRequestorId: null,
   mastercardNetworkTokensAppId: null,
+  discoverNetworkTokensRequestorId: null,
+  discoverNetworkTokensAppId: null,
   asyncNetworkTokensEnabled: false,
+  networkTokensEnabled: false,
 };
 
 /** An update names only what changes. */
@@ -93,6 +101,7 @@ function assertSettings(settings: Partial<MerchantAccountSettings>): void {
     ['accountUpdaterEnabled', 'account_updater_enabled'],
     ['multipleCapturesEnabled', 'multiple_captures_enabled'],
     ['asyncNetworkTokensEnabled', 'async_network_tokens_enabled'],
+    ['networkTokensEnabled', 'network_tokens_enabled'],
   ];
   for (const [key, field] of switches) {
     const value = settings[key];

@@ -38,6 +38,20 @@ describe('when no merchant account exists', () => {
 
   it('has multiple captures off by default', () => expect(defaultMerchantAccountSettings.multipleCapturesEnabled).toBe(false));
 
+  it('has network tokens off and no Discover ids by default', () =>
+    expect(defaultMerchantAccountSettings).toMatchObject({ networkTokensEnabled: false, discoverNetworkTokensRequestorId: null, discoverNetworkTokensAppId: null }));
+
+  it('creates it with network tokens enabled and the Discover ids', () => {
+    const settings = { networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app' };
+    const [event] = given([]).when(create({ settings }));
+    expect(event?.type === 'MerchantAccountCreated' && event.data.settings).toEqual({ ...defaultMerchantAccountSettings, ...settings });
+  });
+
+  it('refuses a network tokens switch that is not a boolean, naming the field', () =>
+    expect(() => given([]).when(create({ settings: { networkTokensEnabled: 'on' as unknown as boolean } }))).toThrow(
+      expect.objectContaining({ code: 'invalid_merchant_account', details: [expect.objectContaining({ field: 'network_tokens_enabled' })] }),
+    ));
+
   it('creates it with multiple captures enabled', () => {
     const [event] = given([]).when(create({ settings: { multipleCapturesEnabled: true } }));
     expect(event?.type === 'MerchantAccountCreated' && event.data.settings).toEqual({ ...defaultMerchantAccountSettings, multipleCapturesEnabled: true });
@@ -86,6 +100,21 @@ describe('when the merchant account exists', () => {
     expect(given([...created, ...enabled]).when(update({ multipleCapturesEnabled: false }))).toEqual([
       { type: 'MerchantAccountUpdated', data: { id: 'shop-1', multipleCapturesEnabled: false, at: later } },
     ]);
+  });
+
+  it('turns network tokens on and sets, then clears, the Discover ids', () => {
+    expect(given(created).when(update({ networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app' }))).toEqual([
+      {
+        type: 'MerchantAccountUpdated',
+        data: { id: 'shop-1', networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app', at: later },
+      },
+    ]);
+    expect(given(created).when(update({ discoverNetworkTokensAppId: null }))).toEqual([
+      { type: 'MerchantAccountUpdated', data: { id: 'shop-1', discoverNetworkTokensAppId: null, at: later } },
+    ]);
+    expect(() => given(created).when(update({ networkTokensEnabled: null as unknown as boolean }))).toThrow(
+      expect.objectContaining({ details: [expect.objectContaining({ field: 'network_tokens_enabled' })] }),
+    );
   });
 
   it('refuses a multiple captures switch that is not a boolean', () =>

@@ -40,7 +40,10 @@ const settingColumns: { readonly [K in keyof MerchantAccountSettings]: readonly 
   amexNetworkTokensAppId: ['amex_network_tokens_app_id', 'text'],
   mastercardNetworkTokensRequestorId: ['mastercard_network_tokens_requestor_id', 'text'],
   mastercardNetworkTokensAppId: ['mastercard_network_tokens_app_id', 'text'],
+  discoverNetworkTokensRequestorId: ['discover_network_tokens_requestor_id', 'text'],
+  discoverNetworkTokensAppId: ['discover_network_tokens_app_id', 'text'],
   asyncNetworkTokensEnabled: ['async_network_tokens_enabled', 'boolean'],
+  networkTokensEnabled: ['network_tokens_enabled', 'boolean'],
 };
 const settingKeys = Object.keys(settingColumns) as (keyof MerchantAccountSettings)[];
 const sqlType: Record<Kind, string> = { boolean: 'INTEGER NOT NULL', integer: 'INTEGER', text: 'TEXT', list: 'TEXT' };
@@ -64,6 +67,7 @@ type MerchantAccountRecord = { id: string; display_name: string; created_at: str
  * Merchant accounts as the API lists them (by id), projected from `merchant-account-<id>` streams. The table and
  * the projection carry a version: a new version rebuilds from the log beside the old one, never over it.
  * v3: `multiple_captures_enabled` (events from before it fold to false).
+ * v4: `network_tokens_enabled` (false before it) and the Discover network token ids (null before them).
  */
 export class MerchantAccountsReadModel {
   readonly projection: Projection;
@@ -72,7 +76,7 @@ export class MerchantAccountsReadModel {
   private readonly pageBefore: Database.Statement<[Record<string, unknown>], MerchantAccountRecord>;
 
   constructor(db: Database.Database) {
-    const table = 'merchant_accounts_v3';
+    const table = 'merchant_accounts_v4';
     const settingsDdl = settingKeys.map((key) => `${settingColumns[key][0]} ${sqlType[settingColumns[key][1]]}`).join(', ');
     db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
       id TEXT PRIMARY KEY, display_name TEXT NOT NULL, ${settingsDdl}, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`);
@@ -99,7 +103,7 @@ export class MerchantAccountsReadModel {
     };
 
     this.projection = {
-      name: 'merchant-accounts-v3',
+      name: 'merchant-accounts-v4',
       apply(recorded: RecordedEvent) {
         const event = { type: recorded.type, data: recorded.data } as MerchantAccountEvent;
         switch (event.type) {

@@ -56,6 +56,33 @@ describe('the merchant accounts read model', () => {
     expect(readModel.list({ limit: 10 }).items.map((row) => [row.id, row.multipleCapturesEnabled])).toEqual([['shop', true]]);
   });
 
+  it('folds accounts created before network tokens existed to off, without Discover ids, and keeps them as changed', () => {
+    const { networkTokensEnabled: _on, discoverNetworkTokensRequestorId: _req, discoverNetworkTokensAppId: _app, ...settingsBeforeNetworkTokens } = defaultMerchantAccountSettings;
+    apply(
+      { type: 'MerchantAccountCreated', data: { id: 'older', displayName: 'Older', settings: settingsBeforeNetworkTokens as never, at: now } },
+      { type: 'MerchantAccountCreated', data: { id: 'tokens', displayName: 'Tokens', settings: { ...defaultMerchantAccountSettings, networkTokensEnabled: true }, at: now } },
+    );
+    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: false, discoverNetworkTokensRequestorId: null, discoverNetworkTokensAppId: null });
+    expect(readModel.find('tokens')?.networkTokensEnabled).toBe(true);
+    apply({ type: 'MerchantAccountUpdated', data: { id: 'older', networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app', at: later } });
+    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app' });
+    apply({ type: 'MerchantAccountUpdated', data: { id: 'older', networkTokensEnabled: false, discoverNetworkTokensAppId: null, at: later } });
+    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: false, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: null });
+  });
+
+  it('rebuilds beside the v3 table from before network tokens, under its own projection name', () => {
+    const old = new BetterSqlite3(':memory:');
+    try {
+      old.exec('CREATE TABLE merchant_accounts_v3 (id TEXT PRIMARY KEY, display_name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+      const rebuilt = new MerchantAccountsReadModel(old);
+      expect(rebuilt.projection.name).toBe('merchant-accounts-v4');
+      rebuilt.projection.apply(recorded({ type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } }), old);
+      expect(rebuilt.find('default')?.networkTokensEnabled).toBe(false);
+    } finally {
+      old.close();
+    }
+  });
+
   it('rebuilds beside a v2 table from before the column, under its own projection name', () => {
     const old = new BetterSqlite3(':memory:');
     try {

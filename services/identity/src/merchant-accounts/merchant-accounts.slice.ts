@@ -129,7 +129,10 @@ function settingsFrom(wire: WireSettings): Partial<MerchantAccountSettings> {
   set('amexNetworkTokensAppId', wire.amex_network_tokens_app_id);
   set('mastercardNetworkTokensRequestorId', wire.mastercard_network_tokens_requestor_id);
   set('mastercardNetworkTokensAppId', wire.mastercard_network_tokens_app_id);
+  set('discoverNetworkTokensRequestorId', wire.discover_network_tokens_requestor_id);
+  set('discoverNetworkTokensAppId', wire.discover_network_tokens_app_id);
   set('asyncNetworkTokensEnabled', wire.async_network_tokens_enabled);
+  set('networkTokensEnabled', wire.network_tokens_enabled);
   return settings;
 }
 
@@ -155,7 +158,10 @@ export function toMerchantAccount(row: MerchantAccountRow): MerchantAccount {
     amex_network_tokens_app_id: row.amexNetworkTokensAppId,
     mastercard_network_tokens_requestor_id: row.mastercardNetworkTokensRequestorId,
     mastercard_network_tokens_app_id: row.mastercardNetworkTokensAppId,
+    discover_network_tokens_requestor_id: row.discoverNetworkTokensRequestorId,
+    discover_network_tokens_app_id: row.discoverNetworkTokensAppId,
     async_network_tokens_enabled: row.asyncNetworkTokensEnabled,
+    network_tokens_enabled: row.networkTokensEnabled,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -21,6 +21,8 @@ import type { BuyerReturnRequest, BuyerReturnResult, TransactionAction, Transact
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import type { CardVault } from '../vault/card-vault';
+import type { BuyerDirectory, PaymentMethods } from '../payment-methods/payment-methods.slice';
+import { Instruments, takesNetworkTokens, type CheckoutSessionClaims, type Instrument, type NetworkTokenSource, type PazeWallets } from './instruments';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
 import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
@@ -48,17 +50,13 @@ export interface AuthorizationSettings {
   readonly giftCardRecoveryAfterMs: number;
 }
 
-interface Instrument {
-  readonly type: 'pan' | 'card_token' | 'redirect';
-  readonly card: CardDetails | null;
-  readonly summary: NonNullable<TransactionDetails['paymentMethod']>;
-}
-
 interface AttemptInput {
   readonly instrument: PaymentInstrument;
   readonly billingPostalCode?: string | undefined;
   readonly threeDSecure?: ThreeDSecureData;
   readonly store: boolean;
+  /** A network token's card, for a connection of the route that does not take network tokens. */
+  readonly fallbackCard?: CardDetails | undefined;
 }
 
 /** What the authorization flow needs besides the shared plumbing (the transactions slice's dependencies hold these). */
@@ -75,6 +73,13 @@ export interface AuthorizationDependencies {
   readonly giftCardCredentials: GiftCardCredentialSource | null;
   /** Told of work left for a timer's next round (a gift card roll-back the provider could not take yet). */
   readonly onBackgroundError?: (error: unknown) => void;
+  /** Stored payment methods (`id`, and `store: true`: spec, Events rule 3); null: a card is vaulted for its payment only. */
+  readonly paymentMethods?: Pick<PaymentMethods, 'usable' | 'recordStoreRequested' | 'receiveVaultToken'> | null;
+  /** Buyers (`buyer_id`, `buyer_external_identifier`); null: not checked. */
+  readonly buyers?: BuyerDirectory | null;
+  readonly networkTokens?: NetworkTokenSource | null;
+  readonly checkoutSessions?: CheckoutSessionClaims | null;
+  readonly paze?: PazeWallets | null;
 }
 
 export class Authorizations {
@@ -88,6 +93,9 @@ export class Authorizations {
   private readonly paymentServices: PaymentServices;
   private readonly vault: CardVault;
   private readonly connectors: ProviderConnectors;
+  private readonly instruments: Instruments;
+  private readonly paymentMethods: AuthorizationDependencies['paymentMethods'];
+  private readonly buyers: BuyerDirectory | null;
   readonly giftCards: GiftCardPayments;
 
   constructor(
@@ -103,6 +111,16 @@ export class Authorizations {
     this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
+    this.paymentMethods = dependencies.paymentMethods ?? null;
+    this.buyers = dependencies.buyers ?? null;
+    this.instruments = new Instruments({
+      vault: dependencies.vault,
+      paymentMethods: this.paymentMethods ?? null,
+      networkTokens: dependencies.networkTokens ?? null,
+      checkoutSessions: dependencies.checkoutSessions ?? null,
+      paze: dependencies.paze ?? null,
+      activeConnections: (merchantAccountId) => dependencies.paymentServices.activeConnections(merchantAccountId),
+    });
     this.giftCards = new GiftCardPayments(context, store, {
       paymentServices: dependencies.paymentServices,
       connectors: dependencies.connectors,
@@ -124,13 +142,15 @@ export class Authorizations {
    */
   private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
+    const buyer = this.buyers?.resolve(merchantAccountId, body, '/buyer_id') ?? null;
     const giftCards = this.giftCards.plan(merchantAccountId, body);
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
-    const instrument = this.instrumentOf(merchantAccountId, paymentMethod);
+    const id = this.context.newId();
+    const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, { transactionId: id, buyerId: buyer?.id ?? null, currency: body.currency });
     const progress = { created: false };
     try {
-      return await this.authorizeInstrument(request, instrument, giftCards, progress);
+      return await this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
     } catch (error) {
       // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
       if (!progress.created && instrument.type === 'pan' && instrument.summary.id) this.vault.remove(merchantAccountId, instrument.summary.id);
@@ -138,7 +158,14 @@ export class Authorizations {
     }
   }
 
-  private async authorizeInstrument(request: TransactionCreateRequest, instrument: Instrument, giftCards: PlannedGiftCards | null, progress: { created: boolean }): Promise<WireTransaction> {
+  private async authorizeInstrument(
+    id: string,
+    request: TransactionCreateRequest,
+    instrument: Instrument,
+    giftCards: PlannedGiftCards | null,
+    progress: { created: boolean },
+    buyerId: string | null,
+  ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const paymentMethod = body.payment_method as NonNullable<TransactionCreateInput['payment_method']>;
     const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
@@ -154,8 +181,16 @@ export class Authorizations {
           merchantInitiated: body.merchant_initiated,
         })
       : noFlowDecision;
-    const route = this.route(merchantAccountId, body, instrument.summary.method, flow);
+    const route = this.route(merchantAccountId, body, instrument.summary.method === 'paze' ? 'card' : instrument.summary.method, flow, instrument.connectionFilter);
     const first = route[0] as PaymentServiceConnection;
+    if (instrument.storedNetworkToken && takesNetworkTokens(first)) {
+      // A stored card with an active network token: the connection gets the token and a fresh cryptogram instead.
+      const token = await instrument.storedNetworkToken(body.merchant_initiated ?? false);
+      if (token) {
+        instrument.type = 'network_token';
+        instrument.networkToken = token;
+      }
+    }
     if (body.intent === 'authorize' && !first.effectiveCapabilities.delayedCapture) {
       throw ApiError.badRequest(`Payment service ${first.id} cannot capture later (delayed capture is off): send intent "capture"`, [
         { location: 'body', pointer: '/intent', message: 'delayed capture is off for this payment service', type: 'capability_disabled' },
@@ -170,13 +205,13 @@ export class Authorizations {
           externalData: Boolean(body.three_d_secure_data),
         })
       : null;
-    const id = this.context.newId();
     const summaryOf = (c: PaymentServiceConnection) => ({ id: c.id, definitionId: c.paymentServiceDefinitionId, method: c.method, displayName: c.displayName });
     const redirectUrl = paymentMethod.redirect_url ?? null;
     const details: TransactionDetails = {
-      ...this.commonDetails(body, giftCards),
+      ...this.commonDetails(merchantAccountId, body, giftCards),
       paymentMethod: { ...instrument.summary, cardType: binInfo?.cardType ?? null, issuerName: binInfo?.issuerName ?? null },
       instrumentType: instrument.type,
+      ...(instrument.checkoutSessionId ? { checkoutSessionId: instrument.checkoutSessionId } : {}),
       paymentService: summaryOf(first),
       paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
       redirectUrl,
@@ -200,6 +235,20 @@ export class Authorizations {
     });
     progress.created = true;
     if (giftCards) this.giftCards.hold(id, giftCards);
+    if (body.store && instrument.type === 'pan' && instrument.summary.id && this.paymentMethods) {
+      // Recorded before the provider is asked to vault the card, so that its notification always finds the method.
+      const card = this.vault.find(merchantAccountId, instrument.summary.id);
+      if (card) {
+        await this.paymentMethods.recordStoreRequested(merchantAccountId, {
+          card,
+          bin: binInfo,
+          transactionId: id,
+          paymentServiceId: first.id,
+          buyerId,
+          externalIdentifier: instrument.summary.externalIdentifier ?? null,
+        });
+      }
+    }
 
     let paused = false;
     try {
@@ -233,7 +282,7 @@ export class Authorizations {
         isAmountEstimated: body.is_amount_estimated,
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         giftCards: giftCards.plan,
-        details: { ...this.commonDetails(body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
+        details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
       },
     });
     this.giftCards.hold(id, giftCards);
@@ -246,7 +295,9 @@ export class Authorizations {
   }
 
   /** What every transaction record shows of its request beyond the payment method. */
-  private commonDetails(body: TransactionCreateInput, giftCards: PlannedGiftCards | null): TransactionDetails {
+  private commonDetails(merchantAccountId: string, body: TransactionCreateInput, giftCards: PlannedGiftCards | null): TransactionDetails {
+    const named = this.buyers?.resolve(merchantAccountId, body, '/buyer_id');
+    const stored = named ? (this.buyers?.wire(merchantAccountId, named.id) as { display_name?: string | null; external_identifier?: string | null; billing_details?: unknown; account_number?: string | null } | null) : null;
     return {
       country: body.country ?? null,
       buyer: body.buyer
@@ -257,9 +308,17 @@ export class Authorizations {
             billing_details: body.buyer.billing_details ?? null,
             account_number: body.buyer.account_number ?? null,
           }
-        : body.buyer_id
-          ? { id: body.buyer_id, display_name: null, external_identifier: body.buyer_external_identifier ?? null, billing_details: null, account_number: null }
-          : null,
+        : named
+          ? {
+              id: named.id,
+              display_name: stored?.display_name ?? null,
+              external_identifier: stored?.external_identifier ?? null,
+              billing_details: stored?.billing_details ?? null,
+              account_number: stored?.account_number ?? null,
+            }
+          : body.buyer_id
+            ? { id: body.buyer_id, display_name: null, external_identifier: body.buyer_external_identifier ?? null, billing_details: null, account_number: null }
+            : null,
       cartItems: body.cart_items ?? null,
       metadata: body.metadata ?? null,
       paymentSource: body.payment_source ?? (body.merchant_initiated ? 'recurring' : 'ecommerce'),
@@ -282,7 +341,12 @@ export class Authorizations {
       return 'done';
     }
     const attempt: AttemptInput = {
-      instrument: instrument.card ? { type: 'card', card: instrument.card } : { type: 'redirect', redirect: { method: instrument.summary.method, returnUrl: this.returnUrl(id), ...(body.country ? { country: body.country } : {}) } },
+      instrument: instrument.networkToken
+        ? { type: 'network-token', networkToken: instrument.networkToken }
+        : instrument.card
+          ? { type: 'card', card: instrument.card }
+          : { type: 'redirect', redirect: { method: instrument.summary.method, returnUrl: this.returnUrl(id), ...(body.country ? { country: body.country } : {}) } },
+      fallbackCard: instrument.networkToken && instrument.card ? instrument.card : undefined,
       billingPostalCode: body.buyer?.billing_details?.address?.postal_code ?? undefined,
       store: body.store,
     };
@@ -306,12 +370,23 @@ export class Authorizations {
    * rule's list; else every active connection of the payment method by position. Connections that are gone,
    * inactive, of another method or not taking the currency and country are left out.
    */
-  private route(merchantAccountId: string, body: TransactionCreateInput, method: string, flow: FlowDecision): PaymentServiceConnection[] {
+  private route(
+    merchantAccountId: string,
+    body: TransactionCreateInput,
+    method: string,
+    flow: FlowDecision,
+    connectionFilter: (connection: PaymentServiceConnection) => boolean = () => true,
+  ): PaymentServiceConnection[] {
     if (body.payment_service_id) {
       const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
       if (!connection || !connection.active) {
         throw ApiError.badRequest('The payment service does not exist or is not active', [
           { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
+        ]);
+      }
+      if (connection.method === method && !connectionFilter(connection)) {
+        throw ApiError.badRequest(`Payment service ${connection.id} cannot take this payment method`, [
+          { location: 'body', pointer: '/payment_service_id', message: 'this payment service cannot take this payment method (Paze: a US acquiring connection with network tokens)', type: 'payment_method_not_supported' },
         ]);
       }
       if (connection.method !== method) {
@@ -326,7 +401,8 @@ export class Authorizations {
       connection.active &&
       connection.method === method &&
       connection.acceptedCurrencies.includes(body.currency) &&
-      (!body.country || connection.acceptedCountries.includes(body.country));
+      (!body.country || connection.acceptedCountries.includes(body.country)) &&
+      connectionFilter(connection);
     if (flow.route) {
       const listed = flow.route.paymentServiceIds.map((id) => this.paymentServices.connection(merchantAccountId, id) ?? undefined).filter(usable);
       if (listed.length === 0) {
@@ -345,37 +421,6 @@ export class Authorizations {
     return connections;
   }
 
-  /** A card goes to the vault first: from here on only its id, scheme, BIN and last four travel. */
-  private instrumentOf(merchantAccountId: string, method: NonNullable<TransactionCreateInput['payment_method']>): Instrument {
-    if (method.method === 'card') {
-      const stored = this.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date });
-      return {
-        type: 'pan',
-        card: { number: method.number, expirationDate: method.expiration_date, ...(method.security_code ? { securityCode: method.security_code } : {}) },
-        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
-      };
-    }
-    if (method.method === 'id') {
-      const stored = this.vault.find(merchantAccountId, method.id);
-      const card = stored && this.vault.reveal(merchantAccountId, method.id);
-      if (!stored || !card) {
-        throw ApiError.badRequest('The payment method does not exist', [
-          { location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' },
-        ]);
-      }
-      return {
-        type: 'card_token',
-        card: { number: card.number, expirationDate: card.expirationDate, ...(method.security_code ? { securityCode: method.security_code } : {}) },
-        summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
-      };
-    }
-    return {
-      type: 'redirect',
-      card: null,
-      summary: { id: null, method: method.method, scheme: null, last4: null, bin: null, expirationDate: null, fingerprint: null, externalIdentifier: method.external_identifier ?? null },
-    };
-  }
-
   /**
    * Tries the transaction's current connection, and on a failure the next one may not share (`isFailoverCandidate`)
    * moves along its route, each failed attempt recorded. 'paused': the provider wants the buyer's approval first.
@@ -385,13 +430,15 @@ export class Authorizations {
       const t = await this.store.state(id);
       if (t.status !== 'processing') return 'done';
       const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
+      const instrument: PaymentInstrument =
+        input.instrument.type === 'network-token' && input.fallbackCard && connection && !takesNetworkTokens(connection) ? { type: 'card', card: input.fallbackCard } : input.instrument;
       const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
         ? await this.store.call(() =>
             this.connectors.connectorFor(connection).authorize({
               reference: id,
               amount: paymentMethodAmount(t),
               currency: t.currency,
-              paymentInstrument: input.instrument,
+              paymentInstrument: instrument,
               ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
               // With gift cards the payment method is captured once they are all redeemed.
               capture: t.intent === 'capture' && !t.giftCards,

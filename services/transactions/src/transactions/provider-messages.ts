@@ -25,6 +25,8 @@ export class ProviderMessages {
     private readonly store: TransactionStore,
     private readonly paymentServices: PaymentServices,
     private readonly connectors: ProviderConnectors,
+    /** Where a vault-token notification goes (spec, Events rule 3); absent: acknowledged, nothing to make usable. */
+    private readonly vaultTokens?: { receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void> } | null,
   ) {
     context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
@@ -103,7 +105,8 @@ export class ProviderMessages {
         return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
       }
       case 'vault-token':
-        return; // stored payment methods arrive with the vault (a later issue)
+        // The provider vaulted the card a purchase asked to store: that payment method becomes usable.
+        return this.vaultTokens?.receiveVaultToken(id, t.paymentServiceId);
     }
   }
 

@@ -37,6 +37,7 @@ export interface TransactionDetails {
     readonly issuerName?: string | null;
   };
   readonly instrumentType?: string;
+  readonly checkoutSessionId?: string | null;
   /** Absent for a gift-card-only payment. */
   readonly paymentService?: PaymentServiceSummary;
   /** The gift card service connection, when the payment has gift cards. */
@@ -141,7 +142,7 @@ export function toTransactionSummary(view: TransactionView): TransactionSummary 
     raw_response_code: view.rawResponseCode,
     raw_response_description: view.rawResponseDescription,
     shipping_details: null,
-    checkout_session_id: null,
+    checkout_session_id: d.checkoutSessionId ?? null,
     gift_card_redemptions: toGiftCardRedemptions(t),
     gift_card_service: d.giftCardService
       ? { type: 'gift-card-service', id: d.giftCardService.id, gift_card_service_definition_id: d.giftCardService.definitionId, display_name: d.giftCardService.displayName }

@@ -7,6 +7,7 @@ import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
 import { loadSettings } from '@switchyard/config';
 import { CardVault, loadVaultKey } from './card-vault';
+import { keyRing, VaultKeys } from './vault-keys';
 
 let dir: string;
 let dbFile: string;
@@ -17,7 +18,9 @@ let clock = Date.parse('2026-01-01T00:00:00.000Z');
 let ids = 0;
 
 const newId = () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`;
-const openVault = (withKey: Buffer) => new CardVault(db, { key: withKey, now: () => new Date((clock += 1000)), newId });
+/** Over the test's database; `legacyRootWhen` so that the root is the key itself, as for an installation from before envelope encryption. */
+const openVault = (withKey: Buffer, retired: Buffer[] = [], on = db) =>
+  new CardVault(on, { keys: new VaultKeys(on, keyRing(withKey, retired), { legacyRootWhen: () => true }), now: () => new Date((clock += 1000)), newId });
 
 /** A Luhn-valid number from its first digits (the check digit appended). */
 function withCheckDigit(body: string): string {
@@ -81,7 +84,9 @@ it('keeps cards of one merchant account from another', () => {
 
 it('keeps only the columns it should: no security code, no clear number', () => {
   const columns = (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name).sort();
-  expect(columns).toEqual(['bin', 'created_at', 'expiration_date', 'fingerprint', 'id', 'last4', 'merchant_account_id', 'pan_ciphertext', 'pan_iv', 'pan_tag', 'scheme'].sort());
+  expect(columns).toEqual(
+    ['bin', 'buyer_id', 'created_at', 'data_key_id', 'expiration_date', 'fingerprint', 'id', 'last4', 'merchant_account_id', 'pan_ciphertext', 'pan_iv', 'pan_tag', 'scheme'].sort(),
+  );
   const indexes = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'vault_cards'").all() as { sql: string | null }[];
   expect(indexes.map((index) => index.sql)).toContainEqual(expect.stringContaining('(merchant_account_id, fingerprint)'));
 });
@@ -138,8 +143,8 @@ it('refuses a ciphertext that was altered, moved to another row, or read under a
   expect(() => vault.reveal('shop-b', fourth.id)).toThrow(/failed decryption/);
   expect(vault.reveal('shop-a', third.id)?.number).toBe(pan);
 
-  const otherKey = openVault(loadVaultKey({}));
-  expect(() => otherKey.reveal('shop-a', third.id)).toThrow(/failed decryption/);
+  // Another key-encryption key cannot even unwrap the vault's root.
+  expect(() => openVault(loadVaultKey({}))).toThrow(/neither VAULT_KEY nor a retired key/);
 });
 
 it('fingerprints the same card alike within an account and differently across accounts and keys', () => {
@@ -151,7 +156,9 @@ it('fingerprints the same card alike within an account and differently across ac
   expect(b1.fingerprint).not.toBe(a1.fingerprint);
   expect(other.fingerprint).not.toBe(a1.fingerprint);
   expect(openVault(key).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint).toBe(a1.fingerprint);
-  expect(openVault(loadVaultKey({})).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint).not.toBe(a1.fingerprint);
+  const elsewhere = new Database(':memory:');
+  expect(openVault(loadVaultKey({}), [], elsewhere).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint).not.toBe(a1.fingerprint);
+  elsewhere.close();
 });
 
 it.each([
@@ -190,7 +197,7 @@ it('rejects malformed cards with a RangeError that does not repeat the number', 
     expect((thrown as Error).message).not.toContain(number.replace(/ /g, '').slice(0, 11));
   }
   expect(db.prepare('SELECT count(*) AS n FROM vault_cards').get()).toEqual({ n: 0 });
-  expect(() => new CardVault(db, { key: Buffer.alloc(16) })).toThrow(RangeError);
+  expect(() => keyRing(Buffer.alloc(16))).toThrow(RangeError);
 });
 
 it('does not show its keys when inspected', () => {
@@ -282,11 +289,109 @@ it('reads rows encrypted before the encryption moved to VaultCipher (the format 
   ).run(ciphertext, iv, cipher.getAuthTag(), pan.slice(-4));
   expect(vault.reveal('shop-a', 'legacy-row')).toEqual({ number: pan, expirationDate: '12/30' });
 
-  // And the other way round: a row written now opens with the original recipe.
-  const stored = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
-  const row = db.prepare('SELECT pan_ciphertext, pan_iv, pan_tag FROM vault_cards WHERE id = ?').get(stored.id) as { pan_ciphertext: Buffer; pan_iv: Buffer; pan_tag: Buffer };
+  // The CLI's `vault rewrap` moves it to a data key of its own; it reads the same, and no longer under the old recipe.
+  expect(vault.legacyRowCount()).toBe(1);
+  expect(vault.migrateLegacyRows()).toBe(1);
+  expect(vault.migrateLegacyRows()).toBe(0);
+  expect(vault.reveal('shop-a', 'legacy-row')).toEqual({ number: pan, expirationDate: '12/30' });
+  const row = db.prepare('SELECT pan_ciphertext, pan_iv, pan_tag, data_key_id FROM vault_cards WHERE id = ?').get('legacy-row') as { pan_ciphertext: Buffer; pan_iv: Buffer; pan_tag: Buffer; data_key_id: string };
+  expect(row.data_key_id).toMatch(/^[0-9a-f-]{36}$/);
   const decipher = createDecipheriv('aes-256-gcm', encryptionKey, row.pan_iv, { authTagLength: 16 });
-  decipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', stored.id, 'shop-a']), 'utf8'));
+  decipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', 'legacy-row', 'shop-a']), 'utf8'));
   decipher.setAuthTag(row.pan_tag);
-  expect(Buffer.concat([decipher.update(row.pan_ciphertext), decipher.final()]).toString('utf8')).toBe(pan);
+  expect(() => Buffer.concat([decipher.update(row.pan_ciphertext), decipher.final()])).toThrow();
+});
+
+describe('envelope encryption', () => {
+  const dataKeys = () => db.prepare('SELECT id, kek_id, purpose, owner FROM vault_data_keys ORDER BY created_at, id').all() as { id: string; kek_id: string; purpose: string; owner: string | null }[];
+
+  it('encrypts each card without a buyer under a data key of its own, and a buyer\'s cards under one key', () => {
+    const a = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
+    const b = vault.store('shop-a', { number: '4111111111111111', expirationDate: '12/30' });
+    const c = vault.store('shop-a', { number: '5555555555554444', expirationDate: '12/30' }, { buyerId: 'buyer-1' });
+    const d = vault.store('shop-a', { number: '378282246310005', expirationDate: '12/30' }, { buyerId: 'buyer-1' });
+    const keyOf = (id: string) => (db.prepare('SELECT data_key_id FROM vault_cards WHERE id = ?').get(id) as { data_key_id: string }).data_key_id;
+    expect(new Set([keyOf(a.id), keyOf(b.id), keyOf(c.id)]).size).toBe(3);
+    expect(keyOf(d.id)).toBe(keyOf(c.id));
+    expect(dataKeys().map((k) => k.purpose)).toEqual(['root', 'card-data', 'card-data', 'card-data']);
+    // The wrapped keys are not the data keys: the table holds no 32-byte value that opens a row.
+    expect(vault.reveal('shop-a', d.id)?.number).toBe('378282246310005');
+
+    vault.remove('shop-a', a.id);
+    expect(dataKeys()).toHaveLength(3); // its own key went with it
+    vault.remove('shop-a', c.id);
+    expect(dataKeys()).toHaveLength(3); // the buyer's key stays for their other card
+    expect(vault.reveal('shop-a', d.id)?.number).toBe('378282246310005');
+  });
+
+  it('shreds a buyer: their key is gone, so a copy of their ciphertext taken before cannot be opened by anything left', () => {
+    const kept = vault.store('shop-a', { number: '4111111111111111', expirationDate: '12/30' });
+    const theirs = vault.store('shop-a', { number: pan, expirationDate: '12/30' }, { buyerId: 'buyer-9' });
+    const copy = db.prepare('SELECT * FROM vault_cards WHERE id = ?').get(theirs.id) as Record<string, unknown>;
+    expect(vault.shredBuyer('shop-a', 'buyer-9')).toBe(1);
+    expect(vault.reveal('shop-a', theirs.id)).toBeNull();
+    expect(vault.find('shop-a', theirs.id)).toBeNull();
+    // Put the row back from the "backup": with its data key gone it does not open.
+    db.prepare(`INSERT INTO vault_cards (${Object.keys(copy).join(', ')}) VALUES (${Object.keys(copy).map((k) => `@${k}`).join(', ')})`).run(copy);
+    expect(vault.reveal('shop-a', theirs.id)).toBeNull();
+    expect(vault.reveal('shop-a', kept.id)?.number).toBe('4111111111111111');
+  });
+
+  it('rotates the key-encryption key: re-wraps data keys only; fingerprints, rows and the root stay', () => {
+    const before = vault.store('shop-a', { number: pan, expirationDate: '12/30' }, { buyerId: 'buyer-1' });
+    const ciphertext = (db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }).pan_ciphertext;
+    const next = loadVaultKey({});
+    const rotating = openVault(next, [key]);
+    expect(rotating.reveal('shop-a', before.id)?.number).toBe(pan); // the old key still unwraps
+    const during = rotating.store('shop-a', { number: '4111111111111111', expirationDate: '12/30' });
+    const keys = new VaultKeys(db, keyRing(next, [key]));
+    const kekOld = dataKeys()[0]!.kek_id;
+    expect(new Set(dataKeys().map((k) => k.kek_id)).size).toBe(2);
+    expect(keys.rewrap()).toEqual({ rewrapped: 2, alreadyCurrent: 1, activeKeyId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(keys.rewrap().rewrapped).toBe(0);
+    expect(dataKeys().every((k) => k.kek_id !== kekOld)).toBe(true);
+
+    // The old key can go now.
+    const after = openVault(next);
+    expect(after.reveal('shop-a', before.id)?.number).toBe(pan);
+    expect(after.reveal('shop-a', during.id)?.number).toBe('4111111111111111');
+    expect(after.store('shop-a', { number: pan, expirationDate: '01/31' }).fingerprint).toBe(before.fingerprint);
+    expect((db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }).pan_ciphertext.equals(ciphertext)).toBe(true);
+    expect(() => openVault(key)).toThrow(/neither VAULT_KEY nor a retired key/);
+  });
+
+  it('a fresh installation gets a random root, not its key', () => {
+    const fresh = new Database(':memory:');
+    const freshKey = loadVaultKey({});
+    const keys = new VaultKeys(fresh, keyRing(freshKey));
+    expect(keys.root().equals(freshKey)).toBe(false);
+    expect(new VaultKeys(fresh, keyRing(freshKey)).root().equals(keys.root())).toBe(true);
+    fresh.close();
+  });
+
+  it('seals a security code with the card: it opens for that card and purpose only, and dies with the card', () => {
+    const stored = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
+    const other = vault.store('shop-a', { number: '4111111111111111', expirationDate: '12/30' });
+    const sealed = vault.sealWithCard('shop-a', stored.id, 'security_code', '123');
+    expect(sealed).not.toContain('123');
+    expect(vault.openWithCard('shop-a', stored.id, 'security_code', sealed)).toBe('123');
+    expect(vault.openWithCard('shop-a', other.id, 'security_code', sealed)).toBeNull();
+    expect(vault.openWithCard('shop-a', stored.id, 'pin', sealed)).toBeNull();
+    expect(vault.openWithCard('shop-b', stored.id, 'security_code', sealed)).toBeNull();
+    vault.remove('shop-a', stored.id);
+    expect(vault.openWithCard('shop-a', stored.id, 'security_code', sealed)).toBeNull();
+    expect(() => vault.sealWithCard('shop-a', stored.id, 'security_code', '123')).toThrow(RangeError);
+  });
+
+  it('replaces a number or an expiry (account updater) under the same key', () => {
+    const stored = vault.store('shop-a', { number: pan, expirationDate: '12/30' }, { buyerId: 'b' });
+    const expiry = vault.replace('shop-a', stored.id, { expirationDate: '12/33' });
+    expect(expiry).toMatchObject({ expirationDate: '12/33', last4: stored.last4, fingerprint: stored.fingerprint });
+    const number = vault.replace('shop-a', stored.id, { number: '4111111111111111' });
+    expect(number).toMatchObject({ expirationDate: '12/33', last4: '1111', bin: '411111' });
+    expect(number.fingerprint).not.toBe(stored.fingerprint);
+    expect(vault.reveal('shop-a', stored.id)).toEqual({ number: '4111111111111111', expirationDate: '12/33' });
+    expect(() => vault.replace('shop-a', stored.id, { number: '4111111111111112' })).toThrow(/Luhn/);
+    expect(() => vault.replace('shop-a', 'missing', { expirationDate: '12/33' })).toThrow(RangeError);
+  });
 });

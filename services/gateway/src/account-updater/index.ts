@@ -1,0 +1,2 @@
+/** The gateway's account updater endpoint. */
+export { AccountUpdaterController } from './account-updater.controller';

@@ -1,0 +1,2 @@
+/** The gateway's digital wallet endpoints. */
+export { DigitalWalletsController } from './digital-wallets.controller';

@@ -1,0 +1,144 @@
+/**
+ * What pays a transaction, resolved from `payment_method` before anything is appended: a card (into the vault first:
+ * from here on only its id, scheme, BIN and last four travel), a stored method (`id`: usable only once `succeeded`;
+ * its network token when the connection takes one), a checkout session's card (used once), a Paze wallet payload
+ * (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
+ */
+import { ApiError } from '@switchyard/api';
+import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
+import type { TransactionCreateInput } from '@switchyard/contracts';
+import type { PaymentMethods } from '../payment-methods/payment-methods.slice';
+import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
+import type { CardVault } from '../vault/card-vault';
+import type { TransactionDetails } from './transaction-wire';
+
+export interface Instrument {
+  /** `instrument_type` on the wire. */
+  type: 'pan' | 'card_token' | 'redirect' | 'network_token';
+  /** The card for flow rules, 3-D Secure and the provider; null for a redirect method or a Paze token. */
+  readonly card: CardDetails | null;
+  /** The network token the provider gets instead of the card (a stored card's, when the connection takes one; Paze's). */
+  networkToken: NetworkTokenDetails | null;
+  readonly summary: NonNullable<TransactionDetails['paymentMethod']>;
+  /** Paze: only connections this accepts may take it. */
+  readonly connectionFilter?: (connection: PaymentServiceConnection) => boolean;
+  readonly checkoutSessionId?: string;
+  /** A stored method's network token, fetched once the route says the connection takes one. */
+  readonly storedNetworkToken?: (merchantInitiated: boolean) => Promise<NetworkTokenDetails | null>;
+}
+
+/** Network tokens of stored methods (the network tokens slice). */
+export interface NetworkTokenSource {
+  tokenForTransaction(merchantAccountId: string, paymentMethodId: string, options: { merchantInitiated: boolean }): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
+}
+
+/** A checkout session's card, claimed once (the checkout sessions slice). */
+export interface CheckoutSessionClaims {
+  claim(merchantAccountId: string, sessionId: string, transactionId: string): Promise<{ readonly cardId: string; readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string } }>;
+}
+
+/** Paze: the merchant's wallet key and the rules of who may take it (the digital wallets slice). */
+export interface PazeWallets {
+  /** The token and cryptogram of a Paze payload; throws a 400 naming the refusal (not configured, not eligible, undecryptable). */
+  open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }): Promise<{
+    readonly credential: { readonly token: string; readonly expirationDate: string; readonly cryptogram: string; readonly eci: string | null; readonly scheme: string };
+    readonly connectionIds: readonly string[];
+  }>;
+}
+
+export interface InstrumentSources {
+  readonly vault: CardVault;
+  readonly paymentMethods: Pick<PaymentMethods, 'usable'> | null;
+  readonly networkTokens: NetworkTokenSource | null;
+  readonly checkoutSessions: CheckoutSessionClaims | null;
+  readonly paze: PazeWallets | null;
+  readonly activeConnections: (merchantAccountId: string) => readonly PaymentServiceConnection[];
+}
+
+export const takesNetworkTokens = (connection: PaymentServiceConnection): boolean => connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens;
+
+type PaymentMethodInput = NonNullable<TransactionCreateInput['payment_method']>;
+
+export class Instruments {
+  constructor(private readonly sources: InstrumentSources) {}
+
+  async resolve(merchantAccountId: string, method: PaymentMethodInput, context: { transactionId: string; buyerId: string | null; currency: string }): Promise<Instrument> {
+    switch (method.method) {
+      case 'card': {
+        const stored = this.sources.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date }, { buyerId: context.buyerId });
+        return {
+          type: 'pan',
+          card: { number: method.number, expirationDate: method.expiration_date, ...(method.security_code ? { securityCode: method.security_code } : {}) },
+          networkToken: null,
+          summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+        };
+      }
+      case 'id':
+        return this.stored(merchantAccountId, method.id, method.security_code);
+      case 'checkout-session': {
+        if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
+        const { cardId, card } = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
+        const stored = this.sources.vault.find(merchantAccountId, cardId);
+        if (!stored) throw sessionCardGone();
+        return {
+          type: 'pan',
+          card: { number: card.number, expirationDate: card.expirationDate, ...(card.securityCode ? { securityCode: card.securityCode } : {}) },
+          networkToken: null,
+          summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+          checkoutSessionId: method.id,
+        };
+      }
+      case 'paze': {
+        if (!this.sources.paze) throw ApiError.badRequest('Paze is not available');
+        const { credential, connectionIds } = await this.sources.paze.open(merchantAccountId, method.token, {
+          currency: context.currency,
+          connections: this.sources.activeConnections(merchantAccountId),
+        });
+        const allowed = new Set(connectionIds);
+        return {
+          type: 'network_token',
+          card: null,
+          networkToken: { token: credential.token, expirationDate: credential.expirationDate, cryptogram: credential.cryptogram },
+          // A network token is not the card number, but it is charged like one: only its last four are shown.
+          summary: { id: null, method: 'paze', scheme: credential.scheme, last4: credential.token.slice(-4), bin: null, expirationDate: credential.expirationDate, fingerprint: null, externalIdentifier: null },
+          connectionFilter: (connection) => allowed.has(connection.id),
+        };
+      }
+      default:
+        return {
+          type: 'redirect',
+          card: null,
+          networkToken: null,
+          summary: { id: null, method: method.method, scheme: null, last4: null, bin: null, expirationDate: null, fingerprint: null, externalIdentifier: method.external_identifier ?? null },
+        };
+    }
+  }
+
+  /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
+  private stored(merchantAccountId: string, id: string, securityCode: string | undefined): Instrument {
+    if (this.sources.paymentMethods) this.sources.paymentMethods.usable(merchantAccountId, id);
+    const stored = this.sources.vault.find(merchantAccountId, id);
+    const card = stored && this.sources.vault.reveal(merchantAccountId, id);
+    if (!stored || !card) {
+      throw ApiError.badRequest('The payment method does not exist', [{ location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' }]);
+    }
+    const tokens = this.sources.networkTokens;
+    return {
+      type: 'card_token',
+      card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
+      networkToken: null,
+      summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+      ...(tokens
+        ? {
+            storedNetworkToken: async (merchantInitiated: boolean) => {
+              const token = await tokens.tokenForTransaction(merchantAccountId, id, { merchantInitiated });
+              return token ? { token: token.token, expirationDate: token.expirationDate, cryptogram: token.cryptogram } : null;
+            },
+          }
+        : {}),
+    };
+  }
+}
+
+const sessionCardGone = () =>
+  ApiError.badRequest('The checkout session has no card', [{ location: 'body', pointer: '/payment_method/id', message: 'the card of this checkout session is no longer in the vault', type: 'checkout_session_without_card' }]);

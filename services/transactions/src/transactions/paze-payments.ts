@@ -1,0 +1,44 @@
+/**
+ * A Paze payment's checks, in the order a merchant would fix them: a Paze wallet registered with its key, a US
+ * business, USD, a US acquiring connection that sends network tokens; only then is the payload decrypted (a network
+ * token and its cryptogram, which stay in memory for the provider call). Every refusal is a 400 naming its code.
+ */
+import { ApiError } from '@switchyard/api';
+import type { DigitalWallets } from '../digital-wallets/digital-wallets.slice';
+import { decryptPazePayload, PazeError, pazeEligibility } from '../digital-wallets/paze';
+import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
+import { takesNetworkTokens, type PazeWallets } from './instruments';
+
+const refused = (type: string, message: string, pointer = '/payment_method') => ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
+
+export class PazePayments implements PazeWallets {
+  constructor(
+    private readonly wallets: Pick<DigitalWallets, 'pazeKeyFor'>,
+    private readonly now: () => Date,
+  ) {}
+
+  async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }) {
+    const paze = this.wallets.pazeKeyFor(merchantAccountId);
+    if (!paze) throw refused('paze_not_configured', 'Paze is not set up for this merchant account: register a digital wallet with provider "paze" and its decryption key first');
+    const eligibility = pazeEligibility({
+      merchantCountry: paze.wallet.merchantCountryCode,
+      currency: input.currency,
+      connections: input.connections
+        .filter((connection) => connection.method === 'card')
+        .map((connection) => ({
+          id: connection.id,
+          acceptedCountries: connection.acceptedCountries,
+          networkTokensEnabled: connection.networkTokensEnabled,
+          supportsNetworkTokens: takesNetworkTokens(connection),
+        })),
+    });
+    if (!eligibility.ok) throw refused(eligibility.code, eligibility.message, eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method');
+    try {
+      const credential = await decryptPazePayload(payload, paze.key, this.now());
+      return { credential, connectionIds: eligibility.connectionIds };
+    } catch (error) {
+      if (error instanceof PazeError) throw refused(error.code, error.message, '/payment_method/token');
+      throw error;
+    }
+  }
+}
