@@ -60,6 +60,14 @@ const CUT = '[nested too deep]';
  */
 const SECRET_FIELDS = new Set(['number', 'pin', 'security_code', 'cvv', 'cvc', 'decryption_key']);
 const REDACTED = '[redacted]';
+/**
+ * Card data where no field name says so: a body sent as a JSON string (`"{\"number\":\"4111…\"}"`), a number in a
+ * field of another name. Any run of 12–19 digits (spaces or dashes between them allowed) and any value after a
+ * secret field's name is masked in every echoed string.
+ */
+const DIGIT_RUN = /\d(?:[ -]?\d){11,18}/g;
+const SECRET_IN_TEXT = /(number|pin|security_?code|securityCode|cvv2?|cvc|decryption_key)(\\?["']?\s*[:=]\s*\\?["']?)[^"'\\,}&\s]+/gi;
+const masked = (text: string): string => text.replace(SECRET_IN_TEXT, `$1$2${REDACTED}`).replace(DIGIT_RUN, REDACTED);
 
 /**
  * The `input` an issue echoes, cut at {@link MAX_ECHOED_INPUT_DEPTH} levels: a body nested 10,000 levels deep
@@ -68,6 +76,7 @@ const REDACTED = '[redacted]';
  */
 function echoed(value: unknown, key?: string | number, depth = 0): unknown {
   if (typeof key === 'string' && SECRET_FIELDS.has(key) && value !== undefined) return REDACTED;
+  if (typeof value === 'string') return masked(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_ECHOED_INPUT_DEPTH) return CUT;
   if (Array.isArray(value)) return value.map((item) => echoed(item, undefined, depth + 1));

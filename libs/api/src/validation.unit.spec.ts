@@ -31,4 +31,16 @@ describe('the input a validation issue echoes', () => {
     expect(total?.input).toEqual([{ number: '[redacted]', pin: '[redacted]', amount: 100 }]);
     expect(JSON.stringify(total)).not.toContain('6060601234567890');
   });
+
+  it('masks card data inside echoed strings: a body sent as a JSON string, a number under another name', () => {
+    const fields = z.object({ payment_method: z.object({ number: z.string() }) });
+    const doubleEncoded = JSON.stringify({ payment_method: { method: 'card', number: '5200000000001203', expiration_date: '02/14', security_code: '123' } });
+    const [root] = issuesOf(fields, doubleEncoded);
+    expect(root?.input).toBe('{"payment_method":{"method":"card","number":"[redacted]","expiration_date":"02/14","security_code":"[redacted]"}}');
+    const [other] = issuesOf(z.object({ reference: z.string().max(5) }), { reference: 'card 4111 1111 1111 1111 and 4111-1111-1111-1111' });
+    expect(other?.input).toBe('card [redacted] and [redacted]');
+    const [short] = issuesOf(z.object({ reference: z.string().max(5) }), { reference: 'order 12345678901' });
+    expect(short?.input).toBe('order 12345678901'); // 11 digits: not a card number
+  });
 });
+
