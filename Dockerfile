@@ -6,8 +6,10 @@ COPY package.json package-lock.json ./
 COPY libs libs
 COPY services services
 COPY tools tools
+COPY packages packages
 COPY scripts scripts
 COPY tsconfig.base.json tsconfig.json ./
-RUN npm ci --omit=dev --no-audit --no-fund
+# The secure fields' browser bundles are built with the dev dependencies (esbuild), which are then pruned.
+RUN npm ci --no-audit --no-fund && npm run build:secure-fields && npm prune --omit=dev --no-audit --no-fund
 ENV NODE_ENV=production
 CMD ["npm", "start"]

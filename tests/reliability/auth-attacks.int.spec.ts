@@ -222,7 +222,8 @@ const attacks: Attack[] = [
   { family: 'embed token', attack: 'capture', method: 'POST', path: () => `/transactions/${w.txA}/capture`, body: () => ({}), account: A, token: () => token(w.integration, ['embed']), ...forbidden, because: /scope/ },
   { family: 'embed token', attack: 'list transactions', method: 'GET', path: () => '/transactions', account: A, token: () => token(w.integration, ['embed']), ...forbidden, because: /scope/ },
   { family: 'embed token', attack: 'create a connection', method: 'POST', path: () => '/payment-services', body: connection, account: A, token: () => token(w.integration, ['embed']), ...forbidden, because: /scope/ },
-  { family: 'embed token', attack: 'create a transaction', ...createPayment, token: () => token(w.integration, ['embed']), ...forbidden, because: /scope/ },
+  { family: 'embed token', attack: 'create a transaction contradicting its pinned amount', ...createPayment, token: () => craft(header(w.integration), claims(['embed'], { embed: { amount: 999 } }), es512(w.integration)), ...forbidden, because: /amount 1234 does not match the amount 999/ },
+  { family: 'embed token', attack: 'create a transaction with a card, the token bound to a checkout session', ...createPayment, token: () => craft(header(w.integration), claims(['embed'], { checkout_session_id: randomUUID() }), es512(w.integration)), ...forbidden, because: /checkout session/ },
   { family: 'embed token', attack: 'create a key pair', method: 'POST', path: () => '/api-key-pairs', body: newKey(['integration']), token: () => token(w.manager, ['embed']), ...forbidden, because: /scope/ },
 
   // Scope escalation: the token's scopes AND the key's roles must both grant a write.

@@ -29,6 +29,13 @@ export interface EndpointSpec {
   readonly body?: z.ZodType;
   readonly status: number;
   readonly response?: EndpointResponse;
+  /**
+   * The enumeration-prevention rate limit (spec, Limits; docs/rate-limits.md), applied by the gateway's
+   * `EnumerationLimitGuard`: `embed-token` counts requests of a token carrying the `embed` scope, one bucket per
+   * token across every endpoint so marked (server-to-server tokens are never limited); `checkout-session` counts
+   * requests per `{session_id}` of the path. Over the limit: 429 `too_many_requests` with `Retry-After`.
+   */
+  readonly enumerationLimit?: 'embed-token' | 'checkout-session';
 }
 
 export const ENDPOINT_METADATA = 'switchyard:endpoint';

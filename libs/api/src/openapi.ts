@@ -79,6 +79,13 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
       if (spec.body) responses['413'] = { description: payloadTooLarge, content: { 'application/json': { schema: errorBodySchema } } };
       responses['422'] = { description: 'Validation error.', content: { 'application/json': { schema: validationErrorSchema } } };
     }
+    if (spec.enumerationLimit) {
+      responses['429'] = {
+        description: 'Too many requests: the enumeration-prevention rate limit (docs/rate-limits.md). Code `too_many_requests`.',
+        headers: { 'Retry-After': { description: 'Seconds until one request is allowed again (whole seconds, rounded up).', schema: { type: 'integer', minimum: 1 } } },
+        content: { 'application/json': { schema: errorBodySchema } },
+      };
+    }
     registry.registerPath({
       method: spec.method.toLowerCase() as 'get',
       path: spec.path,

@@ -6,10 +6,17 @@
  * token are answered from a cache of verified tokens keyed by the token's SHA-256, kept until the token expires.
  * The cache holds only what the signature proved (kid, claims); the key's current state (active, roles, merchant
  * accounts) is read from the key directory on every request, so revoking a key takes effect at once.
+ *
+ * Embed tokens (docs/embed-tokens.md): an `embed` claim must have the shape of {@link embedClaimSchema} and a
+ * `checkout_session_id` claim must be a UUID, else the token is refused (401) whatever its scopes. The cache keeps
+ * them parsed; an entry cached by an older version (another shape) is verified again, never trusted as it is.
  */
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from './embed-claim';
 import type { PublicJwk } from './keys';
+
+export * from './embed-claim';
 
 export interface KeyRecord {
   readonly id: string;
@@ -32,8 +39,10 @@ export interface VerifiedClaims {
   readonly scopes: readonly string[];
   /** Seconds since the epoch. */
   readonly exp: number;
-  readonly embed?: Readonly<Record<string, unknown>>;
-  readonly checkout_session_id?: string;
+  /** The values an embed token pins (the `embed` claim), checked against `embedClaimSchema`. */
+  readonly embed?: EmbedClaim;
+  /** The `checkout_session_id` claim: the one checkout session an embed token may pay with. */
+  readonly checkoutSessionId?: string;
   readonly jti?: string;
 }
 
@@ -69,7 +78,7 @@ export class TokenVerifier {
     const tokenHash = createHash('sha256').update(token).digest('base64url');
     const nowSeconds = Math.floor((this.options.now?.() ?? Date.now()) / 1000);
     const cached = await this.options.cache.get(tokenHash);
-    if (cached && cached.exp + this.options.clockSkewSeconds > nowSeconds) {
+    if (cached && cached.exp + this.options.clockSkewSeconds > nowSeconds && isCurrentShape(cached)) {
       const key = await this.activeKey(cached.kid);
       return { claims: cached, key };
     }
@@ -119,12 +128,22 @@ export class TokenVerifier {
     if (!Array.isArray(scopes) || !scopes.every((scope): scope is string => typeof scope === 'string')) {
       throw new AuthenticationError('the token has no scopes claim');
     }
+    let embed: EmbedClaim | undefined;
+    if (payload.embed !== undefined) {
+      const parsed = parseEmbedClaim(payload.embed);
+      if (!parsed.ok) throw new AuthenticationError(parsed.problem);
+      embed = parsed.claim;
+    }
+    const checkoutSessionId = payload.checkout_session_id;
+    if (checkoutSessionId !== undefined && !isCheckoutSessionIdClaim(checkoutSessionId)) {
+      throw new AuthenticationError('the token claim checkout_session_id must be a checkout session id (a UUID)');
+    }
     return {
       kid: key.kid,
       scopes,
       exp: payload.exp as number,
-      ...(payload.embed && typeof payload.embed === 'object' ? { embed: payload.embed as Record<string, unknown> } : {}),
-      ...(typeof payload.checkout_session_id === 'string' ? { checkout_session_id: payload.checkout_session_id } : {}),
+      ...(embed !== undefined ? { embed } : {}),
+      ...(checkoutSessionId !== undefined ? { checkoutSessionId } : {}),
       ...(typeof payload.jti === 'string' ? { jti: payload.jti } : {}),
     };
   }
@@ -137,4 +156,15 @@ export class TokenVerifier {
     }
     return publicKey;
   }
+}
+
+/**
+ * Whether cached claims have the shape this version writes. The shared cache outlives a deployment: an entry an
+ * older gateway wrote (a `checkout_session_id` member, an `embed` claim never checked) would otherwise pass as
+ * claims without a binding or with an unchecked pin.
+ */
+function isCurrentShape(claims: VerifiedClaims): boolean {
+  if ('checkout_session_id' in claims) return false;
+  if (claims.embed !== undefined && !parseEmbedClaim(claims.embed).ok) return false;
+  return claims.checkoutSessionId === undefined || isCheckoutSessionIdClaim(claims.checkoutSessionId);
 }

@@ -34,6 +34,12 @@ export const settingsSchema = z.object({
   JWT_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   /** How often the gateway sends API key usage (`last_used_at`) to identity; the field lags by at most this. */
   KEY_USAGE_FLUSH_MS: z.coerce.number().int().positive().max(300_000).default(60_000),
+  /**
+   * The enumeration-prevention rate limit (spec, Limits; docs/rate-limits.md): requests a minute per embed token across
+   * POST /gift-cards/balances, POST /gift-cards and POST /transactions, and per checkout session on its fields. The
+   * spec says about 50 and that it may be lowered. Server-to-server tokens are never limited.
+   */
+  ENUMERATION_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().max(100_000).default(50),
   /** How often read models and relays look for events written by other processes. */
   POLL_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
@@ -87,6 +93,11 @@ export const settingsSchema = z.object({
   NODE_ENV: z.string().optional(),
   /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
   NETWORK_TOKENS_API_PROVISIONING: z.stringbool().optional(),
+  /**
+   * The demo checkout at /demo/checkout (embedded runtime only): a merchant page and backend that pay through the
+   * secure fields with an embed token. Default: on, except NODE_ENV=production.
+   */
+  DEMO_CHECKOUT: z.stringbool().optional(),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,

@@ -14,6 +14,7 @@ export const checkoutSessionPatterns = {
   update: 'transactions.checkout-sessions.update',
   delete: 'transactions.checkout-sessions.delete',
   attachFields: 'transactions.checkout-sessions.fields',
+  cardDetails: 'transactions.checkout-sessions.card-details',
 } as const;
 
 /** Reference: `expires_in` defaults to 3600 seconds. Ours: from one minute to one day. */
@@ -107,7 +108,24 @@ export const checkoutSessionFieldsSchema = z
   .meta({ id: 'CheckoutSessionFieldsUpdate', description: 'Card data for the session, sent by the secure fields library from the buyer’s browser.' });
 export type CheckoutSessionFieldsInput = z.infer<typeof checkoutSessionFieldsSchema>;
 
+/** `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame. */
+export const checkoutSessionCardDetailsQuerySchema = z.object({
+  bin: z.string().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').meta({ description: 'The first 6 to 8 digits of the card number typed so far.' }),
+});
+export type CheckoutSessionCardDetailsQuery = z.infer<typeof checkoutSessionCardDetailsQuerySchema>;
+
 // ---- responses -----------------------------------------------------------------------------------------------
+
+/** What BIN data says about a prefix, for the secure fields' `card-details-changed` event (spec, Events rule 5). */
+export const checkoutSessionCardDetailsSchema = z
+  .object({
+    country: z.string().nullable().meta({ description: "The issuer's country (ISO 3166-1 alpha-2); null when the BIN data cannot resolve it." }),
+    scheme: z.string().nullable(),
+    card_type: z.string().nullable().meta({ description: '`credit`, `debit` or `prepaid`; null when unknown.' }),
+    additional_schemes: z.array(z.string()).meta({ description: 'Other schemes the card is co-badged with (none known from the BIN data yet).' }),
+  })
+  .meta({ id: 'CheckoutSessionCardDetails' });
+export type CheckoutSessionCardDetails = z.infer<typeof checkoutSessionCardDetailsSchema>;
 
 export const checkoutSessionPaymentMethodDetailsSchema = z
   .object({
@@ -170,4 +188,10 @@ export interface CheckoutSessionUpdateRequest extends CheckoutSessionRef {
 export interface CheckoutSessionFieldsRequest {
   readonly checkout_session_id: string;
   readonly body: CheckoutSessionFieldsInput;
+}
+
+/** From the card number frame, without a token: the session id is the credential. */
+export interface CheckoutSessionCardDetailsRequest {
+  readonly checkout_session_id: string;
+  readonly bin: string;
 }

@@ -1,10 +1,12 @@
 import { Module, type DynamicModule } from '@nestjs/common';
 import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { TokenVerifier } from '@switchyard/auth';
+import { InMemoryRateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
 import { AccountUpdaterController } from './account-updater';
 import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller';
 import { AuthGuard } from './auth/auth.guard';
+import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE, ENUMERATION_LIMIT, EnumerationLimitGuard, type EnumerationLimitSettings } from './auth/enumeration-limit.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { CheckoutSessionFieldsController, CheckoutSessionsController } from './checkout-sessions';
@@ -31,6 +33,7 @@ import {
 } from './transactions';
 import { KEY_DIRECTORY, KEY_USAGE, READINESS_CHECKS, RPC_CLIENT, TOKEN_VERIFIER, type ReadinessCheck } from './tokens';
 import { WebhookDeliveriesController, WebhookSubscriptionsController } from './webhooks';
+import { CheckoutSessionCardDetailsController, SecureFieldsController } from './secure-fields';
 
 export interface GatewayDependencies {
   readonly rpc: RpcClient;
@@ -38,6 +41,10 @@ export interface GatewayDependencies {
   readonly readiness: readonly ReadinessCheck[];
   readonly keyDirectory: CachedKeyDirectory;
   readonly keyUsage: KeyUsageRecorder;
+  /** The enumeration-prevention rate limit (docs/rate-limits.md); absent: in memory, the default limit. */
+  readonly enumerationLimit?: EnumerationLimitSettings;
+  /** Modules a runtime adds beside the API (the embedded runtime's demo checkout): not API operations, not in the OpenAPI document. */
+  readonly modules?: readonly DynamicModule[];
 }
 
 @Module({})
@@ -45,6 +52,7 @@ export class GatewayModule {
   static register(dependencies: GatewayDependencies): DynamicModule {
     return {
       module: GatewayModule,
+      imports: [...(dependencies.modules ?? [])],
       controllers: [
         HealthController,
         OpenApiController,
@@ -73,6 +81,8 @@ export class GatewayModule {
         SettlementFilesController,
         WebhookSubscriptionsController,
         WebhookDeliveriesController,
+        CheckoutSessionCardDetailsController,
+        SecureFieldsController,
       ],
       providers: [
         { provide: RPC_CLIENT, useValue: dependencies.rpc },
@@ -81,6 +91,13 @@ export class GatewayModule {
         { provide: KEY_DIRECTORY, useValue: dependencies.keyDirectory },
         { provide: KEY_USAGE, useValue: dependencies.keyUsage },
         { provide: APP_GUARD, useClass: AuthGuard },
+        // After AuthGuard (global guards run in the order registered): it needs the authenticated caller.
+        {
+          provide: ENUMERATION_LIMIT,
+          useFactory: (): EnumerationLimitSettings =>
+            dependencies.enumerationLimit ?? { limiter: new InMemoryRateLimiter(), perMinute: DEFAULT_ENUMERATION_LIMIT_PER_MINUTE },
+        },
+        { provide: APP_GUARD, useClass: EnumerationLimitGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
       ],
     };

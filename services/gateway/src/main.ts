@@ -2,7 +2,7 @@
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
-import { RedisKeyValueStore } from '@switchyard/kv';
+import { FallbackRateLimiter, InMemoryRateLimiter, RedisKeyValueStore, RedisRateLimiter } from '@switchyard/kv';
 import { RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
 import { startGateway } from './start-gateway';
 
@@ -16,12 +16,23 @@ runMain(async () => {
   });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway' });
   const redis = new RedisKeyValueStore({ url: settings.REDIS_URL });
-  const gateway = await startGateway({ rpc, bus, sharedCache: redis, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, onError: (error, what) => log.error({ err: error }, what) });
+  // The enumeration rate limit, shared by every gateway through Redis; while Redis is unreachable each gateway limits
+  // on its own (fails open to limit × gateway processes, docs/rate-limits.md), warning at most once a minute.
+  const redisRateLimiter = new RedisRateLimiter({ url: settings.REDIS_URL });
+  const localRateLimiter = new InMemoryRateLimiter();
+  const rateLimiter = new FallbackRateLimiter({
+    primary: redisRateLimiter,
+    fallback: localRateLimiter,
+    onFallback: ({ error, decidedLocally }) =>
+      log.warn({ err: error, decidedLocally }, 'Redis unreachable: enumeration rate limits are decided by this gateway process alone'),
+    onRecovered: ({ decidedLocally }) => log.info({ decidedLocally }, 'Redis reachable again: enumeration rate limits are shared again'),
+  });
+  const gateway = await startGateway({ rpc, bus, sharedCache: redis, rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, onError: (error, what) => log.error({ err: error }, what) });
   await gateway.app.listen(settings.PORT, settings.HOST);
   log.info({ port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
 
   stopOnSignals(log, async () => {
     await gateway.stop();
-    await Promise.allSettled([rpc.close(), bus.close(), redis.close()]);
+    await Promise.allSettled([rpc.close(), bus.close(), redis.close(), redisRateLimiter.close(), localRateLimiter.close()]);
   });
 });

@@ -4,13 +4,15 @@
  * instances), readiness checks, and the HTTP application.
  */
 import { randomUUID } from 'node:crypto';
+import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
 import { identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
-import type { KeyValueStore } from '@switchyard/kv';
+import { InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
 import { CachedKeyDirectory } from './auth/cached-key-directory';
+import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE } from './auth/enumeration-limit.guard';
 import { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { createGatewayApp } from './create-gateway-app';
 import type { ReadinessCheck } from './tokens';
@@ -25,6 +27,15 @@ export interface GatewayRuntime {
   /** How often key usage (`last_used_at`) is sent to identity. */
   readonly keyUsageFlushMs: number;
   readonly onError?: (error: unknown, what: string) => void;
+  /**
+   * The enumeration-prevention rate limiter (docs/rate-limits.md): Redis with an in-memory fallback when gateway
+   * processes share it (distributed); absent: one in memory, closed with the gateway (embedded).
+   */
+  readonly rateLimiter?: RateLimiter;
+  /** ENUMERATION_RATE_LIMIT_PER_MINUTE: requests a minute per embed token and per checkout session (default 50). */
+  readonly enumerationLimitPerMinute?: number;
+  /** Modules served beside the API (the embedded runtime's demo checkout). */
+  readonly modules?: readonly DynamicModule[];
 }
 
 export interface RunningGateway {
@@ -68,7 +79,12 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
   ];
   const keyUsage = new KeyUsageRecorder(runtime.rpc, runtime.keyUsageFlushMs, (error) => runtime.onError?.(error, 'recording key usage'));
   keyUsage.start();
-  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage });
+  const ownRateLimiter = runtime.rateLimiter ? undefined : new InMemoryRateLimiter();
+  const enumerationLimit = {
+    limiter: runtime.rateLimiter ?? ownRateLimiter!,
+    perMinute: runtime.enumerationLimitPerMinute ?? DEFAULT_ENUMERATION_LIMIT_PER_MINUTE,
+  };
+  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(runtime.modules ? { modules: runtime.modules } : {}) });
   return {
     app,
     keyUsage,
@@ -76,6 +92,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
       await app.close();
       await keyUsage.stop();
       await subscription.stop();
+      await ownRateLimiter?.close();
     },
   };
 }

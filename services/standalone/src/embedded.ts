@@ -14,6 +14,7 @@ import { InProcessRpc } from '@switchyard/rpc';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
+import { DemoCheckout, DemoCheckoutModule, demoCheckoutEnabled } from './demo';
 
 export interface EmbeddedService {
   readonly gateway: RunningGateway;
@@ -23,6 +24,8 @@ export interface EmbeddedService {
   readonly bus: MessageBus;
   /** The in-process mock-card simulator; null when MOCK_CARD_URL points at one elsewhere. */
   readonly simulator: RunningSimulator | null;
+  /** The demo checkout's merchant backend (`/demo/checkout`); null when DEMO_CHECKOUT is off. */
+  readonly demoCheckout: DemoCheckout | null;
   stop(): Promise<void>;
 }
 
@@ -77,11 +80,16 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     webhooksRelay(webhooksStorage, bus, relayOptions('webhooks')),
   ];
   for (const relay of relays) relay.start();
+  // The demo checkout (issue 9): a merchant page and backend served beside the API; the secure fields it loads come
+  // from the service's address (PUBLIC_BASE_URL, else where it listens), the page is meant to be opened on another.
+  const demoCheckout = demoCheckoutEnabled(settings) ? new DemoCheckout(identity, rpc, publicBaseUrl) : null;
   gateway = await startGateway({
+    ...(demoCheckout ? { modules: [DemoCheckoutModule.register(demoCheckout)] } : {}),
     rpc,
     bus,
     clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS,
     keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS,
+    enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE,
     onError: (error, what) => log.error({ err: error }, what),
   });
 
@@ -93,6 +101,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     webhooks,
     bus,
     simulator,
+    demoCheckout,
     stop: async () => {
       await running.stop();
       await simulator?.stop();

@@ -9,5 +9,8 @@ runMain(async () => {
   const service = await startEmbedded(settings, log);
   await service.gateway.app.listen(settings.PORT, settings.HOST);
   log.info({ url: `http://${settings.HOST}:${settings.PORT}`, dataDir: settings.dataDir }, 'Switchyard listening (embedded runtime)');
+  if (service.demoCheckout) {
+    log.info({ url: `http://localhost:${settings.PORT}/demo/checkout` }, 'demo checkout (open it on localhost: the secure fields are served from the service address)');
+  }
   stopOnSignals(log, () => service.stop());
 });

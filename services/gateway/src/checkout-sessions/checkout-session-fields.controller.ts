@@ -26,6 +26,7 @@ const fields = (method: 'POST' | 'PUT', operationId: string): EndpointSpec => ({
   body: checkoutSessionFieldsSchema,
   status: 204,
   response: { description: 'Attached' },
+  enumerationLimit: 'checkout-session',
 });
 
 @Controller()

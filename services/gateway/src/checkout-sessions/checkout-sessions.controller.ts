@@ -24,7 +24,7 @@ import { RPC_CLIENT } from '../tokens';
 import { accountOf } from '../transactions/transaction-http';
 
 export const checkoutSessionTags = ['Checkout sessions'];
-// The spec grants `embed` only to the gift card reads; browser integrations get a session from their server.
+// The spec grants embed to the gift card endpoints and POST /transactions only; browser integrations get a session from their server.
 const read = { anyOf: ['checkout-sessions.read'] };
 const write = { anyOf: ['checkout-sessions.write'] };
 

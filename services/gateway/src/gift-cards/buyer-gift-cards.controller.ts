@@ -4,6 +4,7 @@ import { Endpoint } from '@switchyard/api';
 import { buyerGiftCardListQuerySchema, giftCardPatterns, giftCardSummariesSchema, type BuyerGiftCardListQuery, type BuyerGiftCardListRequest, type GiftCardSummary } from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import { CallerOf, type Caller } from '../auth/caller';
+import { buyerQueryFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import { accountOf } from '../transactions/transaction-http';
@@ -27,7 +28,7 @@ export class BuyerGiftCardsController {
     response: { description: "The buyer's stored gift cards", schema: giftCardSummariesSchema },
   })
   list(@Input() input: EndpointInput<BuyerGiftCardListQuery>, @CallerOf() caller: Caller): Promise<{ items: GiftCardSummary[] }> {
-    const request: BuyerGiftCardListRequest = { merchant_account_id: accountOf(caller), ...input.query };
+    const request: BuyerGiftCardListRequest = { merchant_account_id: accountOf(caller), ...buyerQueryFor(caller, input.query) };
     return this.rpc.call(giftCardPatterns.buyerList, request);
   }
 }

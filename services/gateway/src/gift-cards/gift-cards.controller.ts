@@ -30,6 +30,7 @@ import {
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
+import { giftCardBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import { accountOf, IdempotencyKey, withIdempotencyKey } from '../transactions/transaction-http';
@@ -115,6 +116,7 @@ export class GiftCardsController {
     auth: readOrEmbed,
     body: giftCardBalanceRequestSchema,
     status: 200,
+    enumerationLimit: 'embed-token',
     response: { description: 'One summary per card, in order', schema: giftCardSummariesSchema },
   })
   balances(@Input() input: EndpointInput<unknown, GiftCardBalanceInput>, @CallerOf() caller: Caller): Promise<{ items: GiftCardSummary[] }> {
@@ -130,10 +132,11 @@ export class GiftCardsController {
     auth: writeOrEmbed,
     body: giftCardCreateSchema,
     status: 201,
+    enumerationLimit: 'embed-token',
     response: { description: 'The stored gift card', schema: giftCardSchema },
   })
   create(@Input() input: EndpointInput<unknown, GiftCardCreateInput>, @CallerOf() caller: Caller): Promise<GiftCard> {
-    return this.rpc.call(giftCardPatterns.create, writeRequest(caller, input.body));
+    return this.rpc.call(giftCardPatterns.create, writeRequest(caller, giftCardBodyFor(caller, input.body)));
   }
 
   @Endpoint({

@@ -33,6 +33,7 @@ import {
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
+import { EMBED_SCOPE, transactionBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import {
@@ -69,9 +70,10 @@ export class TransactionsController {
     path: '/transactions',
     summary: 'Create a transaction: authorize (and capture, with `intent=capture`) a payment. Honours `Idempotency-Key`',
     tags,
-    auth: write,
+    auth: { anyOf: ['transactions.write', EMBED_SCOPE] },
     body: transactionCreateSchema,
     status: 201,
+    enumerationLimit: 'embed-token',
     response: { description: 'The transaction', schema: transactionSchema },
   })
   async create(
@@ -79,12 +81,13 @@ export class TransactionsController {
     @Input() input: EndpointInput<unknown, TransactionCreateInput>,
     @CallerOf() caller: Caller,
   ): Promise<Transaction> {
+    const body = transactionBodyFor(caller, input.body);
     const merchantAccountId = accountOf(caller);
-    const method = input.body.payment_method?.method;
+    const method = body.payment_method?.method;
     const cardPayment = method === 'card' || method === 'id';
     const request: TransactionCreateRequest = {
       merchant_account_id: merchantAccountId,
-      body: input.body,
+      body,
       ...withIdempotencyKey(idempotencyKey),
       ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
     };

@@ -5,11 +5,13 @@
  * card's key and kept only in `checkout_session_secrets` until the session is used, deleted, or expires.
  */
 import { ApiError, type ErrorLocation } from '@switchyard/api';
-import type { BinData } from '@switchyard/bin-data';
+import { detectScheme, type BinData } from '@switchyard/bin-data';
 import {
   checkoutSessionPatterns,
   passesLuhn,
   type CheckoutSession,
+  type CheckoutSessionCardDetails,
+  type CheckoutSessionCardDetailsRequest,
   type CheckoutSessionCreateRequest,
   type CheckoutSessionFieldsRequest,
   type CheckoutSessionRef,
@@ -206,6 +208,24 @@ export class CheckoutSessions implements TransactionsSlice {
   }
 
   /**
+   * What BIN data says about the first 6 to 8 digits typed into the secure fields' card number frame (its
+   * `card-details-changed` event). No token: the session id is the credential, so the session must be open — unknown
+   * or deleted is a 404, expired or used a 400, as for attaching fields. Reads only; the digits are not kept.
+   */
+  async cardDetails({ checkout_session_id: id, bin }: CheckoutSessionCardDetailsRequest): Promise<CheckoutSessionCardDetails> {
+    if (typeof bin !== 'string' || !/^\d{6,8}$/.test(bin)) {
+      throw ApiError.badRequest('The bin must be 6 to 8 digits', [{ location: 'query', pointer: '/bin', message: 'must be 6 to 8 digits', type: 'invalid_bin' }]);
+    }
+    try {
+      usableSession(await this.state(id), id, this.context.now().toISOString());
+    } catch (error) {
+      throw rendered(error, inPath);
+    }
+    const info = this.deps.binData?.lookup(bin);
+    return { country: info?.issuerCountry ?? null, scheme: info?.scheme ?? detectScheme(bin), card_type: info?.cardType ?? null, additional_schemes: [] };
+  }
+
+  /**
    * Uses the session for `transactionId` and answers its card: the session must be the merchant account's, open,
    * unused and hold a card. `CheckoutSessionUsed` is appended with the revision the decision read, so of two
    * concurrent claims one wins and the other is refused (`checkout_session_used`). The sealed security code is
@@ -285,6 +305,7 @@ export class CheckoutSessions implements TransactionsSlice {
         await this.attachFields(payload as CheckoutSessionFieldsRequest);
         return null;
       },
+      [checkoutSessionPatterns.cardDetails]: async (payload) => this.cardDetails(payload as CheckoutSessionCardDetailsRequest),
     };
   }
 

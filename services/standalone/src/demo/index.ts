@@ -1,0 +1,3 @@
+export * from './demo-checkout';
+export * from './demo-checkout.module';
+export { demoPageContentSecurityPolicy, otherOriginUrl, renderDemoCheckoutPage } from './demo-checkout.page';
