@@ -335,6 +335,68 @@ describe('bugs the fuzz found, fixed', () => {
   });
 });
 
+/** Focused checks of the limits; they run before the fuzz, which may deactivate the fixtures' own API key. */
+describe('the limits a fuzz run only samples', () => {
+  const send = (request: Partial<FuzzRequest> & Pick<FuzzRequest, 'method' | 'target'>) =>
+    sender.send({ kind: 'http', category: 'focused', operation: 'focused', headers: {}, ...request });
+  const authorized = () => ({ authorization: `Bearer ${fixtures.token}`, [ACCOUNT_HEADER]: FUZZ_ACCOUNT, 'content-type': 'application/json' });
+  const expectSpecError = (answer: FuzzAnswer, status: number, method = 'POST') => {
+    expect(answer.status, answer.text.slice(0, 300)).toBe(status);
+    expect(errorBodyProblem(method, answer.status, answer.headers, answer.text)).toBeNull();
+  };
+  const expectRefusal = (answer: FuzzAnswer, method: string) => {
+    expect(answer.status, answer.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
+    expect(answer.status).toBeLessThan(500);
+    expect(errorBodyProblem(method, answer.status, answer.headers, answer.text)).toBeNull();
+  };
+  const padded = (size: number) => {
+    const body = Buffer.alloc(size, 'x');
+    body.write('{"padding":"', 0);
+    body.write('"}', size - 2);
+    return body;
+  };
+
+  it(`takes a body of exactly ${BODY_LIMIT_BYTES} bytes and answers one byte more with a 413, with or without a content-length`, async () => {
+    const atLimit = await send({ method: 'POST', target: '/transactions', headers: authorized(), body: padded(BODY_LIMIT_BYTES) });
+    expectSpecError(atLimit, 422);
+    for (const chunked of [false, true]) {
+      const over = await send({ method: 'POST', target: '/transactions', headers: authorized(), body: padded(BODY_LIMIT_BYTES + 1), chunked, expectStatus: 413 });
+      expectSpecError(over, 413);
+      expect(JSON.parse(over.text).message).toContain(String(BODY_LIMIT_BYTES));
+    }
+    const unauthenticated = await send({ method: 'PUT', target: `/merchant-accounts/${FUZZ_ACCOUNT}`, headers: { 'content-type': 'text/plain' }, body: padded(BODY_LIMIT_BYTES + 1), expectStatus: 413 });
+    expectSpecError(unauthenticated, 413, 'PUT');
+  });
+
+  it(`gives settlement files their own limit of ${SETTLEMENT_FILE_BODY_LIMIT_BYTES} bytes`, async () => {
+    const target = `/payment-services/${fixtures.idsByName.payment_service_id![0]}/settlement-files`;
+    const over = await send({ method: 'POST', target, headers: authorized(), body: padded(SETTLEMENT_FILE_BODY_LIMIT_BYTES + 1), expectStatus: 413 });
+    expectSpecError(over, 413);
+  });
+
+  it.each([10_000, 100_000])('refuses JSON nested %i levels deep with a 4xx in the spec format', async (depth) => {
+    for (const text of [`{"amount":${'['.repeat(depth)}${']'.repeat(depth)}}`, `{"metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`, '['.repeat(depth) + ']'.repeat(depth)]) {
+      expectRefusal(await send({ method: 'POST', target: '/transactions', headers: authorized(), body: Buffer.from(text) }), 'POST');
+    }
+  });
+
+  it.each([
+    ['an invalid percent-encoding in the path', '/transactions/%zz'],
+    ['an id longer than the router takes', `/transactions/${'a'.repeat(5_000)}`],
+    ['a trailing slash', '/transactions/'],
+  ])("answers %s in the spec's error body", async (_case, target) => {
+    expectRefusal(await send({ method: 'GET', target, headers: authorized() }), 'GET');
+  });
+
+  it.each([
+    ['an unparseable request line', 'HELLO\r\n\r\n'],
+    ['a header over the size limit', `GET /transactions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
+    ['conflicting content-lengths', 'POST /transactions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
+  ])("answers %s in the spec's error body", async (_case, raw) => {
+    expectRefusal(await sender.send({ kind: 'raw', category: 'focused', operation: 'raw', method: 'RAW', target: '', headers: {}, raw: Buffer.from(raw, 'latin1') }), 'RAW');
+  });
+});
+
 describe('hostile input against every endpoint', () => {
   it(`answers ${TOTAL_REQUESTS.toLocaleString('en')} generated requests without a 5xx, every refusal in the spec's error body and without a state change`, async () => {
     const context: RequestContext = {
@@ -397,66 +459,5 @@ describe('hostile input against every endpoint', () => {
     const response = await h.http().get('/webhook-subscriptions?limit=100').set(h.headers(FUZZ_ACCOUNT));
     const urls = ((response.body.items as { url: string }[] | undefined) ?? []).map((s) => new URL(s.url).hostname);
     expect(urls.filter((host) => host !== '127.0.0.1')).toEqual([]);
-  });
-});
-
-describe('the limits a fuzz run only samples', () => {
-  const send = (request: Partial<FuzzRequest> & Pick<FuzzRequest, 'method' | 'target'>) =>
-    sender.send({ kind: 'http', category: 'focused', operation: 'focused', headers: {}, ...request });
-  const authorized = () => ({ authorization: `Bearer ${fixtures.token}`, [ACCOUNT_HEADER]: FUZZ_ACCOUNT, 'content-type': 'application/json' });
-  const expectSpecError = (answer: FuzzAnswer, status: number, method = 'POST') => {
-    expect(answer.status, answer.text.slice(0, 300)).toBe(status);
-    expect(errorBodyProblem(method, answer.status, answer.headers, answer.text)).toBeNull();
-  };
-  const expectRefusal = (answer: FuzzAnswer, method: string) => {
-    expect(answer.status, answer.text.slice(0, 300)).toBeGreaterThanOrEqual(400);
-    expect(answer.status).toBeLessThan(500);
-    expect(errorBodyProblem(method, answer.status, answer.headers, answer.text)).toBeNull();
-  };
-  const padded = (size: number) => {
-    const body = Buffer.alloc(size, 'x');
-    body.write('{"padding":"', 0);
-    body.write('"}', size - 2);
-    return body;
-  };
-
-  it(`takes a body of exactly ${BODY_LIMIT_BYTES} bytes and answers one byte more with a 413, with or without a content-length`, async () => {
-    const atLimit = await send({ method: 'POST', target: '/transactions', headers: authorized(), body: padded(BODY_LIMIT_BYTES) });
-    expectSpecError(atLimit, 422);
-    for (const chunked of [false, true]) {
-      const over = await send({ method: 'POST', target: '/transactions', headers: authorized(), body: padded(BODY_LIMIT_BYTES + 1), chunked, expectStatus: 413 });
-      expectSpecError(over, 413);
-      expect(JSON.parse(over.text).message).toContain(String(BODY_LIMIT_BYTES));
-    }
-    const unauthenticated = await send({ method: 'PUT', target: `/merchant-accounts/${FUZZ_ACCOUNT}`, headers: { 'content-type': 'text/plain' }, body: padded(BODY_LIMIT_BYTES + 1), expectStatus: 413 });
-    expectSpecError(unauthenticated, 413, 'PUT');
-  });
-
-  it(`gives settlement files their own limit of ${SETTLEMENT_FILE_BODY_LIMIT_BYTES} bytes`, async () => {
-    const target = `/payment-services/${fixtures.idsByName.payment_service_id![0]}/settlement-files`;
-    const over = await send({ method: 'POST', target, headers: authorized(), body: padded(SETTLEMENT_FILE_BODY_LIMIT_BYTES + 1), expectStatus: 413 });
-    expectSpecError(over, 413);
-  });
-
-  it.each([10_000, 100_000])('refuses JSON nested %i levels deep with a 4xx in the spec format', async (depth) => {
-    for (const text of [`{"amount":${'['.repeat(depth)}${']'.repeat(depth)}}`, `{"metadata":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`, '['.repeat(depth) + ']'.repeat(depth)]) {
-      expectRefusal(await send({ method: 'POST', target: '/transactions', headers: authorized(), body: Buffer.from(text) }), 'POST');
-    }
-  });
-
-  it.each([
-    ['an invalid percent-encoding in the path', '/transactions/%zz'],
-    ['an id longer than the router takes', `/transactions/${'a'.repeat(5_000)}`],
-    ['a trailing slash', '/transactions/'],
-  ])("answers %s in the spec's error body", async (_case, target) => {
-    expectRefusal(await send({ method: 'GET', target, headers: authorized() }), 'GET');
-  });
-
-  it.each([
-    ['an unparseable request line', 'HELLO\r\n\r\n'],
-    ['a header over the size limit', `GET /transactions HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`],
-    ['conflicting content-lengths', 'POST /transactions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}'],
-  ])("answers %s in the spec's error body", async (_case, raw) => {
-    expectRefusal(await sender.send({ kind: 'raw', category: 'focused', operation: 'raw', method: 'RAW', target: '', headers: {}, raw: Buffer.from(raw, 'latin1') }), 'RAW');
   });
 });
