@@ -10,11 +10,18 @@
  * Embed tokens (docs/embed-tokens.md): an `embed` claim must have the shape of {@link embedClaimSchema} and a
  * `checkout_session_id` claim must be a UUID, else the token is refused (401) whatever its scopes. The cache keeps
  * them parsed; an entry cached by an older version (another shape) is verified again, never trusted as it is.
+ *
+ * Only the signature check leaves the event loop (docs/performance.md, "JWT verification off the event loop"): it
+ * goes to a {@link SignatureVerifier} — the worker-thread pool of `signature-pool.ts` in the gateway, inline
+ * `node:crypto.verify` when none is given (JWT_VERIFY_WORKERS=0). If the pool cannot answer (closed, a worker died
+ * with the request, its queue full) the signature is checked inline, once. Header, kid, alg, exp/nbf/iat and the
+ * claims are checked here, by jose's own claim validation, with the outcomes `jose.jwtVerify` gave.
  */
 import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
-import { decodeProtectedHeader, jwtVerify, errors as joseErrors } from 'jose';
+import { base64url, decodeProtectedHeader, UnsecuredJWT, errors as joseErrors } from 'jose';
 import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from './embed-claim';
 import type { PublicJwk } from './keys';
+import { InlineSignatureVerifier, SignaturePoolUnavailableError, verifySignatureNow, type SignatureCheck, type SignatureVerifier } from './signature-pool';
 
 export * from './embed-claim';
 
@@ -67,12 +74,23 @@ export interface TokenVerifierOptions {
   /** Allowed clock skew, seconds. */
   readonly clockSkewSeconds: number;
   readonly now?: () => number;
+  /** Where signatures are checked (the gateway's worker pool); absent: inline on the calling thread. */
+  readonly signatures?: SignatureVerifier;
 }
+
+type ProtectedHeader = ReturnType<typeof decodeProtectedHeader>;
+
+const inlineSignatures = new InlineSignatureVerifier();
+const asciiEncoder = new TextEncoder();
+const NON_ASCII = /[^\x00-\x7f]/;
 
 export class TokenVerifier {
   private readonly publicKeys = new Map<string, KeyObject>();
+  private readonly signatures: SignatureVerifier;
 
-  constructor(private readonly options: TokenVerifierOptions) {}
+  constructor(private readonly options: TokenVerifierOptions) {
+    this.signatures = options.signatures ?? inlineSignatures;
+  }
 
   async verify(token: string): Promise<VerifiedRequestToken> {
     const tokenHash = createHash('sha256').update(token).digest('base64url');
@@ -83,7 +101,7 @@ export class TokenVerifier {
       return { claims: cached, key };
     }
 
-    let header: ReturnType<typeof decodeProtectedHeader>;
+    let header: ProtectedHeader;
     try {
       header = decodeProtectedHeader(token);
     } catch {
@@ -93,7 +111,7 @@ export class TokenVerifier {
     if (typeof header.kid !== 'string' || header.kid === '') throw new AuthenticationError('the token header has no kid');
 
     const key = await this.activeKey(header.kid);
-    const claims = await this.verifySignatureAndClaims(token, key, nowSeconds);
+    const claims = await this.verifySignatureAndClaims(token, key, nowSeconds, header);
     const ttlMs = (claims.exp - nowSeconds + this.options.clockSkewSeconds) * 1000;
     if (ttlMs > 0) await this.options.cache.put(tokenHash, claims, ttlMs);
     return { claims, key };
@@ -106,15 +124,10 @@ export class TokenVerifier {
     return key;
   }
 
-  private async verifySignatureAndClaims(token: string, key: KeyRecord, nowSeconds: number): Promise<VerifiedClaims> {
+  private async verifySignatureAndClaims(token: string, key: KeyRecord, nowSeconds: number, header: ProtectedHeader): Promise<VerifiedClaims> {
     let payload: Record<string, unknown>;
     try {
-      ({ payload } = await jwtVerify(token, this.publicKey(key), {
-        algorithms: ['ES512'],
-        clockTolerance: this.options.clockSkewSeconds,
-        currentDate: new Date(nowSeconds * 1000),
-        requiredClaims: ['exp'],
-      }));
+      payload = await this.verifyJws(token, key, nowSeconds, header);
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw new AuthenticationError('the token has expired');
       if (error instanceof joseErrors.JWTClaimValidationFailed) throw new AuthenticationError(`the token claim ${error.claim} is not valid`);
@@ -146,6 +159,49 @@ export class TokenVerifier {
       ...(checkoutSessionId !== undefined ? { checkoutSessionId } : {}),
       ...(typeof payload.jti === 'string' ? { jti: payload.jti } : {}),
     };
+  }
+
+  /**
+   * What `jose.jwtVerify(token, key, { algorithms: ['ES512'], clockTolerance, currentDate, requiredClaims: ['exp'] })`
+   * did, in its order and with its error classes, but with the signature checked by {@link signatures}: the compact
+   * form and the signature segment (JWSInvalid), the signature (JWSSignatureVerificationFailed), then the header's
+   * `crit`/`b64` and the claims set (exp required; exp, nbf, iat with the skew) by jose's own validation, run on the
+   * same header and payload through `UnsecuredJWT.decode` (the header's alg, ES512, was checked before any key).
+   */
+  private async verifyJws(token: string, key: KeyRecord, nowSeconds: number, header: ProtectedHeader): Promise<Record<string, unknown>> {
+    const { 0: headerSegment = '', 1: payloadSegment = '', 2: signatureSegment = '', length } = token.split('.');
+    if (length !== 3) throw new joseErrors.JWSInvalid('Invalid Compact JWS');
+    let signature: Uint8Array;
+    try {
+      signature = base64url.decode(signatureSegment);
+    } catch (cause) {
+      throw new joseErrors.JWSInvalid('Failed to base64url decode the signature', { cause });
+    }
+    const publicKey = this.publicKey(key);
+    if (publicKey.asymmetricKeyDetails?.namedCurve !== 'secp521r1') {
+      // What jose did with a key of another curve (a TypeError, not a refusal): the key directory holds P-521 only.
+      throw new TypeError('CryptoKey does not support this operation, its namedCurve must be P-521');
+    }
+    const signed = `${headerSegment}.${payloadSegment}`;
+    if (NON_ASCII.test(signed)) throw new joseErrors.JWSInvalid('The payload is not a valid base64url string');
+    // TextEncoder: a buffer of its own, so a worker is sent these bytes and not a shared pool slab.
+    const check: SignatureCheck = { signingInput: asciiEncoder.encode(signed), signature, publicKey, alg: 'ES512' };
+    let valid: boolean;
+    try {
+      valid = await this.signatures.verifySignature(check);
+    } catch (error) {
+      if (!(error instanceof SignaturePoolUnavailableError)) throw error;
+      valid = verifySignatureNow(check);
+    }
+    if (!valid) throw new joseErrors.JWSSignatureVerificationFailed();
+
+    // The header as it was, but for alg, so that jose's unsecured-JWT decoder runs its crit/b64 and claims checks.
+    const unsecured = `${base64url.encode(JSON.stringify({ ...header, alg: 'none' }))}.${payloadSegment}.`;
+    return UnsecuredJWT.decode(unsecured, {
+      clockTolerance: this.options.clockSkewSeconds,
+      currentDate: new Date(nowSeconds * 1000),
+      requiredClaims: ['exp'],
+    }).payload as Record<string, unknown>;
   }
 
   private publicKey(key: KeyRecord): KeyObject {

@@ -32,6 +32,11 @@ export const settingsSchema = z.object({
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Allowed clock skew when checking a JWT's exp / nbf / iat. */
   JWT_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
+   * Worker threads that check JWT signatures off the gateway's event loop (ES512 costs ~2.5 ms of CPU each;
+   * docs/performance.md); unset: one per core (`os.availableParallelism()`); 0: checked inline on the main thread.
+   */
+  JWT_VERIFY_WORKERS: z.coerce.number().int().min(0).max(64).optional(),
   /** How often the gateway sends API key usage (`last_used_at`) to identity; the field lags by at most this. */
   KEY_USAGE_FLUSH_MS: z.coerce.number().int().positive().max(300_000).default(60_000),
   /**

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
+import { createSignatureVerifier, InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
 import { identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
 import { InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
@@ -36,6 +36,11 @@ export interface GatewayRuntime {
   readonly enumerationLimitPerMinute?: number;
   /** Modules served beside the API (the embedded runtime's demo checkout). */
   readonly modules?: readonly DynamicModule[];
+  /**
+   * JWT_VERIFY_WORKERS: worker threads checking token signatures off the event loop (`libs/auth/src/signature-pool.ts`);
+   * absent: one per core; 0: inline on the main thread. The pool is closed by `stop()`.
+   */
+  readonly jwtVerifyWorkers?: number;
 }
 
 export interface RunningGateway {
@@ -61,10 +66,12 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
   });
 
   const localCache = new InMemoryVerifiedTokenCache();
+  const signatures = createSignatureVerifier(runtime.jwtVerifyWorkers, { onWorkerError: (error) => runtime.onError?.(error, 'JWT signature worker died; replaced') });
   const verifier = new TokenVerifier({
     directory,
     cache: runtime.sharedCache ? new LayeredVerifiedTokenCache(localCache, runtime.sharedCache) : localCache,
     clockSkewSeconds: runtime.clockSkewSeconds,
+    signatures,
   });
 
   const readiness: ReadinessCheck[] = [
@@ -93,6 +100,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
       await keyUsage.stop();
       await subscription.stop();
       await ownRateLimiter?.close();
+      await signatures.close();
     },
   };
 }

@@ -90,6 +90,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS,
     keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS,
     enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE,
+    jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS,
     onError: (error, what) => log.error({ err: error }, what),
   });
 
