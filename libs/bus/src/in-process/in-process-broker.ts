@@ -5,10 +5,16 @@ import type { IncomingMessage, OutgoingMessage } from '../message-bus';
  * per consumer group, the committed offset of every partition and the members. Several `InProcessMessageBus`
  * clients on one broker behave like several Kafka clients on one cluster (a group resumes from its committed
  * offsets in a new client; two clients in one group share the partitions). Nothing is persisted.
+ *
+ * Retention: a message stays in memory until every group that consumes its topic has committed it; a topic no
+ * group has joined keeps its last `unconsumedRetention` messages per partition. A group that joins later "from
+ * the beginning" starts at the earliest message still kept, as a Kafka consumer does after retention.
  */
 export interface InProcessBrokerOptions {
   /** Partitions per topic; a message goes to the partition of its key. Default 1, as the dev Kafka broker. */
   readonly partitions?: number;
+  /** Messages kept per partition of a topic no consumer group has joined. Default 10,000. */
+  readonly unconsumedRetention?: number;
 }
 
 /** One consumer in a group, as the broker sees it; implemented by the bus client's subscription. */
@@ -43,6 +49,44 @@ class Signal {
     for (const wake of waiters) wake();
   }
 }
+
+/** One partition of a topic: the messages still kept, and the offset of the first of them. */
+class PartitionLog {
+  /** Offset of `records[0]`. */
+  private base = 0;
+  private records: StoredRecord[] = [];
+
+  get start(): number {
+    return this.base;
+  }
+
+  get end(): number {
+    return this.base + this.records.length;
+  }
+
+  push(record: StoredRecord): void {
+    this.records.push(record);
+  }
+
+  read(offset: number): StoredRecord | undefined {
+    return offset < this.base ? undefined : this.records[offset - this.base];
+  }
+
+  /**
+   * Drops the messages before `offset`. A partial trim is batched (an array splice moves what remains), so a
+   * partition whose consumers keep up is emptied at once and one with a lagging group is trimmed every 1,024.
+   */
+  trimTo(offset: number): void {
+    const count = Math.min(offset, this.end) - this.base;
+    if (count <= 0) return;
+    if (count === this.records.length) this.records = [];
+    else if (count >= TRIM_BATCH) this.records.splice(0, count);
+    else return;
+    this.base += count;
+  }
+}
+
+const TRIM_BATCH = 1024;
 
 class ConsumerGroup {
   /** In join order: partition p of a topic belongs to the (p mod n)-th member subscribed to the topic. */
@@ -88,7 +132,8 @@ class ConsumerGroup {
     let attempt = 0;
     while (this.hasMemberFor(topic)) {
       const member = this.assignee(topic, partition);
-      const offset = this.committed.get(slot) ?? 0;
+      // An offset before the earliest message kept resumes at it (Kafka's reset after retention).
+      const offset = Math.max(this.committed.get(slot) ?? 0, this.broker.start(topic, partition));
       const record = this.broker.read(topic, partition, offset);
       if (!member || !record) {
         await this.changed.wait();
@@ -98,6 +143,7 @@ class ConsumerGroup {
       try {
         await member.deliver(message, () => {
           this.committed.set(slot, offset + 1);
+          this.broker.trim(topic, partition);
           this.progressed.notify();
         });
         attempt = 0;
@@ -123,22 +169,47 @@ const hashKey = (key: string): number => {
 
 export class InProcessBroker {
   readonly partitions: number;
-  private readonly topics = new Map<string, StoredRecord[][]>();
+  private readonly unconsumedRetention: number;
+  private readonly topics = new Map<string, PartitionLog[]>();
   private readonly groups = new Map<string, ConsumerGroup>();
 
   constructor(options: InProcessBrokerOptions = {}) {
     const partitions = options.partitions ?? 1;
     if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+    const unconsumedRetention = options.unconsumedRetention ?? 10_000;
+    if (!Number.isInteger(unconsumedRetention) || unconsumedRetention < 0) throw new RangeError(`unconsumedRetention must be a non-negative integer, got ${unconsumedRetention}`);
     this.partitions = partitions;
+    this.unconsumedRetention = unconsumedRetention;
   }
 
   append(topic: string, messages: readonly OutgoingMessage[]): void {
     const log = this.topic(topic);
+    const touched = new Set<number>();
     for (const message of messages) {
-      const partition = log[hashKey(message.key) % this.partitions];
-      partition?.push({ key: message.key, value: message.value, headers: { ...message.headers } });
+      const partition = hashKey(message.key) % this.partitions;
+      log[partition]?.push({ key: message.key, value: message.value, headers: { ...message.headers } });
+      touched.add(partition);
     }
+    for (const partition of touched) this.trim(topic, partition);
     for (const group of this.groups.values()) group.changed.notify();
+  }
+
+  /** Earliest offset still kept in a partition. */
+  start(topic: string, partition: number): number {
+    return this.topics.get(topic)?.[partition]?.start ?? 0;
+  }
+
+  /** Drops what every group consuming the topic has committed (or, with no group, what exceeds the retention). */
+  trim(topic: string, partition: number): void {
+    const log = this.topics.get(topic)?.[partition];
+    if (!log) return;
+    const slot = partitionSlot(topic, partition);
+    let keepFrom = Number.POSITIVE_INFINITY;
+    for (const group of this.groups.values()) {
+      const committed = group.committed.get(slot);
+      if (committed !== undefined) keepFrom = Math.min(keepFrom, committed);
+    }
+    log.trimTo(keepFrom === Number.POSITIVE_INFINITY ? log.end - this.unconsumedRetention : keepFrom);
   }
 
   /**
@@ -146,7 +217,7 @@ export class InProcessBroker {
    * (a group whose members all leave stops counting).
    */
   async consumed(topic: string): Promise<void> {
-    const ends = this.topic(topic).map((records) => records.length);
+    const ends = this.topic(topic).map((log) => log.end);
     for (const group of this.groups.values()) {
       const behind = () => group.hasMemberFor(topic) && ends.some((end, partition) => (group.committed.get(partitionSlot(topic, partition)) ?? 0) < end);
       while (behind()) await group.progressed.wait();
@@ -154,7 +225,7 @@ export class InProcessBroker {
   }
 
   read(topic: string, partition: number, offset: number): StoredRecord | undefined {
-    return this.topics.get(topic)?.[partition]?.[offset];
+    return this.topics.get(topic)?.[partition]?.read(offset);
   }
 
   /**
@@ -165,9 +236,9 @@ export class InProcessBroker {
     const group = this.group(groupId);
     for (const topic of member.topics) {
       const log = this.topic(topic);
-      log.forEach((records, partition) => {
+      log.forEach((partitionLog, partition) => {
         const slot = partitionSlot(topic, partition);
-        if (!group.committed.has(slot)) group.committed.set(slot, fromBeginning ? 0 : records.length);
+        if (!group.committed.has(slot)) group.committed.set(slot, fromBeginning ? partitionLog.start : partitionLog.end);
       });
     }
     group.members.push(member);
@@ -186,10 +257,10 @@ export class InProcessBroker {
     group.progressed.notify();
   }
 
-  private topic(name: string): StoredRecord[][] {
+  private topic(name: string): PartitionLog[] {
     let log = this.topics.get(name);
     if (!log) {
-      log = Array.from({ length: this.partitions }, () => []);
+      log = Array.from({ length: this.partitions }, () => new PartitionLog());
       this.topics.set(name, log);
     }
     return log;

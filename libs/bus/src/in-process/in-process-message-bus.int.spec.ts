@@ -60,3 +60,48 @@ describe('InProcessMessageBus', () => {
     await Promise.all([one.close(), two.close()]);
   });
 });
+
+describe('InProcessBroker retention', () => {
+  const kept = (broker: InProcessBroker, topic: string) => {
+    let count = 0;
+    for (let offset = broker.start(topic, 0); broker.read(topic, 0, offset); offset += 1) count += 1;
+    return count;
+  };
+
+  it('drops a message once every group consuming its topic has committed it', async () => {
+    const broker = new InProcessBroker();
+    const bus = new InProcessMessageBus({ broker, ...quiet });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const slow: string[] = [];
+    await bus.subscribe({ groupId: 'fast', topics: ['t'], handler: async () => undefined });
+    await bus.subscribe({ groupId: 'slow', topics: ['t'], handler: async (message) => void (await gate, slow.push(message.value)) });
+    await bus.publish('t', Array.from({ length: 3000 }, (_, n) => ({ key: 'k', value: String(n) })));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(kept(broker, 't')).toBe(3000); // the slow group has committed nothing yet
+
+    open();
+    await vi.waitFor(() => expect(slow).toHaveLength(3000));
+    await vi.waitFor(() => expect(kept(broker, 't')).toBe(0));
+    expect(broker.start('t', 0)).toBe(3000);
+
+    // Offsets stay absolute after a trim, and a group joining from the beginning starts at what is still kept.
+    await bus.publish('t', [{ key: 'k', value: 'late' }]);
+    const late: IncomingMessage[] = [];
+    await bus.subscribe({ groupId: 'late', topics: ['t'], handler: async (message) => void late.push(message) });
+    await vi.waitFor(() => expect(late.map((message) => [message.offset, message.value])).toEqual([['3000', 'late']]));
+    await bus.close();
+  });
+
+  it('keeps the last unconsumedRetention messages of a topic no group has joined', async () => {
+    const broker = new InProcessBroker({ unconsumedRetention: 2000 });
+    const bus = new InProcessMessageBus({ broker, ...quiet });
+    for (let batch = 0; batch < 5; batch += 1) {
+      await bus.publish('nobody', Array.from({ length: 1000 }, (_, n) => ({ key: 'k', value: `${batch}-${n}` })));
+    }
+    expect(kept(broker, 'nobody')).toBeLessThanOrEqual(2000 + 1024);
+    expect(kept(broker, 'nobody')).toBeGreaterThanOrEqual(2000);
+    expect(broker.read('nobody', 0, 4999)?.value).toBe('4-999');
+    await bus.close();
+  });
+});

@@ -102,11 +102,16 @@ export interface RewrapResult {
   readonly activeKeyId: string;
 }
 
+/** Unwrapped data keys kept in memory (about 100 bytes each); the others are unwrapped again when used. */
+const DATA_KEY_CACHE_SIZE = 1_000;
+
 /** Data keys by id, wrapped under the key ring's KEKs in the vault's SQLite. */
 export class VaultKeys {
   readonly #ring: KeyRing;
   readonly #db: Database.Database;
+  /** Unwrapped data keys, least recently used first; bounded, so a key per one-off card does not pile up. */
   readonly #cache = new Map<string, Buffer>();
+  readonly #statements = new Map<string, Database.Statement>();
   readonly #now: () => Date;
 
   constructor(db: Database.Database, ring: KeyRing, options: { now?: () => Date; legacyRootWhen?: () => boolean } = {}) {
@@ -133,6 +138,22 @@ export class VaultKeys {
     }
   }
 
+  #remember(id: string, key: Buffer): void {
+    this.#cache.delete(id);
+    this.#cache.set(id, key);
+    if (this.#cache.size > DATA_KEY_CACHE_SIZE) this.#cache.delete(this.#cache.keys().next().value!);
+  }
+
+  /** A statement of the hot paths, prepared once. */
+  #sql<Params extends unknown[] = unknown[], Row = unknown>(sql: string): Database.Statement<Params, Row> {
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#db.prepare(sql);
+      this.#statements.set(sql, statement);
+    }
+    return statement as unknown as Database.Statement<Params, Row>;
+  }
+
   /** The root every vault-derived key comes from. */
   root(): Buffer {
     const root = this.get(ROOT_ID);
@@ -144,16 +165,16 @@ export class VaultKeys {
   create(purpose: string, owner: string | null = null): { id: string; key: Buffer } {
     const id = randomUUID();
     const key = randomBytes(vaultKeyBytes);
-    this.#db
-      .prepare('INSERT INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, ?, ?)')
+    this
+      .#sql('INSERT INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, ?, ?)')
       .run(id, this.#ring.active.id, this.#wrap(id, purpose, key, this.#ring.active), purpose, owner, this.#now().toISOString());
-    this.#cache.set(id, key);
+    this.#remember(id, key);
     return { id, key };
   }
 
   /** The owner's data key, created on first use (call inside the caller's SQLite transaction). */
   forOwner(purpose: string, owner: string): { id: string; key: Buffer } {
-    const row = this.#db.prepare<[string], DataKeyRow>('SELECT * FROM vault_data_keys WHERE owner = ?').get(owner);
+    const row = this.#sql<[string], DataKeyRow>('SELECT * FROM vault_data_keys WHERE owner = ?').get(owner);
     if (row) return { id: row.id, key: this.#unwrapRow(row) };
     return this.create(purpose, owner);
   }
@@ -161,7 +182,10 @@ export class VaultKeys {
   /** The data key; null once shredded. */
   get(id: string): Buffer | null {
     const cached = this.#cache.get(id);
-    if (cached) return cached;
+    if (cached) {
+      this.#remember(id, cached);
+      return cached;
+    }
     const row = this.#row(id);
     return row ? this.#unwrapRow(row) : null;
   }
@@ -169,12 +193,12 @@ export class VaultKeys {
   /** Crypto-shredding: the key is gone, and with it everything encrypted under it. */
   shred(id: string): void {
     if (id === ROOT_ID) throw new Error('the vault root key cannot be shredded');
-    this.#db.prepare('DELETE FROM vault_data_keys WHERE id = ?').run(id);
+    this.#sql('DELETE FROM vault_data_keys WHERE id = ?').run(id);
     this.#cache.delete(id);
   }
 
   shredOwner(owner: string): boolean {
-    const row = this.#db.prepare<[string], { id: string }>('SELECT id FROM vault_data_keys WHERE owner = ?').get(owner);
+    const row = this.#sql<[string], { id: string }>('SELECT id FROM vault_data_keys WHERE owner = ?').get(owner);
     if (!row) return false;
     this.shred(row.id);
     return true;
@@ -210,7 +234,7 @@ export class VaultKeys {
   }
 
   #row(id: string): DataKeyRow | undefined {
-    return this.#db.prepare<[string], DataKeyRow>('SELECT * FROM vault_data_keys WHERE id = ?').get(id);
+    return this.#sql<[string], DataKeyRow>('SELECT * FROM vault_data_keys WHERE id = ?').get(id);
   }
 
   #unwrapRow(row: DataKeyRow): Buffer {
@@ -226,7 +250,7 @@ export class VaultKeys {
     } catch (error) {
       throw new Error(`vault data key ${row.id} failed to unwrap under key-encryption key ${row.kek_id}: tampered with, or a different key under that id`, { cause: error });
     }
-    this.#cache.set(row.id, key);
+    this.#remember(row.id, key);
     return key;
   }
 
