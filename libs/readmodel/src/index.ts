@@ -1,4 +1,5 @@
 export * from './checkpoints';
+export * from './deferred-sync';
 export * from './log-follower';
 export * from './projection';
 export * from './relay';

@@ -31,12 +31,17 @@ export interface ServiceHostOptions {
   readonly now?: () => Date;
   readonly newId?: () => string;
   readonly pollIntervalMs?: number;
+  /** A read model that fails a batch (it is retried on its own, the others go on). */
+  readonly onError?: (error: unknown, what: string) => void;
 }
 
 export class ServiceHost {
   readonly context: ServiceContext;
   private readonly slices: ServiceSlice[] = [];
   private readonly projectors: Projector[] = [];
+  /** Projections of slices added since the last projector was made. */
+  private readonly unprojected: Projection[] = [];
+  private following = false;
 
   constructor(private readonly options: ServiceHostOptions) {
     this.context = {
@@ -51,28 +56,36 @@ export class ServiceHost {
   add(...slices: ServiceSlice[]): void {
     for (const slice of slices) {
       this.slices.push(slice);
-      if (slice.projection) {
-        this.projectors.push(
-          new Projector(this.options.db, this.options.store, slice.projection, {
-            ...(this.options.pollIntervalMs !== undefined ? { pollIntervalMs: this.options.pollIntervalMs } : {}),
-          }),
-        );
-      }
+      if (slice.projection) this.unprojected.push(slice.projection);
     }
   }
 
   /** Brings every read model up to date (call before serving), then follows the log. */
   async catchUpAndFollow(): Promise<void> {
     await this.catchUp();
+    this.following = true;
     for (const projector of this.projectors) projector.start();
   }
 
   async stop(): Promise<void> {
+    this.following = false;
     await Promise.all(this.projectors.map((projector) => projector.stop()));
   }
 
   async catchUp(): Promise<void> {
+    this.projectNewSlices();
     await Promise.all(this.projectors.map((projector) => projector.catchUp()));
+  }
+
+  /** One projector for the read models of the slices added so far: they share its reads and its commits. */
+  private projectNewSlices(): void {
+    if (this.unprojected.length === 0) return;
+    const projector = new Projector(this.options.db, this.options.store, this.unprojected.splice(0), {
+      ...(this.options.pollIntervalMs !== undefined ? { pollIntervalMs: this.options.pollIntervalMs } : {}),
+      ...(this.options.onError ? { onError: this.options.onError } : {}),
+    });
+    this.projectors.push(projector);
+    if (this.following) projector.start();
   }
 
   /** Every slice's handlers, plus the service's readiness ping. */

@@ -27,6 +27,7 @@ import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
 import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
 import type { Settings } from '@switchyard/config';
+import { SqliteEventStore } from '@switchyard/eventstore';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -128,7 +129,9 @@ export class TransactionsService {
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
-    this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now });
+    // SQLite mode: the events are committed, FULL, on this same connection after every card they name.
+    const syncedByEvents = options.store instanceof SqliteEventStore && options.store.database === options.db;
+    this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now, syncedByEvents });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
     const binData = options.binData ?? loadBinData({});
     this.giftCards = new GiftCards(this.host.context, {

@@ -395,3 +395,25 @@ describe('envelope encryption', () => {
     expect(() => vault.replace('shop-a', 'missing', { expirationDate: '12/33' })).toThrow(RangeError);
   });
 });
+
+describe('the commit of a stored card', () => {
+  /** The `synchronous` pragmas `store` issues (better-sqlite3 allows no statement from inside a running one). */
+  const synchronousPragmas = (syncedByEvents: boolean): string[] => {
+    db.pragma('synchronous = FULL');
+    const card = new CardVault(db, { keys: new VaultKeys(db, keyRing(key)), newId, syncedByEvents });
+    const pragma = vi.spyOn(db, 'pragma');
+    card.store('shop-a', { number: pan, expirationDate: '12/30' });
+    const calls = pragma.mock.calls.map(([source]) => source).filter((source) => source.startsWith('synchronous'));
+    pragma.mockRestore();
+    return calls;
+  };
+
+  it('skips its own fsync when the events are committed on the same connection after it, then restores FULL', () => {
+    expect(synchronousPragmas(true)).toEqual(['synchronous', 'synchronous = 1', 'synchronous = 2']);
+    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+  });
+
+  it('is synced on its own otherwise (events in EventStoreDB)', () => {
+    expect(synchronousPragmas(false)).toEqual([]);
+  });
+});

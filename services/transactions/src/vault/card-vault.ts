@@ -16,6 +16,7 @@ import { createHmac, randomUUID, type KeyObject } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { passesLuhn } from '@switchyard/contracts';
 import { loadOrCreateKey } from '@switchyard/service';
+import { withDeferredSync } from '@switchyard/readmodel';
 import { detectScheme } from '@switchyard/bin-data';
 import { associatedData, deriveVaultKey, VaultCipher } from './vault-cipher';
 import type { VaultKeys } from './vault-keys';
@@ -79,12 +80,20 @@ export class CardVault {
   readonly #db: Database.Database;
   readonly #now: () => Date;
   readonly #newId: () => string;
+  readonly #syncedByEvents: boolean;
   readonly #insert: Database.Statement<[VaultCardRecord]>;
   readonly #find: Database.Statement<[string, string], PublicColumns>;
   readonly #secret: Database.Statement<[string, string], VaultCardRecord>;
   readonly #delete: Database.Statement<[string, string]>;
 
-  constructor(db: Database.Database, options: { keys: VaultKeys; now?: () => Date; newId?: () => string }) {
+  /**
+   * @param options.syncedByEvents the events are committed (synchronous=FULL) on this same SQLite connection: every
+   *   card stored is named by an event appended after it before anything is acknowledged, and that event's commit
+   *   syncs the WAL up to and including the card, so the card's own commit skips its fsync (`withDeferredSync`). A
+   *   card lost to a power loss before that is one no event names. False (EventStoreDB): every card is synced.
+   */
+  constructor(db: Database.Database, options: { keys: VaultKeys; now?: () => Date; newId?: () => string; syncedByEvents?: boolean }) {
+    this.#syncedByEvents = options.syncedByEvents ?? false;
     this.#keys = options.keys;
     const root = options.keys.root();
     this.#legacy = new VaultCipher(root, keyLabel('pan-encryption'));
@@ -128,7 +137,7 @@ export class CardVault {
     if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
     const id = this.#newId();
     const buyerId = options.buyerId ?? null;
-    const record = this.#db.transaction((): VaultCardRecord => {
+    const insert = this.#db.transaction((): VaultCardRecord => {
       const dataKey = buyerId ? this.#keys.forOwner(CARD_DATA, buyerKeyOwner(merchantAccountId, buyerId)) : this.#keys.create(CARD_DATA, cardKeyOwner(id));
       const row: VaultCardRecord = {
         id,
@@ -141,7 +150,8 @@ export class CardVault {
       };
       this.#insert.run(row);
       return row;
-    })();
+    });
+    const record = this.#syncedByEvents ? withDeferredSync(this.#db, () => insert()) : insert();
     return toStoredCard(record);
   }
 

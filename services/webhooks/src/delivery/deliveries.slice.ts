@@ -209,16 +209,18 @@ export class Deliveries implements ServiceSlice {
       return;
     }
     const isTransaction = message.stream_id.startsWith(TRANSACTION_STREAM_PREFIX);
-    if (isTransaction && message.type === 'TransactionCreated') {
-      const merchantAccountId = stringField(message.data, 'merchantAccountId');
-      if (merchantAccountId) this.store.saveOwner(message.stream_id, merchantAccountId);
-    }
+    // The owner of a new transaction is saved with the message's webhook events (one commit), or alone when it has none.
+    const createdBy = isTransaction && message.type === 'TransactionCreated' ? stringField(message.data, 'merchantAccountId') : undefined;
+    const owner = createdBy ? { streamId: message.stream_id, merchantAccountId: createdBy } : undefined;
 
     const names = [...new Set(Array.isArray(message.names) ? message.names : message.name ? [message.name] : [])];
     const todo = names.filter((name) => typeof name === 'string' && !this.store.hasEvent(eventKey(message.id, name)));
-    if (todo.length === 0) return;
+    if (todo.length === 0) {
+      if (owner) this.store.saveOwner(owner.streamId, owner.merchantAccountId);
+      return;
+    }
 
-    const merchantAccountId = isTransaction ? this.store.ownerOf(message.stream_id) : null;
+    const merchantAccountId = isTransaction ? (owner?.merchantAccountId ?? this.store.ownerOf(message.stream_id)) : null;
     if (isTransaction && merchantAccountId === null) {
       this.onError(new Error(`no TransactionCreated seen for ${message.stream_id}`), `event ${message.id} (${todo.join(', ')}) skipped: unknown merchant account`);
       return;
@@ -255,6 +257,7 @@ export class Deliveries implements ServiceSlice {
       (event) => this.directory.matching(event.merchantAccountId, event.name).map((subscription) => subscription.id),
       this.context.newId,
       this.context.now(),
+      owner,
     );
     if (created > 0) this.worker.kick();
   }

@@ -272,12 +272,20 @@ export class DeliveryStore {
 
   /**
    * Stores the webhook events of one bus message and, for each event stored now (not before), one delivery per
-   * subscription `subscribers` names — all in one SQLite transaction. Answers how many deliveries were created.
+   * subscription `subscribers` names — all in one SQLite transaction, with the owner of a transaction the message
+   * created (`owner`, one commit rather than two). Answers how many deliveries were created.
    */
-  ingest(events: readonly NewWebhookEvent[], subscribers: (event: NewWebhookEvent) => readonly string[], newId: () => string, now: Date): number {
+  ingest(
+    events: readonly NewWebhookEvent[],
+    subscribers: (event: NewWebhookEvent) => readonly string[],
+    newId: () => string,
+    now: Date,
+    owner?: { readonly streamId: string; readonly merchantAccountId: string },
+  ): number {
     const nowMs = now.getTime();
     const nowIso = now.toISOString();
     return this.db.transaction(() => {
+      if (owner) this.statements.saveOwner.run(owner);
       let created = 0;
       for (const event of events) {
         const inserted = this.statements.insertEvent.run({ ...event, createdMs: Date.parse(event.createdAt) });
