@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2022' } })],
   test: {
-    include: ['libs/**/*.spec.ts', 'services/**/*.spec.ts', 'tools/**/*.spec.ts', 'tests/**/*.spec.ts', 'packages/**/*.spec.ts'],
+    include: ['libs/**/*.spec.ts', 'services/**/*.spec.ts', 'tools/**/*.spec.ts', 'tests/**/*.spec.ts', 'packages/**/*.spec.ts', 'bench/**/*.spec.ts'],
     globals: true,
     pool: 'forks',
     maxWorkers: 2,

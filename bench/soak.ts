@@ -1,0 +1,148 @@
+/**
+ * `npm run bench:soak`: memory of `npm start` under `authorize` load at 16 clients for SOAK_MS (default 10 minutes).
+ * The service runs as a child process (fresh DATA_DIR, logs off, in-process simulator); its RSS is read from
+ * /proc/<pid>/status every SOAK_SAMPLE_MS (default 10 s) and printed as a series, with the least-squares slope over
+ * the whole run and over its second half (after warm-up), against the target: RSS <= 400 MB and flat. "Flat" here:
+ * the second-half slope is at most 1 MB/min. JSON: bench/results/soak-<ISO date>-<hostname>.json and
+ * bench/results/soak-latest.json.
+ *   SOAK_MS=600000 node -r ./scripts/register.cjs bench/soak.ts
+ * SOAK_HEAP_SNAPSHOT_DIR=<dir>: the service runs with `bench/lib/memory-probe.cjs` and writes a heap snapshot (after a
+ * full GC) at a third of the run and at its end; `node bench/lib/heap-summary.cjs first second` shows what grew.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { HttpClient, processRssBytes, runLoad } from './lib/load';
+import { describeMachine, markdownTable, resultFileName, slope } from './lib/report';
+import { repoRoot, startEmbeddedService } from './lib/service';
+import { signEs512Token } from './lib/tokens';
+
+const soakMs = Number(process.env.SOAK_MS ?? 600_000);
+const sampleMs = Number(process.env.SOAK_SAMPLE_MS ?? 10_000);
+const clients = Number(process.env.SOAK_CLIENTS ?? 16);
+const RSS_LIMIT_MB = 400;
+const FLAT_SLOPE_MB_PER_MIN = 1;
+const MB = 2 ** 20;
+const log = (line: string) => process.stdout.write(`${line}\n`);
+
+async function main(): Promise<void> {
+  const startedAt = new Date();
+  const machine = describeMachine();
+  log(`soak: authorize@${clients} for ${soakMs / 1000} s, RSS every ${sampleMs / 1000} s (${machine.cpuCount} x ${machine.cpuModel}, Node ${machine.node})`);
+  const snapshotDir = process.env.SOAK_HEAP_SNAPSHOT_DIR;
+  if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
+  const service = await startEmbeddedService(
+    snapshotDir
+      ? { nodeArgs: ['--expose-gc', '-r', path.join(repoRoot, 'bench/lib/memory-probe.cjs')], env: { MEMORY_PROBE_SNAPSHOT_DIR: path.resolve(snapshotDir), MEMORY_PROBE_FILE: path.resolve(snapshotDir, 'memory-probe.jsonl') } }
+      : {},
+  );
+  let snapshotsRequested = 0;
+  const snapshot = () => {
+    if (!snapshotDir) return;
+    process.kill(service.pid, 'SIGUSR2');
+    snapshotsRequested += 1;
+    log(`  heap snapshot requested (${snapshotDir})`);
+  };
+  /** The probe appends one line per snapshot once it is written; a big heap takes seconds. */
+  const snapshotsWritten = async () => {
+    const probeFile = path.resolve(snapshotDir ?? '.', 'memory-probe.jsonl');
+    for (let waited = 0; snapshotDir && waited < 120_000; waited += 500) {
+      const lines = existsSync(probeFile) ? readFileSync(probeFile, 'utf8').split('\n').filter(Boolean).length : 0;
+      if (lines >= snapshotsRequested) return;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  };
+  const firstSnapshot = setTimeout(snapshot, soakMs / 3);
+  const headers = { authorization: `Bearer ${signEs512Token(service.key, ['*.read', '*.write'], Math.ceil(soakMs / 1000) + 3600)}` };
+  const client = new HttpClient(service.url, { maxSockets: clients });
+  const samples: { atS: number; rssMb: number; requests: number }[] = [];
+  let completed = 0;
+  try {
+    await client.request('POST', '/payment-services', {
+      headers,
+      body: { display_name: 'Soak cards', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'soak' }], accepted_currencies: ['USD'], accepted_countries: ['US'] },
+    });
+    const t0 = performance.now();
+    const sample = () => {
+      const rss = processRssBytes(service.pid);
+      if (rss === null) return;
+      const entry = { atS: Math.round((performance.now() - t0) / 1000), rssMb: rss / MB, requests: completed };
+      samples.push(entry);
+      log(`  t=${String(entry.atS).padStart(4)} s  RSS ${entry.rssMb.toFixed(1).padStart(6)} MB  ${entry.requests} authorizations`);
+    };
+    sample();
+    const timer = setInterval(sample, sampleMs);
+    const result = await runLoad({
+      concurrency: clients,
+      durationMs: soakMs,
+      cpuPid: service.pid,
+      request: async () => {
+        const tx = JSON.parse(
+          (
+            await client.request('POST', '/transactions', {
+              headers,
+              body: { amount: 1000, currency: 'USD', intent: 'authorize', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } },
+            })
+          ).body,
+        ) as { status: string };
+        if (tx.status !== 'authorization_succeeded') throw new Error(`authorize answered ${tx.status}`);
+        completed += 1;
+      },
+    });
+    clearInterval(timer);
+    clearTimeout(firstSnapshot);
+    sample();
+    snapshot();
+    await snapshotsWritten();
+
+    const points = samples.map((s) => [s.atS / 60, s.rssMb] as const);
+    const secondHalf = points.filter(([minutes]) => minutes * 60 >= soakMs / 2000);
+    const slopeAll = slope(points);
+    const slopeSecondHalf = slope(secondHalf);
+    const peak = Math.max(...samples.map((s) => s.rssMb));
+    const underLimit = peak <= RSS_LIMIT_MB;
+    const flat = slopeSecondHalf <= FLAT_SLOPE_MB_PER_MIN;
+    log('');
+    log(markdownTable(['t (s)', 'RSS (MB)', 'authorizations'], samples.map((s) => [String(s.atS), s.rssMb.toFixed(1), String(s.requests)]), [true, true, true]));
+    log('');
+    log(`load: ${result.throughput.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU ${result.cpuMsPerRequest?.toFixed(3) ?? 'n/a'} ms/req, errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`);
+    log(`RSS: start ${samples[0]!.rssMb.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, end ${samples[samples.length - 1]!.rssMb.toFixed(1)} MB`);
+    log(`slope: ${slopeAll.toFixed(2)} MB/min over the run, ${slopeSecondHalf.toFixed(2)} MB/min over the second half`);
+    log(`- [${underLimit ? 'met' : 'NOT MET'}] RSS <= ${RSS_LIMIT_MB} MB: peak ${peak.toFixed(1)} MB`);
+    log(`- [${flat ? 'met' : 'NOT MET'}] flat (second-half slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min): ${slopeSecondHalf.toFixed(2)} MB/min`);
+
+    const report = {
+      kind: 'switchyard-bench-soak',
+      version: 1,
+      startedAt: startedAt.toISOString(),
+      finishedAt: new Date().toISOString(),
+      machine,
+      settings: { soakMs, sampleMs, clients, scenario: 'authorize' },
+      load: result,
+      rss: { samples, peakMb: peak, slopeMbPerMin: slopeAll, slopeSecondHalfMbPerMin: slopeSecondHalf },
+      targets: [
+        { id: 'soak-rss', description: `RSS <= ${RSS_LIMIT_MB} MB under authorize@${clients}`, met: underLimit, value: peak, limit: RSS_LIMIT_MB, unit: 'MB' },
+        { id: 'soak-flat', description: `second-half RSS slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min`, met: flat, value: slopeSecondHalf, limit: FLAT_SLOPE_MB_PER_MIN, unit: 'MB/min' },
+      ],
+    };
+    if (process.env.BENCH_NO_WRITE !== '1') {
+      const dir = path.join(repoRoot, 'bench/results');
+      mkdirSync(dir, { recursive: true });
+      const json = `${JSON.stringify(report, null, 2)}\n`;
+      const file = path.join(dir, `soak-${resultFileName(startedAt, machine.hostname)}`);
+      writeFileSync(file, json);
+      writeFileSync(path.join(dir, 'soak-latest.json'), json);
+      log(`results: ${path.relative(repoRoot, file)} and bench/results/soak-latest.json`);
+    }
+  } finally {
+    client.close();
+    await service.stop();
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    process.stderr.write(`${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.exit(1);
+  },
+);
