@@ -394,6 +394,31 @@ export const transactionListQuerySchema = z.object({
 
 export type TransactionListFilters = z.infer<typeof transactionListQuerySchema>;
 
+/**
+ * `GET /transactions/{id}?as_of=`. Declared as a string so that a malformed value is the service's 400 naming
+ * `as_of` (as the RPC callers that are not the gateway get it too), not the edge's 422; {@link asOfInstant} checks it.
+ */
+export const transactionGetQuerySchema = z.object({
+  as_of: z
+    .string()
+    .optional()
+    .meta({
+      description:
+        'An RFC 3339 date-time with offset: the transaction as it stood at that moment, folded from its events recorded then or earlier. Before the transaction existed: 404; in the future: the current state.',
+      format: 'date-time',
+      example: '2025-06-01T12:00:00Z',
+    }),
+});
+
+export type TransactionGetQuery = z.infer<typeof transactionGetQuerySchema>;
+
+/** The instant (ms since the epoch) of an `as_of` value; null unless it is an RFC 3339 date-time with offset. */
+export function asOfInstant(value: string): number | null {
+  if (!timestamp.safeParse(value).success) return null;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? null : at;
+}
+
 // ---- responses ---------------------------------------------------------------------------------------------
 
 const transactionPaymentMethodSchema = z
@@ -658,17 +683,66 @@ export const transactionEventSchema = z
     id: z.string(),
     name: z.string(),
     created_at: timestamp,
-    context: z.record(z.string(), z.unknown()),
+    context: z.record(z.string(), z.unknown()).meta({
+      description:
+        'What the event recorded (`event`, the `status` after it, its data) and `explanation`: who caused it (`actor`), the connection (`payment_service_id`), the flow rule that decided (`flow_rule_id`) and the provider\'s codes (`provider_response`). See docs/events.md.',
+    }),
   })
   .meta({ id: 'TransactionEvent' });
 
 export type TransactionEventItem = z.infer<typeof transactionEventSchema>;
+
+/** `context.explanation` of a transaction event: why the step happened and what the provider said. */
+export interface TransactionEventExplanation {
+  /** Null for events recorded before actors were (or by a caller that did not say who it was). */
+  readonly actor: TransactionActor | null;
+  /** The connection the step concerns (the one that failed, for a failover attempt). */
+  readonly payment_service_id: string | null;
+  /** The flow rule that decided: the route-transaction rule on creation, the decline-early rule on its decline. */
+  readonly flow_rule_id: string | null;
+  /** The provider's codes the event holds; null when it holds none. */
+  readonly provider_response: TransactionProviderResponse | null;
+}
+
+export interface TransactionProviderResponse {
+  readonly error_code?: string;
+  readonly raw_response_code?: string;
+  readonly raw_response_description?: string;
+  readonly avs_response_code?: string;
+  readonly cvv_response_code?: string;
+  readonly payment_service_transaction_id?: string;
+  readonly scheme_transaction_id?: string;
+  readonly provider_operation_id?: string;
+  readonly provider_redemption_id?: string;
+  readonly raw_error_code?: string;
+  readonly raw_error_message?: string;
+}
 
 export const transactionEventsSchema = z
   .object({ items: z.array(transactionEventSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
   .meta({ id: 'TransactionEvents' });
 
 // ---- RPC payloads (gateway → transactions service) -----------------------------------------------------------
+
+/**
+ * Who caused a change to a transaction: recorded in the metadata of the events it appended and shown by
+ * `GET /transactions/{id}/events` (`context.explanation.actor`). `system` is work nobody asked for at that moment;
+ * its `id` names it: `reconciliation`, `hold-expiry`, `gift-card-recovery`, `provider-notification`, `buyer-return`.
+ */
+export type TransactionActor =
+  | { readonly type: 'api-key-pair'; readonly id: string }
+  | { readonly type: 'dashboard-user'; readonly id: string }
+  | { readonly type: 'system'; readonly id: string };
+
+/** The caller of a request, as the gateway (an API key pair) or the dashboard (a dashboard user) passes it over RPC. */
+export type TransactionCaller = Extract<TransactionActor, { readonly type: 'api-key-pair' | 'dashboard-user' }>;
+
+/** `transactions.get`: the transaction now, or with `as_of` (RFC 3339 date-time with offset) as it stood then. */
+export interface TransactionGetRequest {
+  readonly merchant_account_id: string;
+  readonly transaction_id: string;
+  readonly as_of?: string;
+}
 
 /** The merchant account's capture settings, read by the gateway from identity. */
 export interface CaptureAccountSettings {
@@ -683,12 +757,15 @@ export interface TransactionRequest<Body = undefined> {
   readonly body: Body;
   /** The caller's `Idempotency-Key` header (POST create, capture, void, refunds). */
   readonly idempotency_key?: string;
+  /** Who asks: recorded with the events the request appends; absent: not recorded. */
+  readonly actor?: TransactionCaller;
 }
 
 export interface TransactionCreateRequest {
   readonly merchant_account_id: string;
   readonly body: TransactionCreateInput;
   readonly idempotency_key?: string;
+  readonly actor?: TransactionCaller;
   /** The merchant account's 3-D Secure configurations (read by the gateway from identity); absent: none. */
   readonly three_ds_configurations?: readonly ThreeDsConfiguration[];
 }
@@ -757,6 +834,7 @@ export interface SettlementFileRequest {
   readonly payment_service_id: string;
   readonly file_name: string;
   readonly content: string;
+  readonly actor?: TransactionCaller;
 }
 
 export interface SettlementFileResult {

@@ -20,7 +20,7 @@ import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
-import { accountOf, byTransaction, IdempotencyKey, pageRequest, PrefersResource, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
+import { accountOf, actorOf, byTransaction, IdempotencyKey, pageRequest, PrefersResource, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
 
 const byCapture = byTransaction.extend({ capture_id: z.string().min(1).max(100) });
 type ByCapture = z.infer<typeof byCapture>;
@@ -69,6 +69,7 @@ export class CapturesController {
       settings: await this.captureSettings(merchantAccountId),
       prefer_capture: preferCapture,
       ...withIdempotencyKey(idempotencyKey),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.capture, request);
   }

@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
-import { accountOf, byTransaction, IdempotencyKey, pageRequest, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
+import { accountOf, actorOf, byTransaction, IdempotencyKey, pageRequest, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
 
 const byTransactionRefund = byTransaction.extend({ refund_id: z.uuid() });
 type ByTransactionRefund = z.infer<typeof byTransactionRefund>;
@@ -52,6 +52,7 @@ export class RefundsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.refund, request);
   }
@@ -78,6 +79,7 @@ export class RefundsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.refundAll, request);
   }

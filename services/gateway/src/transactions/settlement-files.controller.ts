@@ -7,7 +7,7 @@ import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RouteBody } from '../http/json-body';
 import { RPC_CLIENT } from '../tokens';
-import { accountOf } from './transaction-http';
+import { accountOf, actorOf } from './transaction-http';
 
 export const MAX_SETTLEMENT_FILE_CHARACTERS = 10 * 1024 * 1024;
 /**
@@ -52,6 +52,7 @@ export class SettlementFilesController {
       payment_service_id: input.params.payment_service_id,
       file_name: input.body.file_name,
       content: input.body.content,
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.settlementFile, request);
   }

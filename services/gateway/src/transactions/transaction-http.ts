@@ -1,10 +1,10 @@
 /**
- * What the transaction endpoints share: path parameters, scopes, the merchant account of the request, and the two
- * headers of the transaction writes (`Idempotency-Key`, `Prefer`).
+ * What the transaction endpoints share: path parameters, scopes, the merchant account and the actor of the request,
+ * and the two headers of the transaction writes (`Idempotency-Key`, `Prefer`).
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiError, type PageQuery } from '@switchyard/api';
-import { DEFAULT_MERCHANT_ACCOUNT_ID, type TransactionPageRequest, type TransactionRequest } from '@switchyard/contracts';
+import { DEFAULT_MERCHANT_ACCOUNT_ID, type TransactionCaller, type TransactionPageRequest, type TransactionRequest } from '@switchyard/contracts';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
@@ -19,6 +19,9 @@ export type ByTransaction = z.infer<typeof byTransaction>;
 
 /** The merchant account of the request (header `x-service-merchant-account-id`, default `default`). */
 export const accountOf = (caller: Caller): string => caller.merchantAccountId ?? DEFAULT_MERCHANT_ACCOUNT_ID;
+
+/** Who asks, for the events a write appends (`GET /transactions/{id}/events`, `context.explanation.actor`). */
+export const actorOf = (caller: Caller): { actor: TransactionCaller } => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -68,8 +71,9 @@ export function pageRequest(merchantAccountId: string, params: ByTransaction, qu
 }
 
 /** The RPC payload of an operation without a body (cancel, sync). */
-export const withoutBody = (merchantAccountId: string, params: ByTransaction): TransactionRequest<undefined> => ({
-  merchant_account_id: merchantAccountId,
+export const withoutBody = (caller: Caller, params: ByTransaction): TransactionRequest<undefined> => ({
+  merchant_account_id: accountOf(caller),
   transaction_id: params.transaction_id,
   body: undefined,
+  ...actorOf(caller),
 });

@@ -25,12 +25,15 @@ let bus: InProcessMessageBus;
 let http: request.Agent;
 let key: { kid: string; privateKeyPem: string };
 let token: string;
+const keyPairId = randomUUID();
+/** Who the writes are recorded as: the API key pair of the token. */
+const actor = { type: 'api-key-pair', id: keyPairId };
 
 beforeAll(async () => {
   const pair = generateP521KeyPair();
   const kid = await thumbprint(pair.publicJwk);
   key = { kid, privateKeyPem: pair.privateKeyPem };
-  rpc = new FakeRpc([{ id: randomUUID(), kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read', '*.write'], merchantAccountIds: [] }]);
+  rpc = new FakeRpc([{ id: keyPairId, kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read', '*.write'], merchantAccountIds: [] }]);
   rpc.answer(merchantAccountPatterns.get, (payload) => {
     const id = (payload as { id: string }).id;
     if (id === 'acct-identity-down') throw ApiError.badGateway();
@@ -79,13 +82,14 @@ describe('POST /transactions', () => {
       idempotency_key: 'order-42',
       // A card payment carries the account's 3-D Secure configurations, read from identity.
       three_ds_configurations: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' }],
+      actor,
     });
   });
 
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {
     await http.post('/transactions').set('authorization', bearer()).send(transactionBody).expect(201);
     // An account identity does not know has no 3-D Secure configurations.
-    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [] });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [], actor });
   });
 
   it('accepts an Idempotency-Key of 255 characters and refuses one of 256 (or none at all) with a 400 naming the header', async () => {
@@ -159,12 +163,23 @@ describe('reading transactions', () => {
     expect(notUuid.body.detail[0].loc).toEqual(['path', 'transaction_id']);
   });
 
+  it('gets one as it stood at a moment: `as_of` goes to the service as sent (it checks it), and is in the OpenAPI document', async () => {
+    const asOf = '2025-06-01T12:00:00.123+02:00';
+    await http.get(`/transactions/${transactionId}`).query({ as_of: asOf }).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toStrictEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId, as_of: asOf });
+    const document = (await http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { parameters?: unknown[] }>> };
+    expect(document.paths['/transactions/{transaction_id}']?.get?.parameters).toContainEqual(
+      expect.objectContaining({ name: 'as_of', in: 'query', required: false, schema: expect.objectContaining({ type: 'string', format: 'date-time' }) }),
+    );
+  });
+
   it('updates', async () => {
     await http.put(`/transactions/${transactionId}`).set('authorization', bearer()).send({ metadata: { order: '42' }, external_identifier: null }).expect(200);
     expect(rpc.onlyPayloadTo(transactionsPatterns.update)).toEqual({
       merchant_account_id: 'default',
       transaction_id: transactionId,
       body: { metadata: { order: '42' }, external_identifier: null },
+      actor,
     });
   });
 
@@ -200,6 +215,7 @@ describe('captures', () => {
       settings: { multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
       prefer_capture: true,
       idempotency_key: 'capture-1',
+      actor,
     });
   });
 
@@ -221,6 +237,7 @@ describe('captures', () => {
         body: {},
         settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null },
         prefer_capture: false,
+        actor,
       });
     }
   });
@@ -264,10 +281,11 @@ describe('void, cancel and sync', () => {
       transaction_id: transactionId,
       prefer_void: true,
       idempotency_key: 'void-1',
+      actor,
     });
     rpc.reset();
     await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('prefer', 'resource=transaction-capture').expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false, actor });
     await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('idempotency-key', 'v'.repeat(256)).expect(400);
   });
 
@@ -276,7 +294,7 @@ describe('void, cancel and sync', () => {
     ['sync', transactionsPatterns.sync],
   ])('%s', async (operation, pattern) => {
     await http.post(`/transactions/${transactionId}/${operation}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyPayloadTo(pattern)).toEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId });
+    expect(rpc.onlyPayloadTo(pattern)).toEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId, actor });
   });
 });
 
@@ -296,6 +314,7 @@ describe('refunds', () => {
       transaction_id: transactionId,
       body: { amount: 100, reason: 'damaged' },
       idempotency_key: 'refund-1',
+      actor,
     });
     await http.post(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).send({ amount: 0 }).expect(422);
   });
@@ -304,8 +323,8 @@ describe('refunds', () => {
     await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('content-type', 'application/json').send('').expect(201);
     await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('idempotency-key', 'all-1').send({ reason: 'order cancelled' }).expect(201);
     expect(rpc.payloadsTo(transactionsPatterns.refundAll)).toStrictEqual([
-      { merchant_account_id: 'default', transaction_id: transactionId, body: {} },
-      { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1' },
+      { merchant_account_id: 'default', transaction_id: transactionId, body: {}, actor },
+      { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1', actor },
     ]);
   });
 
@@ -388,6 +407,7 @@ describe('settlement files', () => {
       payment_service_id: paymentServiceId,
       file_name: 'file_1.csv',
       content: csv,
+      actor,
     });
     const transactionsWriter = await tokenWith(['transactions.write']);
     await http.post(path).set('authorization', `Bearer ${transactionsWriter}`).send({ file_name: 'file_1.csv', content: csv }).expect(403);

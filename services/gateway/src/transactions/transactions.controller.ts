@@ -10,6 +10,7 @@ import {
   transactionCancelSchema,
   transactionCreateSchema,
   transactionEventsSchema,
+  transactionGetQuerySchema,
   transactionListQuerySchema,
   transactionSchema,
   transactionsPatterns,
@@ -23,6 +24,8 @@ import {
   type TransactionCreateInput,
   type TransactionCreateRequest,
   type TransactionEventItem,
+  type TransactionGetQuery,
+  type TransactionGetRequest,
   type TransactionListRequest,
   type TransactionRequest,
   type TransactionSummary,
@@ -38,6 +41,7 @@ import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import {
   accountOf,
+  actorOf,
   byTransaction,
   IdempotencyKey,
   pageRequest,
@@ -90,6 +94,7 @@ export class TransactionsController {
       body,
       ...withIdempotencyKey(idempotencyKey),
       ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.create, request);
   }
@@ -147,15 +152,21 @@ export class TransactionsController {
     operationId: 'get_transaction',
     method: 'GET',
     path: '/transactions/{transaction_id}',
-    summary: 'Get a transaction',
+    summary: 'Get a transaction; with `as_of`, as it stood at that moment (folded from its events recorded then or earlier)',
     tags,
     auth: read,
     params: byTransaction,
+    query: transactionGetQuerySchema,
     status: 200,
     response: { description: 'The transaction', schema: transactionSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
-    return this.rpc.call(transactionsPatterns.get, { merchant_account_id: accountOf(caller), transaction_id: input.params.transaction_id });
+  get(@Input() input: EndpointInput<TransactionGetQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+    const request: TransactionGetRequest = {
+      merchant_account_id: accountOf(caller),
+      transaction_id: input.params.transaction_id,
+      ...(input.query.as_of !== undefined ? { as_of: input.query.as_of } : {}),
+    };
+    return this.rpc.call(transactionsPatterns.get, request);
   }
 
   @Endpoint({
@@ -175,6 +186,7 @@ export class TransactionsController {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
       body: input.body,
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.update, request);
   }
@@ -219,6 +231,7 @@ export class TransactionsController {
       body: undefined,
       prefer_void: preferVoid,
       ...withIdempotencyKey(idempotencyKey),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.void, request);
   }
@@ -235,7 +248,7 @@ export class TransactionsController {
     response: { description: 'The cancel result', schema: transactionCancelSchema },
   })
   cancel(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<TransactionCancel> {
-    return this.rpc.call(transactionsPatterns.cancel, withoutBody(accountOf(caller), input.params));
+    return this.rpc.call(transactionsPatterns.cancel, withoutBody(caller, input.params));
   }
 
   @Endpoint({
@@ -250,7 +263,7 @@ export class TransactionsController {
     response: { description: 'The transaction', schema: transactionSchema },
   })
   sync(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
-    return this.rpc.call(transactionsPatterns.sync, withoutBody(accountOf(caller), input.params));
+    return this.rpc.call(transactionsPatterns.sync, withoutBody(caller, input.params));
   }
 
   @Endpoint({
@@ -276,6 +289,7 @@ export class TransactionsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
+      ...actorOf(caller),
     };
     return this.rpc.call(transactionsPatterns.increment, request);
   }

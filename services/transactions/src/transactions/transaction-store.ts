@@ -5,10 +5,11 @@
  * process so 50 racing requests do not exhaust the conflict retries. Also here: the transaction as the stream and
  * the read model hold it, provider calls, and the requests kept with Idempotency-Keys.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHmac } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError, type ProviderResponse } from '@switchyard/connectors';
-import type { Transaction as WireTransaction } from '@switchyard/contracts';
+import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
 import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
 import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
@@ -37,6 +38,13 @@ export class TransactionStore {
   readonly readModel: TransactionsReadModel;
   private readonly idempotency: IdempotencyStore;
   private readonly queue = new KeyedQueue();
+  /**
+   * Who the work in progress is for, recorded in the metadata of every event it appends. Held in async context
+   * rather than passed down: the flows reach `append` through many layers (authorization, 3-D Secure, gift cards,
+   * provider messages), and the actor is the same for all of them — set once where a request or a timer's round
+   * enters the slice (`actingAs`).
+   */
+  private readonly actors = new AsyncLocalStorage<TransactionActor>();
 
   constructor(
     private readonly context: TransactionsContext,
@@ -56,9 +64,21 @@ export class TransactionStore {
     return this.idempotency.runRequest({ merchantAccountId, operation, key, body, fingerprintKey: this.fingerprintKey }, execute);
   }
 
+  /** Runs `work` on behalf of `actor` (null: nobody said; the events record no actor). */
+  actingAs<T>(actor: TransactionActor | null, work: () => T): T {
+    return actor ? this.actors.run(actor, work) : work();
+  }
+
   /** Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries). */
   private append(id: string, command: Omit<TransactionCommand, 'metadata'>) {
-    return this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand));
+    const actor = this.actors.getStore();
+    const options = actor ? { metadata: { actor } } : {};
+    return this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand, options));
+  }
+
+  /** The events of the transaction's stream, oldest first (empty when it does not exist). */
+  events(id: string) {
+    return this.context.store.readStream(transactionStream(id));
   }
 
   /** A caller's command: domain errors become the spec's errors. */

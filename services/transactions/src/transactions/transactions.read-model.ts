@@ -2,14 +2,18 @@
  * Transactions as the API shows them, projected from `transaction-<uuid>` streams. Each row keeps the aggregate
  * state folded by the same `evolveTransaction` the rules use (so the read side can never compute a status the
  * write side would not), plus what the record shows beyond the money; columns carry what lists filter on.
- * The history of `GET /transactions/{id}/events` and the refund index of `GET /refunds/{id}` live beside it.
+ * The history of `GET /transactions/{id}/events` (each step with its explanation: who, which connection, which
+ * rule, the provider's codes) and the refund index of `GET /refunds/{id}` live beside it. `evolveView` is also
+ * the fold of `GET /transactions/{id}?as_of=` (`transaction-as-of.ts`).
  */
 import type Database from 'better-sqlite3';
 import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
 import type { TransactionListFilters } from '@switchyard/contracts';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
+import { asDomainEvent } from '@switchyard/decider';
 import { evolveTransaction, type FlowActionRecord, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
+import { explainEvent } from './transaction-explanation';
 import { historyName } from './transaction-names';
 
 export interface OperationView {
@@ -230,7 +234,8 @@ export class TransactionsReadModel {
         if (!event.streamId.startsWith(TRANSACTION_PREFIX)) return;
         const id = event.streamId.slice(TRANSACTION_PREFIX.length);
         const before = this.find(id);
-        const view = evolveView(before ?? undefined, { type: event.type, data: event.data } as TransactionEvent);
+        const domainEvent = asDomainEvent<TransactionEvent>(event);
+        const view = evolveView(before ?? undefined, domainEvent);
         if (!view) return;
         const buyer = view.details.buyer as { id?: string | null; external_identifier?: string | null } | undefined;
         upsert.run({
@@ -248,7 +253,8 @@ export class TransactionsReadModel {
           sort_key: sortKeyOf(view.createdAt, id),
           view: JSON.stringify(view),
         });
-        addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify({ event: event.type, status: view.state.status, ...historyContext(event.data) }));
+        const context = { event: event.type, status: view.state.status, ...historyContext(event.data), explanation: explainEvent(domainEvent, event.metadata, view) };
+        addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify(context));
         if (event.type === 'TransactionCreated') openHold.run(id, view.createdAt);
         if (event.type === 'CreateRequestCompleted') closeHold.run(id);
         if (event.type === 'TransactionCreated' && view.state.giftCards) openGiftCardProcess.run(id, view.createdAt);

@@ -11,6 +11,7 @@
 import { ApiError, pageOf, type Page, type PageQuery } from '@switchyard/api';
 import type { ProviderResponse } from '@switchyard/connectors';
 import {
+  asOfInstant,
   transactionsPatterns,
   type AuthorizationIncrement,
   type AuthorizationIncrementInput,
@@ -21,12 +22,15 @@ import {
   type RefundCreateInput,
   type SettlementFileRequest,
   type Transaction as WireTransaction,
+  type TransactionActor,
+  type TransactionCaller,
   type TransactionCancel,
   type TransactionCapture,
   type TransactionCaptureRequest,
   type TransactionCaptureSummary,
   type TransactionCreateRequest,
   type TransactionEventItem,
+  type TransactionGetRequest,
   type TransactionListRequest,
   type TransactionPageRequest,
   type TransactionRequest,
@@ -35,7 +39,7 @@ import {
   type TransactionVoid,
   type TransactionVoidRequest,
 } from '@switchyard/contracts';
-import type { RpcHandlers } from '@switchyard/rpc';
+import type { RpcHandler, RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
 import { Authorizations, type AuthorizationDependencies } from './authorizations';
 
@@ -45,6 +49,7 @@ import { ProviderMessages } from './provider-messages';
 import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
 import { TransactionStore } from './transaction-store';
+import { transactionViewAsOf } from './transaction-as-of';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
 import type { TransactionsReadModel } from './transactions.read-model';
 
@@ -84,6 +89,21 @@ export class Transactions implements TransactionsSlice {
 
   async get(merchantAccountId: string, id: string): Promise<WireTransaction> {
     return toTransaction(this.store.owned(merchantAccountId, id));
+  }
+
+  /**
+   * The transaction as it stood at `asOf` (RFC 3339 with offset), folded from its stream: 404 before it existed
+   * (or outside the account), the current state for a moment still to come.
+   */
+  async getAsOf(merchantAccountId: string, id: string, asOf: string): Promise<WireTransaction> {
+    const at = asOfInstant(asOf);
+    if (at === null) {
+      const message = 'must be an RFC 3339 date-time with offset, e.g. 2025-06-01T12:00:00Z';
+      throw ApiError.badRequest(`as_of ${message}`, [{ location: 'query', pointer: '/as_of', message, type: 'invalid_as_of' }]);
+    }
+    const view = transactionViewAsOf(await this.store.events(id), at);
+    if (!view || view.state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    return toTransaction(view);
   }
 
   list(request: TransactionListRequest): Page<TransactionSummary> {
@@ -138,12 +158,12 @@ export class Transactions implements TransactionsSlice {
 
   /** Completes the create requests whose hold window has passed (the service runs it on a timer). */
   expireHolds(): Promise<number> {
-    return this.authorizations.expireHolds();
+    return this.store.actingAs(systemActor('hold-expiry'), () => this.authorizations.expireHolds());
   }
 
   /** Rolls back gift card payments left unfinished past the recovery window (the service runs it on a timer). */
   recoverGiftCardPayments(): Promise<number> {
-    return this.authorizations.giftCards.recover();
+    return this.store.actingAs(systemActor('gift-card-recovery'), () => this.authorizations.giftCards.recover());
   }
 
   // ---- capture, void, cancel, sync ------------------------------------------------------------------------
@@ -281,7 +301,11 @@ export class Transactions implements TransactionsSlice {
    * synced with the provider once it is older than RECONCILE_AFTER_MS, and again on later rounds until it is
    * decided. One the provider never received (sync: not found) has failed: nothing was authorized.
    */
-  async reconcile(olderThanMs: number): Promise<number> {
+  reconcile(olderThanMs: number): Promise<number> {
+    return this.store.actingAs(systemActor('reconciliation'), () => this.reconcileOlderThan(olderThanMs));
+  }
+
+  private async reconcileOlderThan(olderThanMs: number): Promise<number> {
     const before = new Date(this.context.now().getTime() - olderThanMs).toISOString();
     let decided = 0;
     for (const id of this.readModel.undecidedAuthorizations(before, 100)) {
@@ -466,24 +490,30 @@ export class Transactions implements TransactionsSlice {
 
   rpcHandlers(): RpcHandlers {
     type Ids = { merchant_account_id: string; transaction_id: string };
+    /** A change a caller asked for: its events record the caller the payload names. */
+    const asCaller = (handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(callerOf(payload), () => handler(payload));
+    const asSystem = (id: string, handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(systemActor(id), () => handler(payload));
     return {
-      [transactionsPatterns.create]: async (payload) => this.authorizations.create(payload as TransactionCreateRequest),
-      [transactionsPatterns.get]: async (payload) => this.get((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
+      [transactionsPatterns.create]: asCaller(async (payload) => this.authorizations.create(payload as TransactionCreateRequest)),
+      [transactionsPatterns.get]: async (payload) => {
+        const p = payload as TransactionGetRequest;
+        return p.as_of === undefined || p.as_of === null ? this.get(p.merchant_account_id, p.transaction_id) : this.getAsOf(p.merchant_account_id, p.transaction_id, String(p.as_of));
+      },
       [transactionsPatterns.list]: async (payload) => this.list(payload as TransactionListRequest),
-      [transactionsPatterns.update]: async (payload) => this.update(payload as TransactionRequest<TransactionUpdateInput>),
+      [transactionsPatterns.update]: asCaller(async (payload) => this.update(payload as TransactionRequest<TransactionUpdateInput>)),
       [transactionsPatterns.events]: async (payload) => this.history(payload as TransactionPageRequest),
-      [transactionsPatterns.capture]: async (payload) => this.captureTransaction(payload as TransactionCaptureRequest),
+      [transactionsPatterns.capture]: asCaller(async (payload) => this.captureTransaction(payload as TransactionCaptureRequest)),
       [transactionsPatterns.captures]: async (payload) => this.captures(payload as TransactionPageRequest),
       [transactionsPatterns.captureGet]: async (payload) => {
         const p = payload as Ids & { capture_id: string };
         return this.capture(p.merchant_account_id, p.transaction_id, p.capture_id);
       },
-      [transactionsPatterns.void]: async (payload) => this.voidTransaction(payload as TransactionVoidRequest),
-      [transactionsPatterns.cancel]: async (payload) => this.cancel(payload as TransactionRequest<undefined>),
-      [transactionsPatterns.sync]: async (payload) => this.sync(payload as TransactionRequest<undefined>),
-      [transactionsPatterns.increment]: async (payload) => this.increment(payload as TransactionRequest<AuthorizationIncrementInput>),
-      [transactionsPatterns.refund]: async (payload) => this.createRefund(payload as TransactionRequest<RefundCreateInput>),
-      [transactionsPatterns.refundAll]: async (payload) => this.refundAll(payload as TransactionRequest<RefundAllCreateInput>),
+      [transactionsPatterns.void]: asCaller(async (payload) => this.voidTransaction(payload as TransactionVoidRequest)),
+      [transactionsPatterns.cancel]: asCaller(async (payload) => this.cancel(payload as TransactionRequest<undefined>)),
+      [transactionsPatterns.sync]: asCaller(async (payload) => this.sync(payload as TransactionRequest<undefined>)),
+      [transactionsPatterns.increment]: asCaller(async (payload) => this.increment(payload as TransactionRequest<AuthorizationIncrementInput>)),
+      [transactionsPatterns.refund]: asCaller(async (payload) => this.createRefund(payload as TransactionRequest<RefundCreateInput>)),
+      [transactionsPatterns.refundAll]: asCaller(async (payload) => this.refundAll(payload as TransactionRequest<RefundAllCreateInput>)),
       [transactionsPatterns.refunds]: async (payload) => this.refunds(payload as TransactionPageRequest),
       [transactionsPatterns.refundGet]: async (payload) => {
         const p = payload as Ids & { refund_id: string };
@@ -493,15 +523,26 @@ export class Transactions implements TransactionsSlice {
         const p = payload as { merchant_account_id: string; refund_id: string };
         return this.refundById(p.merchant_account_id, p.refund_id);
       },
-      [transactionsPatterns.notification]: async (payload) => {
+      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => {
         await this.providerMessages.notify(payload as ProviderNotificationRequest);
         return null;
-      },
-      [transactionsPatterns.settlementFile]: async (payload) => this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest),
-      [transactionsPatterns.buyerReturn]: async (payload) => this.authorizations.buyerReturn(payload as BuyerReturnRequest),
+      }),
+      [transactionsPatterns.settlementFile]: asCaller(async (payload) => this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest)),
+      // The buyer's browser, back from a challenge or a redirect: nobody with credentials.
+      [transactionsPatterns.buyerReturn]: asSystem('buyer-return', async (payload) => this.authorizations.buyerReturn(payload as BuyerReturnRequest)),
       [transactionsPatterns.actions]: async (payload) => this.authorizations.actions((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
     };
   }
+}
+
+const systemActor = (id: string): TransactionActor => ({ type: 'system', id });
+
+/** The caller an RPC payload names (`actor`), when it is one a request can name; anything else records no actor. */
+function callerOf(payload: unknown): TransactionCaller | null {
+  const actor = (payload as { actor?: { type?: unknown; id?: unknown } } | null)?.actor;
+  if (!actor || (actor.type !== 'api-key-pair' && actor.type !== 'dashboard-user')) return null;
+  if (typeof actor.id !== 'string' || actor.id.length === 0 || actor.id.length > 200) return null;
+  return { type: actor.type, id: actor.id };
 }
 
 const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
