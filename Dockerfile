@@ -9,7 +9,8 @@ COPY tools tools
 COPY packages packages
 COPY scripts scripts
 COPY tsconfig.base.json tsconfig.json ./
-# The secure fields' browser bundles are built with the dev dependencies (esbuild), which are then pruned.
-RUN npm ci --no-audit --no-fund && npm run build:secure-fields && npm prune --omit=dev --no-audit --no-fund
+# The secure fields' and the dashboard's browser bundles are built with the dev dependencies (esbuild, React), which
+# are then pruned.
+RUN npm ci --no-audit --no-fund && npm run build:secure-fields && npm run build:dashboard && npm prune --omit=dev --no-audit --no-fund
 ENV NODE_ENV=production
 CMD ["npm", "start"]

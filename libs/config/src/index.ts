@@ -47,8 +47,32 @@ export const settingsSchema = z.object({
   ENUMERATION_RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().max(100_000).default(50),
   /** How often read models and relays look for events written by other processes. */
   POLL_INTERVAL_MS: z.coerce.number().int().positive().default(100),
+  /**
+   * Prometheus metrics (docs/observability.md): `GET /metrics` on the gateway's port (embedded: every service's), and
+   * on METRICS_PORT in the distributed services. Off: no /metrics anywhere (404), no process metrics collected.
+   */
+  METRICS_ENABLED: z.stringbool().default(true),
+  /**
+   * Port of the `/metrics` server of the identity, transactions and webhooks processes (distributed runtime; they serve
+   * no HTTP otherwise), on HOST; unset: they serve no metrics. Each process on one host needs its own. Not read by the
+   * gateway or the embedded runtime, whose /metrics is on PORT.
+   */
+  METRICS_PORT: port.optional(),
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * OpenTelemetry traces (docs/observability.md): the OTLP/HTTP collector's base URL, e.g. `http://127.0.0.1:4318`;
+   * spans go to `<it>/v1/traces`. Unset (and OTEL_EXPORTER_OTLP_TRACES_ENDPOINT unset): no tracing at all.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.url().optional(),
+  /** The full URL spans are sent to; wins over OTEL_EXPORTER_OTLP_ENDPOINT. */
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: z.url().optional(),
+  /** Secret. Headers sent with every export (`key1=value1,key2=value2`, values URL-encoded): a collector's API key. */
+  OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
+  /** The OTLP encoding: only `http/json` (OTLP over HTTP, JSON bodies) is spoken; another value stops the start. */
+  OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/json']).default('http/json'),
+  /** `service.name` of the spans; unset: the process (`switchyard` embedded; `gateway`, `identity`, `transactions`, `webhooks`). */
+  OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
   /** The gateway's address as payment services reach it (their notifications); unset: the address it listens on. */
   PUBLIC_BASE_URL: z.url().optional(),
   /** The mock-card simulator's address; unset in the embedded runtime: it starts one in process on MOCK_CARD_PORT. */
@@ -103,6 +127,17 @@ export const settingsSchema = z.object({
    * secure fields with an embed token. Default: on, except NODE_ENV=production.
    */
   DEMO_CHECKOUT: z.stringbool().optional(),
+  /** The operator dashboard at /dashboard (docs/dashboard.md), served by the gateway; users sign in with a password set by the CLI. */
+  DASHBOARD_ENABLED: z.stringbool().default(true),
+  /** A dashboard session unused this long ends (30 minutes): each request moves its end. */
+  DASHBOARD_SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(30 * 60 * 1000),
+  /** A dashboard session ends this long after sign-in whatever its use (12 hours). */
+  DASHBOARD_SESSION_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(7 * 24 * 60 * 60 * 1000).default(12 * 60 * 60 * 1000),
+  /**
+   * The dashboard session cookie's `Secure` attribute: `auto` sets it when the request came over https (the gateway
+   * terminating TLS); `always` sets it on every answer — use it behind a proxy that terminates TLS.
+   */
+  DASHBOARD_COOKIE_SECURE: z.enum(['auto', 'always']).default('auto'),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
@@ -146,7 +181,7 @@ export const settingsSchema = z.object({
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY'] as const;
+const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

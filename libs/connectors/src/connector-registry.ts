@@ -1,4 +1,5 @@
 import type { Connector, ConnectorCapabilities } from './connector';
+import { timedConnector } from './provider-call-timing';
 
 /**
  * One payment service definition. A real provider is one folder exporting one of these; add it to
@@ -20,7 +21,8 @@ export class ConnectorRegistry {
     const byId = new Map<string, ConnectorDefinition<never>>();
     for (const definition of definitions) {
       if (byId.has(definition.id)) throw new Error(`duplicate connector definition id "${definition.id}"`);
-      byId.set(definition.id, definition);
+      // Every connector made from the registry has its provider calls timed (provider-call-timing.ts).
+      byId.set(definition.id, { ...definition, create: (config: never) => timedConnector(definition.create(config), definition.id) });
     }
     this.byId = byId;
   }

@@ -7,6 +7,7 @@
  * Redemptions, reversals and refunds carry OUR reference and are idempotent by it: the same reference twice moves
  * money once. That is what lets a crashed payment be finished by reversing every redemption it may have made.
  */
+import { timedGiftCardConnector } from './provider-call-timing';
 
 /** The reference's GiftCardErrorCode values. */
 export type GiftCardErrorCode =
@@ -112,7 +113,8 @@ export class GiftCardServiceRegistry {
   constructor(definitions: readonly GiftCardServiceDefinition<never>[]) {
     for (const definition of definitions) {
       if (this.byId.has(definition.id)) throw new Error(`duplicate gift card service definition id "${definition.id}"`);
-      this.byId.set(definition.id, definition);
+      // Every connector made from the registry has its provider calls timed (provider-call-timing.ts).
+      this.byId.set(definition.id, { ...definition, create: (config: never) => timedGiftCardConnector(definition.create(config), definition.id) });
     }
   }
 

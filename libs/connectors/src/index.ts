@@ -5,6 +5,7 @@ export * from './gift-card';
 export * from './network-tokens';
 export * from './account-updater';
 export { ConnectorRegistry, effectiveCapabilities, type ConnectorDefinition } from './connector-registry';
+export { tracedConnector } from './provider-call-tracing';
 export { MockCardConnector, type MockCardConfig } from './simulator/mock-card-connector';
 export { mockCardCapabilities, mockCardDefinition } from './simulator/mock-card-definition';
 export { mockPaypalCapabilities, mockPaypalDefinition } from './simulator/mock-paypal-definition';

@@ -13,3 +13,4 @@ export * from './account-updater';
 export * from './digital-wallets';
 export * from './network-tokens';
 export * from './buyers';
+export * from './dashboard';

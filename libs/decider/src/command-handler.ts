@@ -1,4 +1,5 @@
 import { WrongExpectedRevisionError, type AppendResult, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
+import { eventMetadata } from '@switchyard/telemetry';
 import type { Decider, DomainEvent } from './decider';
 
 export interface HandledCommand<Event extends DomainEvent, State> {
@@ -29,7 +30,7 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
     try {
       const appended = await store.append(
         streamId,
-        events.map((event) => ({ type: event.type, data: event.data, ...(options.metadata ? { metadata: options.metadata } : {}) })),
+        events.map((event) => ({ type: event.type, data: event.data, ...withContext(options.metadata) })),
         { expectedRevision: recorded.length === 0 ? 'no_stream' : recorded.length - 1 },
       );
       return { events, state: events.reduce(decider.evolve, state), appended };
@@ -37,6 +38,13 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
       if (!(error instanceof WrongExpectedRevisionError) || attempt >= maxAttempts) throw error;
     }
   }
+}
+
+/** The caller's metadata plus the context's (correlation and causation ids, `traceparent`); none when both are empty. */
+function withContext(metadata: Record<string, unknown> | undefined): { metadata?: Record<string, unknown> } {
+  const context = eventMetadata();
+  if (Object.keys(context).length === 0) return metadata ? { metadata } : {};
+  return { metadata: { ...context, ...metadata } };
 }
 
 export const asDomainEvent = <Event extends DomainEvent>(event: RecordedEvent): Event =>

@@ -1,6 +1,6 @@
 export * from './checkpoints';
-export * from './deferred-sync';
 export * from './log-follower';
 export * from './projection';
 export * from './relay';
 export * from './service-storage';
+export * from './deferred-sync';

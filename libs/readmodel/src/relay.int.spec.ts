@@ -81,7 +81,8 @@ describe('Relay', () => {
       await vi.waitFor(() => expect(received).toHaveLength(2));
       const [named, internal] = received.map((message) => ({ message, envelope: JSON.parse(message.value) as EventMessage }));
       expect(named!.message.key).toBe('thing-1');
-      expect(named!.message.headers).toEqual({ 'event-id': named!.envelope.id, 'event-type': 'Named', 'event-name': 'a.b,c.d' });
+      // The correlation id travels as a header too (deploy/kafka/topics.md), so consumers log and trace in it.
+      expect(named!.message.headers).toEqual({ 'event-id': named!.envelope.id, 'event-type': 'Named', 'event-name': 'a.b,c.d', 'correlation-id': 'corr-1' });
       expect(named!.envelope).toMatchObject({
         type: 'Named',
         name: 'a.b',

@@ -1,6 +1,8 @@
 import type { MessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, EVENT_NAME_HEADER, EVENT_SCHEMA_VERSION, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
 import type { EventStore, RecordedEvent } from '@switchyard/eventstore';
+import { observeRelayed } from '@switchyard/metrics';
+import { traceOutgoingMessage } from '@switchyard/telemetry';
 import type { CheckpointStore } from './checkpoints';
 import { LogFollower } from './log-follower';
 
@@ -18,6 +20,8 @@ export interface RelayOptions {
    * `capture.failed` and `transaction.capture-failed`).
    */
   readonly nameOf?: (event: RecordedEvent) => string | readonly string[] | undefined;
+  /** What of an event goes on the bus, when not all of it may (a password hash stays in the store); default all. */
+  readonly redact?: (event: RecordedEvent) => RecordedEvent;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -71,14 +75,17 @@ export class Relay {
       ...(options.batchSize !== undefined ? { batchSize: options.batchSize } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
       handleBatch: async (events) => {
-        await options.bus.publish(
+        // A producer span per message, the child of the span its event was appended in; `traceparent` in its headers.
+        const traced = events.map((event) => traceOutgoingMessage(options.topic, event.id, event.metadata));
+        const published = options.bus.publish(
           options.topic,
-          events.map((event) => {
-            const message = toEventMessage(event, options.nameOf?.(event) ?? null);
+          events.map((event, index) => {
+            const message = toEventMessage(options.redact ? options.redact(event) : event, options.nameOf?.(event) ?? null);
             return {
               key: event.streamId,
               value: JSON.stringify(message),
               headers: {
+                ...traced[index]?.headers,
                 [EVENT_ID_HEADER]: event.id,
                 [EVENT_TYPE_HEADER]: event.type,
                 ...(message.names.length > 0 ? { [EVENT_NAME_HEADER]: message.names.join(',') } : {}),
@@ -86,6 +93,12 @@ export class Relay {
             };
           }),
         );
+        await published.catch((error: unknown) => {
+          for (const message of traced) message.end(error);
+          throw error;
+        });
+        for (const message of traced) message.end();
+        observeRelayed(options.topic, events);
         const last = events[events.length - 1];
         if (last) options.checkpoints.save(name, last.position);
       },

@@ -1,5 +1,5 @@
 import { ApiError } from '@switchyard/api';
-import { replyOf, unwrapReply, type RpcClient, type RpcHandlers } from './rpc';
+import { serveCall, unwrapReply, type RpcClient, type RpcHandlers } from './rpc';
 
 /**
  * The embedded runtime's transport: a direct call into the handler. Payloads and replies still pass through
@@ -18,7 +18,7 @@ export class InProcessRpc implements RpcClient {
   async call<T>(pattern: string, payload: unknown): Promise<T> {
     const handler = this.handlers.get(pattern);
     if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
-    const reply = await replyOf(handler, JSON.parse(JSON.stringify(payload ?? null)), this.onUnexpected);
+    const reply = await serveCall(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), this.onUnexpected);
     return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
   }
 

@@ -5,6 +5,7 @@
  * Adapters: in-process (embedded runtime) and NestJS TCP microservices (distributed runtime).
  */
 import { ApiError, type ErrorBody } from '@switchyard/api';
+import { markFailed, serveRpc, setAttributes, type ContextHeaders } from '@switchyard/telemetry';
 
 export type RpcReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ErrorBody };
 
@@ -26,6 +27,21 @@ export async function replyOf(handler: RpcHandler, payload: unknown, onUnexpecte
     onUnexpected(error);
     return { ok: false, error: ApiError.serverError().toBody() };
   }
+}
+
+/**
+ * The service's side of one call: the handler's reply, in a server span named by the pattern (and, over TCP, in the
+ * caller's context, `carried`). An error reply records its status and code; a 5xx marks the span failed.
+ */
+export function serveCall(pattern: string, handler: RpcHandler, payload: unknown, onUnexpected: (error: unknown) => void, carried?: ContextHeaders): Promise<RpcReply> {
+  return serveRpc(pattern, carried, async (span) => {
+    const reply = await replyOf(handler, payload, onUnexpected);
+    if (!reply.ok) {
+      setAttributes(span, { 'rpc.response.status_code': reply.error.status });
+      if (reply.error.status >= 500) markFailed(span, { type: reply.error.code });
+    }
+    return reply;
+  });
 }
 
 export function unwrapReply<T>(reply: RpcReply): T {

@@ -6,8 +6,21 @@ import { Controller, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientTCP, MessagePattern, Payload, Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { ApiError } from '@switchyard/api';
+import { callRpc, type ContextHeaders } from '@switchyard/telemetry';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
-import { replyOf, unwrapReply, type RpcClient, type RpcHandlers, type RpcReply } from './rpc';
+import { serveCall, unwrapReply, type RpcClient, type RpcHandlers, type RpcReply } from './rpc';
+
+/**
+ * What a TCP call sends: the payload and the caller's context (request and correlation ids, `traceparent`), so the
+ * service logs and traces the call as part of the request. A bare payload (an older client) is served as well.
+ */
+interface RpcEnvelope {
+  readonly $context: ContextHeaders;
+  readonly payload: unknown;
+}
+
+const isEnvelope = (data: unknown): data is RpcEnvelope =>
+  typeof data === 'object' && data !== null && '$context' in data && 'payload' in data && typeof (data as RpcEnvelope).$context === 'object';
 
 /** Builds a Nest controller with one `@MessagePattern` per handler. */
 export function rpcController(handlers: RpcHandlers, onUnexpected: (error: unknown) => void): Type<unknown> {
@@ -15,7 +28,7 @@ export function rpcController(handlers: RpcHandlers, onUnexpected: (error: unkno
   for (const [pattern, handler] of Object.entries(handlers)) {
     const method = `handle_${pattern.replace(/[^a-zA-Z0-9]/g, '_')}`;
     const descriptor: PropertyDescriptor = {
-      value: (payload: unknown) => replyOf(handler, payload, onUnexpected),
+      value: (data: unknown) => (isEnvelope(data) ? serveCall(pattern, handler, data.payload, onUnexpected, data.$context) : serveCall(pattern, handler, data, onUnexpected, {})),
       writable: true,
       configurable: true,
     };
@@ -51,7 +64,9 @@ export class TcpRpcClient implements RpcClient {
   async call<T>(pattern: string, payload: unknown): Promise<T> {
     let reply: RpcReply;
     try {
-      reply = await firstValueFrom(this.client.send<RpcReply>(pattern, payload ?? null).pipe(timeout(this.timeoutMs)));
+      reply = await callRpc(pattern, ($context) =>
+        firstValueFrom(this.client.send<RpcReply, RpcEnvelope>(pattern, { $context, payload: payload ?? null }).pipe(timeout(this.timeoutMs))),
+      );
     } catch (error) {
       if (error instanceof TimeoutError) throw ApiError.gatewayTimeout(error);
       throw ApiError.badGateway(error);

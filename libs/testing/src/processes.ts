@@ -73,3 +73,16 @@ export function runCli(env: Record<string, string>, ...args: string[]): Promise<
     );
   });
 }
+
+/** As `runCli`, with `input` written to the CLI's standard input (then closed): a password for `--password-stdin`. */
+export function runCliWithInput(env: Record<string, string>, input: string, ...args: string[]): Promise<CliResult> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, 'tools/cli/src/main.ts'), ...args],
+      { cwd: repoRoot, env: { ...process.env, ...env } },
+      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+    );
+    child.stdin?.end(input);
+  });
+}

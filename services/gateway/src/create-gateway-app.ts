@@ -4,7 +4,9 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import { BODY_LIMIT_BYTES } from '@switchyard/api';
 import { renderClientError, renderFrameworkError } from './http/framework-errors';
 import { registerBodyParsers } from './http/json-body';
+import { registerRequestContext } from './http/request-context';
 import { GatewayModule, type GatewayDependencies } from './gateway.module';
+import { registerMetrics } from './health/metrics';
 
 /** 1 MiB: a larger body is a 413 in the spec's error body (settlement files set their own limit). */
 export { BODY_LIMIT_BYTES };
@@ -19,6 +21,8 @@ export async function createGatewayApp(dependencies: GatewayDependencies): Promi
   });
   const fastify = adapter.getInstance();
   registerBodyParsers(fastify);
+  registerRequestContext(fastify, dependencies.log);
+  if (dependencies.metricsEnabled !== false) registerMetrics(fastify);
   // Failures before a route handler runs (media type, body size, the JSON above) reach Nest's Fastify error
   // handler, which hands them to ApiExceptionFilter like every other error.
 

@@ -3,6 +3,7 @@ import { APP_FILTER, APP_GUARD } from '@nestjs/core';
 import type { TokenVerifier } from '@switchyard/auth';
 import { InMemoryRateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
+import type { Logger } from 'pino';
 import { AccountUpdaterController } from './account-updater';
 import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller';
 import { AuthGuard } from './auth/auth.guard';
@@ -45,6 +46,10 @@ export interface GatewayDependencies {
   readonly enumerationLimit?: EnumerationLimitSettings;
   /** Modules a runtime adds beside the API (the embedded runtime's demo checkout): not API operations, not in the OpenAPI document. */
   readonly modules?: readonly DynamicModule[];
+  /** METRICS_ENABLED: serve `GET /metrics` and count HTTP requests (default true). */
+  readonly metricsEnabled?: boolean;
+  /** Where the line of each completed request goes (with its request and correlation ids); absent: not logged. */
+  readonly log?: Pick<Logger, 'info' | 'debug'>;
 }
 
 @Module({})

@@ -9,12 +9,14 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createSignatureVerifier, InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
 import { identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
-import { InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
+import { InMemoryKeyValueStore, InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
+import type { Logger } from 'pino';
 import { CachedKeyDirectory } from './auth/cached-key-directory';
 import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE } from './auth/enumeration-limit.guard';
 import { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { createGatewayApp } from './create-gateway-app';
+import { DashboardModule, DashboardSessions, DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings } from './dashboard';
 import type { ReadinessCheck } from './tokens';
 
 export interface GatewayRuntime {
@@ -37,10 +39,20 @@ export interface GatewayRuntime {
   /** Modules served beside the API (the embedded runtime's demo checkout). */
   readonly modules?: readonly DynamicModule[];
   /**
+   * The operator dashboard at /dashboard (docs/dashboard.md): its session settings (`dashboardSettingsFrom`), or false
+   * when DASHBOARD_ENABLED is off; absent: on, with the default settings. Sessions live in `sharedCache` when there is
+   * one (every gateway sees them), else in this process's memory.
+   */
+  readonly dashboard?: DashboardSettings | false;
+  /**
    * JWT_VERIFY_WORKERS: worker threads checking token signatures off the event loop (`libs/auth/src/signature-pool.ts`);
    * absent: one per core; 0: inline on the main thread. The pool is closed by `stop()`.
    */
   readonly jwtVerifyWorkers?: number;
+  /** METRICS_ENABLED: `GET /metrics` and the HTTP metrics (default true). */
+  readonly metricsEnabled?: boolean;
+  /** The process's logger: one line per completed request, with its request and correlation ids. */
+  readonly log?: Pick<Logger, 'info' | 'debug'>;
 }
 
 export interface RunningGateway {
@@ -91,7 +103,21 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     limiter: runtime.rateLimiter ?? ownRateLimiter!,
     perMinute: runtime.enumerationLimitPerMinute ?? DEFAULT_ENUMERATION_LIMIT_PER_MINUTE,
   };
-  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(runtime.modules ? { modules: runtime.modules } : {}) });
+  const ownSessionStore = runtime.dashboard !== false && !runtime.sharedCache ? new InMemoryKeyValueStore() : undefined;
+  const dashboard =
+    runtime.dashboard === false
+      ? []
+      : [
+          DashboardModule.register({
+            rpc: runtime.rpc,
+            sessions: new DashboardSessions(runtime.sharedCache ?? ownSessionStore!, runtime.dashboard ?? DEFAULT_DASHBOARD_SETTINGS),
+            signInLimiter: enumerationLimit.limiter,
+            keyDirectory: directory,
+            settings: runtime.dashboard ?? DEFAULT_DASHBOARD_SETTINGS,
+          }),
+        ];
+  const modules = [...(runtime.modules ?? []), ...dashboard];
+  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(modules.length > 0 ? { modules } : {}), ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}), ...(runtime.log ? { log: runtime.log } : {}) });
   return {
     app,
     keyUsage,
@@ -100,6 +126,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
       await keyUsage.stop();
       await subscription.stop();
       await ownRateLimiter?.close();
+      await ownSessionStore?.close();
       await signatures.close();
     },
   };

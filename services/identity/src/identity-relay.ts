@@ -12,6 +12,16 @@ const publicNames: Readonly<Record<string, string>> = {
 
 export const identityEventName = (event: Pick<RecordedEvent, 'type'>): string | undefined => publicNames[event.type];
 
+/**
+ * A dashboard password's hash stays in identity's store: `UserPasswordSet` goes on the bus as the fact that the
+ * password changed (user id, time), without the hash, so no topic, consumer or Kafka backup ever holds one.
+ */
+export const withoutSecrets = (event: RecordedEvent): RecordedEvent => {
+  if (event.type !== 'UserPasswordSet') return event;
+  const { passwordHash: _hash, ...rest } = event.data as { passwordHash?: string };
+  return { ...event, data: rest };
+};
+
 /** The identity service's events, from its store to `identity.events`, checkpointed in its local SQLite. */
 export const identityRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
   new Relay({
@@ -22,4 +32,5 @@ export const identityRelay = (storage: ServiceStorage, bus: MessageBus, options:
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
     nameOf: identityEventName,
+    redact: withoutSecrets,
   });

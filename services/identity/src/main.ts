@@ -5,6 +5,8 @@
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { startTracing } from '@switchyard/telemetry';
+import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { startTcpRpcServer } from '@switchyard/rpc';
 import { IdentityService } from './identity-service';
@@ -13,6 +15,7 @@ import { identityRelay } from './identity-relay';
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('identity', settings);
+  const tracing = startTracing('identity', settings);
   const storage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
   await identity.start();
@@ -26,12 +29,16 @@ runMain(async () => {
 
   const server = await startTcpRpcServer(settings.IDENTITY_RPC_URL, identity.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
   log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {
+    await metrics?.close();
     await server.close();
     await relay.stop();
     await identity.stop();
     await bus.close();
     await storage.close();
+    await tracing.shutdown();
   });
 });

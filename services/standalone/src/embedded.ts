@@ -7,10 +7,11 @@ import type { AddressInfo } from 'node:net';
 import { InProcessMessageBus, type MessageBus } from '@switchyard/bus';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import type { Settings } from '@switchyard/config';
-import { startGateway, type RunningGateway } from '@switchyard/gateway';
+import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
+import { startTracing } from '@switchyard/telemetry';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
@@ -30,6 +31,8 @@ export interface EmbeddedService {
 }
 
 export async function startEmbedded(settings: Settings, log: Logger): Promise<EmbeddedService> {
+  // Traces (OTEL_EXPORTER_OTLP_ENDPOINT): started first, so every span of the services has somewhere to go.
+  const tracing = startTracing('switchyard', settings);
   // The relays move their checkpoints once `publish` resolves; in memory, that must wait until the consumers (the
   // webhooks service) have stored what they make of the events, or a kill -9 in between would lose them.
   const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
@@ -70,6 +73,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     bus,
     rpc,
     ...webhooksOptionsFrom(settings, (error, what) => log.warn({ err: error }, `webhooks: ${what}`)),
+    log,
   });
   rpc.register(webhooks.rpcHandlers());
   await webhooks.start();
@@ -87,10 +91,13 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     ...(demoCheckout ? { modules: [DemoCheckoutModule.register(demoCheckout)] } : {}),
     rpc,
     bus,
+    dashboard: dashboardSettingsFrom(settings),
     clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS,
     keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS,
     enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE,
     jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS,
+    metricsEnabled: settings.METRICS_ENABLED,
+    log,
     onError: (error, what) => log.error({ err: error }, what),
   });
 
@@ -112,6 +119,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       await Promise.all([identity.stop(), transactions.stop()]);
       await bus.close();
       await Promise.all([identityStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
+      await tracing.shutdown();
     },
   };
 }

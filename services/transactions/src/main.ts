@@ -5,6 +5,8 @@
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { startTracing } from '@switchyard/telemetry';
+import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
@@ -13,6 +15,7 @@ import { transactionsRelay } from './transactions-relay';
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('transactions', settings);
+  const tracing = startTracing('transactions', settings);
   const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   // Merchant account settings (network tokens, account updater) are the identity service's: asked when used.
   const rpc = new RoutingRpcClient({ identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS) });
@@ -37,12 +40,16 @@ runMain(async () => {
 
   const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, transactions.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
   log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
+  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {
+    await metrics?.close();
     await server.close();
     await relay.stop();
     await transactions.stop();
     await Promise.allSettled([rpc.close(), bus.close()]);
     await storage.close();
+    await tracing.shutdown();
   });
 });

@@ -11,6 +11,7 @@ import { loadBinData, type BinData } from '@switchyard/bin-data';
 import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { AccountUpdater } from './account-updater/account-updater.slice';
+import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
 import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
@@ -104,6 +105,8 @@ export class TransactionsService {
   readonly transactions: Transactions;
   readonly networkTokens: NetworkTokens;
   readonly accountUpdater: AccountUpdater;
+  /** Authorization rate and latency per connection and minute (the operator dashboard's chart). */
+  readonly authorizationStats: AuthorizationStatsSlice;
   readonly vault: CardVault;
   readonly vaultKeys: VaultKeys;
   /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
@@ -195,6 +198,8 @@ export class TransactionsService {
       onBackgroundError: this.onBackgroundError,
     });
     this.host.add(this.accountUpdater);
+    this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
+    this.host.add(this.authorizationStats);
   }
 
   /**

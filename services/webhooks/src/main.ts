@@ -6,6 +6,8 @@
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import { startTracing } from '@switchyard/telemetry';
+import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 
@@ -15,6 +17,7 @@ import { webhooksRelay } from './webhooks-relay';
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('webhooks', settings);
+  const tracing = startTracing('webhooks', settings);
   const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks' });
   const rpc = new RoutingRpcClient({
@@ -27,6 +30,7 @@ runMain(async () => {
     bus,
     rpc,
     ...webhooksOptionsFrom(settings, (error, what) => log.warn({ err: error }, `webhooks: ${what}`)),
+    log,
   });
   await webhooks.start();
 
@@ -38,12 +42,16 @@ runMain(async () => {
 
   const server = await startTcpRpcServer(settings.WEBHOOKS_RPC_URL, webhooks.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
   log.info({ rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
+  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {
+    await metrics?.close();
     await server.close();
     await relay.stop();
     await webhooks.stop();
     await Promise.allSettled([rpc.close(), bus.close()]);
     await storage.close();
+    await tracing.shutdown();
   });
 });

@@ -31,6 +31,8 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
   readonly fetch?: typeof fetch;
   /** Delivery failures nobody waits for (a skipped message, a worker error); default: a line on stderr. */
   readonly onError?: DeliveriesOptions['onError'];
+  /** The process's logger: a line per delivery attempt, with the request and correlation ids of its event. */
+  readonly log?: DeliveriesOptions['log'];
 }
 
 /** The options every runtime reads from its settings (the embedded one and the webhooks process alike). */
@@ -65,6 +67,7 @@ export class WebhooksService {
       ...(options.workerIntervalMs !== undefined ? { workerIntervalMs: options.workerIntervalMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
       ...(options.onError ? { onError: options.onError } : {}),
+      ...(options.log ? { log: options.log } : {}),
     });
     this.host.add(this.subscriptions, this.deliveries);
   }

@@ -114,15 +114,30 @@ export function cli(): Command {
       process.stdout.write(`${token}\n`);
     });
 
-  const users = program.command('users').description('Dashboard users (no password yet: dashboard login comes later)');
+  const users = program.command('users').description('Dashboard users: who signs in to /dashboard, with which roles (docs/dashboard.md)');
   users
     .command('create')
     .description('Create a dashboard user with its roles')
     .requiredOption('--email <email>', 'email address, unique (case-insensitive)')
     .requiredOption('--display-name <name>', 'display name')
     .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
-    .action(async (options: { email: string; displayName: string; role: string[] }) => {
-      print(await withIdentity((identity) => identity.users.create({ email: options.email, display_name: options.displayName, roles: options.role })));
+    .option('--password-stdin', 'read the dashboard password from standard input (one line; at least 12 characters)')
+    .action(async (options: { email: string; displayName: string; role: string[]; passwordStdin?: boolean }) => {
+      const password = options.passwordStdin ? readPasswordFromStdin() : undefined;
+      print(
+        await withIdentity((identity) =>
+          identity.users.create({ email: options.email, display_name: options.displayName, roles: options.role, ...(password !== undefined ? { password } : {}) }),
+        ),
+      );
+    });
+  users
+    .command('set-password')
+    .description('Set or replace a dashboard user\'s password, read from standard input (only its argon2id hash is stored)')
+    .requiredOption('--id <id>', 'the user id')
+    .requiredOption('--password-stdin', 'read the password from standard input (one line; at least 12 characters)')
+    .action(async (options: { id: string }) => {
+      const password = readPasswordFromStdin();
+      print(await withIdentity((identity) => identity.users.setPassword(options.id, password)));
     });
   users
     .command('update')
@@ -233,6 +248,18 @@ function parseEmbedOption(value: string): EmbedClaim {
 function parseCheckoutSessionIdOption(value: string): string {
   if (!isCheckoutSessionIdClaim(value)) throw new InvalidArgumentError('must be a checkout session id (a UUID)');
   return value;
+}
+
+/**
+ * The password on standard input (never an argument: arguments show in `ps` and shell history). One line: a final
+ * line break, as `echo` or a file adds, is not part of it.
+ */
+function readPasswordFromStdin(): string {
+  if (process.stdin.isTTY) process.stderr.write('password (then Enter and Ctrl-D): ');
+  const password = fs.readFileSync(0, 'utf8').replace(/\r?\n$/, '');
+  if (password === '') throw new CommandFailed('error: no password on standard input');
+  if (/[\r\n]/.test(password)) throw new CommandFailed('error: the password must be one line');
+  return password;
 }
 
 function parseBoolean(value: string): boolean {

@@ -2,8 +2,9 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { runCli } from '@switchyard/testing';
-import { findRoleBySlug } from '@switchyard/identity';
+import { runCli, runCliWithInput } from '@switchyard/testing';
+import { findRoleBySlug, IdentityService } from '@switchyard/identity';
+import { openServiceStorage } from '@switchyard/readmodel';
 
 
 const cli = (dataDir: string, ...args: string[]) => runCli({ DATA_DIR: dataDir }, ...args);
@@ -35,6 +36,7 @@ interface PrintedUser {
   role_ids: string[];
   roles: { slug: string }[];
   active: boolean;
+  has_password: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -43,7 +45,7 @@ describe('users', () => {
   it('creates, edits and lists a user', async () => {
     const dataDir = freshDir();
     const created = await ok<PrintedUser>(dataDir, 'users', 'create', '--email', 'ada@example.com', '--display-name', 'Ada', '--role', 'analyst', '--role', 'pii-viewer');
-    expect(Object.keys(created).sort()).toEqual(['active', 'created_at', 'display_name', 'email', 'id', 'role_ids', 'roles', 'type', 'updated_at']);
+    expect(Object.keys(created).sort()).toEqual(['active', 'created_at', 'display_name', 'email', 'has_password', 'id', 'role_ids', 'roles', 'type', 'updated_at']);
     expect(created).toMatchObject({ type: 'user', email: 'ada@example.com', display_name: 'Ada', role_ids: [id('analyst'), id('pii-viewer')], active: true });
     expect(slugsOf(created)).toEqual(['analyst', 'pii-viewer']);
 
@@ -94,6 +96,86 @@ describe('users', () => {
     const unknown = await cli(dataDir, 'users', 'update', '--id', '00000000-0000-4000-8000-000000000000', '--active', 'false');
     expect(unknown.code).not.toBe(0);
     expect(unknown.stderr).toMatch(/could not be found/);
+  });
+});
+
+describe('dashboard passwords', () => {
+  const password = 'correct horse battery staple';
+
+  /** The events of a user's stream, as stored. */
+  async function storedEvents(dataDir: string, userId: string) {
+    const storage = openServiceStorage('identity', { dataDir });
+    try {
+      return await storage.store.readStream(`user-${userId}`);
+    } finally {
+      await storage.close();
+    }
+  }
+
+  it('creates a user with a password read from standard input; only its argon2id hash is stored, and it signs in', async () => {
+    const dataDir = freshDir();
+    const result = await runCliWithInput({ DATA_DIR: dataDir }, `${password}\n`, 'users', 'create', '--email', 'ada@example.com', '--display-name', 'Ada', '--role', 'analyst', '--password-stdin');
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const created = JSON.parse(result.stdout) as PrintedUser;
+    expect(created).toMatchObject({ email: 'ada@example.com', has_password: true });
+    expect(result.stdout).not.toContain(password);
+    expect(result.stdout).not.toContain('$argon2');
+
+    const events = await storedEvents(dataDir, created.id);
+    expect(events.map((event) => event.type)).toEqual(['UserCreated', 'UserPasswordSet']);
+    const stored = JSON.stringify(events);
+    expect(stored).not.toContain(password);
+    expect((events[1]!.data as { passwordHash: string }).passwordHash).toMatch(/^\$argon2id\$v=19\$m=19456,t=2,p=1\$[A-Za-z0-9+/]+\$[A-Za-z0-9+/]+$/);
+
+    const storage = openServiceStorage('identity', { dataDir });
+    try {
+      const identity = new IdentityService({ store: storage.store, db: storage.db });
+      await expect(identity.users.signIn({ email: 'ADA@example.com', password })).resolves.toMatchObject({ id: created.id });
+      await expect(identity.users.signIn({ email: 'ada@example.com', password: `${password}!` })).rejects.toMatchObject({ status: 401 });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('sets and replaces a password with set-password; the old one stops working', async () => {
+    const dataDir = freshDir();
+    const created = await ok<PrintedUser>(dataDir, 'users', 'create', '--email', 'sam@example.com', '--display-name', 'Sam', '--role', 'system-manager');
+    expect(created.has_password).toBe(false);
+    const first = await runCliWithInput({ DATA_DIR: dataDir }, password, 'users', 'set-password', '--id', created.id, '--password-stdin');
+    expect(first.code).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ id: created.id, has_password: true });
+    const second = await runCliWithInput({ DATA_DIR: dataDir }, 'a different passphrase\r\n', 'users', 'set-password', '--id', created.id, '--password-stdin');
+    expect(second.code).toBe(0);
+
+    const storage = openServiceStorage('identity', { dataDir });
+    try {
+      const identity = new IdentityService({ store: storage.store, db: storage.db });
+      await expect(identity.users.signIn({ email: 'sam@example.com', password })).rejects.toMatchObject({ status: 401 });
+      await expect(identity.users.signIn({ email: 'sam@example.com', password: 'a different passphrase' })).resolves.toMatchObject({ id: created.id });
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it.each([
+    ['short', /at least 12 characters/],
+    ['', /no password on standard input/],
+    ['two\nlines are not one password', /must be one line/],
+  ])('refuses the password %j, printing nothing on stdout', async (input, reason) => {
+    const dataDir = freshDir();
+    const created = await ok<PrintedUser>(dataDir, 'users', 'create', '--email', 'lee@example.com', '--display-name', 'Lee', '--role', 'analyst');
+    const result = await runCliWithInput({ DATA_DIR: dataDir }, input, 'users', 'set-password', '--id', created.id, '--password-stdin');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(reason);
+    expect(result.stdout).toBe('');
+    expect((await storedEvents(dataDir, created.id)).map((event) => event.type)).toEqual(['UserCreated']);
+  });
+
+  it('refuses a password for an unknown user', async () => {
+    const result = await runCliWithInput({ DATA_DIR: freshDir() }, password, 'users', 'set-password', '--id', '00000000-0000-4000-8000-000000000000', '--password-stdin');
+    expect(result.code).not.toBe(0);
+    expect(result.stderr).toMatch(/could not be found/);
   });
 });
 

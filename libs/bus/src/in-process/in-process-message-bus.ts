@@ -1,3 +1,4 @@
+import { consumeMessage } from '@switchyard/telemetry';
 import {
   BusUnavailableError,
   type BusSubscription,
@@ -99,7 +100,7 @@ class InProcessSubscription implements GroupMember, BusSubscription {
     const delivery = (async () => {
       // Never inside the publisher's call stack, and a synchronous throw counts as a rejection.
       await Promise.resolve();
-      await this.options.handler(message);
+      await consumeMessage(message, this.options.groupId, () => this.options.handler(message));
       acknowledge();
     })();
     return this.runs.track(delivery);

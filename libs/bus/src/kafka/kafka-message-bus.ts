@@ -1,4 +1,5 @@
 import { Kafka, Partitioners, type Admin, type Consumer, type EachMessagePayload, type IHeaders, type Producer } from 'kafkajs';
+import { consumeMessage } from '@switchyard/telemetry';
 import {
   BusUnavailableError,
   type BusSubscription,
@@ -388,7 +389,7 @@ class KafkaSubscription implements BusSubscription {
   private async runHandler(message: IncomingMessage, payload: EachMessagePayload): Promise<{ ok: true } | { ok: false; error: unknown }> {
     const heartbeats = setInterval(() => void payload.heartbeat().catch(() => undefined), this.settings.heartbeatIntervalMs);
     try {
-      await this.options.handler(message);
+      await consumeMessage(message, this.options.groupId, () => this.options.handler(message));
       return { ok: true };
     } catch (error) {
       return { ok: false, error };

@@ -4,6 +4,7 @@
  * ConnectorRequestRejectedError; a timeout or a connection lost after sending is `unknown`, since the simulator may
  * have acted on the request: each caller decides what that means for its operation.
  */
+import { markFailed, setAttributes, SpanKind, tracingEnabled, withSpan, type Span } from '@switchyard/telemetry';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
 
 export interface SimulatorEndpoint {
@@ -20,12 +21,38 @@ export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; 
 /** Error codes that never reached the provider's decision (connection refused before sending). */
 const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
-export async function callSimulator<T>(
+/** The path with its ids as `{id}` and without its query: a span name that does not grow with the traffic. */
+export function urlTemplate(path: string): string {
+  const pathname = path.split('?')[0] ?? path;
+  return pathname.replace(/[^/]+/g, (segment) => (/^(v\d+|[a-z]+(-[a-z]+)*)$/.test(segment) && segment.length <= 40 ? segment : '{id}'));
+}
+
+/** One call, as a client span (`POST /v1/authorizations`): method, path template, host, status — never the body. */
+export function callSimulator<T>(
   endpoint: SimulatorEndpoint,
   method: 'GET' | 'POST',
   path: string,
   body: unknown,
   acceptedStatuses: readonly number[] = [],
+): Promise<HttpAnswer<T>> {
+  if (!tracingEnabled()) return send<T>(endpoint, method, path, body, acceptedStatuses);
+  const url = new URL(path, endpoint.baseUrl);
+  const template = urlTemplate(path);
+  const attributes = { 'http.request.method': method, 'url.template': template, 'server.address': url.hostname, 'server.port': Number(url.port) || undefined, provider: endpoint.name };
+  return withSpan(`${method} ${template}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
+    const answer = await send<T>(endpoint, method, path, body, acceptedStatuses, span);
+    if (answer.kind === 'unknown') markFailed(span, { type: answer.timedOut ? 'timeout' : 'connection_lost' });
+    return answer;
+  });
+}
+
+async function send<T>(
+  endpoint: SimulatorEndpoint,
+  method: 'GET' | 'POST',
+  path: string,
+  body: unknown,
+  acceptedStatuses: readonly number[],
+  span?: Span,
 ): Promise<HttpAnswer<T>> {
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(), endpoint.timeoutMs);
@@ -37,6 +64,7 @@ export async function callSimulator<T>(
       body: body === undefined ? undefined : JSON.stringify(body),
       signal: controller.signal,
     });
+    if (span) setAttributes(span, { 'http.response.status_code': response.status });
     const text = await response.text();
     if (response.status >= 500) {
       throw new ConnectorUnavailableError(`${endpoint.name} answered ${response.status} to ${call}`, true, response.status);

@@ -15,6 +15,7 @@ import {
   type ResolvedEvent,
 } from '@eventstore/db-client';
 import { randomUUID } from 'node:crypto';
+import { timeEventStoreAppend } from '@switchyard/metrics';
 import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
@@ -78,9 +79,9 @@ export class EventStoreDbEventStore implements EventStore {
         }) as EventData,
     );
     try {
-      const result = await this.client.appendToStream(streamId, eventData, {
+      const result = await timeEventStoreAppend('eventstoredb', this.client.appendToStream(streamId, eventData, {
         expectedRevision: toEsdbExpectedRevision(options.expectedRevision),
-      });
+      }));
       const position = result.position ?? (await this.lastPositionOf(streamId));
       return { nextExpectedRevision: Number(result.nextExpectedRevision), position: formatPosition(position) };
     } catch (error) {

@@ -2,6 +2,7 @@ import BetterSqlite3, { type Database, type Statement } from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { timeEventStoreAppend } from '@switchyard/metrics';
 import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
@@ -159,7 +160,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    return new Promise((resolve, reject) => {
+    return timeEventStoreAppend('sqlite', new Promise((resolve, reject) => {
       if (this.closed) throw closedError();
       assertAppendable(streamId, events);
       assertValidExpectedRevision(options.expectedRevision);
@@ -186,7 +187,7 @@ export class SqliteEventStore implements EventStore {
         // turn (e.g. by all the requests read from sockets in one poll phase) joins the same commit.
         setImmediate(() => this.flush());
       }
-    });
+    }));
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

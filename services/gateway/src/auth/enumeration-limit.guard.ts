@@ -11,6 +11,7 @@ import { Inject, Injectable, type CanActivate, type ExecutionContext } from '@ne
 import { Reflector } from '@nestjs/core';
 import { ApiError, ENDPOINT_METADATA, type EndpointSpec } from '@switchyard/api';
 import type { RateLimiter } from '@switchyard/kv';
+import { countRateLimitRefusal } from '@switchyard/metrics';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { CALLER, type Caller } from './caller';
 
@@ -73,6 +74,7 @@ export class EnumerationLimitGuard implements CanActivate {
 
     const decision = await this.settings.limiter.consume(bucket, { count: this.settings.perMinute, periodMs: ENUMERATION_LIMIT_PERIOD_MS });
     if (decision.allowed) return true;
+    countRateLimitRefusal(kind);
 
     const seconds = Math.max(1, Math.ceil(decision.retryAfterMs / 1000));
     http.getResponse<FastifyReply>().header('retry-after', String(seconds));

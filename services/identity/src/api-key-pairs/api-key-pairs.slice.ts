@@ -19,11 +19,14 @@ import { rolesOf } from '../roles/roles.slice';
 import { apiKeyPair, apiKeyPairStream, type Actor, type ApiKeyPairChanges } from './api-key-pair';
 import { ApiKeyPairsReadModel, type ApiKeyPairRow } from './api-key-pairs.read-model';
 
-/** Who makes a change: the operator (stands where a dashboard user would) or an API key over the API. */
-export type Assigner = { readonly kind: 'operator' } | { readonly kind: 'api-key-pair'; readonly id: string };
+/**
+ * Who makes a change: the operator (stands where a dashboard user would), a dashboard user signed in to the dashboard,
+ * or an API key over the API.
+ */
+export type Assigner = { readonly kind: 'operator' } | { readonly kind: 'user'; readonly id: string } | { readonly kind: 'api-key-pair'; readonly id: string };
 
-const assignerKind = (assigner: Assigner): AssigneeKind => (assigner.kind === 'operator' ? 'user' : 'api-key-pair');
-const actorOf = (assigner: Assigner): Actor => (assigner.kind === 'operator' ? { kind: 'operator' } : { kind: 'api-key-pair', id: assigner.id });
+const assignerKind = (assigner: Assigner): AssigneeKind => (assigner.kind === 'api-key-pair' ? 'api-key-pair' : 'user');
+const actorOf = (assigner: Assigner): Actor => (assigner.kind === 'operator' ? { kind: 'operator' } : { kind: assigner.kind, id: assigner.id });
 
 export class ApiKeyPairs implements IdentitySlice {
   readonly readModel: ApiKeyPairsReadModel;
@@ -130,8 +133,10 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   rpcHandlers(): RpcHandlers {
-    type WithActor<T> = T & { actor: { api_key_pair_id: string } };
-    const assignerOf = (payload: WithActor<unknown>): Assigner => ({ kind: 'api-key-pair', id: payload.actor.api_key_pair_id });
+    // The gateway names the caller: the API key of an API request, or the dashboard user of a dashboard request.
+    type WithActor<T> = T & { actor: { api_key_pair_id: string } | { user_id: string } };
+    const assignerOf = (payload: WithActor<unknown>): Assigner =>
+      'user_id' in payload.actor ? { kind: 'user', id: payload.actor.user_id } : { kind: 'api-key-pair', id: payload.actor.api_key_pair_id };
     return {
       [identityPatterns.findKeyByKid]: async (payload) => this.findKeyRecord((payload as { kid: string }).kid),
       [apiKeyPairPatterns.list]: async (payload) => this.list(payload as PageQuery),
@@ -162,7 +167,8 @@ export class ApiKeyPairs implements IdentitySlice {
    * merchant accounts the change gives it.
    */
   private async assertWithinAssignerAccounts(assigner: Assigner, change: { target?: string; accounts?: readonly string[] | undefined }): Promise<void> {
-    if (assigner.kind === 'operator') return;
+    // Dashboard users, like the operator, are not limited to merchant accounts.
+    if (assigner.kind !== 'api-key-pair') return;
     await this.context.catchUp();
     const own = this.readModel.find(assigner.id)?.merchantAccountIds;
     if (own === undefined) throw ApiError.forbidden('The API key pair making this change no longer exists');

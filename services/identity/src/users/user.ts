@@ -1,9 +1,11 @@
 /**
  * The dashboard user aggregate: stream `user-<uuid>`. A user holds roles through `role_ids`, like an API key pair.
  *
- * No password or login yet: a later issue adds dashboard sign-in. Until then users are made and edited by the
- * operator CLI, and by single sign-on (which maps an identity provider's roles claim, see
- * `roles/single-sign-on.ts`). The email never changes once set; its uniqueness is held by `user-email.ts`.
+ * Users are made and edited by the operator CLI, and by single sign-on (which maps an identity provider's roles
+ * claim, see `roles/single-sign-on.ts`). The email never changes once set; its uniqueness is held by `user-email.ts`.
+ * The operator sets a user's dashboard password (`UserPasswordSet`): the event carries the argon2id hash, made by the
+ * slice before the command (hashing salts at random, and deciders take no randomness), never the password
+ * (`user-password.ts`, docs/dashboard.md).
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 import { assertValidRoleSet } from '../roles/role-rules';
@@ -24,7 +26,9 @@ export interface UserChanges {
 
 export type UserEvent =
   | { readonly type: 'UserCreated'; readonly data: UserCreatedData }
-  | { readonly type: 'UserUpdated'; readonly data: UserChanges & { readonly id: string; readonly at: string } };
+  | { readonly type: 'UserUpdated'; readonly data: UserChanges & { readonly id: string; readonly at: string } }
+  /** The dashboard password, as its PHC-format hash. The identity relay publishes the event without it. */
+  | { readonly type: 'UserPasswordSet'; readonly data: { readonly id: string; readonly passwordHash: string; readonly at: string } };
 
 interface CommandMetadata {
   readonly now: string;
@@ -32,7 +36,8 @@ interface CommandMetadata {
 
 export type UserCommand =
   | { readonly type: 'CreateUser'; readonly data: Omit<UserCreatedData, 'at'>; readonly metadata: CommandMetadata }
-  | { readonly type: 'UpdateUser'; readonly data: UserChanges; readonly metadata: CommandMetadata };
+  | { readonly type: 'UpdateUser'; readonly data: UserChanges; readonly metadata: CommandMetadata }
+  | { readonly type: 'SetUserPassword'; readonly data: { readonly passwordHash: string }; readonly metadata: CommandMetadata };
 
 export type UserState =
   | { readonly status: 'absent' }
@@ -88,6 +93,10 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
         if (Object.keys(changes).length === 0) return [];
         return [{ type: 'UserUpdated', data: { id: state.id, ...changes, at: command.metadata.now } }];
       }
+      case 'SetUserPassword':
+        // A deactivated user may be given a password too: the operator resets it before restoring the user.
+        if (state.status !== 'present') throw new DomainError('user_not_found', 'The resource could not be found');
+        return [{ type: 'UserPasswordSet', data: { id: state.id, passwordHash: command.data.passwordHash, at: command.metadata.now } }];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
@@ -106,6 +115,8 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
           ...(event.data.displayName !== undefined ? { displayName: event.data.displayName } : {}),
           ...(event.data.active !== undefined ? { active: event.data.active } : {}),
         };
+      case 'UserPasswordSet':
+        return state;
     }
   },
 };

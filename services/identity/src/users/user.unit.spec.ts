@@ -71,3 +71,24 @@ describe('when the user exists', () => {
     expect(given(updated).when(update({ active: true }))).toHaveLength(1);
   });
 });
+
+describe('setting a password', () => {
+  const created = given([]).when(create()) as UserEvent[];
+  const setPassword = (passwordHash: string): UserCommand => ({ type: 'SetUserPassword', data: { passwordHash }, metadata: { now: later } });
+
+  it('records the hash it is given, for a user that exists, deactivated or not', () => {
+    expect(given(created).when(setPassword('$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA'))).toEqual([
+      { type: 'UserPasswordSet', data: { id: 'u1', passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', at: later } },
+    ]);
+    const deactivated = [...created, { type: 'UserUpdated', data: { id: 'u1', active: false, at: later } } as UserEvent];
+    expect(given(deactivated).when(setPassword('$argon2id$x'))).toHaveLength(1);
+  });
+
+  it('refuses it for a user that does not exist', () =>
+    expect(() => given([]).when(setPassword('$argon2id$x'))).toThrow(expect.objectContaining({ code: 'user_not_found' })));
+
+  it('changes nothing else of the user', () => {
+    const withPassword = [...created, ...(given(created).when(setPassword('$argon2id$x')) as UserEvent[])];
+    expect(given(withPassword).when(update({ roleIds: [id('analyst')], active: true, displayName: 'Ada' }))).toEqual([]);
+  });
+});

@@ -1,10 +1,10 @@
 /**
- * Dashboard users: create, update, list, and single sign-on (resolve a roles claim, then create the user or
- * replace its roles). The operator CLI drives it; no HTTP endpoint yet, and no password (dashboard login is a
- * later issue).
+ * Dashboard users: create, update, list, set a password, sign in with it, and single sign-on (resolve a roles claim,
+ * then create the user or replace its roles). The operator CLI drives the writes; the dashboard (gateway) signs users
+ * in and reads them back over RPC (`userPatterns`). No API endpoint.
  */
 import { ApiError, type Page, type PageQuery } from '@switchyard/api';
-import type { Role } from '@switchyard/contracts';
+import { userPatterns, type DashboardUser, type Role, type UserSignInRequest } from '@switchyard/contracts';
 import { asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { toApiError } from '../errors';
@@ -14,26 +14,19 @@ import { rolesOf } from '../roles/roles.slice';
 import { resolveSingleSignOnRoles, type SingleSignOnRoles } from '../roles/single-sign-on';
 import { user, userStream, type UserChanges, type UserCommand } from './user';
 import { userEmail, userEmailStream, type UserEmailEvent } from './user-email';
+import { assertAcceptablePassword, decoyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, passwordMatches } from './user-password';
 import { UsersReadModel, type UserRow } from './users.read-model';
 
-/** A dashboard user as shown to the operator (and, later, the API). */
-export interface User {
-  readonly type: 'user';
-  readonly id: string;
-  readonly email: string;
-  readonly display_name: string;
-  readonly role_ids: string[];
-  readonly roles: Role[];
-  readonly active: boolean;
-  readonly created_at: string;
-  readonly updated_at: string;
-}
+/** A dashboard user as shown to the operator and the dashboard: the wire's `DashboardUser` (never a password or its hash). */
+export type User = DashboardUser;
 
 export interface UserCreateInput {
   readonly email: string;
   readonly display_name: string;
   /** Role ids or slugs (the CLI takes slugs). */
   readonly roles: readonly string[];
+  /** The dashboard password; absent: none yet (`setPassword` later, or single sign-on only). */
+  readonly password?: string;
 }
 
 export interface UserUpdateInput {
@@ -46,6 +39,15 @@ export interface UserUpdateInput {
 export interface SingleSignOnResult {
   readonly user: User;
   readonly resolution: SingleSignOnRoles;
+}
+
+/** A synchronous check whose domain error becomes the spec's error, as `asApiErrors` does for commands. */
+function asApiErrorsNow(check: () => void): void {
+  try {
+    check();
+  } catch (error) {
+    throw toApiError(error);
+  }
 }
 
 /** Unknown entries stay as they are, so the role rules name them ("unknown role id ..."). */
@@ -65,6 +67,7 @@ export class Users implements IdentitySlice {
   async create(input: UserCreateInput): Promise<User> {
     const email = input.email.trim();
     const now = this.context.now().toISOString();
+    if (input.password !== undefined) asApiErrorsNow(() => assertAcceptablePassword(input.password!));
     const id = await asApiErrors(async () => {
       // A claim left by a create that stopped before its user was appended is finished under the claimed id.
       const claimedBy = await this.emailClaimHolder(email);
@@ -76,8 +79,39 @@ export class Users implements IdentitySlice {
       await handleCommand(this.context.store, userStream(id), user, create);
       return id;
     });
+    if (input.password !== undefined) return this.setPassword(id, input.password);
     await this.context.catchUp();
     return this.get(id);
+  }
+
+  /** Sets (or replaces) the user's dashboard password; the event holds its argon2id hash only. */
+  async setPassword(id: string, password: string): Promise<User> {
+    asApiErrorsNow(() => assertAcceptablePassword(password));
+    const passwordHash = await hashPassword(password);
+    await asApiErrors(() =>
+      handleCommand(this.context.store, userStream(id), user, { type: 'SetUserPassword', data: { passwordHash }, metadata: { now: this.context.now().toISOString() } }),
+    );
+    await this.context.catchUp();
+    return this.get(id);
+  }
+
+  /**
+   * A dashboard sign-in. Every refusal for a wrong email or password is the same 401, and takes as long: an unknown
+   * email, or a user without a password, is verified against a decoy hash. Only someone who gave the right password
+   * learns that the user is deactivated (403).
+   */
+  async signIn(input: UserSignInRequest): Promise<User> {
+    await this.context.catchUp();
+    const row = this.readModel.findByEmail(input.email);
+    const stored = row ? this.readModel.passwordHash(row.id) : null;
+    // A password longer than any that can be set is wrong without hashing it (a large body costs no argon2 time).
+    const plausible = [...input.password].length <= PASSWORD_MAX_LENGTH;
+    const matches = plausible && (await passwordMatches(stored ?? (await decoyPasswordHash()), input.password));
+    if (!row || stored === null || !matches) throw ApiError.unauthorized('The email or password is wrong');
+    if (!row.active) {
+      throw toApiError(new DomainError('user_inactive', `user ${row.email} is deactivated`, [{ field: 'email', message: 'the user is deactivated' }]));
+    }
+    return toUser(row);
   }
 
   async update(id: string, input: UserUpdateInput): Promise<User> {
@@ -130,7 +164,17 @@ export class Users implements IdentitySlice {
   }
 
   rpcHandlers(): RpcHandlers {
-    return {};
+    return {
+      [userPatterns.signIn]: async (payload) => {
+        const { email, password } = payload as Partial<UserSignInRequest>;
+        if (typeof email !== 'string' || typeof password !== 'string') throw ApiError.unauthorized('The email or password is wrong');
+        return this.signIn({ email, password });
+      },
+      [userPatterns.get]: async (payload) => {
+        await this.context.catchUp();
+        return this.get((payload as { id: string }).id);
+      },
+    };
   }
 
   /** The user id holding an email, read from the write side (the read model may lag another process). */
@@ -156,6 +200,7 @@ function toUser(row: UserRow): User {
     role_ids: [...row.roleIds],
     roles: rolesOf(row.roleIds),
     active: row.active,
+    has_password: row.hasPassword,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
   };

@@ -6,6 +6,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { issuerMandatesAuthentication, type BinData } from '@switchyard/bin-data';
 import { ApiError } from '@switchyard/api';
+import { countAuthorization } from '@switchyard/metrics';
 import {
   ConnectorRequestRejectedError,
   ConnectorUnavailableError,
@@ -448,6 +449,7 @@ export class Authorizations {
           )
         : { outcome: 'failed', errorCode: 'invalid_service_configuration', rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated` };
       const result = toAuthorizationResult(answer, paymentMethodAmount(t));
+      countAuthorization(t.paymentServiceId, result?.outcome ?? 'unknown');
       if (result && isFailoverCandidate(result) && nextConnection(t)) {
         await this.store.record(id, { type: 'FailOver', data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error } });
         continue;

@@ -5,7 +5,7 @@
  * (`giftCardConnectorFor`) one to `giftCardConfigFor`.
  */
 import { ApiError } from '@switchyard/api';
-import { connectorRegistry, giftCardServiceRegistry, type Connector, type GiftCardConnector, type MockCardConfig, type MockGiftCardConfig } from '@switchyard/connectors';
+import { connectorRegistry, giftCardServiceRegistry, tracedConnector, type Connector, type GiftCardConnector, type MockCardConfig, type MockGiftCardConfig } from '@switchyard/connectors';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 
 export interface ProviderSettings {
@@ -51,7 +51,7 @@ export class ProviderConnectors {
     return cachedFor(this.cache, connection, () => {
       const definition = connectorRegistry.get(connection.paymentServiceDefinitionId);
       if (!definition) throw noConnector(connection, 'connector');
-      return definition.create(this.configFor(connection) as never);
+      return tracedConnector(definition.create(this.configFor(connection) as never), connection.id);
     });
   }
 

@@ -88,9 +88,11 @@ describe('delivering', () => {
       return message;
     });
     await harness.publish(...messages);
+    // The receiver stays down for 300 ms from its first refused attempt: that attempt comes once the messages are
+    // ingested, which can itself take 300 ms on a loaded machine.
+    await vi.waitFor(() => expect(receiver.requests.length).toBeGreaterThan(0), { timeout: 5_000, interval: 10 });
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(receiver.succeeded).toHaveLength(0);
-    expect(receiver.requests.length).toBeGreaterThan(0);
     up = true;
 
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(300), { timeout: 20_000, interval: 50 });

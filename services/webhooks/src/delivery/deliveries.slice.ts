@@ -37,11 +37,13 @@ import {
   type WebhookReplayResult,
   type WebhookSubscriptionRef,
 } from '@switchyard/contracts';
+import { registerWebhookBacklog } from '@switchyard/metrics';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { ServiceContext, ServiceSlice } from '@switchyard/service';
+import { contextHeaders } from '@switchyard/telemetry';
 import { visibleTo, type SubscriptionDirectory, type SubscriptionTarget } from '../subscription-directory';
 import { DeliveryStore, type AttemptRow, type DeliveryRow, type NewWebhookEvent } from './delivery-store';
-import { DeliveryWorker } from './delivery-worker';
+import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker';
 import { renderTarget, resourceOf, TargetMemory, TRANSACTION_STREAM_PREFIX, type RenderOptions } from './event-targets';
 import { defaultRetrySettings, type RetrySettings } from './retry-policy';
 
@@ -64,6 +66,8 @@ export interface DeliveriesOptions {
   readonly onError?: (error: unknown, what: string) => void;
   /** Waits while the owning service's read model catches up with an event (tests shorten them). */
   readonly render?: RenderOptions;
+  /** One line per delivery attempt, in the context of the request that caused its event. Default: none. */
+  readonly log?: DeliveryWorkerOptions['log'];
 }
 
 /** `webhooks.deliveries.list` (the gateway's `WebhookDeliveryListRequest`). */
@@ -139,6 +143,7 @@ export class Deliveries implements ServiceSlice {
   private readonly settings: RetrySettings;
   private readonly onError: (error: unknown, what: string) => void;
   private subscription: BusSubscription | null = null;
+  private unregisterBacklog: () => void = () => undefined;
 
   constructor(
     private readonly context: ServiceContext,
@@ -162,6 +167,7 @@ export class Deliveries implements ServiceSlice {
       fetch: options.fetch ?? fetch,
       concurrency: options.concurrency ?? 8,
       onError: this.onError,
+      ...(options.log ? { log: options.log } : {}),
     });
   }
 
@@ -175,12 +181,14 @@ export class Deliveries implements ServiceSlice {
       handler: (message) => this.ingest(message),
     });
     this.worker.start();
+    this.unregisterBacklog = registerWebhookBacklog(() => this.store.backlog());
   }
 
   /** Leaves the group (the message under way is stored and acknowledged first), then lets the attempts under way finish. */
   async stop(): Promise<void> {
     const subscription = this.subscription;
     this.subscription = null;
+    this.unregisterBacklog();
     await subscription?.stop();
     await this.worker.stop();
   }
@@ -250,6 +258,7 @@ export class Deliveries implements ServiceSlice {
         merchantAccountId,
         createdAt,
         body: JSON.stringify(body),
+        traceContext: contextHeaders(),
       });
     }
     const created = this.store.ingest(

@@ -3,7 +3,8 @@
  * read model: it is fed from the bus (which does not replay it), so it is not rebuilt from the event store.
  *
  *   webhook_resource_owners     transaction stream → merchant account (from `TransactionCreated`)
- *   webhook_delivery_events     one row per (bus message, public name): the exact body sent, forever the same
+ *   webhook_delivery_events     one row per (bus message, public name): the exact body sent, forever the same, and
+ *                               the context it came in (correlation id, `traceparent`), which every attempt resumes
  *   webhook_deliveries          one row per (subscription, webhook event): status, schedule, ordering lane
  *   webhook_delivery_attempts   every HTTP attempt of a delivery
  *
@@ -33,6 +34,8 @@ export interface NewWebhookEvent {
   readonly createdAt: string;
   /** The exact JSON body every attempt sends. */
   readonly body: string;
+  /** The context the message came in (`contextHeaders()`: correlation id, `traceparent`); attempts log and trace in it. */
+  readonly traceContext?: Readonly<Record<string, string>>;
 }
 
 /** A delivery with what attempting it needs. */
@@ -56,6 +59,8 @@ export interface DeliveryRow {
   readonly eventName: string;
   readonly resourceId: string;
   readonly body: string;
+  /** The context its event came in (empty when none was recorded). */
+  readonly traceContext: Readonly<Record<string, string>>;
 }
 
 /** What settling a delivery needs: which one, of which generation, in which lane. */
@@ -95,6 +100,7 @@ interface DeliveryRecord {
   event_name: string;
   resource_id: string;
   body: string;
+  trace_context: string | null;
 }
 
 interface EventRecord {
@@ -127,10 +133,23 @@ const toDelivery = (r: DeliveryRecord): DeliveryRow => ({
   eventName: r.event_name,
   resourceId: r.resource_id,
   body: r.body,
+  traceContext: parseTraceContext(r.trace_context),
 });
 
+/** The stored context; a row from before it was kept (or unreadable) has none. */
+function parseTraceContext(text: string | null): Readonly<Record<string, string>> {
+  if (text === null) return {};
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null) return {};
+    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+  } catch {
+    return {};
+  }
+}
+
 const DELIVERY_COLUMNS = `d.seq, d.id, d.subscription_id, d.event_seq, d.stream_id, d.queue_seq, d.status, d.next_attempt_ms, d.scheduled_ms,
-  d.failures, d.generation, d.created_at, d.updated_at, e.message_id AS event_id, e.name AS event_name, e.resource_id, e.body`;
+  d.failures, d.generation, d.created_at, d.updated_at, e.message_id AS event_id, e.name AS event_name, e.resource_id, e.body, e.trace_context`;
 
 /** The next lane position: above every delivery's. */
 const NEXT_QUEUE_SEQ = `(SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM webhook_deliveries)`;
@@ -157,6 +176,9 @@ function createSchema(db: Database.Database): void {
     CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       delivery_id TEXT NOT NULL, n INTEGER NOT NULL, attempted_at TEXT NOT NULL, response_status INTEGER,
       error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, n));`);
+  // Added with tracing: files from before get the column (their events have no context).
+  const eventColumns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('webhook_delivery_events')`).all();
+  if (!eventColumns.some((column) => column.name === 'trace_context')) db.exec('ALTER TABLE webhook_delivery_events ADD COLUMN trace_context TEXT');
 }
 
 function prepareStatements(db: Database.Database) {
@@ -167,9 +189,9 @@ function prepareStatements(db: Database.Database) {
     ),
     owner: db.prepare<[string], { merchant_account_id: string }>('SELECT merchant_account_id FROM webhook_resource_owners WHERE stream_id = ?'),
     hasEvent: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM webhook_delivery_events WHERE key = ?'),
-    insertEvent: db.prepare<NewWebhookEvent & { createdMs: number }>(
-      `INSERT INTO webhook_delivery_events (key, message_id, name, stream_id, resource_id, merchant_account_id, created_at, created_ms, body)
-       VALUES (@key, @messageId, @name, @streamId, @resourceId, @merchantAccountId, @createdAt, @createdMs, @body)
+    insertEvent: db.prepare<Omit<NewWebhookEvent, 'traceContext'> & { createdMs: number; traceContext: string | null }>(
+      `INSERT INTO webhook_delivery_events (key, message_id, name, stream_id, resource_id, merchant_account_id, created_at, created_ms, body, trace_context)
+       VALUES (@key, @messageId, @name, @streamId, @resourceId, @merchantAccountId, @createdAt, @createdMs, @body, @traceContext)
        ON CONFLICT (key) DO NOTHING`,
     ),
     insertDelivery: db.prepare<{ id: string; subscriptionId: string; eventSeq: number; streamId: string; nowMs: number; now: string }>(
@@ -201,6 +223,8 @@ function prepareStatements(db: Database.Database) {
                            AND b.status IN ${UNDONE} AND b.queue_seq < d.queue_seq)
        ORDER BY d.next_attempt_ms, d.queue_seq LIMIT @limit`,
     ),
+    // Counted on the partial indexes of undone deliveries: a scrape does not scan the delivered ones.
+    backlog: db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status IN ${UNDONE}`),
     byId: db.prepare<[string], DeliveryRecord>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_delivery_events e ON e.seq = d.event_seq WHERE d.id = ?`),
     attemptCount: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?'),
     insertAttempt: db.prepare<AttemptRow & { n: number }>(
@@ -288,7 +312,8 @@ export class DeliveryStore {
       if (owner) this.statements.saveOwner.run(owner);
       let created = 0;
       for (const event of events) {
-        const inserted = this.statements.insertEvent.run({ ...event, createdMs: Date.parse(event.createdAt) });
+        const traceContext = event.traceContext && Object.keys(event.traceContext).length > 0 ? JSON.stringify(event.traceContext) : null;
+        const inserted = this.statements.insertEvent.run({ ...event, createdMs: Date.parse(event.createdAt), traceContext });
         if (inserted.changes === 0) continue;
         const eventSeq = Number(inserted.lastInsertRowid);
         for (const subscriptionId of subscribers(event)) {
@@ -308,6 +333,11 @@ export class DeliveryStore {
   /** Lane heads due at `nowMs`, earliest first. */
   due(nowMs: number, limit: number): DeliveryRow[] {
     return this.statements.due.all({ nowMs, limit }).map(toDelivery);
+  }
+
+  /** Deliveries not yet done (pending or retrying), every subscription's. */
+  backlog(): number {
+    return this.statements.backlog.get()?.n ?? 0;
   }
 
   find(id: string): DeliveryRow | null {

@@ -12,7 +12,10 @@
  * A crash between sending and recording sends the delivery again after the restart, under the same webhook id
  * (at least once; receivers deduplicate on it).
  */
+import { countWebhookAttempt } from '@switchyard/metrics';
+import { contextFromHeaders, markFailed, runWithContext, setAttributes, SpanKind, startSpan, tracingEnabled, type Span } from '@switchyard/telemetry';
 import { signatureHeaders } from '@switchyard/webhook-signature';
+import type { Logger } from 'pino';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
 import type { DeliveryRow, DeliveryStore } from './delivery-store';
 import { nextAttemptAfterFailure, type RetrySettings } from './retry-policy';
@@ -28,6 +31,8 @@ export interface DeliveryWorkerOptions {
   readonly concurrency: number;
   readonly onError: (error: unknown, what: string) => void;
   readonly random?: () => number;
+  /** One `info` line per attempt (ids, status, duration; never the URL, a header or the body). */
+  readonly log?: Pick<Logger, 'info'>;
 }
 
 interface AttemptOutcome {
@@ -35,6 +40,19 @@ interface AttemptOutcome {
   readonly error: string | null;
   readonly durationMs: number;
 }
+
+/** What identifies an attempt in its log line and span: ids and the event name. */
+const attemptFields = (delivery: DeliveryRow) => ({
+  delivery_id: delivery.id,
+  subscription_id: delivery.subscriptionId,
+  event_id: delivery.eventId,
+  event_name: delivery.eventName,
+  resource_id: delivery.resourceId,
+  attempt: delivery.failures + 1,
+});
+
+const attemptAttributes = (delivery: DeliveryRow) =>
+  Object.fromEntries(Object.entries(attemptFields(delivery)).map(([key, value]) => [`webhook.${key}`, value]));
 
 const laneOf = (delivery: Pick<DeliveryRow, 'subscriptionId' | 'streamId'>): string => `${delivery.subscriptionId}\u0000${delivery.streamId}`;
 
@@ -96,7 +114,8 @@ export class DeliveryWorker {
         const lane = laneOf(delivery);
         if (this.inFlight.has(lane)) continue;
         started += 1;
-        const run = this.process(delivery)
+        // In the context its event came in: the attempt's lines and span belong to the request that caused it.
+        const run = runWithContext(contextFromHeaders(delivery.traceContext, delivery.eventId), () => this.process(delivery))
           .catch((error: unknown) => this.options.onError(error, 'delivering a webhook'))
           .finally(() => {
             this.inFlight.delete(lane);
@@ -123,6 +142,7 @@ export class DeliveryWorker {
       return;
     }
     const attemptedAt = this.options.now();
+    const span = startSpan('webhook delivery', { kind: SpanKind.CLIENT, ...(tracingEnabled() ? { attributes: attemptAttributes(delivery) } : {}) });
     const outcome = await this.send(subscription, delivery, attemptedAt);
     const nowMs = this.options.now().getTime();
     const succeeded = outcome.responseStatus !== null && outcome.responseStatus >= 200 && outcome.responseStatus < 300;
@@ -130,11 +150,24 @@ export class DeliveryWorker {
     const next = succeeded
       ? null
       : nextAttemptAfterFailure({ failures, scheduledMs: delivery.scheduledMs, nowMs, settings, ...(this.options.random ? { random: this.options.random } : {}) });
+    countWebhookAttempt(succeeded ? 'succeeded' : next === null ? 'failed' : 'retrying');
+    this.reportAttempt(span, delivery, outcome, succeeded ? 'succeeded' : next === null ? 'failed' : 'retrying');
     store.recordAttempt(
       delivery,
       { deliveryId: delivery.id, attemptedAt: attemptedAt.toISOString(), ...outcome },
       { status: succeeded ? 'succeeded' : next === null ? 'failed' : 'retrying', nextAttemptMs: next, failures },
       new Date(nowMs),
+    );
+  }
+
+  /** Ends the attempt's span and logs its line. */
+  private reportAttempt(span: Span, delivery: DeliveryRow, outcome: AttemptOutcome, status: 'succeeded' | 'retrying' | 'failed'): void {
+    setAttributes(span, { outcome: status, ...(outcome.responseStatus !== null ? { 'http.response.status_code': outcome.responseStatus } : {}) });
+    if (status !== 'succeeded') markFailed(span, { type: outcome.responseStatus === null ? 'no_answer' : String(outcome.responseStatus) });
+    span.end();
+    this.options.log?.info(
+      { ...attemptFields(delivery), outcome: status, response_status: outcome.responseStatus, duration_ms: outcome.durationMs, ...(outcome.error ? { error: outcome.error } : {}) },
+      'webhook delivery attempted',
     );
   }
 
