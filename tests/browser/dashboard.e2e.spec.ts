@@ -9,35 +9,22 @@
  * Chromium missing: `SKIP dashboard in Chromium: …` (a failure under SWITCHYARD_REQUIRE_INFRA=1; `.ci/run` installs it).
  */
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
-import { describeWithInfra, runCliWithInput, testArtifactsDir, type Availability } from '@switchyard/testing';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithInfra, runCliWithInput } from '@switchyard/testing';
+import type { BrowserContext, Page } from 'playwright-core';
+import { chromiumAvailability, launchChromium, screenshotPath } from './chromium';
 import { startHarness, type Harness } from '../../services/standalone/src/transactions.harness';
 import { WebhookReceiver } from '../../services/standalone/src/webhooks.receiver';
 
-const CHROMIUM = '/usr/bin/chromium';
-/** As the demo checkout test: no sandbox (root in CI), no GPU, no QUIC, nothing that phones home. */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const EMAIL = 'operator@example.com';
 const PASSWORD = 'a long and private pass phrase';
 
-const chromiumAvailability = (): Availability =>
-  fs.existsSync(CHROMIUM) ? { available: true } : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
 
-/** Where screenshots go: the run's artifacts (CI), else a temporary folder. */
-function screenshotPath(name: string): string {
-  const artifacts = testArtifactsDir();
-  const dir = artifacts ? path.join(artifacts, 'screenshots') : fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-screenshots-'));
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `dashboard-${name}-${process.pid}.png`);
-}
 
 describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
   let harness: Harness;
   let receiver: WebhookReceiver;
-  let userDataDir: string;
+  let chrome: Awaited<ReturnType<typeof launchChromium>> | undefined;
   let browser: BrowserContext;
   let transactionId: string;
   let subscriptionId: string;
@@ -76,19 +63,12 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     while (receiver.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(receiver.requests.map((received) => received.answered)).toEqual([503]);
 
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 60_000,
-      viewport: { width: 1280, height: 1400 },
-    });
+    chrome = await launchChromium({ width: 1280, height: 1400 });
+    browser = chrome.browser;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
-    if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+    await chrome?.close();
     await harness?.stop();
     await receiver?.down();
   });
@@ -102,7 +82,7 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
       if (response.status() >= 400) failedRequests.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
     });
     const keep = async (name: string) => {
-      const file = screenshotPath(name);
+      const file = screenshotPath(`dashboard-${name}`);
       await page.screenshot({ path: file, fullPage: true });
       expect(fs.statSync(file).size).toBeGreaterThan(0);
       // The path only: an attachment with a path would be copied into the work tree (.vitest-attachments).

@@ -14,18 +14,11 @@
  */
 import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
-import { describeWithInfra, testArtifactsDir, type Availability } from '@switchyard/testing';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { describeWithInfra } from '@switchyard/testing';
+import type { BrowserContext, Page } from 'playwright-core';
+import { chromiumAvailability, launchChromium, screenshotPath } from './chromium';
 import { startEmbeddedFixture, type EmbeddedFixture } from '../../services/standalone/src/embedded.fixture';
 
-const CHROMIUM = '/usr/bin/chromium';
-/**
- * Flags besides `--headless` (Playwright's `headless: true`) and a fresh `--user-data-dir` (`launchPersistentContext`,
- * which refuses it among the args): no sandbox (root in CI), no GPU, no QUIC, and nothing that phones home.
- */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const CARD_NUMBER = '4111111111111111';
 /**
@@ -48,8 +41,6 @@ const EXPECTED_CARD_DETAILS_EVENTS = [
   { country: 'US', scheme: 'visa', cardType: 'credit', additionalSchemes: [] },
 ];
 
-const chromiumAvailability = (): Availability =>
-  fs.existsSync(CHROMIUM) ? { available: true } : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
 
 /**
  * The browser globals the page functions below read: the repository compiles without the DOM library, so those
@@ -73,13 +64,6 @@ interface PageGlobals {
   addEventListener(type: 'message', listener: (event: { data: unknown; origin: string }) => void): void;
 }
 
-/** Where the screenshot goes: the run's artifacts (CI), else a temporary folder. */
-function screenshotPath(): string {
-  const artifacts = testArtifactsDir();
-  const dir = artifacts ? path.join(artifacts, 'screenshots') : fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-screenshots-'));
-  fs.mkdirSync(dir, { recursive: true });
-  return path.join(dir, `demo-checkout-${process.pid}.png`);
-}
 
 /** Everything the merchant page's JavaScript can see that might hold one of the card numbers. Runs in the top frame. */
 function whatTheMerchantPageSees(numbers: readonly string[]) {
@@ -145,26 +129,19 @@ function whatTheMerchantPageSees(numbers: readonly string[]) {
 describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
   let fixture: EmbeddedFixture;
   let port: number;
-  let userDataDir: string;
+  let chrome: Awaited<ReturnType<typeof launchChromium>> | undefined;
   let browser: BrowserContext;
 
   beforeAll(async () => {
     fixture = await startEmbeddedFixture('demo-checkout-browser', {}, { listen: true });
     port = (fixture.service.gateway.app.getHttpServer().address() as AddressInfo).port;
-    userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-chromium-'));
-    browser = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      timeout: 60_000,
-      // Tall enough for the whole page in one screenshot (a full-page one resizes the view and re-lays out the frames).
-      viewport: { width: 1024, height: 1000 },
-    });
+    // Tall enough for the whole page in one screenshot (a full-page one resizes the view and re-lays out the frames).
+    chrome = await launchChromium({ width: 1024, height: 1000 });
+    browser = chrome.browser;
   });
 
   afterAll(async () => {
-    await browser?.close();
-    if (userDataDir) fs.rmSync(userDataDir, { recursive: true, force: true });
+    await chrome?.close();
     await fixture?.stop();
   });
 
@@ -226,7 +203,7 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     // The events list is shown on the page too, as received.
     expect(await page.locator('#card-details-events li').allTextContents()).toEqual(EXPECTED_CARD_DETAILS_EVENTS.map((event) => JSON.stringify(event)));
 
-    const screenshot = screenshotPath();
+    const screenshot = screenshotPath('demo-checkout');
     await page.screenshot({ path: screenshot });
     expect(fs.statSync(screenshot).size).toBeGreaterThan(0);
     // The path only: an attachment with a path would be copied into the work tree (.vitest-attachments).

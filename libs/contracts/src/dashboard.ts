@@ -57,6 +57,17 @@ export interface AuthorizationStatsBucket {
   readonly latency_ms_max: number;
 }
 
+/** One connection's totals over a chart's window (the dashboard's `GET /dashboard/api/stats/authorizations`). */
+export interface ConnectionTotals {
+  readonly payment_service_id: string;
+  readonly attempts: number;
+  readonly succeeded: number;
+  /** succeeded / attempts, 0 to 1. */
+  readonly success_rate: number;
+  readonly latency_ms_avg: number;
+  readonly latency_ms_max: number;
+}
+
 export interface AuthorizationStats {
   readonly from: string;
   readonly to: string;

@@ -5,27 +5,19 @@
  */
 import { useEffect } from 'react';
 import { api } from './api';
-import type { AuthorizationStatsBucket } from '@switchyard/contracts';
+import type { AuthorizationStatsBucket, ConnectionTotals } from '@switchyard/contracts';
 import type { SessionInfo } from './session';
 import { usePaymentServices } from './transactions';
 import { useLoad } from './use-load';
 
 type Bucket = AuthorizationStatsBucket;
 
-interface Totals {
-  readonly payment_service_id: string;
-  readonly attempts: number;
-  readonly succeeded: number;
-  readonly success_rate: number;
-  readonly latency_ms_avg: number;
-  readonly latency_ms_max: number;
-}
 
 interface Chart {
   readonly from: string;
   readonly to: string;
   readonly buckets: Bucket[];
-  readonly connections: Totals[];
+  readonly connections: ConnectionTotals[];
 }
 
 const WIDTH = 732;

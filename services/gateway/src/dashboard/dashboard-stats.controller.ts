@@ -4,7 +4,7 @@
  * (`authorizationStatsPatterns`), with each connection's totals for the hour.
  */
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
-import { authorizationStatsPatterns, type AuthorizationStats, type AuthorizationStatsBucket, type AuthorizationStatsRequest } from '@switchyard/contracts';
+import { authorizationStatsPatterns, type AuthorizationStats, type AuthorizationStatsBucket, type AuthorizationStatsRequest, type ConnectionTotals } from '@switchyard/contracts';
 import { DashboardAuthGuard, SignedIn } from './dashboard-auth.guard';
 import { DASHBOARD, type DashboardDependencies } from './dashboard-dependencies';
 import { merchantAccountQuery, queryOf } from './dashboard-query';
@@ -12,15 +12,6 @@ import { merchantAccountQuery, queryOf } from './dashboard-query';
 const MINUTE_MS = 60_000;
 export const CHART_MINUTES = 60;
 
-export interface ConnectionTotals {
-  readonly payment_service_id: string;
-  readonly attempts: number;
-  readonly succeeded: number;
-  /** succeeded / attempts, 0 to 1. */
-  readonly success_rate: number;
-  readonly latency_ms_avg: number;
-  readonly latency_ms_max: number;
-}
 
 export interface AuthorizationChart extends AuthorizationStats {
   readonly connections: ConnectionTotals[];
