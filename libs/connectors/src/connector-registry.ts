@@ -11,6 +11,8 @@ export interface ConnectorDefinition<Config = unknown> {
   readonly displayName: string;
   /** What the provider can do; a connection can only turn capabilities off, never on. */
   readonly capabilities: ConnectorCapabilities;
+  /** The hosts (`host[:port]`) a connection with this configuration may call; the vault's forwarder refuses others. */
+  hosts(config: Config): readonly string[];
   create(config: Config): Connector;
 }
 
@@ -22,7 +24,7 @@ export class ConnectorRegistry {
     for (const definition of definitions) {
       if (byId.has(definition.id)) throw new Error(`duplicate connector definition id "${definition.id}"`);
       // Every connector made from the registry has its provider calls timed (provider-call-timing.ts).
-      byId.set(definition.id, { ...definition, create: (config: never) => timedConnector(definition.create(config), definition.id) });
+      byId.set(definition.id, { ...definition, hosts: (config: never) => definition.hosts(config), create: (config: never) => timedConnector(definition.create(config), definition.id) });
     }
     this.byId = byId;
   }

@@ -103,6 +103,8 @@ export function giftCardDigitsOf(number: string): GiftCardDigits {
 export interface GiftCardServiceDefinition<Config = unknown> {
   readonly id: string;
   readonly displayName: string;
+  /** The hosts (`host[:port]`) a connection with this configuration may call. */
+  hosts(config: Config): readonly string[];
   create(config: Config): GiftCardConnector;
 }
 

@@ -1,5 +1,6 @@
 export * from './connector';
 export * from './connector-errors';
+export * from './provider-fetch';
 export * from './three-d-secure';
 export * from './gift-card';
 export * from './network-tokens';

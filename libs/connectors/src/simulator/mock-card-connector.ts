@@ -28,6 +28,7 @@ import type {
   SyncResult,
 } from '../connector';
 import { effectiveCapabilities, type ConnectorDefinition } from '../connector-registry';
+import type { ProviderFetch } from '../provider-fetch';
 import { parseMockCardNotification } from './mock-card-notification';
 import { callSimulator, type HttpAnswer, type SimulatorEndpoint } from './simulator-http-client';
 import {
@@ -57,6 +58,8 @@ export interface MockCardConfig {
   /** Accepted clock skew for notification timestamps. Default 300 s. */
   readonly signatureToleranceSeconds?: number;
   readonly now?: () => Date;
+  /** How the simulator is called (the vault's forwarder for card-bearing calls); default the global fetch. */
+  readonly fetch?: ProviderFetch;
 }
 
 const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
@@ -72,7 +75,7 @@ export class MockCardConnector implements Connector {
   constructor(private readonly config: MockCardConfig, definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>) {
     this.definitionId = definition.id;
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
-    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId } };
+    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId }, ...(config.fetch ? { fetch: config.fetch } : {}) };
   }
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal> {

@@ -1,3 +1,4 @@
+import { hostOf } from '../provider-fetch';
 import type { ConnectorCapabilities } from '../connector';
 import type { ConnectorDefinition } from '../connector-registry';
 import { MockCardConnector, type MockCardConfig } from './mock-card-connector';
@@ -17,5 +18,6 @@ export const mockCardDefinition: ConnectorDefinition<MockCardConfig> = {
   id: 'mock-card',
   displayName: 'Card simulator',
   capabilities: mockCardCapabilities,
+  hosts: (config) => [hostOf(config.baseUrl)],
   create: (config) => new MockCardConnector(config, mockCardDefinition),
 };

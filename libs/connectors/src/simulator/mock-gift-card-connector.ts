@@ -16,6 +16,7 @@ import type {
   GiftCardReversed,
   GiftCardServiceDefinition,
 } from '../gift-card';
+import type { ProviderFetch } from '../provider-fetch';
 import { callSimulator, type SimulatorEndpoint } from './simulator-http-client';
 import {
   merchantIdHeader,
@@ -39,6 +40,8 @@ export interface MockGiftCardConfig {
   readonly merchantId: string;
   /** Per-request timeout. Default 10 s. */
   readonly timeoutMs?: number;
+  /** How the simulator is called; default the global fetch. */
+  readonly fetch?: ProviderFetch;
 }
 
 /** What an answer must carry, by field: the `typeof` its value may have (`|`: either; `null` for null). */
@@ -54,7 +57,7 @@ export class MockGiftCardConnector implements GiftCardConnector {
 
   constructor(config: MockGiftCardConfig, definition: Pick<GiftCardServiceDefinition, 'id'>) {
     this.definitionId = definition.id;
-    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId } };
+    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId }, ...(config.fetch ? { fetch: config.fetch } : {}) };
   }
 
   async balance(card: GiftCardCredentials): Promise<GiftCardBalance | GiftCardFailure> {

@@ -1,3 +1,4 @@
+import { hostOf } from '../provider-fetch';
 import type { GiftCardServiceDefinition } from '../gift-card';
 import { MockGiftCardConnector, type MockGiftCardConfig } from './mock-gift-card-connector';
 
@@ -5,5 +6,6 @@ import { MockGiftCardConnector, type MockGiftCardConfig } from './mock-gift-card
 export const mockGiftCardDefinition: GiftCardServiceDefinition<MockGiftCardConfig> = {
   id: 'mock-gift-card',
   displayName: 'Gift card simulator',
+  hosts: (config) => [hostOf(config.baseUrl)],
   create: (config) => new MockGiftCardConnector(config, mockGiftCardDefinition),
 };

@@ -1,3 +1,4 @@
+import { hostOf } from '../provider-fetch';
 import type { ConnectorCapabilities } from '../connector';
 import type { ConnectorDefinition } from '../connector-registry';
 import { MockCardConnector, type MockCardConfig } from './mock-card-connector';
@@ -21,5 +22,6 @@ export const mockPaypalDefinition: ConnectorDefinition<MockCardConfig> = {
   id: 'mock-paypal',
   displayName: 'PayPal simulator',
   capabilities: mockPaypalCapabilities,
+  hosts: (config) => [hostOf(config.baseUrl)],
   create: (config) => new MockCardConnector(config, mockPaypalDefinition),
 };

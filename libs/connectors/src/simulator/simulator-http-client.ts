@@ -6,6 +6,7 @@
  */
 import { markFailed, setAttributes, SpanKind, tracingEnabled, withSpan, type Span } from '@switchyard/telemetry';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
+import type { ProviderFetch } from '../provider-fetch';
 
 export interface SimulatorEndpoint {
   /** Names the provider in error messages, e.g. `mock-card`. */
@@ -13,6 +14,8 @@ export interface SimulatorEndpoint {
   readonly baseUrl: string;
   readonly timeoutMs: number;
   readonly headers?: Readonly<Record<string, string>>;
+  /** How the call is made; default the global fetch. */
+  readonly fetch?: ProviderFetch;
 }
 
 /** `unknown`: no answer; `timedOut` when none came within `timeoutMs` (else the connection broke after sending). */
@@ -58,7 +61,7 @@ async function send<T>(
   const timer = setTimeout(() => controller.abort(), endpoint.timeoutMs);
   const call = `${method} ${path}`;
   try {
-    const response = await fetch(new URL(path, endpoint.baseUrl), {
+    const response = await (endpoint.fetch ?? fetch)(new URL(path, endpoint.baseUrl), {
       method,
       headers: { 'content-type': 'application/json', accept: 'application/json', ...endpoint.headers },
       body: body === undefined ? undefined : JSON.stringify(body),
