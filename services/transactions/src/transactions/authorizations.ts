@@ -133,7 +133,9 @@ export class Authorizations {
 
   create(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request));
+    return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request), (bound) =>
+      this.store.render(merchantAccountId, bound.transaction_id),
+    );
   }
 
   /**
@@ -217,6 +219,7 @@ export class Authorizations {
       paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
       redirectUrl,
     };
+    this.store.bindRequest({ transaction_id: id });
     await this.store.command(id, {
       type: 'CreateTransaction',
       data: {
@@ -268,6 +271,7 @@ export class Authorizations {
   private async payWithGiftCardsOnly(request: TransactionCreateRequest, giftCards: PlannedGiftCards): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const id = this.context.newId();
+    this.store.bindRequest({ transaction_id: id });
     await this.store.command(id, {
       type: 'CreateTransaction',
       data: {

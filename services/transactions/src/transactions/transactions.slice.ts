@@ -48,7 +48,7 @@ import type { ProviderConnectors } from './provider-connectors';
 import { ProviderMessages } from './provider-messages';
 import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
-import { TransactionStore } from './transaction-store';
+import { TransactionStore, type RequestBinding } from './transaction-store';
 import { transactionViewAsOf } from './transaction-as-of';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
 import type { TransactionsReadModel } from './transactions.read-model';
@@ -170,6 +170,11 @@ export class Transactions implements TransactionsSlice {
 
   captureTransaction(request: TransactionCaptureRequest): Promise<WireTransaction | TransactionCapture> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionCapture> => {
+      if (!request.prefer_capture || !bound.capture_id) return this.store.render(merchantAccountId, bound.transaction_id);
+      await this.context.catchUp();
+      return this.capture(merchantAccountId, bound.transaction_id, bound.capture_id);
+    };
     return this.store.idempotent(merchantAccountId, `transactions.capture:${id}`, request.idempotency_key, { body, prefer: request.prefer_capture }, async () => {
       const t = await this.store.load(merchantAccountId, id);
       const connection = this.store.connectionOf(t);
@@ -187,6 +192,7 @@ export class Transactions implements TransactionsSlice {
       };
       const captureId = this.context.newId();
       const tracking = (body.tracking ?? []).map((entry) => ({ number: entry.number, carrier: entry.carrier, ...(entry.url ? { url: entry.url } : {}) }));
+      this.store.bindRequest({ transaction_id: id, capture_id: captureId });
       const decided = await this.store.command(id, {
         type: 'CaptureTransaction',
         data: {
@@ -220,15 +226,22 @@ export class Transactions implements TransactionsSlice {
       // The capture is read from the read model: it must have seen this capture first.
       await this.context.catchUp();
       return this.capture(merchantAccountId, id, captureId);
-    });
+    }, answerBound);
   }
 
   voidTransaction(request: TransactionVoidRequest): Promise<WireTransaction | TransactionVoid> {
     const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
+    const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionVoid> => {
+      const transaction = await this.store.render(merchantAccountId, bound.transaction_id);
+      if (!request.prefer_void) return transaction;
+      const status = transaction.status === 'authorization_voided' ? 'succeeded' : transaction.status === 'authorization_void_pending' ? 'pending' : 'failed';
+      return { type: 'transaction-void', status, code: null, raw_response_code: null, raw_response_description: null, transaction };
+    };
     return this.store.idempotent(merchantAccountId, `transactions.void:${id}`, request.idempotency_key, { prefer: request.prefer_void }, async () => {
       const t = await this.store.load(merchantAccountId, id);
       const connector = this.connectors.connectorFor(this.store.connectionOf(t));
       const voidId = this.context.newId();
+      this.store.bindRequest({ transaction_id: id, void_id: voidId });
       await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
       const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
       const outcome = toOutcome(answer);
@@ -236,7 +249,7 @@ export class Transactions implements TransactionsSlice {
       const transaction = await this.store.render(merchantAccountId, id);
       if (!request.prefer_void) return transaction;
       return { type: 'transaction-void', status: operationStatus(answer, ['succeeded', 'pending', 'declined', 'failed']), ...codesOf(answer), transaction };
-    });
+    }, answerBound);
   }
 
   /**
@@ -371,6 +384,22 @@ export class Transactions implements TransactionsSlice {
    */
   increment(request: TransactionRequest<AuthorizationIncrementInput>): Promise<AuthorizationIncrement> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    const answerBound = async (bound: RequestBinding): Promise<AuthorizationIncrement> => {
+      // The increment's own event, when its answer was recorded; else the provider's word is not known yet.
+      const recorded = (await this.store.events(bound.transaction_id))
+        .map((event) => event.data as { incrementId?: string; outcome?: 'failed' | 'pending'; responseCode?: string })
+        .find((data) => data.incrementId === bound.increment_id);
+      const status = !recorded ? 'pending' : (recorded.outcome ?? 'succeeded');
+      return {
+        type: 'transaction-authorization-increment',
+        status,
+        amount: body.amount,
+        response_code: recorded?.responseCode ?? null,
+        response_description: null,
+        error_code: status === 'failed' ? 'unknown_error' : null,
+        transaction: await this.store.render(merchantAccountId, bound.transaction_id),
+      };
+    };
     return this.store.idempotent(merchantAccountId, `transactions.increment:${id}`, request.idempotency_key, body, async () => {
       const t = await this.store.load(merchantAccountId, id);
       await asApiErrors(async () => assertIncrementAllowed(t));
@@ -380,6 +409,8 @@ export class Transactions implements TransactionsSlice {
           { location: 'body', pointer: '/amount', message: 'incremental authorization is off for this payment service', type: 'capability_disabled' },
         ]);
       }
+      const incrementId = this.context.newId();
+      this.store.bindRequest({ transaction_id: id, increment_id: incrementId });
       const answer = await this.store.call(() =>
         connector.incrementAuthorization({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: body.amount, currency: t.currency }),
       );
@@ -387,7 +418,7 @@ export class Transactions implements TransactionsSlice {
       const outcome = answer.outcome === 'succeeded' ? 'succeeded' : answer.outcome === 'declined' || answer.outcome === 'failed' ? 'failed' : 'pending';
       await this.store.command(id, {
         type: 'RecordAuthorizationIncrement',
-        data: { incrementId: this.context.newId(), amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
+        data: { incrementId, amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
       });
       return {
         type: 'transaction-authorization-increment',
@@ -398,7 +429,7 @@ export class Transactions implements TransactionsSlice {
         error_code: outcome === 'failed' ? (answer.errorCode ?? 'unknown_error') : null,
         transaction: await this.store.render(merchantAccountId, id),
       };
-    });
+    }, answerBound);
   }
 
   async update(request: TransactionRequest<TransactionUpdateInput>): Promise<WireTransaction> {
@@ -415,13 +446,22 @@ export class Transactions implements TransactionsSlice {
 
   createRefund(request: TransactionRequest<RefundCreateInput>): Promise<WireRefund> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
-    return this.store.idempotent(merchantAccountId, `transactions.refund:${id}`, request.idempotency_key, body, () =>
-      this.refundOnce(merchantAccountId, id, {
-        ...(body.amount != null ? { amount: body.amount } : {}),
-        reason: body.reason ?? undefined,
-        externalIdentifier: body.external_identifier ?? undefined,
-        ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
-      }),
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.refund:${id}`,
+      request.idempotency_key,
+      body,
+      () =>
+        this.refundOnce(merchantAccountId, id, {
+          ...(body.amount != null ? { amount: body.amount } : {}),
+          reason: body.reason ?? undefined,
+          externalIdentifier: body.external_identifier ?? undefined,
+          ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
+        }),
+      async (bound) => {
+        await this.context.catchUp();
+        return this.refund(merchantAccountId, bound.transaction_id, bound.refund_ids?.[0] ?? '');
+      },
     );
   }
 
@@ -446,19 +486,32 @@ export class Transactions implements TransactionsSlice {
         else this.connectors.connectorFor(this.store.connectionOf(t));
       }
       const items: WireRefund[] = [];
-      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }));
-      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common));
+      const made: string[] = [];
+      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }, made));
+      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common, made));
+      return { items, limit: 20, next_cursor: null, previous_cursor: null };
+    }, async (bound) => {
+      await this.context.catchUp();
+      const items = (bound.refund_ids ?? []).map((refundId) => this.refund(merchantAccountId, bound.transaction_id, refundId));
       return { items, limit: 20, next_cursor: null, previous_cursor: null };
     });
   }
 
-  private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget }): Promise<WireRefund> {
+  /** `made`: the refunds this request made before this one (refunds/all), all bound to its Idempotency-Key. */
+  private async refundOnce(
+    merchantAccountId: string,
+    id: string,
+    input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget },
+    made: string[] = [],
+  ): Promise<WireRefund> {
     const t = await this.store.load(merchantAccountId, id);
     // The provider is resolved first: a refund refused here (service deleted, gift cards only) claims nothing.
     const target = input.target;
     const giftCardConnector = target ? this.giftCardConnectorOf(t) : null;
     const connector = target ? null : this.connectors.connectorFor(this.store.connectionOf(t));
     const refundId = this.context.newId();
+    made.push(refundId);
+    this.store.bindRequest({ transaction_id: id, refund_ids: [...made] });
     const decided = await this.store.command(id, {
       type: 'RefundTransaction',
       data: {
