@@ -10,6 +10,7 @@ import type { ProviderNotificationRequest, SettlementFileRequest, SettlementFile
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { providerError, verificationCodes } from './provider-answers';
+import { LateAuthorizations } from './late-authorizations';
 import type { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
 import type { Transaction } from './transaction';
@@ -19,6 +20,7 @@ import type { TransactionStore } from './transaction-store';
 export class ProviderMessages {
   private readonly notificationSeen: Database.Statement<[string, string]>;
   private readonly notificationApplied: Database.Statement<[string, string, string]>;
+  private readonly lateAuthorizations: LateAuthorizations;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -32,6 +34,7 @@ export class ProviderMessages {
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
     this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
     this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
+    this.lateAuthorizations = new LateAuthorizations(store, paymentServices, connectors);
   }
 
   /** A provider notification: verified by the connector (signature over the raw bytes), applied once per provider event id. */
@@ -65,13 +68,14 @@ export class ProviderMessages {
         const error = providerError(notification);
         switch (notification.status) {
           case 'authorized':
-          case 'captured':
-            return this.store.record(id, {
+          case 'captured': {
+            const recorded = await this.store.record(id, {
               type: 'RecordAuthorizationResult',
               data: {
                 source: 'notification',
                 result: {
                   outcome: 'succeeded',
+                  captured: notification.status === 'captured',
                   authorizedAmount: notification.amount,
                   paymentServiceTransactionId: notification.providerTransactionId,
                   ...(notification.avsResponseCode ? { avsResponseCode: notification.avsResponseCode } : {}),
@@ -80,13 +84,19 @@ export class ProviderMessages {
                 },
               },
             });
+            // A success after we decided failure: reversed now; the timer tries again if the provider cannot take it yet.
+            await this.lateAuthorizations.reverseReceived(id, recorded).catch(() => undefined);
+            return;
+          }
           case 'declined':
           case 'failed':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            return;
           case 'pending':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            return;
           case 'voided':
-            if (t.pendingVoidId) return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            if (t.pendingVoidId) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
             return;
           case 'cancelled':
             return; // recorded by the cancel request itself, once the provider confirmed it
@@ -98,11 +108,13 @@ export class ProviderMessages {
         const captureId = view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0];
         if (!captureId) return;
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+        await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+        return;
       }
       case 'refund': {
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+        await this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+        return;
       }
       case 'vault-token':
         // The provider vaulted the card a purchase asked to store: that payment method becomes usable.

@@ -128,13 +128,16 @@ export class TransactionStore {
 
   /**
    * Records what a provider said (its answer, a notification, a sync). The provider's later word may already have
-   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces.
+   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces. A
+   * success after a decided failure is not stale: it is recorded (`LateAuthorizationReceived`) for reversal.
+   * Returns the events appended.
    */
-  async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
-    await this.append(id, command).catch((error: unknown) => {
-      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return;
+  async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<readonly TransactionEvent[]> {
+    const handled = await this.append(id, command).catch((error: unknown) => {
+      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return null;
       throw error;
     });
+    return handled?.events ?? [];
   }
 
   async state(id: string): Promise<TransactionState> {

@@ -45,6 +45,7 @@ import { Authorizations, type AuthorizationDependencies } from './authorizations
 
 import { codesOf, operationStatus, providerError, toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
+import { LateAuthorizations } from './late-authorizations';
 import { ProviderMessages } from './provider-messages';
 import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
@@ -66,6 +67,8 @@ export class Transactions implements TransactionsSlice {
   private readonly store: TransactionStore;
   private readonly authorizations: Authorizations;
   private readonly providerMessages: ProviderMessages;
+  private readonly lateAuthorizations: LateAuthorizations;
+  private readonly onBackgroundError: (error: unknown) => void;
   private readonly connectors: ProviderConnectors;
   private readonly paymentServices: TransactionsDependencies['paymentServices'];
 
@@ -79,6 +82,8 @@ export class Transactions implements TransactionsSlice {
     this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors, dependencies.paymentMethods);
     this.connectors = dependencies.connectors;
     this.paymentServices = dependencies.paymentServices;
+    this.lateAuthorizations = new LateAuthorizations(this.store, dependencies.paymentServices, dependencies.connectors);
+    this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
   }
 
   get projection() {
@@ -294,6 +299,7 @@ export class Transactions implements TransactionsSlice {
       snapshot.status === 'authorized' || snapshot.status === 'captured'
         ? {
             outcome: 'succeeded',
+            captured: snapshot.status === 'captured',
             authorizedAmount: snapshot.authorizedAmount,
             paymentServiceTransactionId: snapshot.providerTransactionId,
             ...(snapshot.avsResponseCode ? { avsResponseCode: snapshot.avsResponseCode } : {}),
@@ -304,7 +310,8 @@ export class Transactions implements TransactionsSlice {
           ? { outcome: snapshot.status, error: providerError(snapshot) }
           : null;
     if (!result) return 'unknown';
-    await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    const recorded = await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    await this.lateAuthorizations.reverseReceived(t.id, recorded);
     return 'recorded';
   }
 
@@ -334,6 +341,15 @@ export class Transactions implements TransactionsSlice {
       if (found !== 'unknown') decided += 1;
     }
     for (const id of this.readModel.openOperations(before, 100)) decided += await this.reconcileOperations(id);
+    // Late authorizations the provider did not let us reverse yet (unreachable, a refusal): tried again every round.
+    for (const id of this.readModel.unreversedLateAuthorizations(100)) {
+      // One that cannot be reversed (its payment service deleted) must not hold back the others.
+      const reversed = await this.lateAuthorizations.reverse(id).catch((error: unknown) => {
+        this.onBackgroundError(error);
+        return false;
+      });
+      if (reversed) decided += 1;
+    }
     if (decided > 0) await this.context.catchUp();
     return decided;
   }
