@@ -24,6 +24,7 @@ import { PazePayments } from './transactions/paze-payments';
 import { Buyers } from './buyers/buyers.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods } from './payment-methods/payment-methods.slice';
+import { KnownMerchantAccounts } from './merchant-account-settings';
 import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
 import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
@@ -187,6 +188,7 @@ export class TransactionsService {
       checkoutSessions: this.checkoutSessions,
       paze: new PazePayments(this.digitalWallets, this.host.context.now),
       networkTokens: this.networkTokens,
+      merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
     this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);

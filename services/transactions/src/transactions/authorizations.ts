@@ -81,6 +81,8 @@ export interface AuthorizationDependencies {
   readonly networkTokens?: NetworkTokenSource | null;
   readonly checkoutSessions?: CheckoutSessionClaims | null;
   readonly paze?: PazeWallets | null;
+  /** Whether a merchant account exists (identity's); null: not checked (a service without identity, in tests). */
+  readonly merchantAccounts?: { exists(merchantAccountId: string): Promise<boolean> } | null;
 }
 
 export class Authorizations {
@@ -97,6 +99,7 @@ export class Authorizations {
   private readonly instruments: Instruments;
   private readonly paymentMethods: AuthorizationDependencies['paymentMethods'];
   private readonly buyers: BuyerDirectory | null;
+  private readonly merchantAccounts: AuthorizationDependencies['merchantAccounts'];
   readonly giftCards: GiftCardPayments;
 
   constructor(
@@ -114,6 +117,7 @@ export class Authorizations {
     this.connectors = dependencies.connectors;
     this.paymentMethods = dependencies.paymentMethods ?? null;
     this.buyers = dependencies.buyers ?? null;
+    this.merchantAccounts = dependencies.merchantAccounts ?? null;
     this.instruments = new Instruments({
       vault: dependencies.vault,
       paymentMethods: this.paymentMethods ?? null,
@@ -131,8 +135,10 @@ export class Authorizations {
     });
   }
 
-  create(request: TransactionCreateRequest): Promise<WireTransaction> {
+  async create(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
+    // Before the key is claimed: the answer may change once the account is created.
+    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
     return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request), (bound) =>
       this.store.render(merchantAccountId, bound.transaction_id),
     );
