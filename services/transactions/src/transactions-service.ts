@@ -19,6 +19,7 @@ import { FlowRules } from './flow-rules/flow-rules.slice';
 import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
+import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
 import { PazePayments } from './transactions/paze-payments';
 import { Buyers } from './buyers/buyers.slice';
@@ -190,7 +191,7 @@ export class TransactionsService {
       networkTokens: this.networkTokens,
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
-    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
+    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, new OneOffCardShredder(options.db, this.vault));
     this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
     this.host.add(this.networkTokens);
     this.accountUpdater = new AccountUpdater(this.host.context, {
