@@ -25,6 +25,7 @@ import { PazePayments } from './transactions/paze-payments';
 import { Buyers } from './buyers/buyers.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods } from './payment-methods/payment-methods.slice';
+import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
 import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
@@ -121,7 +122,7 @@ export class TransactionsService {
   private readonly onBackgroundError: (error: unknown) => void;
 
   constructor(options: TransactionsServiceOptions) {
-    this.host = new ServiceHost(options);
+    this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);

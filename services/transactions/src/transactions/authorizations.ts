@@ -36,6 +36,7 @@ import { ThreeDSecureAuthenticator } from './three-d-secure';
 import { nextConnection, paymentMethodAmount, type Transaction } from './transaction';
 import type { TransactionDetails } from './transaction-wire';
 import type { TransactionStore } from './transaction-store';
+import { vaultCardUseOf } from './transaction-upcasters';
 
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
 export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
@@ -241,6 +242,7 @@ export class Authorizations {
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         ...(giftCards ? { giftCards: giftCards.plan } : {}),
         details: details as Record<string, unknown>,
+        vaultCard: vaultCardUseOf(details),
       },
     });
     progress.created = true;
@@ -294,6 +296,7 @@ export class Authorizations {
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         giftCards: giftCards.plan,
         details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
+        vaultCard: null,
       },
     });
     this.giftCards.hold(id, giftCards);

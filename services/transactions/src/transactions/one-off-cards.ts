@@ -8,7 +8,7 @@
  *
  * A projection, so the shredding commits with its checkpoint: a crash between the event and the shredding is
  * caught up on restart, and a data directory written before this (issue 22) has its completed one-off cards shredded
- * on first start. Cards of checkout sessions belong to their session (its slice removes them); stored methods stay.
+ * on first start — its `TransactionCreated` events are version 1, upcast to name their `vaultCard`. Cards of checkout sessions belong to their session (its slice removes them); stored methods stay.
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
@@ -16,16 +16,11 @@ import type { Projection } from '@switchyard/readmodel';
 import type { ServiceSlice } from '@switchyard/service';
 import type { CardVault } from '../vault/card-vault';
 import type { TransactionCreatedData } from './transaction';
-import type { TransactionDetails } from './transaction-wire';
 
 const TRANSACTION_PREFIX = 'transaction-';
 
 /** The vault card a transaction was created with when it is kept for that payment only; null otherwise. */
-export function oneOffCardOf(data: TransactionCreatedData): string | null {
-  const details = (data.details ?? {}) as TransactionDetails;
-  if (details.instrumentType !== 'pan' || details.store || details.checkoutSessionId) return null;
-  return details.paymentMethod?.id ?? null;
-}
+export const oneOffCardOf = (data: TransactionCreatedData): string | null => (data.vaultCard?.use === 'one_off' ? data.vaultCard.id : null);
 
 export class OneOffCardShredder implements ServiceSlice {
   readonly projection: Projection;

@@ -66,6 +66,17 @@ export interface GiftCardError {
   readonly rawErrorMessage?: string;
 }
 
+/** The vault card a transaction was created with, and what it is kept for. */
+export interface VaultCardUse {
+  readonly id: string;
+  /**
+   * `one_off`: given for this payment only, shredded once its create request completed; `stored`: a stored payment
+   * method (or one this payment stores); `checkout_session`: its checkout session's.
+   */
+  readonly use: 'one_off' | 'stored' | 'checkout_session';
+}
+
+/** Schema version 2 (`vaultCard`); version 1 is upcast by `transaction-upcasters.ts`. */
 export interface TransactionCreatedData {
   readonly transactionId: string;
   readonly merchantAccountId: string;
@@ -86,6 +97,8 @@ export interface TransactionCreatedData {
    * cart items, metadata, flags). Opaque to the rules; the read model renders it.
    */
   readonly details?: Readonly<Record<string, unknown>>;
+  /** The vault card paying (null: a redirect method, Paze, gift cards alone). Version 2; derived from `details` for 1. */
+  readonly vaultCard: VaultCardUse | null;
   readonly at: string;
 }
 
