@@ -4,6 +4,8 @@
  * the CN of a certificate its CA signed; a client accepts a server only when its certificate names the service it
  * meant to call. Made by `npm run cli -- rpc-credentials create --out DIR` (docs/operations.md).
  */
+// @peculiar/x509 resolves its algorithms through tsyringe, which needs the Reflect metadata polyfill loaded first.
+import 'reflect-metadata';
 import { createPrivateKey, KeyObject, webcrypto, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -45,20 +47,32 @@ async function importSigningKey(pem: string): Promise<webcrypto.CryptoKey> {
   return subtle.importKey('pkcs8', der, ecdsa, false, ['sign']);
 }
 
+export interface RpcCredentialSetOptions {
+  /** How long the certificates are valid (365 days). */
+  readonly days?: number;
+  /** Issue under this CA (a running installation's) instead of a new one. */
+  readonly ca?: RpcCredentialSet['ca'];
+  /** The services to issue certificates for (every service of `rpcServices`). */
+  readonly services?: readonly string[];
+  /** When the validity starts (now). */
+  readonly now?: Date;
+}
+
 /**
  * A CA (new, or `ca` when given: certificates for a running installation) and a certificate for each service, valid
  * for `days`. ECDSA P-256 keys: the cheapest TLS handshake that every TLS 1.3 peer speaks.
  */
-export async function createRpcCredentialSet(options: { days?: number; ca?: RpcCredentialSet['ca']; services?: readonly string[] } = {}): Promise<RpcCredentialSet> {
+export async function createRpcCredentialSet(options: RpcCredentialSetOptions = {}): Promise<RpcCredentialSet> {
   const days = options.days ?? 365;
-  const notBefore = new Date(Date.now() - CLOCK_SKEW_MS);
-  const notAfter = new Date(Date.now() + days * DAY_MS);
+  const now = (options.now ?? new Date()).getTime();
+  const notBefore = new Date(now - CLOCK_SKEW_MS);
+  const notAfter = new Date(now + days * DAY_MS);
   let ca = options.ca;
   if (!ca) {
     const keys = await subtle.generateKey(ecdsa, true, ['sign', 'verify']);
     const cert = await x509.X509CertificateGenerator.createSelfSigned(
       {
-        name: `CN=Switchyard RPC CA ${new Date().toISOString()}`,
+        name: `CN=Switchyard RPC CA ${new Date(now).toISOString()}`,
         keys,
         notBefore,
         notAfter,
@@ -158,8 +172,9 @@ export function loadRpcCredentials(service: string, settings: RpcCredentialSetti
         '(docs/operations.md, "Credentials between services")',
     );
   }
-  const credentials = { service, ca: readCredentialFile(files.ca), cert: readCredentialFile(files.cert), key: readCredentialFile(files.key) };
-  checkRpcCredentials(credentials, now, files);
+  const found = { ca: files.ca, cert: files.cert, key: files.key };
+  const credentials = { service, ca: readCredentialFile(found.ca), cert: readCredentialFile(found.cert), key: readCredentialFile(found.key) };
+  checkRpcCredentials(credentials, now, found);
   return credentials;
 }
 

@@ -11,7 +11,7 @@ import {
   type CreatedApiKeyPair,
 } from '@switchyard/contracts';
 import { handleCommand } from '@switchyard/decider';
-import type { RpcHandlers } from '@switchyard/rpc';
+import type { RpcCall, RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
 import type { MerchantAccounts } from '../merchant-accounts/merchant-accounts.slice';
 import { roleIdOf } from '../roles/role-catalog';
@@ -133,24 +133,28 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   rpcHandlers(): RpcHandlers {
-    // The gateway names the caller: the API key of an API request, or the dashboard user of a dashboard request.
-    type WithActor<T> = T & { actor: { api_key_pair_id: string } | { user_id: string } };
-    const assignerOf = (payload: WithActor<unknown>): Assigner =>
-      'user_id' in payload.actor ? { kind: 'user', id: payload.actor.user_id } : { kind: 'api-key-pair', id: payload.actor.api_key_pair_id };
+    // The gateway names who acts — the API key of an API request, or the dashboard user of a dashboard request — as
+    // the call's actor, which the transport authenticated with the caller; never from the payload.
+    const assignerOf = (call: RpcCall): Assigner => {
+      if (!call.actor) throw ApiError.forbidden('The call names no acting API key pair or dashboard user');
+      return call.actor.type === 'dashboard-user' ? { kind: 'user', id: call.actor.id } : { kind: 'api-key-pair', id: call.actor.id };
+    };
     return {
       [identityPatterns.findKeyByKid]: async (payload) => this.findKeyRecord((payload as { kid: string }).kid),
       [apiKeyPairPatterns.list]: async (payload) => this.list(payload as PageQuery),
       [apiKeyPairPatterns.get]: async (payload) => this.get((payload as { id: string }).id),
-      [apiKeyPairPatterns.create]: async (payload) => {
-        const { body } = payload as WithActor<{ body: ApiKeyPairCreateInput }>;
-        return this.create({ ...body, roles: body.role_ids }, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.create]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { body } = payload as { body: ApiKeyPairCreateInput };
+        return this.create({ ...body, roles: body.role_ids }, assigner);
       },
-      [apiKeyPairPatterns.update]: async (payload) => {
-        const { id, body } = payload as WithActor<{ id: string; body: ApiKeyPairUpdateInput }>;
-        return this.update(id, body, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.update]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { id, body } = payload as { id: string; body: ApiKeyPairUpdateInput };
+        return this.update(id, body, assigner);
       },
-      [apiKeyPairPatterns.delete]: async (payload) => {
-        await this.delete((payload as { id: string }).id, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.delete]: async (payload, call) => {
+        await this.delete((payload as { id: string }).id, assignerOf(call));
         return null;
       },
       [apiKeyPairPatterns.recordUse]: async (payload) => {
