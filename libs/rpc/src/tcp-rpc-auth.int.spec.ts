@@ -3,9 +3,11 @@
  * and callers that are forged (another CA), altered or replayed on the wire (a proxy in between), expired, calling a
  * pattern their service may not call, or talking to an impostor server. A refused call runs no handler.
  */
+import { execFile } from 'node:child_process';
 import net from 'node:net';
+import path from 'node:path';
 import { ApiError } from '@switchyard/api';
-import { freePort, rpcCredentialsForTests, type TestRpcCredentials } from '@switchyard/testing';
+import { freePort, repoRoot, rpcCredentialsForTests, type TestRpcCredentials } from '@switchyard/testing';
 import { createRpcCredentialSet, type RpcCredentials } from './rpc-credentials';
 import { startTcpRpcServer, TcpRpcClient, type RpcRefusal } from './tcp-rpc';
 import type { RpcCall, RpcHandlers } from './rpc';
@@ -23,6 +25,7 @@ const clients: TcpRpcClient[] = [];
 const handlers: RpcHandlers = {
   [KEYS]: async (payload, call) => (served.push({ pattern: KEYS, payload, call }), { created: true, actor: call.actor }),
   [ACCOUNT]: async (payload, call) => (served.push({ pattern: ACCOUNT, payload, call }), { id: 'default' }),
+  'identity.ping': async () => ({ status: 'ok' }),
 };
 
 function clientAs(own: RpcCredentials, options: { port?: number; service?: string } = {}): TcpRpcClient {
@@ -209,4 +212,18 @@ it('listens only on the address its setting names', async () => {
   } finally {
     await named.close();
   }
+});
+
+it('answers the health probe (scripts/rpc-ping.cjs), which calls the service’s ping with its own certificate', async () => {
+  const probe = (service: string, extra: Record<string, string> = {}) =>
+    new Promise<number>((resolve) =>
+      execFile(process.execPath, [path.join(repoRoot, 'scripts/rpc-ping.cjs'), service], { env: { ...process.env, ...credentials.env, IDENTITY_RPC_URL: `tcp://0.0.0.0:${port}`, ...extra } }, (error) =>
+        resolve(error ? Number(error.code ?? 1) : 0),
+      ),
+    );
+  expect(await probe('identity')).toBe(0);
+  // Its own certificate admits it to its ping only: as webhooks (another service's certificate) it is refused.
+  const asWebhooks = { RPC_TLS_CERT_FILE: `${credentials.dir}/webhooks.crt`, RPC_TLS_KEY_FILE: `${credentials.dir}/webhooks.key` };
+  expect(await probe('identity', asWebhooks)).toBe(1);
+  expect(refusals).toEqual([{ reason: 'not-allowed', caller: 'webhooks', pattern: 'identity.ping', remoteAddress: '127.0.0.1' }]);
 });

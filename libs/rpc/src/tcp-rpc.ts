@@ -133,6 +133,11 @@ class TlsClientTcp extends ClientTCP {
     socket.netSocket.on('error', () => socket.netSocket.destroy());
     return socket;
   }
+
+  /** A peer closing its end (a restart, a refused certificate) resets the TLS socket: the close fails the calls. */
+  override handleError(error: unknown): void {
+    if ((error as NodeJS.ErrnoException | undefined)?.code !== 'ECONNRESET') super.handleError(error);
+  }
 }
 
 export interface TcpRpcClientOptions {
