@@ -26,7 +26,11 @@ const CONNECTIONS = 100;
 const PATTERN = 'identity.bench-echo';
 const payload = {
   merchant_account_id: 'default',
-  body: { amount: 1299, currency: 'USD', metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'x'.repeat(24)])) },
+  body: {
+    amount: 1299,
+    currency: 'USD',
+    metadata: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`key${i}`, 'x'.repeat(24)])),
+  },
 };
 const echo: RpcHandler = async (value) => value;
 
@@ -35,7 +39,14 @@ const echo: RpcHandler = async (value) => value;
 class PlainController {
   @MessagePattern(PATTERN)
   handle(@Payload() data: { $context: Record<string, string>; payload: unknown }) {
-    return serveCall(PATTERN, echo, data.payload, { caller: 'unauthenticated', actor: null }, () => undefined, data.$context);
+    return serveCall(
+      PATTERN,
+      echo,
+      data.payload,
+      { caller: 'unauthenticated', actor: null },
+      () => undefined,
+      data.$context,
+    );
   }
 }
 @Module({ controllers: [PlainController] })
@@ -44,7 +55,8 @@ class PlainModule {}
 type Client = ClientTCP;
 const call = (client: Client) => firstValueFrom(client.send(PATTERN, { $context: {}, payload }));
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const cpuMicros = (since: NodeJS.CpuUsage) => {
   const used = process.cpuUsage(since);
@@ -88,7 +100,10 @@ async function connections(makeClient: () => Client) {
     await call(client);
     await client.close();
   }
-  return { msPerConnection: (performance.now() - started) / CONNECTIONS, cpuPerConnectionMicros: cpuMicros(cpu) / CONNECTIONS };
+  return {
+    msPerConnection: (performance.now() - started) / CONNECTIONS,
+    cpuPerConnectionMicros: cpuMicros(cpu) / CONNECTIONS,
+  };
 }
 
 async function main() {
@@ -100,16 +115,28 @@ async function main() {
     logger: ['error'],
   });
   await plain.listen();
-  const tls = await startTcpRpcServer(`tcp://127.0.0.1:${tlsPort}`, { [PATTERN]: echo }, {
-    credentials: credentials.of('identity'),
-    onUnexpected: () => undefined,
-    onRefused: (refusal) => console.error('refused', refusal),
-  });
+  const tls = await startTcpRpcServer(
+    `tcp://127.0.0.1:${tlsPort}`,
+    { [PATTERN]: echo },
+    {
+      credentials: credentials.of('identity'),
+      onUnexpected: () => undefined,
+      onRefused: (refusal) => console.error('refused', refusal),
+    },
+  );
   const makers = {
     plain: () => new ClientTCP({ host: '127.0.0.1', port: plainPort }),
-    'mutual TLS': () => new ClientTCP({ host: '127.0.0.1', port: tlsPort, tlsOptions: clientTlsOptions(credentials.of('gateway'), 'identity') }),
+    'mutual TLS': () =>
+      new ClientTCP({
+        host: '127.0.0.1',
+        port: tlsPort,
+        tlsOptions: clientTlsOptions(credentials.of('gateway'), 'identity'),
+      }),
   };
-  const results: Record<string, { p50: number[]; p99: number[]; cpu: number[]; perSecond: number[]; connect: number[]; connectCpu: number[] }> = {};
+  const results: Record<
+    string,
+    { p50: number[]; p99: number[]; cpu: number[]; perSecond: number[]; connect: number[]; connectCpu: number[] }
+  > = {};
   for (let round = 0; round < ROUNDS; round += 1) {
     for (const [name, make] of Object.entries(makers)) {
       const client = make();
@@ -127,13 +154,16 @@ async function main() {
       entry.connectCpu.push(conn.cpuPerConnectionMicros);
     }
   }
-  console.log(`node ${process.version}, ${SECONDS} s per cell, ${ROUNDS} interleaved rounds, medians; payload ${JSON.stringify(payload).length} B`);
-  console.log('| transport | p50 ms (c=1) | p99 ms (c=1) | CPU µs per call (both ends) | calls/s (c=16) | new connection + 1 call, ms | its CPU µs |');
-  console.log('|---|---|---|---|---|---|---|');
+  const bytes = JSON.stringify(payload).length;
+  console.log(`node ${process.version}, ${SECONDS} s per cell, ${ROUNDS} rounds, medians; payload ${bytes} B`);
+  const header = ['transport', 'p50 ms (c=1)', 'p99 ms (c=1)', 'CPU µs per call (both ends)', 'calls/s (c=16)'];
+  header.push('new connection + 1 call, ms', 'its CPU µs');
+  console.log(`| ${header.join(' | ')} |\n|${'---|'.repeat(header.length)}`);
   for (const [name, r] of Object.entries(results)) {
-    console.log(
-      `| ${name} | ${median(r.p50).toFixed(3)} | ${median(r.p99).toFixed(3)} | ${median(r.cpu).toFixed(0)} | ${median(r.perSecond).toFixed(0)} | ${median(r.connect).toFixed(2)} | ${median(r.connectCpu).toFixed(0)} |`,
-    );
+    const cells = [median(r.p50).toFixed(3), median(r.p99).toFixed(3), median(r.cpu).toFixed(0)];
+    cells.push(median(r.perSecond).toFixed(0));
+    cells.push(median(r.connect).toFixed(2), median(r.connectCpu).toFixed(0));
+    console.log(`| ${name} | ${cells.join(' | ')} |`);
   }
   await plain.close();
   await tls.close();

@@ -20,7 +20,8 @@ if (!service || !/^[a-z-]+$/.test(service)) fail('usage: node scripts/rpc-ping.c
 const env = process.env;
 const url = new URL(env[`${service.toUpperCase().replace(/-/g, '_')}_RPC_URL`] ?? '');
 const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
-const file = (explicit, name) => explicit || (env.RPC_CREDENTIALS_DIR ? path.join(env.RPC_CREDENTIALS_DIR, name) : fail('no RPC credentials set'));
+const file = (explicit, name) =>
+  explicit || (env.RPC_CREDENTIALS_DIR ? path.join(env.RPC_CREDENTIALS_DIR, name) : fail('no RPC credentials set'));
 const socket = tls.connect(
   {
     host: host === '0.0.0.0' ? '127.0.0.1' : host === '::' ? '::1' : host,
@@ -29,7 +30,8 @@ const socket = tls.connect(
     cert: fs.readFileSync(file(env.RPC_TLS_CERT_FILE, `${service}.crt`)),
     key: fs.readFileSync(file(env.RPC_TLS_KEY_FILE, `${service}.key`)),
     minVersion: 'TLSv1.3',
-    checkServerIdentity: (_host, certificate) => (certificate.subject.CN === service ? undefined : new Error(`the server is ${certificate.subject.CN}`)),
+    checkServerIdentity: (_host, certificate) =>
+      certificate.subject.CN === service ? undefined : new Error(`the server is ${certificate.subject.CN}`),
   },
   () => {
     const message = JSON.stringify({ pattern: `${service}.ping`, data: { $context: {}, payload: {} }, id: 'probe' });

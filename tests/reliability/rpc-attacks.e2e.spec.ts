@@ -80,7 +80,12 @@ beforeAll(async () => {
     LOG_LEVEL: 'info',
     ...credentials.env,
   });
-  await waitFor('identity serving RPC', async () => (identity.output().includes('identity service listening') ? true : undefined), 60_000, () => identity.output());
+  await waitFor(
+    'identity serving RPC',
+    async () => (identity.output().includes('identity service listening') ? true : undefined),
+    60_000,
+    () => identity.output(),
+  );
 }, 90_000);
 
 afterAll(async () => {
@@ -103,13 +108,27 @@ it('the same message over TLS without a client certificate creates no API key', 
   const answer = await collect(socket, 3_000);
   expect(answer).not.toContain('private_key');
   expect(await keyPairNames()).not.toContain('exploit-tls');
+  // The refused handshake is in identity's log.
+  await waitFor(
+    'the refusal logged',
+    async () => (/"reason":"unauthenticated".*"msg":"RPC call refused"/.test(identity.output()) ? true : undefined),
+    5_000,
+    () => identity.output(),
+  );
 });
 
 it('a distributed service does not start without RPC credentials, and says what to set', async () => {
   const bareDataDir = createTestDataDir('rpc-attacks-bare');
-  const bare = startTsProcess(ENTRY, { DATA_DIR: bareDataDir, IDENTITY_RPC_URL: `tcp://127.0.0.1:${await freePort()}`, KAFKA_BROKERS: kafkaBrokersForTests().join(',') });
+  const bare = startTsProcess(ENTRY, {
+    DATA_DIR: bareDataDir,
+    IDENTITY_RPC_URL: `tcp://127.0.0.1:${await freePort()}`,
+    KAFKA_BROKERS: kafkaBrokersForTests().join(','),
+  });
   const exited = new Promise<number | null>((resolve) => bare.child.once('exit', (exitCode) => resolve(exitCode)));
-  const code = await Promise.race([exited, new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000))]);
+  const code = await Promise.race([
+    exited,
+    new Promise<'running'>((resolve) => setTimeout(() => resolve('running'), 30_000)),
+  ]);
   await bare.kill('SIGTERM');
   removeTestDataDir(bareDataDir);
   expect(code).not.toBe('running');

@@ -12,7 +12,7 @@ import path from 'node:path';
 import * as x509 from '@peculiar/x509';
 import { rpcServiceNames } from './rpc-services';
 
-/** What one process needs: its service name, the CA certificates it trusts (PEM, one or several), its certificate and key. */
+/** What one process needs: its service name, the CA certificates it trusts (PEM, one or several), its own pair. */
 export interface RpcCredentials {
   readonly service: string;
   readonly ca: string;
@@ -40,7 +40,8 @@ const ecdsa = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const pemOfKey = (key: webcrypto.CryptoKey): string => KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }).toString();
+const pemOfKey = (key: webcrypto.CryptoKey): string =>
+  KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }).toString();
 
 async function importSigningKey(pem: string): Promise<webcrypto.CryptoKey> {
   const der = createPrivateKey(pem).export({ type: 'pkcs8', format: 'der' });
@@ -140,7 +141,10 @@ export function writeRpcCredentialSet(dir: string, set: RpcCredentialSet): strin
 
 /** The CA of a set written before (`--ca-from`), to issue new service certificates under it. */
 export function readRpcCertificateAuthority(dir: string): RpcCredentialSet['ca'] {
-  return { cert: readCredentialFile(path.join(dir, rpcCredentialFiles.caCert)), key: readCredentialFile(path.join(dir, rpcCredentialFiles.caKey)) };
+  return {
+    cert: readCredentialFile(path.join(dir, rpcCredentialFiles.caCert)),
+    key: readCredentialFile(path.join(dir, rpcCredentialFiles.caKey)),
+  };
 }
 
 /** The settings that point a process at its credentials (libs/config). */
@@ -159,7 +163,8 @@ export interface RpcCredentialSettings {
  */
 export function loadRpcCredentials(service: string, settings: RpcCredentialSettings, now = new Date()): RpcCredentials {
   const dir = settings.RPC_CREDENTIALS_DIR;
-  const fileOf = (explicit: string | undefined, name: string): string | undefined => explicit ?? (dir === undefined ? undefined : path.join(dir, name));
+  const fileOf = (explicit: string | undefined, name: string): string | undefined =>
+    explicit ?? (dir === undefined ? undefined : path.join(dir, name));
   const files = {
     ca: fileOf(settings.RPC_TLS_CA_FILE, rpcCredentialFiles.caCert),
     cert: fileOf(settings.RPC_TLS_CERT_FILE, rpcCredentialFiles.cert(service)),
@@ -167,19 +172,28 @@ export function loadRpcCredentials(service: string, settings: RpcCredentialSetti
   };
   if (files.ca === undefined || files.cert === undefined || files.key === undefined) {
     throw new Error(
-      `the ${service} service needs its RPC credentials (mutual TLS between services): set RPC_CREDENTIALS_DIR to a directory ` +
-        'made by `npm run cli -- rpc-credentials create --out DIR`, or RPC_TLS_CA_FILE, RPC_TLS_CERT_FILE and RPC_TLS_KEY_FILE ' +
-        '(docs/operations.md, "Credentials between services")',
+      `the ${service} service needs its RPC credentials (mutual TLS between services): set RPC_CREDENTIALS_DIR ` +
+        'to a directory made by `npm run cli -- rpc-credentials create --out DIR`, or RPC_TLS_CA_FILE, ' +
+        'RPC_TLS_CERT_FILE and RPC_TLS_KEY_FILE (docs/operations.md, "Credentials between services")',
     );
   }
   const found = { ca: files.ca, cert: files.cert, key: files.key };
-  const credentials = { service, ca: readCredentialFile(found.ca), cert: readCredentialFile(found.cert), key: readCredentialFile(found.key) };
+  const credentials = {
+    service,
+    ca: readCredentialFile(found.ca),
+    cert: readCredentialFile(found.cert),
+    key: readCredentialFile(found.key),
+  };
   checkRpcCredentials(credentials, now, found);
   return credentials;
 }
 
 /** The checks of `loadRpcCredentials`, on credentials already in memory. */
-export function checkRpcCredentials(credentials: RpcCredentials, now = new Date(), files?: { ca: string; cert: string; key: string }): void {
+export function checkRpcCredentials(
+  credentials: RpcCredentials,
+  now = new Date(),
+  files?: { ca: string; cert: string; key: string },
+): void {
   const where = (which: 'ca' | 'cert' | 'key') => (files ? ` (${files[which]})` : '');
   const problem = (message: string) => new Error(`RPC credentials of ${credentials.service}: ${message}`);
   let cert: X509Certificate;
@@ -196,9 +210,12 @@ export function checkRpcCredentials(credentials: RpcCredentials, now = new Date(
   }
   if (authorities.length === 0) throw problem(`the CA file${where('ca')} holds no certificate`);
   const named = commonNameOf(cert.subject);
-  if (named !== credentials.service) throw problem(`the certificate${where('cert')} names ${named ?? 'no service'}, not ${credentials.service}`);
-  if (Date.parse(cert.validTo) <= now.getTime()) throw problem(`the certificate${where('cert')} expired on ${cert.validTo}: make new ones`);
-  if (Date.parse(cert.validFrom) > now.getTime()) throw problem(`the certificate${where('cert')} is valid only from ${cert.validFrom}`);
+  if (named !== credentials.service)
+    throw problem(`the certificate${where('cert')} names ${named ?? 'no service'}, not ${credentials.service}`);
+  if (Date.parse(cert.validTo) <= now.getTime())
+    throw problem(`the certificate${where('cert')} expired on ${cert.validTo}: make new ones`);
+  if (Date.parse(cert.validFrom) > now.getTime())
+    throw problem(`the certificate${where('cert')} is valid only from ${cert.validFrom}`);
   if (!authorities.some((authority) => cert.checkIssued(authority) && cert.verify(authority.publicKey))) {
     throw problem(`the certificate${where('cert')} is not signed by the CA${where('ca')}`);
   }

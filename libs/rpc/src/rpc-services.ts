@@ -6,7 +6,13 @@
  * A pattern is exact (`identity.merchant-accounts.get`) or a prefix ending in `.*` (`identity.*`). Each service lists
  * itself for its ping: its readiness probe (`scripts/rpc-ping.cjs`) calls it with the service's own certificate.
  */
-import { apiKeyPairPatterns, identityPatterns, merchantAccountPatterns, transactionsPatterns, webhookPatterns } from '@switchyard/contracts';
+import {
+  apiKeyPairPatterns,
+  identityPatterns,
+  merchantAccountPatterns,
+  transactionsPatterns,
+  webhookPatterns,
+} from '@switchyard/contracts';
 
 export interface RpcServiceEntry {
   /** Caller service → the patterns it may call on this service. A service that serves no RPC has none. */
@@ -53,5 +59,7 @@ export function rpcCallAllowed(service: string, caller: string, pattern: string)
   if (!isRpcServiceName(service)) return false;
   const callers: Readonly<Record<string, readonly string[]>> = rpcServices[service].callers;
   const allowed = Object.hasOwn(callers, caller) ? callers[caller] : undefined;
-  return (allowed ?? []).some((rule) => (rule.endsWith('.*') ? pattern.startsWith(rule.slice(0, -1)) : pattern === rule));
+  return (allowed ?? []).some((rule) =>
+    rule.endsWith('.*') ? pattern.startsWith(rule.slice(0, -1)) : pattern === rule,
+  );
 }

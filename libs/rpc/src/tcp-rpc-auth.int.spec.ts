@@ -23,13 +23,22 @@ const refusals: RpcRefusal[] = [];
 const clients: TcpRpcClient[] = [];
 
 const handlers: RpcHandlers = {
-  [KEYS]: async (payload, call) => (served.push({ pattern: KEYS, payload, call }), { created: true, actor: call.actor }),
+  [KEYS]: async (payload, call) => (
+    served.push({ pattern: KEYS, payload, call }),
+    { created: true, actor: call.actor }
+  ),
   [ACCOUNT]: async (payload, call) => (served.push({ pattern: ACCOUNT, payload, call }), { id: 'default' }),
   'identity.ping': async () => ({ status: 'ok' }),
 };
 
 function clientAs(own: RpcCredentials, options: { port?: number; service?: string } = {}): TcpRpcClient {
-  const client = new TcpRpcClient({ host: '127.0.0.1', port: options.port ?? port, service: options.service ?? 'identity', credentials: own, timeoutMs: 3_000 });
+  const client = new TcpRpcClient({
+    host: '127.0.0.1',
+    port: options.port ?? port,
+    service: options.service ?? 'identity',
+    credentials: own,
+    timeoutMs: 3_000,
+  });
   clients.push(client);
   return client;
 }
@@ -46,7 +55,9 @@ async function refusedWith(promise: Promise<unknown>): Promise<ApiError> {
 }
 
 /** A TCP proxy in front of the server that can record what the client sends, or flip one bit of it. */
-function startProxy(target: number): Promise<{ port: number; recorded: Buffer[]; tamperNext: () => void; close: () => void }> {
+function startProxy(
+  target: number,
+): Promise<{ port: number; recorded: Buffer[]; tamperNext: () => void; close: () => void }> {
   const recorded: Buffer[] = [];
   let tamper = false;
   const sockets = new Set<net.Socket>();
@@ -62,7 +73,10 @@ function startProxy(target: number): Promise<{ port: number; recorded: Buffer[];
       outbound.write(chunk);
     });
     outbound.on('data', (chunk) => inbound.write(chunk));
-    for (const [a, b] of [[inbound, outbound], [outbound, inbound]] as const) {
+    for (const [a, b] of [
+      [inbound, outbound],
+      [outbound, inbound],
+    ] as const) {
       a.on('close', () => b.destroy());
       a.on('error', () => b.destroy());
     }
@@ -103,9 +117,19 @@ afterAll(async () => {
 });
 
 it('serves a caller its patterns, with the actor the call names', async () => {
-  const answer = await clientAs(credentials.of('gateway')).call(KEYS, { body: {} }, { actor: { type: 'dashboard-user', id: 'user-1' } });
+  const answer = await clientAs(credentials.of('gateway')).call(
+    KEYS,
+    { body: {} },
+    { actor: { type: 'dashboard-user', id: 'user-1' } },
+  );
   expect(answer).toEqual({ created: true, actor: { type: 'dashboard-user', id: 'user-1' } });
-  expect(served).toEqual([{ pattern: KEYS, payload: { body: {} }, call: { caller: 'gateway', actor: { type: 'dashboard-user', id: 'user-1' } } }]);
+  expect(served).toEqual([
+    {
+      pattern: KEYS,
+      payload: { body: {} },
+      call: { caller: 'gateway', actor: { type: 'dashboard-user', id: 'user-1' } },
+    },
+  ]);
 });
 
 it('takes the actor only from the call: an `actor` in the payload is a payload field, nothing more', async () => {
@@ -114,7 +138,9 @@ it('takes the actor only from the call: an `actor` in the payload is a payload f
 });
 
 it('refuses a known caller a pattern its service may not call (403), runs no handler, and reports it', async () => {
-  const error = await refusedWith(clientAs(credentials.of('webhooks')).call(KEYS, { body: {} }, { actor: { type: 'dashboard-user', id: 'user-1' } }));
+  const error = await refusedWith(
+    clientAs(credentials.of('webhooks')).call(KEYS, { body: {} }, { actor: { type: 'dashboard-user', id: 'user-1' } }),
+  );
   expect(error.status).toBe(403);
   expect(error.code).toBe('forbidden');
   expect(served).toEqual([]);
@@ -125,7 +151,7 @@ it('refuses a known caller a pattern its service may not call (403), runs no han
   expect((await refusedWith(transactions.call(KEYS, {}))).status).toBe(403);
 });
 
-it('refuses a forged caller: a certificate naming the gateway from another CA never gets past the handshake', async () => {
+it('refuses a forged caller: a gateway certificate of another CA never gets past the handshake', async () => {
   const forged = await createRpcCredentialSet({ services: ['gateway'] });
   const client = clientAs({ service: 'gateway', ca: credentials.set.ca.cert, ...forged.services.gateway! });
   expect((await refusedWith(client.call(KEYS, { body: {} }))).status).toBe(502);
@@ -134,7 +160,12 @@ it('refuses a forged caller: a certificate naming the gateway from another CA ne
 });
 
 it('refuses an expired certificate of the right CA', async () => {
-  const longAgo = await createRpcCredentialSet({ ca: credentials.set.ca, services: ['gateway'], days: 1, now: new Date(Date.now() - 10 * 24 * 3600 * 1000) });
+  const longAgo = await createRpcCredentialSet({
+    ca: credentials.set.ca,
+    services: ['gateway'],
+    days: 1,
+    now: new Date(Date.now() - 10 * 24 * 3600 * 1000),
+  });
   const client = clientAs({ service: 'gateway', ca: credentials.set.ca.cert, ...longAgo.services.gateway! });
   expect((await refusedWith(client.call(KEYS, { body: {} }))).status).toBe(502);
   expect(served).toEqual([]);
@@ -176,7 +207,7 @@ it('refuses a replayed message: the bytes of a served call, sent again on a new 
   }
 });
 
-it('talks only to the service it meant: a server with another service’s certificate is refused by the client', async () => {
+it('talks only to the service it meant: the client refuses a server with another service’s certificate', async () => {
   const impostorPort = await freePort();
   const impostor = await startTcpRpcServer(`tcp://127.0.0.1:${impostorPort}`, handlers, {
     credentials: credentials.of('webhooks'),
@@ -184,7 +215,15 @@ it('talks only to the service it meant: a server with another service’s certif
     onRefused: () => undefined,
   });
   try {
-    expect((await refusedWith(clientAs(credentials.of('gateway'), { port: impostorPort, service: 'identity' }).call(ACCOUNT, { id: 'default' }))).status).toBe(502);
+    expect(
+      (
+        await refusedWith(
+          clientAs(credentials.of('gateway'), { port: impostorPort, service: 'identity' }).call(ACCOUNT, {
+            id: 'default',
+          }),
+        )
+      ).status,
+    ).toBe(502);
     expect(served).toEqual([]);
   } finally {
     await impostor.close();
@@ -206,7 +245,13 @@ it('listens only on the address its setting names', async () => {
     });
     expect(refused).toBe('ECONNREFUSED');
     await expect(clientAs(credentials.of('gateway'), { port: namedPort }).call(ACCOUNT, {})).rejects.toThrow();
-    const onNamed = new TcpRpcClient({ host: '127.0.0.2', port: namedPort, service: 'identity', credentials: credentials.of('gateway'), timeoutMs: 3_000 });
+    const onNamed = new TcpRpcClient({
+      host: '127.0.0.2',
+      port: namedPort,
+      service: 'identity',
+      credentials: credentials.of('gateway'),
+      timeoutMs: 3_000,
+    });
     clients.push(onNamed);
     await expect(onNamed.call(ACCOUNT, { id: 'default' })).resolves.toEqual({ id: 'default' });
   } finally {
@@ -214,16 +259,24 @@ it('listens only on the address its setting names', async () => {
   }
 });
 
-it('answers the health probe (scripts/rpc-ping.cjs), which calls the service’s ping with its own certificate', async () => {
+it('answers the health probe (scripts/rpc-ping.cjs): the service’s ping, with its own certificate', async () => {
   const probe = (service: string, extra: Record<string, string> = {}) =>
     new Promise<number>((resolve) =>
-      execFile(process.execPath, [path.join(repoRoot, 'scripts/rpc-ping.cjs'), service], { env: { ...process.env, ...credentials.env, IDENTITY_RPC_URL: `tcp://0.0.0.0:${port}`, ...extra } }, (error) =>
-        resolve(error ? Number(error.code ?? 1) : 0),
+      execFile(
+        process.execPath,
+        [path.join(repoRoot, 'scripts/rpc-ping.cjs'), service],
+        { env: { ...process.env, ...credentials.env, IDENTITY_RPC_URL: `tcp://0.0.0.0:${port}`, ...extra } },
+        (error) => resolve(error ? Number(error.code ?? 1) : 0),
       ),
     );
   expect(await probe('identity')).toBe(0);
   // Its own certificate admits it to its ping only: as webhooks (another service's certificate) it is refused.
-  const asWebhooks = { RPC_TLS_CERT_FILE: `${credentials.dir}/webhooks.crt`, RPC_TLS_KEY_FILE: `${credentials.dir}/webhooks.key` };
+  const asWebhooks = {
+    RPC_TLS_CERT_FILE: `${credentials.dir}/webhooks.crt`,
+    RPC_TLS_KEY_FILE: `${credentials.dir}/webhooks.key`,
+  };
   expect(await probe('identity', asWebhooks)).toBe(1);
-  expect(refusals).toEqual([{ reason: 'not-allowed', caller: 'webhooks', pattern: 'identity.ping', remoteAddress: '127.0.0.1' }]);
+  expect(refusals).toEqual([
+    { reason: 'not-allowed', caller: 'webhooks', pattern: 'identity.ping', remoteAddress: '127.0.0.1' },
+  ]);
 });

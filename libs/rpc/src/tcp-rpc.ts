@@ -7,13 +7,31 @@
 import type { ConnectionOptions, PeerCertificate, TLSSocket, TlsOptions } from 'node:tls';
 import { Controller, Module, type Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientTCP, Ctx, MessagePattern, Payload, TcpContext, Transport, type MicroserviceOptions, type TcpSocket } from '@nestjs/microservices';
+import {
+  ClientTCP,
+  Ctx,
+  MessagePattern,
+  Payload,
+  TcpContext,
+  Transport,
+  type MicroserviceOptions,
+  type TcpSocket,
+} from '@nestjs/microservices';
 import { ApiError } from '@switchyard/api';
 import { callRpc, type ContextHeaders } from '@switchyard/telemetry';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
 import { commonNameOf, type RpcCredentials } from './rpc-credentials';
 import { rpcCallAllowed } from './rpc-services';
-import { rpcActorOf, serveCall, unwrapReply, type RpcActor, type RpcCallOptions, type RpcClient, type RpcHandlers, type RpcReply } from './rpc';
+import {
+  rpcActorOf,
+  serveCall,
+  unwrapReply,
+  type RpcActor,
+  type RpcCallOptions,
+  type RpcClient,
+  type RpcHandlers,
+  type RpcReply,
+} from './rpc';
 
 /**
  * What a TCP call sends: the payload, the caller's context (request and correlation ids, `traceparent`), so the
@@ -27,11 +45,15 @@ interface RpcEnvelope {
 }
 
 const isEnvelope = (data: unknown): data is RpcEnvelope =>
-  typeof data === 'object' && data !== null && '$context' in data && 'payload' in data && typeof (data as RpcEnvelope).$context === 'object';
+  typeof data === 'object' &&
+  data !== null &&
+  '$context' in data &&
+  'payload' in data &&
+  typeof (data as RpcEnvelope).$context === 'object';
 
 /** A call or a connection the server would not serve, for the service's log. */
 export interface RpcRefusal {
-  /** `unauthenticated`: no certificate the CA signed (TLS handshake refused); `not-allowed`: not this caller's pattern. */
+  /** `unauthenticated`: no certificate of the CA (handshake refused); `not-allowed`: not this caller's pattern. */
   readonly reason: 'unauthenticated' | 'not-allowed' | 'invalid-actor';
   readonly caller: string | null;
   readonly pattern: string | null;
@@ -63,7 +85,9 @@ export const clientTlsOptions = (credentials: RpcCredentials, service: string): 
   key: credentials.key,
   minVersion: 'TLSv1.3',
   checkServerIdentity: (_host: string, certificate: PeerCertificate) =>
-    peerName(certificate) === service ? undefined : new Error(`the RPC server's certificate names ${peerName(certificate) ?? 'no service'}, not ${service}`),
+    peerName(certificate) === service
+      ? undefined
+      : new Error(`the RPC server's certificate names ${peerName(certificate) ?? 'no service'}, not ${service}`),
 });
 
 function peerName(certificate: PeerCertificate | undefined): string | null {
@@ -80,7 +104,8 @@ function callerOf(socket: TLSSocket): string | null {
 /** host and port of `tcp://host:port` (an IPv6 host without its brackets, as sockets take it). */
 export function tcpAddressOf(url: string): { host: string; port: number } {
   const parsed = new URL(url);
-  if (parsed.protocol !== 'tcp:' || parsed.hostname === '' || parsed.port === '') throw new Error(`not a tcp://host:port address: ${url}`);
+  if (parsed.protocol !== 'tcp:' || parsed.hostname === '' || parsed.port === '')
+    throw new Error(`not a tcp://host:port address: ${url}`);
   return { host: parsed.hostname.replace(/^\[(.*)\]$/, '$1'), port: Number(parsed.port) };
 }
 
@@ -94,16 +119,31 @@ export function rpcController(handlers: RpcHandlers, options: TcpRpcServerOption
     const caller = callerOf(socket);
     const remoteAddress = socket.remoteAddress ?? null;
     if (caller === null || !rpcCallAllowed(service, caller, pattern)) {
-      options.onRefused({ reason: caller === null ? 'unauthenticated' : 'not-allowed', caller, pattern, remoteAddress });
+      options.onRefused({
+        reason: caller === null ? 'unauthenticated' : 'not-allowed',
+        caller,
+        pattern,
+        remoteAddress,
+      });
       return refusedReply(`${caller ?? 'an unauthenticated caller'} may not call ${pattern}`);
     }
     const envelope: RpcEnvelope = isEnvelope(data) ? data : { $context: {}, payload: data };
     const actor = envelope.$actor === undefined ? null : rpcActorOf(envelope.$actor);
     if (envelope.$actor !== undefined && actor === null) {
       options.onRefused({ reason: 'invalid-actor', caller, pattern, remoteAddress });
-      return { ok: false, error: ApiError.badRequest('The call names an actor that is not an API key pair or a dashboard user').toBody() };
+      return {
+        ok: false,
+        error: ApiError.badRequest('The call names an actor that is not an API key pair or a dashboard user').toBody(),
+      };
     }
-    return serveCall(pattern, handlers[pattern]!, envelope.payload, { caller, actor }, options.onUnexpected, envelope.$context);
+    return serveCall(
+      pattern,
+      handlers[pattern]!,
+      envelope.payload,
+      { caller, actor },
+      options.onUnexpected,
+      envelope.$context,
+    );
   };
   class RpcHandlersController {}
   for (const pattern of Object.keys(handlers)) {
@@ -155,7 +195,11 @@ export class TcpRpcClient implements RpcClient {
   private readonly timeoutMs: number;
 
   constructor(options: TcpRpcClientOptions) {
-    this.client = new TlsClientTcp({ host: options.host, port: options.port, tlsOptions: clientTlsOptions(options.credentials, options.service) });
+    this.client = new TlsClientTcp({
+      host: options.host,
+      port: options.port,
+      tlsOptions: clientTlsOptions(options.credentials, options.service),
+    });
     this.timeoutMs = options.timeoutMs ?? 10_000;
   }
 
@@ -168,7 +212,11 @@ export class TcpRpcClient implements RpcClient {
     let reply: RpcReply;
     try {
       reply = await callRpc(pattern, ($context) => {
-        const envelope: RpcEnvelope = { $context, ...(options.actor ? { $actor: options.actor } : {}), payload: payload ?? null };
+        const envelope: RpcEnvelope = {
+          $context,
+          ...(options.actor ? { $actor: options.actor } : {}),
+          payload: payload ?? null,
+        };
         return firstValueFrom(this.client.send<RpcReply, RpcEnvelope>(pattern, envelope).pipe(timeout(this.timeoutMs)));
       });
     } catch (error) {
@@ -187,7 +235,11 @@ export class TcpRpcClient implements RpcClient {
  * Serves a service's RPC handlers over NestJS TCP in mutual TLS at `tcp://host:port` (bound to that host, exactly as
  * the setting names it); resolves once listening. The service is the one its credentials name.
  */
-export async function startTcpRpcServer(url: string, handlers: RpcHandlers, options: TcpRpcServerOptions): Promise<{ close(): Promise<void> }> {
+export async function startTcpRpcServer(
+  url: string,
+  handlers: RpcHandlers,
+  options: TcpRpcServerOptions,
+): Promise<{ close(): Promise<void> }> {
   const address = tcpAddressOf(url);
   @Module({ controllers: [rpcController(handlers, options)] })
   class RpcServerModule {}
@@ -199,7 +251,13 @@ export async function startTcpRpcServer(url: string, handlers: RpcHandlers, opti
   // A connection without a certificate of the CA never gets past the handshake: no message of it is read. Why is in
   // `authorizationError` (CERT_HAS_EXPIRED, …) when the certificate was refused, else in the handshake's error.
   app.on('tlsClientError', (error: Error, socket: TLSSocket & { authorizationError?: string }) =>
-    options.onRefused({ reason: 'unauthenticated', caller: null, pattern: null, remoteAddress: socket.remoteAddress ?? null, detail: socket.authorizationError ?? error.message }),
+    options.onRefused({
+      reason: 'unauthenticated',
+      caller: null,
+      pattern: null,
+      remoteAddress: socket.remoteAddress ?? null,
+      detail: socket.authorizationError ?? error.message,
+    }),
   );
   // A record that fails its check (altered on the way) gets an alert but leaves the connection open: close it.
   app.on('secureConnection', (socket: TLSSocket) => socket.on('error', () => socket.destroy()));

@@ -5,7 +5,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createRpcCredentialSet, writeRpcCredentialSet, type RpcCredentials, type RpcCredentialSet } from '@switchyard/rpc/src/rpc-credentials';
+import {
+  createRpcCredentialSet,
+  writeRpcCredentialSet,
+  type RpcCredentials,
+  type RpcCredentialSet,
+} from '@switchyard/rpc/src/rpc-credentials';
 
 export interface TestRpcCredentials {
   /** The directory `rpc-credentials create` would have made. */

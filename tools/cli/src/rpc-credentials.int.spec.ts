@@ -21,12 +21,16 @@ it('writes a CA and a certificate per service: directory 0700, files 0600, each 
   const result = await runCli({}, 'rpc-credentials', 'create', '--out', out, '--days', '30');
   expect(result.code, result.stderr).toBe(0);
   const printed = JSON.parse(result.stdout) as { files: string[] };
-  expect(printed.files.map((file) => path.basename(file)).sort()).toEqual(['ca.crt', 'ca.key', ...rpcServiceNames.flatMap((name) => [`${name}.crt`, `${name}.key`])].sort());
+  expect(printed.files.map((file) => path.basename(file)).sort()).toEqual(
+    ['ca.crt', 'ca.key', ...rpcServiceNames.flatMap((name) => [`${name}.crt`, `${name}.key`])].sort(),
+  );
   expect(mode(out)).toBe(0o700);
   for (const file of printed.files) expect(mode(file), file).toBe(0o600);
-  for (const service of rpcServiceNames) expect(loadRpcCredentials(service, { RPC_CREDENTIALS_DIR: out }).service).toBe(service);
+  for (const service of rpcServiceNames)
+    expect(loadRpcCredentials(service, { RPC_CREDENTIALS_DIR: out }).service).toBe(service);
   // A certificate valid for 30 days, not a year.
-  const validTo = new (await import('node:crypto')).X509Certificate(fs.readFileSync(path.join(out, 'identity.crt'))).validTo;
+  const validTo = new (await import('node:crypto')).X509Certificate(fs.readFileSync(path.join(out, 'identity.crt')))
+    .validTo;
   expect(Date.parse(validTo) - Date.now()).toBeLessThan(31 * 24 * 3600 * 1000);
 });
 
@@ -39,19 +43,29 @@ it('refuses to write over a set, and issues new certificates under an earlier CA
   const renewed = path.join(root, 'renewed');
   const result = await runCli({}, 'rpc-credentials', 'create', '--out', renewed, '--ca-from', first);
   expect(result.code, result.stderr).toBe(0);
-  expect(fs.readFileSync(path.join(renewed, 'ca.crt'), 'utf8')).toBe(fs.readFileSync(path.join(first, 'ca.crt'), 'utf8'));
+  expect(fs.readFileSync(path.join(renewed, 'ca.crt'), 'utf8')).toBe(
+    fs.readFileSync(path.join(first, 'ca.crt'), 'utf8'),
+  );
   // A renewed certificate with the first set's CA file: the two sets interoperate during a rollout.
-  const mixed = { RPC_TLS_CA_FILE: path.join(first, 'ca.crt'), RPC_TLS_CERT_FILE: path.join(renewed, 'gateway.crt'), RPC_TLS_KEY_FILE: path.join(renewed, 'gateway.key') };
+  const mixed = {
+    RPC_TLS_CA_FILE: path.join(first, 'ca.crt'),
+    RPC_TLS_CERT_FILE: path.join(renewed, 'gateway.crt'),
+    RPC_TLS_KEY_FILE: path.join(renewed, 'gateway.key'),
+  };
   expect(loadRpcCredentials('gateway', mixed).service).toBe('gateway');
 });
 
 it('names what is wrong with a service’s credentials', () => {
   const first = path.join(root, 'first');
   expect(() => loadRpcCredentials('identity', {})).toThrow(/needs its RPC credentials/);
-  expect(() => loadRpcCredentials('identity', { RPC_CREDENTIALS_DIR: path.join(root, 'missing') })).toThrow(/cannot read .*ca\.crt \(ENOENT\)/);
+  expect(() => loadRpcCredentials('identity', { RPC_CREDENTIALS_DIR: path.join(root, 'missing') })).toThrow(
+    /cannot read .*ca\.crt \(ENOENT\)/,
+  );
   const swapped = { RPC_CREDENTIALS_DIR: first, RPC_TLS_CERT_FILE: path.join(first, 'gateway.crt') };
   expect(() => loadRpcCredentials('identity', swapped)).toThrow(/names gateway, not identity/);
   const otherKey = { RPC_CREDENTIALS_DIR: first, RPC_TLS_KEY_FILE: path.join(first, 'gateway.key') };
   expect(() => loadRpcCredentials('identity', otherKey)).toThrow(/is not the certificate's/);
-  expect(() => loadRpcCredentials('identity', { RPC_CREDENTIALS_DIR: first }, new Date(Date.now() + 40 * 24 * 3600 * 1000))).toThrow(/expired/);
+  expect(() =>
+    loadRpcCredentials('identity', { RPC_CREDENTIALS_DIR: first }, new Date(Date.now() + 40 * 24 * 3600 * 1000)),
+  ).toThrow(/expired/);
 });

@@ -32,7 +32,10 @@ const create = (payload: unknown, call: RpcCall) => identity.rpcHandlers()[apiKe
 const names = () => identity.apiKeyPairs.list({ limit: 100 }).items.map((pair) => pair.display_name);
 
 it('refuses a change whose call names no actor, whatever the payload says (403), and makes nothing', async () => {
-  const payload = { body: { display_name: 'from-payload', role_ids: ['administrator'] }, actor: { user_id: 'someone' } };
+  const payload = {
+    body: { display_name: 'from-payload', role_ids: ['administrator'] },
+    actor: { user_id: 'someone' },
+  };
   const error = await create(payload, EMBEDDED_CALL).catch((reason: unknown) => reason);
   expect(error).toBeInstanceOf(ApiError);
   expect((error as ApiError).status).toBe(403);
@@ -41,10 +44,15 @@ it('refuses a change whose call names no actor, whatever the payload says (403),
 
 it('takes the assigner from the call: a dashboard user may make an administrator key, an API key may not', async () => {
   const asUser = { caller: 'gateway', actor: { type: 'dashboard-user', id: 'user-1' } } as const;
-  const created = (await create({ body: { display_name: 'by-user', role_ids: ['administrator'] } }, asUser)) as CreatedApiKeyPair;
+  const created = (await create(
+    { body: { display_name: 'by-user', role_ids: ['administrator'] } },
+    asUser,
+  )) as CreatedApiKeyPair;
   expect(created.private_key).toContain('PRIVATE KEY');
   const asKey = { caller: 'gateway', actor: { type: 'api-key-pair', id: created.id } } as const;
-  const error = await create({ body: { display_name: 'by-key', role_ids: ['administrator'] } }, asKey).catch((reason: unknown) => reason);
+  const error = await create({ body: { display_name: 'by-key', role_ids: ['administrator'] } }, asKey).catch(
+    (reason: unknown) => reason,
+  );
   expect((error as ApiError).status).toBe(403);
   expect(names()).toEqual(['by-user']);
 });
