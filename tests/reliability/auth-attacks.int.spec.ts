@@ -261,7 +261,7 @@ const attacks: Attack[] = [
 
   // Administrator and key-managing roles are assigned by dashboard users only, never by an API key.
   { family: 'role escalation', attack: 'key manager creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.manager), ...forbidden, because: /only a dashboard user can assign administrator/ },
-  { family: 'role escalation', attack: 'administrator key creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.admin), ...forbidden, because: /only a dashboard user can assign administrator/ },
+  { family: 'role escalation', attack: 'administrator key creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.admin), ...forbidden, because: /needs the key-manager role/ },
   { family: 'role escalation', attack: 'key manager creates a key-manager key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['key-manager', 'analyst']), token: () => token(w.manager), ...forbidden, because: /only a dashboard user can assign key-manager/ },
   { family: 'role escalation', attack: 'key manager makes another key administrator', method: 'PUT', path: () => `/api-key-pairs/${w.victimB.id}`, body: () => ({ role_ids: [roleId('administrator')] }), token: () => token(w.manager), ...forbidden, because: /only a dashboard user/ },
   { family: 'role escalation', attack: 'key manager makes itself administrator', method: 'PUT', path: () => `/api-key-pairs/${w.manager.id}`, body: () => ({ role_ids: [roleId('administrator')] }), token: () => token(w.manager), ...forbidden, because: /only a dashboard user/ },
@@ -423,7 +423,7 @@ describe('controls: what the attacks imitate works', () => {
   });
 
   it('the merchant-limited key manager manages keys within its accounts', async () => {
-    const created = await send('POST', '/api-key-pairs', { token: await token(w.managerA), body: { display_name: 'within A', role_ids: [roleId('analyst')], merchant_account_ids: [A] } });
+    const created = await send('POST', '/api-key-pairs', { token: await token(w.managerA), body: { display_name: 'within A', role_ids: [roleId('integration')], merchant_account_ids: [A] } });
     expect(created.status, created.text).toBe(201);
     expect((await send('DELETE', `/api-key-pairs/${created.body.id}`, { token: await token(w.managerA) })).status).toBe(204);
   });
