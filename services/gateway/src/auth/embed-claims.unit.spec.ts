@@ -215,7 +215,7 @@ describe('stored instruments with a token that pins no buyer (issue 22, item 2)'
   });
 
   it('passes the pinned buyer on for the service to check ownership; nothing for a server-to-server call', () => {
-    const caller = (scope: string, embed: EmbedClaim): Caller => ({ apiKeyPairId: 'key', kid: 'kid', scopes: [scope], scope, merchantAccountId: 'default', merchantAccountIds: [], claims: claims(embed) });
+    const caller = (scope: string, embed: EmbedClaim): Caller => ({ apiKeyPairId: 'key', kid: 'kid', scopes: [scope], scope, merchantAccountId: 'default', merchantAccountIds: [], permissions: [], claims: claims(embed) });
     expect(embedBuyerOf(caller('embed', { buyer_id: BUYER }))).toEqual({ embed_buyer: { buyer_id: BUYER } });
     expect(embedBuyerOf(caller('embed', { buyer_external_identifier: 'cust-1' }))).toEqual({ embed_buyer: { buyer_external_identifier: 'cust-1' } });
     expect(embedBuyerOf(caller('embed', { amount: 5 }))).toEqual({ embed_buyer: null });
@@ -231,6 +231,7 @@ describe('only a call through the embed scope is pinned', () => {
     scope,
     merchantAccountId: 'default',
     merchantAccountIds: [],
+    permissions: [],
     claims: claims({ amount: 1299, buyer_id: BUYER }, SESSION),
   });
 

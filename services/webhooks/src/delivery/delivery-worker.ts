@@ -61,6 +61,12 @@ const attemptFields = (delivery: DeliveryRow) => ({
 const attemptAttributes = (delivery: DeliveryRow) =>
   Object.fromEntries(Object.entries(attemptFields(delivery)).map(([key, value]) => [`webhook.${key}`, value]));
 
+/** The event body with every `billing_details` member null (issue 22, item 4); untouched when it has none. */
+function withoutBillingDetails(body: string): string {
+  if (!body.includes('"billing_details":{')) return body;
+  return JSON.stringify(JSON.parse(body), (key, value: unknown) => (key === 'billing_details' && value !== null ? null : value));
+}
+
 const laneOf = (delivery: Pick<DeliveryRow, 'subscriptionId' | 'streamId'>): string => `${delivery.subscriptionId}\u0000${delivery.streamId}`;
 
 
@@ -169,9 +175,13 @@ export class DeliveryWorker {
     );
   }
 
-  /** One POST of the delivery's exact body, signed with the subscription's active secrets of this moment. */
+  /**
+   * One POST of the delivery's body — without buyers' billing details unless the subscription may have them — signed
+   * with the subscription's active secrets of this moment.
+   */
   private async send(subscription: SubscriptionTarget, delivery: DeliveryRow, at: Date): Promise<AttemptOutcome> {
     const { timeoutMs } = this.options.settings;
+    const body = subscription.billingDetails === true ? delivery.body : withoutBillingDetails(delivery.body);
     // The stored URL meets today's rule, whatever the rule was when it was stored (no connection otherwise).
     if (!this.options.allowPrivateUrls && webhookUrlProblem(subscription.url, { allowPrivate: false }) !== null) {
       return { responseStatus: null, error: 'forbidden_address', durationMs: 0 };
@@ -182,7 +192,7 @@ export class DeliveryWorker {
       ...signatureHeaders({
         webhookId: delivery.id,
         secrets: this.options.directory.activeSecrets(subscription.id).map((secret) => secret.secret),
-        rawBody: delivery.body,
+        rawBody: body,
         timestamp: Math.floor(at.getTime() / 1000),
       }),
     };
@@ -199,7 +209,7 @@ export class DeliveryWorker {
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
     try {
       // Redirects are not followed: a 3xx is a failed attempt (and a redirect could lead past the URL checks).
-      const response = await this.options.fetch(subscription.url, { method: 'POST', headers, body: delivery.body, redirect: 'manual', signal: controller.signal });
+      const response = await this.options.fetch(subscription.url, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal });
       const durationMs = elapsed();
       // The answer's body is not needed: release the connection.
       await response.body?.cancel().catch(() => undefined);
