@@ -124,7 +124,7 @@ export const settingsSchema = z.object({
   NETWORK_TOKENS_API_PROVISIONING: z.stringbool().optional(),
   /**
    * The demo checkout at /demo/checkout (embedded runtime only): a merchant page and backend that pay through the
-   * secure fields with an embed token. Default: on, except NODE_ENV=production.
+   * secure fields with an embed token. Default: on only when HOST is loopback, and never with NODE_ENV=production.
    */
   DEMO_CHECKOUT: z.stringbool().optional(),
   /** The operator dashboard at /dashboard (docs/dashboard.md), served by the gateway; users sign in with a password set by the CLI. */
