@@ -23,9 +23,10 @@ export function parseStripeNotification(stripe: Stripe, rawBody: string | Uint8A
     event = stripe.webhooks.constructEvent(raw, signature, verification.secret, verification.toleranceSeconds);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    if (/tolerance/i.test(message)) throw new NotificationRejectedError('stale_timestamp', 'Stripe-Signature timestamp is outside the tolerance', { cause: error });
-    if (/JSON/i.test(message)) throw new NotificationRejectedError('malformed_body', 'the event is not JSON', { cause: error });
-    throw new NotificationRejectedError('bad_signature', 'Stripe-Signature does not verify', { cause: error });
+    const signatureError = (error as { type?: unknown }).type === 'StripeSignatureVerificationError';
+    if (signatureError && /tolerance/i.test(message)) throw new NotificationRejectedError('stale_timestamp', 'Stripe-Signature timestamp is outside the tolerance', { cause: error });
+    if (signatureError) throw new NotificationRejectedError('bad_signature', 'Stripe-Signature does not verify', { cause: error });
+    throw new NotificationRejectedError('malformed_body', 'the event is not JSON', { cause: error });
   }
   const base = { providerEventId: event.id, sequence: event.created, occurredAt: new Date(event.created * 1000).toISOString() };
   switch (event.type) {

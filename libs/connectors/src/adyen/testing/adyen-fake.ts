@@ -105,7 +105,7 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
   };
 
   /** One signed standard webhook, validated against the Webhooks-v1 document before it leaves. */
-  const notify = (payment: FakePayment, eventCode: string, fields: { pspReference: string; merchantReference: string; value: number; success: boolean; reason?: string }) => {
+  const notify = (payment: FakePayment, eventCode: string, fields: { pspReference: string; merchantReference: string; value: number; success: boolean; reason?: string }, delayMs?: number) => {
     const item: Types.notification.NotificationRequestItem = {
       amount: { currency: payment.currency, value: fields.value },
       eventCode: eventCode as Types.notification.NotificationRequestItem.EventCodeEnum,
@@ -122,7 +122,7 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
     const body = { live: 'false', notificationItems: [{ NotificationRequestItem: signed }] };
     for (const problem of webhooks.webhookErrors(`/${eventCode}`, body)) violations.push(`webhook ${eventCode}: ${problem}`);
     const delivery: AdyenNotificationDelivery = { eventCode, body: JSON.stringify(body) };
-    later(options.notificationDelayMs ?? 30, () => {
+    later(delayMs ?? options.notificationDelayMs ?? 30, () => {
       if (running.autoNotify) void deliver(payment.merchantAccount, delivery);
       else held.push(delivery);
     });
@@ -151,9 +151,11 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
       }
       payment.authorised = value;
       if (capture) payment.captured = value;
-      notify(payment, 'AUTHORISATION', { pspReference: payment.pspReference, merchantReference: payment.reference, value, success: true });
+      // A slow answer comes with a slow notification: the connector has given up on the call by then.
+      const slow = value === adyenScenarioAmounts.slowAnswer;
+      notify(payment, 'AUTHORISATION', { pspReference: payment.pspReference, merchantReference: payment.reference, value, success: true }, slow ? (options.slowAnswerMs ?? 3_000) + 100 : undefined);
       const approved = { resultCode: 'Authorised', pspReference: payment.pspReference, merchantReference: payment.reference, amount, additionalData: { cvcResult: '1 Matches', avsResult: '7 Both postal code and address match', authCode: '012345' } };
-      return { status: 200, body: approved, ...(value === adyenScenarioAmounts.slowAnswer ? { delayMs: options.slowAnswerMs ?? 3_000 } : {}) };
+      return { status: 200, body: approved, ...(slow ? { delayMs: options.slowAnswerMs ?? 3_000 } : {}) };
     }
     const payment = payments.get(params.paymentPspReference ?? '');
     if (!payment || payment.merchantAccount !== merchantAccount) return { status: 422, body: error(422, '167', 'Original pspReference required for this operation', 'validation') };
@@ -225,6 +227,12 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
       else answer(response, method, matched.template, result.status, result.body);
     });
   });
+  // Compiled once up front, so the first request of a spec is not slowed by schema compilation.
+  for (const template of ['/payments', '/payments/{paymentPspReference}/captures', '/payments/{paymentPspReference}/refunds', '/payments/{paymentPspReference}/cancels', '/payments/{paymentPspReference}/amountUpdates']) {
+    checkout.requestErrors('POST', template, {});
+    checkout.responseErrors('POST', template, template === '/payments' ? 200 : 201, {});
+  }
+  for (const eventCode of ['AUTHORISATION', 'CAPTURE', 'REFUND', 'CANCELLATION', 'AUTHORISATION_ADJUSTMENT']) webhooks.webhookErrors(`/${eventCode}`, {});
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
 
