@@ -84,6 +84,11 @@ export const settingsSchema = z.object({
   /** How long a call to the simulator may take before its outcome counts as unknown. */
   MOCK_CARD_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**
+   * Per-request timeout of the real providers' connectors (adyen-card, stripe-card); past it the outcome is unknown
+   * and reconciliation settles it. 30 s: within RECONCILE_AFTER_MS, so no call still on its way is taken for lost.
+   */
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /**
    * The 3-D Secure directory server (the simulator's, `/v1/3ds`); unset: the mock-card simulator's address
    * (MOCK_CARD_URL, or the embedded runtime's own simulator).
    */

@@ -832,6 +832,13 @@ export interface ProviderNotificationRequest {
   readonly raw_body: string;
 }
 
+/** What the notification endpoint answers the provider; null (the RPC's answer): 204 without a body. */
+export interface ProviderNotificationAnswer {
+  readonly status: number;
+  readonly content_type: string;
+  readonly body: string;
+}
+
 export interface SettlementFileRequest {
   readonly merchant_account_id: string;
   readonly payment_service_id: string;
