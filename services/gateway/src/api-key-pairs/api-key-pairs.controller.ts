@@ -28,7 +28,9 @@ const actingKey = (caller: Caller): RpcCallOptions => ({ actor: { type: 'api-key
 
 /**
  * API key pairs. Reaching them needs the `api-key-pairs.*` scopes, which only the key-manager (and administrator)
- * roles grant. Changes made here drop the key from this gateway's cache at once (the next request sees them);
+ * roles grant; changing them needs the key-manager role itself (spec, Authentication rule 6: identity refuses an
+ * administrator key with 403). A key limited to merchant accounts lists and reads only the keys within them, and
+ * a caller grants only the permissions and accounts it holds (identity, `assertAssignerMay`). Changes made here drop the key from this gateway's cache at once (the next request sees them);
  * other gateway instances drop it when the change reaches them on `identity.events`.
  */
 @Controller()
@@ -50,8 +52,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'A page of API key pairs', schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }) },
   })
-  list(@Input() input: EndpointInput<PageQuery>): Promise<Page<ApiKeyPair>> {
-    return this.rpc.call(apiKeyPairPatterns.list, input.query);
+  list(@Input() input: EndpointInput<PageQuery>, @CallerOf() caller: Caller): Promise<Page<ApiKeyPair>> {
+    return this.rpc.call(apiKeyPairPatterns.list, { ...input.query }, actingKey(caller));
   }
 
   @Endpoint({
@@ -82,8 +84,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ById>): Promise<ApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id });
+  get(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
+    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id }, actingKey(caller));
   }
 
   @Endpoint({
