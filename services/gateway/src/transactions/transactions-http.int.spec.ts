@@ -360,6 +360,9 @@ describe('refunds', () => {
 describe('provider notifications', () => {
   const paymentServiceId = randomUUID();
   const path = `/payment-services/${paymentServiceId}/notifications`;
+  // The transactions service answers null when the provider expects no body (204).
+  beforeEach(() => rpc.answer(transactionsPatterns.notification, () => null));
+  afterAll(() => rpc.answer(transactionsPatterns.notification, undefined));
 
   it('are reachable without a token and forward the body byte for byte, with the headers lower-cased', async () => {
     const raw = '{ "event_id" :  "evt_1",\n\t"amount":1299 ,"note":"café ☕" }  \n';
@@ -399,9 +402,16 @@ describe('provider notifications', () => {
     try {
       expectErrorBody((await http.post(path).set('content-type', 'application/json').send('{}').expect(400)).body, 400, 'bad_request');
     } finally {
-      rpc.answer(transactionsPatterns.notification, () => undefined);
+      rpc.answer(transactionsPatterns.notification, () => null);
     }
     await http.post('/payment-services/psp/notifications').send('{}').expect(422);
+  });
+
+  it('answer with the body the provider expects when the transactions service gives one (Adyen: 200 [accepted])', async () => {
+    rpc.answer(transactionsPatterns.notification, () => ({ status: 200, content_type: 'text/plain', body: '[accepted]' }));
+    const response = await http.post(path).set('content-type', 'application/json').send('{}').expect(200);
+    expect(response.text).toBe('[accepted]');
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
   });
 });
 
