@@ -14,12 +14,12 @@ const receiver = new WebhookReceiver();
 const paypal = { method: 'paypal', country: 'US', currency: 'USD', redirect_url: 'https://shop.example/paypal/return' };
 
 beforeAll(async () => {
-  // The wallet's notification comes 1.5 s after the buyer's decision; the hold window is 300 ms. 500013 arrives at
-  // the provider 1.5 s late; the connector gives up after 300 ms and reconciliation runs after 200 ms.
+  // The wallet's notification comes 2.5 s after the buyer's decision; the hold window is 1 s. 500013 arrives at the
+  // provider 1.5 s late; the connector gives up after 300 ms and reconciliation runs after 200 ms.
   h = await startHarness('late-authorization', {
-    settleDelayMs: 1_500,
+    settleDelayMs: 2_500,
     simulator: { unknownOutcomeDelayMs: 1_500 },
-    env: { BUYER_APPROVAL_WINDOW_MS: '300', MOCK_CARD_TIMEOUT_MS: '300', RECONCILE_AFTER_MS: '200', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '20' },
+    env: { BUYER_APPROVAL_WINDOW_MS: '1000', MOCK_CARD_TIMEOUT_MS: '300', RECONCILE_AFTER_MS: '200', WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '20' },
   });
   await h.createAccount(account);
   await h.createConnection(account);

@@ -35,7 +35,7 @@ import { SecurityCodeShelf } from './security-code-shelf';
 import { ThreeDSecureAuthenticator } from './three-d-secure';
 import { nextConnection, paymentMethodAmount, type Transaction } from './transaction';
 import type { TransactionDetails } from './transaction-wire';
-import type { TransactionStore } from './transaction-store';
+import { abandonedRequestAfterMs, type TransactionStore } from './transaction-store';
 import { vaultCardUseOf } from './transaction-upcasters';
 
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
@@ -575,9 +575,14 @@ export class Authorizations {
    * cancelled there first. Runs on a timer in every transactions process; the decider makes a repeat a no-op.
    */
   async expireHolds(): Promise<number> {
-    const before = new Date(this.context.now().getTime() - this.settings.holdWindowMs).toISOString();
+    const now = this.context.now().getTime();
+    const before = new Date(now - this.settings.holdWindowMs).toISOString();
+    // A create request still running past the Idempotency-Key lease while `processing` (no buyer to wait for) died
+    // with its process: completed now, so reconciliation syncs it and its key answers the reconciled transaction.
+    const abandoned = new Date(now - Math.min(this.settings.holdWindowMs, abandonedRequestAfterMs)).toISOString();
+    const due = new Set([...this.store.readModel.expiredCreateHolds(before, 100), ...this.store.readModel.runningCreateRequests(abandoned, 100)]);
     let expired = 0;
-    for (const id of this.store.readModel.expiredCreateHolds(before, 100)) {
+    for (const id of due) {
       const t = await this.store.state(id);
       if (t.status === 'absent' || !t.createRequestRunning) continue;
       if (t.status === 'buyer_approval_pending' && t.approvalReason === 'redirect' && t.paymentServiceTransactionId) {

@@ -65,7 +65,7 @@ const body = (overrides: Partial<TransactionCreateInput> = {}): TransactionCreat
   ...overrides,
 });
 
-async function startService(options: { now?: () => Date; buyerApprovalWindowMs?: number } = {}): Promise<TransactionsService> {
+async function startService(options: { now?: () => Date } = {}): Promise<TransactionsService> {
   const service = new TransactionsService({
     store: withFault(sqlite, fault),
     db: sqlite.database,
@@ -172,9 +172,10 @@ it('a key whose request died mid-way (after the provider authorized) answers the
   await vi.waitFor(() => expect(authorizationsAtProvider()).toBe(1));
   await before.stop();
 
-  // Restarted five minutes later: the key's lease has passed; the hold timer and reconciliation settle it.
-  const later = () => new Date(Date.now() + 5 * 60_000);
-  const after = await startService({ now: later, buyerApprovalWindowMs: 60_000 });
+  // Restarted three minutes later (default settings: a 10-minute hold window): the key's lease has passed; the hold
+  // timer completes the dead create request and reconciliation syncs it.
+  const later = () => new Date(Date.now() + 3 * 60_000);
+  const after = await startService({ now: later });
   const answered = await after.transactions.create(request);
   const reference = simulator.ledger.all()[0]?.reference;
   expect(answered.id).toBe(reference);

@@ -33,6 +33,12 @@ export interface RequestBinding extends IdempotencyBinding {
   readonly increment_id?: string;
 }
 
+/**
+ * How long a request may run before it counts as abandoned (its process died): the Idempotency-Key lease, and how long
+ * a create request not waiting for a buyer may stay open before the hold timer completes it for reconciliation.
+ */
+export const abandonedRequestAfterMs = 120_000;
+
 const staleNotificationCodes = new Set([
   'authorization_already_decided',
   'capture_not_pending',
@@ -68,7 +74,7 @@ export class TransactionStore {
   ) {
     this.readModel = new TransactionsReadModel(context.db);
     // Every transaction flow binds its key before its first provider call (`bindRequest`, `call`).
-    this.idempotency = new IdempotencyStore(context.db, { now: context.now, bindsBeforeProviderCalls: true });
+    this.idempotency = new IdempotencyStore(context.db, { now: context.now, leaseMs: abandonedRequestAfterMs, bindsBeforeProviderCalls: true });
   }
 
   now(): string {

@@ -183,6 +183,7 @@ export class TransactionsReadModel {
   private readonly byId: Database.Statement<[string], TransactionRecord>;
   private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
   private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly processingHoldsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly processingSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
@@ -220,6 +221,10 @@ export class TransactionsReadModel {
     const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
     const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
     this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
+    this.processingHoldsSince = db.prepare(
+      `SELECT h.transaction_id FROM transaction_create_holds h JOIN transactions t ON t.id = h.transaction_id
+       WHERE t.status = 'processing' AND h.since <= ? ORDER BY h.since LIMIT ?`,
+    );
     this.processingSince = db.prepare(
       `SELECT id AS transaction_id FROM transactions WHERE status = 'processing' AND updated_at <= ?
          AND id NOT IN (SELECT transaction_id FROM transaction_create_holds) ORDER BY updated_at LIMIT ?`,
@@ -283,6 +288,11 @@ export class TransactionsReadModel {
   /** Transactions whose create request has held provider failures since `before` or earlier (oldest first). */
   expiredCreateHolds(before: string, limit: number): string[] {
     return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
+  /** Create requests still running since `before` or earlier while `processing`: not waiting for a buyer (oldest first). */
+  runningCreateRequests(before: string, limit: number): string[] {
+    return this.processingHoldsSince.all(before, limit).map((row) => row.transaction_id);
   }
 
   /** Transactions still `processing` after their create request answered, unchanged since `before` (oldest first). */
