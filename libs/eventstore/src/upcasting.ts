@@ -6,7 +6,17 @@
  * (`withUpcasting`), so the command handlers of `libs/decider`, the projections, the relays and time travel all see
  * every event in its current shape, whatever release wrote it; the stored events are never rewritten.
  */
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent, SubscribeOptions, Subscription } from './event-store';
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+  SubscribeOptions,
+  Subscription,
+} from './event-store';
 
 /** The metadata key of an event's schema version. */
 export const SCHEMA_VERSION = 'schemaVersion';
@@ -27,7 +37,10 @@ export class EventUpcasters {
   /** Registers the upcaster from `fromVersion` to `fromVersion + 1` of `type`; versions are registered in order. */
   register(type: string, fromVersion: number, upcast: Upcaster): this {
     const steps = this.steps.get(type) ?? [];
-    if (fromVersion !== steps.length + 1) throw new Error(`${type}: the upcaster from version ${steps.length + 1} must be registered next, not from ${fromVersion}`);
+    if (fromVersion !== steps.length + 1)
+      throw new Error(
+        `${type}: the upcaster from version ${steps.length + 1} must be registered next, not from ${fromVersion}`,
+      );
     this.steps.set(type, [...steps, upcast]);
     return this;
   }
@@ -41,7 +54,11 @@ export class EventUpcasters {
   upcast(event: RecordedEvent): RecordedEvent {
     const from = schemaVersionOf(event);
     const steps = this.steps.get(event.type) ?? [];
-    if (from > steps.length + 1) throw new Error(`${event.type} ${event.id} has schema version ${from}, newer than this build knows (${steps.length + 1}): upgrade the service`);
+    if (from > steps.length + 1)
+      throw new Error(
+        `${event.type} ${event.id} has schema version ${from}, ` +
+          `newer than this build knows (${steps.length + 1}): upgrade the service`,
+      );
     if (from === steps.length + 1) return event;
     const data = steps.slice(from - 1).reduce((current, step) => step(current), event.data);
     return { ...event, data, metadata: { ...event.metadata, [SCHEMA_VERSION]: steps.length + 1 } };
@@ -64,7 +81,11 @@ class UpcastingEventStore implements EventStore {
     private readonly upcasters: EventUpcasters,
   ) {}
 
-  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
     return this.store.append(
       streamId,
       events.map((event) => this.upcasters.stamp(event)),

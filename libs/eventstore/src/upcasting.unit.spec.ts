@@ -31,14 +31,24 @@ it('knows each type at 1 + its upcasters, and stamps appends with it', () => {
   const registry = upcasters();
   expect(registry.currentVersion('Renamed')).toBe(3);
   expect(registry.currentVersion('Other')).toBe(1);
-  expect(registry.stamp({ type: 'Renamed', data: {}, metadata: { actor: 'a' } })).toEqual({ type: 'Renamed', data: {}, metadata: { actor: 'a', schemaVersion: 3 } });
+  expect(registry.stamp({ type: 'Renamed', data: {}, metadata: { actor: 'a' } })).toEqual({
+    type: 'Renamed',
+    data: {},
+    metadata: { actor: 'a', schemaVersion: 3 },
+  });
   expect(registry.stamp({ type: 'Other', data: {} }).metadata).toEqual({ schemaVersion: 1 });
 });
 
 it('upcasts version 1 through every step, version 2 through the last, and leaves the current one as it is', () => {
   const registry = upcasters();
-  expect(registry.upcast(recorded('Renamed', { old: 'x', keep: 1 }))).toMatchObject({ data: { current: 'x', keep: 1, added: true }, metadata: { schemaVersion: 3 } });
-  expect(registry.upcast(recorded('Renamed', { current: 'y' }, { schemaVersion: 2 })).data).toEqual({ current: 'y', added: true });
+  expect(registry.upcast(recorded('Renamed', { old: 'x', keep: 1 }))).toMatchObject({
+    data: { current: 'x', keep: 1, added: true },
+    metadata: { schemaVersion: 3 },
+  });
+  expect(registry.upcast(recorded('Renamed', { current: 'y' }, { schemaVersion: 2 })).data).toEqual({
+    current: 'y',
+    added: true,
+  });
   const current = recorded('Renamed', { current: 'z', added: true }, { schemaVersion: 3 });
   expect(registry.upcast(current)).toBe(current);
   const other = recorded('Other', { a: 1 });
@@ -46,6 +56,8 @@ it('upcasts version 1 through every step, version 2 through the last, and leaves
 });
 
 it('refuses an event written by a newer release, and upcasters registered out of order', () => {
-  expect(() => upcasters().upcast(recorded('Renamed', {}, { schemaVersion: 4 }))).toThrow(/newer than this build knows/);
+  expect(() => upcasters().upcast(recorded('Renamed', {}, { schemaVersion: 4 }))).toThrow(
+    /newer than this build knows/,
+  );
   expect(() => new EventUpcasters().register('A', 2, (data) => data)).toThrow(/must be registered next/);
 });

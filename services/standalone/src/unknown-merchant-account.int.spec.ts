@@ -16,7 +16,11 @@ afterAll(async () => {
   await h.stop();
 });
 
-const payment = { amount: 1_299, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' } };
+const payment = {
+  amount: 1_299,
+  currency: 'USD',
+  payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' },
+};
 
 it('answers 404 for a merchant account that does not exist, even when a connection was recorded for it', async () => {
   // A connection recorded under the unknown id (the service takes the account id as given).
@@ -28,7 +32,12 @@ it('answers 404 for a merchant account that does not exist, even when a connecti
     accepted_countries: ['US'],
   });
   const before = h.simulator.ledger.all().length;
-  const refused = await h.http().post('/transactions').set(h.headers('ghost')).set('idempotency-key', 'ghost-1').send(payment);
+  const refused = await h
+    .http()
+    .post('/transactions')
+    .set(h.headers('ghost'))
+    .set('idempotency-key', 'ghost-1')
+    .send(payment);
   expect(refused.status).toBe(404);
   expect(refused.body).toMatchObject({ type: 'error', code: 'not_found', status: 404 });
   expect(h.simulator.ledger.all().length).toBe(before);

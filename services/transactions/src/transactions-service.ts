@@ -193,7 +193,8 @@ export class TransactionsService {
       networkTokens: this.networkTokens,
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
-    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, new OneOffCardShredder(options.db, this.vault));
+    const oneOffCards = new OneOffCardShredder(options.db, this.vault);
+    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, oneOffCards);
     this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
     this.host.add(this.networkTokens);
     this.accountUpdater = new AccountUpdater(this.host.context, {

@@ -43,7 +43,7 @@ export interface SimulatorOptions {
    * notification of a buyer's wallet decision is sent. Default 50 ms.
    */
   readonly settleDelayMs?: number;
-  /** How long 500006 keeps the caller waiting, and how late 500013 arrives; longer than any client timeout. Default 30 s. */
+  /** How long 500006 keeps the caller waiting, and how late 500013 arrives; longer than any timeout. Default 30 s. */
   readonly unknownOutcomeDelayMs?: number;
   /** 500011: its notification and its answer each wait a random 0..raceWindowMs, independently. Default 20 ms. */
   readonly raceWindowMs?: number;

@@ -58,7 +58,7 @@ export type IdempotencyBinding = Readonly<Record<string, unknown>>;
 
 /** What a running request tells its key. */
 export interface IdempotentRequest {
-  /** The resource this request acts on; kept in memory until `beforeProviderCall` writes it. Replaces an earlier one. */
+  /** The resource this request acts on; kept in memory until `beforeProviderCall` writes it. Replaces earlier ones. */
   bind(binding: IdempotencyBinding): void;
   /**
    * Call right before anything reaches a provider: writes the binding (an empty one when none was given), so that
@@ -91,7 +91,12 @@ interface KeyRow {
 type Claim =
   | { readonly kind: 'claimed'; readonly claimId: string }
   | { readonly kind: 'replay'; readonly outcome: Outcome; readonly response: string | null }
-  | { readonly kind: 'bound'; readonly binding: IdempotencyBinding; readonly startedAt: number; readonly expiresAt: number }
+  | {
+      readonly kind: 'bound';
+      readonly binding: IdempotencyBinding;
+      readonly startedAt: number;
+      readonly expiresAt: number;
+    }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'running'; readonly startedAt: number; readonly expiresAt: number };
 
@@ -129,7 +134,9 @@ export class IdempotencyStore {
         PRIMARY KEY (merchant_account_id, operation, key));
       CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);`);
     // bound_to (issue 22): the resource a request acted on once a provider may have been called (JSON).
-    const columns = new Set((db.prepare('PRAGMA table_info(idempotency_keys)').all() as { name: string }[]).map((column) => column.name));
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(idempotency_keys)').all() as { name: string }[]).map((column) => column.name),
+    );
     if (!columns.has('bound_to')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN bound_to TEXT');
 
     const purge = db.prepare<[number]>(
@@ -159,11 +166,13 @@ export class IdempotencyStore {
     );
     this.writeBinding = db.prepare(
       `UPDATE idempotency_keys SET bound_to = @boundTo
-       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key AND claim_id = @claimId AND state = 'running'`,
+       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key AND claim_id = @claimId
+         AND state = 'running'`,
     );
     this.keepBound = db.prepare(
       `UPDATE idempotency_keys SET state = 'done', outcome = NULL, response = NULL, expires_at = @expiresAt
-       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key AND claim_id = @claimId`,
+       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key
+         AND claim_id = @claimId`,
     );
 
     // IMMEDIATE: takes the write lock before reading, so the read-then-replace of an expired row is atomic also
@@ -184,7 +193,7 @@ export class IdempotencyStore {
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
       if (row.state === 'running') {
         const abandoned = now - row.started_at >= this.leaseMs;
-        if (abandoned && row.bound_to !== null) return { kind: 'bound', binding: JSON.parse(row.bound_to) as IdempotencyBinding, startedAt: row.started_at, expiresAt: row.expires_at };
+        if (abandoned && row.bound_to !== null) return boundClaim(row, row.bound_to);
         if (abandoned && this.bindsBeforeProviderCalls) {
           // Never bound: it never reached a provider, so running it again cannot do anything twice.
           replace.run(fresh);
@@ -192,7 +201,7 @@ export class IdempotencyStore {
         }
         return { kind: 'running', startedAt: row.started_at, expiresAt: row.expires_at };
       }
-      if (row.outcome === null && row.bound_to !== null) return { kind: 'bound', binding: JSON.parse(row.bound_to) as IdempotencyBinding, startedAt: row.started_at, expiresAt: row.expires_at };
+      if (row.outcome === null && row.bound_to !== null) return boundClaim(row, row.bound_to);
       return { kind: 'replay', outcome: row.outcome ?? 'value', response: row.response };
     }).immediate;
   }
@@ -208,7 +217,8 @@ export class IdempotencyStore {
   ): Promise<T> {
     if (request.key === undefined) return execute(unkeyed);
     const fingerprint = createHmac('sha256', request.fingerprintKey).update(requestFingerprint({ operation: request.operation, body: request.body })).digest('hex');
-    return this.run({ merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key }, fingerprint, execute, answerBound);
+    const scope = { merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key };
+    return this.run(scope, fingerprint, execute, answerBound);
   }
 
   /**
@@ -251,10 +261,11 @@ export class IdempotencyStore {
       } else {
         try {
           // After a provider may have been called the key stays with what the request did; before, it is free.
-          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claim.claimId, expiresAt: this.now().getTime() + this.ttlMs });
+          const expiresAt = this.now().getTime() + this.ttlMs;
+          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claim.claimId, expiresAt });
           else this.release.run({ ...params, claimId: claim.claimId });
         } catch {
-          // The key stays `running` (bound or not, as written) until its lease passes; the request's own error matters more.
+          // The key stays `running` (bound or not, as written) until its lease passes; the request's error matters more.
         }
       }
       throw error;
@@ -279,6 +290,13 @@ export class IdempotencyStore {
     return new ApiError(409, message, [], { code: concurrentRequestCode });
   }
 }
+
+const boundClaim = (row: KeyRow, boundTo: string): Claim => ({
+  kind: 'bound',
+  binding: JSON.parse(boundTo) as IdempotencyBinding,
+  startedAt: row.started_at,
+  expiresAt: row.expires_at,
+});
 
 /** The request of a call without a key: nothing to bind. */
 const unkeyed: IdempotentRequest = { bind: () => undefined, beforeProviderCall: () => undefined };
@@ -320,9 +338,10 @@ class ClaimedRequest implements IdempotentRequest {
   private write(): void {
     const changed = this.writeBinding.run({ ...this.claim, boundTo: JSON.stringify(this.binding ?? {}) }).changes;
     if (changed === 0) {
-      throw new ApiError(409, 'This request outlived its lease and a retry with its Idempotency-Key took over; it was stopped before reaching the payment service', [], {
-        code: concurrentRequestCode,
-      });
+      const message =
+        'This request outlived its lease and a retry with its Idempotency-Key took over; ' +
+        'it was stopped before reaching the payment service';
+      throw new ApiError(409, message, [], { code: concurrentRequestCode });
     }
   }
 }

@@ -139,8 +139,11 @@ export class Authorizations {
   async create(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     // Before the key is claimed: the answer may change once the account is created.
-    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
-    return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request), (bound) =>
+    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
+      throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+    }
+    const key = request.idempotency_key;
+    return this.store.idempotent(merchantAccountId, 'transactions.create', key, body, () => this.authorize(request), (bound) =>
       this.store.render(merchantAccountId, bound.transaction_id),
     );
   }
@@ -580,7 +583,8 @@ export class Authorizations {
     // A create request still running past the Idempotency-Key lease while `processing` (no buyer to wait for) died
     // with its process: completed now, so reconciliation syncs it and its key answers the reconciled transaction.
     const abandoned = new Date(now - Math.min(this.settings.holdWindowMs, abandonedRequestAfterMs)).toISOString();
-    const due = new Set([...this.store.readModel.expiredCreateHolds(before, 100), ...this.store.readModel.runningCreateRequests(abandoned, 100)]);
+    const readModel = this.store.readModel;
+    const due = new Set([...readModel.expiredCreateHolds(before, 100), ...readModel.runningCreateRequests(abandoned, 100)]);
     let expired = 0;
     for (const id of due) {
       const t = await this.store.state(id);

@@ -107,7 +107,10 @@ const authorizationsAtProvider = () => simulator.ledger.all().length;
 
 describe('POST /transactions with an Idempotency-Key, the answer lost after the provider authorized', () => {
   const appendFailures: [string, (append: () => Promise<unknown>) => Promise<unknown>][] = [
-    ['the event store is unavailable', async () => Promise.reject(new EventStoreUnavailableError('EventStoreDB: connection refused', true))],
+    [
+      'the event store is unavailable',
+      async () => Promise.reject(new EventStoreUnavailableError('EventStoreDB: connection refused', true)),
+    ],
     [
       'SQLite is busy (another connection holds the write lock)',
       async (append) => {
@@ -123,34 +126,50 @@ describe('POST /transactions with an Idempotency-Key, the answer lost after the 
     ],
   ];
 
-  it.each(appendFailures)('%s: a retry answers the same transaction and never authorizes again', async (_case, failure) => {
-    const service = await startService();
-    await connection(service);
-    fault.current = once('AuthorizationSucceeded', failure);
-    const request = { merchant_account_id: account, body: body(), idempotency_key: 'order-1001' };
+  it.each(appendFailures)(
+    '%s: a retry answers the same transaction and never authorizes again',
+    async (_case, failure) => {
+      const service = await startService();
+      await connection(service);
+      fault.current = once('AuthorizationSucceeded', failure);
+      const request = { merchant_account_id: account, body: body(), idempotency_key: 'order-1001' };
 
-    await expect(service.transactions.create(request)).rejects.toBeDefined();
-    expect(authorizationsAtProvider()).toBe(1);
+      await expect(service.transactions.create(request)).rejects.toBeDefined();
+      expect(authorizationsAtProvider()).toBe(1);
 
-    const retried = await service.transactions.create(request);
-    expect(authorizationsAtProvider()).toBe(1);
-    const reference = simulator.ledger.all()[0]?.reference;
-    expect(retried.id).toBe(reference);
-    expect(retried.status).toBe('processing');
+      const retried = await service.transactions.create(request);
+      expect(authorizationsAtProvider()).toBe(1);
+      const reference = simulator.ledger.all()[0]?.reference;
+      expect(retried.id).toBe(reference);
+      expect(retried.status).toBe('processing');
 
-    // Reconciliation syncs the authorization the provider holds; the key then answers that.
-    await service.transactions.reconcile(0);
-    expect(await service.transactions.create(request)).toMatchObject({ id: reference, status: 'authorization_succeeded', authorized_amount: 10_000 });
-    expect(authorizationsAtProvider()).toBe(1);
-  });
+      // Reconciliation syncs the authorization the provider holds; the key then answers that.
+      await service.transactions.reconcile(0);
+      expect(await service.transactions.create(request)).toMatchObject({
+        id: reference,
+        status: 'authorization_succeeded',
+        authorized_amount: 10_000,
+      });
+      expect(authorizationsAtProvider()).toBe(1);
+    },
+  );
 });
 
 it('a capture retried after its answer was lost answers that capture and never captures again', async () => {
   const service = await startService();
   await connection(service);
   const authorized = await service.transactions.create({ merchant_account_id: account, body: body() });
-  fault.current = once('CaptureSucceeded', async () => Promise.reject(new EventStoreUnavailableError('EventStoreDB: connection refused', true)));
-  const capture = { merchant_account_id: account, transaction_id: authorized.id, body: { amount: 4_000, final: false }, settings: multipleCaptures, prefer_capture: false, idempotency_key: 'capture-1' };
+  fault.current = once('CaptureSucceeded', async () =>
+    Promise.reject(new EventStoreUnavailableError('EventStoreDB: connection refused', true)),
+  );
+  const capture = {
+    merchant_account_id: account,
+    transaction_id: authorized.id,
+    body: { amount: 4_000, final: false },
+    settings: multipleCaptures,
+    prefer_capture: false,
+    idempotency_key: 'capture-1',
+  };
 
   await expect(service.transactions.captureTransaction(capture)).rejects.toBeDefined();
   const retried = await service.transactions.captureTransaction(capture);
@@ -158,11 +177,14 @@ it('a capture retried after its answer was lost answers that capture and never c
   expect(simulator.ledger.counts(authorized.id).captures).toBe(1);
 
   await service.transactions.reconcile(0);
-  expect(await service.transactions.captureTransaction(capture)).toMatchObject({ status: 'capture_succeeded', captured_amount: 4_000 });
+  expect(await service.transactions.captureTransaction(capture)).toMatchObject({
+    status: 'capture_succeeded',
+    captured_amount: 4_000,
+  });
   expect(simulator.ledger.counts(authorized.id).captures).toBe(1);
 });
 
-it('a key whose request died mid-way (after the provider authorized) answers the reconciled transaction after a restart', async () => {
+it('a key whose request died mid-way (after the provider authorized) answers the reconciled transaction', async () => {
   const before = await startService();
   await connection(before);
   // The process "dies" while recording the provider's answer: the append never finishes, nothing after it runs.

@@ -33,16 +33,31 @@ export class LateAuthorizations {
     if (t.status === 'absent' || !t.lateAuthorization || t.lateAuthorization.reversed) return false;
     const late = t.lateAuthorization;
     const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
-    if (!connection) throw new Error(`transaction ${id}: its late authorization cannot be reversed, payment service ${t.paymentServiceId} was deleted`);
+    if (!connection)
+      throw new Error(
+        `transaction ${id}: its late authorization cannot be reversed, ` +
+          `payment service ${t.paymentServiceId} was deleted`,
+      );
     const connector = this.connectors.connectorFor(connection);
     const providerTransactionId = late.paymentServiceTransactionId ?? '';
     // The transaction's own id is the reversal's reference: its one late authorization, never one of its operations.
     const answer = late.captured
-      ? await this.store.call(() => connector.refund({ reference: id, providerTransactionId, refundReference: id, amount: late.amount, currency: t.currency }))
+      ? await this.store.call(() =>
+          connector.refund({
+            reference: id,
+            providerTransactionId,
+            refundReference: id,
+            amount: late.amount,
+            currency: t.currency,
+          }),
+        )
       : await this.store.call(() => connector.void({ reference: id, providerTransactionId, voidReference: id }));
     if (answer.outcome !== 'succeeded') return false;
     const via = late.captured ? 'refund' : 'void';
-    await this.store.record(id, { type: 'RecordLateAuthorizationReversal', data: { via, ...(answer.rawResponseCode ? { rawResponseCode: answer.rawResponseCode } : {}) } });
+    await this.store.record(id, {
+      type: 'RecordLateAuthorizationReversal',
+      data: { via, ...(answer.rawResponseCode ? { rawResponseCode: answer.rawResponseCode } : {}) },
+    });
     return true;
   }
 }

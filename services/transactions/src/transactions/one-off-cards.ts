@@ -8,7 +8,8 @@
  *
  * A projection, so the shredding commits with its checkpoint: a crash between the event and the shredding is
  * caught up on restart, and a data directory written before this (issue 22) has its completed one-off cards shredded
- * on first start — its `TransactionCreated` events are version 1, upcast to name their `vaultCard`. Cards of checkout sessions belong to their session (its slice removes them); stored methods stay.
+ * on first start — its `TransactionCreated` events are version 1, upcast to name their `vaultCard`. Cards of
+ * checkout sessions belong to their session (its slice removes them); stored methods stay.
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
@@ -20,7 +21,8 @@ import type { TransactionCreatedData } from './transaction';
 const TRANSACTION_PREFIX = 'transaction-';
 
 /** The vault card a transaction was created with when it is kept for that payment only; null otherwise. */
-export const oneOffCardOf = (data: TransactionCreatedData): string | null => (data.vaultCard?.use === 'one_off' ? data.vaultCard.id : null);
+export const oneOffCardOf = (data: TransactionCreatedData): string | null =>
+  data.vaultCard?.use === 'one_off' ? data.vaultCard.id : null;
 
 export class OneOffCardShredder implements ServiceSlice {
   readonly projection: Projection;
@@ -28,7 +30,9 @@ export class OneOffCardShredder implements ServiceSlice {
   constructor(db: Database.Database, vault: CardVault) {
     db.exec(`CREATE TABLE IF NOT EXISTS transaction_one_off_cards (
       transaction_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, card_id TEXT NOT NULL)`);
-    const remember = db.prepare('INSERT OR IGNORE INTO transaction_one_off_cards (transaction_id, merchant_account_id, card_id) VALUES (?, ?, ?)');
+    const remember = db.prepare(
+      'INSERT OR IGNORE INTO transaction_one_off_cards (transaction_id, merchant_account_id, card_id) VALUES (?, ?, ?)',
+    );
     const waiting = db.prepare<[string], { merchant_account_id: string; card_id: string }>(
       'SELECT merchant_account_id, card_id FROM transaction_one_off_cards WHERE transaction_id = ?',
     );

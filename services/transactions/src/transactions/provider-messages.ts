@@ -92,7 +92,7 @@ export class ProviderMessages {
                 },
               },
             });
-            // A success after we decided failure: reversed now; the timer tries again if the provider cannot take it yet.
+            // A success after a decided failure: reversed now; the timer tries again if the provider cannot yet.
             await this.lateAuthorizations.reverseReceived(id, recorded).catch(() => undefined);
             return;
           }

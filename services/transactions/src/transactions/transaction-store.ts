@@ -74,7 +74,11 @@ export class TransactionStore {
   ) {
     this.readModel = new TransactionsReadModel(context.db);
     // Every transaction flow binds its key before its first provider call (`bindRequest`, `call`).
-    this.idempotency = new IdempotencyStore(context.db, { now: context.now, leaseMs: abandonedRequestAfterMs, bindsBeforeProviderCalls: true });
+    this.idempotency = new IdempotencyStore(context.db, {
+      now: context.now,
+      leaseMs: abandonedRequestAfterMs,
+      bindsBeforeProviderCalls: true,
+    });
   }
 
   now(): string {
@@ -196,6 +200,10 @@ export class TransactionStore {
 }
 
 const unknownOutcome = () =>
-  new ApiError(409, 'A request with this Idempotency-Key did not complete and its outcome is unknown; check the resource and retry with a new Idempotency-Key', [], {
-    code: 'concurrent_request',
-  });
+  new ApiError(
+    409,
+    'A request with this Idempotency-Key did not complete and its outcome is unknown; ' +
+      'check the resource and retry with a new Idempotency-Key',
+    [],
+    { code: 'concurrent_request' },
+  );

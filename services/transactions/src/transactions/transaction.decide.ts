@@ -217,7 +217,8 @@ function assertTracking(t: Transaction, tracking: readonly TrackingEntry[]): voi
 // ---- decide, one function per command family ---------------------------------------------------------------
 function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'notification', result: AuthorizationResult, at: string): TransactionEvent[] {
   // A success after a decided failure: the provider holds money we said it does not. Recorded, to be reversed.
-  if (result.outcome === 'succeeded' && (t.status === 'authorization_failed' || t.status === 'authorization_declined')) return decideLateAuthorization(t, t.status, result, at);
+  const decidedFailure = t.status === 'authorization_failed' || t.status === 'authorization_declined';
+  if (result.outcome === 'succeeded' && decidedFailure) return decideLateAuthorization(t, t.status, result, at);
   assertNotTerminal(t);
   if (!isAuthorizationOpen(t)) {
     // Already authorized: a repeated success changes nothing; anything else would contradict what was recorded.
@@ -256,7 +257,9 @@ function decideLateAuthorization(
   assertAmount(result.authorizedAmount, 'authorized_amount');
   const data = {
     authorizedAmount: result.authorizedAmount,
-    ...(result.paymentServiceTransactionId !== undefined ? { paymentServiceTransactionId: result.paymentServiceTransactionId } : {}),
+    ...(result.paymentServiceTransactionId !== undefined
+      ? { paymentServiceTransactionId: result.paymentServiceTransactionId }
+      : {}),
     captured: result.captured ?? (t.intent === 'capture' && !t.giftCards),
     decidedStatus,
     ...(result.rawResponseCode !== undefined ? { rawResponseCode: result.rawResponseCode } : {}),
@@ -265,10 +268,15 @@ function decideLateAuthorization(
   return [{ type: 'LateAuthorizationReceived', data }];
 }
 
-function decideLateAuthorizationReversal(t: Transaction, data: { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string }, at: string): TransactionEvent[] {
-  const late = t.lateAuthorization ?? fail('late_authorization_not_found', 'No late authorization of this transaction is waiting to be reversed');
+function decideLateAuthorizationReversal(
+  t: Transaction,
+  data: { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string },
+  at: string,
+): TransactionEvent[] {
+  const late = t.lateAuthorization ?? fail('late_authorization_not_found', 'No late authorization is waiting to be reversed');
   if (late.reversed) return [];
-  return [{ type: 'LateAuthorizationReversed', data: { via: data.via, ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}), at } }];
+  const code = data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {};
+  return [{ type: 'LateAuthorizationReversed', data: { via: data.via, ...code, at } }];
 }
 
 const failureEvent = (kind: FailureKind, error: ProviderError, at: string, checks: VerificationCodes = {}): TransactionEvent =>

@@ -97,7 +97,7 @@ export interface TransactionCreatedData {
    * cart items, metadata, flags). Opaque to the rules; the read model renders it.
    */
   readonly details?: Readonly<Record<string, unknown>>;
-  /** The vault card paying (null: a redirect method, Paze, gift cards alone). Version 2; derived from `details` for 1. */
+  /** The vault card paying (null: a redirect method, Paze, gift cards alone). Version 2; from `details` for 1. */
   readonly vaultCard: VaultCardUse | null;
   readonly at: string;
 }
@@ -182,6 +182,11 @@ export interface LateAuthorizationReceivedData {
   readonly rawResponseCode?: string;
 }
 
+export interface LateAuthorizationReversedData {
+  readonly via: 'void' | 'refund';
+  readonly rawResponseCode?: string;
+}
+
 export interface LateAuthorization {
   readonly paymentServiceTransactionId: string | null;
   readonly amount: Minor;
@@ -230,7 +235,7 @@ export type TransactionEvent =
   | DomainEvent<'GiftCardPaymentCompleted', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string; /** No payment method: this event settles the transaction. */ readonly giftCardsOnly?: boolean } & At>
   | DomainEvent<'LateAuthorizationReceived', LateAuthorizationReceivedData & At>
   /** The late authorization was reversed at the provider: the provider holds nothing for this payment any more. */
-  | DomainEvent<'LateAuthorizationReversed', { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string } & At>
+  | DomainEvent<'LateAuthorizationReversed', LateAuthorizationReversedData & At>
   /** `PUT /transactions/{id}`: only the fields present change; null clears. */
   | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
 
@@ -512,7 +517,8 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return { ...t, authorizedAmount: event.data.authorizedAmount };
     case 'LateAuthorizationReceived': {
       const d = event.data;
-      return { ...t, lateAuthorization: { paymentServiceTransactionId: d.paymentServiceTransactionId ?? null, amount: d.authorizedAmount, captured: d.captured, reversed: false } };
+      const late = { paymentServiceTransactionId: d.paymentServiceTransactionId ?? null, amount: d.authorizedAmount };
+      return { ...t, lateAuthorization: { ...late, captured: d.captured, reversed: false } };
     }
     case 'LateAuthorizationReversed':
       return t.lateAuthorization ? { ...t, lateAuthorization: { ...t.lateAuthorization, reversed: true } } : t;

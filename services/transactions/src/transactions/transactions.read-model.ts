@@ -205,7 +205,8 @@ export class TransactionsReadModel {
       CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS transaction_gift_card_processes (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS transaction_open_operations (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS transaction_late_authorizations (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS transaction_late_authorizations (
+        transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
     const upsert = db.prepare(
@@ -235,9 +236,13 @@ export class TransactionsReadModel {
     const openOperation = db.prepare('INSERT INTO transaction_open_operations (transaction_id, since) VALUES (?, ?) ON CONFLICT (transaction_id) DO UPDATE SET since = excluded.since');
     const closeOperations = db.prepare('DELETE FROM transaction_open_operations WHERE transaction_id = ?');
     this.openOperationsSince = db.prepare('SELECT transaction_id FROM transaction_open_operations WHERE since <= ? ORDER BY since LIMIT ?');
-    const openLateAuthorization = db.prepare('INSERT OR IGNORE INTO transaction_late_authorizations (transaction_id, since) VALUES (?, ?)');
+    const openLateAuthorization = db.prepare(
+      'INSERT OR IGNORE INTO transaction_late_authorizations (transaction_id, since) VALUES (?, ?)',
+    );
     const closeLateAuthorization = db.prepare('DELETE FROM transaction_late_authorizations WHERE transaction_id = ?');
-    this.lateAuthorizationsWaiting = db.prepare('SELECT transaction_id FROM transaction_late_authorizations ORDER BY since LIMIT ?');
+    this.lateAuthorizationsWaiting = db.prepare(
+      'SELECT transaction_id FROM transaction_late_authorizations ORDER BY since LIMIT ?',
+    );
     this.projection = {
       name: 'transactions',
       apply: (event: RecordedEvent) => {
@@ -290,7 +295,7 @@ export class TransactionsReadModel {
     return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
   }
 
-  /** Create requests still running since `before` or earlier while `processing`: not waiting for a buyer (oldest first). */
+  /** Create requests running since `before` or earlier while `processing` (no buyer to wait for), oldest first. */
   runningCreateRequests(before: string, limit: number): string[] {
     return this.processingHoldsSince.all(before, limit).map((row) => row.transaction_id);
   }

@@ -239,8 +239,10 @@ export class Transactions implements TransactionsSlice {
     const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionVoid> => {
       const transaction = await this.store.render(merchantAccountId, bound.transaction_id);
       if (!request.prefer_void) return transaction;
-      const status = transaction.status === 'authorization_voided' ? 'succeeded' : transaction.status === 'authorization_void_pending' ? 'pending' : 'failed';
-      return { type: 'transaction-void', status, code: null, raw_response_code: null, raw_response_description: null, transaction };
+      const statuses = { authorization_voided: 'succeeded', authorization_void_pending: 'pending' } as const;
+      const status = statuses[transaction.status as keyof typeof statuses] ?? 'failed';
+      const codes = { code: null, raw_response_code: null, raw_response_description: null };
+      return { type: 'transaction-void', status, ...codes, transaction };
     };
     return this.store.idempotent(merchantAccountId, `transactions.void:${id}`, request.idempotency_key, { prefer: request.prefer_void }, async () => {
       const t = await this.store.load(merchantAccountId, id);
@@ -310,7 +312,8 @@ export class Transactions implements TransactionsSlice {
           ? { outcome: snapshot.status, error: providerError(snapshot) }
           : null;
     if (!result) return 'unknown';
-    const recorded = await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    const command = { type: 'RecordAuthorizationResult', data: { source: 'notification', result } } as const;
+    const recorded = await this.store.record(t.id, command);
     await this.lateAuthorizations.reverseReceived(t.id, recorded);
     return 'recorded';
   }
@@ -515,7 +518,8 @@ export class Transactions implements TransactionsSlice {
       return { items, limit: 20, next_cursor: null, previous_cursor: null };
     }, async (bound) => {
       await this.context.catchUp();
-      const items = (bound.refund_ids ?? []).map((refundId) => this.refund(merchantAccountId, bound.transaction_id, refundId));
+      const refund = (refundId: string) => this.refund(merchantAccountId, bound.transaction_id, refundId);
+      const items = (bound.refund_ids ?? []).map(refund);
       return { items, limit: 20, next_cursor: null, previous_cursor: null };
     });
   }
