@@ -133,6 +133,12 @@ export const settingsSchema = z.object({
    * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
    * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
    */
+  /**
+   * Paze's signing keys, which both signatures of a Paze payload must verify against (docs/paze.md): a JWKS file, a
+   * PEM file of public keys or certificates, or an https URL of a JWKS. Unset: the published development key, and
+   * with NODE_ENV=production the transactions service refuses to start.
+   */
+  PAZE_SIGNING_KEYS: z.string().optional(),
   /** `production` turns network token provisioning through the API off unless NETWORK_TOKENS_API_PROVISIONING says otherwise. */
   NODE_ENV: z.string().optional(),
   /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
