@@ -1,5 +1,7 @@
 # One image for every service; the compose file picks the entry point (`npm run start:<service>`).
-FROM node:20-bookworm
+# Node.js 24 LTS, the runtime package.json pins (devDependencies.node, used by `npm ci` here to build the native
+# modules; pruned with the dev dependencies, so the image's own Node.js 24 runs the service: same ABI).
+FROM node:24-bookworm
 WORKDIR /app
 RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./

@@ -28,7 +28,7 @@ runMain(async () => {
   relay.start();
 
   const server = await startTcpRpcServer(settings.IDENTITY_RPC_URL, identity.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
-  log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  log.info({ node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

@@ -39,7 +39,7 @@ runMain(async () => {
   relay.start();
 
   const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, transactions.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
-  log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
+  log.info({ node: process.version, rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

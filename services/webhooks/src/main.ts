@@ -41,7 +41,7 @@ runMain(async () => {
   relay.start();
 
   const server = await startTcpRpcServer(settings.WEBHOOKS_RPC_URL, webhooks.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
-  log.info({ rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
+  log.info({ node: process.version, rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
