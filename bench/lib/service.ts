@@ -103,7 +103,7 @@ export interface EmbeddedService extends ChildService {
  */
 export function npmStartNodeFlags(): string[] {
   const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const match = /^node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
+  const match = /^(?:exec\s+)?node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
