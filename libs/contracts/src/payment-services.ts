@@ -65,7 +65,8 @@ export const paymentServiceCapabilitiesInputSchema = z
 export type PaymentServiceCapabilities = z.infer<typeof paymentServiceCapabilitiesSchema>;
 export type PaymentServiceCapabilitiesInput = z.infer<typeof paymentServiceCapabilitiesInputSchema>;
 
-const field = z.object({ key: z.string().min(1).max(100), value: z.string().max(10_000) }).strict();
+// Write-only: which values are credentials is the definition's to say, so a 422 echoes none of them.
+const field = z.object({ key: z.string().min(1).max(100), value: z.string().max(10_000).meta({ writeOnly: true }) }).strict();
 
 const merchantProfileScheme = z
   .object({

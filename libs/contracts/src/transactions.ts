@@ -131,9 +131,14 @@ export const pazePaymentMethodSchema = z
     token: z
       .string()
       .min(20)
-      .max(20_000)
-      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}$/, 'must be a JWE in compact serialization')
-      .meta({ description: "The encrypted Paze payload as Paze gave it to the merchant (a JWE), decrypted here with the merchant's Paze wallet key." }),
+      .max(40_000)
+      // A bare JWE (five parts) passes here to be refused as unsigned with the reason (400 paze_signature_invalid).
+      .regex(/^[A-Za-z0-9_-]+(?:(?:\.[A-Za-z0-9_-]*){2}|(?:\.[A-Za-z0-9_-]*){4})$/, 'must be a JWS in compact serialization')
+      .meta({
+        writeOnly: true,
+        description:
+          "The Complete response's securedPayload as Paze gave it to the merchant, JWS(JWE(JWS(payload))): both signatures are verified against Paze's signing keys (PAZE_SIGNING_KEYS), the JWE is decrypted with the merchant's Paze wallet key.",
+      }),
     redirect_url: z.url().max(2048).nullish(),
   })
   .meta({ id: 'PazePaymentMethodCreate', description: 'Paze: US businesses only, in USD, through a US acquiring connection that takes network tokens.' });
