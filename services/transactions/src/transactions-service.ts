@@ -56,8 +56,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly merchantAccounts?: NetworkTokenMerchantAccounts;
   /** Whether `POST /payment-methods/{id}/network-tokens` provisions (NETWORK_TOKENS_API_PROVISIONING); default true. */
   readonly networkTokensApiProvisioning?: boolean;
-  /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`); absent: the development key (docs/paze.md). */
-  readonly pazeSigningKeys?: PazeSigningKeys;
+  /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
+  readonly pazeSigningKeys?: PazeSigningKeys | null;
   /** The network token service; default the simulator's (`providers.mockCard`). */
   readonly tokenService?: TokenServiceProvider;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
@@ -191,7 +191,7 @@ export class TransactionsService {
       paymentMethods: this.paymentMethods,
       buyers: buyerDirectory(this.buyers),
       checkoutSessions: this.checkoutSessions,
-      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys ?? pazeDevelopmentSigningKeys()),
+      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
       networkTokens: this.networkTokens,
     });
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);

@@ -1,7 +1,8 @@
 /**
  * A signing key that stands in for Paze's outside production: development and the tests sign Paze payloads with it,
  * and without PAZE_SIGNING_KEYS the service verifies against its public half. It is published here, so anyone can
- * sign with it: the service refuses to start with NODE_ENV=production and no PAZE_SIGNING_KEYS (docs/paze.md).
+ * sign with it: with NODE_ENV=production and no PAZE_SIGNING_KEYS nothing is trusted and Paze payments are refused
+ * (docs/paze.md).
  */
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import { CompactEncrypt, CompactSign } from 'jose';

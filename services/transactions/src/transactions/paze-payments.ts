@@ -16,8 +16,9 @@ export class PazePayments implements PazeWallets {
   constructor(
     private readonly wallets: Pick<DigitalWallets, 'pazeKeyFor'>,
     private readonly now: () => Date,
-    /** Paze's signing keys (PAZE_SIGNING_KEYS): both signatures of every payload must verify against them. */
-    private readonly signingKeys: PazeSigningKeys,
+    /** Paze's signing keys (PAZE_SIGNING_KEYS): both signatures of every payload must verify against them; none in
+     * production without the setting, where every payload is refused. */
+    private readonly signingKeys: PazeSigningKeys | null,
   ) {}
 
   async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }) {
@@ -36,6 +37,9 @@ export class PazePayments implements PazeWallets {
         })),
     });
     if (!eligibility.ok) throw refused(eligibility.code, eligibility.message, eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method');
+    if (!this.signingKeys) {
+      throw refused('paze_signing_keys_not_configured', "Paze payloads cannot be verified: PAZE_SIGNING_KEYS (Paze's signing keys) is not set on this installation", '/payment_method/token');
+    }
     try {
       const credential = await decryptPazePayload(payload, { decryptionKey: paze.key, signingKeys: this.signingKeys }, this.now());
       return { credential, connectionIds: eligibility.connectionIds };
