@@ -6,7 +6,7 @@
  * CheckoutSessionCreate, CheckoutSessionPaymentMethod); the fields body is ours (the reference does not publish it).
  */
 import { z } from 'zod';
-import { cartItemSchema, expirationDate, guestBuyerSchema } from './transactions';
+import { cartItemSchema, expirationDate, guestBuyerSchema, MAX_CART_ITEMS } from './transactions';
 
 export const checkoutSessionPatterns = {
   create: 'transactions.checkout-sessions.create',
@@ -72,7 +72,7 @@ export type CheckoutSessionBuyer = z.infer<typeof guestBuyerSchema>;
 // ---- request bodies ----------------------------------------------------------------------------------------
 
 const sessionDetailsShape = {
-  cart_items: z.array(cartItemSchema).max(249).nullish(),
+  cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
   metadata: metadata.nullish(),
   buyer: guestBuyerSchema.nullish(),
   airline: airlineSchema.nullish(),
