@@ -103,9 +103,25 @@ export const checkoutSessionCardSchema = z
   })
   .meta({ id: 'CheckoutSessionCardFields' });
 
+/** A payment method the merchant stored, chosen in the browser, with its security code typed again for this payment. */
+export const checkoutSessionStoredMethodSchema = z
+  .object({
+    method: z.literal('id'),
+    id: z.uuid().meta({ description: 'A stored payment method of the session’s merchant account, `succeeded`.' }),
+    security_code: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits').optional(),
+  })
+  .meta({ id: 'CheckoutSessionStoredMethodFields' });
+
 export const checkoutSessionFieldsSchema = z
-  .object({ payment_method: checkoutSessionCardSchema })
-  .meta({ id: 'CheckoutSessionFieldsUpdate', description: 'Card data for the session, sent by the secure fields library from the buyer’s browser.' });
+  .object({
+    payment_method: z.discriminatedUnion('method', [checkoutSessionCardSchema, checkoutSessionStoredMethodSchema]),
+  })
+  .meta({
+    id: 'CheckoutSessionFieldsUpdate',
+    description:
+      'Card data for the session, or a stored payment method with its security code, sent by the secure fields ' +
+      'library from the buyer’s browser.',
+  });
 export type CheckoutSessionFieldsInput = z.infer<typeof checkoutSessionFieldsSchema>;
 
 /** `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame. */

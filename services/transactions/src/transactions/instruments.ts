@@ -1,8 +1,8 @@
 /**
  * What pays a transaction, resolved from `payment_method` before anything is appended: a card (into the vault first:
  * from here on only its id, scheme, BIN and last four travel), a stored method (`id`: usable only once `succeeded`;
- * its network token when the connection takes one), a checkout session's card (used once), a Paze wallet payload
- * (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
+ * its network token when the connection takes one), a checkout session's card or stored method (used once), a Paze
+ * wallet payload (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
  */
 import { ApiError } from '@switchyard/api';
 import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
@@ -32,9 +32,17 @@ export interface NetworkTokenSource {
   tokenForTransaction(merchantAccountId: string, paymentMethodId: string, options: { merchantInitiated: boolean }): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
 }
 
-/** A checkout session's card, claimed once (the checkout sessions slice). */
+/** A checkout session's card, claimed once (checkout sessions slice); `storedPaymentMethod`: `cardId` is a method. */
 export interface CheckoutSessionClaims {
-  claim(merchantAccountId: string, sessionId: string, transactionId: string): Promise<{ readonly cardId: string; readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string } }>;
+  claim(
+    merchantAccountId: string,
+    sessionId: string,
+    transactionId: string,
+  ): Promise<{
+    readonly cardId: string;
+    readonly storedPaymentMethod: boolean;
+    readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string };
+  }>;
 }
 
 /** Paze: the merchant's wallet key and the rules of who may take it (the digital wallets slice). */
@@ -77,7 +85,12 @@ export class Instruments {
         return this.stored(merchantAccountId, method.id, method.security_code);
       case 'checkout-session': {
         if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
-        const { cardId, card } = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
+        const claimed = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
+        const { cardId, card } = claimed;
+        // A stored method chosen in the browser pays as itself (its network token too), with the code typed there.
+        if (claimed.storedPaymentMethod) {
+          return { ...this.stored(merchantAccountId, cardId, card.securityCode), checkoutSessionId: method.id };
+        }
         const stored = this.sources.vault.find(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
         return {
