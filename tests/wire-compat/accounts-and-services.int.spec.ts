@@ -16,15 +16,21 @@ afterAll(() => w?.stop());
 
 describe('the merchant account header', () => {
   it('reaches the server under our name: the client’s own name selects nothing', async () => {
-    // Spec wins: the header is x-service-merchant-account-id; the client's x-gr4vy-merchant-account-id is renamed by a hook.
+    // Spec wins: the header is x-service-merchant-account-id; a hook renames the client's x-gr4vy-merchant-account-id.
     const account = await w.merchantAccountWithConnection();
     const before = w.sent.length;
     const mine = await w.client(account).paymentServices.list();
     expect(mine.result.items.map((service) => service.merchantAccountId)).toEqual([account]);
-    expect(w.sent.slice(before)).toEqual([{ method: 'GET', path: '/payment-services', ourHeader: account, clientHeader: null }]);
+    expect(w.sent.slice(before)).toEqual([
+      { method: 'GET', path: '/payment-services', ourHeader: account, clientHeader: null },
+    ]);
 
     // Without the hook the client's header name is not ours: the request is the default merchant account's.
-    const unhooked = new Gr4vy({ serverURL: w.baseUrl, merchantAccountId: account, bearerAuth: w.harness.headers().authorization!.slice('Bearer '.length) });
+    const unhooked = new Gr4vy({
+      serverURL: w.baseUrl,
+      merchantAccountId: account,
+      bearerAuth: w.harness.headers().authorization!.slice('Bearer '.length),
+    });
     const theirs = await unhooked.paymentServices.list();
     expect(theirs.result.items.map((service) => service.id)).not.toContain(mine.result.items[0]?.id);
     expect(theirs.result.items.every((service) => service.merchantAccountId === 'default')).toBe(true);
@@ -37,11 +43,28 @@ describe('merchant accounts', () => {
     const admin = w.client();
     const ids = ['wire-ma-1', 'wire-ma-2', 'wire-ma-3'];
     for (const id of ids) {
-      const created = await admin.merchantAccounts.create({ id, displayName: `Account ${id}`, overCaptureAmount: 500, visaNetworkTokensRequestorId: 'visa-req' });
-      expect(created).toMatchObject({ id, displayName: `Account ${id}`, accountUpdaterEnabled: false, overCaptureAmount: 500, visaNetworkTokensRequestorId: 'visa-req' });
+      const created = await admin.merchantAccounts.create({
+        id,
+        displayName: `Account ${id}`,
+        overCaptureAmount: 500,
+        visaNetworkTokensRequestorId: 'visa-req',
+      });
+      expect(created).toMatchObject({
+        id,
+        displayName: `Account ${id}`,
+        accountUpdaterEnabled: false,
+        overCaptureAmount: 500,
+        visaNetworkTokensRequestorId: 'visa-req',
+      });
     }
-    expect(await admin.merchantAccounts.get('wire-ma-1')).toMatchObject({ id: 'wire-ma-1', asyncNetworkTokensEnabled: false });
-    const updated = await admin.merchantAccounts.update({ displayName: 'Renamed', accountUpdaterEnabled: true }, 'wire-ma-1');
+    expect(await admin.merchantAccounts.get('wire-ma-1')).toMatchObject({
+      id: 'wire-ma-1',
+      asyncNetworkTokensEnabled: false,
+    });
+    const updated = await admin.merchantAccounts.update(
+      { displayName: 'Renamed', accountUpdaterEnabled: true },
+      'wire-ma-1',
+    );
     expect(updated).toMatchObject({ id: 'wire-ma-1', displayName: 'Renamed', accountUpdaterEnabled: true });
 
     const walked = await walkPages(await admin.merchantAccounts.list(undefined, 2));
@@ -67,16 +90,32 @@ describe('merchant accounts', () => {
       metadata: { team: 'payments' },
     };
     const usd = await admin.merchantAccounts.threeDsConfiguration.create({ ...profile, currency: 'USD' }, 'wire-3ds');
-    expect(usd).toMatchObject({ merchantAccountId: 'wire-3ds', scheme: 'visa', currency: 'USD', metadata: { team: 'payments' } });
-    await admin.merchantAccounts.threeDsConfiguration.create({ ...profile, scheme: 'mastercard', currency: 'EUR' }, 'wire-3ds');
+    expect(usd).toMatchObject({
+      merchantAccountId: 'wire-3ds',
+      scheme: 'visa',
+      currency: 'USD',
+      metadata: { team: 'payments' },
+    });
+    await admin.merchantAccounts.threeDsConfiguration.create(
+      { ...profile, scheme: 'mastercard', currency: 'EUR' },
+      'wire-3ds',
+    );
 
     expect((await admin.merchantAccounts.threeDsConfiguration.list('wire-3ds')).items).toHaveLength(2);
     const euro = await admin.merchantAccounts.threeDsConfiguration.list('wire-3ds', 'EUR');
     expect(euro.items.map((configuration) => configuration.currency)).toEqual(['EUR']);
-    const renamed = await admin.merchantAccounts.threeDsConfiguration.update({ merchantName: 'Wire Shop Ltd' }, 'wire-3ds', usd.id);
+    const renamed = await admin.merchantAccounts.threeDsConfiguration.update(
+      { merchantName: 'Wire Shop Ltd' },
+      'wire-3ds',
+      usd.id,
+    );
     expect(renamed).toMatchObject({ id: usd.id, merchantName: 'Wire Shop Ltd', currency: 'USD' });
     await admin.merchantAccounts.threeDsConfiguration.delete('wire-3ds', usd.id);
-    expect((await admin.merchantAccounts.threeDsConfiguration.list('wire-3ds')).items.map((configuration) => configuration.id)).not.toContain(usd.id);
+    expect(
+      (await admin.merchantAccounts.threeDsConfiguration.list('wire-3ds')).items.map(
+        (configuration) => configuration.id,
+      ),
+    ).not.toContain(usd.id);
   });
 });
 
@@ -85,7 +124,9 @@ describe('payment service definitions', () => {
     const client = w.client();
     const walked = await walkPages(await client.paymentServiceDefinitions.list(undefined, 1));
     expect(walked.pages).toBe(walked.items.length);
-    expect(walked.items.map((definition) => definition.id)).toEqual(expect.arrayContaining(['mock-card', 'mock-gift-card', 'mock-paypal']));
+    expect(walked.items.map((definition) => definition.id)).toEqual(
+      expect.arrayContaining(['mock-card', 'mock-gift-card', 'mock-paypal']),
+    );
     const card = await client.paymentServiceDefinitions.get('mock-card');
     expect(card).toMatchObject({ id: 'mock-card', method: 'card', mode: 'card', fields: [{ key: 'merchant_id' }] });
     expect(card.configuration).toEqual({
@@ -101,7 +142,7 @@ describe('payment service definitions', () => {
 });
 
 describe('payment services', () => {
-  it('create, get, update, list (walked page by page, filtered) and delete answer what the client validates', async () => {
+  it('create, get, update, list (walked page by page, filtered) and delete pass the client’s validation', async () => {
     const account = 'wire-ps';
     await w.client().merchantAccounts.create({ id: account, displayName: 'Connections' });
     const client = w.client(account);
@@ -109,12 +150,30 @@ describe('payment services', () => {
     const created = [];
     for (const name of ['Cards A', 'Cards B', 'Cards C']) {
       created.push(
-        await client.paymentServices.create({ displayName: name, paymentServiceDefinitionId: 'mock-card', fields, acceptedCurrencies: ['USD'], acceptedCountries: ['US'] }),
+        await client.paymentServices.create({
+          displayName: name,
+          paymentServiceDefinitionId: 'mock-card',
+          fields,
+          acceptedCurrencies: ['USD'],
+          acceptedCountries: ['US'],
+        }),
       );
     }
-    expect(created[0]).toMatchObject({ merchantAccountId: account, method: 'card', active: true, isDeleted: false, acceptedCurrencies: ['USD'] });
-    expect(await client.paymentServices.get(created[0]!.id!)).toMatchObject({ id: created[0]!.id, displayName: 'Cards A' });
-    const updated = await client.paymentServices.update({ displayName: 'Cards A2', acceptedCountries: ['US', 'GB'], position: 1 }, created[0]!.id!);
+    expect(created[0]).toMatchObject({
+      merchantAccountId: account,
+      method: 'card',
+      active: true,
+      isDeleted: false,
+      acceptedCurrencies: ['USD'],
+    });
+    expect(await client.paymentServices.get(created[0]!.id!)).toMatchObject({
+      id: created[0]!.id,
+      displayName: 'Cards A',
+    });
+    const updated = await client.paymentServices.update(
+      { displayName: 'Cards A2', acceptedCountries: ['US', 'GB'], position: 1 },
+      created[0]!.id!,
+    );
     expect(updated).toMatchObject({ displayName: 'Cards A2', acceptedCountries: ['US', 'GB'] });
 
     const walked = await walkPages(await client.paymentServices.list({ limit: 2 }));
@@ -123,8 +182,12 @@ describe('payment services', () => {
     expect((await client.paymentServices.list({ method: 'paypal' })).result.items).toEqual([]);
 
     await client.paymentServices.delete(created[2]!.id!);
-    expect((await client.paymentServices.list()).result.items.map((service) => service.id)).not.toContain(created[2]!.id);
-    expect((await client.paymentServices.list({ deleted: true })).result.items.map((service) => service.id)).toContain(created[2]!.id);
+    expect((await client.paymentServices.list()).result.items.map((service) => service.id)).not.toContain(
+      created[2]!.id,
+    );
+    expect((await client.paymentServices.list({ deleted: true })).result.items.map((service) => service.id)).toContain(
+      created[2]!.id,
+    );
   });
 });
 
@@ -135,7 +198,9 @@ describe('account updater jobs', () => {
     const stored = await client.paymentMethods.create({ method: 'card', ...CLIENT_TEST_CARD });
     const job = await client.accountUpdater.jobs.create({ paymentMethodIds: [stored.id] });
     expect(job).toMatchObject({ merchantAccountId: 'wire-au', inquiries: [{ paymentMethodId: stored.id }] });
-    const none = await client.accountUpdater.jobs.create({ paymentMethodIds: ['00000000-0000-4000-8000-000000000009'] });
+    const none = await client.accountUpdater.jobs.create({
+      paymentMethodIds: ['00000000-0000-4000-8000-000000000009'],
+    });
     expect(none).toBeUndefined();
   });
 

@@ -40,19 +40,39 @@ describe('buyers', () => {
   it('create, get, update, list (walked page by page, searched, by external identifier) and delete', async () => {
     const created = [];
     for (const name of ['Ada', 'Grace', 'Alan']) {
-      created.push(await client.buyers.create({ displayName: name, externalIdentifier: `buyer-${name.toLowerCase()}`, billingDetails }));
+      created.push(
+        await client.buyers.create({
+          displayName: name,
+          externalIdentifier: `buyer-${name.toLowerCase()}`,
+          billingDetails,
+        }),
+      );
     }
     const ada = created[0]!;
-    expect(ada).toMatchObject({ merchantAccountId: account, displayName: 'Ada', externalIdentifier: 'buyer-ada', billingDetails: { firstName: 'Ada', taxId: { kind: 'gb.vat' } } });
+    expect(ada).toMatchObject({
+      merchantAccountId: account,
+      displayName: 'Ada',
+      externalIdentifier: 'buyer-ada',
+      billingDetails: { firstName: 'Ada', taxId: { kind: 'gb.vat' } },
+    });
     expect(await client.buyers.get(ada.id!)).toEqual(ada);
     const updated = await client.buyers.update({ displayName: 'Ada L.', accountNumber: 'acct-1' }, ada.id!);
-    expect(updated).toMatchObject({ id: ada.id, displayName: 'Ada L.', accountNumber: 'acct-1', externalIdentifier: 'buyer-ada' });
+    expect(updated).toMatchObject({
+      id: ada.id,
+      displayName: 'Ada L.',
+      accountNumber: 'acct-1',
+      externalIdentifier: 'buyer-ada',
+    });
 
     const walked = await walkPages(await client.buyers.list({ limit: 2 }));
     expect(walked.pages).toBe(2);
     expect(walked.items.map((buyer) => buyer.id).sort()).toEqual(created.map((buyer) => buyer.id).sort());
-    expect((await client.buyers.list({ externalIdentifier: 'buyer-grace' })).result.items.map((buyer) => buyer.displayName)).toEqual(['Grace']);
-    expect((await client.buyers.list({ search: 'Alan' })).result.items.map((buyer) => buyer.displayName)).toEqual(['Alan']);
+    expect(
+      (await client.buyers.list({ externalIdentifier: 'buyer-grace' })).result.items.map((buyer) => buyer.displayName),
+    ).toEqual(['Grace']);
+    expect((await client.buyers.list({ search: 'Alan' })).result.items.map((buyer) => buyer.displayName)).toEqual([
+      'Alan',
+    ]);
 
     await client.buyers.delete(created[2]!.id!);
     await expect(client.buyers.get(created[2]!.id!)).rejects.toBeInstanceOf(Error404);
@@ -61,9 +81,14 @@ describe('buyers', () => {
   it('shipping details: create, list, get, update, delete', async () => {
     const buyer = await client.buyers.create({ displayName: 'Shipper' });
     const address = { city: 'Paris', country: 'FR', postalCode: '75001', line1: '1 Rue de Rivoli' };
-    const created = await client.buyers.shippingDetails.create({ firstName: 'Sam', lastName: 'Shipper', emailAddress: 'sam@example.com', address }, buyer.id!);
+    const created = await client.buyers.shippingDetails.create(
+      { firstName: 'Sam', lastName: 'Shipper', emailAddress: 'sam@example.com', address },
+      buyer.id!,
+    );
     expect(created).toMatchObject({ buyerId: buyer.id, firstName: 'Sam', address: { city: 'Paris' } });
-    expect((await client.buyers.shippingDetails.list(buyer.id!)).items.map((details) => details.id)).toEqual([created.id]);
+    expect((await client.buyers.shippingDetails.list(buyer.id!)).items.map((details) => details.id)).toEqual([
+      created.id,
+    ]);
     expect(await client.buyers.shippingDetails.get(buyer.id!, created.id!)).toEqual(created);
     const updated = await client.buyers.shippingDetails.update({ phoneNumber: '+33142000000' }, buyer.id!, created.id!);
     expect(updated).toMatchObject({ id: created.id, phoneNumber: '+33142000000', firstName: 'Sam' });
@@ -81,9 +106,26 @@ describe('buyers', () => {
 describe('payment methods', () => {
   it('create (card, checkout session), get, list (walked, filtered), the buyer’s list, and delete', async () => {
     const buyer = await client.buyers.create({ displayName: 'Card holder', externalIdentifier: 'holder-1' });
-    const card = await client.paymentMethods.create({ method: 'card', ...CLIENT_TEST_CARD, buyerId: buyer.id!, externalIdentifier: 'pm-1' });
-    expect(card).toMatchObject({ method: 'card', status: 'succeeded', label: '1111', scheme: 'visa', expirationDate: '11/30', buyer: { id: buyer.id } });
-    const other = await client.paymentMethods.create({ method: 'card', number: '5555555555554444', expirationDate: '10/29', buyerExternalIdentifier: 'holder-1' });
+    const card = await client.paymentMethods.create({
+      method: 'card',
+      ...CLIENT_TEST_CARD,
+      buyerId: buyer.id!,
+      externalIdentifier: 'pm-1',
+    });
+    expect(card).toMatchObject({
+      method: 'card',
+      status: 'succeeded',
+      label: '1111',
+      scheme: 'visa',
+      expirationDate: '11/30',
+      buyer: { id: buyer.id },
+    });
+    const other = await client.paymentMethods.create({
+      method: 'card',
+      number: '5555555555554444',
+      expirationDate: '10/29',
+      buyerExternalIdentifier: 'holder-1',
+    });
     const session = await client.checkoutSessions.create();
     const attached = await fetch(`${w.baseUrl}/checkout/sessions/${session.id}/fields`, {
       method: 'PUT',
@@ -99,8 +141,12 @@ describe('payment methods', () => {
     expect(walked.pages).toBe(3);
     expect(walked.items.map((method) => method.id).sort()).toEqual([card.id, other.id, fromSession.id].sort());
     expect((await client.paymentMethods.list({ buyerId: buyer.id! })).result.items).toHaveLength(2);
-    expect((await client.paymentMethods.list({ externalIdentifier: 'pm-1' })).result.items.map((method) => method.id)).toEqual([card.id]);
-    expect((await client.paymentMethods.list({ status: ['succeeded'], buyerExternalIdentifier: 'holder-1' })).result.items).toHaveLength(2);
+    expect(
+      (await client.paymentMethods.list({ externalIdentifier: 'pm-1' })).result.items.map((method) => method.id),
+    ).toEqual([card.id]);
+    expect(
+      (await client.paymentMethods.list({ status: ['succeeded'], buyerExternalIdentifier: 'holder-1' })).result.items,
+    ).toHaveLength(2);
     const ofBuyer = await client.buyers.paymentMethods.list({ buyerId: buyer.id! });
     expect(ofBuyer.items.map((method) => method.id).sort()).toEqual([card.id, other.id].sort());
 
@@ -110,17 +156,38 @@ describe('payment methods', () => {
 
   it('network tokens: create, list, cryptogram, suspend, resume, delete', async () => {
     const card = await client.paymentMethods.create({ method: 'card', ...CLIENT_TEST_CARD });
-    const token = await client.paymentMethods.networkTokens.create({ merchantInitiated: false, isSubsequentPayment: false }, card.id);
-    expect(token).toMatchObject({ paymentMethodId: card.id, status: 'active', expirationDate: expect.stringMatching(/^\d{2}\/\d{2}$/) });
+    const token = await client.paymentMethods.networkTokens.create(
+      { merchantInitiated: false, isSubsequentPayment: false },
+      card.id,
+    );
+    expect(token).toMatchObject({
+      paymentMethodId: card.id,
+      status: 'active',
+      expirationDate: expect.stringMatching(/^\d{2}\/\d{2}$/),
+    });
     expect(token.token).not.toBe(CLIENT_TEST_CARD.number);
     expect((await client.paymentMethods.networkTokens.list(card.id)).items.map((item) => item.id)).toEqual([token.id]);
-    const cryptogram = await client.paymentMethods.networkTokens.cryptogram.create({ merchantInitiated: false }, card.id, token.id);
+    const cryptogram = await client.paymentMethods.networkTokens.cryptogram.create(
+      { merchantInitiated: false },
+      card.id,
+      token.id,
+    );
     expect(cryptogram.cryptogram).toMatch(/^[A-Za-z0-9+/]{27}=$/);
-    expect(await client.paymentMethods.networkTokens.suspend(card.id, token.id)).toMatchObject({ id: token.id, status: 'suspended' });
-    await expect(client.paymentMethods.networkTokens.cryptogram.create({ merchantInitiated: false }, card.id, token.id)).rejects.toBeInstanceOf(Error400);
-    expect(await client.paymentMethods.networkTokens.resume(card.id, token.id)).toMatchObject({ id: token.id, status: 'active' });
+    expect(await client.paymentMethods.networkTokens.suspend(card.id, token.id)).toMatchObject({
+      id: token.id,
+      status: 'suspended',
+    });
+    await expect(
+      client.paymentMethods.networkTokens.cryptogram.create({ merchantInitiated: false }, card.id, token.id),
+    ).rejects.toBeInstanceOf(Error400);
+    expect(await client.paymentMethods.networkTokens.resume(card.id, token.id)).toMatchObject({
+      id: token.id,
+      status: 'active',
+    });
     await client.paymentMethods.networkTokens.delete(card.id, token.id);
-    expect((await client.paymentMethods.networkTokens.list(card.id)).items.map((item) => item.status)).not.toContain('active');
+    expect((await client.paymentMethods.networkTokens.list(card.id)).items.map((item) => item.status)).not.toContain(
+      'active',
+    );
   });
 });
 
@@ -142,7 +209,9 @@ describe('gift cards', () => {
     const walked = await walkPages(await client.giftCards.list({ limit: 1 }));
     expect(walked.pages).toBe(2);
     expect(walked.items.map((card) => card.id).sort()).toEqual([first.id, second.id].sort());
-    const balances = await client.giftCards.balances.list({ items: [{ id: first.id }, { number: '6060609999999999', pin: '01000' }] });
+    const balances = await client.giftCards.balances.list({
+      items: [{ id: first.id }, { number: '6060609999999999', pin: '01000' }],
+    });
     expect(balances.items).toEqual([
       expect.objectContaining({ id: first.id, balance: 5000, last4: '7890' }),
       expect.objectContaining({ balance: 1000, last4: '9999' }),
@@ -163,10 +232,18 @@ describe('digital wallets', () => {
       domainNames: ['shop.example'],
       acceptTermsAndConditions: true,
     });
-    expect(wallet).toMatchObject({ provider: 'apple', merchantName: 'Wire Shop', domainNames: ['shop.example'], merchantAccountId: account });
+    expect(wallet).toMatchObject({
+      provider: 'apple',
+      merchantName: 'Wire Shop',
+      domainNames: ['shop.example'],
+      merchantAccountId: account,
+    });
     expect(await client.digitalWallets.get(wallet.id)).toEqual(wallet);
     expect((await client.digitalWallets.list()).items.map((item) => item.id)).toEqual([wallet.id]);
-    const updated = await client.digitalWallets.update({ merchantDisplayName: 'Wire', domainNames: ['shop.example', 'www.shop.example'] }, wallet.id);
+    const updated = await client.digitalWallets.update(
+      { merchantDisplayName: 'Wire', domainNames: ['shop.example', 'www.shop.example'] },
+      wallet.id,
+    );
     expect(updated).toMatchObject({ merchantDisplayName: 'Wire', domainNames: ['shop.example', 'www.shop.example'] });
     await client.digitalWallets.delete(wallet.id);
     await expect(client.digitalWallets.get(wallet.id)).rejects.toBeInstanceOf(Error404);

@@ -31,10 +31,19 @@ describe('the client’s own end-to-end scenarios', () => {
   it('processes a payment with a checkout session', async () => {
     const checkoutSession = await gr4vy.checkoutSessions.create();
     expect(checkoutSession.id).toBeDefined();
-    const response = await putFields(checkoutSession.id, { method: 'card', number: '4111111111111111', expiration_date: '11/25', security_code: '123' });
+    const response = await putFields(checkoutSession.id, {
+      method: 'card',
+      number: '4111111111111111',
+      expiration_date: '11/25',
+      security_code: '123',
+    });
     expect(response.status).toBe(204);
 
-    const transaction = await gr4vy.transactions.create({ amount: 1299, currency: 'USD', paymentMethod: { method: 'checkout-session', id: checkoutSession.id } });
+    const transaction = await gr4vy.transactions.create({
+      amount: 1299,
+      currency: 'USD',
+      paymentMethod: { method: 'checkout-session', id: checkoutSession.id },
+    });
     expect(transaction.id).toBeDefined();
     expect(transaction.status).toBe('authorization_succeeded');
     expect(transaction.amount).toBe(1299);
@@ -42,20 +51,38 @@ describe('the client’s own end-to-end scenarios', () => {
 
   it('handles the error raised on missing card data', async () => {
     const checkoutSession = await gr4vy.checkoutSessions.create();
-    const refused = gr4vy.transactions.create({ amount: 1299, currency: 'USD', paymentMethod: { method: 'checkout-session', id: checkoutSession.id } });
-    // Spec wins: it fixes the 400 and its code, not Gr4vy's message text ("Request failed validation") the scenario matches.
+    const refused = gr4vy.transactions.create({
+      amount: 1299,
+      currency: 'USD',
+      paymentMethod: { method: 'checkout-session', id: checkoutSession.id },
+    });
+    // Spec wins: it fixes the 400 and its code, not the text the scenario matches ("Request failed validation").
     await expect(refused).rejects.toBeInstanceOf(Error400);
-    await expect(refused).rejects.toMatchObject({ data$: { code: 'bad_request', details: [{ pointer: '/payment_method/id', type: 'checkout_session_without_card' }] } });
+    await expect(refused).rejects.toMatchObject({
+      data$: {
+        code: 'bad_request',
+        details: [{ pointer: '/payment_method/id', type: 'checkout_session_without_card' }],
+      },
+    });
   });
 
   it('handles a stored payment method', async () => {
-    const paymentMethod = await gr4vy.paymentMethods.create({ method: 'card', number: '4111111111111111', expirationDate: '11/25', securityCode: '123' });
+    const paymentMethod = await gr4vy.paymentMethods.create({
+      method: 'card',
+      number: '4111111111111111',
+      expirationDate: '11/25',
+      securityCode: '123',
+    });
     expect(paymentMethod.id).toBeDefined();
     const checkoutSession = await gr4vy.checkoutSessions.create();
     const response = await putFields(checkoutSession.id, { method: 'id', id: paymentMethod.id, security_code: '123' });
     expect(response.status).toBe(204);
 
-    const transaction = await gr4vy.transactions.create({ amount: 1299, currency: 'USD', paymentMethod: { method: 'checkout-session', id: checkoutSession.id } });
+    const transaction = await gr4vy.transactions.create({
+      amount: 1299,
+      currency: 'USD',
+      paymentMethod: { method: 'checkout-session', id: checkoutSession.id },
+    });
     expect(transaction.id).toBeDefined();
     expect(transaction.status).toBe('authorization_succeeded');
     expect(transaction.amount).toBe(1299);
@@ -70,21 +97,42 @@ describe('a stored payment method with its security code, in a session', () => {
     const shown = await gr4vy.checkoutSessions.get(session.id);
     expect(shown.paymentMethod).toMatchObject({ id: stored.id, method: 'card', label: '1111', scheme: 'visa' });
 
-    const paid = await gr4vy.transactions.create({ amount: 1299, currency: 'USD', paymentMethod: { method: 'checkout-session', id: session.id } });
-    expect(paid).toMatchObject({ status: 'authorization_succeeded', checkoutSessionId: session.id, instrumentType: 'card_token', cvvResponseCode: 'no_match' });
+    const paid = await gr4vy.transactions.create({
+      amount: 1299,
+      currency: 'USD',
+      paymentMethod: { method: 'checkout-session', id: session.id },
+    });
+    expect(paid).toMatchObject({
+      status: 'authorization_succeeded',
+      checkoutSessionId: session.id,
+      instrumentType: 'card_token',
+      cvvResponseCode: 'no_match',
+    });
     expect(paid.paymentMethod).toMatchObject({ id: stored.id, label: '1111' });
     // The stored method outlives the session: deleting the used session leaves it, and it pays again by id.
     await gr4vy.checkoutSessions.delete(session.id);
     expect((await gr4vy.paymentMethods.get(stored.id)).status).toBe('succeeded');
-    const again = await gr4vy.transactions.create({ amount: 500, currency: 'USD', paymentMethod: { method: 'id', id: stored.id } });
+    const again = await gr4vy.transactions.create({
+      amount: 500,
+      currency: 'USD',
+      paymentMethod: { method: 'id', id: stored.id },
+    });
     expect(again).toMatchObject({ status: 'authorization_succeeded', cvvResponseCode: 'not_provided' });
   });
 
-  it('is refused for a method the session’s merchant account does not have (400 naming payment_method.id), storing nothing', async () => {
+  it('is refused for an id the account has no method of (400 naming payment_method.id), storing nothing', async () => {
     const session = await gr4vy.checkoutSessions.create();
-    const refused = await putFields(session.id, { method: 'id', id: '00000000-0000-4000-8000-000000000001', security_code: '123' });
+    const refused = await putFields(session.id, {
+      method: 'id',
+      id: '00000000-0000-4000-8000-000000000001',
+      security_code: '123',
+    });
     expect(refused.status).toBe(400);
-    expect(await refused.json()).toMatchObject({ type: 'error', code: 'bad_request', details: [{ pointer: '/payment_method/id', type: 'payment_method_not_found' }] });
+    expect(await refused.json()).toMatchObject({
+      type: 'error',
+      code: 'bad_request',
+      details: [{ pointer: '/payment_method/id', type: 'payment_method_not_found' }],
+    });
     expect((await gr4vy.checkoutSessions.get(session.id)).paymentMethod ?? null).toBeNull();
   });
 
@@ -108,10 +156,18 @@ describe('the client’s checkout session operations', () => {
       currency: 'USD',
       metadata: { order: 'A-1' },
       cartItems: [{ name: 'Shoes', quantity: 1, unitAmount: 1299 }],
-      buyer: { displayName: 'Ada', billingDetails: { firstName: 'Ada', lastName: 'Lovelace', address: { country: 'GB', postalCode: 'N1 9GU' } } },
+      buyer: {
+        displayName: 'Ada',
+        billingDetails: { firstName: 'Ada', lastName: 'Lovelace', address: { country: 'GB', postalCode: 'N1 9GU' } },
+      },
       expiresIn: 600,
     });
-    expect(session).toMatchObject({ amount: 1299, currency: 'USD', metadata: { order: 'A-1' }, cartItems: [{ name: 'Shoes', quantity: 1, unitAmount: 1299 }] });
+    expect(session).toMatchObject({
+      amount: 1299,
+      currency: 'USD',
+      metadata: { order: 'A-1' },
+      cartItems: [{ name: 'Shoes', quantity: 1, unitAmount: 1299 }],
+    });
     expect(await gr4vy.checkoutSessions.get(session.id)).toEqual(session);
     const updated = await gr4vy.checkoutSessions.update({ amount: 2599, currency: 'EUR' }, session.id);
     expect(updated).toMatchObject({ id: session.id, amount: 2599, currency: 'EUR', metadata: { order: 'A-1' } });

@@ -26,13 +26,23 @@ const outside: ReadonlyArray<readonly [string, (gr4vy: Gr4vy) => Promise<unknown
   ['paymentLinks.list', (c) => c.paymentLinks.list()],
   ['paymentLinks.get', (c) => c.paymentLinks.get(id)],
   ['paymentLinks.expire', (c) => c.paymentLinks.expire(id)],
-  ['payouts.create', (c) => c.payouts.create({ amount: 1299, currency: 'USD', paymentServiceId: id, paymentMethod: { method: 'id', id } })],
+  [
+    'payouts.create',
+    (c) =>
+      c.payouts.create({ amount: 1299, currency: 'USD', paymentServiceId: id, paymentMethod: { method: 'id', id } }),
+  ],
   ['payouts.list', (c) => c.payouts.list()],
   ['payouts.get', (c) => c.payouts.get(id)],
   ['reports.list', (c) => c.reports.list()],
   [
     'reports.create',
-    (c) => c.reports.create({ name: 'r', schedule: 'once', scheduleEnabled: false, spec: { model: 'transactions', params: {} } }),
+    (c) =>
+      c.reports.create({
+        name: 'r',
+        schedule: 'once',
+        scheduleEnabled: false,
+        spec: { model: 'transactions', params: {} },
+      }),
   ],
   ['reports.get', (c) => c.reports.get(id)],
   ['reports.put', (c) => c.reports.put({ name: 'r2' }, id)],
@@ -44,7 +54,11 @@ const outside: ReadonlyArray<readonly [string, (gr4vy: Gr4vy) => Promise<unknown
   ['threeDsScenarios.list', (c) => c.threeDsScenarios.list()],
   [
     'threeDsScenarios.create',
-    (c) => c.threeDsScenarios.create({ conditions: { amount: 1299 }, outcome: { version: '2.2.0', authentication: { transactionStatus: 'Y' } } }),
+    (c) =>
+      c.threeDsScenarios.create({
+        conditions: { amount: 1299 },
+        outcome: { version: '2.2.0', authentication: { transactionStatus: 'Y' } },
+      }),
   ],
   ['threeDsScenarios.update', (c) => c.threeDsScenarios.update({ conditions: { amount: 1 } }, id)],
   ['threeDsScenarios.delete', (c) => c.threeDsScenarios.delete(id)],
@@ -53,12 +67,23 @@ const outside: ReadonlyArray<readonly [string, (gr4vy: Gr4vy) => Promise<unknown
   ['paymentMethods.paymentServiceTokens.list', (c) => c.paymentMethods.paymentServiceTokens.list(id)],
   [
     'paymentMethods.paymentServiceTokens.create',
-    (c) => c.paymentMethods.paymentServiceTokens.create({ paymentServiceId: id, redirectUrl: 'https://shop.example/return' }, id),
+    (c) =>
+      c.paymentMethods.paymentServiceTokens.create(
+        { paymentServiceId: id, redirectUrl: 'https://shop.example/return' },
+        id,
+      ),
   ],
   ['paymentMethods.paymentServiceTokens.delete', (c) => c.paymentMethods.paymentServiceTokens.delete(id, id)],
   ['cardSchemeDefinitions.list', (c) => c.cardSchemeDefinitions.list()],
   ['paymentOptions.list', (c) => c.paymentOptions.list({ amount: 1299, currency: 'USD', country: 'US' })],
-  ['digitalWallets.sessions.applePay', (c) => c.digitalWallets.sessions.applePay({ validationUrl: 'https://apple.example/validate', domainName: 'shop.example' })],
+  [
+    'digitalWallets.sessions.applePay',
+    (c) =>
+      c.digitalWallets.sessions.applePay({
+        validationUrl: 'https://apple.example/validate',
+        domainName: 'shop.example',
+      }),
+  ],
   ['digitalWallets.sessions.googlePay', (c) => c.digitalWallets.sessions.googlePay({ originDomain: 'shop.example' })],
   ['digitalWallets.sessions.clickToPay', (c) => c.digitalWallets.sessions.clickToPay({ checkoutSessionId: id })],
   ['digitalWallets.domains.create', (c) => c.digitalWallets.domains.create({ domainName: 'shop.example' }, id)],
@@ -77,9 +102,17 @@ describe('an operation outside the spec', () => {
     expect(error).toMatchObject({ statusCode: 404, type: 'error', code: 'not_found', status: 404, details: [] });
   });
 
-  it('paymentServices.verify is a 405 the client reads as Error405: its path is a payment service’s, which has no POST', async () => {
-    const verify = client.paymentServices.verify({ paymentServiceDefinitionId: 'mock-card', fields: [{ key: 'merchant_id', value: 'x' }] });
+  it('paymentServices.verify is a 405 (Error405): its path reads as a payment service’s, with no POST', async () => {
+    const verify = client.paymentServices.verify({
+      paymentServiceDefinitionId: 'mock-card',
+      fields: [{ key: 'merchant_id', value: 'x' }],
+    });
     await expect(verify).rejects.toBeInstanceOf(Error405);
-    await expect(verify).rejects.toMatchObject({ statusCode: 405, type: 'error', code: 'method_not_allowed', status: 405 });
+    await expect(verify).rejects.toMatchObject({
+      statusCode: 405,
+      type: 'error',
+      code: 'method_not_allowed',
+      status: 405,
+    });
   });
 });

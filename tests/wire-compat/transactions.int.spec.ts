@@ -27,29 +27,85 @@ const authorize = (overrides: Partial<Parameters<Gr4vy['transactions']['create']
   client.transactions.create({ amount: 1299, currency: 'USD', paymentMethod: card, ...overrides });
 
 describe('a card payment’s life', () => {
-  it('create (idempotent, with X-Forwarded-For), get, update, capture (partial, Prefer), refunds, refunds/all, refund by id', async () => {
+  it('create (idempotent, X-Forwarded-For), get, update, capture (Prefer), refunds, refunds/all, by id', async () => {
     const key = randomUUID();
     const created = await client.transactions.create(
-      { amount: 1299, currency: 'USD', country: 'US', paymentMethod: card, externalIdentifier: 'order-1', metadata: { cart: 'c-1' } },
+      {
+        amount: 1299,
+        currency: 'USD',
+        country: 'US',
+        paymentMethod: card,
+        externalIdentifier: 'order-1',
+        metadata: { cart: 'c-1' },
+      },
       undefined,
       key,
       '203.0.113.7',
     );
-    expect(created).toMatchObject({ status: 'authorization_succeeded', amount: 1299, authorizedAmount: 1299, intent: 'authorize', instrumentType: 'pan' });
-    expect(created).toMatchObject({ merchantInitiated: false, isSubsequentPayment: false, accountFundingTransaction: false, paymentSource: 'ecommerce' });
-    const replayed = await client.transactions.create({ amount: 1299, currency: 'USD', country: 'US', paymentMethod: card, externalIdentifier: 'order-1', metadata: { cart: 'c-1' } }, undefined, key);
+    expect(created).toMatchObject({
+      status: 'authorization_succeeded',
+      amount: 1299,
+      authorizedAmount: 1299,
+      intent: 'authorize',
+      instrumentType: 'pan',
+    });
+    expect(created).toMatchObject({
+      merchantInitiated: false,
+      isSubsequentPayment: false,
+      accountFundingTransaction: false,
+      paymentSource: 'ecommerce',
+    });
+    const replayed = await client.transactions.create(
+      {
+        amount: 1299,
+        currency: 'USD',
+        country: 'US',
+        paymentMethod: card,
+        externalIdentifier: 'order-1',
+        metadata: { cart: 'c-1' },
+      },
+      undefined,
+      key,
+    );
     expect(replayed.id).toBe(created.id);
-    await expect(client.transactions.create({ amount: 1300, currency: 'USD', paymentMethod: card }, undefined, key)).rejects.toBeInstanceOf(Error409);
+    await expect(
+      client.transactions.create({ amount: 1300, currency: 'USD', paymentMethod: card }, undefined, key),
+    ).rejects.toBeInstanceOf(Error409);
 
-    expect(await client.transactions.get(created.id)).toMatchObject({ id: created.id, status: 'authorization_succeeded' });
-    const updated = await client.transactions.update({ externalIdentifier: 'order-1b', metadata: { cart: 'c-2' } }, created.id);
+    expect(await client.transactions.get(created.id)).toMatchObject({
+      id: created.id,
+      status: 'authorization_succeeded',
+    });
+    const updated = await client.transactions.update(
+      { externalIdentifier: 'order-1b', metadata: { cart: 'c-2' } },
+      created.id,
+    );
     expect(updated).toMatchObject({ externalIdentifier: 'order-1b', metadata: { cart: 'c-2' } });
 
-    const capture = await client.transactions.capture({ transactionId: created.id, transactionCaptureCreate: { amount: 1000 }, prefer: ['resource=transaction-capture'] });
-    expect(capture).toMatchObject({ type: 'transaction-capture', status: 'succeeded', transaction: { id: created.id, status: 'capture_succeeded', capturedAmount: 1000 } });
+    const capture = await client.transactions.capture({
+      transactionId: created.id,
+      transactionCaptureCreate: { amount: 1000 },
+      prefer: ['resource=transaction-capture'],
+    });
+    expect(capture).toMatchObject({
+      type: 'transaction-capture',
+      status: 'succeeded',
+      transaction: { id: created.id, status: 'capture_succeeded', capturedAmount: 1000 },
+    });
 
-    const refund = await client.transactions.refunds.create({ amount: 300, reason: 'damaged' }, created.id, undefined, randomUUID());
-    expect(refund).toMatchObject({ transactionId: created.id, amount: 300, currency: 'USD', targetType: 'payment-method', reason: 'damaged' });
+    const refund = await client.transactions.refunds.create(
+      { amount: 300, reason: 'damaged' },
+      created.id,
+      undefined,
+      randomUUID(),
+    );
+    expect(refund).toMatchObject({
+      transactionId: created.id,
+      amount: 300,
+      currency: 'USD',
+      targetType: 'payment-method',
+      reason: 'damaged',
+    });
     const rest = await client.transactions.refunds.all.create(created.id);
     expect(rest.items).toEqual([expect.objectContaining({ amount: 700, transactionId: created.id })]);
     const refunds = await client.transactions.refunds.list(created.id);
@@ -70,15 +126,24 @@ describe('a card payment’s life', () => {
   it('void with and without Prefer; a second void and a capture after it are refused', async () => {
     const first = await authorize();
     const voided = await client.transactions.void(first.id, ['resource=transaction-void']);
-    expect(voided).toMatchObject({ type: 'transaction-void', status: 'succeeded', transaction: { id: first.id, status: 'authorization_voided' } });
+    expect(voided).toMatchObject({
+      type: 'transaction-void',
+      status: 'succeeded',
+      transaction: { id: first.id, status: 'authorization_voided' },
+    });
     const second = await authorize();
     expect(await client.transactions.void(second.id)).toMatchObject({ id: second.id, status: 'authorization_voided' });
-    await expect(client.transactions.capture({ transactionId: second.id, transactionCaptureCreate: {} })).rejects.toBeInstanceOf(Error400);
+    await expect(
+      client.transactions.capture({ transactionId: second.id, transactionCaptureCreate: {} }),
+    ).rejects.toBeInstanceOf(Error400);
   });
 
   it('sync answers the transaction as the provider knows it', async () => {
     const authorized = await authorize();
-    expect(await client.transactions.sync(authorized.id)).toMatchObject({ id: authorized.id, status: 'authorization_succeeded' });
+    expect(await client.transactions.sync(authorized.id)).toMatchObject({
+      id: authorized.id,
+      status: 'authorization_succeeded',
+    });
   });
 
   it('cancel of a payment awaiting the buyer answers the cancel result', async () => {
@@ -95,9 +160,16 @@ describe('a card payment’s life', () => {
       country: 'US',
       paymentMethod: { method: 'paypal', country: 'US', currency: 'USD', redirectUrl: 'https://shop.example/return' },
     });
-    expect(pending).toMatchObject({ status: 'buyer_approval_pending', paymentMethod: { method: 'paypal', approvalUrl: expect.any(String) } });
+    expect(pending).toMatchObject({
+      status: 'buyer_approval_pending',
+      paymentMethod: { method: 'paypal', approvalUrl: expect.any(String) },
+    });
     const canceled = await client.transactions.cancel(pending.id);
-    expect(canceled).toMatchObject({ type: 'transaction-cancel', status: 'succeeded', transaction: { id: pending.id } });
+    expect(canceled).toMatchObject({
+      type: 'transaction-cancel',
+      status: 'succeeded',
+      transaction: { id: pending.id },
+    });
   });
 });
 
@@ -118,7 +190,9 @@ describe('what a transaction recorded', () => {
     expect(walked.pages).toBe(walked.items.length);
     expect(new Set(walked.items.map((event) => event.id)).size).toBe(walked.items.length);
     const actions = await client.transactions.actions.list(paid.id);
-    expect(actions.items).toEqual([expect.objectContaining({ id: 'route-transaction', flow: 'card-transaction', ruleId: rule })]);
+    expect(actions.items).toEqual([
+      expect.objectContaining({ id: 'route-transaction', flow: 'card-transaction', ruleId: rule }),
+    ]);
   });
 });
 
@@ -126,7 +200,8 @@ describe('the transaction list', () => {
   it('walks our cursors to the end and applies the client’s filters', async () => {
     const buyer = await client.buyers.create({ displayName: 'Lister', externalIdentifier: 'lister-1' });
     const mine = [];
-    for (const amount of [2001, 2002, 2003]) mine.push(await authorize({ amount, buyerId: buyer.id!, externalIdentifier: `list-${amount}` }));
+    for (const amount of [2001, 2002, 2003])
+      mine.push(await authorize({ amount, buyerId: buyer.id!, externalIdentifier: `list-${amount}` }));
     await client.transactions.capture({ transactionId: mine[0]!.id, transactionCaptureCreate: {} });
 
     const walked = await walkPages(await client.transactions.list({ buyerId: buyer.id!, limit: 2 }));
@@ -143,8 +218,12 @@ describe('the transaction list', () => {
       updatedAtGte: since,
     });
     expect(filtered.result.items.map((item) => item.amount).sort()).toEqual([2002, 2003]);
-    expect((await client.transactions.list({ externalIdentifier: 'list-2001' })).result.items.map((item) => item.id)).toEqual([mine[0]!.id]);
-    expect((await client.transactions.list({ id: mine[1]!.id })).result.items.map((item) => item.amount)).toEqual([2002]);
+    expect(
+      (await client.transactions.list({ externalIdentifier: 'list-2001' })).result.items.map((item) => item.id),
+    ).toEqual([mine[0]!.id]);
+    expect((await client.transactions.list({ id: mine[1]!.id })).result.items.map((item) => item.amount)).toEqual([
+      2002,
+    ]);
     expect((await client.transactions.list({ amountEq: 2003, buyerId: buyer.id! })).result.items).toHaveLength(1);
   });
 

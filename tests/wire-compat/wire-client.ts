@@ -18,7 +18,7 @@ import { startHarness, TEST_PANS, type Harness } from '../../services/standalone
 
 export const CLIENT_MERCHANT_HEADER = 'x-gr4vy-merchant-account-id';
 export const OUR_MERCHANT_HEADER = 'x-service-merchant-account-id';
-/** The card the client's own end-to-end scenarios pay with; its expiry moved into the future (see checkout sessions). */
+/** The card of the client's own end-to-end scenarios, with an expiry years ahead. */
 export const CLIENT_TEST_CARD = { number: TEST_PANS[0], expirationDate: '11/30', securityCode: '123' } as const;
 
 export interface WireRuntime {
@@ -57,12 +57,19 @@ async function withUnknownMember(request: Request): Promise<Response> {
   const body: unknown = await response.clone().json();
   if (body === null || typeof body !== 'object' || Array.isArray(body)) return response;
   const widened = { ...body, [`unexpected_field_${randomBytes(2).toString('hex')}`]: 'an injected test value' };
-  return new Response(JSON.stringify(widened), { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(JSON.stringify(widened), {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }
 
 export async function startWireRuntime(name: string): Promise<WireRuntime> {
   const harness = await startHarness(`wire-${name}`);
-  const key = await harness.fixture.service.identity.apiKeyPairs.create({ display_name: 'wire client', roles: ['administrator'] }, { kind: 'operator' });
+  const key = await harness.fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'wire client', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   const privateKey = key.private_key;
   if (!privateKey) throw new Error('the key pair came without its private key');
   const sent: SentRequest[] = [];
@@ -78,7 +85,12 @@ export async function startWireRuntime(name: string): Promise<WireRuntime> {
     return renamed;
   });
   const client = (merchantAccountId?: string) =>
-    new Gr4vy({ serverURL: harness.baseUrl, httpClient, bearerAuth: withToken({ privateKey }), ...(merchantAccountId ? { merchantAccountId } : {}) });
+    new Gr4vy({
+      serverURL: harness.baseUrl,
+      httpClient,
+      bearerAuth: withToken({ privateKey }),
+      ...(merchantAccountId ? { merchantAccountId } : {}),
+    });
 
   return {
     harness,
@@ -102,7 +114,9 @@ export async function startWireRuntime(name: string): Promise<WireRuntime> {
 }
 
 /** Every item a paged list answers, walked by the client's own pagination (`next_cursor` until it is null). */
-export async function walkPages<Item>(first: AsyncIterable<{ result: { items: readonly Item[] } }>): Promise<{ items: Item[]; pages: number }> {
+export async function walkPages<Item>(
+  first: AsyncIterable<{ result: { items: readonly Item[] } }>,
+): Promise<{ items: Item[]; pages: number }> {
   const items: Item[] = [];
   let pages = 0;
   for await (const page of first) {
