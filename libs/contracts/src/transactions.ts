@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ThreeDsConfiguration } from './merchant-accounts';
+import type { EmbedBuyerPin } from './buyers';
 
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
 export const transactionsTopic = 'transactions.events';
@@ -771,6 +772,8 @@ export interface TransactionCreateRequest {
   readonly actor?: TransactionCaller;
   /** The merchant account's 3-D Secure configurations (read by the gateway from identity); absent: none. */
   readonly three_ds_configurations?: readonly ThreeDsConfiguration[];
+  /** Present when the request came in through an embed token: stored methods and gift cards must be this buyer's. */
+  readonly embed_buyer?: EmbedBuyerPin;
 }
 
 /** The buyer's browser coming back from a 3-D Secure challenge or a redirect payment method (public, token-checked). */
@@ -830,6 +833,13 @@ export interface ProviderNotificationRequest {
   readonly headers: Readonly<Record<string, string>>;
   /** The body exactly as received: signatures are computed over the bytes. */
   readonly raw_body: string;
+}
+
+/** What the notification endpoint answers the provider; null (the RPC's answer): 204 without a body. */
+export interface ProviderNotificationAnswer {
+  readonly status: number;
+  readonly content_type: string;
+  readonly body: string;
 }
 
 export interface SettlementFileRequest {

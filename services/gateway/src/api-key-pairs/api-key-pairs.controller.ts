@@ -26,7 +26,9 @@ const write = { anyOf: ['api-key-pairs.write'] };
 
 /**
  * API key pairs. Reaching them needs the `api-key-pairs.*` scopes, which only the key-manager (and administrator)
- * roles grant. Changes made here drop the key from this gateway's cache at once (the next request sees them);
+ * roles grant; changing them needs the key-manager role itself (spec, Authentication rule 6: identity refuses an
+ * administrator key with 403). A key limited to merchant accounts lists and reads only the keys within them, and
+ * a caller grants only the permissions and accounts it holds (identity, `assertAssignerMay`). Changes made here drop the key from this gateway's cache at once (the next request sees them);
  * other gateway instances drop it when the change reaches them on `identity.events`.
  */
 @Controller()
@@ -48,8 +50,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'A page of API key pairs', schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }) },
   })
-  list(@Input() input: EndpointInput<PageQuery>): Promise<Page<ApiKeyPair>> {
-    return this.rpc.call(apiKeyPairPatterns.list, input.query);
+  list(@Input() input: EndpointInput<PageQuery>, @CallerOf() caller: Caller): Promise<Page<ApiKeyPair>> {
+    return this.rpc.call(apiKeyPairPatterns.list, { ...input.query, actor: { api_key_pair_id: caller.apiKeyPairId } });
   }
 
   @Endpoint({
@@ -80,8 +82,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ById>): Promise<ApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id });
+  get(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
+    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id, actor: { api_key_pair_id: caller.apiKeyPairId } });
   }
 
   @Endpoint({

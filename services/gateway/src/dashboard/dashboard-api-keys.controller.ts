@@ -1,7 +1,8 @@
 /**
  * The dashboard's API key pairs: list, create (the private key is in the answer, once) and revoke. Identity applies
  * the role rules with the signed-in user as the assigner (`assertValidRoleSet(roles, 'api-key-pair', 'user')`): a
- * dashboard user may give a key `administrator` or `key-manager`, which an API key may not.
+ * dashboard user may give a key `administrator` or `key-manager`, which an API key may not — but only permissions
+ * its own roles hold (`administrator` only from an administrator), and it revokes only keys it could have made.
  */
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { pageQuery, type Page } from '@switchyard/api';
@@ -23,9 +24,9 @@ export class DashboardApiKeysController {
 
   @Get()
   @SignedIn('api-key-pairs.read')
-  list(@Query() query: unknown): Promise<Page<ApiKeyPair>> {
+  list(@Query() query: unknown, @DashboardCallerOf() caller: DashboardCaller): Promise<Page<ApiKeyPair>> {
     const { limit, cursor } = queryOf(pageQuery({ maxLimit: 100, defaultLimit: 100 }), query);
-    return this.dashboard.rpc.call(apiKeyPairPatterns.list, { limit, ...(cursor ? { cursor } : {}) });
+    return this.dashboard.rpc.call(apiKeyPairPatterns.list, { limit, ...(cursor ? { cursor } : {}), actor: { user_id: caller.user.id } });
   }
 
   @Post()

@@ -36,7 +36,7 @@ import {
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
-import { EMBED_SCOPE, transactionBodyFor } from '../auth/embed-claims';
+import { EMBED_SCOPE, embedBuyerOf, transactionBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import {
@@ -95,6 +95,7 @@ export class TransactionsController {
       ...withIdempotencyKey(idempotencyKey),
       ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
       ...actorOf(caller),
+      ...embedBuyerOf(caller),
     };
     return this.rpc.call(transactionsPatterns.create, request);
   }

@@ -169,4 +169,11 @@ describe('DEMO_CHECKOUT', () => {
     expect(await statusOf({ NODE_ENV: 'production', DEMO_CHECKOUT: 'true' })).toBe(200);
     expect(await statusOf({ DEMO_CHECKOUT: 'false' })).toBe(404);
   });
+
+  it('unset, is on only when the HTTP server is bound to loopback (issue 22, item 7)', async () => {
+    expect(await statusOf({ HOST: '0.0.0.0' })).toBe(404);
+    expect(await statusOf({ HOST: '10.1.2.3' })).toBe(404);
+    expect(await statusOf({ HOST: '0.0.0.0', DEMO_CHECKOUT: 'true' })).toBe(200);
+    expect(await statusOf({ HOST: 'localhost' })).toBe(200);
+  });
 });

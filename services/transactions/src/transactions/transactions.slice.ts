@@ -206,6 +206,7 @@ export class Transactions implements TransactionsSlice {
         connector.capture({
           reference: id,
           providerTransactionId: t.paymentServiceTransactionId ?? '',
+          captureReference: captureId,
           amount: capture.amount,
           currency: t.currency,
           ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
@@ -230,7 +231,7 @@ export class Transactions implements TransactionsSlice {
       const connector = this.connectors.connectorFor(this.store.connectionOf(t));
       const voidId = this.context.newId();
       await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
-      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', voidReference: voidId }));
       const outcome = toOutcome(answer);
       if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
       const transaction = await this.store.render(merchantAccountId, id);
@@ -380,14 +381,22 @@ export class Transactions implements TransactionsSlice {
           { location: 'body', pointer: '/amount', message: 'incremental authorization is off for this payment service', type: 'capability_disabled' },
         ]);
       }
+      const incrementId = this.context.newId();
       const answer = await this.store.call(() =>
-        connector.incrementAuthorization({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: body.amount, currency: t.currency }),
+        connector.incrementAuthorization({
+          reference: id,
+          providerTransactionId: t.paymentServiceTransactionId ?? '',
+          incrementReference: incrementId,
+          amount: body.amount,
+          currency: t.currency,
+          authorizedAmount: t.authorizedAmount,
+        }),
       );
       if (answer.outcome === 'refused') throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`);
       const outcome = answer.outcome === 'succeeded' ? 'succeeded' : answer.outcome === 'declined' || answer.outcome === 'failed' ? 'failed' : 'pending';
       await this.store.command(id, {
         type: 'RecordAuthorizationIncrement',
-        data: { incrementId: this.context.newId(), amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
+        data: { incrementId, amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
       });
       return {
         type: 'transaction-authorization-increment',
@@ -523,10 +532,7 @@ export class Transactions implements TransactionsSlice {
         const p = payload as { merchant_account_id: string; refund_id: string };
         return this.refundById(p.merchant_account_id, p.refund_id);
       },
-      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => {
-        await this.providerMessages.notify(payload as ProviderNotificationRequest);
-        return null;
-      }),
+      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => this.providerMessages.notify(payload as ProviderNotificationRequest)),
       [transactionsPatterns.settlementFile]: asCaller(async (payload) => this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest)),
       // The buyer's browser, back from a challenge or a redirect: nobody with credentials.
       [transactionsPatterns.buyerReturn]: asSystem('buyer-return', async (payload) => this.authorizations.buyerReturn(payload as BuyerReturnRequest)),

@@ -125,7 +125,8 @@ export class Receiver {
     return this.requests.filter((request) => request.answered !== null && request.answered >= 200 && request.answered < 300);
   }
 
-  async start(port = this.port): Promise<this> {
+  /** `host`: the address to listen on (loopback by default). */
+  async start(port = this.port, host = '127.0.0.1'): Promise<this> {
     const server = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -149,7 +150,7 @@ export class Receiver {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, host, resolve));
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
     return this;
@@ -264,6 +265,8 @@ export class Harness {
       workerIntervalMs: 10,
       onError: (error, what) => this.errors.push({ error, what }),
       render: { catchUpDelaysMs: [5, 10] },
+      // The receivers listen on loopback (WEBHOOK_ALLOW_PRIVATE_URLS, as in local development).
+      allowPrivateUrls: true,
       ...this.options,
       ...overrides,
     });
