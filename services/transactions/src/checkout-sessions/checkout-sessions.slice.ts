@@ -292,12 +292,13 @@ export class CheckoutSessions implements TransactionsSlice {
    * concurrent claims one wins and the other is refused (`checkout_session_used`). The sealed security code is
    * deleted once read; the vault card stays, now the transaction's. Refusals are 400s about `payment_method.id`.
    * `forStoring`: the card is to become a stored payment method (refused when the session holds one already).
+   * `vetStoredMethod`: the caller's check of a stored method the session holds (whose it is), before it is used.
    */
   async claim(
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly forStoring?: boolean } = {},
+    options: { readonly forStoring?: boolean; readonly vetStoredMethod?: (paymentMethodId: string) => void } = {},
   ): Promise<ClaimedCheckoutSession> {
     for (let attempt = 1; ; attempt += 1) {
       const recorded = await this.context.store.readStream(checkoutSessionStream(sessionId));
@@ -318,7 +319,10 @@ export class CheckoutSessions implements TransactionsSlice {
       const { cardId } = used.data;
       const storedPaymentMethod = state.status === 'open' && state.cardIsStoredPaymentMethod;
       // Checked before the session is used: a stored method that may no longer pay must not consume the session.
-      if (storedPaymentMethod) this.storedMethods().usable(merchantAccountId, cardId);
+      if (storedPaymentMethod) {
+        this.storedMethods().usable(merchantAccountId, cardId);
+        options.vetStoredMethod?.(cardId);
+      }
       // Read before the session is used: a card the vault no longer has must not consume the session.
       const card = this.deps.vault.reveal(merchantAccountId, cardId);
       const sealed = this.secrets.of(sessionId).find((secret) => secret.cardId === cardId)?.sealedSecurityCode ?? null;

@@ -38,6 +38,7 @@ export interface CheckoutSessionClaims {
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
+    options: { readonly vetStoredMethod: (paymentMethodId: string) => void },
   ): Promise<{
     readonly cardId: string;
     readonly storedPaymentMethod: boolean;
@@ -100,11 +101,15 @@ export class Instruments {
         return this.stored(merchantAccountId, method.id, method.security_code, context.owner ?? { embed: false, buyerId: context.buyerId });
       case 'checkout-session': {
         if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
-        const claimed = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
+        const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
+        // A stored method chosen in the browser is vetted as one named by id, before the session is used up.
+        const vetStoredMethod = (paymentMethodId: string) => this.mayUse(merchantAccountId, paymentMethodId, owner);
+        const claims = this.sources.checkoutSessions;
+        const claimed = await claims.claim(merchantAccountId, method.id, context.transactionId, { vetStoredMethod });
         const { cardId, card } = claimed;
-        // A stored method chosen in the browser pays as itself (its network token too), with the code typed there.
+        // It pays as itself (its network token too), with the code typed there.
         if (claimed.storedPaymentMethod) {
-          return { ...this.stored(merchantAccountId, cardId, card.securityCode), checkoutSessionId: method.id };
+          return { ...this.stored(merchantAccountId, cardId, card.securityCode, owner), checkoutSessionId: method.id };
         }
         const stored = this.sources.vault.find(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
@@ -144,9 +149,7 @@ export class Instruments {
 
   /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
   private stored(merchantAccountId: string, id: string, securityCode: string | undefined, owner: StoredMethodOwner): Instrument {
-    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
-    if (usable) assertOwner(usable.buyerId, owner);
-    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
+    this.mayUse(merchantAccountId, id, owner);
     const stored = this.sources.vault.find(merchantAccountId, id);
     const card = stored && this.sources.vault.reveal(merchantAccountId, id);
     if (!stored || !card) {
@@ -167,6 +170,13 @@ export class Instruments {
           }
         : {}),
     };
+  }
+
+  /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
+  private mayUse(merchantAccountId: string, id: string, owner: StoredMethodOwner): void {
+    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
+    if (usable) assertOwner(usable.buyerId, owner);
+    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
   }
 }
 
