@@ -19,7 +19,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { identityTopic, webhookPatterns, type WebhookDelivery } from '@switchyard/contracts';
-import { TcpRpcClient } from '@switchyard/rpc';
 import { describeWithInfra, kafkaBrokersForTests, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 import { sleep, verifiesWith, WebhookReceiver, type ReceivedWebhook } from '../services/standalone/src/webhooks.receiver';
 import { distributedInfrastructure, readTopics, startDistributedRuntime, type ApiKey, type DistributedRuntime } from './distributed.fixture';
@@ -79,7 +78,7 @@ describeWithInfra('webhooks through the distributed runtime: 1,000 events, the r
   /** The webhooks process again, with the same DATA_DIR and environment; resolves once it answers its ping. */
   async function restartWebhooks(): Promise<void> {
     processes().webhooks = startTsProcess('services/webhooks/src/main.ts', { ...runtime.env });
-    const rpc = TcpRpcClient.fromUrl(runtime.env.WEBHOOKS_RPC_URL!, 2_000);
+    const rpc = runtime.rpcClient('webhooks');
     try {
       await waitFor('the restarted webhooks service answering', async () => (await rpc.call(webhookPatterns.ping, {}), true), 60_000, runtime.describe);
     } finally {

@@ -30,6 +30,19 @@ export const settingsSchema = z.object({
   WEBHOOKS_RPC_URL: z.string().default('tcp://127.0.0.1:4003'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * RPC credentials of a distributed service (mutual TLS between services; docs/operations.md, "Credentials between
+   * services"): a directory made by `npm run cli -- rpc-credentials create --out DIR`, from which each process takes
+   * `ca.crt`, `<service>.crt` and `<service>.key`. A distributed service does not start without them; `npm start`
+   * (one process, in-process calls) reads none. Paths, not secrets: the files are 0600 and never enter the settings.
+   */
+  RPC_CREDENTIALS_DIR: z.string().min(1).optional(),
+  /** The CA certificates (PEM; several during a CA rotation) a service trusts; wins over RPC_CREDENTIALS_DIR's ca.crt. */
+  RPC_TLS_CA_FILE: z.string().min(1).optional(),
+  /** The service's own certificate (PEM, CN = the service); wins over RPC_CREDENTIALS_DIR's `<service>.crt`. */
+  RPC_TLS_CERT_FILE: z.string().min(1).optional(),
+  /** The service's private key (PEM); wins over RPC_CREDENTIALS_DIR's `<service>.key`. */
+  RPC_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Allowed clock skew when checking a JWT's exp / nbf / iat. */
   JWT_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   /**

@@ -4,18 +4,19 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { FallbackRateLimiter, InMemoryRateLimiter, RedisKeyValueStore, RedisRateLimiter } from '@switchyard/kv';
-import { RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
 import { dashboardSettingsFrom } from './dashboard';
 import { startGateway } from './start-gateway';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('gateway', settings);
+  const credentials = loadRpcCredentials('gateway', settings);
   const tracing = startTracing('gateway', settings);
   const rpc = new RoutingRpcClient({
-    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS),
-    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, settings.RPC_TIMEOUT_MS),
-    webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, settings.RPC_TIMEOUT_MS),
+    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
+    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
+    webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway' });
   const redis = new RedisKeyValueStore({ url: settings.REDIS_URL });

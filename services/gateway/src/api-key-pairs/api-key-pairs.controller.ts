@@ -11,7 +11,7 @@ import {
   type ApiKeyPairUpdateInput,
   type CreatedApiKeyPair,
 } from '@switchyard/contracts';
-import type { RpcClient } from '@switchyard/rpc';
+import type { RpcCallOptions, RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import type { CachedKeyDirectory } from '../auth/cached-key-directory';
@@ -23,6 +23,8 @@ type ById = z.infer<typeof byId>;
 const tags = ['API key pairs'];
 const read = { anyOf: ['api-key-pairs.read'] };
 const write = { anyOf: ['api-key-pairs.write'] };
+/** The request's API key acts: identity applies the role and merchant account rules with it as the assigner. */
+const actingKey = (caller: Caller): RpcCallOptions => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
 
 /**
  * API key pairs. Reaching them needs the `api-key-pairs.*` scopes, which only the key-manager (and administrator)
@@ -51,7 +53,7 @@ export class ApiKeyPairsController {
     response: { description: 'A page of API key pairs', schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }) },
   })
   list(@Input() input: EndpointInput<PageQuery>, @CallerOf() caller: Caller): Promise<Page<ApiKeyPair>> {
-    return this.rpc.call(apiKeyPairPatterns.list, { ...input.query, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    return this.rpc.call(apiKeyPairPatterns.list, { ...input.query }, actingKey(caller));
   }
 
   @Endpoint({
@@ -67,7 +69,7 @@ export class ApiKeyPairsController {
     response: { description: 'The API key pair', schema: createdApiKeyPairSchema },
   })
   create(@Input() input: EndpointInput<unknown, ApiKeyPairCreateInput>, @CallerOf() caller: Caller): Promise<CreatedApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.create, { body: input.body, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    return this.rpc.call(apiKeyPairPatterns.create, { body: input.body }, actingKey(caller));
   }
 
   @Endpoint({
@@ -83,7 +85,7 @@ export class ApiKeyPairsController {
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
   get(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id }, actingKey(caller));
   }
 
   @Endpoint({
@@ -100,11 +102,7 @@ export class ApiKeyPairsController {
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
   async update(@Input() input: EndpointInput<unknown, ApiKeyPairUpdateInput, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
-    const updated = await this.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, {
-      id: input.params.api_key_pair_id,
-      body: input.body,
-      actor: { api_key_pair_id: caller.apiKeyPairId },
-    });
+    const updated = await this.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, { id: input.params.api_key_pair_id, body: input.body }, actingKey(caller));
     this.keys.invalidate({ id: updated.id, kid: updated.kid });
     return updated;
   }
@@ -122,7 +120,7 @@ export class ApiKeyPairsController {
     response: { description: 'Deleted' },
   })
   async delete(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<void> {
-    await this.rpc.call(apiKeyPairPatterns.delete, { id: input.params.api_key_pair_id, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    await this.rpc.call(apiKeyPairPatterns.delete, { id: input.params.api_key_pair_id }, actingKey(caller));
     this.keys.invalidate({ id: input.params.api_key_pair_id });
   }
 }

@@ -11,7 +11,7 @@ import {
   type CreatedApiKeyPair,
 } from '@switchyard/contracts';
 import { handleCommand } from '@switchyard/decider';
-import type { RpcHandlers } from '@switchyard/rpc';
+import type { RpcCall, RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
 import type { MerchantAccounts } from '../merchant-accounts/merchant-accounts.slice';
 import { roleIdOf } from '../roles/role-catalog';
@@ -139,30 +139,32 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   rpcHandlers(): RpcHandlers {
-    // The gateway names the caller: the API key of an API request, or the dashboard user of a dashboard request.
-    type WithActor<T> = T & { actor: { api_key_pair_id: string } | { user_id: string } };
-    const assignerOf = (payload: WithActor<unknown>): Assigner =>
-      'user_id' in payload.actor ? { kind: 'user', id: payload.actor.user_id } : { kind: 'api-key-pair', id: payload.actor.api_key_pair_id };
+    // The gateway names who acts — the API key of an API request, or the dashboard user of a dashboard request — as
+    // the call's actor, which the transport authenticated with the caller; never from the payload.
+    const assignerOf = (call: RpcCall): Assigner => {
+      if (!call.actor) throw ApiError.forbidden('The call names no acting API key pair or dashboard user');
+      const { type, id } = call.actor;
+      return type === 'dashboard-user' ? { kind: 'user', id } : { kind: 'api-key-pair', id };
+    };
+    const viewerOf = (call: RpcCall): Assigner | undefined => (call.actor ? assignerOf(call) : undefined);
     return {
       [identityPatterns.findKeyByKid]: async (payload) => this.findKeyRecord((payload as { kid: string }).kid),
-      [apiKeyPairPatterns.list]: async (payload) => {
-        const { actor, ...query } = payload as Partial<WithActor<PageQuery>> & PageQuery;
-        return this.list(query, actor ? assignerOf({ actor }) : undefined);
+      // List and get answer what the acting key or user may see; a call acting for nobody (webhooks rendering a
+      // target) sees the key pair as it is.
+      [apiKeyPairPatterns.list]: async (payload, call) => this.list(payload as PageQuery, viewerOf(call)),
+      [apiKeyPairPatterns.get]: async (payload, call) => this.get((payload as { id: string }).id, viewerOf(call)),
+      [apiKeyPairPatterns.create]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { body } = payload as { body: ApiKeyPairCreateInput };
+        return this.create({ ...body, roles: body.role_ids }, assigner);
       },
-      [apiKeyPairPatterns.get]: async (payload) => {
-        const { id, actor } = payload as Partial<WithActor<unknown>> & { id: string };
-        return this.get(id, actor ? assignerOf({ actor }) : undefined);
+      [apiKeyPairPatterns.update]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { id, body } = payload as { id: string; body: ApiKeyPairUpdateInput };
+        return this.update(id, body, assigner);
       },
-      [apiKeyPairPatterns.create]: async (payload) => {
-        const { body } = payload as WithActor<{ body: ApiKeyPairCreateInput }>;
-        return this.create({ ...body, roles: body.role_ids }, assignerOf(payload as WithActor<unknown>));
-      },
-      [apiKeyPairPatterns.update]: async (payload) => {
-        const { id, body } = payload as WithActor<{ id: string; body: ApiKeyPairUpdateInput }>;
-        return this.update(id, body, assignerOf(payload as WithActor<unknown>));
-      },
-      [apiKeyPairPatterns.delete]: async (payload) => {
-        await this.delete((payload as { id: string }).id, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.delete]: async (payload, call) => {
+        await this.delete((payload as { id: string }).id, assignerOf(call));
         return null;
       },
       [apiKeyPairPatterns.recordUse]: async (payload) => {

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { loadSettings } from '@switchyard/config';
 import { paymentServicePatterns } from '@switchyard/contracts';
 import { removeTestDataDir, signToken } from '@switchyard/testing';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import pino from 'pino';
 import request from 'supertest';
@@ -75,7 +76,7 @@ describe('POST /demo/checkout/session', () => {
     expect(claims).toMatchObject({ scopes: ['embed'], embed: { amount: DEMO_AMOUNT, currency: DEMO_CURRENCY }, checkout_session_id: first.body.sessionId });
     expect(claims.exp).toBe(Math.floor(Date.parse(first.body.expiresAt) / 1000));
 
-    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!({ merchant_account_id: 'default', limit: 100 })) as {
+    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!({ merchant_account_id: 'default', limit: 100 }, EMBEDDED_CALL)) as {
       items: { display_name: string; payment_service_definition_id: string }[];
     };
     expect(connections.items.filter((item) => item.display_name === DEMO_CONNECTION_DISPLAY_NAME)).toHaveLength(1);

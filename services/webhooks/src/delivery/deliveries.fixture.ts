@@ -14,7 +14,7 @@ import { ApiError } from '@switchyard/api';
 import { InProcessBroker, InProcessMessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, identityTopic, transactionsTopic, type EventMessage, type WebhookEvent } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
-import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
+import { EMBEDDED_CALL, type RpcClient, type RpcHandlers } from '@switchyard/rpc';
 import type { ServiceContext } from '@switchyard/service';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
 import { Deliveries, type DeliveriesOptions } from './deliveries.slice';
@@ -81,7 +81,7 @@ export class FakeRpc implements RpcClient {
     this.calls.push({ pattern, payload });
     if (this.failing) throw this.failing;
     const extra = this.extra[pattern];
-    if (extra) return (await extra(payload)) as T;
+    if (extra) return (await extra(payload, EMBEDDED_CALL)) as T;
     const p = payload as Record<string, string>;
     const id = p.capture_id ?? p.refund_id ?? p.transaction_id ?? p.id ?? '';
     if (this.missing.has(id)) throw ApiError.notFound();
@@ -314,7 +314,7 @@ export class Harness {
   async call<T>(pattern: string, payload: unknown): Promise<T> {
     const handler = this.deliveries.rpcHandlers()[pattern];
     if (!handler) throw new Error(`no handler for ${pattern}`);
-    return JSON.parse(JSON.stringify(await handler(JSON.parse(JSON.stringify(payload))))) as T;
+    return JSON.parse(JSON.stringify(await handler(JSON.parse(JSON.stringify(payload)), EMBEDDED_CALL))) as T;
   }
 
   async close(): Promise<void> {
