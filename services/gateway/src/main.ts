@@ -33,7 +33,7 @@ runMain(async () => {
   });
   const gateway = await startGateway({ rpc, bus, sharedCache: redis, dashboard: dashboardSettingsFrom(settings), rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS, metricsEnabled: settings.METRICS_ENABLED, ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}), log, onError: (error, what) => log.error({ err: error }, what) });
   await gateway.app.listen(settings.PORT, settings.HOST);
-  log.info({ port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
+  log.info({ node: process.version, port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
 
   stopOnSignals(log, async () => {
     await gateway.stop();
