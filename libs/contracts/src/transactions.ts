@@ -169,6 +169,9 @@ export const threeDSecureDataSchema = z
 
 export type ThreeDSecureDataInput = z.infer<typeof threeDSecureDataSchema>;
 
+/** The most cart items a payment, a capture or a checkout session takes (payment service definitions announce it). */
+export const MAX_CART_ITEMS = 249;
+
 export const cartItemSchema = z
   .object({
     name: z.string().min(1).max(255),
@@ -272,7 +275,7 @@ export const transactionCreateSchema = z
     three_d_secure_data: threeDSecureDataSchema.nullish(),
     external_identifier: externalIdentifier.nullish(),
     metadata: metadata.nullish(),
-    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
     buyer: guestBuyerSchema.nullish(),
     buyer_id: z.uuid().nullish(),
     buyer_external_identifier: z.string().max(200).nullish(),
@@ -324,7 +327,7 @@ export const transactionCaptureCreateSchema = z
     amount: amount.nullish().meta({ description: 'Omitted: everything of the authorization not yet claimed.' }),
     final: z.boolean().nullish().meta({ description: 'true closes the authorization and releases the rest. Omitted keeps it open (multiple captures).' }),
     tracking: z.array(trackingEntrySchema).max(MAX_TRACKING_ENTRIES).nullish(),
-    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
     external_identifier: externalIdentifier.nullish(),
   })
   .meta({ id: 'TransactionCaptureCreate' });

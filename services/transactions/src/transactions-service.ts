@@ -151,7 +151,12 @@ export class TransactionsService {
     });
     // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
     this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
-    this.checkoutSessions = new CheckoutSessions(this.host.context, { vault: this.vault, binData });
+    this.checkoutSessions = new CheckoutSessions(this.host.context, {
+      vault: this.vault,
+      binData,
+      // Looked up when used: the payment methods slice is built next, and itself claims sessions.
+      storedPaymentMethods: { usable: (merchantAccountId, id) => this.paymentMethods.usable(merchantAccountId, id) },
+    });
     this.paymentMethods = new PaymentMethods(this.host.context, {
       vault: this.vault,
       binData,
