@@ -5,7 +5,7 @@
  */
 import { adyenScenarioAmounts, skipWithoutProviderDocuments, startAdyenFake, type RunningAdyenFake } from '@switchyard/connectors/src/testing';
 import { providerScenarios } from '../../../tests/providers/provider-scenarios';
-import { startHarness, type Harness } from './transactions.harness';
+import { card, startHarness, type Harness } from './transactions.harness';
 
 const skip = skipWithoutProviderDocuments('adyen-card (embedded runtime)');
 const account = 'adyen-shop';
@@ -88,6 +88,44 @@ describe.skipIf(skip)('adyen-card (embedded runtime)', () => {
       // The same notification saying the payment was refused: its signature no longer matches.
       return (await fake.post('SwitchyardShop', delivered.body.replace('"success":"true"', '"success":"false"'))).status;
     },
+  });
+
+  describe('notifications as the Webhooks-v1 document has them', () => {
+    const authorize = async () => h.authorize(account, { amount: 10_000, currency: 'EUR', payment_method: { ...card(), security_code: '737' }, intent: 'authorize', payment_service_id: connectionId });
+    const history = async (id: string) => (await h.http().get(`/transactions/${id}/events`).set(h.headers(account)).expect(200)).body.items as unknown[];
+    afterEach(() => {
+      fake.autoNotify = true;
+      fake.modificationAnswerDelayMs = 0;
+    });
+
+    it('one request with several items: every item verified and applied once', async () => {
+      const t = await authorize();
+      fake.autoNotify = false;
+      await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 4_000, final: false }).expect(200);
+      await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 3_000, final: true }).expect(200);
+      const deadline = Date.now() + 5_000;
+      while (fake.held.filter((d) => d.eventCode === 'CAPTURE').length < 2 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+      const captures = fake.held.filter((d) => d.eventCode === 'CAPTURE');
+      expect(captures).toHaveLength(2);
+      expect((await h.get(account, t.id)).captured_amount).toBe(0);
+
+      const batch = await fake.releaseTogether(captures);
+      expect([batch.status, batch.answer]).toEqual([200, '[accepted]']);
+      const captured = await h.waitFor(account, t.id, (x) => x.captured_amount === 7_000);
+      expect(captured.status).toBe('capture_succeeded');
+      const before = await history(t.id);
+      expect((await fake.post('SwitchyardShop', batch.body)).status).toBe(200);
+      expect(await history(t.id)).toEqual(before);
+    });
+
+    it("a capture's notification arriving before Adyen's answer to the capture settles it", async () => {
+      const t = await authorize();
+      fake.modificationAnswerDelayMs = 400;
+      await h.http().post(`/transactions/${t.id}/capture`).set(h.headers(account)).send({ amount: 6_000, final: true }).expect(200);
+      expect(fake.deliveries.some((d) => d.eventCode === 'CAPTURE' && d.body.includes(t.id) && d.status === 200)).toBe(true);
+      const captured = await h.waitFor(account, t.id, (x) => x.captured_amount === 6_000);
+      expect(captured.status).toBe('capture_succeeded');
+    });
   });
 
   it('sent an Idempotency-Key on every POST, and every request, answer and notification validated', () => {

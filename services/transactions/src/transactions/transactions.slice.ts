@@ -215,8 +215,11 @@ export class Transactions implements TransactionsSlice {
           ...forwarded,
         }),
       );
-      const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
+      const providerCaptureId = (answer as { providerCaptureId?: string }).providerCaptureId;
+      const outcome = toOutcome(answer, providerCaptureId);
       if (outcome) await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      // Taken for later (Adyen): its notification names the capture by the provider's reference of it.
+      else if (answer.outcome === 'pending' && providerCaptureId) await this.store.record(id, { type: 'RecordCaptureSubmitted', data: { captureId, providerOperationId: providerCaptureId } });
       if (!request.prefer_capture) return this.store.render(merchantAccountId, id);
       // The capture is read from the read model: it must have seen this capture first.
       await this.context.catchUp();
@@ -485,8 +488,10 @@ export class Transactions implements TransactionsSlice {
         ? await this.store.call(() => giftCardConnector.refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
         : await this.store.call(() => (connector as NonNullable<typeof connector>).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }));
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
-    const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
+    const providerRefundId = (answer as { providerRefundId?: string }).providerRefundId;
+    const outcome = toOutcome(answer, providerRefundId);
     if (outcome) await this.store.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });
+    else if (answer.outcome === 'pending' && providerRefundId) await this.store.record(id, { type: 'RecordRefundSubmitted', data: { refundId, providerOperationId: providerRefundId } });
     await this.context.catchUp();
     return this.refund(merchantAccountId, id, refundId);
   }
