@@ -135,6 +135,12 @@ export interface SyncRequest {
   readonly reference: string;
   /** Absent after an authorization whose outcome is unknown: the provider is asked by `reference`. */
   readonly providerTransactionId?: string;
+  /**
+   * When the authorization was sent (ISO-8601). A provider whose lookup by reference lags behind its writes (Stripe's
+   * search) answers `unknown` rather than `not_found` while the authorization is younger than that lag; absent: the
+   * lookup's answer is taken as it is.
+   */
+  readonly attemptedAt?: string;
 }
 
 // ---- results ------------------------------------------------------------------------------------------------

@@ -42,7 +42,8 @@ async function createStripeConnection(key: string, position: number): Promise<st
 
 describe.skipIf(skip)('stripe-card (embedded runtime)', () => {
   beforeAll(async () => {
-    fake = await startStripeFake({ slowAnswerMs: 2_500 });
+    // Search lags 6 s behind (Stripe: under a minute): reconciliation meets the timed-out intent before search does.
+    fake = await startStripeFake({ slowAnswerMs: 2_500, searchLagMs: 6_000 });
     h = await startHarness('stripe-card', { env: { PROVIDER_TIMEOUT_MS: '1500', RECONCILE_AFTER_MS: '2000' } });
     await h.createAccount(account, { multiple_captures_enabled: true });
     failingConnectionId = await createStripeConnection(downKey, 0);

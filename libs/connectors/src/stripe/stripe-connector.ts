@@ -48,7 +48,15 @@ export interface StripeConfig {
   readonly signatureToleranceSeconds?: number;
   /** How Stripe is called (the vault's forwarder for card-bearing calls); default the global fetch. */
   readonly fetch?: ProviderFetch;
+  /**
+   * How far Stripe's search may lag behind a write: an intent searched for by our reference and not found is taken as
+   * never made only once the authorization is older than this. Default one hour (Stripe: "under normal operating
+   * conditions, data is searchable in less than a minute … can be up to an hour behind during outages").
+   */
+  readonly searchLagMs?: number;
 }
+
+const defaultSearchLagMs = 60 * 60 * 1000;
 
 export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): string => (config.apiBaseUrl || 'https://api.stripe.com').replace(/\/$/, '');
 
@@ -187,7 +195,8 @@ export class StripeConnector implements Connector {
   }
 
   async sync(request: SyncRequest): Promise<SyncResult> {
-    // Without Stripe's id (the create call's answer was lost) the intent is found by our reference in its metadata.
+    // Without Stripe's id (the create call's answer was lost) the intent is found by our reference in its metadata;
+    // Stripe's search is not read-after-write, so a young intent it does not find yet may still exist.
     const found = await this.call(async () => {
       if (request.providerTransactionId) return this.stripe.paymentIntents.retrieve(request.providerTransactionId, { expand: ['latest_charge'] });
       const page = await this.stripe.paymentIntents.search({ query: `metadata['${referenceKey}']:'${request.reference.replace(/'/g, '')}'`, expand: ['data.latest_charge'] });
@@ -198,7 +207,7 @@ export class StripeConnector implements Connector {
       if (found.error.statusCode === 404) return { outcome: 'not_found' };
       throw new ConnectorUnavailableError(`Stripe refused to read ${request.reference}: ${found.error.message}`, false, found.error.statusCode);
     }
-    if (found.value === null) return { outcome: 'not_found' };
+    if (found.value === null) return this.searchMayLag(request.attemptedAt) ? unknown : { outcome: 'not_found' };
     const intent = found.value;
     const refunds = await this.call(() => this.stripe.refunds.list({ payment_intent: intent.id, limit: 100 }));
     if (refunds.kind === 'unknown') return unknown;
@@ -208,6 +217,12 @@ export class StripeConnector implements Connector {
 
   parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null {
     return parseStripeNotification(this.stripe, rawBody, headers, { secret: this.config.webhookSecret, toleranceSeconds: this.config.signatureToleranceSeconds ?? 300 });
+  }
+
+  /** Whether an intent made at `attemptedAt` may not be searchable yet (an unknown age: it is taken as searchable). */
+  private searchMayLag(attemptedAt: string | undefined): boolean {
+    const at = attemptedAt === undefined ? Number.NaN : Date.parse(attemptedAt);
+    return !Number.isNaN(at) && Date.now() - at < (this.config.searchLagMs ?? defaultSearchLagMs);
   }
 
   private async cancelIntent(id: string, idempotencyKey: string): Promise<ProviderResponse> {

@@ -277,7 +277,8 @@ export class Transactions implements TransactionsSlice {
    */
   private async syncAuthorization(t: Transaction): Promise<'recorded' | 'not_found' | 'unknown'> {
     const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-    const found = await this.store.call(() => connector.sync({ reference: t.id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    const reference = { reference: t.id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : { attemptedAt: await this.attemptedAt(t.id) }) };
+    const found = await this.store.call(() => connector.sync(reference));
     if (found.outcome === 'not_found') return 'not_found';
     if (found.outcome !== 'found') return 'unknown';
     const snapshot = found.transaction;
@@ -297,6 +298,13 @@ export class Transactions implements TransactionsSlice {
     if (!result) return 'unknown';
     await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
     return 'recorded';
+  }
+
+  /** When the authorization at the transaction's current connection was sent: its creation, or its last failover. */
+  private async attemptedAt(id: string): Promise<string> {
+    const events = await this.store.events(id);
+    const attempt = events.filter((event) => event.type === 'TransactionCreated' || event.type === 'AuthorizationAttemptFailed').at(-1);
+    return (attempt?.data as { at?: string } | undefined)?.at ?? this.store.now();
   }
 
   /**
