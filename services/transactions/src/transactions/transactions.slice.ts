@@ -23,7 +23,6 @@ import {
   type SettlementFileRequest,
   type Transaction as WireTransaction,
   type TransactionActor,
-  type TransactionCaller,
   type TransactionCancel,
   type TransactionCapture,
   type TransactionCaptureRequest,
@@ -513,8 +512,15 @@ export class Transactions implements TransactionsSlice {
   rpcHandlers(): RpcHandlers {
     type Ids = { merchant_account_id: string; transaction_id: string };
     /** A change a caller asked for: its events record the caller the payload names. */
-    const asCaller = (handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(callerOf(payload), () => handler(payload));
-    const asSystem = (id: string, handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(systemActor(id), () => handler(payload));
+    // Who acts is the call's actor, authenticated with the call (never a payload field).
+    const asCaller =
+      (handler: RpcHandler): RpcHandler =>
+      (payload, call) =>
+        this.store.actingAs(call.actor, () => handler(payload, call));
+    const asSystem =
+      (id: string, handler: RpcHandler): RpcHandler =>
+      (payload, call) =>
+        this.store.actingAs(systemActor(id), () => handler(payload, call));
     return {
       [transactionsPatterns.create]: asCaller(async (payload) => this.authorizations.create(payload as TransactionCreateRequest)),
       [transactionsPatterns.get]: async (payload) => {
@@ -555,13 +561,5 @@ export class Transactions implements TransactionsSlice {
 }
 
 const systemActor = (id: string): TransactionActor => ({ type: 'system', id });
-
-/** The caller an RPC payload names (`actor`), when it is one a request can name; anything else records no actor. */
-function callerOf(payload: unknown): TransactionCaller | null {
-  const actor = (payload as { actor?: { type?: unknown; id?: unknown } } | null)?.actor;
-  if (!actor || (actor.type !== 'api-key-pair' && actor.type !== 'dashboard-user')) return null;
-  if (typeof actor.id !== 'string' || actor.id.length === 0 || actor.id.length > 200) return null;
-  return { type: actor.type, id: actor.id };
-}
 
 const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
