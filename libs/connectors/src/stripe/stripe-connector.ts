@@ -58,6 +58,20 @@ export interface StripeConfig {
 
 const defaultSearchLagMs = 60 * 60 * 1000;
 
+/**
+ * The library sets `Content-Length` itself; fetch computes it from the body anyway. Node 20's built-in fetch (undici
+ * 6) refuses that header ("invalid content-length header") once the process has loaded the npm `undici` 7, whose
+ * global dispatcher it then shares — the webhooks service's delivery client does, in the embedded runtime — and every
+ * Stripe call would end with no answer. Left out, the request is the same on the wire.
+ */
+function withoutContentLength(send: ProviderFetch): typeof fetch {
+  return ((input: string | URL, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    headers.delete('content-length');
+    return send(input, { ...init, headers });
+  }) as typeof fetch;
+}
+
 export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): string => (config.apiBaseUrl || 'https://api.stripe.com').replace(/\/$/, '');
 
 const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
@@ -76,7 +90,7 @@ export class StripeConnector implements Connector {
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
     const base = new URL(stripeApiBaseUrl(config));
     this.stripe = new Stripe(config.secretKey, {
-      httpClient: Stripe.createFetchHttpClient((config.fetch ?? fetch) as typeof fetch),
+      httpClient: Stripe.createFetchHttpClient(withoutContentLength(config.fetch ?? fetch)),
       host: base.hostname,
       ...(base.port ? { port: base.port } : {}),
       protocol: base.protocol === 'http:' ? 'http' : 'https',
