@@ -3,50 +3,25 @@
  * validated against Adyen's Checkout v71 document, every notification against Webhooks-v1 with a real HMAC.
  * Adyen answers modifications `received`: captures, refunds, voids and increments settle by notification.
  */
-import { adyenScenarioAmounts, skipWithoutProviderDocuments, startAdyenFake, type RunningAdyenFake } from '@switchyard/connectors/src/testing';
+import { skipWithoutProviderDocuments, startAdyenFake, type RunningAdyenFake } from '@switchyard/connectors/src/testing';
+import { adyenCredentials, adyenScenarioParts, createAdyenConnections } from '../../../tests/providers/provider-connections';
 import { providerScenarios } from '../../../tests/providers/provider-scenarios';
 import { card, startHarness, type Harness } from './transactions.harness';
 
 const skip = skipWithoutProviderDocuments('adyen-card (embedded runtime)');
 const account = 'adyen-shop';
-const apiKey = 'AQE_test_api_key_0123456789';
-const hmacKey = '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056';
+const { apiKey, hmacKey } = adyenCredentials;
 let h: Harness;
 let fake: RunningAdyenFake;
 let connectionId = '';
 let failingConnectionId = '';
-
-async function createAdyenConnection(merchantAccount: string, position: number): Promise<string> {
-  const response = await h
-    .http()
-    .post('/payment-services')
-    .set(h.headers(account))
-    .send({
-      display_name: `Adyen ${merchantAccount}`,
-      payment_service_definition_id: 'adyen-card',
-      position,
-      fields: [
-        { key: 'api_key', value: apiKey },
-        { key: 'merchant_account', value: merchantAccount },
-        { key: 'hmac_key', value: hmacKey },
-        { key: 'api_base_url', value: fake.url },
-      ],
-      accepted_currencies: ['EUR'],
-      accepted_countries: ['NL'],
-    })
-    .expect(201);
-  fake.webhookUrls.set(merchantAccount, response.body.webhook_url as string);
-  return response.body.id as string;
-}
 
 describe.skipIf(skip)('adyen-card (embedded runtime)', () => {
   beforeAll(async () => {
     fake = await startAdyenFake({ apiKey, hmacKey, slowAnswerMs: 2_500 });
     h = await startHarness('adyen-card', { env: { PROVIDER_TIMEOUT_MS: '1500', RECONCILE_AFTER_MS: '2000' } });
     await h.createAccount(account, { multiple_captures_enabled: true });
-    failingConnectionId = await createAdyenConnection('SwitchyardDown', 0);
-    fake.unavailableAccounts.add('SwitchyardDown');
-    connectionId = await createAdyenConnection('SwitchyardShop', 1);
+    ({ connectionId, failingConnectionId } = await createAdyenConnections(h, account, fake));
   }, 30_000);
 
   afterAll(async () => {
@@ -74,20 +49,7 @@ describe.skipIf(skip)('adyen-card (embedded runtime)', () => {
     account: () => account,
     connectionId: () => connectionId,
     failingConnectionId: () => failingConnectionId,
-    amounts: { decline: adyenScenarioAmounts.insufficientFunds, declineErrorCode: 'insufficient_funds', declineRawCode: '12', slowAnswer: adyenScenarioAmounts.slowAnswer },
-    replayNotification: async (id) => {
-      const delivered = fake.deliveries.find((d) => d.eventCode === 'AUTHORISATION' && d.body.includes(id));
-      if (!delivered) throw new Error('no AUTHORISATION notification was delivered');
-      const answer = await fake.post('SwitchyardShop', delivered.body);
-      expect(answer.text).toBe('[accepted]');
-      return answer.status;
-    },
-    forgeNotification: async (id) => {
-      const delivered = fake.deliveries.find((d) => d.eventCode === 'AUTHORISATION' && d.body.includes(id));
-      if (!delivered) throw new Error('no AUTHORISATION notification was delivered');
-      // The same notification saying the payment was refused: its signature no longer matches.
-      return (await fake.post('SwitchyardShop', delivered.body.replace('"success":"true"', '"success":"false"'))).status;
-    },
+    ...adyenScenarioParts(() => fake),
   });
 
   describe('notifications as the Webhooks-v1 document has them', () => {
