@@ -9,7 +9,14 @@
  * Chromium missing: `SKIP dashboard in Chromium: …` (a failure under SWITCHYARD_REQUIRE_INFRA=1; `.ci/run` installs it).
  */
 import fs from 'node:fs';
-import { adyenScenarioAmounts, providerDocumentsDir, startAdyenFake, startStripeFake, type RunningAdyenFake, type RunningStripeFake } from '@switchyard/connectors/src/testing';
+import {
+  adyenScenarioAmounts,
+  providerDocumentsDir,
+  startAdyenFake,
+  startStripeFake,
+  type RunningAdyenFake,
+  type RunningStripeFake,
+} from '@switchyard/connectors/src/testing';
 import { describeWithInfra, runCliWithInput } from '@switchyard/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumAvailability, launchChromium, screenshotPath } from './chromium';
@@ -166,17 +173,26 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     expect(failedRequests.filter((failed) => !/^401 (POST \/dashboard\/api\/login|GET \/dashboard\/api\/session)$/.test(failed))).toEqual([]);
   });
 
-  it.skipIf(!providerDocumentsDir())('shows the connections of adyen-card and stripe-card: the chart, the connection filter, the transaction', { timeout: 120_000 }, async () => {
+  const title = 'shows the connections of adyen-card and stripe-card: the chart, the connection filter, a transaction';
+  it.skipIf(!providerDocumentsDir())(title, { timeout: 120_000 }, async () => {
     adyen = await startAdyenFake({ ...adyenCredentials });
     stripe = await startStripeFake();
     // EUR only: the payments of the test above (USD) never route to them.
     const adyenConnections = await createAdyenConnections(harness, 'default', adyen);
     const stripeConnections = await createStripeConnections(harness, 'default', stripe);
+    const card = { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '737' };
     const pay = (paymentServiceId: string, amount: number) =>
-      harness.authorize('default', { amount, currency: 'EUR', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '737' }, intent: 'authorize', payment_service_id: paymentServiceId });
+      harness.authorize('default', {
+        amount,
+        currency: 'EUR',
+        payment_method: card,
+        intent: 'authorize',
+        payment_service_id: paymentServiceId,
+      });
     const viaAdyen = await pay(adyenConnections.connectionId, 2_000);
     expect(viaAdyen.status).toBe('authorization_succeeded');
-    expect((await pay(adyenConnections.connectionId, adyenScenarioAmounts.insufficientFunds)).status).toBe('authorization_declined');
+    const declined = await pay(adyenConnections.connectionId, adyenScenarioAmounts.insufficientFunds);
+    expect(declined.status).toBe('authorization_declined');
     expect((await pay(stripeConnections.connectionId, 3_000)).status).toBe('authorization_succeeded');
 
     const page: Page = await browser.newPage();
@@ -195,16 +211,20 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     // The chart: each connection by its name, with its own rate.
     await page.locator('nav a', { hasText: 'Authorizations' }).click();
     const chartOf = (id: string) => page.locator(`[data-testid="connection-chart"][data-payment-service-id="${id}"]`);
-    await chartOf(adyenConnections.connectionId).waitFor({ timeout: 15_000 });
-    expect(await chartOf(adyenConnections.connectionId).locator('figcaption strong').textContent()).toBe('Adyen SwitchyardShop');
-    expect(await chartOf(adyenConnections.connectionId).locator('[data-testid="success-rate"]').textContent()).toBe('50.0%');
-    expect(await chartOf(stripeConnections.connectionId).locator('figcaption strong').textContent()).toBe('Stripe 1');
-    expect(await chartOf(stripeConnections.connectionId).locator('[data-testid="success-rate"]').textContent()).toBe('100.0%');
+    const adyenChart = chartOf(adyenConnections.connectionId);
+    const stripeChart = chartOf(stripeConnections.connectionId);
+    await adyenChart.waitFor({ timeout: 15_000 });
+    expect(await adyenChart.locator('figcaption strong').textContent()).toBe('Adyen SwitchyardShop');
+    expect(await adyenChart.locator('[data-testid="success-rate"]').textContent()).toBe('50.0%');
+    expect(await stripeChart.locator('figcaption strong').textContent()).toBe('Stripe 1');
+    expect(await stripeChart.locator('[data-testid="success-rate"]').textContent()).toBe('100.0%');
 
     // The transactions, filtered by the Adyen connection; then one of them.
     await page.locator('nav a', { hasText: 'Transactions' }).click();
     const filter = page.locator('select[name="payment_service_id"]');
-    await expect.poll(() => filter.locator('option').allTextContents(), { timeout: 15_000 }).toEqual(expect.arrayContaining(['Adyen SwitchyardShop', 'Adyen SwitchyardDown', 'Stripe 0', 'Stripe 1']));
+    const names = ['Adyen SwitchyardShop', 'Adyen SwitchyardDown', 'Stripe 0', 'Stripe 1'];
+    const options = () => filter.locator('option').allTextContents();
+    await expect.poll(options, { timeout: 15_000 }).toEqual(expect.arrayContaining(names));
     await filter.selectOption(adyenConnections.connectionId);
     await page.locator('button[type="submit"]', { hasText: 'Apply' }).click();
     const rows = page.locator('[data-testid="transactions"] tbody tr[data-transaction-id]');
@@ -214,7 +234,9 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     await page.locator('[data-testid="timeline"] li').first().waitFor({ timeout: 15_000 });
     expect(await page.locator('[data-testid="transaction-status"]').textContent()).toBe('authorization_succeeded');
     // The summary's Connection (the timeline's steps name the connection too, by id).
-    expect(await page.locator('dt', { hasText: /^Connection$/ }).first().locator('xpath=following-sibling::dd[1]').textContent()).toBe('Adyen SwitchyardShop');
+    const summary = page.locator('dt', { hasText: /^Connection$/ }).first();
+    const connection = summary.locator('xpath=following-sibling::dd[1]');
+    expect(await connection.textContent()).toBe('Adyen SwitchyardShop');
     const file = screenshotPath('dashboard-provider-connections');
     await page.screenshot({ path: file, fullPage: true });
     process.stdout.write(`dashboard screenshot: ${file}\n`);

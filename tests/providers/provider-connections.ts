@@ -3,14 +3,22 @@
  * its connections pointed at the local fake (one healthy, one whose provider answers 500, ahead of it for failover),
  * the amounts that play a decline and a lost answer, and how a delivered notification is replayed or forged.
  */
-import { adyenScenarioAmounts, stripeScenarioAmounts, type RunningAdyenFake, type RunningStripeFake } from '@switchyard/connectors/src/testing';
+import {
+  adyenScenarioAmounts,
+  stripeScenarioAmounts,
+  type RunningAdyenFake,
+  type RunningStripeFake,
+} from '@switchyard/connectors/src/testing';
 import request from 'supertest';
 import { expect } from 'vitest';
 import type { ProviderGateway, ProviderScenarioSetup } from './provider-scenarios';
 
 type ProviderParts = Omit<ProviderScenarioSetup, 'gateway' | 'account' | 'connectionId' | 'failingConnectionId'>;
 
-export const adyenCredentials = { apiKey: 'AQE_test_api_key_0123456789', hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' } as const;
+export const adyenCredentials = {
+  apiKey: 'AQE_test_api_key_0123456789',
+  hmacKey: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056',
+} as const;
 export const stripeCredentials = {
   secretKey: 'sk_test_switchyard_shop_0123456789',
   downKey: 'sk_test_switchyard_down_0123456789',
@@ -19,14 +27,22 @@ export const stripeCredentials = {
 /** The Adyen merchant accounts of the two connections: the healthy one and the one answering 500. */
 export const adyenMerchantAccounts = { shop: 'SwitchyardShop', down: 'SwitchyardDown' } as const;
 
-async function createConnection(gateway: ProviderGateway, account: string, body: Record<string, unknown>): Promise<{ id: string; webhook_url: string }> {
+async function createConnection(
+  gateway: ProviderGateway,
+  account: string,
+  body: Record<string, unknown>,
+): Promise<{ id: string; webhook_url: string }> {
   const response = await request(gateway.baseUrl).post('/payment-services').set(gateway.headers(account)).send(body);
   if (response.status !== 201) throw new Error(`POST /payment-services answered ${response.status}: ${response.text}`);
   return response.body as { id: string; webhook_url: string };
 }
 
 /** The account's two adyen-card connections on the fake; notifications go to each one's `webhook_url`. */
-export async function createAdyenConnections(gateway: ProviderGateway, account: string, fake: RunningAdyenFake): Promise<{ connectionId: string; failingConnectionId: string }> {
+export async function createAdyenConnections(
+  gateway: ProviderGateway,
+  account: string,
+  fake: RunningAdyenFake,
+): Promise<{ connectionId: string; failingConnectionId: string }> {
   const create = async (merchantAccount: string, position: number) => {
     const connection = await createConnection(gateway, account, {
       display_name: `Adyen ${merchantAccount}`,
@@ -50,7 +66,11 @@ export async function createAdyenConnections(gateway: ProviderGateway, account: 
 }
 
 /** The account's two stripe-card connections on the fake: the first one's secret key is answered 500. */
-export async function createStripeConnections(gateway: ProviderGateway, account: string, fake: RunningStripeFake): Promise<{ connectionId: string; failingConnectionId: string }> {
+export async function createStripeConnections(
+  gateway: ProviderGateway,
+  account: string,
+  fake: RunningStripeFake,
+): Promise<{ connectionId: string; failingConnectionId: string }> {
   const create = async (secretKey: string, position: number) => {
     const connection = await createConnection(gateway, account, {
       display_name: `Stripe ${position}`,
@@ -72,7 +92,7 @@ export async function createStripeConnections(gateway: ProviderGateway, account:
   return { failingConnectionId, connectionId: await create(stripeCredentials.secretKey, 1) };
 }
 
-/** Adyen's part of the scenarios: a refusal 12 (insufficient funds), and the AUTHORISATION notification replayed or forged. */
+/** Adyen's part of the scenarios: refusal 12 (insufficient funds), AUTHORISATION replayed, forged. */
 export function adyenScenarioParts(fake: () => RunningAdyenFake): ProviderParts {
   const delivered = (id: string) => {
     const found = fake().deliveries.find((d) => d.eventCode === 'AUTHORISATION' && d.body.includes(id));
@@ -80,26 +100,44 @@ export function adyenScenarioParts(fake: () => RunningAdyenFake): ProviderParts 
     return found;
   };
   return {
-    amounts: { decline: adyenScenarioAmounts.insufficientFunds, declineErrorCode: 'insufficient_funds', declineRawCode: '12', slowAnswer: adyenScenarioAmounts.slowAnswer },
+    amounts: {
+      decline: adyenScenarioAmounts.insufficientFunds,
+      declineErrorCode: 'insufficient_funds',
+      declineRawCode: '12',
+      slowAnswer: adyenScenarioAmounts.slowAnswer,
+    },
     replayNotification: async (id) => {
       const answer = await fake().post(adyenMerchantAccounts.shop, delivered(id).body);
       expect(answer.text).toBe('[accepted]');
       return answer.status;
     },
     // The same notification saying the payment was refused: its signature no longer matches.
-    forgeNotification: async (id) => (await fake().post(adyenMerchantAccounts.shop, delivered(id).body.replace('"success":"true"', '"success":"false"'))).status,
+    forgeNotification: async (id) =>
+      (
+        await fake().post(
+          adyenMerchantAccounts.shop,
+          delivered(id).body.replace('"success":"true"', '"success":"false"'),
+        )
+      ).status,
   };
 }
 
 /** Stripe's part of the scenarios: a card_declined / insufficient_funds, and the intent's event replayed or forged. */
 export function stripeScenarioParts(fake: () => RunningStripeFake): ProviderParts {
   const delivered = (id: string) => {
-    const found = fake().deliveries.find((d) => d.type === 'payment_intent.amount_capturable_updated' && d.body.includes(id));
+    const found = fake().deliveries.find(
+      (d) => d.type === 'payment_intent.amount_capturable_updated' && d.body.includes(id),
+    );
     if (!found) throw new Error('no payment_intent.amount_capturable_updated event was delivered');
     return found;
   };
   return {
-    amounts: { decline: stripeScenarioAmounts.insufficientFunds, declineErrorCode: 'insufficient_funds', declineRawCode: 'insufficient_funds', slowAnswer: stripeScenarioAmounts.slowAnswer },
+    amounts: {
+      decline: stripeScenarioAmounts.insufficientFunds,
+      declineErrorCode: 'insufficient_funds',
+      declineRawCode: 'insufficient_funds',
+      slowAnswer: stripeScenarioAmounts.slowAnswer,
+    },
     replayNotification: async (id) => {
       const event = delivered(id);
       return (await fake().post(stripeCredentials.secretKey, event.body, event.signature)).status;

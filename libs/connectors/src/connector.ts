@@ -341,7 +341,10 @@ export interface Connector {
    * null (or an empty list): verified, but about nothing a transaction tracks (a report, a dispute): acknowledged,
    * nothing applied. A provider that batches events (Adyen's `notificationItems`) answers each, in its order.
    */
-  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | readonly ProviderNotification[] | null;
+  parseNotification(
+    rawBody: string | Uint8Array,
+    headers: NotificationHeaders,
+  ): ProviderNotification | readonly ProviderNotification[] | null;
   /** The answer the provider expects for a notification it may stop resending (Adyen: `[accepted]`). */
   readonly notificationAnswer?: NotificationAnswer;
 }

@@ -13,11 +13,25 @@ export interface PaymentServiceDefinitionFieldDeclaration {
   readonly secret: boolean;
 }
 
-const merchantId: PaymentServiceDefinitionFieldDeclaration = { key: 'merchant_id', display_name: 'Merchant ID', required: false, format: 'text', secret: false };
+const merchantId: PaymentServiceDefinitionFieldDeclaration = {
+  key: 'merchant_id',
+  display_name: 'Merchant ID',
+  required: false,
+  format: 'text',
+  secret: false,
+};
 /** For testing: the provider's API at another address (a local fake); empty means the provider's own endpoint. */
-const apiBaseUrl: PaymentServiceDefinitionFieldDeclaration = { key: 'api_base_url', display_name: 'API base URL (for testing; empty: the provider)', required: false, format: 'text', secret: false };
+const apiBaseUrl: PaymentServiceDefinitionFieldDeclaration = {
+  key: 'api_base_url',
+  display_name: 'API base URL (for testing; empty: the provider)',
+  required: false,
+  format: 'text',
+  secret: false,
+};
 
-export const paymentServiceDefinitionFields: Readonly<Record<string, readonly PaymentServiceDefinitionFieldDeclaration[]>> = {
+export const paymentServiceDefinitionFields: Readonly<
+  Record<string, readonly PaymentServiceDefinitionFieldDeclaration[]>
+> = {
   'mock-card': [merchantId],
   'mock-paypal': [merchantId],
   'mock-gift-card': [merchantId],
@@ -26,7 +40,13 @@ export const paymentServiceDefinitionFields: Readonly<Record<string, readonly Pa
     { key: 'api_key', display_name: 'API key', required: true, format: 'text', secret: true },
     { key: 'merchant_account', display_name: 'Merchant account', required: true, format: 'text', secret: false },
     { key: 'hmac_key', display_name: 'HMAC key of the standard webhook', required: true, format: 'text', secret: true },
-    { key: 'live_endpoint_url_prefix', display_name: 'Live endpoint URL prefix (empty: the test environment)', required: false, format: 'text', secret: false },
+    {
+      key: 'live_endpoint_url_prefix',
+      display_name: 'Live endpoint URL prefix (empty: the test environment)',
+      required: false,
+      format: 'text',
+      secret: false,
+    },
     apiBaseUrl,
   ],
   'stripe-card': [
@@ -38,7 +58,9 @@ export const paymentServiceDefinitionFields: Readonly<Record<string, readonly Pa
 
 /** The declarations as Markdown, for the OpenAPI document: one line per definition. */
 export function definitionFieldsDescription(): string {
-  const field = (f: PaymentServiceDefinitionFieldDeclaration) => `\`${f.key}\` (${[f.required ? 'required' : 'optional', ...(f.secret ? ['secret'] : [])].join(', ')}): ${f.display_name}`;
+  const field = (f: PaymentServiceDefinitionFieldDeclaration) =>
+    `\`${f.key}\` (${[f.required ? 'required' : 'optional', ...(f.secret ? ['secret'] : [])].join(', ')}): ` +
+    f.display_name;
   return Object.entries(paymentServiceDefinitionFields)
     .map(([id, fields]) => `- \`${id}\`: ${fields.map(field).join('; ')}`)
     .join('\n');

@@ -145,7 +145,10 @@ const settingsShape = {
 
 const displayName = z.string().max(200);
 
-const fieldsDescription = `The credentials and settings the definition takes, by key:\n${definitionFieldsDescription()}\n\nA secret field is never answered back; a required one must be sent.`;
+const fieldsDescription = `The credentials and settings the definition takes, by key:
+${definitionFieldsDescription()}
+
+A secret field is never answered back; a required one must be sent.`;
 
 export const paymentServiceCreateSchema = z
   .object({
@@ -190,7 +193,10 @@ export const paymentServiceUpdateSchema = z
       .array(field)
       .max(100)
       .optional()
-      .meta({ description: `Sets the fields sent, by key; an empty value removes the field. The keys of each definition:\n${definitionFieldsDescription()}` }),
+      .meta({
+        description: `Sets the fields sent, by key; an empty value removes the field. The keys of each definition:
+${definitionFieldsDescription()}`,
+      }),
     reporting_fields: z.array(field).max(100).optional().meta({ description: 'Sets the reporting fields sent, by key; an empty value removes the field.' }),
     ...settingsShape,
     accepted_currencies: settingsShape.accepted_currencies.optional(),

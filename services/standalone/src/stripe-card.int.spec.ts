@@ -4,8 +4,16 @@
  * `Stripe-Signature`. Captures, voids and increments answer synchronously; a lost authorization is found by our
  * reference (search) when reconciliation syncs it.
  */
-import { skipWithoutProviderDocuments, startStripeFake, type RunningStripeFake } from '@switchyard/connectors/src/testing';
-import { createStripeConnections, stripeCredentials, stripeScenarioParts } from '../../../tests/providers/provider-connections';
+import {
+  skipWithoutProviderDocuments,
+  startStripeFake,
+  type RunningStripeFake,
+} from '@switchyard/connectors/src/testing';
+import {
+  createStripeConnections,
+  stripeCredentials,
+  stripeScenarioParts,
+} from '../../../tests/providers/provider-connections';
 import { providerScenarios } from '../../../tests/providers/provider-scenarios';
 import { startHarness, type Harness } from './transactions.harness';
 
@@ -32,13 +40,15 @@ describe.skipIf(skip)('stripe-card (embedded runtime)', () => {
   });
 
   it('lists the definition with its fields; a connection never answers its secrets', async () => {
-    const definition = (await h.http().get('/payment-service-definitions/stripe-card').set(h.headers()).expect(200)).body;
+    const definition = (await h.http().get('/payment-service-definitions/stripe-card').set(h.headers()).expect(200))
+      .body;
     expect(definition.fields.map((f: { key: string; secret: boolean }) => [f.key, f.secret])).toEqual([
       ['secret_key', true],
       ['webhook_secret', true],
       ['api_base_url', false],
     ]);
-    const connection = (await h.http().get(`/payment-services/${connectionId}`).set(h.headers(account)).expect(200)).body;
+    const connection = (await h.http().get(`/payment-services/${connectionId}`).set(h.headers(account)).expect(200))
+      .body;
     expect(connection.fields.map((f: { key: string }) => f.key)).toEqual(['api_base_url']);
     expect(JSON.stringify(connection)).not.toContain(secretKey);
   });

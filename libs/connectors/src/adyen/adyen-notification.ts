@@ -23,7 +23,11 @@ export interface AdyenNotificationVerification {
 const malformed = (message: string) => new NotificationRejectedError('malformed_body', message);
 
 /** Every item of the request this connection's payments are concerned by, in the order Adyen listed them. */
-export function parseAdyenNotification(rawBody: string | Uint8Array, _headers: NotificationHeaders, verification: AdyenNotificationVerification): ProviderNotification[] {
+export function parseAdyenNotification(
+  rawBody: string | Uint8Array,
+  _headers: NotificationHeaders,
+  verification: AdyenNotificationVerification,
+): ProviderNotification[] {
   const raw = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
   let body: { notificationItems?: unknown };
   try {
@@ -32,17 +36,26 @@ export function parseAdyenNotification(rawBody: string | Uint8Array, _headers: N
     throw new NotificationRejectedError('malformed_body', 'notification body is not JSON', { cause });
   }
   const wrappers = body?.notificationItems;
-  if (!Array.isArray(wrappers) || wrappers.length === 0) throw malformed('notificationItems must hold at least one item');
+  if (!Array.isArray(wrappers) || wrappers.length === 0) {
+    throw malformed('notificationItems must hold at least one item');
+  }
   const items = wrappers.map((wrapper: unknown, index) => {
     const item = (wrapper as { NotificationRequestItem?: Item } | null)?.NotificationRequestItem;
-    if (!item || typeof item !== 'object') throw malformed(`notificationItems[${index}].NotificationRequestItem is missing`);
+    const at = `notificationItems[${index}]`;
+    if (!item || typeof item !== 'object') throw malformed(`${at}.NotificationRequestItem is missing`);
     const signature = (item.additionalData as Record<string, unknown> | undefined)?.hmacSignature;
-    if (typeof signature !== 'string' || signature === '') throw new NotificationRejectedError('missing_signature', `notificationItems[${index}] has no additionalData.hmacSignature`);
-    if (!validSignature(item, verification.hmacKey)) throw new NotificationRejectedError('bad_signature', `notificationItems[${index}]: additionalData.hmacSignature does not verify`);
+    if (typeof signature !== 'string' || signature === '') {
+      throw new NotificationRejectedError('missing_signature', `${at} has no additionalData.hmacSignature`);
+    }
+    if (!validSignature(item, verification.hmacKey)) {
+      throw new NotificationRejectedError('bad_signature', `${at}: additionalData.hmacSignature does not verify`);
+    }
     return item;
   });
   // Signed by this connection's key, but for another merchant account of the same company: not this connection's.
-  return items.filter((item) => item.merchantAccountCode === verification.merchantAccount).flatMap((item) => toNotification(item) ?? []);
+  return items
+    .filter((item) => item.merchantAccountCode === verification.merchantAccount)
+    .flatMap((item) => toNotification(item) ?? []);
 }
 
 function validSignature(item: Item, hmacKey: string): boolean {

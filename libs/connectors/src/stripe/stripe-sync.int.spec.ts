@@ -19,14 +19,20 @@ const authorizeRequest = (reference: string): AuthorizeRequest => ({
   amount: 2_500,
   currency: 'EUR',
   capture: false,
-  paymentInstrument: { type: 'card', card: { number: '4242424242424242', expirationDate: '11/30', securityCode: '123' } },
+  paymentInstrument: {
+    type: 'card',
+    card: { number: '4242424242424242', expirationDate: '11/30', securityCode: '123' },
+  },
 });
 const ago = (ms: number) => new Date(Date.now() - ms).toISOString();
 
 describe.skipIf(skip)('Stripe sync by our reference (search)', () => {
   beforeAll(async () => {
     fake = await startStripeFake({ searchLagMs });
-    connector = new StripeConnector({ secretKey: 'sk_test_sync', webhookSecret: 'whsec_sync', apiBaseUrl: fake.url, searchLagMs }, stripeCardDefinition);
+    connector = new StripeConnector(
+      { secretKey: 'sk_test_sync', webhookSecret: 'whsec_sync', apiBaseUrl: fake.url, searchLagMs },
+      stripeCardDefinition,
+    );
   });
 
   afterAll(() => fake?.stop());
@@ -37,10 +43,13 @@ describe.skipIf(skip)('Stripe sync by our reference (search)', () => {
     expect(await connector.authorize(authorizeRequest(reference))).toMatchObject({ outcome: 'succeeded' });
     expect(await connector.sync({ reference, attemptedAt })).toEqual({ outcome: 'unknown' });
     await new Promise((resolve) => setTimeout(resolve, searchLagMs + 50));
-    expect(await connector.sync({ reference, attemptedAt })).toMatchObject({ outcome: 'found', transaction: { reference, status: 'authorized', authorizedAmount: 2_500 } });
+    expect(await connector.sync({ reference, attemptedAt })).toMatchObject({
+      outcome: 'found',
+      transaction: { reference, status: 'authorized', authorizedAmount: 2_500 },
+    });
   });
 
-  it('an intent never made is unknown while the authorization is younger than the lag, not found after it', async () => {
+  it('an intent never made is unknown while the authorization is younger than the lag, not found after', async () => {
     const reference = `tx-${Date.now()}-never`;
     expect(await connector.sync({ reference, attemptedAt: ago(50) })).toEqual({ outcome: 'unknown' });
     expect(await connector.sync({ reference, attemptedAt: ago(searchLagMs + 100) })).toEqual({ outcome: 'not_found' });
@@ -51,7 +60,9 @@ describe.skipIf(skip)('Stripe sync by our reference (search)', () => {
     const reference = `tx-${Date.now()}-by-id`;
     const authorized = await connector.authorize(authorizeRequest(reference));
     const providerTransactionId = (authorized as { providerTransactionId: string }).providerTransactionId;
-    expect(await connector.sync({ reference, providerTransactionId, attemptedAt: new Date().toISOString() })).toMatchObject({ outcome: 'found', transaction: { providerTransactionId } });
+    expect(
+      await connector.sync({ reference, providerTransactionId, attemptedAt: new Date().toISOString() }),
+    ).toMatchObject({ outcome: 'found', transaction: { providerTransactionId } });
     expect(fake.violations).toEqual([]);
   });
 });

@@ -77,7 +77,10 @@ const commonCountries = ['AU', 'BR', 'CA', 'CH', 'CN', 'DE', 'DK', 'ES', 'FR', '
 
 /** A definition's fields as libs/contracts declares them (the OpenAPI document lists the same). */
 const declaredFields = (id: string): DefinitionField[] =>
-  (paymentServiceDefinitionFields[id] ?? []).map((field) => ({ key: field.key, displayName: field.display_name, required: field.required, format: field.format, secret: field.secret }));
+  (paymentServiceDefinitionFields[id] ?? []).map(({ display_name: displayName, ...field }) => ({
+    ...field,
+    displayName,
+  }));
 
 const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'mock-card': {

@@ -62,7 +62,11 @@ export class ProviderMessages {
     for (const notification of notifications) {
       if (this.notificationSeen.get(connection.id, notification.providerEventId)) continue;
       const state = await this.store.state(notification.reference);
-      if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || !state.route.includes(connection.id)) {
+      const ours =
+        state.status !== 'absent' &&
+        state.merchantAccountId === connection.merchantAccountId &&
+        state.route.includes(connection.id);
+      if (!ours) {
         unknownTransaction = true;
         continue;
       }
@@ -111,15 +115,26 @@ export class ProviderMessages {
         return;
       }
       case 'capture': {
-        const capture = operationOf(t.captures, notification.captureReference, notification.providerCaptureId, notification.amount, (c) => c.status === 'pending');
+        const { captureReference, providerCaptureId, amount } = notification;
+        const open = (c: Transaction['captures'][number]) => c.status === 'pending';
+        const capture = operationOf(t.captures, captureReference, providerCaptureId, amount, open);
         if (!capture) return;
-        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
+        const outcome: ProviderOutcome =
+          notification.status === 'succeeded'
+            ? { outcome: 'succeeded', providerOperationId: providerCaptureId }
+            : { outcome: notification.status, error: providerError(notification) };
         return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId: capture.id, ...outcome } });
       }
       case 'refund': {
-        const refund = operationOf(t.refunds, notification.refundReference, notification.providerRefundId, notification.amount, (r) => r.status === 'processing' && !r.target);
+        const { refundReference, providerRefundId, amount } = notification;
+        // Not a gift card redemption's refund: those are the gift card service's, answered at once.
+        const open = (r: Transaction['refunds'][number]) => r.status === 'processing' && !r.target;
+        const refund = operationOf(t.refunds, refundReference, providerRefundId, amount, open);
         if (!refund) return;
-        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
+        const outcome: ProviderOutcome =
+          notification.status === 'succeeded'
+            ? { outcome: 'succeeded', providerOperationId: providerRefundId }
+            : { outcome: 'failed', error: providerError(notification) };
         return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
       }
       case 'void': {
@@ -179,7 +194,8 @@ export class ProviderMessages {
   }
 }
 
-const isList = (parsed: ProviderNotification | readonly ProviderNotification[]): parsed is readonly ProviderNotification[] => Array.isArray(parsed);
+type Parsed = ProviderNotification | readonly ProviderNotification[];
+const isList = (parsed: Parsed): parsed is readonly ProviderNotification[] => Array.isArray(parsed);
 
 /**
  * The capture or refund a provider's notification is about: by our id where the provider echoes it, else by the

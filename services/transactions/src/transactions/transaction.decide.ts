@@ -312,10 +312,14 @@ function decideCaptureResult(t: Transaction, data: { readonly captureId: string 
 }
 
 /** A capture's final word may have come first (a fast notification): then its reference has nothing to add. */
-function decideCaptureSubmitted(t: Transaction, data: { readonly captureId: string; readonly providerOperationId: string }, at: string): TransactionEvent[] {
-  const capture = t.captures.find((c) => c.id === data.captureId) ?? fail('capture_not_found', `Capture ${data.captureId} could not be found`);
-  if (capture.status !== 'pending' || capture.providerOperationId === data.providerOperationId) return [];
-  return [{ type: 'CaptureSubmitted', data: { captureId: capture.id, providerOperationId: data.providerOperationId, at } }];
+type Submitted<Id extends string> = { readonly [key in Id]: string } & { readonly providerOperationId: string };
+
+function decideCaptureSubmitted(t: Transaction, data: Submitted<'captureId'>, at: string) {
+  const { captureId, providerOperationId } = data;
+  const capture = t.captures.find((c) => c.id === captureId) ?? fail('capture_not_found', `No capture ${captureId}`);
+  if (capture.status !== 'pending' || capture.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'CaptureSubmitted', data: { captureId, providerOperationId, at } };
+  return [event];
 }
 
 function decideVoid(t: Transaction, voidId: string, at: string): TransactionEvent[] {
@@ -412,10 +416,12 @@ function decideRefundResult(t: Transaction, refundId: string, result: ProviderOu
   return [{ type, data: { refundId, ...result.error, at } }];
 }
 
-function decideRefundSubmitted(t: Transaction, data: { readonly refundId: string; readonly providerOperationId: string }, at: string): TransactionEvent[] {
-  const refund = t.refunds.find((r) => r.id === data.refundId) ?? fail('refund_not_found', `Refund ${data.refundId} could not be found`);
-  if (refund.status !== 'processing' || refund.providerOperationId === data.providerOperationId) return [];
-  return [{ type: 'RefundSubmitted', data: { refundId: refund.id, providerOperationId: data.providerOperationId, at } }];
+function decideRefundSubmitted(t: Transaction, data: Submitted<'refundId'>, at: string) {
+  const { refundId, providerOperationId } = data;
+  const refund = t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `No refund ${refundId}`);
+  if (refund.status !== 'processing' || refund.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'RefundSubmitted', data: { refundId, providerOperationId, at } };
+  return [event];
 }
 
 function decideIncrement(state: TransactionState, data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'], at: string): TransactionEvent[] {

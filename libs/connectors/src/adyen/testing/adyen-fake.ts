@@ -228,7 +228,8 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
         return answer(response, method, matched.template, 422, error(422, '702', problems.join('; '), 'validation'));
       }
       const result = operate(matched.template, matched.params, body);
-      if (matched.template !== '/payments' && result.status < 500 && running.modificationAnswerDelayMs > 0) result.delayMs = running.modificationAnswerDelayMs;
+      const modification = matched.template !== '/payments' && result.status < 500;
+      if (modification && running.modificationAnswerDelayMs > 0) result.delayMs = running.modificationAnswerDelayMs;
       if (idempotencyKey && result.status < 500) idempotent.set(`${method} ${url.pathname} ${idempotencyKey}`, { status: result.status, body: result.body });
       if (result.delayMs) later(result.delayMs, () => answer(response, method, matched.template, result.status, result.body));
       else answer(response, method, matched.template, result.status, result.body);
@@ -263,7 +264,8 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
       const items = together.flatMap(itemsOf);
       // Each item was validated against its event's schema when it was made; the envelope is the same array.
       const body = { live: 'false', notificationItems: items };
-      const batch: AdyenNotificationDelivery = { eventCode: together.map((d) => d.eventCode).join('+'), body: JSON.stringify(body) };
+      const eventCode = together.map((d) => d.eventCode).join('+');
+      const batch: AdyenNotificationDelivery = { eventCode, body: JSON.stringify(body) };
       await deliver(items[0]?.NotificationRequestItem.merchantAccountCode ?? '', batch);
       return batch;
     },
@@ -286,8 +288,9 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
   return running;
 }
 
+type NotificationBody = { notificationItems: { NotificationRequestItem: { merchantAccountCode: string } }[] };
 const itemsOf = (delivery: AdyenNotificationDelivery) =>
-  (JSON.parse(delivery.body) as { notificationItems: { NotificationRequestItem: { merchantAccountCode: string } }[] }).notificationItems;
+  (JSON.parse(delivery.body) as NotificationBody).notificationItems;
 
 function header(request: http.IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];

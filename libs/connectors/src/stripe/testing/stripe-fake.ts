@@ -127,7 +127,8 @@ export async function startStripeFake(options: StripeFakeOptions = {}): Promise<
   };
   /** The intent as Stripe answers it: `latest_charge` expanded when asked. */
   const view = (intent: StripeObject, expand: boolean): StripeObject => {
-    const { owner: _owner, searchableAt: _searchableAt, latest_charge_id: chargeId, ...shown } = intent as StripeObject & { owner?: string; searchableAt?: number; latest_charge_id?: string };
+    type Kept = StripeObject & { owner?: string; searchableAt?: number; latest_charge_id?: string };
+    const { owner: _owner, searchableAt: _searchableAt, latest_charge_id: chargeId, ...shown } = intent as Kept;
     return { ...shown, latest_charge: chargeId ? (expand ? chargeOf(intent) : chargeId) : null };
   };
   const stripeError = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) => ({ status, answer: { error: { type, message, ...extra } } });
@@ -183,7 +184,10 @@ export async function startStripeFake(options: StripeFakeOptions = {}): Promise<
         return { status: 200, answer: view(owned as StripeObject, expand) };
       case 'searchIntents': {
         const wanted = /metadata\['([^']+)'\]:'([^']*)'/.exec(form.get('query') ?? '');
-        const found = [...intents.values()].filter((i) => i.owner === key && i.searchableAt <= Date.now() && wanted && (i.metadata as Record<string, string>)[wanted[1] ?? ''] === wanted[2]);
+        const matches = (i: StripeObject) => (i.metadata as Record<string, string>)[wanted?.[1] ?? ''] === wanted?.[2];
+        const searchable = (i: { owner: string; searchableAt: number }) =>
+          i.owner === key && i.searchableAt <= Date.now();
+        const found = wanted ? [...intents.values()].filter((i) => searchable(i) && matches(i)) : [];
         return { status: 200, answer: { object: 'search_result', data: found.map((i) => view(i, true)), has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
       }
       case 'capture': {
