@@ -1,18 +1,22 @@
 import { messageBusContract } from '../contract';
 import type { IncomingMessage } from '../message-bus';
 import { InProcessBroker } from './in-process-broker';
+import { InProcessDeadLetterLog } from './in-process-dead-letter-log';
 import { InProcessMessageBus } from './in-process-message-bus';
 
-const quiet = { onHandlerFailure: () => undefined, redelivery: { initialDelayMs: 20 } };
+const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 20, maxAttempts: 3 } };
 
 // Each contract run gets one broker; every bus the contract opens is another client of it.
-const onBroker = (partitions: number) => {
+const contractOn = (name: string, partitions: number) => {
   const broker = new InProcessBroker({ partitions });
-  return async () => new InProcessMessageBus({ broker, ...quiet });
+  messageBusContract(name, async () => new InProcessMessageBus({ broker, ...quiet }), { available: true }, {
+    quietMs: 50,
+    deadLetterLog: async () => new InProcessDeadLetterLog(broker),
+  });
 };
 
-messageBusContract('in-process, 1 partition per topic', onBroker(1), { available: true }, { quietMs: 50 });
-messageBusContract('in-process, 4 partitions per topic', onBroker(4), { available: true }, { quietMs: 50 });
+contractOn('in-process, 1 partition per topic', 1);
+contractOn('in-process, 4 partitions per topic', 4);
 
 describe('InProcessMessageBus', () => {
   it('gives both members of a group work when topics have several partitions', async () => {
