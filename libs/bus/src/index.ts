@@ -10,3 +10,4 @@ export * from './dead-letter/dead-lettering';
 export * from './dead-letter/dead-letter-log';
 export * from './in-process/durable-bus-state';
 export * from './in-process/in-process-dead-letter-log';
+export * from './kafka/kafka-dead-letter-log';
