@@ -11,7 +11,11 @@ export interface RedeliveryOptions {
   readonly initialDelayMs?: number;
   /** Ceiling of the doubling delay. Default 5 s. */
   readonly maxDelayMs?: number;
-  /** Attempts of a message before it is parked. Default 5 (about 1.5 s of back-off with the default delays). */
+  /**
+   * Failed attempts of a message before it is parked. Default 5 (about 1.5 s of back-off with the default delays).
+   * Failures with `retriable: true` (something the handler needs is unreachable) do not count: they are retried
+   * until they pass.
+   */
   readonly maxAttempts?: number;
   /**
    * Largest parked-stream state of one partition, encoded (it rides on the group's committed offset; Kafka's

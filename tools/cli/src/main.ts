@@ -7,13 +7,14 @@
 import 'reflect-metadata';
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SignJWT } from 'jose';
 import { ApiError } from '@switchyard/api';
 import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from '@switchyard/auth';
 import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
 import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
 
@@ -229,7 +230,57 @@ export function cli(): Command {
       print(await vaultRotateKey(loadSettings()));
     });
 
+  const deadLetters = program
+    .command('dead-letters')
+    .description('Messages a consumer group parked after its handler failed every attempt, and those parked behind them (docs/operations.md)');
+  const sourceOption = () =>
+    new Option('--source <source>', 'kafka (KAFKA_BROKERS) or data-dir (the embedded runtime: DATA_DIR/bus.db); default kafka when KAFKA_BROKERS is set')
+      .choices(['kafka', 'data-dir'])
+      .default(defaultSource());
+  deadLetters
+    .command('list')
+    .description('The parked messages, oldest first per stream (--all: also those replayed or discarded)')
+    .addOption(sourceOption())
+    .option('--topic <topic>', 'a topic (its dead-letter topic is <topic>.dead-letter)')
+    .option('--group <group>', 'a consumer group')
+    .option('--key <key>', 'a stream (message key)')
+    .option('--all', 'also entries already replayed or discarded')
+    .action(async (options: { source: DeadLetterSource; topic?: string; group?: string; key?: string; all?: boolean }) => {
+      print({ items: await deadLettersList(loadSettings(), options.source, options) });
+    });
+  deadLetters
+    .command('replay')
+    .description("Hand a group's parked messages to its handler again, in order; each stream is released after its last")
+    .addOption(sourceOption())
+    .requiredOption('--group <group>', 'the consumer group that parked them')
+    .requiredOption('--topic <topic>', 'the topic they came from')
+    .option('--key <key>', 'one stream (default: every parked stream of the group on the topic)')
+    .option('--wait-seconds <n>', 'how long to follow the replay (0: request it and return)', parseSeconds, 60)
+    .action(async (options: { source: DeadLetterSource; group: string; topic: string; key?: string; waitSeconds: number }) => {
+      const outcome = await deadLettersReplay(loadSettings(), options.source, options, options.waitSeconds, (line) => process.stderr.write(`${line}\n`));
+      print(outcome);
+      if (options.waitSeconds > 0 && Object.keys(outcome.still_parked).length > 0) {
+        throw new CommandFailed('some streams are still parked: is the consumer running, and does its handler take the messages now? (its log says why)');
+      }
+    });
+  deadLetters
+    .command('discard')
+    .description("Drop a stream's parked messages for good; its later messages are handled again")
+    .addOption(sourceOption())
+    .requiredOption('--group <group>', 'the consumer group that parked them')
+    .requiredOption('--topic <topic>', 'the topic they came from')
+    .requiredOption('--key <key>', 'the stream (message key)')
+    .action(async (options: { source: DeadLetterSource; group: string; topic: string; key: string }) => {
+      print(await deadLettersDiscard(loadSettings(), options.source, options));
+    });
+
   return program;
+}
+
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new InvalidArgumentError('a whole number of seconds, 0–3600');
+  return seconds;
 }
 
 /** `--embed`: JSON, then the shape the gateway's verifier accepts (`embedClaimSchema`), so a bad pin fails here, not at the first request. */

@@ -346,6 +346,29 @@ export function messageBusContract(
       expect(valuesOf(handled, 'p')).toEqual(['p0', 'poison', 'p2', 'p3', 'p4']);
     });
 
+    it('retries a failure that says it is retriable past the attempt limit instead of parking it', async () => {
+      const topic = unique('transient');
+      const groupId = unique('g');
+      const log = await deadLetterLog();
+      let failures = 0;
+      const handled: string[] = [];
+      await subscribe({
+        groupId,
+        topics: [topic],
+        handler: async (message) => {
+          if (failures < 6) {
+            failures += 1;
+            throw Object.assign(new Error('a service it needs is unreachable (contract test)'), { retriable: true });
+          }
+          handled.push(message.value);
+        },
+      });
+      await bus.publish(topic, [{ key: 'k', value: 'v' }]);
+      await eventually('the message handled', () => handled.length === 1);
+      expect(failures).toBe(6);
+      expect(await listDeadLetters(log, { topic, all: true })).toEqual([]);
+    });
+
     it('remembers a parked stream in the next member of the group, and drops it on discard', async () => {
       const topic = unique('parked-restart');
       const groupId = unique('g');

@@ -160,8 +160,8 @@ export async function requestDiscard(log: DeadLetterLog, selection: StreamSelect
   return { streams: byStream.size, messages, through };
 }
 
-/** The selected streams still parked, with how many entries each has pending. */
-export async function stillParked(log: DeadLetterLog, selection: StreamSelection): Promise<Map<string, number>> {
+/** The selected streams still parked, with the dead-letter offsets of their pending entries. */
+export async function stillParked(log: DeadLetterLog, selection: StreamSelection): Promise<Map<string, number[]>> {
   const { byStream } = await pendingOf(log, selection);
-  return new Map([...byStream].map(([key, pending]) => [key, pending.length]));
+  return new Map([...byStream].map(([key, pending]) => [key, pending.map(({ record }) => record.offset)]));
 }

@@ -138,6 +138,15 @@ export interface DeadLetteringOptions {
 
 const nextOffset = (offset: string): string => (BigInt(offset) + 1n).toString();
 
+/**
+ * A failure that says trying again can help (`retriable: true`: the event store or Kafka unreachable, another service
+ * not answering) is retried until it passes and never parks the message: what it needs is down for every message
+ * alike, and parking them all would only leave an operator to replay them. Any other failure counts toward
+ * `maxAttempts`.
+ */
+const isTransient = (error: unknown): boolean =>
+  typeof error === 'object' && error !== null && (error as { retriable?: unknown }).retriable === true;
+
 export class DeadLettering {
   /** One handling at a time per data partition: its messages and the commands about it share its state. */
   private readonly locks = new Map<string, Promise<unknown>>();
@@ -176,13 +185,15 @@ export class DeadLettering {
     }
     // A dead-letter topic subscribed to as such is not dead-lettered again: its messages are retried until handled.
     const canPark = !isDeadLetterTopic(message.topic);
+    let failures = 0;
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await this.attempt(message, delivery);
       if (outcome.ok) {
         await this.transport.commit([{ topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: parked.encode() }]);
         return;
       }
-      if (canPark && attempt >= this.maxAttempts) {
+      if (!isTransient(outcome.error)) failures += 1;
+      if (canPark && failures >= this.maxAttempts) {
         if (this.fits(parked, message.key)) {
           await this.park(message, parked, 'failed', attempt, outcome.error);
           return;
@@ -221,6 +232,7 @@ export class DeadLettering {
       return;
     }
     if (!parked.isNext(command.key, command.entry, command.previous)) return this.commitOnly(record);
+    let failures = 0;
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await this.attempt(command.original, delivery);
       if (outcome.ok) {
@@ -230,7 +242,8 @@ export class DeadLettering {
         this.options.onDeadLetter({ kind: 'replayed', groupId: command.groupId, topic: command.topic, key: command.key, entry: command.entry, released: !next.has(command.key) });
         return;
       }
-      if (attempt >= this.maxAttempts) {
+      if (!isTransient(outcome.error)) failures += 1;
+      if (failures >= this.maxAttempts) {
         countDeadLetterOutcome(command.groupId, command.topic, 'replay_failed');
         this.options.onDeadLetter({ kind: 'replay-failed', groupId: command.groupId, topic: command.topic, key: command.key, entry: command.entry, error: outcome.error });
         await this.commitOnly(record);
