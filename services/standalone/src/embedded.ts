@@ -37,7 +37,12 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   // webhooks service) have stored what they make of the events, or a kill -9 in between would lose them.
   // Dead letters and parked streams survive a restart (DATA_DIR/bus.db), and `cli dead-letters` reads and commands them.
   const busState = SqliteBusState.open(settings.dataDir);
-  const bus = new InProcessMessageBus({ publishWaitsForConsumers: true, durable: busState, durablePollIntervalMs: settings.POLL_INTERVAL_MS });
+  const bus = new InProcessMessageBus({
+    publishWaitsForConsumers: true,
+    durable: busState,
+    durablePollIntervalMs: settings.POLL_INTERVAL_MS,
+    redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+  });
   const relayOptions = (service: string) => ({
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error: unknown) => log.warn({ err: error }, `${service} relay failed; retrying from its checkpoint`),

@@ -83,6 +83,14 @@ export function cli(): Command {
       });
     });
 
+  apiKeys
+    .command('revoke')
+    .description('Revoke an API key pair (active: false, as PUT /api-key-pairs/{id}); a running server refuses its tokens within its poll interval')
+    .requiredOption('--id <id>', 'the key pair id (`id` of `api-keys create`)')
+    .action(async (options: { id: string }) => {
+      print(await withIdentity((identity) => identity.apiKeyPairs.update(options.id, { active: false }, { kind: 'operator' })));
+    });
+
   program
     .command('token')
     .description('Sign an ES512 access token with a key made by `api-keys create` (for curl and tests)')
