@@ -9,7 +9,7 @@ import { webhookPatterns } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { Settings } from '@switchyard/config';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
-import { loadWebhooksKey } from './subscriptions/secret-box';
+import { loadWebhooksKeyRing, type WebhooksKeyRing } from './subscriptions/webhooks-keys';
 import { randomBytes } from 'node:crypto';
 import { Deliveries, type DeliveriesOptions } from './delivery/deliveries.slice';
 import { deliveryRetention } from './delivery/delivery-retention';
@@ -20,8 +20,10 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
   readonly bus: MessageBus;
   /** Calls to the other services (rendering an event's target: `transactions.*`, `identity.*`). */
   readonly rpc: RpcClient;
-  /** The webhooks key (`loadWebhooksKey`); default: a random key, for tests that keep nothing. */
-  readonly key?: Buffer;
+  /** The webhooks key (`loadWebhooksKey`) or key ring (`loadWebhooksKeyRing`); default: a random key, for tests that keep nothing. */
+  readonly key?: Buffer | WebhooksKeyRing;
+  /** Reads the key ring again (its files) when a value names a key it lacks. */
+  readonly reloadKeys?: () => WebhooksKeyRing;
   /** WEBHOOK_ALLOW_PRIVATE_URLS (default false). */
   readonly allowPrivateUrls?: boolean;
   readonly retry?: DeliveriesOptions['retry'];
@@ -42,10 +44,12 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
 export function webhooksOptionsFrom(
   settings: Settings,
   onError: NonNullable<DeliveriesOptions['onError']>,
-): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError' | 'groupId' | 'retention'> {
+): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'reloadKeys' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError' | 'groupId' | 'retention'> {
+  const keys = () => loadWebhooksKeyRing({ configured: settings.WEBHOOK_SECRETS_KEY, retired: settings.WEBHOOK_SECRETS_RETIRED_KEYS, dataDir: settings.dataDir });
   return {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
-    key: loadWebhooksKey({ configured: settings.WEBHOOK_SECRETS_KEY, dataDir: settings.dataDir }),
+    key: keys(),
+    reloadKeys: keys,
     allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
     retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
     workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
@@ -64,7 +68,11 @@ export class WebhooksService {
 
   constructor(options: WebhooksServiceOptions) {
     this.host = new ServiceHost(options);
-    this.subscriptions = new WebhookSubscriptions(this.host.context, { key: options.key ?? randomBytes(32), allowPrivateUrls: options.allowPrivateUrls ?? false });
+    this.subscriptions = new WebhookSubscriptions(this.host.context, {
+      key: options.key ?? randomBytes(32),
+      ...(options.reloadKeys ? { reloadKeys: options.reloadKeys } : {}),
+      allowPrivateUrls: options.allowPrivateUrls ?? false,
+    });
     this.deliveries = new Deliveries(this.host.context, this.subscriptions, {
       bus: options.bus,
       rpc: options.rpc,

@@ -16,6 +16,7 @@ import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
+import { webhooksKeyStatus, webhooksReseal, webhooksRotateKey } from './webhooks-keys';
 import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
 
 /** A command that ran and says no (an invalid webhook): its message goes to stderr as it is, with a non-zero exit. */
@@ -216,6 +217,25 @@ export function cli(): Command {
       const outcome = verifyReceivedWebhook({ secrets: options.secret, rawBody, headers: options.header ?? {}, toleranceSeconds: options.toleranceSeconds });
       if (!outcome.valid) throw new CommandFailed(outcome.message);
       process.stdout.write(`${outcome.message}\n`);
+    });
+
+  webhooks
+    .command('key-status')
+    .description('The webhooks key: the active key id, retired key ids, and how many signing secrets and passwords each key seals')
+    .action(async () => {
+      print(await webhooksKeyStatus(loadSettings()));
+    });
+  webhooks
+    .command('reseal')
+    .description('Seal every signing secret and basic-auth password again under WEBHOOK_SECRETS_KEY (after a rotation); safe to repeat')
+    .action(async () => {
+      print(await webhooksReseal(loadSettings()));
+    });
+  webhooks
+    .command('rotate-key')
+    .description('Key file installations (no WEBHOOK_SECRETS_KEY): a new DATA_DIR/webhooks.key, the old one kept in webhooks.retired-keys, then reseal')
+    .action(async () => {
+      print(await webhooksRotateKey(loadSettings()));
     });
 
   const vault = program.command('vault').description('The card vault: its key-encryption key and data keys (docs/vault.md)');
