@@ -15,6 +15,7 @@ import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
+import { rebuildReadModels } from './read-models';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
 import { webhooksKeyStatus, webhooksReseal, webhooksRotateKey } from './webhooks-keys';
 import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
@@ -256,6 +257,16 @@ export function cli(): Command {
     .description('Key file installations (no VAULT_KEY): a new DATA_DIR/vault.key, the old one kept in vault.retired-keys, then rewrap')
     .action(async () => {
       print(await vaultRotateKey(loadSettings()));
+    });
+
+  const readModels = program.command('read-models').description("A service's read models: the tables its projections fold from its events");
+  readModels
+    .command('rebuild')
+    .description('Rebuild read models from the events, with the service running or stopped: built beside the live ones, caught up, then swapped in')
+    .argument('<service>', 'identity, transactions or webhooks')
+    .argument('[name]', 'one read model (default: every read model of the service; docs/operations.md lists them)')
+    .action(async (service: string, name: string | undefined) => {
+      print(await rebuildReadModels(loadSettings(), service, name, (line) => process.stderr.write(`${line}\n`)));
     });
 
   const deadLetters = program
