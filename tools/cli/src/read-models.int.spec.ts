@@ -29,7 +29,7 @@ describe('read-models rebuild under load', () => {
   it('rebuilds the transactions read models while payments go on: the same read model as a fresh fold, a lost row back, no request failing', async () => {
     harness = await startHarness('rebuild');
     await harness.createConnection('default');
-    const before = [];
+    const before: Array<{ id: string }> = [];
     for (let n = 0; n < 20; n += 1) before.push(await harness.authorize('default', { amount: 1_000 + n }));
     const snapshot = await Promise.all(before.map((transaction) => harness.get('default', transaction.id)));
     const dataDir = harness.fixture.dataDir;
