@@ -52,6 +52,7 @@ import { TcpRpcClient } from '@switchyard/rpc';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing/src/artifacts';
 import { freePort, kafkaBrokersForTests } from '@switchyard/testing/src/probes';
 import { repoRoot, runCli, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing/src/processes';
+import { rpcCredentialsForTests } from '@switchyard/testing/src/rpc-credentials';
 import { signToken } from '@switchyard/testing/src/tokens';
 import { HttpClient, latencySummary, processCpuMs, runLoad, type LoadResult } from './lib/load';
 import { BenchWebhookReceiver } from './lib/receiver';
@@ -241,6 +242,7 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
 
 async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const dataDir = createTestDataDir('bench-distributed');
+  const credentials = await rpcCredentialsForTests();
   const [identityPort, transactionsPort, webhooksPort, httpPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   const env: Record<string, string> = {
@@ -259,6 +261,7 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
     MOCK_CARD_URL: simulator.url,
     MOCK_CARD_WEBHOOK_SECRET: simulator.secret,
     PUBLIC_BASE_URL: baseUrl,
+    ...credentials.env,
   };
   const envOf = (service: string) => instrumented(service, env);
   const processes: Record<string, RunningProcess> = {};
@@ -270,7 +273,7 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
   try {
     await waitFor('the gateway ready', readyz(baseUrl), 90_000, runtime.describe);
     if (processes.webhooks) {
-      const webhooksRpc = TcpRpcClient.fromUrl(env.WEBHOOKS_RPC_URL!, 2_000);
+      const webhooksRpc = TcpRpcClient.fromUrl(env.WEBHOOKS_RPC_URL!, 'webhooks', credentials.of('gateway'), 2_000);
       try {
         await waitFor('the webhooks service ready', async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true), 60_000, runtime.describe);
       } finally {

@@ -68,7 +68,7 @@ describeWithInfra('distributed runtime: gateway, identity, transactions and webh
 
   it('revokes a key on its very next request, and on another gateway instance through identity.events', async () => {
     const cli = async (...args: string[]) => JSON.parse((await runCli(env, ...args)).stdout) as { id: string; kid: string; private_key: string };
-    const manager = await cli('api-keys', 'create', '--display-name', 'manager', '--role', 'key-manager', '--role', 'analyst');
+    const manager = await cli('api-keys', 'create', '--display-name', 'manager', '--role', 'key-manager', '--role', 'integration');
     const target = await cli('api-keys', 'create', '--display-name', 'target', '--role', 'integration');
     const managerToken = await signToken({ kid: manager.kid, privateKeyPem: manager.private_key });
     const targetToken = await signToken({ kid: target.kid, privateKeyPem: target.private_key, scopes: ['roles.read'] });

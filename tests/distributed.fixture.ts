@@ -14,7 +14,19 @@ import { webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/contract';
 import { TcpRpcClient } from '@switchyard/rpc';
-import { createTestDataDir, freePort, kafkaBrokersForTests, removeTestDataDir, runCli, startTsProcess, waitFor, type Availability, type CliResult, type RunningProcess } from '@switchyard/testing';
+import {
+  createTestDataDir,
+  freePort,
+  kafkaBrokersForTests,
+  removeTestDataDir,
+  rpcCredentialsForTests,
+  runCli,
+  startTsProcess,
+  waitFor,
+  type Availability,
+  type CliResult,
+  type RunningProcess,
+} from '@switchyard/testing';
 
 /** Kafka first, then Redis: the first one missing is the reason to skip. */
 export async function distributedInfrastructure(): Promise<Availability> {
@@ -44,7 +56,7 @@ export interface ApiKey {
 
 export interface DistributedRuntime {
   readonly dataDir: string;
-  /** The environment every service process got (the CLI gets it too). */
+  /** The environment every service process got (the CLI gets it too), with `RPC_CREDENTIALS_DIR`. */
   readonly env: Readonly<Record<string, string>>;
   /** The first gateway (PUBLIC_BASE_URL) and the second. */
   readonly baseUrl: string;
@@ -61,6 +73,8 @@ export interface DistributedRuntime {
   cliOutput(): string;
   /** `api-keys create` through the CLI. */
   createApiKey(displayName: string, roles: readonly string[]): Promise<ApiKey>;
+  /** An RPC client to one of the services, with the gateway's certificate (as the gateway calls them). */
+  rpcClient(service: 'identity' | 'transactions' | 'webhooks', timeoutMs?: number): TcpRpcClient;
   /** SIGTERM to every process, and wait for them to exit; the data directory stays. */
   stopProcesses(): Promise<void>;
   /** stopProcesses, then remove the data directory. */
@@ -84,6 +98,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
   };
 
   try {
+    const credentials = await rpcCredentialsForTests();
     const [rpcPort, transactionsPort, webhooksPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
     const baseUrl = `http://127.0.0.1:${httpPort}`;
     const secondUrl = `http://127.0.0.1:${secondPort}`;
@@ -100,6 +115,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       REDIS_URL: defaultRedisUrl(),
       PORT: String(httpPort),
       LOG_LEVEL: options.logLevel ?? 'warn',
+      ...credentials.env,
       ...options.env,
     };
 
@@ -123,7 +139,9 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       await waitFor(`gateway ${url} ready`, async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 60_000, describe);
     }
     // The gateways' readiness does not cover webhooks: ask its ping directly.
-    const webhooksRpc = TcpRpcClient.fromUrl(env.WEBHOOKS_RPC_URL!, 2_000);
+    const rpcUrls = { identity: env.IDENTITY_RPC_URL!, transactions: env.TRANSACTIONS_RPC_URL!, webhooks: env.WEBHOOKS_RPC_URL! };
+    const rpcClient = (service: keyof typeof rpcUrls, timeoutMs = 2_000) => TcpRpcClient.fromUrl(rpcUrls[service], service, credentials.of('gateway'), timeoutMs);
+    const webhooksRpc = rpcClient('webhooks');
     try {
       await waitFor('the webhooks service ready', async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true), 60_000, describe);
     } finally {
@@ -145,6 +163,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       describe,
       cli,
       cliOutput: () => cliOutputs.join('\n'),
+      rpcClient,
       createApiKey: async (displayName, roles) => {
         const result = await cli('api-keys', 'create', '--display-name', displayName, ...roles.flatMap((role) => ['--role', role]));
         if (result.code !== 0) throw new Error(`the CLI could not create a key (exit ${result.code}): ${result.stderr}`);

@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { settingsSchema } from '@switchyard/config';
+import { rpcServices as rpcCallers, rpcServiceNames } from '@switchyard/rpc';
 import { parse, parseAllDocuments } from 'yaml';
 
 type Json = Record<string, any>;
@@ -92,7 +93,7 @@ describe('docker-compose.yml', () => {
     for (const [service, port] of Object.entries(rpcServices)) {
       const definition = compose.services[service] as Json;
       expect(definition.environment[rpcUrlSetting(service)]).toBe(`tcp://0.0.0.0:${port}`);
-      expect(definition.healthcheck.test.slice(-2)).toEqual([String(port), `${service}.ping`]);
+      expect(definition.healthcheck.test).toEqual(['CMD', 'node', 'scripts/rpc-ping.cjs', service]);
     }
   });
 
@@ -107,6 +108,25 @@ describe('docker-compose.yml', () => {
         for (const volume of named) expect(Object.keys(compose.volumes)).toContain(volume);
       }
     }
+  });
+
+  it('gives each service the CA certificate and its own certificate and key as secrets, never the CA key or another’s', () => {
+    for (const service of rpcServiceNames) {
+      const definition = compose.services[service] as Json;
+      const mounted = Object.fromEntries((definition.secrets as Json[]).map((secret) => [secret.target, compose.secrets[secret.source].file]));
+      expect(mounted).toEqual({
+        'rpc-ca.crt': './rpc-credentials/ca.crt',
+        'rpc-service.crt': `./rpc-credentials/${service}.crt`,
+        'rpc-service.key': `./rpc-credentials/${service}.key`,
+      });
+      expect(definition.environment).toMatchObject({
+        RPC_TLS_CA_FILE: '/run/secrets/rpc-ca.crt',
+        RPC_TLS_CERT_FILE: '/run/secrets/rpc-service.crt',
+        RPC_TLS_KEY_FILE: '/run/secrets/rpc-service.key',
+      });
+    }
+    const files = Object.values(compose.secrets as Record<string, Json>).map((secret) => secret.file as string);
+    expect(files).not.toContain('./rpc-credentials/ca.key');
   });
 });
 
@@ -173,12 +193,64 @@ describe('deploy/k8s', () => {
       // Listens on every interface of the pod, where its probes ping it.
       expect(env[rpcUrlSetting(service)]?.value).toBe(`tcp://0.0.0.0:${port}`);
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-        expect(container[probe].exec.command.slice(-2), `${service}: ${probe}`).toEqual([String(port), `${service}.ping`]);
+        expect(container[probe].exec.command, `${service}: ${probe}`).toEqual(['node', 'scripts/rpc-ping.cjs', service]);
       }
     }
     const transactions = podSpec(ofKind('Deployment').find((deployment) => deployment.metadata.name === 'transactions')!).containers[0] as Json;
     const vaultKey = (transactions.env as Json[]).find((entry) => entry.name === 'VAULT_KEY');
     expect(vaultKey?.valueFrom?.secretKeyRef).toMatchObject({ name: 'switchyard-vault', key: 'VAULT_KEY' });
+  });
+
+  it('mounts each service’s own RPC credentials Secret (ca.crt, its certificate, its key) where RPC_CREDENTIALS_DIR points', () => {
+    for (const service of rpcServiceNames) {
+      const workload = ofKind('Deployment').find((deployment) => deployment.metadata.name === service)!;
+      const container = podSpec(workload).containers[0] as Json;
+      const dir = ((container.env ?? []) as Json[]).find((entry) => entry.name === 'RPC_CREDENTIALS_DIR')?.value as string;
+      const mount = (container.volumeMounts as Json[]).find((volumeMount) => volumeMount.mountPath === dir);
+      expect(mount, `${service}: nothing mounted at RPC_CREDENTIALS_DIR`).toBeDefined();
+      const volume = (podSpec(workload).volumes as Json[]).find((candidate) => candidate.name === mount!.name);
+      expect(volume?.secret?.secretName).toBe(`switchyard-rpc-${service}`);
+      // The files are group-readable for the pod's fsGroup (the containers run as user 1000, the files belong to root).
+      expect(podSpec(workload).securityContext.fsGroup, service).toBe(1000);
+    }
+    const howTo = read('deploy/k8s/kustomization.yaml');
+    expect(howTo).toContain('kubectl create secret generic switchyard-rpc-$s --from-file=rpc-credentials/ca.crt');
+    expect(howTo).not.toContain('--from-file=rpc-credentials/ca.key');
+  });
+
+  it('lets only a service’s callers (libs/rpc rpcServices) reach its RPC port, and only Prometheus its metrics port', () => {
+    const policies = ofKind('NetworkPolicy');
+    for (const service of rpcServiceNames) {
+      const callers = Object.keys(rpcCallers[service].callers).filter((caller) => caller !== service).sort();
+      const policy = policies.find((candidate) => candidate.spec.podSelector.matchLabels?.app === service);
+      if (callers.length === 0) {
+        // The gateway serves no RPC: its API port is open, its metrics port is Prometheus's alone.
+        const rules = (policy?.spec.ingress ?? []) as Json[];
+        expect(rules.flatMap((rule) => (rule.ports as Json[]).map((port) => port.port)).sort()).toEqual(['http', 'metrics']);
+        const metrics = rules.find((rule) => rule.ports[0].port === 'metrics')!;
+        expect(metrics.from[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'prometheus' });
+        continue;
+      }
+      expect(policy, `${service}: no NetworkPolicy`).toBeDefined();
+      expect(policy!.spec.policyTypes).toContain('Ingress');
+      const rules = policy!.spec.ingress as Json[];
+      const onPort = (port: string) => rules.filter((rule) => (rule.ports as Json[]).some((entry) => entry.port === port));
+      // Every rule names its port: none opens the whole pod.
+      for (const rule of rules) expect(rule.ports?.length, `${service}: a rule without ports`).toBeGreaterThan(0);
+      const rpc = onPort('rpc');
+      expect(rpc).toHaveLength(1);
+      expect(rpc[0]!.from).toEqual([{ podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: expect.any(Array) }] } }]);
+      expect([...rpc[0]!.from[0].podSelector.matchExpressions[0].values].sort()).toEqual(callers);
+      const metrics = onPort('metrics');
+      expect(metrics).toHaveLength(1);
+      expect(metrics[0]!.from).toHaveLength(1);
+      expect(metrics[0]!.from[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'prometheus' });
+      expect(metrics[0]!.from[0].namespaceSelector.matchLabels).toBeDefined();
+      // The ports the rules name are the container's.
+      const workload = ofKind('Deployment').find((deployment) => deployment.metadata.name === service)!;
+      const portNames = ((podSpec(workload).containers[0] as Json).ports as Json[]).map((port) => port.name);
+      expect(portNames).toEqual(expect.arrayContaining(['rpc', 'metrics']));
+    }
   });
 });
 

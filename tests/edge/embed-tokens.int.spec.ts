@@ -163,6 +163,76 @@ describe('where an embed token goes', () => {
   });
 });
 
+describe('stored instruments: only the pinned buyer’s (issue 22, item 2)', () => {
+  let otherBuyer: string;
+  let ownMethod: string;
+  let othersMethod: string;
+  let othersGiftCard: string;
+  let ownGiftCard: string;
+
+  beforeAll(async () => {
+    await h.http().post('/payment-services').set(h.headers(account)).send({
+      display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [{ key: 'merchant_id', value: 'sim-embed-gc' }],
+      accepted_currencies: ['USD'], accepted_countries: ['US'],
+    }).expect(201);
+    otherBuyer = (await h.http().post('/buyers').set(h.headers(account)).send({ display_name: 'Other Buyer', external_identifier: 'embed-cust-2' }).expect(201)).body.id;
+    const storeMethod = async (buyer: string) =>
+      (await h.http().post('/payment-methods').set(h.headers(account)).send({ ...card(), buyer_id: buyer }).expect(201)).body.id as string;
+    ownMethod = await storeMethod(buyerId);
+    othersMethod = await storeMethod(otherBuyer);
+    const storeGiftCard = async (buyer: string, number: string) =>
+      (await h.http().post('/gift-cards').set(h.headers(account)).send({ number, pin: '05000', buyer_id: buyer }).expect(201)).body.id as string;
+    ownGiftCard = await storeGiftCard(buyerId, '6033912345670001');
+    othersGiftCard = await storeGiftCard(otherBuyer, '6033912345670002');
+  });
+
+  const embedCall = (token: string) => ({ authorization: `Bearer ${token}`, [ACCOUNT_HEADER]: account });
+
+  it('a token that pins no buyer lists no buyer’s gift cards and uses no stored method or gift card (403), the README’s own token', async () => {
+    const token = await mint({ embed: { amount: 1299, currency: 'USD' } });
+    const listed = await h.http().get('/buyers/gift-cards').query({ buyer_id: otherBuyer }).set(embedCall(token));
+    expect(listed.status, listed.text).toBe(403);
+    expect(listed.body.message).toMatch(/pins no buyer/);
+    const before = await transactionCount();
+    const withMethod = await pay(token, { amount: 1299, currency: 'USD', payment_method: { method: 'id', id: othersMethod } });
+    expect(withMethod.status, withMethod.text).toBe(403);
+    expect(withMethod.body.details[0]).toMatchObject({ pointer: '/payment_method/id', type: 'pinned_by_embed_token' });
+    const withGiftCard = await pay(token, { amount: 1299, currency: 'USD', gift_cards: [{ id: othersGiftCard, amount: 1299 }] });
+    expect(withGiftCard.status, withGiftCard.text).toBe(403);
+    const balance = await h.http().post('/gift-cards/balances').set(embedCall(token)).send({ items: [{ id: othersGiftCard }] });
+    expect(balance.status, balance.text).toBe(403);
+    expect(await transactionCount()).toBe(before);
+  });
+
+  it('a token pinned to a buyer uses that buyer’s stored method and gift cards, never another buyer’s (403)', async () => {
+    const token = () => mint({ embed: { amount: 1299, currency: 'USD', buyer_id: buyerId } });
+    const before = await transactionCount();
+    const othersCard = await pay(await token(), { amount: 1299, currency: 'USD', payment_method: { method: 'id', id: othersMethod } });
+    expect(othersCard.status, othersCard.text).toBe(403);
+    expect(othersCard.body).toMatchObject({ code: 'forbidden', details: [{ pointer: '/payment_method/id', type: 'pinned_by_embed_token' }] });
+    const othersGift = await pay(await token(), { amount: 1299, currency: 'USD', payment_method: card(), gift_cards: [{ id: othersGiftCard, amount: 500 }] });
+    expect(othersGift.status, othersGift.text).toBe(403);
+    expect(othersGift.body.details[0]).toMatchObject({ pointer: '/gift_cards/0/id' });
+    const balance = await h.http().post('/gift-cards/balances').set(embedCall(await token())).send({ items: [{ id: ownGiftCard }, { id: othersGiftCard }] });
+    expect(balance.status, balance.text).toBe(403);
+    expect(balance.body.details[0]).toMatchObject({ pointer: '/items/1/id' });
+    expect(await transactionCount()).toBe(before);
+
+    const own = await pay(await token(), { amount: 1299, currency: 'USD', payment_method: { method: 'id', id: ownMethod } });
+    expect(own.status, own.text).toBe(201);
+    const ownBalance = await h.http().post('/gift-cards/balances').set(embedCall(await token())).send({ items: [{ id: ownGiftCard }] });
+    expect(ownBalance.status, ownBalance.text).toBe(200);
+  });
+
+  it('server to server: a stored method of another buyer than the payment names is a 400; one of the same buyer pays', async () => {
+    const mismatch = await h.http().post('/transactions').set(h.headers(account)).send({ amount: 1000, currency: 'USD', buyer_id: buyerId, payment_method: { method: 'id', id: othersMethod } });
+    expect(mismatch.status, mismatch.text).toBe(400);
+    expect(mismatch.body.details[0]).toMatchObject({ pointer: '/payment_method/id', type: 'payment_method_buyer_mismatch' });
+    const same = await h.http().post('/transactions').set(h.headers(account)).send({ amount: 1000, currency: 'USD', buyer_id: otherBuyer, payment_method: { method: 'id', id: othersMethod } });
+    expect(same.status, same.text).toBe(201);
+  });
+});
+
 describe('a server-to-server token carrying an embed claim', () => {
   const contradicting = { embed: { amount: 1, currency: 'EUR', buyer_id: randomUUID(), metadata: {} } };
 

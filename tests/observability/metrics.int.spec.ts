@@ -1,11 +1,11 @@
 /**
  * Issue 12, item 1 acceptance (metrics), over HTTP on the embedded runtime: after a payment (authorized through the
  * simulator, then captured), a webhook delivered to a live receiver and one failing at a dead one, and an embed token
- * refused by the enumeration limit, `GET /metrics` — without a token — answers the Prometheus text format with every
+ * refused by the enumeration limit, `GET /metrics` on METRICS_PORT — without a token — answers the Prometheus text format with every
  * metric of docs/observability.md present and a non-zero sample; labels are route templates and ids of connections,
  * never a transaction id, a card number or a token.
  */
-import { signToken } from '@switchyard/testing';
+import { freePort, signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startEmbeddedFixture, type EmbeddedFixture } from '../../services/standalone/src/embedded.fixture';
 import { card, startHarness, TEST_PANS, type Harness } from '../../services/standalone/src/transactions.harness';
@@ -40,7 +40,7 @@ function parseExposition(text: string): Sample[] {
 }
 
 const scrape = async (): Promise<{ text: string; samples: Sample[]; contentType: string | null }> => {
-  const response = await fetch(`${h.baseUrl}/metrics`);
+  const response = await fetch(metricsUrl());
   expect(response.status).toBe(200);
   const text = await response.text();
   return { text, samples: parseExposition(text), contentType: response.headers.get('content-type') };
@@ -61,9 +61,19 @@ async function eventually(what: string, probe: () => Promise<boolean>, timeoutMs
   }
 }
 
+/** METRICS_PORT: where the embedded runtime serves /metrics (beside, not on, the API's port). */
+let metricsPort: number;
+const metricsUrl = (): string => {
+  const url = h.fixture.service.gateway.metricsUrl;
+  if (!url) throw new Error('the embedded runtime serves no /metrics');
+  return url;
+};
+
 beforeAll(async () => {
+  metricsPort = await freePort();
   h = await startHarness('metrics', {
     env: {
+      METRICS_PORT: String(metricsPort),
       ENUMERATION_RATE_LIMIT_PER_MINUTE: '2',
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       WEBHOOK_WORKER_INTERVAL_MS: '20',
@@ -109,8 +119,15 @@ afterAll(async () => {
 });
 
 describe('GET /metrics', () => {
+  it('is served on METRICS_PORT only, never on the API port (issue 22, item 7)', async () => {
+    expect(new URL(metricsUrl()).port).toBe(String(metricsPort));
+    const onApiPort = await fetch(`${h.baseUrl}/metrics`);
+    expect(onApiPort.status).toBe(404);
+    expect(await onApiPort.text()).not.toContain('switchyard_');
+  });
+
   it('answers the Prometheus text format without a token', async () => {
-    const response = await fetch(`${h.baseUrl}/metrics`);
+    const response = await fetch(metricsUrl());
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
     expect(await response.text()).toMatch(/^# HELP switchyard_http_requests_total /m);
@@ -144,9 +161,10 @@ describe('GET /metrics', () => {
     expect(total(samples, 'switchyard_http_request_duration_seconds_count', { method: 'POST', route: '/transactions/{transaction_id}/capture' })).toBe(1);
     expect(matching(samples, 'switchyard_http_request_duration_seconds_bucket', { route: '/transactions', le: '+Inf' })).not.toEqual([]);
 
+    const unmatched = (list: typeof samples) => total(list, 'switchyard_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' });
+    const before = unmatched(samples);
     await fetch(`${h.baseUrl}/no/such/${transactionId}`);
-    const after = (await scrape()).samples;
-    expect(total(after, 'switchyard_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
+    expect(unmatched((await scrape()).samples)).toBe(before + 1);
   });
 
   it('counts authorization outcomes per connection and times provider calls per operation', async () => {
@@ -180,11 +198,12 @@ describe('GET /metrics', () => {
 describe('with METRICS_ENABLED=false', () => {
   let off: EmbeddedFixture;
   beforeAll(async () => {
-    off = await startEmbeddedFixture('metrics-off', { METRICS_ENABLED: 'false' });
+    off = await startEmbeddedFixture('metrics-off', { METRICS_ENABLED: 'false', METRICS_PORT: String(await freePort()) });
   });
   afterAll(() => off?.stop());
 
-  it('serves no /metrics', async () => {
+  it('serves no /metrics, not even on METRICS_PORT', async () => {
+    expect(off.service.gateway.metricsUrl).toBeNull();
     const server = off.service.gateway.app.getHttpServer();
     await request(server).get('/healthz').expect(200);
     await request(server).get('/metrics').expect(404);

@@ -261,7 +261,7 @@ const attacks: Attack[] = [
 
   // Administrator and key-managing roles are assigned by dashboard users only, never by an API key.
   { family: 'role escalation', attack: 'key manager creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.manager), ...forbidden, because: /only a dashboard user can assign administrator/ },
-  { family: 'role escalation', attack: 'administrator key creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.admin), ...forbidden, because: /only a dashboard user can assign administrator/ },
+  { family: 'role escalation', attack: 'administrator key creates an administrator key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['administrator']), token: () => token(w.admin), ...forbidden, because: /needs the key-manager role/ },
   { family: 'role escalation', attack: 'key manager creates a key-manager key', method: 'POST', path: () => '/api-key-pairs', body: newKey(['key-manager', 'analyst']), token: () => token(w.manager), ...forbidden, because: /only a dashboard user can assign key-manager/ },
   { family: 'role escalation', attack: 'key manager makes another key administrator', method: 'PUT', path: () => `/api-key-pairs/${w.victimB.id}`, body: () => ({ role_ids: [roleId('administrator')] }), token: () => token(w.manager), ...forbidden, because: /only a dashboard user/ },
   { family: 'role escalation', attack: 'key manager makes itself administrator', method: 'PUT', path: () => `/api-key-pairs/${w.manager.id}`, body: () => ({ role_ids: [roleId('administrator')] }), token: () => token(w.manager), ...forbidden, because: /only a dashboard user/ },
@@ -412,8 +412,10 @@ describe('controls: what the attacks imitate works', () => {
     expect((await send('GET', '/transactions', { token: craft(header(w.admin), claims(['*.read'], { embed }), es512(w.admin)), account: A })).status).toBe(200);
   });
 
-  it('an embed token works on an endpoint that names embed (GET /buyers/gift-cards)', async () => {
-    const response = await send('GET', `/buyers/gift-cards?buyer_id=${randomUUID()}`, { token: await token(w.integration, ['embed']), account: A });
+  it('an embed token works on an endpoint that names embed (GET /buyers/gift-cards, for the buyer it pins)', async () => {
+    const buyer = randomUUID();
+    const embedToken = await signToken({ kid: w.integration.kid, privateKeyPem: w.integration.privateKeyPem, scopes: ['embed'], expiresIn: 300, extraClaims: { embed: { buyer_id: buyer } } });
+    const response = await send('GET', `/buyers/gift-cards?buyer_id=${buyer}`, { token: embedToken, account: A });
     expect(response.status, response.text).toBe(200);
     expect(response.body.items).toEqual([]);
   });
@@ -423,7 +425,7 @@ describe('controls: what the attacks imitate works', () => {
   });
 
   it('the merchant-limited key manager manages keys within its accounts', async () => {
-    const created = await send('POST', '/api-key-pairs', { token: await token(w.managerA), body: { display_name: 'within A', role_ids: [roleId('analyst')], merchant_account_ids: [A] } });
+    const created = await send('POST', '/api-key-pairs', { token: await token(w.managerA), body: { display_name: 'within A', role_ids: [roleId('integration')], merchant_account_ids: [A] } });
     expect(created.status, created.text).toBe(201);
     expect((await send('DELETE', `/api-key-pairs/${created.body.id}`, { token: await token(w.managerA) })).status).toBe(204);
   });

@@ -30,6 +30,19 @@ export const settingsSchema = z.object({
   WEBHOOKS_RPC_URL: z.string().default('tcp://127.0.0.1:4003'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * RPC credentials of a distributed service (mutual TLS between services; docs/operations.md, "Credentials between
+   * services"): a directory made by `npm run cli -- rpc-credentials create --out DIR`, from which each process takes
+   * `ca.crt`, `<service>.crt` and `<service>.key`. A distributed service does not start without them; `npm start`
+   * (one process, in-process calls) reads none. Paths, not secrets: the files are 0600 and never enter the settings.
+   */
+  RPC_CREDENTIALS_DIR: z.string().min(1).optional(),
+  /** The CA certificates (PEM; several during a CA rotation) a service trusts; wins over RPC_CREDENTIALS_DIR's ca.crt. */
+  RPC_TLS_CA_FILE: z.string().min(1).optional(),
+  /** The service's own certificate (PEM, CN = the service); wins over RPC_CREDENTIALS_DIR's `<service>.crt`. */
+  RPC_TLS_CERT_FILE: z.string().min(1).optional(),
+  /** The service's private key (PEM); wins over RPC_CREDENTIALS_DIR's `<service>.key`. */
+  RPC_TLS_KEY_FILE: z.string().min(1).optional(),
   /** Allowed clock skew when checking a JWT's exp / nbf / iat. */
   JWT_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
   /**
@@ -48,14 +61,14 @@ export const settingsSchema = z.object({
   /** How often read models and relays look for events written by other processes. */
   POLL_INTERVAL_MS: z.coerce.number().int().positive().default(100),
   /**
-   * Prometheus metrics (docs/observability.md): `GET /metrics` on the gateway's port (embedded: every service's), and
-   * on METRICS_PORT in the distributed services. Off: no /metrics anywhere (404), no process metrics collected.
+   * Prometheus metrics (docs/observability.md): `GET /metrics` on METRICS_PORT, in every process (embedded: every
+   * service's), never on the API's port. Off: no /metrics anywhere, no process metrics collected.
    */
   METRICS_ENABLED: z.stringbool().default(true),
   /**
-   * Port of the `/metrics` server of the identity, transactions and webhooks processes (distributed runtime; they serve
-   * no HTTP otherwise), on HOST; unset: they serve no metrics. Each process on one host needs its own. Not read by the
-   * gateway or the embedded runtime, whose /metrics is on PORT.
+   * Port of the `/metrics` server of every process — the embedded runtime, the gateway, identity, transactions and
+   * webhooks — on HOST; unset: no metrics are served (the API's port never serves them: issue 22, item 7). Each
+   * process on one host needs its own.
    */
   METRICS_PORT: port.optional(),
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
@@ -83,6 +96,11 @@ export const settingsSchema = z.object({
   MOCK_CARD_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** How long a call to the simulator may take before its outcome counts as unknown. */
   MOCK_CARD_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /**
+   * Per-request timeout of the real providers' connectors (adyen-card, stripe-card); past it the outcome is unknown
+   * and reconciliation settles it. 30 s: within RECONCILE_AFTER_MS, so no call still on its way is taken for lost.
+   */
+  PROVIDER_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /**
    * The 3-D Secure directory server (the simulator's, `/v1/3ds`); unset: the mock-card simulator's address
    * (MOCK_CARD_URL, or the embedded runtime's own simulator).
@@ -124,7 +142,7 @@ export const settingsSchema = z.object({
   NETWORK_TOKENS_API_PROVISIONING: z.stringbool().optional(),
   /**
    * The demo checkout at /demo/checkout (embedded runtime only): a merchant page and backend that pay through the
-   * secure fields with an embed token. Default: on, except NODE_ENV=production.
+   * secure fields with an embed token. Default: on only when HOST is loopback, and never with NODE_ENV=production.
    */
   DEMO_CHECKOUT: z.stringbool().optional(),
   /** The operator dashboard at /dashboard (docs/dashboard.md), served by the gateway; users sign in with a password set by the CLI. */

@@ -92,6 +92,8 @@ export interface ProviderTransactionRef {
 }
 
 export interface CaptureRequest extends ProviderTransactionRef {
+  /** Our capture id: a real provider's idempotency key for this capture, echoed back in its notifications. */
+  readonly captureReference?: string;
   readonly amount: number;
   readonly currency: string;
   /** Amount already captured on this authorization; > 0 means this is a further capture (`multipleCaptures`). */
@@ -106,7 +108,10 @@ export interface CaptureRequest extends ProviderTransactionRef {
   readonly tracking?: ShipmentTracking;
 }
 
-export type VoidRequest = ProviderTransactionRef;
+export interface VoidRequest extends ProviderTransactionRef {
+  /** Our void id: a real provider's idempotency key for this void. */
+  readonly voidReference?: string;
+}
 export type CancelRequest = ProviderTransactionRef;
 
 export interface RefundRequest extends ProviderTransactionRef {
@@ -117,9 +122,13 @@ export interface RefundRequest extends ProviderTransactionRef {
 }
 
 export interface IncrementAuthorizationRequest extends ProviderTransactionRef {
+  /** Our increment id: a real provider's idempotency key for this increment, echoed back in its notifications. */
+  readonly incrementReference?: string;
   /** The additional amount, not the new total. */
   readonly amount: number;
   readonly currency: string;
+  /** The amount authorized before this increment (Adyen and Stripe take the new total). */
+  readonly authorizedAmount?: number;
 }
 
 export interface SyncRequest {
@@ -253,6 +262,8 @@ export type ProviderNotification =
   | (NotificationBase & {
       readonly type: 'capture';
       readonly providerCaptureId: string;
+      /** Our capture id, when the provider echoes it (a capture it answered `pending` is found by it). */
+      readonly captureReference?: string;
       readonly status: 'succeeded' | 'declined' | 'failed';
       readonly amount: number;
       readonly currency: string;
@@ -268,6 +279,26 @@ export type ProviderNotification =
       readonly errorCode?: string;
     })
   | (NotificationBase & {
+      /** The final word on a void (reversal of an authorization) the provider answered `pending`. */
+      readonly type: 'void';
+      readonly status: 'succeeded' | 'failed';
+      readonly errorCode?: string;
+      readonly rawResponseCode?: string;
+      readonly rawResponseDescription?: string;
+    })
+  | (NotificationBase & {
+      /** The final word on an incremental authorization the provider answered `pending`. */
+      readonly type: 'authorization-increment';
+      readonly incrementReference?: string;
+      readonly status: 'succeeded' | 'failed';
+      /** The new total authorized amount. */
+      readonly authorizedAmount: number;
+      readonly currency: string;
+      readonly errorCode?: string;
+      readonly rawResponseCode?: string;
+      readonly rawResponseDescription?: string;
+    })
+  | (NotificationBase & {
       readonly type: 'vault-token';
       readonly token: string;
       readonly cardLast4: string;
@@ -275,6 +306,13 @@ export type ProviderNotification =
     });
 
 export type NotificationHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** What the notification endpoint answers the provider once a notification is taken (default: 204, no body). */
+export interface NotificationAnswer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: string;
+}
 
 // ---- the port -----------------------------------------------------------------------------------------------
 
@@ -291,6 +329,11 @@ export interface Connector {
   refund(request: RefundRequest): Promise<RefundResult>;
   incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal>;
   sync(request: SyncRequest): Promise<SyncResult>;
-  /** Verifies and decodes a provider notification. Throws `NotificationRejectedError` on bad input or signature. */
-  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification;
+  /**
+   * Verifies and decodes a provider notification. Throws `NotificationRejectedError` on bad input or signature;
+   * null: verified, but about nothing a transaction tracks (a report, a dispute): acknowledged, nothing applied.
+   */
+  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null;
+  /** The answer the provider expects for a notification it may stop resending (Adyen: `[accepted]`). */
+  readonly notificationAnswer?: NotificationAnswer;
 }

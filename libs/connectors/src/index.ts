@@ -26,15 +26,21 @@ export {
 } from './simulator/simulator-server';
 export type { LedgerCounts } from './simulator/simulator-ledger';
 export * as simulatorValues from './simulator/simulator-values';
+export { AdyenConnector, adyenCheckoutBaseUrl, type AdyenConfig } from './adyen/adyen-connector';
+export { adyenCardCapabilities, adyenCardDefinition } from './adyen/adyen-definition';
+export { StripeConnector, stripeApiBaseUrl, type StripeConfig } from './stripe/stripe-connector';
+export { stripeCardCapabilities, stripeCardDefinition } from './stripe/stripe-definition';
 
+import { adyenCardDefinition } from './adyen/adyen-definition';
 import { ConnectorRegistry } from './connector-registry';
 import { GiftCardServiceRegistry } from './gift-card';
 import { mockCardDefinition } from './simulator/mock-card-definition';
 import { mockGiftCardDefinition } from './simulator/mock-gift-card-definition';
 import { mockPaypalDefinition } from './simulator/mock-paypal-definition';
+import { stripeCardDefinition } from './stripe/stripe-definition';
 
 /** Every provider Switchyard knows. A new provider: one folder exporting one definition, added here. */
-export const connectorDefinitions = [mockCardDefinition, mockPaypalDefinition] as const;
+export const connectorDefinitions = [mockCardDefinition, mockPaypalDefinition, adyenCardDefinition, stripeCardDefinition] as const;
 
 export const connectorRegistry = new ConnectorRegistry(connectorDefinitions);
 

@@ -207,6 +207,13 @@ export const shippingDetailsListSchema = z
 
 // ---- RPC payloads ------------------------------------------------------------------------------------------------
 
+/**
+ * The buyer an embed token is limited to, as the gateway passes it with a request that came in through the `embed`
+ * scope: the stored payment methods and stored gift cards the request uses must be this buyer's (403 otherwise).
+ * null: the token pins no buyer, so it may use no stored instrument at all (docs/embed-tokens.md).
+ */
+export type EmbedBuyerPin = { readonly buyer_id: string } | { readonly buyer_external_identifier: string } | null;
+
 /** Every buyer RPC acts in the request's merchant account; another account's buyer does not exist. */
 export interface BuyerScope {
   readonly merchant_account_id: string;

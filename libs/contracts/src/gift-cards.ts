@@ -5,6 +5,7 @@
  * GiftCardCreate, GiftCardBalanceRequest); issue and activate are ours, in the same style (docs/gift-cards.md).
  */
 import { z } from 'zod';
+import type { EmbedBuyerPin } from './buyers';
 import { giftCardServiceSchema } from './transactions';
 
 export const giftCardPatterns = {
@@ -196,6 +197,8 @@ export interface GiftCardRef extends GiftCardScope {
 export interface GiftCardWriteRequest<Body> extends GiftCardScope {
   readonly body: Body;
   readonly idempotency_key?: string;
+  /** Present when the request came in through an embed token: stored cards must be this buyer's (`balances`). */
+  readonly embed_buyer?: EmbedBuyerPin;
 }
 
 /** `list`: newest first, paged. */

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ThreeDsConfiguration } from './merchant-accounts';
+import type { EmbedBuyerPin } from './buyers';
 
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
 export const transactionsTopic = 'transactions.events';
@@ -757,17 +758,16 @@ export interface TransactionRequest<Body = undefined> {
   readonly body: Body;
   /** The caller's `Idempotency-Key` header (POST create, capture, void, refunds). */
   readonly idempotency_key?: string;
-  /** Who asks: recorded with the events the request appends; absent: not recorded. */
-  readonly actor?: TransactionCaller;
 }
 
 export interface TransactionCreateRequest {
   readonly merchant_account_id: string;
   readonly body: TransactionCreateInput;
   readonly idempotency_key?: string;
-  readonly actor?: TransactionCaller;
   /** The merchant account's 3-D Secure configurations (read by the gateway from identity); absent: none. */
   readonly three_ds_configurations?: readonly ThreeDsConfiguration[];
+  /** Present when the request came in through an embed token: stored methods and gift cards must be this buyer's. */
+  readonly embed_buyer?: EmbedBuyerPin;
 }
 
 /** The buyer's browser coming back from a 3-D Secure challenge or a redirect payment method (public, token-checked). */
@@ -829,12 +829,18 @@ export interface ProviderNotificationRequest {
   readonly raw_body: string;
 }
 
+/** What the notification endpoint answers the provider; null (the RPC's answer): 204 without a body. */
+export interface ProviderNotificationAnswer {
+  readonly status: number;
+  readonly content_type: string;
+  readonly body: string;
+}
+
 export interface SettlementFileRequest {
   readonly merchant_account_id: string;
   readonly payment_service_id: string;
   readonly file_name: string;
   readonly content: string;
-  readonly actor?: TransactionCaller;
 }
 
 export interface SettlementFileResult {

@@ -202,6 +202,11 @@ export interface WebhookCaller {
   readonly merchant_account_id: string;
   /** The merchant accounts the caller's key is limited to (`Caller.merchantAccountIds`); empty or absent: every account. */
   readonly caller_merchant_account_ids?: readonly string[];
+  /**
+   * Whether the caller reads buyers' billing details (`buyers.billing-details.read`, token and key): a subscription it
+   * creates or changes sends them in payloads, else `null` (issue 22, item 4).
+   */
+  readonly billing_details_visible?: boolean;
 }
 
 export interface WebhookSubscriptionRef extends WebhookCaller {

@@ -1,5 +1,11 @@
 import { ApiError } from '@switchyard/api';
-import { serveCall, unwrapReply, type RpcClient, type RpcHandlers } from './rpc';
+import { rpcActorOf, serveCall, unwrapReply, type RpcCall, type RpcCallOptions, type RpcClient, type RpcHandlers } from './rpc';
+
+/** Calls inside the one-process runtime: every caller is the same process; nothing crosses a network. */
+export const EMBEDDED_CALLER = 'embedded';
+
+/** An in-process call that acts for nobody: what a spec passes when it calls a handler directly. */
+export const EMBEDDED_CALL: RpcCall = { caller: EMBEDDED_CALLER, actor: null };
 
 /**
  * The embedded runtime's transport: a direct call into the handler. Payloads and replies still pass through
@@ -15,10 +21,11 @@ export class InProcessRpc implements RpcClient {
     for (const [pattern, handler] of Object.entries(handlers)) this.handlers.set(pattern, handler);
   }
 
-  async call<T>(pattern: string, payload: unknown): Promise<T> {
+  async call<T>(pattern: string, payload: unknown, options: RpcCallOptions = {}): Promise<T> {
     const handler = this.handlers.get(pattern);
     if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
-    const reply = await serveCall(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), this.onUnexpected);
+    const call = { caller: EMBEDDED_CALLER, actor: rpcActorOf(options.actor) };
+    const reply = await serveCall(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), call, this.onUnexpected);
     return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
   }
 

@@ -2,3 +2,5 @@ export * from './rpc';
 export * from './in-process-rpc';
 export * from './tcp-rpc';
 export * from './routing-rpc';
+export * from './rpc-services';
+export * from './rpc-credentials';

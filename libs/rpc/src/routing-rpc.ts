@@ -1,5 +1,5 @@
 import { ApiError } from '@switchyard/api';
-import type { RpcClient } from './rpc';
+import type { RpcCallOptions, RpcClient } from './rpc';
 
 /**
  * The gateway's one RpcClient in the distributed runtime: a pattern's first segment names the service that serves
@@ -8,10 +8,10 @@ import type { RpcClient } from './rpc';
 export class RoutingRpcClient implements RpcClient {
   constructor(private readonly services: Readonly<Record<string, RpcClient>>) {}
 
-  call<T>(pattern: string, payload: unknown): Promise<T> {
+  call<T>(pattern: string, payload: unknown, options?: RpcCallOptions): Promise<T> {
     const service = this.services[pattern.slice(0, pattern.indexOf('.'))];
     if (!service) return Promise.reject(ApiError.badGateway(new Error(`no service serves ${pattern}`)));
-    return service.call<T>(pattern, payload);
+    return service.call<T>(pattern, payload, options);
   }
 
   async close(): Promise<void> {

@@ -4,3 +4,4 @@ export * from './probes';
 export * from './processes';
 export * from './expectations';
 export * from './artifacts';
+export * from './rpc-credentials';

@@ -11,7 +11,7 @@ import { IdentityService } from '@switchyard/identity';
 import { RedisKeyValueStore } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc, TcpRpcClient } from '@switchyard/rpc';
-import { expectErrorBody, freePort, signToken } from '@switchyard/testing';
+import { expectErrorBody, freePort, rpcCredentialsForTests, signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from './start-gateway';
 
@@ -62,7 +62,8 @@ describe('with Redis unreachable', () => {
 
 describe('with the identity service unreachable', () => {
   it('answers 502 in the spec body, keeps /healthz up and /readyz not ready', async () => {
-    const rpc = new TcpRpcClient({ host: '127.0.0.1', port: await freePort(), timeoutMs: 1_000 });
+    const credentials = (await rpcCredentialsForTests()).of('gateway');
+    const rpc = new TcpRpcClient({ host: '127.0.0.1', port: await freePort(), service: 'identity', credentials, timeoutMs: 1_000 });
     const http = await gatewayWith(rpc);
     const token = await signToken({ ...key, scopes: ['roles.read'] });
     const response = await http.get('/roles').set('authorization', `Bearer ${token}`).expect(502);

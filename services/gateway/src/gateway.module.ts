@@ -1,5 +1,5 @@
 import { Module, type DynamicModule } from '@nestjs/common';
-import { APP_FILTER, APP_GUARD } from '@nestjs/core';
+import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR } from '@nestjs/core';
 import type { TokenVerifier } from '@switchyard/auth';
 import { InMemoryRateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { AccountUpdaterController } from './account-updater';
 import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller';
 import { AuthGuard } from './auth/auth.guard';
+import { BillingDetailsInterceptor } from './auth/billing-details';
 import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE, ENUMERATION_LIMIT, EnumerationLimitGuard, type EnumerationLimitSettings } from './auth/enumeration-limit.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
@@ -104,6 +105,7 @@ export class GatewayModule {
         },
         { provide: APP_GUARD, useClass: EnumerationLimitGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },
+        { provide: APP_INTERCEPTOR, useClass: BillingDetailsInterceptor },
       ],
     };
   }

@@ -4,18 +4,19 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { FallbackRateLimiter, InMemoryRateLimiter, RedisKeyValueStore, RedisRateLimiter } from '@switchyard/kv';
-import { RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
 import { dashboardSettingsFrom } from './dashboard';
 import { startGateway } from './start-gateway';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('gateway', settings);
+  const credentials = loadRpcCredentials('gateway', settings);
   const tracing = startTracing('gateway', settings);
   const rpc = new RoutingRpcClient({
-    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS),
-    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, settings.RPC_TIMEOUT_MS),
-    webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, settings.RPC_TIMEOUT_MS),
+    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
+    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
+    webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const redis = new RedisKeyValueStore({ url: settings.REDIS_URL });
@@ -30,7 +31,7 @@ runMain(async () => {
       log.warn({ err: error, decidedLocally }, 'Redis unreachable: enumeration rate limits are decided by this gateway process alone'),
     onRecovered: ({ decidedLocally }) => log.info({ decidedLocally }, 'Redis reachable again: enumeration rate limits are shared again'),
   });
-  const gateway = await startGateway({ rpc, bus, sharedCache: redis, dashboard: dashboardSettingsFrom(settings), rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS, metricsEnabled: settings.METRICS_ENABLED, log, onError: (error, what) => log.error({ err: error }, what) });
+  const gateway = await startGateway({ rpc, bus, sharedCache: redis, dashboard: dashboardSettingsFrom(settings), rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS, metricsEnabled: settings.METRICS_ENABLED, ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}), log, onError: (error, what) => log.error({ err: error }, what) });
   await gateway.app.listen(settings.PORT, settings.HOST);
   log.info({ port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
 

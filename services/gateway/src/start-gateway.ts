@@ -17,6 +17,7 @@ import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE } from './auth/enumeration-limit.g
 import { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { createGatewayApp } from './create-gateway-app';
 import { DashboardModule, DashboardSessions, DEFAULT_DASHBOARD_SETTINGS, type DashboardSettings } from './dashboard';
+import { startMetricsServer } from '@switchyard/metrics';
 import type { ReadinessCheck } from './tokens';
 
 export interface GatewayRuntime {
@@ -51,12 +52,16 @@ export interface GatewayRuntime {
   readonly jwtVerifyWorkers?: number;
   /** METRICS_ENABLED: `GET /metrics` and the HTTP metrics (default true). */
   readonly metricsEnabled?: boolean;
+  /** METRICS_PORT and HOST: where `/metrics` is served (never on the API's port); absent: nowhere. */
+  readonly metrics?: { readonly host: string; readonly port: number };
   /** The process's logger: one line per completed request, with its request and correlation ids. */
   readonly log?: Pick<Logger, 'info' | 'debug'>;
 }
 
 export interface RunningGateway {
   readonly app: NestFastifyApplication;
+  /** `http://host:port/metrics` on METRICS_PORT; null when metrics are served nowhere. */
+  readonly metricsUrl: string | null;
   readonly keyUsage: KeyUsageRecorder;
   stop(): Promise<void>;
 }
@@ -118,10 +123,13 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
         ];
   const modules = [...(runtime.modules ?? []), ...dashboard];
   const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(modules.length > 0 ? { modules } : {}), ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}), ...(runtime.log ? { log: runtime.log } : {}) });
+  const metricsServer = runtime.metricsEnabled !== false && runtime.metrics ? await startMetricsServer(runtime.metrics) : null;
   return {
     app,
     keyUsage,
+    metricsUrl: metricsServer?.url ?? null,
     stop: async () => {
+      await metricsServer?.close();
       await app.close();
       await keyUsage.stop();
       await subscription.stop();

@@ -12,5 +12,6 @@ export const toApiError = domainErrorMapper({
   merchant_account_not_found: 404,
   three_ds_configuration_not_found: 404,
   role_assignment_forbidden: 403,
+  key_management_forbidden: 403,
   user_inactive: 403,
 });

@@ -26,10 +26,10 @@ export class IdentityService {
     this.host = new ServiceHost(options);
     const context = this.host.context;
     this.merchantAccounts = new MerchantAccounts(context);
-    this.apiKeyPairs = new ApiKeyPairs(context, this.merchantAccounts);
+    this.users = new Users(context);
+    this.apiKeyPairs = new ApiKeyPairs(context, this.merchantAccounts, (id) => this.users.readModel.find(id));
     this.roles = new Roles();
     this.threeDsConfigurations = new ThreeDsConfigurations(context, this.merchantAccounts);
-    this.users = new Users(context);
     this.host.add(this.merchantAccounts, this.apiKeyPairs, this.roles, this.users, this.threeDsConfigurations);
   }
 

@@ -8,13 +8,15 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { startTcpRpcServer } from '@switchyard/rpc';
+import { loadRpcCredentials, startTcpRpcServer } from '@switchyard/rpc';
 import { IdentityService } from './identity-service';
 import { identityRelay } from './identity-relay';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('identity', settings);
+  // Before anything else: without credentials the service would start only to refuse every call.
+  const credentials = loadRpcCredentials('identity', settings);
   const tracing = startTracing('identity', settings);
   const storage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
@@ -27,7 +29,11 @@ runMain(async () => {
   });
   relay.start();
 
-  const server = await startTcpRpcServer(settings.IDENTITY_RPC_URL, identity.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  const server = await startTcpRpcServer(settings.IDENTITY_RPC_URL, identity.rpcHandlers(), {
+    credentials,
+    onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
+    onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
+  });
   log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');

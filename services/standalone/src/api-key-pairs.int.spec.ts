@@ -38,8 +38,12 @@ beforeAll(async () => {
     fromBeginning: true,
     handler: async (message) => void events.push(JSON.parse(message.value) as EventMessage),
   });
-  // The operator (dashboard user's stand-in) makes the first key manager; everything else goes through HTTP.
-  const created = await service.identity.apiKeyPairs.create({ display_name: 'key manager', roles: ['key-manager', 'analyst'] }, operator);
+  // The operator (dashboard user's stand-in) makes the first key manager; everything else goes through HTTP. It holds
+  // every role an API key may give, since a caller grants only the permissions it holds (issue 22, item 5).
+  const created = await service.identity.apiKeyPairs.create(
+    { display_name: 'key manager', roles: ['key-manager', 'analyst', 'integration', 'system-manager'] },
+    operator,
+  );
   manager = { id: created.id, kid: created.kid, private_key: created.private_key! };
   roles = (await http().get('/roles').set(await bearer(manager)).expect(200)).body.items;
 });

@@ -104,6 +104,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE,
     jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS,
     metricsEnabled: settings.METRICS_ENABLED,
+    ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}),
     log,
     onError: (error, what) => log.error({ err: error }, what),
   });

@@ -62,9 +62,9 @@ const store = async (body: Record<string, unknown>) => {
 };
 
 /** A token of a new API key with `roles`, carrying only `scopes`. */
-async function tokenWith(roles: string[], scopes: string[]): Promise<Record<string, string>> {
+async function tokenWith(roles: string[], scopes: string[], extraClaims: Record<string, unknown> = {}): Promise<Record<string, string>> {
   const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: `scopes ${scopes.join(' ')}`, roles }, { kind: 'operator' });
-  const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600 });
+  const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600, extraClaims });
   return { authorization: `Bearer ${token}`, 'x-service-merchant-account-id': account };
 }
 
@@ -333,9 +333,11 @@ describe('access and availability', () => {
     await h.http().get('/gift-cards').set(reader).expect(200);
     await h.http().post('/gift-cards/balances').set(reader).send({ items: [{ number: cardNumber(), pin: '01000' }] }).expect(200);
 
-    const embed = await tokenWith(['integration'], ['embed']);
+    // A buyer's cards are listed only for the buyer the token pins (issue 22, item 2: docs/embed-tokens.md).
+    const embed = await tokenWith(['integration'], ['embed'], { embed: { buyer_external_identifier: 'nobody' } });
     await h.http().post('/gift-cards/balances').set(embed).send({ items: [{ number: cardNumber(), pin: '01000' }] }).expect(200);
     await h.http().get('/buyers/gift-cards?buyer_external_identifier=nobody').set(embed).expect(200);
+    await h.http().get('/buyers/gift-cards?buyer_external_identifier=nobody').set(await tokenWith(['integration'], ['embed'])).expect(403);
     await h.http().post('/gift-cards').set(embed).send({ number: cardNumber(), pin: '01000' }).expect(201);
     await h.http().get('/gift-cards').set(embed).expect(403);
     await h.http().post('/gift-cards/issue').set(embed).send({ theme: 't', amount: 1, currency: 'USD' }).expect(403);

@@ -8,17 +8,18 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
 
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('transactions', settings);
+  const credentials = loadRpcCredentials('transactions', settings);
   const tracing = startTracing('transactions', settings);
   const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   // Merchant account settings (network tokens, account updater) are the identity service's: asked when used.
-  const rpc = new RoutingRpcClient({ identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS) });
+  const rpc = new RoutingRpcClient({ identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS) });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: storage.store,
@@ -38,7 +39,11 @@ runMain(async () => {
   });
   relay.start();
 
-  const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, transactions.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, transactions.rpcHandlers(), {
+    credentials,
+    onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
+    onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
+  });
   log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');

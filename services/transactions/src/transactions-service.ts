@@ -93,6 +93,7 @@ export function transactionsOptionsFrom(
     providers: {
       publicBaseUrl: where.publicBaseUrl,
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
+      providerTimeoutMs: settings.PROVIDER_TIMEOUT_MS,
     },
   };
 }

@@ -9,7 +9,7 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 
 import { WebhooksService, webhooksOptionsFrom } from './webhooks-service';
 import { webhooksRelay } from './webhooks-relay';
@@ -17,12 +17,13 @@ import { webhooksRelay } from './webhooks-relay';
 runMain(async () => {
   const settings = loadSettings();
   const log = createLogger('webhooks', settings);
+  const credentials = loadRpcCredentials('webhooks', settings);
   const tracing = startTracing('webhooks', settings);
   const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const rpc = new RoutingRpcClient({
-    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, settings.RPC_TIMEOUT_MS),
-    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, settings.RPC_TIMEOUT_MS),
+    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
+    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
   });
   const webhooks = new WebhooksService({
     store: storage.store,
@@ -40,7 +41,11 @@ runMain(async () => {
   });
   relay.start();
 
-  const server = await startTcpRpcServer(settings.WEBHOOKS_RPC_URL, webhooks.rpcHandlers(), (error) => log.error({ err: error }, 'RPC handler failed'));
+  const server = await startTcpRpcServer(settings.WEBHOOKS_RPC_URL, webhooks.rpcHandlers(), {
+    credentials,
+    onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
+    onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
+  });
   log.info({ rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');

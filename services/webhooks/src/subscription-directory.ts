@@ -13,6 +13,8 @@ export interface SubscriptionTarget {
   readonly eventNames: readonly string[] | null;
   readonly active: boolean;
   readonly basicAuth: { readonly username: string; readonly password: string } | null;
+  /** Whether payloads keep buyers' billing details; absent: they are sent as null. */
+  readonly billingDetails?: boolean;
 }
 
 export interface SubscriptionDirectory {

@@ -80,6 +80,7 @@ export class WebhooksService {
       ...(options.groupId ? { groupId: options.groupId } : {}),
       ...(options.workerIntervalMs !== undefined ? { workerIntervalMs: options.workerIntervalMs } : {}),
       ...(options.fetch ? { fetch: options.fetch } : {}),
+      allowPrivateUrls: options.allowPrivateUrls ?? false,
       ...(options.onError ? { onError: options.onError } : {}),
       ...(options.log ? { log: options.log } : {}),
     });

@@ -113,7 +113,10 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
   const roles = roleList.map((role) => role.id as string);
   const integrationRole = roleList.find((role) => role.slug === 'integration')?.id as string;
   const decoyKeys: string[] = [];
-  for (const name of ['decoy-1', 'decoy-2', 'decoy-3']) decoyKeys.push((await post('/api-key-pairs', { display_name: name, role_ids: [integrationRole] }, 201, null)).id as string);
+  // Made by the operator: over the API only a key-manager key may (an administrator key is refused: spec rule 6).
+  for (const name of ['decoy-1', 'decoy-2', 'decoy-3']) {
+    decoyKeys.push((await h.fixture.service.identity.apiKeyPairs.create({ display_name: name, roles: [integrationRole] }, { kind: 'operator' })).id);
+  }
 
   const transactions = [authorized, partlyCaptured, captured, voided, declined, split, giftOnly, orphaned].map((t) => t.id);
   const idsByName: Record<string, readonly string[]> = {

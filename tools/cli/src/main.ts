@@ -14,6 +14,7 @@ import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from '@swi
 import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { createRpcCredentialSet, readRpcCertificateAuthority, writeRpcCredentialSet } from '@switchyard/rpc';
 import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
 import { rebuildReadModels } from './read-models';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
@@ -313,6 +314,19 @@ export function cli(): Command {
       print(await deadLettersDiscard(loadSettings(), options.source, options));
     });
 
+  const rpcCredentials = program.command('rpc-credentials').description('Mutual TLS between the distributed services (docs/operations.md)');
+  rpcCredentials
+    .command('create')
+    .description('A CA and a certificate with its key per service, in a new 0700 directory (files 0600); prints the files')
+    .requiredOption('--out <dir>', 'the directory to write (made if missing; must not hold credentials already)')
+    .option('--days <n>', 'how long the certificates are valid', parsePositiveInteger, 365)
+    .option('--ca-from <dir>', "issue under the CA of an earlier set (its ca.crt and ca.key): certificates for a running installation")
+    .action(async (options: { out: string; days: number; caFrom?: string }) => {
+      const ca = options.caFrom === undefined ? undefined : readRpcCertificateAuthority(options.caFrom);
+      const set = await createRpcCredentialSet({ days: options.days, ...(ca ? { ca } : {}) });
+      print({ directory: options.out, files: writeRpcCredentialSet(options.out, set), valid_days: options.days });
+    });
+
   return program;
 }
 
@@ -320,6 +334,12 @@ function parseSeconds(value: string): number {
   const seconds = Number(value);
   if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new InvalidArgumentError('a whole number of seconds, 0–3600');
   return seconds;
+}
+
+function parsePositiveInteger(value: string): number {
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed <= 0 || parsed > 3650) throw new InvalidArgumentError('expected a whole number of days, 1 to 3650');
+  return parsed;
 }
 
 /** `--embed`: JSON, then the shape the gateway's verifier accepts (`embedClaimSchema`), so a bad pin fails here, not at the first request. */

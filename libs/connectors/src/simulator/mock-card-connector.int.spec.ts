@@ -229,7 +229,7 @@ describe('notifications', () => {
     expect(await connector.authorize(request)).toMatchObject({ outcome: 'pending' });
     const both = await harness.waitForNotifications(request.reference, 2);
     const parsed = both.map((n) => connector.parseNotification(n.raw, n.headers));
-    expect(parsed.map((n) => [n.sequence, n.type === 'authorization' && n.status])).toEqual([[2, 'authorized'], [1, 'pending']]);
+    expect(parsed.map((n) => [n?.sequence, n?.type === 'authorization' && n.status])).toEqual([[2, 'authorized'], [1, 'pending']]);
   });
 
   it('delivers the 500003 failure notification while the authorize call is still running', async () => {

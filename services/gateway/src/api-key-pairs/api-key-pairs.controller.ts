@@ -11,7 +11,7 @@ import {
   type ApiKeyPairUpdateInput,
   type CreatedApiKeyPair,
 } from '@switchyard/contracts';
-import type { RpcClient } from '@switchyard/rpc';
+import type { RpcCallOptions, RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import type { CachedKeyDirectory } from '../auth/cached-key-directory';
@@ -23,10 +23,14 @@ type ById = z.infer<typeof byId>;
 const tags = ['API key pairs'];
 const read = { anyOf: ['api-key-pairs.read'] };
 const write = { anyOf: ['api-key-pairs.write'] };
+/** The request's API key acts: identity applies the role and merchant account rules with it as the assigner. */
+const actingKey = (caller: Caller): RpcCallOptions => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
 
 /**
  * API key pairs. Reaching them needs the `api-key-pairs.*` scopes, which only the key-manager (and administrator)
- * roles grant. Changes made here drop the key from this gateway's cache at once (the next request sees them);
+ * roles grant; changing them needs the key-manager role itself (spec, Authentication rule 6: identity refuses an
+ * administrator key with 403). A key limited to merchant accounts lists and reads only the keys within them, and
+ * a caller grants only the permissions and accounts it holds (identity, `assertAssignerMay`). Changes made here drop the key from this gateway's cache at once (the next request sees them);
  * other gateway instances drop it when the change reaches them on `identity.events`.
  */
 @Controller()
@@ -48,8 +52,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'A page of API key pairs', schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }) },
   })
-  list(@Input() input: EndpointInput<PageQuery>): Promise<Page<ApiKeyPair>> {
-    return this.rpc.call(apiKeyPairPatterns.list, input.query);
+  list(@Input() input: EndpointInput<PageQuery>, @CallerOf() caller: Caller): Promise<Page<ApiKeyPair>> {
+    return this.rpc.call(apiKeyPairPatterns.list, { ...input.query }, actingKey(caller));
   }
 
   @Endpoint({
@@ -65,7 +69,7 @@ export class ApiKeyPairsController {
     response: { description: 'The API key pair', schema: createdApiKeyPairSchema },
   })
   create(@Input() input: EndpointInput<unknown, ApiKeyPairCreateInput>, @CallerOf() caller: Caller): Promise<CreatedApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.create, { body: input.body, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    return this.rpc.call(apiKeyPairPatterns.create, { body: input.body }, actingKey(caller));
   }
 
   @Endpoint({
@@ -80,8 +84,8 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ById>): Promise<ApiKeyPair> {
-    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id });
+  get(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
+    return this.rpc.call(apiKeyPairPatterns.get, { id: input.params.api_key_pair_id }, actingKey(caller));
   }
 
   @Endpoint({
@@ -98,11 +102,7 @@ export class ApiKeyPairsController {
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
   async update(@Input() input: EndpointInput<unknown, ApiKeyPairUpdateInput, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
-    const updated = await this.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, {
-      id: input.params.api_key_pair_id,
-      body: input.body,
-      actor: { api_key_pair_id: caller.apiKeyPairId },
-    });
+    const updated = await this.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, { id: input.params.api_key_pair_id, body: input.body }, actingKey(caller));
     this.keys.invalidate({ id: updated.id, kid: updated.kid });
     return updated;
   }
@@ -120,7 +120,7 @@ export class ApiKeyPairsController {
     response: { description: 'Deleted' },
   })
   async delete(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<void> {
-    await this.rpc.call(apiKeyPairPatterns.delete, { id: input.params.api_key_pair_id, actor: { api_key_pair_id: caller.apiKeyPairId } });
+    await this.rpc.call(apiKeyPairPatterns.delete, { id: input.params.api_key_pair_id }, actingKey(caller));
     this.keys.invalidate({ id: input.params.api_key_pair_id });
   }
 }

@@ -63,6 +63,7 @@ export class AuthGuard implements CanActivate {
       scope,
       merchantAccountId,
       merchantAccountIds: verified.key.merchantAccountIds,
+      permissions: verified.key.permissions,
       claims: verified.claims,
     };
     return true;

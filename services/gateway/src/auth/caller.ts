@@ -12,6 +12,8 @@ export interface Caller {
   readonly merchantAccountId: string | null;
   /** The merchant accounts the caller's key is limited to; empty: every merchant account. */
   readonly merchantAccountIds: readonly string[];
+  /** What the key's roles grant (the token's `scopes` may narrow it): e.g. whether billing details show. */
+  readonly permissions: readonly string[];
   readonly claims: VerifiedClaims;
 }
 

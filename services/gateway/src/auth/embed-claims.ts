@@ -18,10 +18,21 @@
  * - A token bound to a checkout session pays with that session only: `payment_method` must be
  *   `{method: "checkout-session", id: <the session>}`. The gift card endpoints take it as any embed token (a split
  *   payment checks and stores the buyer's gift cards in the same checkout), with its buyer pin.
+ * - Stored instruments are the pinned buyer's only (issue 22, item 2). A token that pins no buyer uses no stored
+ *   payment method or stored gift card and lists no buyer's gift cards (403 here, without asking anyone); with a
+ *   buyer pinned, the gateway passes the pin on (`embed_buyer`, {@link embedBuyerOf}) and the transactions service
+ *   refuses a stored instrument of another buyer (403), since telling whose it is takes a lookup.
  */
 import { ApiError, type ErrorDetail } from '@switchyard/api';
 import type { EmbedClaim, VerifiedClaims } from '@switchyard/auth';
-import { transactionCreateSchema, type BuyerGiftCardListQuery, type GiftCardCreateInput, type TransactionCreateInput } from '@switchyard/contracts';
+import {
+  transactionCreateSchema,
+  type BuyerGiftCardListQuery,
+  type EmbedBuyerPin,
+  type GiftCardBalanceInput,
+  type GiftCardCreateInput,
+  type TransactionCreateInput,
+} from '@switchyard/contracts';
 import type { Caller } from './caller';
 
 export const EMBED_SCOPE = 'embed';
@@ -51,6 +62,7 @@ export function pinTransactionBody(claims: VerifiedClaims, body: TransactionCrea
     }
   }
   if (embed.metadata !== undefined) problems.push(...metadataProblems(body.metadata ?? {}, embed.metadata));
+  if (!buyer) problems.push(...storedWithoutBuyerPin(body));
   if (problems.length > 0) return forbidden(problems);
 
   const filled = {
@@ -79,10 +91,21 @@ export function pinGiftCardBody(claims: VerifiedClaims, body: GiftCardCreateInpu
   return body[buyer.field] == null ? { ...body, [buyer.field]: buyer.value } : body;
 }
 
+/** POST /gift-cards/balances: a stored card (`{id}`) only with a buyer pinned (its owner is checked by the service). */
+export function pinGiftCardBalances(claims: VerifiedClaims, body: GiftCardBalanceInput): Pinned<GiftCardBalanceInput> {
+  if (pinnedBuyer(claims.embed ?? {})) return body;
+  const problems = body.items.flatMap((item, index) => ('id' in item ? [noBuyerPin(`/items/${index}/id`, 'a stored gift card')] : []));
+  return problems.length > 0 ? forbidden(problems) : body;
+}
+
 /** GET /buyers/gift-cards: the pinned buyer's cards only (the query must name a buyer, so nothing is filled in). */
 export function pinBuyerQuery(claims: VerifiedClaims, query: BuyerGiftCardListQuery): Pinned<BuyerGiftCardListQuery> {
   const buyer = pinnedBuyer(claims.embed ?? {});
-  if (!buyer) return query;
+  if (!buyer) {
+    const field = query.buyer_id !== undefined ? 'buyer_id' : 'buyer_external_identifier';
+    const message = "a buyer's gift cards cannot be listed with an embed token that pins no buyer: pin buyer_id or buyer_external_identifier in its embed claim";
+    return forbidden([refused(`/${field}`, message, 'query')]);
+  }
   const problems = buyerProblems(query, '', buyer, 'query');
   return problems.length > 0 ? forbidden(problems) : query;
 }
@@ -98,6 +121,21 @@ export const giftCardBodyFor = (caller: Caller, body: GiftCardCreateInput): Gift
 /** The buyer gift card list query for this caller (see {@link pinBuyerQuery}). */
 export const buyerQueryFor = (caller: Caller, query: BuyerGiftCardListQuery): BuyerGiftCardListQuery =>
   caller.scope === EMBED_SCOPE ? orThrow(pinBuyerQuery(caller.claims, query)) : query;
+
+/** The balance check for this caller (see {@link pinGiftCardBalances}). */
+export const giftCardBalancesFor = (caller: Caller, body: GiftCardBalanceInput): GiftCardBalanceInput =>
+  caller.scope === EMBED_SCOPE ? orThrow(pinGiftCardBalances(caller.claims, body)) : body;
+
+/**
+ * `{embed_buyer}` for a call through the `embed` scope: the pinned buyer whose stored instruments alone it may use
+ * (null: none pinned); nothing for a server-to-server call.
+ */
+export function embedBuyerOf(caller: Caller): { embed_buyer?: EmbedBuyerPin } {
+  if (caller.scope !== EMBED_SCOPE) return {};
+  const buyer = pinnedBuyer(caller.claims.embed ?? {});
+  if (!buyer) return { embed_buyer: null };
+  return { embed_buyer: buyer.field === 'buyer_id' ? { buyer_id: buyer.value } : { buyer_external_identifier: buyer.value } };
+}
 
 // ---- the rules -----------------------------------------------------------------------------------------------
 
@@ -139,6 +177,19 @@ function buyerProblems(
   }
   return problems;
 }
+
+/** Without a buyer pin, no stored payment method nor stored gift card. */
+function storedWithoutBuyerPin(body: TransactionCreateInput): ErrorDetail[] {
+  const problems: ErrorDetail[] = [];
+  if (body.payment_method?.method === 'id') problems.push(noBuyerPin('/payment_method/id', 'a stored payment method'));
+  (body.gift_cards ?? []).forEach((card, index) => {
+    if ('id' in card) problems.push(noBuyerPin(`/gift_cards/${index}/id`, 'a stored gift card'));
+  });
+  return problems;
+}
+
+const noBuyerPin = (pointer: string, what: string): ErrorDetail =>
+  refused(pointer, `${what} cannot be used with an embed token that pins no buyer: pin the buyer it belongs to (buyer_id or buyer_external_identifier)`);
 
 function sessionProblems(paymentMethod: TransactionCreateInput['payment_method'], sessionId: string): ErrorDetail[] {
   if (paymentMethod?.method === 'checkout-session' && paymentMethod.id === sessionId) return [];

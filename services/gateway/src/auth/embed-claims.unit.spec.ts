@@ -1,9 +1,9 @@
 /** The pins of an embed token on the requests it may make (docs/embed-tokens.md). */
 import { ApiError } from '@switchyard/api';
 import type { EmbedClaim, VerifiedClaims } from '@switchyard/auth';
-import { buyerGiftCardListQuerySchema, giftCardCreateSchema, transactionCreateSchema } from '@switchyard/contracts';
+import { buyerGiftCardListQuerySchema, giftCardBalanceRequestSchema, giftCardCreateSchema, transactionCreateSchema } from '@switchyard/contracts';
 import type { Caller } from './caller';
-import { buyerQueryFor, giftCardBodyFor, pinBuyerQuery, pinGiftCardBody, pinTransactionBody, transactionBodyFor } from './embed-claims';
+import { buyerQueryFor, embedBuyerOf, giftCardBodyFor, pinBuyerQuery, pinGiftCardBalances, pinGiftCardBody, pinTransactionBody, transactionBodyFor } from './embed-claims';
 
 const BUYER = 'b6a0a8a4-0c3e-4d43-8f43-93d3f2a7c111';
 const OTHER_BUYER = 'c1d2e3f4-0000-4000-8000-000000000002';
@@ -195,6 +195,34 @@ describe('the gift card endpoints', () => {
   });
 });
 
+describe('stored instruments with a token that pins no buyer (issue 22, item 2)', () => {
+  const unpinned = claims({ amount: 1299, currency: 'USD' });
+  const STORED = 'a1b2c3d4-0000-4000-8000-000000000003';
+
+  it('refuses a stored payment method and stored gift cards, naming each', () => {
+    const body = transaction({ payment_method: { method: 'id', id: STORED }, gift_cards: [{ number: '6036280000000000001', pin: '1234', amount: 10 }, { id: STORED, amount: 10 }] });
+    const error = refusal(pinTransactionBody(unpinned, body));
+    expect(error.details.map((detail) => detail.pointer)).toEqual(['/payment_method/id', '/gift_cards/1/id']);
+    expect(error.message).toMatch(/pins no buyer/);
+  });
+
+  it('refuses a stored card’s balance and a buyer’s gift card list; a card given by number is checked', () => {
+    const stored = giftCardBalanceRequestSchema.parse({ items: [{ number: '6036280000000000001', pin: '1234' }, { id: STORED }] });
+    expect(refusal(pinGiftCardBalances(unpinned, stored)).details[0]).toMatchObject({ pointer: '/items/1/id' });
+    const byNumber = giftCardBalanceRequestSchema.parse({ items: [{ number: '6036280000000000001', pin: '1234' }] });
+    expect(pinGiftCardBalances(unpinned, byNumber)).toBe(byNumber);
+    expect(refusal(pinBuyerQuery(unpinned, buyerGiftCardListQuerySchema.parse({ buyer_id: OTHER_BUYER }))).details[0]).toMatchObject({ location: 'query', pointer: '/buyer_id' });
+  });
+
+  it('passes the pinned buyer on for the service to check ownership; nothing for a server-to-server call', () => {
+    const caller = (scope: string, embed: EmbedClaim): Caller => ({ apiKeyPairId: 'key', kid: 'kid', scopes: [scope], scope, merchantAccountId: 'default', merchantAccountIds: [], permissions: [], claims: claims(embed) });
+    expect(embedBuyerOf(caller('embed', { buyer_id: BUYER }))).toEqual({ embed_buyer: { buyer_id: BUYER } });
+    expect(embedBuyerOf(caller('embed', { buyer_external_identifier: 'cust-1' }))).toEqual({ embed_buyer: { buyer_external_identifier: 'cust-1' } });
+    expect(embedBuyerOf(caller('embed', { amount: 5 }))).toEqual({ embed_buyer: null });
+    expect(embedBuyerOf(caller('transactions.write', { buyer_id: BUYER }))).toEqual({});
+  });
+});
+
 describe('only a call through the embed scope is pinned', () => {
   const caller = (scope: string): Caller => ({
     apiKeyPairId: 'key',
@@ -203,6 +231,7 @@ describe('only a call through the embed scope is pinned', () => {
     scope,
     merchantAccountId: 'default',
     merchantAccountIds: [],
+    permissions: [],
     claims: claims({ amount: 1299, buyer_id: BUYER }, SESSION),
   });
 

@@ -46,6 +46,9 @@ export interface DashboardCaller {
 const DASHBOARD_CALLER = Symbol('dashboard-caller');
 type DashboardRequest = FastifyRequest & { [DASHBOARD_CALLER]?: DashboardCaller };
 
+/** The signed-in user of a dashboard request once the guard let it through; undefined elsewhere. */
+export const dashboardCallerOf = (request: object): DashboardCaller | undefined => (request as DashboardRequest)[DASHBOARD_CALLER];
+
 export const DashboardCallerOf = createParamDecorator((_data: unknown, context: ExecutionContext): DashboardCaller => {
   const caller = context.switchToHttp().getRequest<DashboardRequest>()[DASHBOARD_CALLER];
   if (!caller) throw new Error('DashboardCallerOf used on a route without @SignedIn');

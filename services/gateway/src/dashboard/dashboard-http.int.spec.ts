@@ -254,7 +254,7 @@ describe('API keys made by a dashboard user', () => {
   });
 
   it('assigns as a dashboard user: administrator and key-manager may be given; a broken set is a 400 naming the rule', async () => {
-    const manager = await newUser(['system-manager', 'key-manager']);
+    const manager = await newUser(['administrator']);
     const session = await signIn(manager.email);
     const role = (slug: string) => identity.roles.list({ limit: 100 }).items.find((one) => one.slug === slug)!.id;
 
@@ -274,6 +274,19 @@ describe('API keys made by a dashboard user', () => {
     const token = await signToken({ kid: keyManagerKey.kid, privateKeyPem: keyManagerKey.private_key! });
     const viaApi = await http().post('/api-key-pairs').set('authorization', `Bearer ${token}`).send({ display_name: 'x', role_ids: [role('administrator')] }).expect(403);
     expect(viaApi.body.message).toMatch(/only a dashboard user can assign administrator/);
+  });
+
+  it('grants only what the user holds (issue 22, item 5): analyst + key-manager makes no administrator or integration key', async () => {
+    const session = await signIn((await newUser(['analyst', 'key-manager'])).email);
+    const role = (slug: string) => identity.roles.list({ limit: 100 }).items.find((one) => one.slug === slug)!.id;
+    for (const roleIds of [[role('administrator')], [role('integration')], [role('system-manager'), role('key-manager')]]) {
+      const refused = await post(session, '/dashboard/api/api-key-pairs', { display_name: 'escalate', role_ids: roleIds }).expect(403);
+      expect(refused.body.message).toMatch(/you can grant only permissions you hold/);
+    }
+    await post(session, '/dashboard/api/api-key-pairs', { display_name: 'reader', role_ids: [role('analyst'), role('key-manager')] }).expect(201);
+    // Nor revoke a key that holds more than the user: an administrator key stays active.
+    const adminKey = await identity.apiKeyPairs.create({ display_name: 'admin key', roles: ['administrator'] }, { kind: 'operator' });
+    await post(session, `/dashboard/api/api-key-pairs/${adminKey.id}/revoke`).expect(403);
   });
 
   it('lists keys and revokes one: tokens signed with it are refused at once', async () => {

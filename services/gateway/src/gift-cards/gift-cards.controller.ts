@@ -30,7 +30,7 @@ import {
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
-import { giftCardBodyFor } from '../auth/embed-claims';
+import { embedBuyerOf, giftCardBalancesFor, giftCardBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import { accountOf, IdempotencyKey, withIdempotencyKey } from '../transactions/transaction-http';
@@ -120,7 +120,7 @@ export class GiftCardsController {
     response: { description: 'One summary per card, in order', schema: giftCardSummariesSchema },
   })
   balances(@Input() input: EndpointInput<unknown, GiftCardBalanceInput>, @CallerOf() caller: Caller): Promise<{ items: GiftCardSummary[] }> {
-    return this.rpc.call(giftCardPatterns.balances, writeRequest(caller, input.body));
+    return this.rpc.call(giftCardPatterns.balances, { ...writeRequest(caller, giftCardBalancesFor(caller, input.body)), ...embedBuyerOf(caller) });
   }
 
   @Endpoint({

@@ -20,7 +20,7 @@ export type ApiFailure = { status: number; body: unknown; headers?: Record<strin
 export function toApiFailure(exception: unknown, request: FastifyRequest, logger: Pick<Logger, 'error'>): ApiFailure {
   if (exception instanceof RequestValidationError) return { status: 422, body: exception.toBody() };
   if (exception instanceof ApiError) {
-    if (exception.status >= 500) logger.error(`${request.method} ${request.url}: ${describe(exception.cause ?? exception)}`);
+    if (exception.status >= 500) logger.error(`${request.method} ${pathOnly(request)}: ${describe(exception.cause ?? exception)}`);
     return { status: exception.status, body: exception.toBody() };
   }
   const status = httpStatusOf(exception);
@@ -40,9 +40,15 @@ export function toApiFailure(exception: unknown, request: FastifyRequest, logger
   if (status !== undefined && status >= 400 && status < 500) {
     return { status: 400, body: ApiError.badRequest(clientErrorMessage(exception, status)).toBody() };
   }
-  logger.error(`${request.method} ${request.url}: ${describe(exception)}`);
+  logger.error(`${request.method} ${pathOnly(request)}: ${describe(exception)}`);
   return { status: 500, body: ApiError.serverError().toBody() };
 }
+
+/**
+ * The request's path without its query string, for log lines (issue 22, item 7): a query carries buyers'
+ * identifiers, emails and the buyer-return token (`?token=`), none of which may reach a log.
+ */
+const pathOnly = (request: FastifyRequest): string => request.url.split('?')[0] ?? '';
 
 export function sendError(reply: FastifyReply, failure: ApiFailure): void {
   if (failure.headers) for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);

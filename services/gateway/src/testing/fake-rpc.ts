@@ -1,11 +1,11 @@
 /** A stand-in for the services behind the gateway, for gateway HTTP specs. */
 import { apiKeyPairPatterns, identityPatterns } from '@switchyard/contracts';
 import type { KeyRecord } from '@switchyard/auth';
-import type { RpcClient } from '@switchyard/rpc';
+import type { RpcActor, RpcCallOptions, RpcClient } from '@switchyard/rpc';
 
 /** Answers the key lookups of the auth guard, records every other call, and answers it as told (else a stub). */
 export class FakeRpc implements RpcClient {
-  readonly calls: { pattern: string; payload: unknown }[] = [];
+  readonly calls: { pattern: string; payload: unknown; actor: RpcActor | null }[] = [];
   private readonly answers = new Map<string, (payload: unknown) => unknown>();
 
   constructor(private readonly keys: readonly KeyRecord[]) {}
@@ -23,6 +23,18 @@ export class FakeRpc implements RpcClient {
     return this.calls.filter((call) => call.pattern === pattern).map((call) => call.payload);
   }
 
+  /** The payload and the actor (beside the payload) of each call to the pattern. */
+  callsTo(pattern: string): { payload: unknown; actor: RpcActor | null }[] {
+    return this.calls.filter((call) => call.pattern === pattern).map(({ payload, actor }) => ({ payload, actor }));
+  }
+
+  /** The payload and the actor of the one call made to the pattern. */
+  onlyCallTo(pattern: string): { payload: unknown; actor: RpcActor | null } {
+    const calls = this.callsTo(pattern);
+    expect(calls).toHaveLength(1);
+    return calls[0]!;
+  }
+
   /** The payload of the one call made to the pattern. */
   onlyPayloadTo(pattern: string): unknown {
     const payloads = this.payloadsTo(pattern);
@@ -30,10 +42,10 @@ export class FakeRpc implements RpcClient {
     return payloads[0];
   }
 
-  async call<T>(pattern: string, payload: unknown): Promise<T> {
+  async call<T>(pattern: string, payload: unknown, options: RpcCallOptions = {}): Promise<T> {
     if (pattern === identityPatterns.findKeyByKid) return (this.keys.find((key) => key.kid === (payload as { kid: string }).kid) ?? null) as T;
     if (pattern === apiKeyPairPatterns.recordUse) return undefined as T;
-    this.calls.push({ pattern, payload });
+    this.calls.push({ pattern, payload, actor: options.actor ?? null });
     const answer = this.answers.get(pattern);
     return (answer ? await answer(payload) : { type: 'stub', pattern }) as T;
   }

@@ -69,9 +69,8 @@ export class CapturesController {
       settings: await this.captureSettings(merchantAccountId),
       prefer_capture: preferCapture,
       ...withIdempotencyKey(idempotencyKey),
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.capture, request);
+    return this.rpc.call(transactionsPatterns.capture, request, actorOf(caller));
   }
 
   @Endpoint({

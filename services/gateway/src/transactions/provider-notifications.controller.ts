@@ -1,8 +1,8 @@
-import { Controller, Inject, Req } from '@nestjs/common';
+import { Controller, Inject, Req, Res } from '@nestjs/common';
 import { Endpoint } from '@switchyard/api';
-import { transactionsPatterns, type ProviderNotificationRequest } from '@switchyard/contracts';
+import { transactionsPatterns, type ProviderNotificationAnswer, type ProviderNotificationRequest } from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
 import { Input, type EndpointInput } from '../http/input';
@@ -15,7 +15,8 @@ type ByPaymentService = z.infer<typeof byPaymentService>;
 /**
  * Where payment services send their notifications (webhooks). No token: the provider signs the body instead, so the
  * body is forwarded exactly as received (any content type, never parsed: a re-serialization would break the
- * signature) with every header, and the transactions service verifies it with the payment service's secret.
+ * signature) with every header, and the transactions service verifies it with the payment service's secret. The
+ * answer is the one the connection's provider expects (Adyen: 200 `[accepted]`), else 204.
  */
 @Controller()
 export class ProviderNotificationsController {
@@ -31,16 +32,18 @@ export class ProviderNotificationsController {
     merchantAccount: 'ignored',
     params: byPaymentService,
     status: 204,
-    response: { description: 'Accepted' },
+    response: { description: "Accepted; a provider that expects an answer body gets 200 with it (Adyen: `[accepted]`)" },
   })
   @RouteBody({ raw: true })
-  async receive(@Input() input: EndpointInput<unknown, unknown, ByPaymentService>, @Req() request: FastifyRequest): Promise<void> {
+  async receive(@Input() input: EndpointInput<unknown, unknown, ByPaymentService>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const notification: ProviderNotificationRequest = {
       payment_service_id: input.params.payment_service_id,
       headers: headersOf(request.headers),
       raw_body: typeof request.body === 'string' ? request.body : '',
     };
-    await this.rpc.call(transactionsPatterns.notification, notification);
+    const answer = await this.rpc.call<ProviderNotificationAnswer | null>(transactionsPatterns.notification, notification);
+    if (answer) await reply.status(answer.status).header('content-type', answer.content_type).send(answer.body);
+    else await reply.status(204).send();
   }
 }
 

@@ -52,9 +52,8 @@ export class RefundsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.refund, request);
+    return this.rpc.call(transactionsPatterns.refund, request, actorOf(caller));
   }
 
   @Endpoint({
@@ -79,9 +78,8 @@ export class RefundsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.refundAll, request);
+    return this.rpc.call(transactionsPatterns.refundAll, request, actorOf(caller));
   }
 
   @Endpoint({

@@ -52,8 +52,7 @@ export class SettlementFilesController {
       payment_service_id: input.params.payment_service_id,
       file_name: input.body.file_name,
       content: input.body.content,
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.settlementFile, request);
+    return this.rpc.call(transactionsPatterns.settlementFile, request, actorOf(caller));
   }
 }

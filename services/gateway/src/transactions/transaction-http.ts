@@ -4,7 +4,8 @@
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiError, type PageQuery } from '@switchyard/api';
-import { DEFAULT_MERCHANT_ACCOUNT_ID, type TransactionCaller, type TransactionPageRequest, type TransactionRequest } from '@switchyard/contracts';
+import { DEFAULT_MERCHANT_ACCOUNT_ID, type TransactionPageRequest, type TransactionRequest } from '@switchyard/contracts';
+import type { RpcCallOptions } from '@switchyard/rpc';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
 import { z } from 'zod';
@@ -20,8 +21,11 @@ export type ByTransaction = z.infer<typeof byTransaction>;
 /** The merchant account of the request (header `x-service-merchant-account-id`, default `default`). */
 export const accountOf = (caller: Caller): string => caller.merchantAccountId ?? DEFAULT_MERCHANT_ACCOUNT_ID;
 
-/** Who asks, for the events a write appends (`GET /transactions/{id}/events`, `context.explanation.actor`). */
-export const actorOf = (caller: Caller): { actor: TransactionCaller } => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
+/**
+ * Who asks, for the events a write appends (`GET /transactions/{id}/events`, `context.explanation.actor`): the call's
+ * actor, beside the payload (a service takes it only from the authenticated call, never from a payload).
+ */
+export const actorOf = (caller: Caller): RpcCallOptions => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -75,5 +79,4 @@ export const withoutBody = (caller: Caller, params: ByTransaction): TransactionR
   merchant_account_id: accountOf(caller),
   transaction_id: params.transaction_id,
   body: undefined,
-  ...actorOf(caller),
 });

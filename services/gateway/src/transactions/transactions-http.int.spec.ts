@@ -76,12 +76,14 @@ describe('POST /transactions', () => {
       .set('IDEMPOTENCY-KEY', 'order-42')
       .send(transactionBody)
       .expect(201);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({
-      merchant_account_id: 'acct-1',
-      body: { ...transactionBody, ...transactionDefaults },
-      idempotency_key: 'order-42',
-      // A card payment carries the account's 3-D Secure configurations, read from identity.
-      three_ds_configurations: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' }],
+    expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({
+      payload: {
+        merchant_account_id: 'acct-1',
+        body: { ...transactionBody, ...transactionDefaults },
+        idempotency_key: 'order-42',
+        // A card payment carries the account's 3-D Secure configurations, read from identity.
+        three_ds_configurations: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' }],
+      },
       actor,
     });
   });
@@ -89,7 +91,7 @@ describe('POST /transactions', () => {
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {
     await http.post('/transactions').set('authorization', bearer()).send(transactionBody).expect(201);
     // An account identity does not know has no 3-D Secure configurations.
-    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toStrictEqual({ merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [], actor });
+    expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({ payload: { merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [] }, actor });
   });
 
   it('accepts an Idempotency-Key of 255 characters and refuses one of 256 (or none at all) with a 400 naming the header', async () => {
@@ -175,10 +177,12 @@ describe('reading transactions', () => {
 
   it('updates', async () => {
     await http.put(`/transactions/${transactionId}`).set('authorization', bearer()).send({ metadata: { order: '42' }, external_identifier: null }).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.update)).toEqual({
-      merchant_account_id: 'default',
-      transaction_id: transactionId,
-      body: { metadata: { order: '42' }, external_identifier: null },
+    expect(rpc.onlyCallTo(transactionsPatterns.update)).toEqual({
+      payload: {
+        merchant_account_id: 'default',
+        transaction_id: transactionId,
+        body: { metadata: { order: '42' }, external_identifier: null },
+      },
       actor,
     });
   });
@@ -208,13 +212,15 @@ describe('captures', () => {
       .send({ amount: 500, final: false, tracking: [{ number: '1Z999', carrier: 'UPS' }] })
       .expect(200);
     expect(rpc.onlyPayloadTo(merchantAccountPatterns.get)).toEqual({ id: 'acct-multi' });
-    expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toStrictEqual({
-      merchant_account_id: 'acct-multi',
-      transaction_id: transactionId,
-      body: { amount: 500, final: false, tracking: [{ number: '1Z999', carrier: 'UPS' }] },
-      settings: { multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
-      prefer_capture: true,
-      idempotency_key: 'capture-1',
+    expect(rpc.onlyCallTo(transactionsPatterns.capture)).toStrictEqual({
+      payload: {
+        merchant_account_id: 'acct-multi',
+        transaction_id: transactionId,
+        body: { amount: 500, final: false, tracking: [{ number: '1Z999', carrier: 'UPS' }] },
+        settings: { multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
+        prefer_capture: true,
+        idempotency_key: 'capture-1',
+      },
       actor,
     });
   });
@@ -231,12 +237,14 @@ describe('captures', () => {
     for (const prefer of ['resource=Transaction-Capture', 'resource=transaction-void', 'resource=transaction-capture-x']) {
       rpc.reset();
       await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-unknown').set('prefer', prefer).send({}).expect(200);
-      expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toStrictEqual({
-        merchant_account_id: 'acct-unknown',
-        transaction_id: transactionId,
-        body: {},
-        settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null },
-        prefer_capture: false,
+      expect(rpc.onlyCallTo(transactionsPatterns.capture)).toStrictEqual({
+        payload: {
+          merchant_account_id: 'acct-unknown',
+          transaction_id: transactionId,
+          body: {},
+          settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null },
+          prefer_capture: false,
+        },
         actor,
       });
     }
@@ -276,16 +284,18 @@ describe('void, cancel and sync', () => {
       .set('idempotency-key', 'void-1')
       .set('prefer', 'resource=transaction-void')
       .expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({
-      merchant_account_id: 'acct-1',
-      transaction_id: transactionId,
-      prefer_void: true,
-      idempotency_key: 'void-1',
+    expect(rpc.onlyCallTo(transactionsPatterns.void)).toEqual({
+      payload: {
+        merchant_account_id: 'acct-1',
+        transaction_id: transactionId,
+        prefer_void: true,
+        idempotency_key: 'void-1',
+      },
       actor,
     });
     rpc.reset();
     await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('prefer', 'resource=transaction-capture').expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.void)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false, actor });
+    expect(rpc.onlyCallTo(transactionsPatterns.void)).toEqual({ payload: { merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false }, actor });
     await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('idempotency-key', 'v'.repeat(256)).expect(400);
   });
 
@@ -294,7 +304,7 @@ describe('void, cancel and sync', () => {
     ['sync', transactionsPatterns.sync],
   ])('%s', async (operation, pattern) => {
     await http.post(`/transactions/${transactionId}/${operation}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyPayloadTo(pattern)).toEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId, actor });
+    expect(rpc.onlyCallTo(pattern)).toEqual({ payload: { merchant_account_id: 'acct-1', transaction_id: transactionId }, actor });
   });
 });
 
@@ -309,11 +319,13 @@ describe('refunds', () => {
       .set('idempotency-key', 'refund-1')
       .send({ amount: 100, reason: 'damaged' })
       .expect(201);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.refund)).toStrictEqual({
-      merchant_account_id: 'acct-1',
-      transaction_id: transactionId,
-      body: { amount: 100, reason: 'damaged' },
-      idempotency_key: 'refund-1',
+    expect(rpc.onlyCallTo(transactionsPatterns.refund)).toStrictEqual({
+      payload: {
+        merchant_account_id: 'acct-1',
+        transaction_id: transactionId,
+        body: { amount: 100, reason: 'damaged' },
+        idempotency_key: 'refund-1',
+      },
       actor,
     });
     await http.post(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).send({ amount: 0 }).expect(422);
@@ -322,9 +334,9 @@ describe('refunds', () => {
   it('refunds everything, with an empty body as {}', async () => {
     await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('content-type', 'application/json').send('').expect(201);
     await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('idempotency-key', 'all-1').send({ reason: 'order cancelled' }).expect(201);
-    expect(rpc.payloadsTo(transactionsPatterns.refundAll)).toStrictEqual([
-      { merchant_account_id: 'default', transaction_id: transactionId, body: {}, actor },
-      { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1', actor },
+    expect(rpc.callsTo(transactionsPatterns.refundAll)).toStrictEqual([
+      { payload: { merchant_account_id: 'default', transaction_id: transactionId, body: {} }, actor },
+      { payload: { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1' }, actor },
     ]);
   });
 
@@ -348,6 +360,9 @@ describe('refunds', () => {
 describe('provider notifications', () => {
   const paymentServiceId = randomUUID();
   const path = `/payment-services/${paymentServiceId}/notifications`;
+  // The transactions service answers null when the provider expects no body (204).
+  beforeEach(() => rpc.answer(transactionsPatterns.notification, () => null));
+  afterAll(() => rpc.answer(transactionsPatterns.notification, undefined));
 
   it('are reachable without a token and forward the body byte for byte, with the headers lower-cased', async () => {
     const raw = '{ "event_id" :  "evt_1",\n\t"amount":1299 ,"note":"café ☕" }  \n';
@@ -387,9 +402,16 @@ describe('provider notifications', () => {
     try {
       expectErrorBody((await http.post(path).set('content-type', 'application/json').send('{}').expect(400)).body, 400, 'bad_request');
     } finally {
-      rpc.answer(transactionsPatterns.notification, () => undefined);
+      rpc.answer(transactionsPatterns.notification, () => null);
     }
     await http.post('/payment-services/psp/notifications').send('{}').expect(422);
+  });
+
+  it('answer with the body the provider expects when the transactions service gives one (Adyen: 200 [accepted])', async () => {
+    rpc.answer(transactionsPatterns.notification, () => ({ status: 200, content_type: 'text/plain', body: '[accepted]' }));
+    const response = await http.post(path).set('content-type', 'application/json').send('{}').expect(200);
+    expect(response.text).toBe('[accepted]');
+    expect(response.headers['content-type']).toMatch(/^text\/plain/);
   });
 });
 
@@ -402,11 +424,13 @@ describe('settlement files', () => {
     rpc.answer(transactionsPatterns.settlementFile, () => ({ type: 'settlement-file-ingestion', file_name: 'file_1.csv', records: 1, refunds_settled: 1, already_settled: 0, unmatched: 0 }));
     const response = await http.post(path).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').send({ file_name: 'file_1.csv', content: csv }).expect(200);
     expect(response.body).toMatchObject({ type: 'settlement-file-ingestion', refunds_settled: 1 });
-    expect(rpc.onlyPayloadTo(transactionsPatterns.settlementFile)).toStrictEqual({
-      merchant_account_id: 'acct-1',
-      payment_service_id: paymentServiceId,
-      file_name: 'file_1.csv',
-      content: csv,
+    expect(rpc.onlyCallTo(transactionsPatterns.settlementFile)).toStrictEqual({
+      payload: {
+        merchant_account_id: 'acct-1',
+        payment_service_id: paymentServiceId,
+        file_name: 'file_1.csv',
+        content: csv,
+      },
       actor,
     });
     const transactionsWriter = await tokenWith(['transactions.write']);

@@ -36,7 +36,7 @@ import {
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
-import { EMBED_SCOPE, transactionBodyFor } from '../auth/embed-claims';
+import { EMBED_SCOPE, embedBuyerOf, transactionBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 import {
@@ -94,9 +94,9 @@ export class TransactionsController {
       body,
       ...withIdempotencyKey(idempotencyKey),
       ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
-      ...actorOf(caller),
+      ...embedBuyerOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.create, request);
+    return this.rpc.call(transactionsPatterns.create, request, actorOf(caller));
   }
 
   @Endpoint({
@@ -186,9 +186,8 @@ export class TransactionsController {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
       body: input.body,
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.update, request);
+    return this.rpc.call(transactionsPatterns.update, request, actorOf(caller));
   }
 
   @Endpoint({
@@ -231,9 +230,8 @@ export class TransactionsController {
       body: undefined,
       prefer_void: preferVoid,
       ...withIdempotencyKey(idempotencyKey),
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.void, request);
+    return this.rpc.call(transactionsPatterns.void, request, actorOf(caller));
   }
 
   @Endpoint({
@@ -248,7 +246,7 @@ export class TransactionsController {
     response: { description: 'The cancel result', schema: transactionCancelSchema },
   })
   cancel(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<TransactionCancel> {
-    return this.rpc.call(transactionsPatterns.cancel, withoutBody(caller, input.params));
+    return this.rpc.call(transactionsPatterns.cancel, withoutBody(caller, input.params), actorOf(caller));
   }
 
   @Endpoint({
@@ -263,7 +261,7 @@ export class TransactionsController {
     response: { description: 'The transaction', schema: transactionSchema },
   })
   sync(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
-    return this.rpc.call(transactionsPatterns.sync, withoutBody(caller, input.params));
+    return this.rpc.call(transactionsPatterns.sync, withoutBody(caller, input.params), actorOf(caller));
   }
 
   @Endpoint({
@@ -289,8 +287,7 @@ export class TransactionsController {
       transaction_id: input.params.transaction_id,
       body: input.body,
       ...withIdempotencyKey(idempotencyKey),
-      ...actorOf(caller),
     };
-    return this.rpc.call(transactionsPatterns.increment, request);
+    return this.rpc.call(transactionsPatterns.increment, request, actorOf(caller));
   }
 }

@@ -5,6 +5,7 @@
 import type { PageQuery } from '@switchyard/api';
 import { DEFAULT_MERCHANT_ACCOUNT_ID, type WebhookCaller, type WebhookReplayRangeInput, type WebhookSubscriptionRef } from '@switchyard/contracts';
 import { z } from 'zod';
+import { mayReadBillingDetails } from '../auth/billing-details';
 import type { Caller } from '../auth/caller';
 
 export const tags = ['Webhooks'];
@@ -51,6 +52,11 @@ export interface WebhookReplayRangeRequest extends WebhookSubscriptionRef {
 export const callerOf = (caller: Caller): WebhookCaller => ({
   merchant_account_id: accountOf(caller),
   caller_merchant_account_ids: [...caller.merchantAccountIds],
+});
+
+/** For a create or an update: whether the caller reads billing details, so the subscription's payloads carry them. */
+export const billingDetailsOf = (caller: Caller): { billing_details_visible: boolean } => ({
+  billing_details_visible: mayReadBillingDetails(caller.scopes, caller.permissions),
 });
 
 export const subscriptionRef = (caller: Caller, params: BySubscription): WebhookSubscriptionRef => ({

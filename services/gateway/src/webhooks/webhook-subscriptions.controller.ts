@@ -25,6 +25,7 @@ import { RPC_CLIENT } from '../tokens';
 import {
   bySecret,
   bySubscription,
+  billingDetailsOf,
   callerOf,
   read,
   subscriptionRef,
@@ -74,7 +75,7 @@ export class WebhookSubscriptionsController {
     response: { description: 'The webhook subscription', schema: webhookSubscriptionSchema },
   })
   create(@Input() input: EndpointInput<unknown, WebhookSubscriptionCreateInput>, @CallerOf() caller: Caller): Promise<WebhookSubscription> {
-    const request: WebhookSubscriptionCreateRequest = { ...callerOf(caller), body: input.body };
+    const request: WebhookSubscriptionCreateRequest = { ...callerOf(caller), ...billingDetailsOf(caller), body: input.body };
     return this.rpc.call(webhookPatterns.create, request);
   }
 
@@ -106,7 +107,7 @@ export class WebhookSubscriptionsController {
     response: { description: 'The webhook subscription', schema: webhookSubscriptionSchema },
   })
   update(@Input() input: EndpointInput<unknown, WebhookSubscriptionUpdateInput, BySubscription>, @CallerOf() caller: Caller): Promise<WebhookSubscription> {
-    const request: WebhookSubscriptionUpdateRequest = { ...subscriptionRef(caller, input.params), body: input.body };
+    const request: WebhookSubscriptionUpdateRequest = { ...subscriptionRef(caller, input.params), ...billingDetailsOf(caller), body: input.body };
     return this.rpc.call(webhookPatterns.update, request);
   }
 

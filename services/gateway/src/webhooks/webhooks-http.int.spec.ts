@@ -105,6 +105,7 @@ describe('subscriptions', () => {
     }
     expect(rpc.onlyPayloadTo(webhookPatterns.create)).toStrictEqual({
       ...who('acct-1'),
+      billing_details_visible: true, // an administrator key's token with *.read reads them (issue 22, item 4)
       body: { ...subscriptionBody, basic_auth: { username: 'u', password: 'p' }, merchant_account_id: null },
     });
   });
@@ -128,6 +129,7 @@ describe('subscriptions', () => {
     await http.put(base).set('authorization', bearer()).send({ active: false, event_names: null }).expect(200);
     expect(rpc.onlyPayloadTo(webhookPatterns.update)).toStrictEqual({
       ...who('default'),
+      billing_details_visible: true,
       subscription_id: subscriptionId,
       body: { active: false, event_names: null },
     });
@@ -303,7 +305,7 @@ describe('authorization', () => {
     await http.get('/webhook-subscriptions').set('authorization', shop).set('x-service-merchant-account-id', 'acct-1').expect(403);
     expect(rpc.calls).toEqual([]);
     await http.post('/webhook-subscriptions').set('authorization', shop).set('x-service-merchant-account-id', 'shop-1').send(subscriptionBody).expect(201);
-    expect(rpc.onlyPayloadTo(webhookPatterns.create)).toStrictEqual({ ...who('shop-1', ['shop-1']), body: subscriptionBody });
+    expect(rpc.onlyPayloadTo(webhookPatterns.create)).toStrictEqual({ ...who('shop-1', ['shop-1']), billing_details_visible: true, body: subscriptionBody });
   });
 });
 

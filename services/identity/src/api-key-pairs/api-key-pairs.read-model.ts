@@ -38,8 +38,8 @@ export class ApiKeyPairsReadModel {
   readonly projection: Projection;
   private readonly byKid: Database.Statement<[string], ApiKeyPairRecord>;
   private readonly byId: Database.Statement<[string], ApiKeyPairRecord>;
-  private readonly pageAfter: Database.Statement<[string, number], ApiKeyPairRecord>;
-  private readonly pageBefore: Database.Statement<[string, number], ApiKeyPairRecord>;
+  private readonly pageAfter: Database.Statement<[{ key: string; within: string | null; count: number }], ApiKeyPairRecord>;
+  private readonly pageBefore: Database.Statement<[{ key: string; within: string | null; count: number }], ApiKeyPairRecord>;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -50,8 +50,11 @@ export class ApiKeyPairsReadModel {
         sort_key TEXT NOT NULL UNIQUE);`);
     this.byKid = db.prepare('SELECT * FROM api_key_pairs WHERE kid = ?');
     this.byId = db.prepare('SELECT * FROM api_key_pairs WHERE id = ?');
-    this.pageAfter = db.prepare('SELECT * FROM api_key_pairs WHERE sort_key > ? ORDER BY sort_key LIMIT ?');
-    this.pageBefore = db.prepare('SELECT * FROM api_key_pairs WHERE sort_key < ? ORDER BY sort_key DESC LIMIT ?');
+    // `within` (a JSON array, or null for every key): only keys limited to some of those merchant accounts.
+    const within = `(@within IS NULL OR (json_array_length(merchant_account_ids) > 0 AND NOT EXISTS (
+      SELECT 1 FROM json_each(merchant_account_ids) AS limited WHERE limited.value NOT IN (SELECT value FROM json_each(@within)))))`;
+    this.pageAfter = db.prepare(`SELECT * FROM api_key_pairs WHERE sort_key > @key AND ${within} ORDER BY sort_key LIMIT @count`);
+    this.pageBefore = db.prepare(`SELECT * FROM api_key_pairs WHERE sort_key < @key AND ${within} ORDER BY sort_key DESC LIMIT @count`);
 
     const insert = db.prepare(
       `INSERT INTO api_key_pairs (id, kid, display_name, public_jwk, active, role_ids, merchant_account_ids, created_at, updated_at, sort_key)
@@ -117,13 +120,14 @@ export class ApiKeyPairsReadModel {
     return row ? toRow(row) : null;
   }
 
-  /** Oldest first. */
-  list(query: PageQuery): Page<ApiKeyPairRow> {
+  /** Oldest first; with `within`, only the keys limited to some of those merchant accounts. */
+  list(query: PageQuery, within?: readonly string[]): Page<ApiKeyPairRow> {
+    const accounts = within === undefined ? null : JSON.stringify(within);
     const page = keysetPage<ApiKeyPairRecord>(
       query,
       (row) => row.sort_key,
-      (key, count) => this.pageAfter.all(key ?? '', count),
-      (key, count) => this.pageBefore.all(key, count),
+      (key, count) => this.pageAfter.all({ key: key ?? '', within: accounts, count }),
+      (key, count) => this.pageBefore.all({ key, within: accounts, count }),
     );
     return { ...page, items: page.items.map(toRow) };
   }

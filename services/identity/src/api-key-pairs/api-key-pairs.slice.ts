@@ -11,10 +11,11 @@ import {
   type CreatedApiKeyPair,
 } from '@switchyard/contracts';
 import { handleCommand } from '@switchyard/decider';
-import type { RpcHandlers } from '@switchyard/rpc';
+import type { RpcCall, RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
 import type { MerchantAccounts } from '../merchant-accounts/merchant-accounts.slice';
 import { roleIdOf } from '../roles/role-catalog';
+import { assertApiKeyMayManageKeys, assertAssignerHolds, assertValidRoleSet } from '../roles/role-rules';
 import { rolesOf } from '../roles/roles.slice';
 import { apiKeyPair, apiKeyPairStream, type Actor, type ApiKeyPairChanges } from './api-key-pair';
 import { ApiKeyPairsReadModel, type ApiKeyPairRow } from './api-key-pairs.read-model';
@@ -34,6 +35,8 @@ export class ApiKeyPairs implements IdentitySlice {
   constructor(
     private readonly context: IdentityContext,
     private readonly merchantAccounts: MerchantAccounts,
+    /** A dashboard user's roles, by id (the users slice); null when unknown. */
+    private readonly users: (id: string) => { readonly roleIds: readonly string[] } | null = () => null,
   ) {
     this.readModel = new ApiKeyPairsReadModel(context.db);
   }
@@ -48,7 +51,7 @@ export class ApiKeyPairs implements IdentitySlice {
     const roleIds = input.roles.map(roleIdOf);
     const merchantAccountIds = [...new Set(input.merchant_account_ids ?? [])];
     this.assertMerchantAccountsExist(merchantAccountIds);
-    await this.assertWithinAssignerAccounts(assigner, { accounts: merchantAccountIds });
+    await this.assertAssignerMay(assigner, { accounts: merchantAccountIds, roleIds });
 
     let publicJwk: PublicJwk;
     let privateKeyPem: string | undefined;
@@ -80,7 +83,7 @@ export class ApiKeyPairs implements IdentitySlice {
 
   async update(id: string, input: ApiKeyPairUpdateInput, assigner: Assigner): Promise<ApiKeyPair> {
     if (input.merchant_account_ids) this.assertMerchantAccountsExist(input.merchant_account_ids);
-    await this.assertWithinAssignerAccounts(assigner, { target: id, accounts: input.merchant_account_ids });
+    await this.assertAssignerMay(assigner, { target: id, accounts: input.merchant_account_ids, roleIds: input.role_ids });
     const changes: ApiKeyPairChanges = {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.role_ids !== undefined ? { roleIds: input.role_ids } : {}),
@@ -99,7 +102,7 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   async delete(id: string, assigner: Assigner): Promise<void> {
-    await this.assertWithinAssignerAccounts(assigner, { target: id });
+    await this.assertAssignerMay(assigner, { target: id });
     await asApiErrors(() =>
       handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
         type: 'DeleteApiKeyPair',
@@ -117,14 +120,17 @@ export class ApiKeyPairs implements IdentitySlice {
     await this.context.catchUp();
   }
 
-  get(id: string): ApiKeyPair {
+  /** A key pair; with a `reader`, one limited to merchant accounts it does not cover is not found. */
+  get(id: string, reader?: Assigner): ApiKeyPair {
     const row = this.readModel.find(id);
-    if (!row) throw ApiError.notFound();
+    const within = reader ? this.accountsOf(reader) : undefined;
+    if (!row || (within !== undefined && !limitedWithin(row.merchantAccountIds, within))) throw ApiError.notFound();
     return toApiKeyPair(row);
   }
 
-  list(query: PageQuery): Page<ApiKeyPair> {
-    const page = this.readModel.list(query);
+  /** Oldest first; an API key limited to merchant accounts sees only the keys limited to some of its own (issue 22). */
+  list(query: PageQuery, reader?: Assigner): Page<ApiKeyPair> {
+    const page = this.readModel.list(query, reader ? this.accountsOf(reader) : undefined);
     return { ...page, items: page.items.map(toApiKeyPair) };
   }
 
@@ -133,24 +139,32 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   rpcHandlers(): RpcHandlers {
-    // The gateway names the caller: the API key of an API request, or the dashboard user of a dashboard request.
-    type WithActor<T> = T & { actor: { api_key_pair_id: string } | { user_id: string } };
-    const assignerOf = (payload: WithActor<unknown>): Assigner =>
-      'user_id' in payload.actor ? { kind: 'user', id: payload.actor.user_id } : { kind: 'api-key-pair', id: payload.actor.api_key_pair_id };
+    // The gateway names who acts — the API key of an API request, or the dashboard user of a dashboard request — as
+    // the call's actor, which the transport authenticated with the caller; never from the payload.
+    const assignerOf = (call: RpcCall): Assigner => {
+      if (!call.actor) throw ApiError.forbidden('The call names no acting API key pair or dashboard user');
+      const { type, id } = call.actor;
+      return type === 'dashboard-user' ? { kind: 'user', id } : { kind: 'api-key-pair', id };
+    };
+    const viewerOf = (call: RpcCall): Assigner | undefined => (call.actor ? assignerOf(call) : undefined);
     return {
       [identityPatterns.findKeyByKid]: async (payload) => this.findKeyRecord((payload as { kid: string }).kid),
-      [apiKeyPairPatterns.list]: async (payload) => this.list(payload as PageQuery),
-      [apiKeyPairPatterns.get]: async (payload) => this.get((payload as { id: string }).id),
-      [apiKeyPairPatterns.create]: async (payload) => {
-        const { body } = payload as WithActor<{ body: ApiKeyPairCreateInput }>;
-        return this.create({ ...body, roles: body.role_ids }, assignerOf(payload as WithActor<unknown>));
+      // List and get answer what the acting key or user may see; a call acting for nobody (webhooks rendering a
+      // target) sees the key pair as it is.
+      [apiKeyPairPatterns.list]: async (payload, call) => this.list(payload as PageQuery, viewerOf(call)),
+      [apiKeyPairPatterns.get]: async (payload, call) => this.get((payload as { id: string }).id, viewerOf(call)),
+      [apiKeyPairPatterns.create]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { body } = payload as { body: ApiKeyPairCreateInput };
+        return this.create({ ...body, roles: body.role_ids }, assigner);
       },
-      [apiKeyPairPatterns.update]: async (payload) => {
-        const { id, body } = payload as WithActor<{ id: string; body: ApiKeyPairUpdateInput }>;
-        return this.update(id, body, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.update]: async (payload, call) => {
+        const assigner = assignerOf(call);
+        const { id, body } = payload as { id: string; body: ApiKeyPairUpdateInput };
+        return this.update(id, body, assigner);
       },
-      [apiKeyPairPatterns.delete]: async (payload) => {
-        await this.delete((payload as { id: string }).id, assignerOf(payload as WithActor<unknown>));
+      [apiKeyPairPatterns.delete]: async (payload, call) => {
+        await this.delete((payload as { id: string }).id, assignerOf(call));
         return null;
       },
       [apiKeyPairPatterns.recordUse]: async (payload) => {
@@ -161,22 +175,59 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   /**
-   * An API key limited to merchant accounts manages only key pairs limited to some of its own accounts: it can
-   * neither make a key that reaches further (every account, or another one) nor change or delete a key of another
-   * account. `target`: the key pair changed (one that does not exist is left to the command: 404); `accounts`: the
-   * merchant accounts the change gives it.
+   * Whether the assigner may make this change (issue 22, items 5 and 6). The operator may make any.
+   *
+   * - An API key manages keys only with the key-manager role (spec, Authentication rule 6): an administrator key
+   *   is refused too.
+   * - An API key limited to merchant accounts manages only key pairs limited to some of its own accounts: it can
+   *   neither make a key that reaches further (every account, or another one) nor change or delete a key of another
+   *   account. Dashboard users, like the operator, are not limited to merchant accounts.
+   * - A caller grants only permissions it holds, and manages only keys whose roles it could have granted: the roles
+   *   given (`roleIds`) and the changed key's current ones (`target`) must be within its own.
+   *
+   * `target`: the key pair changed (one that does not exist is left to the command: 404); `accounts`: the merchant
+   * accounts the change gives it. The role set's own rules (400) and who may assign administrator or key-manager
+   * (403) are asked first, so a broken set is refused for that whoever sends it.
    */
-  private async assertWithinAssignerAccounts(assigner: Assigner, change: { target?: string; accounts?: readonly string[] | undefined }): Promise<void> {
-    // Dashboard users, like the operator, are not limited to merchant accounts.
-    if (assigner.kind !== 'api-key-pair') return;
+  private async assertAssignerMay(
+    assigner: Assigner,
+    change: { target?: string; accounts?: readonly string[] | undefined; roleIds?: readonly string[] | undefined },
+  ): Promise<void> {
+    if (assigner.kind === 'operator') return;
     await this.context.catchUp();
-    const own = this.readModel.find(assigner.id)?.merchantAccountIds;
-    if (own === undefined) throw ApiError.forbidden('The API key pair making this change no longer exists');
-    if (own.length === 0) return;
-    const sets = [change.target === undefined ? undefined : this.readModel.find(change.target)?.merchantAccountIds, change.accounts];
-    if (sets.some((accounts) => accounts !== undefined && (accounts.length === 0 || accounts.some((id) => !own.includes(id))))) {
-      throw ApiError.forbidden(`This API key is limited to merchant accounts ${own.join(', ')}: it manages only API key pairs limited to them`);
+    const own = this.assignerRow(assigner);
+    if (assigner.kind === 'api-key-pair') await asApiErrors(async () => assertApiKeyMayManageKeys(own.roleIds));
+    const target = change.target === undefined ? null : this.readModel.find(change.target);
+    if (assigner.kind === 'api-key-pair' && own.merchantAccountIds.length > 0) {
+      const sets = [target?.merchantAccountIds, change.accounts];
+      if (sets.some((accounts) => accounts !== undefined && !limitedWithin(accounts, own.merchantAccountIds))) {
+        throw ApiError.forbidden(`This API key is limited to merchant accounts ${own.merchantAccountIds.join(', ')}: it manages only API key pairs limited to them`);
+      }
     }
+    await asApiErrors(async () => {
+      if (change.roleIds !== undefined) assertValidRoleSet(change.roleIds, 'api-key-pair', assignerKind(assigner));
+      assertAssignerHolds([...(change.roleIds ?? []), ...(target?.roleIds ?? [])], own.roleIds);
+    });
+  }
+
+  /** The roles and merchant accounts of whoever makes a change; 403 when it no longer exists. */
+  private assignerRow(assigner: Exclude<Assigner, { kind: 'operator' }>): { roleIds: readonly string[]; merchantAccountIds: readonly string[] } {
+    if (assigner.kind === 'user') {
+      const user = this.users(assigner.id);
+      if (!user) throw ApiError.forbidden('The dashboard user making this change no longer exists');
+      return { roleIds: user.roleIds, merchantAccountIds: [] };
+    }
+    const key = this.readModel.find(assigner.id);
+    if (!key) throw ApiError.forbidden('The API key pair making this change no longer exists');
+    return key;
+  }
+
+  /** The merchant accounts a reader is limited to; undefined: every account (the operator, users, unlimited keys). */
+  private accountsOf(reader: Assigner): readonly string[] | undefined {
+    if (reader.kind !== 'api-key-pair') return undefined;
+    const own = this.readModel.find(reader.id);
+    if (!own) throw ApiError.forbidden('The API key pair asking no longer exists');
+    return own.merchantAccountIds.length > 0 ? own.merchantAccountIds : undefined;
   }
 
   private assertMerchantAccountsExist(ids: readonly string[]): void {
@@ -189,6 +240,9 @@ export class ApiKeyPairs implements IdentitySlice {
     }
   }
 }
+
+/** A key limited to `accounts` stays within `own`: limited (not every account) and to some of them only. */
+const limitedWithin = (accounts: readonly string[], own: readonly string[]): boolean => accounts.length > 0 && accounts.every((id) => own.includes(id));
 
 function toApiKeyPair(row: ApiKeyPairRow): ApiKeyPair {
   return {

@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { merchantAccountCreateSchema, merchantAccountPatterns, merchantAccountSchema, merchantAccountUpdateSchema, type MerchantAccount } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { IdentityService } from '../identity-service';
 
 let dir: string;
@@ -33,7 +34,7 @@ afterEach(async () => {
 const call = async (pattern: string, payload: unknown): Promise<MerchantAccount> => {
   const handler = identity.rpcHandlers()[pattern];
   if (!handler) throw new Error(`no handler ${pattern}`);
-  return merchantAccountSchema.parse(await handler(payload));
+  return merchantAccountSchema.parse(await handler(payload, EMBEDDED_CALL));
 };
 const create = (body: Record<string, unknown>) => call(merchantAccountPatterns.create, { body: merchantAccountCreateSchema.parse(body) });
 const update = (id: string, body: Record<string, unknown>) => call(merchantAccountPatterns.update, { id, body: merchantAccountUpdateSchema.parse(body) });

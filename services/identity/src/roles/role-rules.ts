@@ -4,6 +4,7 @@
  * 400 with one detail per broken rule.
  */
 import type { AssigneeKind } from '@switchyard/contracts';
+import { grantsCover } from '@switchyard/auth';
 import { DomainError } from '@switchyard/decider';
 import { findRole, type RoleDefinition } from './role-catalog';
 
@@ -61,4 +62,43 @@ export function assertValidRoleSet(roleIds: readonly string[], assignee: Assigne
     throw new DomainError('invalid_role_set', `invalid role set: ${violations.map((v) => v.message).join('; ')}`, violations);
   }
   assertAssignerMayAssign(roleIds, assigner);
+}
+
+/**
+ * A caller grants only what it holds itself (issue 22, item 5): every permission of the roles given must be covered
+ * by the assigner's own permissions, so `administrator` (`*.read`, `*.write`) goes only from an administrator. An
+ * administrator holds everything, `embed` included (its wildcards do not cover `embed`, yet it may hand out
+ * `integration`). The operator CLI is not an assignee and is not asked.
+ */
+export function assertAssignerHolds(roleIds: readonly string[], assignerRoleIds: readonly string[]): void {
+  const own = assignerRoleIds.map(findRole).filter((role): role is RoleDefinition => role !== undefined);
+  if (own.some((role) => role.slug === 'administrator')) return;
+  const held = own.flatMap((role) => role.permissions);
+  const refused = roleIds
+    .map(findRole)
+    .filter((role): role is RoleDefinition => role !== undefined)
+    .map((role) => ({ role, missing: role.permissions.filter((permission) => !grantsCover(held, permission)) }))
+    .filter(({ missing }) => missing.length > 0);
+  if (refused.length === 0) return;
+  throw new DomainError(
+    'role_assignment_forbidden',
+    `you can grant only permissions you hold: ${refused.map(({ role }) => role.slug).join(', ')} would grant more than your roles do`,
+    refused.map(({ role, missing }) => ({
+      field: 'role_ids',
+      message: `role ${role.slug} grants ${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''}, which your roles do not`,
+    })),
+  );
+}
+
+/**
+ * Managing API keys over the API needs the Key Manager role (spec, Authentication rule 6): an API key without it —
+ * an administrator key included, whose wildcards pass the scope check — is refused. The dashboard and the operator
+ * CLI stay the administrator's way to manage keys.
+ */
+export function assertApiKeyMayManageKeys(assignerRoleIds: readonly string[]): void {
+  if (assignerRoleIds.some((id) => findRole(id)?.slug === 'key-manager')) return;
+  throw new DomainError(
+    'key_management_forbidden',
+    'Managing API keys over the API needs the key-manager role: an API key without it (an administrator key included) cannot; use the dashboard or the operator CLI',
+  );
 }

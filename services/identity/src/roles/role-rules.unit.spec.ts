@@ -1,6 +1,6 @@
 import { DomainError } from '@switchyard/decider';
 import { findRoleBySlug } from './role-catalog';
-import { assertAssignerMayAssign, assertValidRoleSet, roleSetViolations } from './role-rules';
+import { assertApiKeyMayManageKeys, assertAssignerHolds, assertAssignerMayAssign, assertValidRoleSet, roleSetViolations } from './role-rules';
 
 const id = (slug: string): string => {
   const role = findRoleBySlug(slug);
@@ -58,5 +58,36 @@ describe('assignee kinds and assigners', () => {
 
   it('raises a DomainError with one detail per violation', () => {
     expect(() => assertValidRoleSet(rolesOf('key-manager'), 'api-key-pair', 'user')).toThrow(DomainError);
+  });
+});
+
+describe('a caller grants only what it holds (issue 22, item 5)', () => {
+  const forbidden = (run: () => void) => {
+    try {
+      run();
+    } catch (error) {
+      return error instanceof DomainError && error.code === 'role_assignment_forbidden' ? error : null;
+    }
+    return null;
+  };
+
+  it('an analyst + key-manager grants analyst, never administrator, integration or system-manager', () => {
+    const own = rolesOf('analyst', 'key-manager');
+    expect(() => assertAssignerHolds(rolesOf('analyst'), own)).not.toThrow();
+    for (const slug of ['administrator', 'integration', 'system-manager']) {
+      expect(forbidden(() => assertAssignerHolds(rolesOf(slug), own))?.message).toMatch(new RegExp(`${slug} would grant more`));
+    }
+  });
+
+  it('administrator only from an administrator, who may give any role (embed included)', () => {
+    expect(forbidden(() => assertAssignerHolds(rolesOf('administrator'), rolesOf('system-manager', 'key-manager')))).not.toBeNull();
+    for (const slug of ['administrator', 'integration', 'analyst']) expect(() => assertAssignerHolds(rolesOf(slug), rolesOf('administrator'))).not.toThrow();
+  });
+});
+
+describe('managing keys over the API needs key-manager (spec, Authentication rule 6)', () => {
+  it('refuses an administrator key and one without key-manager; takes a key-manager', () => {
+    for (const own of [rolesOf('administrator'), rolesOf('integration')]) expect(() => assertApiKeyMayManageKeys(own)).toThrow(/needs the key-manager role/);
+    expect(() => assertApiKeyMayManageKeys(rolesOf('key-manager', 'integration'))).not.toThrow();
   });
 });

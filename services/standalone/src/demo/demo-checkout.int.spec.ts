@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { loadSettings } from '@switchyard/config';
 import { paymentServicePatterns } from '@switchyard/contracts';
 import { removeTestDataDir, signToken } from '@switchyard/testing';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { decodeJwt, decodeProtectedHeader } from 'jose';
 import pino from 'pino';
 import request from 'supertest';
@@ -75,7 +76,7 @@ describe('POST /demo/checkout/session', () => {
     expect(claims).toMatchObject({ scopes: ['embed'], embed: { amount: DEMO_AMOUNT, currency: DEMO_CURRENCY }, checkout_session_id: first.body.sessionId });
     expect(claims.exp).toBe(Math.floor(Date.parse(first.body.expiresAt) / 1000));
 
-    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!({ merchant_account_id: 'default', limit: 100 })) as {
+    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!({ merchant_account_id: 'default', limit: 100 }, EMBEDDED_CALL)) as {
       items: { display_name: string; payment_service_definition_id: string }[];
     };
     expect(connections.items.filter((item) => item.display_name === DEMO_CONNECTION_DISPLAY_NAME)).toHaveLength(1);
@@ -168,5 +169,12 @@ describe('DEMO_CHECKOUT', () => {
     expect(await statusOf({ NODE_ENV: 'production' })).toBe(404);
     expect(await statusOf({ NODE_ENV: 'production', DEMO_CHECKOUT: 'true' })).toBe(200);
     expect(await statusOf({ DEMO_CHECKOUT: 'false' })).toBe(404);
+  });
+
+  it('unset, is on only when the HTTP server is bound to loopback (issue 22, item 7)', async () => {
+    expect(await statusOf({ HOST: '0.0.0.0' })).toBe(404);
+    expect(await statusOf({ HOST: '10.1.2.3' })).toBe(404);
+    expect(await statusOf({ HOST: '0.0.0.0', DEMO_CHECKOUT: 'true' })).toBe(200);
+    expect(await statusOf({ HOST: 'localhost' })).toBe(200);
   });
 });

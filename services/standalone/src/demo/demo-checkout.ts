@@ -10,6 +10,7 @@
  * private key is generated here and lives only in this process's memory, as a `KeyObject` that is never exported,
  * logged or stored. Key pairs left by earlier starts are unusable (their private keys are gone) and are deleted.
  */
+import { isIP } from 'node:net';
 import { generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import type { Settings } from '@switchyard/config';
@@ -59,9 +60,18 @@ export interface DemoTransaction {
   readonly currency: string;
 }
 
-/** On by default; off with NODE_ENV=production unless DEMO_CHECKOUT says otherwise. */
-export const demoCheckoutEnabled = (settings: Pick<Settings, 'DEMO_CHECKOUT' | 'NODE_ENV'>): boolean =>
-  settings.DEMO_CHECKOUT ?? settings.NODE_ENV !== 'production';
+/**
+ * DEMO_CHECKOUT when set; unset, on only where nobody else can reach it — the HTTP server bound to loopback (`HOST`
+ * 127.0.0.1, the default, `localhost` or `::1`) — and never with NODE_ENV=production (issue 22, item 7). The demo
+ * mints embed tokens for anyone who asks: on a public interface it would be a free payment page.
+ */
+export const demoCheckoutEnabled = (settings: Pick<Settings, 'DEMO_CHECKOUT' | 'NODE_ENV' | 'HOST'>): boolean =>
+  settings.DEMO_CHECKOUT ?? (settings.NODE_ENV !== 'production' && isLoopbackHost(settings.HOST));
+
+function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, '').toLowerCase();
+  return bare === 'localhost' || bare === '::1' || (isIP(bare) === 4 && bare.startsWith('127.'));
+}
 
 export class DemoCheckout {
   /** Issued sessions, oldest first: the backend reads back only the transactions its own checkouts made. */

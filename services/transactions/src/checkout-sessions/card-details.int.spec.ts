@@ -13,6 +13,7 @@ import { loadBinData } from '@switchyard/bin-data';
 import { checkoutSessionCreateSchema, checkoutSessionPatterns } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { CardVault, loadVaultKey } from '../vault/card-vault';
 import { keyRing, VaultKeys } from '../vault/vault-keys';
 import { CheckoutSessions } from './checkout-sessions.slice';
@@ -43,7 +44,7 @@ afterEach(async () => {
 
 const open = async (body: Record<string, unknown> = {}) => (await sessions.create({ merchant_account_id: shop, body: checkoutSessionCreateSchema.parse(body) })).id;
 /** Through the RPC handler, as the gateway calls it. */
-const cardDetails = (id: string, bin: string) => sessions.rpcHandlers()[checkoutSessionPatterns.cardDetails]!({ checkout_session_id: id, bin });
+const cardDetails = (id: string, bin: string) => sessions.rpcHandlers()[checkoutSessionPatterns.cardDetails]!({ checkout_session_id: id, bin }, EMBEDDED_CALL);
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   try {

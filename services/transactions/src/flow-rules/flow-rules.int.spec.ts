@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { FlowRuleCreateInput, FlowRuleScope } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { PaymentServices } from '../payment-services/payment-services.slice';
 import type { CardTransactionFacts } from './card-transaction-flow';
 import { FlowRules } from './flow-rules.slice';
@@ -166,9 +167,9 @@ it('decides a card transaction from the merchant account rules as they are now',
 
 it('serves its RPC patterns', async () => {
   const handlers = flowRules.rpcHandlers();
-  const created = (await handlers['transactions.flow-rules.create']!({ ...shopA, body: skip3ds() })) as { id: string };
-  expect(await handlers['transactions.flow-rules.get']!({ ...shopA, id: created.id })).toMatchObject({ id: created.id });
-  expect(await handlers['transactions.flow-rules.update']!({ ...shopA, id: created.id, body: { position: 7 } })).toMatchObject({ position: 7 });
-  expect(await handlers['transactions.flow-rules.list']!({ ...shopA, limit: 20 })).toMatchObject({ items: [{ id: created.id }] });
-  expect(await handlers['transactions.flow-rules.delete']!({ ...shopA, id: created.id })).toBeNull();
+  const created = (await handlers['transactions.flow-rules.create']!({ ...shopA, body: skip3ds() }, EMBEDDED_CALL)) as { id: string };
+  expect(await handlers['transactions.flow-rules.get']!({ ...shopA, id: created.id }, EMBEDDED_CALL)).toMatchObject({ id: created.id });
+  expect(await handlers['transactions.flow-rules.update']!({ ...shopA, id: created.id, body: { position: 7 } }, EMBEDDED_CALL)).toMatchObject({ position: 7 });
+  expect(await handlers['transactions.flow-rules.list']!({ ...shopA, limit: 20 }, EMBEDDED_CALL)).toMatchObject({ items: [{ id: created.id }] });
+  expect(await handlers['transactions.flow-rules.delete']!({ ...shopA, id: created.id }, EMBEDDED_CALL)).toBeNull();
 });

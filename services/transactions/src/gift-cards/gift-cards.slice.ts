@@ -19,6 +19,7 @@ import {
 import {
   giftCardPatterns,
   type BuyerGiftCardListRequest,
+  type EmbedBuyerPin,
   type GiftCard,
   type GiftCardActivateInput,
   type GiftCardBalanceInput,
@@ -83,6 +84,13 @@ export class GiftCards implements TransactionsSlice {
     return this.find(merchantAccountId, giftCardId) ? this.deps.vault.reveal(merchantAccountId, giftCardId) : null;
   }
 
+  /** Whether the stored card was stored for this buyer (named the way the pin names it, as `GET /buyers/gift-cards` lists). */
+  belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): boolean {
+    const card = this.find(merchantAccountId, giftCardId);
+    if (!card) return false;
+    return 'buyer_id' in buyer ? card.buyerId === buyer.buyer_id : card.buyerExternalIdentifier === buyer.buyer_external_identifier;
+  }
+
   /** A stored card of the merchant account, without its number; null when unknown, deleted or another account's. */
   find(merchantAccountId: string, giftCardId: string): GiftCardView | null {
     const card = this.readModel.find(giftCardId);
@@ -125,9 +133,11 @@ export class GiftCards implements TransactionsSlice {
    * One summary per card, in the request's order: its balance, or why the gift card service gave none. A stored card
    * (`{id}`) unknown to the merchant account is a 404 naming the item, before any card is checked.
    */
-  async balances({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardBalanceInput>): Promise<{ items: GiftCardSummary[] }> {
+  async balances({ merchant_account_id: merchantAccountId, body, embed_buyer: embedBuyer }: GiftCardWriteRequest<GiftCardBalanceInput>): Promise<{ items: GiftCardSummary[] }> {
     const cards = body.items.map((item, index) => {
       if (!('id' in item)) return { secret: item, stored: null };
+      // An embed token reads the pinned buyer's stored cards only (issue 22, item 2).
+      if (embedBuyer !== undefined && (embedBuyer === null || !this.belongsTo(merchantAccountId, item.id, embedBuyer))) throw notThePinnedBuyers(index);
       const stored = this.find(merchantAccountId, item.id);
       const secret = stored && this.deps.vault.reveal(merchantAccountId, item.id);
       if (!stored || !secret) throw unknownItem(index, item.id);
@@ -273,6 +283,11 @@ function refused(what: string, failure: GiftCardFailure): ApiError {
   const raw = [failure.rawErrorCode, failure.rawErrorMessage].filter(Boolean).join(': ');
   const detail: ErrorDetail = { location: 'body', pointer: '', message: raw || failure.errorCode, type: failure.errorCode };
   return ApiError.badRequest(`The gift card service refused to ${what}: ${failure.errorCode}`, [detail]);
+}
+
+function notThePinnedBuyers(index: number): ApiError {
+  const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
+  return new ApiError(403, message, [{ location: 'body', pointer: `/items/${index}/id`, message, type: 'pinned_by_embed_token' }]);
 }
 
 function unknownItem(index: number, id: string): ApiError {

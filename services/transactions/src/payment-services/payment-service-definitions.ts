@@ -70,6 +70,9 @@ export function fromWireCapabilities(input: Partial<Record<PaymentServiceCapabil
 const commonCurrencies = ['AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'DKK', 'EUR', 'GBP', 'HKD', 'INR', 'JPY', 'KRW', 'MXN', 'NOK', 'NZD', 'PLN', 'SEK', 'SGD', 'USD', 'ZAR'];
 const commonCountries = ['AU', 'BR', 'CA', 'CH', 'CN', 'DE', 'DK', 'ES', 'FR', 'GB', 'HK', 'IE', 'IN', 'IT', 'JP', 'KR', 'MX', 'NL', 'NO', 'NZ', 'PL', 'SE', 'SG', 'US', 'ZA'];
 
+/** For testing: the provider's API at another address (a local fake); empty means the provider's own endpoint. */
+const apiBaseUrlField: DefinitionField = { key: 'api_base_url', displayName: 'API base URL (for testing; empty: the provider)', required: false, format: 'text', secret: false };
+
 const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'mock-card': {
     method: 'card',
@@ -83,6 +86,33 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
     method: 'paypal',
     mode: 'redirect',
     fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    reportingFields: [],
+    supportedCurrencies: commonCurrencies,
+    supportedCountries: commonCountries,
+  },
+  // Real providers (docs/connectors/): credentials are secret fields, never answered by the API.
+  'adyen-card': {
+    method: 'card',
+    mode: 'card',
+    fields: [
+      { key: 'api_key', displayName: 'API key', required: true, format: 'text', secret: true },
+      { key: 'merchant_account', displayName: 'Merchant account', required: true, format: 'text', secret: false },
+      { key: 'hmac_key', displayName: 'HMAC key of the standard webhook', required: true, format: 'text', secret: true },
+      { key: 'live_endpoint_url_prefix', displayName: 'Live endpoint URL prefix (empty: the test environment)', required: false, format: 'text', secret: false },
+      apiBaseUrlField,
+    ],
+    reportingFields: [],
+    supportedCurrencies: commonCurrencies,
+    supportedCountries: commonCountries,
+  },
+  'stripe-card': {
+    method: 'card',
+    mode: 'card',
+    fields: [
+      { key: 'secret_key', displayName: 'Secret key', required: true, format: 'text', secret: true },
+      { key: 'webhook_secret', displayName: 'Webhook signing secret', required: true, format: 'text', secret: true },
+      apiBaseUrlField,
+    ],
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,

@@ -18,7 +18,7 @@ import {
   type ThreeDSecureDirectory,
   type ProviderResponse,
 } from '@switchyard/connectors';
-import type { BuyerReturnRequest, BuyerReturnResult, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
+import type { BuyerReturnRequest, BuyerReturnResult, EmbedBuyerPin, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import type { CardVault } from '../vault/card-vault';
@@ -144,17 +144,30 @@ export class Authorizations {
   private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const buyer = this.buyers?.resolve(merchantAccountId, body, '/buyer_id') ?? null;
-    const giftCards = this.giftCards.plan(merchantAccountId, body);
+    // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
+    const owner = request.embed_buyer === undefined ? { embed: false, buyerId: buyer?.id ?? null } : { embed: true, buyerId: this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
+    const giftCards = this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
     const id = this.context.newId();
-    const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, { transactionId: id, buyerId: buyer?.id ?? null, currency: body.currency });
+    const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, { transactionId: id, buyerId: buyer?.id ?? null, currency: body.currency, owner });
     const progress = { created: false };
     try {
       return await this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
     } catch (error) {
       // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
       if (!progress.created && instrument.type === 'pan' && instrument.summary.id) this.vault.remove(merchantAccountId, instrument.summary.id);
+      throw error;
+    }
+  }
+
+  /** The id of the buyer an embed token pins; null when it pins none, or no such buyer exists. */
+  private pinnedBuyerId(merchantAccountId: string, pin: EmbedBuyerPin): string | null {
+    if (pin === null || !this.buyers) return null;
+    try {
+      return this.buyers.resolve(merchantAccountId, pin, '/buyer_id')?.id ?? null;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) return null;
       throw error;
     }
   }

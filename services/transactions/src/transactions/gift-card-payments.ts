@@ -14,7 +14,7 @@
  */
 import { ApiError } from '@switchyard/api';
 import { giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type ProviderResponse } from '@switchyard/connectors';
-import type { TransactionCreateInput } from '@switchyard/contracts';
+import type { EmbedBuyerPin, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { toOutcome } from './provider-answers';
@@ -25,6 +25,8 @@ import type { TransactionStore } from './transaction-store';
 /** Where a stored gift card's number and PIN come from (the gift cards slice). */
 export interface GiftCardCredentialSource {
   credentialsFor(merchantAccountId: string, giftCardId: string): GiftCardCredentials | null;
+  /** Whether the stored card is the buyer's (stored for that `buyer_id` or `buyer_external_identifier`). */
+  belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): boolean;
 }
 
 export interface GiftCardPaymentSettings {
@@ -73,8 +75,11 @@ export class GiftCardPayments {
     this.dependencies.onRollBackPending?.(error);
   }
 
-  /** The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. */
-  plan(merchantAccountId: string, body: TransactionCreateInput): PlannedGiftCards | null {
+  /**
+   * The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. With
+   * `embedBuyer` (an embed token's call), a stored card must be that buyer's: 403 otherwise (issue 22, item 2).
+   */
+  plan(merchantAccountId: string, body: TransactionCreateInput, embedBuyer?: EmbedBuyerPin): PlannedGiftCards | null {
     const items = body.gift_cards ?? [];
     if (items.length === 0) return null;
     const service = this.dependencies.paymentServices.activeConnections(merchantAccountId).find((c) => c.method === 'gift-card');
@@ -88,7 +93,12 @@ export class GiftCardPayments {
       const redemptionId = this.context.newId();
       let card: GiftCardCredentials | null;
       if ('id' in item) {
-        card = this.dependencies.credentialSource?.credentialsFor(merchantAccountId, item.id) ?? null;
+        const source = this.dependencies.credentialSource;
+        if (embedBuyer !== undefined && (embedBuyer === null || !source?.belongsTo(merchantAccountId, item.id, embedBuyer))) {
+          const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
+          throw new ApiError(403, message, [{ location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' }]);
+        }
+        card = source?.credentialsFor(merchantAccountId, item.id) ?? null;
         if (!card) {
           throw ApiError.badRequest('The gift card does not exist', [
             { location: 'body', pointer: `/gift_cards/${index}/id`, message: 'no stored gift card with this id', type: 'gift_card_not_found' },

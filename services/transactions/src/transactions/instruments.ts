@@ -59,10 +59,25 @@ export const takesNetworkTokens = (connection: PaymentServiceConnection): boolea
 
 type PaymentMethodInput = NonNullable<TransactionCreateInput['payment_method']>;
 
+/**
+ * Whose stored payment method a payment may use (issue 22, item 2). `embed`: a call through an embed token, limited
+ * to the pinned buyer (its id; null: none pinned, or the pinned buyer does not exist) — any other owner, or none, is
+ * a 403. Otherwise a server-to-server call: a stored method of another buyer than the one the payment names is a
+ * 400; one stored without a buyer goes with any.
+ */
+export interface StoredMethodOwner {
+  readonly embed: boolean;
+  readonly buyerId: string | null;
+}
+
 export class Instruments {
   constructor(private readonly sources: InstrumentSources) {}
 
-  async resolve(merchantAccountId: string, method: PaymentMethodInput, context: { transactionId: string; buyerId: string | null; currency: string }): Promise<Instrument> {
+  async resolve(
+    merchantAccountId: string,
+    method: PaymentMethodInput,
+    context: { transactionId: string; buyerId: string | null; currency: string; owner?: StoredMethodOwner },
+  ): Promise<Instrument> {
     switch (method.method) {
       case 'card': {
         const stored = this.sources.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date }, { buyerId: context.buyerId });
@@ -74,7 +89,7 @@ export class Instruments {
         };
       }
       case 'id':
-        return this.stored(merchantAccountId, method.id, method.security_code);
+        return this.stored(merchantAccountId, method.id, method.security_code, context.owner ?? { embed: false, buyerId: context.buyerId });
       case 'checkout-session': {
         if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
         const { cardId, card } = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
@@ -115,8 +130,10 @@ export class Instruments {
   }
 
   /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
-  private stored(merchantAccountId: string, id: string, securityCode: string | undefined): Instrument {
-    if (this.sources.paymentMethods) this.sources.paymentMethods.usable(merchantAccountId, id);
+  private stored(merchantAccountId: string, id: string, securityCode: string | undefined, owner: StoredMethodOwner): Instrument {
+    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
+    if (usable) assertOwner(usable.buyerId, owner);
+    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
     const stored = this.sources.vault.find(merchantAccountId, id);
     const card = stored && this.sources.vault.reveal(merchantAccountId, id);
     if (!stored || !card) {
@@ -139,6 +156,21 @@ export class Instruments {
     };
   }
 }
+
+function assertOwner(storedFor: string | null, owner: StoredMethodOwner): void {
+  if (owner.embed) {
+    if (owner.buyerId === null || storedFor !== owner.buyerId) throw notThePinnedBuyers();
+  } else if (owner.buyerId !== null && storedFor !== null && storedFor !== owner.buyerId) {
+    const message = 'the stored payment method belongs to another buyer than the one this payment names';
+    throw ApiError.badRequest(message, [{ location: 'body', pointer: '/payment_method/id', message, type: 'payment_method_buyer_mismatch' }]);
+  }
+}
+
+/** Said the same whether the method is another buyer's or nobody's, so an embed token learns nothing of either. */
+const notThePinnedBuyers = () => {
+  const message = 'the stored payment method does not belong to the buyer this embed token is limited to';
+  return new ApiError(403, message, [{ location: 'body', pointer: '/payment_method/id', message, type: 'pinned_by_embed_token' }]);
+};
 
 const sessionCardGone = () =>
   ApiError.badRequest('The checkout session has no card', [{ location: 'body', pointer: '/payment_method/id', message: 'the card of this checkout session is no longer in the vault', type: 'checkout_session_without_card' }]);

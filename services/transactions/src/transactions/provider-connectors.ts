@@ -5,7 +5,17 @@
  * (`giftCardConnectorFor`) one to `giftCardConfigFor`.
  */
 import { ApiError } from '@switchyard/api';
-import { connectorRegistry, giftCardServiceRegistry, tracedConnector, type Connector, type GiftCardConnector, type MockCardConfig, type MockGiftCardConfig } from '@switchyard/connectors';
+import {
+  connectorRegistry,
+  giftCardServiceRegistry,
+  tracedConnector,
+  type AdyenConfig,
+  type Connector,
+  type GiftCardConnector,
+  type MockCardConfig,
+  type MockGiftCardConfig,
+  type StripeConfig,
+} from '@switchyard/connectors';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 
 export interface ProviderSettings {
@@ -13,6 +23,8 @@ export interface ProviderSettings {
   readonly publicBaseUrl: () => string;
   /** The simulator; it serves `mock-card`, `mock-paypal` and `mock-gift-card` alike. */
   readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string; readonly timeoutMs?: number };
+  /** Per-request timeout of the real providers' connectors (PROVIDER_TIMEOUT_MS). */
+  readonly providerTimeoutMs?: number;
 }
 
 const fieldOf = (connection: PaymentServiceConnection, key: string): string | undefined => connection.fields.find((field) => field.key === key)?.value;
@@ -77,6 +89,30 @@ export class ProviderConnectors {
         };
         return config;
       }
+      // Real providers: everything comes from the connection's own fields (docs/connectors/).
+      case 'adyen-card': {
+        const config: AdyenConfig = {
+          apiKey: requiredField(connection, 'api_key'),
+          merchantAccount: requiredField(connection, 'merchant_account'),
+          hmacKey: requiredField(connection, 'hmac_key'),
+          ...optionalField(connection, 'live_endpoint_url_prefix', 'liveEndpointUrlPrefix'),
+          ...optionalField(connection, 'api_base_url', 'apiBaseUrl'),
+          returnUrl: this.publicBaseUrl(),
+          capabilities: connection.effectiveCapabilities,
+          ...(this.settings.providerTimeoutMs !== undefined ? { timeoutMs: this.settings.providerTimeoutMs } : {}),
+        };
+        return config;
+      }
+      case 'stripe-card': {
+        const config: StripeConfig = {
+          secretKey: requiredField(connection, 'secret_key'),
+          webhookSecret: requiredField(connection, 'webhook_secret'),
+          ...optionalField(connection, 'api_base_url', 'apiBaseUrl'),
+          capabilities: connection.effectiveCapabilities,
+          ...(this.settings.providerTimeoutMs !== undefined ? { timeoutMs: this.settings.providerTimeoutMs } : {}),
+        };
+        return config;
+      }
       default:
         throw unconfigured(connection);
     }
@@ -108,6 +144,19 @@ export class ProviderConnectors {
     return mockCard;
   }
 }
+
+/** A required field the decider made sure of at creation; its absence means the connection cannot be used. */
+function requiredField(connection: PaymentServiceConnection, key: string): string {
+  const value = fieldOf(connection, key);
+  if (!value) throw ApiError.badGateway(new Error(`payment service ${connection.id} has no ${key}`));
+  return value;
+}
+
+/** An optional field as a config property, absent when the connection leaves it empty. */
+const optionalField = <K extends string>(connection: PaymentServiceConnection, key: string, property: K): Partial<Record<K, string>> => {
+  const value = fieldOf(connection, key);
+  return value ? ({ [property]: value } as Partial<Record<K, string>>) : {};
+};
 
 const unconfigured = (connection: PaymentServiceConnection): ApiError =>
   ApiError.badGateway(new Error(`payment service definition ${connection.paymentServiceDefinitionId} has no configuration`));

@@ -6,7 +6,7 @@
 import type Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { NotificationRejectedError, type ProviderNotification } from '@switchyard/connectors';
-import type { ProviderNotificationRequest, SettlementFileRequest, SettlementFileResult } from '@switchyard/contracts';
+import type { ProviderNotificationAnswer, ProviderNotificationRequest, SettlementFileRequest, SettlementFileResult } from '@switchyard/contracts';
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { providerError, verificationCodes } from './provider-answers';
@@ -34,28 +34,36 @@ export class ProviderMessages {
     this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
   }
 
-  /** A provider notification: verified by the connector (signature over the raw bytes), applied once per provider event id. */
-  async notify(request: ProviderNotificationRequest): Promise<void> {
+  /**
+   * A provider notification: verified by the connector (signature over the raw bytes), applied once per provider
+   * event id. Answers what the connector's provider expects to hear back (null: 204).
+   */
+  async notify(request: ProviderNotificationRequest): Promise<ProviderNotificationAnswer | null> {
     const row = this.paymentServices.readModel.find(request.payment_service_id);
     if (!row) throw ApiError.notFound();
     const connection = this.paymentServices.connection(row.merchantAccountId, row.id);
     // A gift card service notifies nothing: its answers are synchronous (gift-card-payments.ts).
     if (!connection || connection.method === 'gift-card') throw ApiError.notFound();
-    let notification: ProviderNotification;
+    const connector = this.connectors.connectorFor(connection);
+    const answer = connector.notificationAnswer ? { status: connector.notificationAnswer.status, content_type: connector.notificationAnswer.contentType, body: connector.notificationAnswer.body } : null;
+    let notification: ProviderNotification | null;
     try {
-      notification = this.connectors.connectorFor(connection).parseNotification(request.raw_body, request.headers);
+      notification = connector.parseNotification(request.raw_body, request.headers);
     } catch (error) {
       if (!(error instanceof NotificationRejectedError)) throw error;
       if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
       throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
     }
-    if (this.notificationSeen.get(connection.id, notification.providerEventId)) return;
+    // Verified, but about nothing a transaction tracks (a report, a dispute): acknowledged so it is not resent.
+    if (notification === null) return answer;
+    if (this.notificationSeen.get(connection.id, notification.providerEventId)) return answer;
     const state = await this.store.state(notification.reference);
     if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || !state.route.includes(connection.id)) throw ApiError.notFound();
     // A connection the transaction failed over from has nothing more to say about it: acknowledged, not applied.
     if (state.paymentServiceId === connection.id) await this.applyNotification(state, notification);
     this.notificationApplied.run(connection.id, notification.providerEventId, this.store.now());
     await this.context.catchUp();
+    return answer;
   }
 
   private async applyNotification(t: Transaction, notification: ProviderNotification): Promise<void> {
@@ -94,8 +102,10 @@ export class ProviderMessages {
         return;
       }
       case 'capture': {
-        const view = this.store.readModel.find(id);
-        const captureId = view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0];
+        // By our capture id where the provider echoes it (a capture answered `pending` has no provider id yet).
+        const byReference = notification.captureReference && t.captures.find((c) => c.id === notification.captureReference)?.id;
+        const view = byReference ? null : this.store.readModel.find(id);
+        const captureId = byReference || (view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0]);
         if (!captureId) return;
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
         return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
@@ -103,6 +113,26 @@ export class ProviderMessages {
       case 'refund': {
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
         return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+      }
+      case 'void': {
+        if (!t.pendingVoidId) return;
+        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', error: providerError(notification) };
+        return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
+      }
+      case 'authorization-increment': {
+        // The increment was recorded `pending` when the provider took it; its final word raises the amount, or
+        // records that it was not applied. An authorization captured or voided meanwhile has nothing to raise.
+        if (t.status !== 'authorization_succeeded') return;
+        const amount = notification.authorizedAmount - t.authorizedAmount;
+        const incrementId = notification.incrementReference ?? notification.providerEventId;
+        const responseCode = notification.rawResponseCode ? { responseCode: notification.rawResponseCode } : {};
+        if (notification.status === 'succeeded' && amount > 0) {
+          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+        }
+        if (notification.status === 'failed' && amount > 0) {
+          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+        }
+        return;
       }
       case 'vault-token':
         // The provider vaulted the card a purchase asked to store: that payment method becomes usable.

@@ -23,7 +23,6 @@ import {
   type SettlementFileRequest,
   type Transaction as WireTransaction,
   type TransactionActor,
-  type TransactionCaller,
   type TransactionCancel,
   type TransactionCapture,
   type TransactionCaptureRequest,
@@ -206,6 +205,7 @@ export class Transactions implements TransactionsSlice {
         connector.capture({
           reference: id,
           providerTransactionId: t.paymentServiceTransactionId ?? '',
+          captureReference: captureId,
           amount: capture.amount,
           currency: t.currency,
           ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
@@ -230,7 +230,7 @@ export class Transactions implements TransactionsSlice {
       const connector = this.connectors.connectorFor(this.store.connectionOf(t));
       const voidId = this.context.newId();
       await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
-      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', voidReference: voidId }));
       const outcome = toOutcome(answer);
       if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
       const transaction = await this.store.render(merchantAccountId, id);
@@ -380,14 +380,22 @@ export class Transactions implements TransactionsSlice {
           { location: 'body', pointer: '/amount', message: 'incremental authorization is off for this payment service', type: 'capability_disabled' },
         ]);
       }
+      const incrementId = this.context.newId();
       const answer = await this.store.call(() =>
-        connector.incrementAuthorization({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: body.amount, currency: t.currency }),
+        connector.incrementAuthorization({
+          reference: id,
+          providerTransactionId: t.paymentServiceTransactionId ?? '',
+          incrementReference: incrementId,
+          amount: body.amount,
+          currency: t.currency,
+          authorizedAmount: t.authorizedAmount,
+        }),
       );
       if (answer.outcome === 'refused') throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`);
       const outcome = answer.outcome === 'succeeded' ? 'succeeded' : answer.outcome === 'declined' || answer.outcome === 'failed' ? 'failed' : 'pending';
       await this.store.command(id, {
         type: 'RecordAuthorizationIncrement',
-        data: { incrementId: this.context.newId(), amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
+        data: { incrementId, amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
       });
       return {
         type: 'transaction-authorization-increment',
@@ -491,8 +499,15 @@ export class Transactions implements TransactionsSlice {
   rpcHandlers(): RpcHandlers {
     type Ids = { merchant_account_id: string; transaction_id: string };
     /** A change a caller asked for: its events record the caller the payload names. */
-    const asCaller = (handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(callerOf(payload), () => handler(payload));
-    const asSystem = (id: string, handler: RpcHandler): RpcHandler => (payload) => this.store.actingAs(systemActor(id), () => handler(payload));
+    // Who acts is the call's actor, authenticated with the call (never a payload field).
+    const asCaller =
+      (handler: RpcHandler): RpcHandler =>
+      (payload, call) =>
+        this.store.actingAs(call.actor, () => handler(payload, call));
+    const asSystem =
+      (id: string, handler: RpcHandler): RpcHandler =>
+      (payload, call) =>
+        this.store.actingAs(systemActor(id), () => handler(payload, call));
     return {
       [transactionsPatterns.create]: asCaller(async (payload) => this.authorizations.create(payload as TransactionCreateRequest)),
       [transactionsPatterns.get]: async (payload) => {
@@ -523,10 +538,7 @@ export class Transactions implements TransactionsSlice {
         const p = payload as { merchant_account_id: string; refund_id: string };
         return this.refundById(p.merchant_account_id, p.refund_id);
       },
-      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => {
-        await this.providerMessages.notify(payload as ProviderNotificationRequest);
-        return null;
-      }),
+      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => this.providerMessages.notify(payload as ProviderNotificationRequest)),
       [transactionsPatterns.settlementFile]: asCaller(async (payload) => this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest)),
       // The buyer's browser, back from a challenge or a redirect: nobody with credentials.
       [transactionsPatterns.buyerReturn]: asSystem('buyer-return', async (payload) => this.authorizations.buyerReturn(payload as BuyerReturnRequest)),
@@ -536,13 +548,5 @@ export class Transactions implements TransactionsSlice {
 }
 
 const systemActor = (id: string): TransactionActor => ({ type: 'system', id });
-
-/** The caller an RPC payload names (`actor`), when it is one a request can name; anything else records no actor. */
-function callerOf(payload: unknown): TransactionCaller | null {
-  const actor = (payload as { actor?: { type?: unknown; id?: unknown } } | null)?.actor;
-  if (!actor || (actor.type !== 'api-key-pair' && actor.type !== 'dashboard-user')) return null;
-  if (typeof actor.id !== 'string' || actor.id.length === 0 || actor.id.length > 200) return null;
-  return { type: actor.type, id: actor.id };
-}
 
 const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });

@@ -14,7 +14,7 @@ import { ApiError } from '@switchyard/api';
 import { InProcessBroker, InProcessMessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, identityTopic, transactionsTopic, type EventMessage, type WebhookEvent } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
-import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
+import { EMBEDDED_CALL, type RpcClient, type RpcHandlers } from '@switchyard/rpc';
 import type { ServiceContext } from '@switchyard/service';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
 import { Deliveries, type DeliveriesOptions } from './deliveries.slice';
@@ -81,7 +81,7 @@ export class FakeRpc implements RpcClient {
     this.calls.push({ pattern, payload });
     if (this.failing) throw this.failing;
     const extra = this.extra[pattern];
-    if (extra) return (await extra(payload)) as T;
+    if (extra) return (await extra(payload, EMBEDDED_CALL)) as T;
     const p = payload as Record<string, string>;
     const id = p.capture_id ?? p.refund_id ?? p.transaction_id ?? p.id ?? '';
     if (this.missing.has(id)) throw ApiError.notFound();
@@ -125,7 +125,8 @@ export class Receiver {
     return this.requests.filter((request) => request.answered !== null && request.answered >= 200 && request.answered < 300);
   }
 
-  async start(port = this.port): Promise<this> {
+  /** `host`: the address to listen on (loopback by default). */
+  async start(port = this.port, host = '127.0.0.1'): Promise<this> {
     const server = http.createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -149,7 +150,7 @@ export class Receiver {
       this.sockets.add(socket);
       socket.on('close', () => this.sockets.delete(socket));
     });
-    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => server.listen(port, host, resolve));
     this.server = server;
     this.port = (server.address() as AddressInfo).port;
     return this;
@@ -264,6 +265,8 @@ export class Harness {
       workerIntervalMs: 10,
       onError: (error, what) => this.errors.push({ error, what }),
       render: { catchUpDelaysMs: [5, 10] },
+      // The receivers listen on loopback (WEBHOOK_ALLOW_PRIVATE_URLS, as in local development).
+      allowPrivateUrls: true,
       ...this.options,
       ...overrides,
     });
@@ -311,7 +314,7 @@ export class Harness {
   async call<T>(pattern: string, payload: unknown): Promise<T> {
     const handler = this.deliveries.rpcHandlers()[pattern];
     if (!handler) throw new Error(`no handler for ${pattern}`);
-    return JSON.parse(JSON.stringify(await handler(JSON.parse(JSON.stringify(payload))))) as T;
+    return JSON.parse(JSON.stringify(await handler(JSON.parse(JSON.stringify(payload)), EMBEDDED_CALL))) as T;
   }
 
   async close(): Promise<void> {

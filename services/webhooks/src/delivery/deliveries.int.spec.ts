@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { webhookDeliveriesSchema, webhookDeliverySchema, webhookPatterns, type WebhookDelivery } from '@switchyard/contracts';
 import type { Page } from '@switchyard/api';
 import { verifyWebhook } from '@switchyard/webhook-signature';
+import { lookup } from 'node:dns/promises';
+import os from 'node:os';
 import { count, eventMessage, Harness, Receiver, transactionCreated, transactionEvent } from './deliveries.fixture';
+import { deliveryFetch, type ResolveAll } from './guarded-fetch';
+import { isPrivateAddress } from '../subscriptions/webhook-url';
 
 const caller = { merchant_account_id: 'default', caller_merchant_account_ids: [] as string[] };
 
@@ -207,7 +211,8 @@ describe('delivering', () => {
     const [delivery] = (await deliveriesOf(subscription.id)).items;
     expect(delivery!.next_attempt_at).toBeNull();
     expect(delivery!.attempts.length).toBeGreaterThan(2);
-    expect(delivery!.attempts.every((attempt) => attempt.response_status === null && /ECONNREFUSED/.test(attempt.error ?? ''))).toBe(true);
+    // A coarse class only: the socket's message (address and port) would make deliveries a port scanner.
+    expect(delivery!.attempts.every((attempt) => attempt.response_status === null && attempt.error === 'refused')).toBe(true);
     const last = Date.parse(delivery!.attempts.at(-1)!.attempted_at);
     // No attempt is scheduled past the maximum age (the worker may pick the last one up a little late).
     expect(last - Date.parse(delivery!.created_at)).toBeLessThan(300 + 250);
@@ -483,3 +488,59 @@ describe('replay', () => {
 
 /** Which of the test's two receiver URLs a request went to. */
 const receiverPath = (request: { url: string }): string => new URL(request.url, 'http://receiver').search.slice(1);
+
+describe('where deliveries may connect (issue 22, item 3: WEBHOOK_ALLOW_PRIVATE_URLS off)', () => {
+  /** Publishes one event and waits for its delivery's first attempt; the delivery as the API shows it. */
+  async function firstAttempt(subscriptionId: string): Promise<WebhookDelivery> {
+    const transactionId = randomUUID();
+    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    let delivery: WebhookDelivery | undefined;
+    await vi.waitFor(
+      async () => {
+        delivery = (await deliveriesOf(subscriptionId)).items[0];
+        expect(delivery?.attempts.length).toBeGreaterThan(0);
+      },
+      { timeout: 5_000 },
+    );
+    return delivery!;
+  }
+
+  it("a name in /etc/hosts for this machine (the host's own name) gets no connection: forbidden_address", async () => {
+    const { address } = await lookup(os.hostname());
+    expect(isPrivateAddress(address), `${os.hostname()} resolves to ${address}`).toBe(true);
+    await receiver.stop();
+    await receiver.start(0, address);
+    await harness.close();
+    harness = new Harness({ allowPrivateUrls: false });
+    const subscription = harness.directory.add({ url: `http://${os.hostname()}:${receiver.port}/hooks` });
+    await harness.start();
+    const delivery = await firstAttempt(subscription.id);
+    expect(delivery.attempts[0]).toMatchObject({ response_status: null, error: 'forbidden_address' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('every address a name resolves to is checked when connecting: one inner address is enough to refuse', async () => {
+    const resolveAll: ResolveAll = (_name, _options, callback) => callback(null, [{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+    await harness.close();
+    harness = new Harness({ allowPrivateUrls: false, fetch: deliveryFetch({ allowPrivate: false, resolveAll }) });
+    const subscription = harness.directory.add({ url: `http://hooks.example.com:${receiver.port}/hooks` });
+    await harness.start();
+    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({ response_status: null, error: 'forbidden_address' });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('a stored URL made while private URLs were allowed is checked again on every attempt', async () => {
+    await harness.close();
+    harness = new Harness({ allowPrivateUrls: false });
+    const subscription = harness.directory.add({ url: receiver.url });
+    await harness.start();
+    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({ response_status: null, error: 'forbidden_address', duration_ms: 0 });
+    expect(receiver.requests).toHaveLength(0);
+  });
+
+  it('a name that does not resolve records the class dns, not the resolver message', async () => {
+    const subscription = harness.directory.add({ url: 'http://no-such-host.invalid/hooks' });
+    await harness.start();
+    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({ response_status: null, error: 'dns' });
+  });
+});

@@ -44,6 +44,7 @@ import { contextHeaders } from '@switchyard/telemetry';
 import { visibleTo, type SubscriptionDirectory, type SubscriptionTarget } from '../subscription-directory';
 import { DeliveryStore, type AttemptRow, type DeliveryRow, type NewWebhookEvent } from './delivery-store';
 import { DeliveryWorker, type DeliveryWorkerOptions } from './delivery-worker';
+import { deliveryFetch } from './guarded-fetch';
 import { renderTarget, resourceOf, TargetMemory, TRANSACTION_STREAM_PREFIX, type RenderOptions } from './event-targets';
 import { defaultRetrySettings, type RetrySettings } from './retry-policy';
 
@@ -57,7 +58,10 @@ export interface DeliveriesOptions {
   readonly retry?: { baseMs?: number; maxMs?: number; maxAgeMs?: number; timeoutMs?: number };
   /** How often the worker looks for due deliveries (it also looks at once after new ones). Default 250 ms. */
   readonly workerIntervalMs?: number;
+  /** The HTTP client (tests); default: `deliveryFetch`, which refuses forbidden addresses unless `allowPrivateUrls`. */
   readonly fetch?: typeof fetch;
+  /** WEBHOOK_ALLOW_PRIVATE_URLS; default false: every resolved address is checked, stored URLs on every attempt. */
+  readonly allowPrivateUrls?: boolean;
   /** Requests in flight at most, each for a different (subscription, resource). Default 8. */
   readonly concurrency?: number;
   /** The bus consumer group (WEBHOOKS_CONSUMER_GROUP); default `webhooks`. One group per installation. */
@@ -164,7 +168,8 @@ export class Deliveries implements ServiceSlice {
       settings: this.settings,
       intervalMs: options.workerIntervalMs ?? 250,
       now: context.now,
-      fetch: options.fetch ?? fetch,
+      fetch: options.fetch ?? deliveryFetch({ allowPrivate: options.allowPrivateUrls ?? false }),
+      allowPrivateUrls: options.allowPrivateUrls ?? false,
       concurrency: options.concurrency ?? 8,
       onError: this.onError,
       ...(options.log ? { log: options.log } : {}),

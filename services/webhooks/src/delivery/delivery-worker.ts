@@ -17,6 +17,8 @@ import { contextFromHeaders, markFailed, runWithContext, setAttributes, SpanKind
 import { signatureHeaders } from '@switchyard/webhook-signature';
 import type { Logger } from 'pino';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
+import { webhookUrlProblem } from '../subscriptions/webhook-url';
+import { deliveryErrorClass } from './guarded-fetch';
 import type { DeliveryRow, DeliveryStore } from './delivery-store';
 import { nextAttemptAfterFailure, type RetrySettings } from './retry-policy';
 
@@ -27,6 +29,11 @@ export interface DeliveryWorkerOptions {
   readonly intervalMs: number;
   readonly now: () => Date;
   readonly fetch: typeof fetch;
+  /**
+   * WEBHOOK_ALLOW_PRIVATE_URLS. Off, a stored URL is checked again before every attempt (a subscription made while
+   * private URLs were allowed, or before the rule was tightened, gets `forbidden_address` without a connection).
+   */
+  readonly allowPrivateUrls: boolean;
   /** Requests in flight at most (each to a different lane). */
   readonly concurrency: number;
   readonly onError: (error: unknown, what: string) => void;
@@ -54,17 +61,14 @@ const attemptFields = (delivery: DeliveryRow) => ({
 const attemptAttributes = (delivery: DeliveryRow) =>
   Object.fromEntries(Object.entries(attemptFields(delivery)).map(([key, value]) => [`webhook.${key}`, value]));
 
+/** The event body with every `billing_details` member null (issue 22, item 4); untouched when it has none. */
+function withoutBillingDetails(body: string): string {
+  if (!body.includes('"billing_details":{')) return body;
+  return JSON.stringify(JSON.parse(body), (key, value: unknown) => (key === 'billing_details' && value !== null ? null : value));
+}
+
 const laneOf = (delivery: Pick<DeliveryRow, 'subscriptionId' | 'streamId'>): string => `${delivery.subscriptionId}\u0000${delivery.streamId}`;
 
-/** What went wrong without an answer, in a line: the timeout, or the network error's code and message. */
-function describeFailure(error: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `timeout: no answer within ${timeoutMs} ms`;
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause : null;
-  const codeValue: unknown = cause ? (cause as Error & { code?: unknown }).code : undefined;
-  const code = typeof codeValue === 'string' ? codeValue : null;
-  const message = cause?.message ?? (error instanceof Error ? error.message : String(error));
-  return (code && !message.includes(code) ? `${code}: ${message}` : message).slice(0, 500);
-}
 
 export class DeliveryWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -171,16 +175,24 @@ export class DeliveryWorker {
     );
   }
 
-  /** One POST of the delivery's exact body, signed with the subscription's active secrets of this moment. */
+  /**
+   * One POST of the delivery's body — without buyers' billing details unless the subscription may have them — signed
+   * with the subscription's active secrets of this moment.
+   */
   private async send(subscription: SubscriptionTarget, delivery: DeliveryRow, at: Date): Promise<AttemptOutcome> {
     const { timeoutMs } = this.options.settings;
+    const body = subscription.billingDetails === true ? delivery.body : withoutBillingDetails(delivery.body);
+    // The stored URL meets today's rule, whatever the rule was when it was stored (no connection otherwise).
+    if (!this.options.allowPrivateUrls && webhookUrlProblem(subscription.url, { allowPrivate: false }) !== null) {
+      return { responseStatus: null, error: 'forbidden_address', durationMs: 0 };
+    }
     const headers: Record<string, string> = {
       'content-type': 'application/json',
       'user-agent': 'Switchyard-Webhooks/1',
       ...signatureHeaders({
         webhookId: delivery.id,
         secrets: this.options.directory.activeSecrets(subscription.id).map((secret) => secret.secret),
-        rawBody: delivery.body,
+        rawBody: body,
         timestamp: Math.floor(at.getTime() / 1000),
       }),
     };
@@ -197,13 +209,14 @@ export class DeliveryWorker {
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
     try {
       // Redirects are not followed: a 3xx is a failed attempt (and a redirect could lead past the URL checks).
-      const response = await this.options.fetch(subscription.url, { method: 'POST', headers, body: delivery.body, redirect: 'manual', signal: controller.signal });
+      const response = await this.options.fetch(subscription.url, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal });
       const durationMs = elapsed();
       // The answer's body is not needed: release the connection.
       await response.body?.cancel().catch(() => undefined);
       return { responseStatus: response.status, error: null, durationMs };
     } catch (error) {
-      return { responseStatus: null, error: describeFailure(error, timedOut, timeoutMs), durationMs: elapsed() };
+      // A class, never the resolver's or socket's message: that would tell which inner hosts and ports exist.
+      return { responseStatus: null, error: deliveryErrorClass(error, timedOut), durationMs: elapsed() };
     } finally {
       clearTimeout(timer);
     }

@@ -28,6 +28,11 @@ export interface WebhookSubscriptionSettings {
   readonly active: boolean;
   readonly basicAuth: SealedBasicAuth | null;
   readonly description: string | null;
+  /**
+   * Whether payloads keep buyers' billing details: whether the caller that created the subscription, or changed it
+   * last, holds `buyers.billing-details.read` (issue 22, item 4). Absent in events from before: false.
+   */
+  readonly billingDetails?: boolean;
 }
 
 /** What an update changes: only the fields present; null clears (`eventNames`: every event again). */

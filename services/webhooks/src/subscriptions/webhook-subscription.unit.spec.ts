@@ -193,12 +193,22 @@ describe('the URL rule', () => {
     'http://[fc00::1]/',
     'http://[fd12:3456:789a::1]/',
     'http://[fe80::1]/',
+    // Issue 22, item 3: NAT64 reaches any IPv4 host through a translator; 198.18/15 is often routed inside.
+    'http://[64:ff9b::7f00:1]/',
+    'http://[64:ff9b::a00:1]/',
+    'http://[64:ff9b::808:808]/',
+    'http://[64:ff9b:1::1]/',
+    'http://198.18.0.1/',
+    'http://198.19.255.254/',
+    'http://192.0.0.8/',
+    'http://224.0.0.1/',
+    'http://[ff02::1]/',
   ])('refuses %s', (url) => {
     expect(webhookUrlProblem(url, { allowPrivate: false })).not.toBeNull();
     expect(webhookUrlProblem(url, { allowPrivate: true })).toBeNull();
   });
 
-  it.each(['https://hooks.example.com/a?b=c', 'http://8.8.8.8/', 'http://172.32.0.1/', 'http://192.169.0.1/', 'http://[2001:db8::1]/', 'http://[::ffff:8.8.8.8]/', 'http://localhost.example.com/'])(
+  it.each(['https://hooks.example.com/a?b=c', 'http://8.8.8.8/', 'http://172.32.0.1/', 'http://192.169.0.1/', 'http://198.20.0.1/', 'http://[64:ff9c::1]/', 'http://[2001:db8::1]/', 'http://[::ffff:8.8.8.8]/', 'http://localhost.example.com/'])(
     'takes %s',
     (url) => {
       expect(webhookUrlProblem(url, { allowPrivate: false })).toBeNull();

@@ -79,6 +79,7 @@ it('creates with defaults, never shows the basic-auth password, and gets it back
     eventNames: null,
     active: true,
     basicAuth: { username: 'hooks', password: 'pa55-w0rd-in-clear' },
+    billingDetails: false, // the RPC caller did not say it reads billing details (issue 22, item 4)
   });
 });
 

@@ -13,6 +13,8 @@ export interface WebhookSubscriptionRow {
   /** The password sealed, as in the events. */
   readonly basicAuth: SealedBasicAuth | null;
   readonly description: string | null;
+  /** Whether payloads keep buyers' billing details (the last caller to create or change it could read them). */
+  readonly billingDetails: boolean;
   readonly createdAt: string;
   readonly updatedAt: string;
 }
@@ -36,6 +38,7 @@ interface SubscriptionRecord {
   basic_auth_username: string | null;
   basic_auth_password: string | null;
   description: string | null;
+  billing_details: number;
   deleted: number;
   created_at: string;
   updated_at: string;
@@ -80,6 +83,9 @@ export class WebhookSubscriptionsReadModel {
         id TEXT PRIMARY KEY, subscription_id TEXT NOT NULL, secret TEXT NOT NULL, last4 TEXT NOT NULL, active INTEGER NOT NULL,
         created_at TEXT NOT NULL, revoked_at TEXT);
       CREATE INDEX IF NOT EXISTS webhook_secrets_by_subscription ON webhook_secrets (subscription_id, created_at, id);`);
+    // Added by issue 22: subscriptions created before it carry no such setting, and get no billing details.
+    const columns = db.prepare<[], { name: string }>('PRAGMA table_info(webhook_subscriptions)').all();
+    if (!columns.some((column) => column.name === 'billing_details')) db.exec('ALTER TABLE webhook_subscriptions ADD COLUMN billing_details INTEGER NOT NULL DEFAULT 0');
     const visible = `deleted = 0 AND (merchant_account_id = @account OR (@instance = 1 AND merchant_account_id IS NULL))`;
     this.byId = db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ? AND deleted = 0');
     this.listAfter = db.prepare(
@@ -96,12 +102,14 @@ export class WebhookSubscriptionsReadModel {
 
     const insert = db.prepare(
       `INSERT OR REPLACE INTO webhook_subscriptions (id, merchant_account_id, url, event_names, active, basic_auth_username, basic_auth_password,
-         description, deleted, created_at, updated_at)
-       VALUES (@id, @merchant_account_id, @url, @event_names, @active, @basic_auth_username, @basic_auth_password, @description, 0, @created_at, @updated_at)`,
+         description, billing_details, deleted, created_at, updated_at)
+       VALUES (@id, @merchant_account_id, @url, @event_names, @active, @basic_auth_username, @basic_auth_password, @description, @billing_details, 0,
+         @created_at, @updated_at)`,
     );
     const update = db.prepare(
       `UPDATE webhook_subscriptions SET url = @url, event_names = @event_names, active = @active, basic_auth_username = @basic_auth_username,
-         basic_auth_password = @basic_auth_password, description = @description, updated_at = @updated_at WHERE id = @id`,
+         basic_auth_password = @basic_auth_password, description = @description, billing_details = @billing_details, updated_at = @updated_at
+         WHERE id = @id`,
     );
     const markDeleted = db.prepare('UPDATE webhook_subscriptions SET deleted = 1, active = 0, updated_at = @at WHERE id = @id');
     const insertSecret = db.prepare(
@@ -122,7 +130,7 @@ export class WebhookSubscriptionsReadModel {
           case 'WebhookSubscriptionCreated': {
             const data = event.data;
             insert.run({
-              ...settingsRecord(data),
+              ...settingsRecord({ ...data, billingDetails: data.billingDetails ?? false }),
               id: data.id,
               merchant_account_id: data.merchantAccountId,
               created_at: data.at,
@@ -142,6 +150,7 @@ export class WebhookSubscriptionsReadModel {
                 active: data.active ?? row.active,
                 basicAuth: data.basicAuth !== undefined ? data.basicAuth : row.basicAuth,
                 description: data.description !== undefined ? data.description : row.description,
+                billingDetails: data.billingDetails ?? row.billingDetails,
               }),
               id: row.id,
               updated_at: data.at,
@@ -218,7 +227,7 @@ export class WebhookSubscriptionsReadModel {
 /** The list key: creation time, then id (ISO timestamps of one length sort as text). */
 export const listKey = (row: WebhookSubscriptionRow): string => `${row.createdAt}|${row.id}`;
 
-function settingsRecord(settings: Pick<WebhookSubscriptionRow, 'url' | 'eventNames' | 'active' | 'basicAuth' | 'description'>) {
+function settingsRecord(settings: Pick<WebhookSubscriptionRow, 'url' | 'eventNames' | 'active' | 'basicAuth' | 'description' | 'billingDetails'>) {
   return {
     url: settings.url,
     event_names: settings.eventNames ? JSON.stringify(settings.eventNames) : null,
@@ -226,6 +235,7 @@ function settingsRecord(settings: Pick<WebhookSubscriptionRow, 'url' | 'eventNam
     basic_auth_username: settings.basicAuth?.username ?? null,
     basic_auth_password: settings.basicAuth?.password ?? null,
     description: settings.description,
+    billing_details: settings.billingDetails ? 1 : 0,
   };
 }
 
@@ -238,6 +248,7 @@ function toRow(record: SubscriptionRecord): WebhookSubscriptionRow {
     active: record.active === 1,
     basicAuth: record.basic_auth_username !== null && record.basic_auth_password !== null ? { username: record.basic_auth_username, password: record.basic_auth_password } : null,
     description: record.description,
+    billingDetails: record.billing_details === 1,
     createdAt: record.created_at,
     updatedAt: record.updated_at,
   };

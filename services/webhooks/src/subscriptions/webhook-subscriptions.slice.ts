@@ -120,6 +120,7 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
         active: body.active ?? true,
         basicAuth: body.basic_auth ? this.sealBasicAuth(id, body.basic_auth) : null,
         description: body.description ?? null,
+        billingDetails: request.billing_details_visible === true,
       },
       caller,
       metadata: this.metadata(),
@@ -138,6 +139,8 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       ...(body.active !== undefined ? { active: body.active } : {}),
       ...(body.basic_auth !== undefined ? { basicAuth: body.basic_auth ? this.sealBasicAuth(id, body.basic_auth) : null } : {}),
       ...(body.description !== undefined ? { description: body.description } : {}),
+      // Whoever changes the subscription vouches for its payloads from now on (issue 22, item 4).
+      billingDetails: request.billing_details_visible === true,
     };
     await this.run(id, {
       type: 'UpdateWebhookSubscription',
@@ -298,6 +301,7 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       eventNames: row.eventNames,
       active: row.active,
       basicAuth: row.basicAuth ? { username: row.basicAuth.username, password: this.#box.open(row.basicAuth.password, basicAuthOwner(row.id)) } : null,
+      billingDetails: row.billingDetails,
     };
   }
 }

@@ -2,10 +2,13 @@
  * Where a webhook may be sent: http(s) only, no credentials in the URL (they would be shown back in clear: use
  * `basic_auth`), and — unless WEBHOOK_ALLOW_PRIVATE_URLS is on — not to this machine or a private network:
  * `localhost` (and `*.localhost`), loopback (127.0.0.0/8, ::1), private (10/8, 172.16/12, 192.168/16, fc00::/7),
- * link-local (169.254/16, fe80::/10), shared (100.64/10) and unspecified (0.0.0.0/8, ::) addresses, also written as
+ * link-local (169.254/16, fe80::/10), shared (100.64/10), benchmarking (198.18/15), IETF protocol assignments
+ * (192.0.0/24), multicast and reserved (224/3, ff00::/8), unspecified (0.0.0.0/8, ::) addresses and NAT64 prefixes
+ * (64:ff9b::/96, 64:ff9b:1::/48: they reach IPv4 hosts through a translator, inner ones included), also written as
  * IPv4-mapped IPv6 or in the numeric forms the URL parser normalises (`http://2130706433/`, `http://0x7f.1/`).
  *
- * The rule reads the host as written; a public name that resolves to a private address is not caught here.
+ * The rule reads the host as written; a name that resolves to a private address is caught when the delivery
+ * connects (`delivery/guarded-fetch.ts`), which applies `isPrivateAddress` to every address the name resolves to.
  */
 import { isIP } from 'node:net';
 
@@ -44,13 +47,16 @@ export function isPrivateAddress(host: string): boolean {
     if ((words[0]! & 0xfe00) === 0xfc00) return true; // fc00::/7 unique local
     if ((words[0]! & 0xffc0) === 0xfe80) return true; // fe80::/10 link-local
     if ((words[0]! & 0xffc0) === 0xfec0) return true; // fec0::/10 deprecated site-local
+    if ((words[0]! & 0xff00) === 0xff00) return true; // ff00::/8 multicast
+    if (words[0] === 0x64 && words[1] === 0xff9b && words.slice(2, 6).every((word) => word === 0)) return true; // 64:ff9b::/96 NAT64
+    if (words[0] === 0x64 && words[1] === 0xff9b && words[2] === 1) return true; // 64:ff9b:1::/48 local-use NAT64
     return false;
   }
   return false;
 }
 
-function isPrivateV4([a, b]: readonly number[]): boolean {
-  if (a === undefined || b === undefined) return true;
+function isPrivateV4([a, b, c]: readonly number[]): boolean {
+  if (a === undefined || b === undefined || c === undefined) return true;
   return (
     a === 0 || // 0.0.0.0/8: "this network", reaches the local host
     a === 10 ||
@@ -58,7 +64,10 @@ function isPrivateV4([a, b]: readonly number[]): boolean {
     (a === 100 && b >= 64 && b <= 127) || // 100.64.0.0/10 shared (carrier-grade NAT)
     (a === 169 && b === 254) ||
     (a === 172 && b >= 16 && b <= 31) ||
-    (a === 192 && b === 168)
+    (a === 192 && b === 168) ||
+    (a === 192 && b === 0 && c === 0) || // 192.0.0.0/24 IETF protocol assignments
+    (a === 198 && (b === 18 || b === 19)) || // 198.18.0.0/15 benchmarking: often routed to inner networks
+    a >= 224 // 224.0.0.0/4 multicast, 240.0.0.0/4 reserved, 255.255.255.255
   );
 }
 
