@@ -9,6 +9,7 @@ const brokers = kafkaBrokersFromEnv();
 describe('dead-letters on Kafka', async () => {
   const availability = await kafkaAvailability(brokers);
   describeWithInfra(`dead-letters at ${brokers.join(',')}`, availability, () => {
+    vi.setConfig({ testTimeout: 120_000 });
     it('lists the parked messages of a group and replays them in order once the handler is fixed', async () => {
       const topic = `cli-dead-letters.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
       const groupId = `cli-dead-letters-${randomUUID().slice(0, 8)}`;

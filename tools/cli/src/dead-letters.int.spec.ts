@@ -7,7 +7,8 @@ import { runCli } from '@switchyard/testing';
 
 const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 5, maxAttempts: 2 } };
 
-describe('dead-letters, embedded (DATA_DIR/bus.db)', () => {
+// Each CLI run is a process of its own (a few seconds on a busy machine).
+describe('dead-letters, embedded (DATA_DIR/bus.db)', { timeout: 120_000 }, () => {
   let dataDir: string;
   beforeEach(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-dead-letters-'));
@@ -60,7 +61,7 @@ describe('dead-letters, embedded (DATA_DIR/bus.db)', () => {
 
       const discard = await cli('discard', '--group', 'webhooks', '--topic', 'transactions.events', '--key', 'tx-2');
       expect(JSON.parse(discard.stdout)).toEqual({ streams: 1, messages: 1 });
-      await vi.waitFor(async () => expect(JSON.parse((await cli('list')).stdout).items).toEqual([]), { timeout: 10_000 });
+      await vi.waitFor(async () => expect(JSON.parse((await cli('list')).stdout).items).toEqual([]), { timeout: 60_000, interval: 200 });
       await bus.publish('transactions.events', [{ key: 'tx-2', value: 'later' }]);
       await vi.waitFor(() => expect(handled).toEqual(['fine', 'poison-1', 'after-1', 'later']));
       expect(JSON.parse((await cli('list', '--all')).stdout).items.map((item: { state: string }) => item.state)).toEqual(['done', 'done', 'done']);

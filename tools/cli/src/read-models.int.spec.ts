@@ -22,7 +22,7 @@ describe('the read models the rebuild knows', () => {
   });
 });
 
-describe('read-models rebuild under load', () => {
+describe('read-models rebuild under load', { timeout: 120_000 }, () => {
   let harness: Harness;
   afterEach(async () => harness?.stop());
 

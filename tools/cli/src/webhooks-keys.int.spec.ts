@@ -7,7 +7,7 @@ import { ServiceHost } from '@switchyard/service';
 import { runCli } from '@switchyard/testing';
 import { loadWebhooksKeyRing, WebhookSubscriptions } from '@switchyard/webhooks';
 
-describe('webhooks key rotation from the CLI', () => {
+describe('webhooks key rotation from the CLI', { timeout: 120_000 }, () => {
   let dataDir: string;
   beforeEach(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-webhooks-keys-'));
