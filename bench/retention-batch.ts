@@ -35,18 +35,27 @@ const insertDelivery = db.prepare(
 const insertAttempt = db.prepare(
   `INSERT INTO webhook_delivery_attempts (delivery_id, n, attempted_at, response_status, error, duration_ms) VALUES (?, 1, ?, 200, NULL, 12)`,
 );
-const body = JSON.stringify({ type: 'event', name: 'transaction.updated', target: { type: 'transaction', amount: 1299, status: 'capture_succeeded', metadata: { order: 'x'.repeat(200) } } });
+const body = JSON.stringify({
+  type: 'event',
+  name: 'transaction.updated',
+  target: { type: 'transaction', amount: 1299, status: 'capture_succeeded', metadata: { order: 'x'.repeat(200) } },
+});
 db.transaction(() => {
   for (let n = 0; n < total; n += 1) {
     // Spread over 45 days: the first third is past a 30-day retention.
     const at = now - 45 * DAY + Math.floor((n / total) * 45 * DAY);
     const iso = new Date(at).toISOString();
-    const eventSeq = Number(insertEvent.run(`m-${n}:transaction.updated`, `m-${n}`, `transaction-${n}`, `${n}`, iso, at, body).lastInsertRowid);
+    const eventSeq = Number(
+      insertEvent.run(`m-${n}:transaction.updated`, `m-${n}`, `transaction-${n}`, `${n}`, iso, at, body)
+        .lastInsertRowid,
+    );
     insertDelivery.run(`d-${n}`, eventSeq, `transaction-${n}`, n, at, iso, iso);
     insertAttempt.run(`d-${n}`, iso);
   }
 })();
-console.log(`filled ${total} deliveries, events and attempts in ${((performance.now() - started) / 1000).toFixed(1)} s (${(fs.statSync(path.join(dir, 'webhooks.db')).size / 1e6).toFixed(0)} MB)`);
+console.log(
+  `filled ${total} deliveries, events and attempts in ${((performance.now() - started) / 1000).toFixed(1)} s (${(fs.statSync(path.join(dir, 'webhooks.db')).size / 1e6).toFixed(0)} MB)`,
+);
 
 const batches: number[] = [];
 const ingests: number[] = [];
@@ -58,7 +67,18 @@ for (let round = 0; ; round += 1) {
   deleted += count;
   const i = performance.now();
   store.ingest(
-    [{ key: `live-${round}:transaction.updated`, messageId: `live-${round}`, name: 'transaction.updated', streamId: `transaction-live-${round}`, resourceId: 'x', merchantAccountId: 'default', createdAt: new Date(now).toISOString(), body }],
+    [
+      {
+        key: `live-${round}:transaction.updated`,
+        messageId: `live-${round}`,
+        name: 'transaction.updated',
+        streamId: `transaction-live-${round}`,
+        resourceId: 'x',
+        merchantAccountId: 'default',
+        createdAt: new Date(now).toISOString(),
+        body,
+      },
+    ],
     () => ['sub-1'],
     () => `live-${round}`,
     new Date(now),
@@ -66,8 +86,11 @@ for (let round = 0; ; round += 1) {
   ingests.push(performance.now() - i);
   if (count < batchSize) break;
 }
-const pct = (values: number[], p: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!.toFixed(2);
-console.log(`deleted ${deleted} rows in ${batches.length} batches of ${batchSize}: per batch median ${pct(batches, 50)} ms, p99 ${pct(batches, 99)} ms, max ${pct(batches, 100)} ms`);
+const pct = (values: number[], p: number) =>
+  [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor((p / 100) * values.length))]!.toFixed(2);
+console.log(
+  `deleted ${deleted} rows in ${batches.length} batches of ${batchSize}: per batch median ${pct(batches, 50)} ms, p99 ${pct(batches, 99)} ms, max ${pct(batches, 100)} ms`,
+);
 console.log(`an ingest between batches: median ${pct(ingests, 50)} ms, p99 ${pct(ingests, 99)} ms`);
 db.close();
 fs.rmSync(dir, { recursive: true, force: true });

@@ -47,7 +47,8 @@ new Gauge({
   registers: [registry],
   collect() {
     this.reset();
-    for (const source of parkedSources) for (const { group, topic, streams } of source()) this.inc({ group, topic }, streams);
+    for (const source of parkedSources)
+      for (const { group, topic, streams } of source()) this.inc({ group, topic }, streams);
   },
 });
 
@@ -61,7 +62,8 @@ new Gauge({
     const answers = await Promise.allSettled([...lagSources].map((source) => source()));
     for (const answer of answers) {
       if (answer.status !== 'fulfilled') continue; // a broker that does not answer shows as missing samples
-      for (const { group, topic, partition, lag } of answer.value) this.set({ group, topic, partition: String(partition) }, lag);
+      for (const { group, topic, partition, lag } of answer.value)
+        this.set({ group, topic, partition: String(partition) }, lag);
     }
   },
 });

@@ -2,10 +2,20 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { InProcessBroker, InProcessMessageBus, listDeadLetters, SqliteBusState, type IncomingMessage } from '@switchyard/bus';
+import {
+  InProcessBroker,
+  InProcessMessageBus,
+  listDeadLetters,
+  SqliteBusState,
+  type IncomingMessage,
+} from '@switchyard/bus';
 import { runCli } from '@switchyard/testing';
 
-const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 5, maxAttempts: 2 } };
+const quiet = {
+  onHandlerFailure: () => undefined,
+  onDeadLetter: () => undefined,
+  redelivery: { initialDelayMs: 5, maxAttempts: 2 },
+};
 
 // Each CLI run is a process of its own (a few seconds on a busy machine).
 describe('dead-letters, embedded (DATA_DIR/bus.db)', { timeout: 120_000 }, () => {
@@ -49,22 +59,47 @@ describe('dead-letters, embedded (DATA_DIR/bus.db)', { timeout: 120_000 }, () =>
         ['tx-1', 'behind-parked', 'parked'],
         ['tx-2', 'failed', 'parked'],
       ]);
-      expect(items[0]).toMatchObject({ group: 'webhooks', topic: 'transactions.events', attempts: 2, event_id: 'e1', event_type: 'TransactionAuthorized' });
+      expect(items[0]).toMatchObject({
+        group: 'webhooks',
+        topic: 'transactions.events',
+        attempts: 2,
+        event_id: 'e1',
+        event_type: 'TransactionAuthorized',
+      });
       expect(items[0]?.error).toBe('Error: cannot render [digits]');
 
       fixed = true;
-      const replay = await cli('replay', '--group', 'webhooks', '--topic', 'transactions.events', '--key', 'tx-1', '--wait-seconds', '20');
+      const replay = await cli(
+        'replay',
+        '--group',
+        'webhooks',
+        '--topic',
+        'transactions.events',
+        '--key',
+        'tx-1',
+        '--wait-seconds',
+        '20',
+      );
       expect(replay.code).toBe(0);
-      expect(JSON.parse(replay.stdout)).toEqual({ requested: { streams: 1, messages: 2 }, released: ['tx-1'], still_parked: {} });
+      expect(JSON.parse(replay.stdout)).toEqual({
+        requested: { streams: 1, messages: 2 },
+        released: ['tx-1'],
+        still_parked: {},
+      });
       expect(replay.stderr).toContain('1 of 1 stream(s) released');
       expect(handled).toEqual(['fine', 'poison-1', 'after-1']);
 
       const discard = await cli('discard', '--group', 'webhooks', '--topic', 'transactions.events', '--key', 'tx-2');
       expect(JSON.parse(discard.stdout)).toEqual({ streams: 1, messages: 1 });
-      await vi.waitFor(async () => expect(JSON.parse((await cli('list')).stdout).items).toEqual([]), { timeout: 60_000, interval: 200 });
+      await vi.waitFor(async () => expect(JSON.parse((await cli('list')).stdout).items).toEqual([]), {
+        timeout: 60_000,
+        interval: 200,
+      });
       await bus.publish('transactions.events', [{ key: 'tx-2', value: 'later' }]);
       await vi.waitFor(() => expect(handled).toEqual(['fine', 'poison-1', 'after-1', 'later']));
-      expect(JSON.parse((await cli('list', '--all')).stdout).items.map((item: { state: string }) => item.state)).toEqual(['done', 'done', 'done']);
+      expect(
+        JSON.parse((await cli('list', '--all')).stdout).items.map((item: { state: string }) => item.state),
+      ).toEqual(['done', 'done', 'done']);
     } finally {
       await bus.close();
       broker.close();
@@ -76,7 +111,11 @@ describe('dead-letters, embedded (DATA_DIR/bus.db)', { timeout: 120_000 }, () =>
     const state = SqliteBusState.open(dataDir);
     const broker = new InProcessBroker({ durable: state, durablePollIntervalMs: 50 });
     const bus = new InProcessMessageBus({ broker, ...quiet });
-    await bus.subscribe({ groupId: 'g', topics: ['t'], handler: async () => Promise.reject(new Error('still broken')) });
+    await bus.subscribe({
+      groupId: 'g',
+      topics: ['t'],
+      handler: async () => Promise.reject(new Error('still broken')),
+    });
     try {
       await bus.publish('t', [{ key: 'k', value: 'v' }]);
       await vi.waitFor(async () => expect(await listDeadLetters(state)).toHaveLength(1));

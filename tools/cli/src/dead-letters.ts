@@ -22,7 +22,8 @@ import {
 export type DeadLetterSource = 'kafka' | 'data-dir';
 
 /** Kafka when `KAFKA_BROKERS` is set in the environment (a distributed installation), else the data directory. */
-export const defaultSource = (env: NodeJS.ProcessEnv = process.env): DeadLetterSource => (env.KAFKA_BROKERS ? 'kafka' : 'data-dir');
+export const defaultSource = (env: NodeJS.ProcessEnv = process.env): DeadLetterSource =>
+  env.KAFKA_BROKERS ? 'kafka' : 'data-dir';
 
 /** The log, or null when the data directory has no bus state (nothing was ever parked there). */
 function openLog(settings: Settings, source: DeadLetterSource): DeadLetterLog | null {
@@ -30,7 +31,12 @@ function openLog(settings: Settings, source: DeadLetterSource): DeadLetterLog | 
   return SqliteBusState.openExisting(settings.dataDir);
 }
 
-async function withLog<T>(settings: Settings, source: DeadLetterSource, action: (log: DeadLetterLog) => Promise<T>, none: T): Promise<T> {
+async function withLog<T>(
+  settings: Settings,
+  source: DeadLetterSource,
+  action: (log: DeadLetterLog) => Promise<T>,
+  none: T,
+): Promise<T> {
   const log = openLog(settings, source);
   if (!log) return none;
   try {
@@ -40,8 +46,11 @@ async function withLog<T>(settings: Settings, source: DeadLetterSource, action: 
   }
 }
 
-export const deadLettersList = (settings: Settings, source: DeadLetterSource, filter: DeadLetterFilter): Promise<DeadLetterEntry[]> =>
-  withLog(settings, source, (log) => listDeadLetters(log, filter), []);
+export const deadLettersList = (
+  settings: Settings,
+  source: DeadLetterSource,
+  filter: DeadLetterFilter,
+): Promise<DeadLetterEntry[]> => withLog(settings, source, (log) => listDeadLetters(log, filter), []);
 
 export interface ReplayOutcome {
   readonly requested: { readonly streams: number; readonly messages: number };
@@ -70,9 +79,16 @@ export async function deadLettersReplay(
       const requested = await requestReplay(log, selection);
       const through = new Map(requested.through);
       let messages = requested.messages;
-      progress(`replay requested: ${requested.messages} message(s) of ${requested.streams} stream(s) of group ${selection.group} on ${selection.topic}`);
+      progress(
+        `replay requested: ${requested.messages} message(s) of ${requested.streams} stream(s) of group ${selection.group} on ${selection.topic}`,
+      );
       const streams = [...through.keys()];
-      if (waitSeconds === 0 || streams.length === 0) return { requested, released: [], still_parked: waitSeconds === 0 ? Object.fromEntries(requested.through) : {} };
+      if (waitSeconds === 0 || streams.length === 0)
+        return {
+          requested,
+          released: [],
+          still_parked: waitSeconds === 0 ? Object.fromEntries(requested.through) : {},
+        };
       const deadline = Date.now() + waitSeconds * 1000;
       let remaining = new Map<string, number[]>();
       let reported = -1;
@@ -105,4 +121,9 @@ export async function deadLettersReplay(
 }
 
 export const deadLettersDiscard = (settings: Settings, source: DeadLetterSource, selection: StreamSelection) =>
-  withLog(settings, source, async (log) => requestDiscard(log, selection).then(({ streams, messages }) => ({ streams, messages })), { streams: 0, messages: 0 });
+  withLog(
+    settings,
+    source,
+    async (log) => requestDiscard(log, selection).then(({ streams, messages }) => ({ streams, messages })),
+    { streams: 0, messages: 0 },
+  );

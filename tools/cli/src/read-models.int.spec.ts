@@ -12,13 +12,24 @@ describe('the read models the rebuild knows', () => {
     const store = new SqliteEventStore(':memory:');
     const projections = projectionsOf(service, store, db);
     expect([...projections.keys()].sort()).toEqual(Object.keys(readModelTables[service]!).sort());
-    const tables = new Set((db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map((row) => row.name));
+    const tables = new Set(
+      (db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").all() as Array<{ name: string }>).map(
+        (row) => row.name,
+      ),
+    );
     for (const owned of Object.values(readModelTables[service]!).flat()) expect(tables.has(owned), owned).toBe(true);
     db.close();
   });
 
   it('compares positions of both stores', () => {
-    expect([isBehind('9', '10'), isBehind('10', '9'), isBehind(undefined, '1'), isBehind('1', undefined), isBehind('5/5', '5/6'), isBehind('6/0', '5/9')]).toEqual([true, false, true, false, true, false]);
+    expect([
+      isBehind('9', '10'),
+      isBehind('10', '9'),
+      isBehind(undefined, '1'),
+      isBehind('1', undefined),
+      isBehind('5/5', '5/6'),
+      isBehind('6/0', '5/9'),
+    ]).toEqual([true, false, true, false, true, false]);
   });
 });
 
@@ -45,11 +56,28 @@ describe('read-models rebuild under load', { timeout: 120_000 }, () => {
     const created: string[] = [];
     const worker = async () => {
       for (let n = 0; loading; n += 1) {
-        const response = await harness.http().post('/transactions').set(harness.headers('default')).send({ amount: 2_000 + n, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' } });
+        const response = await harness
+          .http()
+          .post('/transactions')
+          .set(harness.headers('default'))
+          .send({
+            amount: 2_000 + n,
+            currency: 'USD',
+            payment_method: {
+              method: 'card',
+              number: '4111111111111111',
+              expiration_date: '11/30',
+              security_code: '123',
+            },
+          });
         if (response.status !== 201) failures.push(`POST ${response.status} ${response.text}`);
         else created.push(response.body.id);
-        const read = await harness.http().get(`/transactions/${before[n % before.length]!.id}`).set(harness.headers('default'));
-        if (read.status !== 200 && !(n % before.length === 0 && read.status === 404)) failures.push(`GET ${read.status}`);
+        const read = await harness
+          .http()
+          .get(`/transactions/${before[n % before.length]!.id}`)
+          .set(harness.headers('default'));
+        if (read.status !== 200 && !(n % before.length === 0 && read.status === 404))
+          failures.push(`GET ${read.status}`);
       }
     };
     const workers = [worker(), worker()];
@@ -80,8 +108,10 @@ describe('read-models rebuild under load', { timeout: 120_000 }, () => {
     const store = new SqliteEventStore(`${dataDir}/transactions.db`);
     const projections = projectionsOf('transactions', store, fresh);
     await new Projector(fresh, store, [...projections.values()]).catchUp();
-    const rows = (db: Database.Database, table: string) => (db.prepare(`SELECT * FROM "${table}"`).all() as unknown[]).map((row) => JSON.stringify(row)).sort();
-    for (const table of Object.values(readModelTables.transactions!).flat()) expect(rows(liveDb, table), table).toEqual(rows(fresh, table));
+    const rows = (db: Database.Database, table: string) =>
+      (db.prepare(`SELECT * FROM "${table}"`).all() as unknown[]).map((row) => JSON.stringify(row)).sort();
+    for (const table of Object.values(readModelTables.transactions!).flat())
+      expect(rows(liveDb, table), table).toEqual(rows(fresh, table));
     liveDb.close();
     fresh.close();
     await store.close();

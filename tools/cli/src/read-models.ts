@@ -34,7 +34,14 @@ export const readModelTables: Readonly<Record<string, Readonly<Record<string, re
   transactions: {
     'payment-services': ['payment_services'],
     'flow-rules': ['flow_rules'],
-    transactions: ['transactions', 'transaction_history', 'transaction_refunds', 'transaction_create_holds', 'transaction_gift_card_processes', 'transaction_open_operations'],
+    transactions: [
+      'transactions',
+      'transaction_history',
+      'transaction_refunds',
+      'transaction_create_holds',
+      'transaction_gift_card_processes',
+      'transaction_open_operations',
+    ],
     'payment-methods': ['payment_methods'],
     'checkout-sessions': ['checkout_sessions'],
     buyers: ['buyers', 'buyer_shipping_details'],
@@ -54,7 +61,13 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
   let instance: object;
   if (service === 'identity') instance = new IdentityService({ store, db });
   else if (service === 'transactions') instance = new TransactionsService({ store, db });
-  else if (service === 'webhooks') instance = new WebhooksService({ store, db, bus: new InProcessMessageBus(), rpc: new InProcessRpc(() => undefined) });
+  else if (service === 'webhooks')
+    instance = new WebhooksService({
+      store,
+      db,
+      bus: new InProcessMessageBus(),
+      rpc: new InProcessRpc(() => undefined),
+    });
   else throw new Error(`unknown service ${service}: identity, transactions or webhooks`);
   const projections = new Map<string, Projection>();
   for (const slice of Object.values(instance)) {
@@ -92,10 +105,16 @@ function countingStore(store: EventStore, onRead: (events: number) => void): Eve
   });
 }
 
-export async function rebuildReadModels(settings: Settings, service: string, name: string | undefined, progress: (line: string) => void): Promise<RebuildOutcome> {
+export async function rebuildReadModels(
+  settings: Settings,
+  service: string,
+  name: string | undefined,
+  progress: (line: string) => void,
+): Promise<RebuildOutcome> {
   const known = readModelTables[service];
   if (!known) throw new Error(`unknown service ${service}: ${Object.keys(readModelTables).join(', ')}`);
-  if (name !== undefined && !known[name]) throw new Error(`${service} has no read model ${name}: ${Object.keys(known).join(', ')}`);
+  if (name !== undefined && !known[name])
+    throw new Error(`${service} has no read model ${name}: ${Object.keys(known).join(', ')}`);
   const names = name !== undefined ? [name] : Object.keys(known);
   const started = performance.now();
   const storage = openServiceStorage(service, { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
@@ -116,15 +135,26 @@ export async function rebuildReadModels(settings: Settings, service: string, nam
     });
     const all = projectionsOf(service, store, scratch);
     const missing = names.filter((candidate) => !all.has(candidate));
-    if (missing.length > 0) throw new Error(`${service} does not make the read model(s) ${missing.join(', ')} (readModelTables is out of date)`);
-    const projector = new Projector(scratch, store, names.map((candidate) => all.get(candidate)!));
+    if (missing.length > 0)
+      throw new Error(
+        `${service} does not make the read model(s) ${missing.join(', ')} (readModelTables is out of date)`,
+      );
+    const projector = new Projector(
+      scratch,
+      store,
+      names.map((candidate) => all.get(candidate)!),
+    );
     await projector.catchUp();
     progress(`${service}: ${replayed} events replayed; swapping`);
 
     const swap = await swapIn(storage.db, scratch, scratchFile, names, known, async () => {
       await projector.catchUp();
     });
-    progress(`${service}: swapped in ${swap.ms.toFixed(0)} ms (${Object.entries(swap.rows).map(([table, rows]) => `${table} ${rows}`).join(', ')})`);
+    progress(
+      `${service}: swapped in ${swap.ms.toFixed(0)} ms (${Object.entries(swap.rows)
+        .map(([table, rows]) => `${table} ${rows}`)
+        .join(', ')})`,
+    );
     return {
       service,
       read_models: names,
@@ -163,19 +193,22 @@ async function swapIn(
     for (let attempt = 1; attempt <= MAX_SWAP_ATTEMPTS; attempt += 1) {
       const at = scratchCheckpoints.load(`projection:${names[0]!}`);
       const swapStarted = performance.now();
-      const outcome = live.transaction(() => {
-        for (const projectionName of names) {
-          if (isBehind(at, liveCheckpoints.load(`projection:${projectionName}`))) return null;
-        }
-        const rows: Record<string, number> = {};
-        for (const projectionName of names) {
-          for (const table of known[projectionName]!) rows[table] = replaceTable(live, table);
-          if (at !== undefined) liveCheckpoints.save(`projection:${projectionName}`, at);
-          else live.prepare('DELETE FROM checkpoints WHERE name = ?').run(`projection:${projectionName}`);
-        }
-        return rows;
-      }).immediate();
-      if (outcome) return { rows: outcome, checkpoint: at ?? null, attempts: attempt, ms: performance.now() - swapStarted };
+      const outcome = live
+        .transaction(() => {
+          for (const projectionName of names) {
+            if (isBehind(at, liveCheckpoints.load(`projection:${projectionName}`))) return null;
+          }
+          const rows: Record<string, number> = {};
+          for (const projectionName of names) {
+            for (const table of known[projectionName]!) rows[table] = replaceTable(live, table);
+            if (at !== undefined) liveCheckpoints.save(`projection:${projectionName}`, at);
+            else live.prepare('DELETE FROM checkpoints WHERE name = ?').run(`projection:${projectionName}`);
+          }
+          return rows;
+        })
+        .immediate();
+      if (outcome)
+        return { rows: outcome, checkpoint: at ?? null, attempts: attempt, ms: performance.now() - swapStarted };
       await catchUp();
     }
   } finally {
@@ -203,11 +236,18 @@ export function isBehind(scratch: string | undefined, live: string | undefined):
 function replaceTable(live: Database.Database, table: string): number {
   const exists = live.prepare("SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?").get(table);
   if (!exists) {
-    const schema = live.prepare("SELECT sql FROM rebuild.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type DESC").all(table) as Array<{ sql: string }>;
+    const schema = live
+      .prepare('SELECT sql FROM rebuild.sqlite_master WHERE tbl_name = ? AND sql IS NOT NULL ORDER BY type DESC')
+      .all(table) as Array<{ sql: string }>;
     for (const { sql } of schema) live.exec(sql);
   }
-  const columns = (live.prepare(`SELECT name FROM pragma_table_info(?, 'rebuild')`).all(table) as Array<{ name: string }>).map((column) => `"${column.name}"`).join(', ');
+  const columns = (
+    live.prepare(`SELECT name FROM pragma_table_info(?, 'rebuild')`).all(table) as Array<{ name: string }>
+  )
+    .map((column) => `"${column.name}"`)
+    .join(', ');
   if (columns === '') throw new Error(`the rebuild made no table ${table}`);
   live.exec(`DELETE FROM main."${table}"`);
-  return live.prepare(`INSERT INTO main."${table}" (${columns}) SELECT ${columns} FROM rebuild."${table}"`).run().changes;
+  return live.prepare(`INSERT INTO main."${table}" (${columns}) SELECT ${columns} FROM rebuild."${table}"`).run()
+    .changes;
 }

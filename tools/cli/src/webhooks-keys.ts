@@ -10,12 +10,26 @@ import path from 'node:path';
 import type { Settings } from '@switchyard/config';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
-import { loadWebhooksKeyRing, webhooksKeyId, WEBHOOKS_RETIRED_KEYS_FILE, WebhookSubscriptions, type WebhooksKeyRing, type WebhooksKeyStatus } from '@switchyard/webhooks';
+import {
+  loadWebhooksKeyRing,
+  webhooksKeyId,
+  WEBHOOKS_RETIRED_KEYS_FILE,
+  WebhookSubscriptions,
+  type WebhooksKeyRing,
+  type WebhooksKeyStatus,
+} from '@switchyard/webhooks';
 
 const ringOf = (settings: Settings): WebhooksKeyRing =>
-  loadWebhooksKeyRing({ configured: settings.WEBHOOK_SECRETS_KEY, retired: settings.WEBHOOK_SECRETS_RETIRED_KEYS, dataDir: settings.dataDir });
+  loadWebhooksKeyRing({
+    configured: settings.WEBHOOK_SECRETS_KEY,
+    retired: settings.WEBHOOK_SECRETS_RETIRED_KEYS,
+    dataDir: settings.dataDir,
+  });
 
-async function withSubscriptions<T>(settings: Settings, action: (subscriptions: WebhookSubscriptions, ring: WebhooksKeyRing) => Promise<T>): Promise<T> {
+async function withSubscriptions<T>(
+  settings: Settings,
+  action: (subscriptions: WebhookSubscriptions, ring: WebhooksKeyRing) => Promise<T>,
+): Promise<T> {
   const ring = ringOf(settings);
   const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
   try {
@@ -32,13 +46,18 @@ async function withSubscriptions<T>(settings: Settings, action: (subscriptions: 
 
 type Status = WebhooksKeyStatus & { readonly retired_key_ids: string[] };
 
-const withRetired = (status: WebhooksKeyStatus, ring: WebhooksKeyRing): Status => ({ ...status, retired_key_ids: ring.retired.map((key) => key.id) });
+const withRetired = (status: WebhooksKeyStatus, ring: WebhooksKeyRing): Status => ({
+  ...status,
+  retired_key_ids: ring.retired.map((key) => key.id),
+});
 
 export const webhooksKeyStatus = (settings: Settings): Promise<Status> =>
   withSubscriptions(settings, async (subscriptions, ring) => withRetired(subscriptions.keyStatus(), ring));
 
 /** Every value not under the active key sealed again under it. Safe to repeat. */
-export const webhooksReseal = (settings: Settings): Promise<Status & { readonly resealed: number; readonly subscriptions: number }> =>
+export const webhooksReseal = (
+  settings: Settings,
+): Promise<Status & { readonly resealed: number; readonly subscriptions: number }> =>
   withSubscriptions(settings, async (subscriptions, ring) => {
     const outcome = await subscriptions.resealAll();
     return { ...outcome, retired_key_ids: ring.retired.map((key) => key.id) };
@@ -50,7 +69,9 @@ export const webhooksReseal = (settings: Settings): Promise<Status & { readonly 
  * new key, and from then on seals under it too; run `webhooks key-status` afterwards (and `reseal` again if a value
  * is still under the old key), then the old key's lines can be deleted.
  */
-export async function webhooksRotateKey(settings: Settings): Promise<Status & { readonly resealed: number; readonly previous_key_id: string }> {
+export async function webhooksRotateKey(
+  settings: Settings,
+): Promise<Status & { readonly resealed: number; readonly previous_key_id: string }> {
   if (settings.WEBHOOK_SECRETS_KEY) {
     throw new Error(
       'WEBHOOK_SECRETS_KEY is configured: put the new key in WEBHOOK_SECRETS_KEY and the old one in WEBHOOK_SECRETS_RETIRED_KEYS, restart webhooks, then run `webhooks reseal` (docs/operations.md)',
@@ -61,7 +82,11 @@ export async function webhooksRotateKey(settings: Settings): Promise<Status & { 
   const previous = ringOf(settings).active;
   const next = randomBytes(32);
   // The old key goes to the retired file first, so that no moment exists where it is in neither file.
-  fs.appendFileSync(path.join(settings.dataDir, WEBHOOKS_RETIRED_KEYS_FILE), `# retired ${new Date().toISOString()} (key id ${previous.id})\n${previous.key.toString('base64')}\n`, { mode: 0o600 });
+  fs.appendFileSync(
+    path.join(settings.dataDir, WEBHOOKS_RETIRED_KEYS_FILE),
+    `# retired ${new Date().toISOString()} (key id ${previous.id})\n${previous.key.toString('base64')}\n`,
+    { mode: 0o600 },
+  );
   const temporary = `${keyFile}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, `${next.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
   fs.renameSync(temporary, keyFile);

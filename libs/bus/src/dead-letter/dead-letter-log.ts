@@ -76,7 +76,12 @@ export async function listDeadLetters(log: DeadLetterLog, filter: DeadLetterFilt
   return entries;
 }
 
-function entryOf(topic: string, group: string, record: DeadLetterRecord, states: Map<number, ParkedStreams>): DeadLetterEntry {
+function entryOf(
+  topic: string,
+  group: string,
+  record: DeadLetterRecord,
+  states: Map<number, ParkedStreams>,
+): DeadLetterEntry {
   const partition = Number(record.headers[deadLetterHeaders.partition] ?? -1);
   const stream = states.get(partition)?.get(record.key);
   const parked = stream !== undefined && record.offset >= stream.first && record.offset <= stream.last;
@@ -131,13 +136,17 @@ async function pendingOf(log: DeadLetterLog, selection: StreamSelection) {
   return { deadLetterTopic, byStream };
 }
 
-/** Asks the group to handle the selected streams' parked messages again, in order; each stream is released after its last. */
+/**
+ * Asks the group to handle the selected streams' parked messages again, in order; each stream is released after its
+ * last.
+ */
 export async function requestReplay(log: DeadLetterLog, selection: StreamSelection): Promise<CommandsRequested> {
   const { deadLetterTopic, byStream } = await pendingOf(log, selection);
   const commands: DeadLetterLogAppend[] = [];
   const through = new Map<string, number>();
   for (const [key, pending] of byStream) {
-    for (const { record, previous } of pending) commands.push({ ...replayCommandOf(record, previous), partition: record.partition });
+    for (const { record, previous } of pending)
+      commands.push({ ...replayCommandOf(record, previous), partition: record.partition });
     through.set(key, pending[pending.length - 1]!.record.offset);
   }
   if (commands.length > 0) await log.append(deadLetterTopic, commands);

@@ -10,7 +10,8 @@ export const DEAD_LETTER_SUFFIX = '.dead-letter';
 
 export const deadLetterTopicOf = (topic: string): string => `${topic}${DEAD_LETTER_SUFFIX}`;
 export const isDeadLetterTopic = (topic: string): boolean => topic.endsWith(DEAD_LETTER_SUFFIX);
-export const topicOfDeadLetters = (deadLetterTopic: string): string => deadLetterTopic.slice(0, -DEAD_LETTER_SUFFIX.length);
+export const topicOfDeadLetters = (deadLetterTopic: string): string =>
+  deadLetterTopic.slice(0, -DEAD_LETTER_SUFFIX.length);
 
 export const deadLetterHeaders = {
   /** The consumer group that parked the message (or that a command is for). */

@@ -67,11 +67,44 @@ export interface Delivery {
 }
 
 export type DeadLetterEvent =
-  | { readonly kind: 'parked'; readonly groupId: string; readonly message: IncomingMessage; readonly reason: ParkReason; readonly attempts: number; readonly deadLetterOffset: number; readonly error?: unknown }
-  | { readonly kind: 'replayed' | 'discarded'; readonly groupId: string; readonly topic: string; readonly key: string; readonly entry: number; readonly released: boolean }
-  | { readonly kind: 'replay-failed'; readonly groupId: string; readonly topic: string; readonly key: string; readonly entry: number; readonly error: unknown }
-  | { readonly kind: 'state-full'; readonly groupId: string; readonly message: IncomingMessage; readonly error: unknown }
-  | { readonly kind: 'command-skipped'; readonly groupId: string; readonly topic: string; readonly key: string; readonly why: string };
+  | {
+      readonly kind: 'parked';
+      readonly groupId: string;
+      readonly message: IncomingMessage;
+      readonly reason: ParkReason;
+      readonly attempts: number;
+      readonly deadLetterOffset: number;
+      readonly error?: unknown;
+    }
+  | {
+      readonly kind: 'replayed' | 'discarded';
+      readonly groupId: string;
+      readonly topic: string;
+      readonly key: string;
+      readonly entry: number;
+      readonly released: boolean;
+    }
+  | {
+      readonly kind: 'replay-failed';
+      readonly groupId: string;
+      readonly topic: string;
+      readonly key: string;
+      readonly entry: number;
+      readonly error: unknown;
+    }
+  | {
+      readonly kind: 'state-full';
+      readonly groupId: string;
+      readonly message: IncomingMessage;
+      readonly error: unknown;
+    }
+  | {
+      readonly kind: 'command-skipped';
+      readonly groupId: string;
+      readonly topic: string;
+      readonly key: string;
+      readonly why: string;
+    };
 
 export type DeadLetterListener = (event: DeadLetterEvent) => void;
 
@@ -89,7 +122,12 @@ export const logDeadLetterEvent: DeadLetterListener = (event) => {
   const { kind, groupId } = event;
   const where =
     'message' in event
-      ? { topic: event.message.topic, partition: event.message.partition, offset: event.message.offset, key: event.message.key }
+      ? {
+          topic: event.message.topic,
+          partition: event.message.partition,
+          offset: event.message.offset,
+          key: event.message.key,
+        }
       : { topic: event.topic, key: event.key };
   const error = 'error' in event && event.error !== undefined ? event.error : undefined;
   const line = {
@@ -99,11 +137,15 @@ export const logDeadLetterEvent: DeadLetterListener = (event) => {
     msg: messageOf(event),
     groupId,
     ...where,
-    ...(event.kind === 'parked' ? { reason: event.reason, attempts: event.attempts, deadLetterOffset: event.deadLetterOffset } : {}),
+    ...(event.kind === 'parked'
+      ? { reason: event.reason, attempts: event.attempts, deadLetterOffset: event.deadLetterOffset }
+      : {}),
     ...('entry' in event ? { deadLetterOffset: event.entry } : {}),
     ...('released' in event ? { released: event.released } : {}),
     ...(event.kind === 'command-skipped' ? { why: event.why } : {}),
-    ...(error !== undefined ? { err: error instanceof Error ? { type: error.name, message: error.message } : { message: String(error) } } : {}),
+    ...(error !== undefined
+      ? { err: error instanceof Error ? { type: error.name, message: error.message } : { message: String(error) } }
+      : {}),
   };
   process.stderr.write(`${JSON.stringify(line)}\n`);
 };
@@ -189,7 +231,14 @@ export class DeadLettering {
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await this.attempt(message, delivery);
       if (outcome.ok) {
-        await this.transport.commit([{ topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: parked.encode() }]);
+        await this.transport.commit([
+          {
+            topic: message.topic,
+            partition: message.partition,
+            offset: nextOffset(message.offset),
+            metadata: parked.encode(),
+          },
+        ]);
         return;
       }
       if (!isTransient(outcome.error)) failures += 1;
@@ -198,10 +247,21 @@ export class DeadLettering {
           await this.park(message, parked, 'failed', attempt, outcome.error);
           return;
         }
-        this.options.onDeadLetter({ kind: 'state-full', groupId: this.transport.groupId, message, error: outcome.error });
+        this.options.onDeadLetter({
+          kind: 'state-full',
+          groupId: this.transport.groupId,
+          message,
+          error: outcome.error,
+        });
       }
       const redeliveryInMs = redeliveryDelayMs(attempt, this.options.redelivery);
-      this.options.onHandlerFailure({ error: outcome.error, groupId: this.transport.groupId, message, attempt, redeliveryInMs });
+      this.options.onHandlerFailure({
+        error: outcome.error,
+        groupId: this.transport.groupId,
+        message,
+        attempt,
+        redeliveryInMs,
+      });
       if (!(await delivery.pause(redeliveryInMs)) || this.transport.stopping()) return;
     }
   }
@@ -209,11 +269,19 @@ export class DeadLettering {
   private async handleCommand(record: IncomingMessage, command: DeadLetterCommand, delivery: Delivery): Promise<void> {
     if (this.transport.stopping()) return;
     const skip = async (why: string) => {
-      this.options.onDeadLetter({ kind: 'command-skipped', groupId: command.groupId, topic: command.topic, key: command.key, why });
+      this.options.onDeadLetter({
+        kind: 'command-skipped',
+        groupId: command.groupId,
+        topic: command.topic,
+        key: command.key,
+        why,
+      });
       await this.commitOnly(record);
     };
-    if (topicOfDeadLetters(record.topic) !== command.topic) return skip(`names topic ${command.topic}, not this dead-letter topic's`);
-    if (!this.transport.owns(command.topic, command.partition)) return skip(`partition ${command.partition} of ${command.topic} is not this consumer's`);
+    if (topicOfDeadLetters(record.topic) !== command.topic)
+      return skip(`names topic ${command.topic}, not this dead-letter topic's`);
+    if (!this.transport.owns(command.topic, command.partition))
+      return skip(`partition ${command.partition} of ${command.topic} is not this consumer's`);
     const position = this.transport.committed(command.topic, command.partition);
     const parked = ParkedStreams.decode(position?.metadata);
     // Already done (a command seen again after a restart, or a replay of entries a discard dropped): nothing to do.
@@ -228,7 +296,14 @@ export class DeadLettering {
       const next = parked.withDoneThrough(command.key, command.entry);
       await commitWith(next);
       countDeadLetterOutcome(command.groupId, command.topic, 'discarded');
-      this.options.onDeadLetter({ kind: 'discarded', groupId: command.groupId, topic: command.topic, key: command.key, entry: command.entry, released: !next.has(command.key) });
+      this.options.onDeadLetter({
+        kind: 'discarded',
+        groupId: command.groupId,
+        topic: command.topic,
+        key: command.key,
+        entry: command.entry,
+        released: !next.has(command.key),
+      });
       return;
     }
     if (!parked.isNext(command.key, command.entry, command.previous)) return this.commitOnly(record);
@@ -239,30 +314,77 @@ export class DeadLettering {
         const next = parked.withDoneThrough(command.key, command.entry);
         await commitWith(next);
         countDeadLetterOutcome(command.groupId, command.topic, 'replayed');
-        this.options.onDeadLetter({ kind: 'replayed', groupId: command.groupId, topic: command.topic, key: command.key, entry: command.entry, released: !next.has(command.key) });
+        this.options.onDeadLetter({
+          kind: 'replayed',
+          groupId: command.groupId,
+          topic: command.topic,
+          key: command.key,
+          entry: command.entry,
+          released: !next.has(command.key),
+        });
         return;
       }
       if (!isTransient(outcome.error)) failures += 1;
       if (failures >= this.maxAttempts) {
         countDeadLetterOutcome(command.groupId, command.topic, 'replay_failed');
-        this.options.onDeadLetter({ kind: 'replay-failed', groupId: command.groupId, topic: command.topic, key: command.key, entry: command.entry, error: outcome.error });
+        this.options.onDeadLetter({
+          kind: 'replay-failed',
+          groupId: command.groupId,
+          topic: command.topic,
+          key: command.key,
+          entry: command.entry,
+          error: outcome.error,
+        });
         await this.commitOnly(record);
         return;
       }
       const redeliveryInMs = redeliveryDelayMs(attempt, this.options.redelivery);
-      this.options.onHandlerFailure({ error: outcome.error, groupId: this.transport.groupId, message: command.original, attempt, redeliveryInMs });
+      this.options.onHandlerFailure({
+        error: outcome.error,
+        groupId: this.transport.groupId,
+        message: command.original,
+        attempt,
+        redeliveryInMs,
+      });
       if (!(await delivery.pause(redeliveryInMs)) || this.transport.stopping()) return;
     }
   }
 
-  private async park(message: IncomingMessage, parked: ParkedStreams, reason: ParkReason, attempts: number, error?: unknown): Promise<void> {
+  private async park(
+    message: IncomingMessage,
+    parked: ParkedStreams,
+    reason: ParkReason,
+    attempts: number,
+    error?: unknown,
+  ): Promise<void> {
     const groupId = this.transport.groupId;
-    const record = parkedRecordOf(message, { groupId, reason, attempts, ...(error !== undefined ? { error } : {}), at: (this.options.now ?? (() => new Date()))() });
+    const record = parkedRecordOf(message, {
+      groupId,
+      reason,
+      attempts,
+      ...(error !== undefined ? { error } : {}),
+      at: (this.options.now ?? (() => new Date()))(),
+    });
     const deadLetterOffset = await this.transport.publishDeadLetter(deadLetterTopicOf(message.topic), record);
     const next = parked.withEntry(message.key, deadLetterOffset);
-    await this.transport.commit([{ topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: next.encode() }]);
+    await this.transport.commit([
+      {
+        topic: message.topic,
+        partition: message.partition,
+        offset: nextOffset(message.offset),
+        metadata: next.encode(),
+      },
+    ]);
     countDeadLetter(groupId, message.topic, reason);
-    this.options.onDeadLetter({ kind: 'parked', groupId, message, reason, attempts, deadLetterOffset, ...(error !== undefined ? { error } : {}) });
+    this.options.onDeadLetter({
+      kind: 'parked',
+      groupId,
+      message,
+      reason,
+      attempts,
+      deadLetterOffset,
+      ...(error !== undefined ? { error } : {}),
+    });
   }
 
   /** Whether parking `key` keeps the partition's state within its bound (offsets counted at their widest). */
@@ -271,7 +393,10 @@ export class DeadLettering {
     return Buffer.byteLength(widest, 'utf8') <= this.maxStateBytes;
   }
 
-  private async attempt(message: IncomingMessage, delivery: Delivery): Promise<{ ok: true } | { ok: false; error: unknown }> {
+  private async attempt(
+    message: IncomingMessage,
+    delivery: Delivery,
+  ): Promise<{ ok: true } | { ok: false; error: unknown }> {
     try {
       await delivery.run(message);
       return { ok: true };
@@ -282,7 +407,9 @@ export class DeadLettering {
 
   private async commitOnly(message: IncomingMessage): Promise<void> {
     if (this.transport.stopping()) return;
-    await this.transport.commit([{ topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: null }]);
+    await this.transport.commit([
+      { topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: null },
+    ]);
   }
 
   private exclusive(topic: string, partition: number, work: () => Promise<void>): Promise<void> {

@@ -33,7 +33,13 @@ export class ParkedStreams {
       if (!Array.isArray(rows)) return ParkedStreams.none;
       const streams = new Map<string, ParkedStream>();
       for (const row of rows) {
-        if (!Array.isArray(row) || typeof row[0] !== 'string' || !Number.isSafeInteger(row[1]) || !Number.isSafeInteger(row[2])) continue;
+        if (
+          !Array.isArray(row) ||
+          typeof row[0] !== 'string' ||
+          !Number.isSafeInteger(row[1]) ||
+          !Number.isSafeInteger(row[2])
+        )
+          continue;
         streams.set(row[0], { first: row[1] as number, last: row[2] as number });
       }
       return streams.size === 0 ? ParkedStreams.none : new ParkedStreams(streams);

@@ -12,7 +12,14 @@ describe('ParkedStreams', () => {
   });
 
   it('reads metadata it did not write (another tool, a reset) as nothing parked', () => {
-    for (const metadata of [null, undefined, '', 'something else', 'switchyard.parked.v1:{not json', 'switchyard.parked.v1:{"a":1}']) {
+    for (const metadata of [
+      null,
+      undefined,
+      '',
+      'something else',
+      'switchyard.parked.v1:{not json',
+      'switchyard.parked.v1:{"a":1}',
+    ]) {
       expect(ParkedStreams.decode(metadata).size).toBe(0);
     }
   });

@@ -7,7 +7,11 @@ import { SqliteBusState } from './durable-bus-state';
 import { InProcessBroker } from './in-process-broker';
 import { InProcessMessageBus } from './in-process-message-bus';
 
-const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 5, maxAttempts: 2 } };
+const quiet = {
+  onHandlerFailure: () => undefined,
+  onDeadLetter: () => undefined,
+  redelivery: { initialDelayMs: 5, maxAttempts: 2 },
+};
 
 describe('the in-process bus with durable state (the embedded runtime, DATA_DIR/bus.db)', () => {
   let dataDir: string;
@@ -27,7 +31,10 @@ describe('the in-process bus with durable state (the embedded runtime, DATA_DIR/
     const firstState = SqliteBusState.open(dataDir);
     const first = new InProcessMessageBus({ broker: new InProcessBroker({ durable: firstState }), ...quiet });
     await first.subscribe({ groupId: 'webhooks', topics: ['transactions.events'], handler });
-    await first.publish('transactions.events', [{ key: 'tx-1', value: 'poison' }, { key: 'tx-1', value: 'second' }]);
+    await first.publish('transactions.events', [
+      { key: 'tx-1', value: 'poison' },
+      { key: 'tx-1', value: 'second' },
+    ]);
     await vi.waitFor(async () => expect(await listDeadLetters(firstState)).toHaveLength(2));
     await first.close();
     first.broker.close();
@@ -38,16 +45,24 @@ describe('the in-process bus with durable state (the embedded runtime, DATA_DIR/
     const broker = new InProcessBroker({ durable: state, durablePollIntervalMs: 20 });
     const bus = new InProcessMessageBus({ broker, ...quiet });
     await bus.subscribe({ groupId: 'webhooks', topics: ['transactions.events'], handler });
-    await bus.publish('transactions.events', [{ key: 'tx-1', value: 'third' }, { key: 'tx-2', value: 'other' }]);
+    await bus.publish('transactions.events', [
+      { key: 'tx-1', value: 'third' },
+      { key: 'tx-2', value: 'other' },
+    ]);
     await vi.waitFor(() => expect(handled.map((message) => message.value)).toEqual(['other']));
     await vi.waitFor(async () => expect(await listDeadLetters(state)).toHaveLength(3));
 
     // The CLI: another connection to the same file.
     fixed = true;
     const cli = SqliteBusState.open(dataDir);
-    expect(await requestReplay(cli, { group: 'webhooks', topic: 'transactions.events' })).toMatchObject({ streams: 1, messages: 3 });
+    expect(await requestReplay(cli, { group: 'webhooks', topic: 'transactions.events' })).toMatchObject({
+      streams: 1,
+      messages: 3,
+    });
     await cli.close();
-    await vi.waitFor(() => expect(handled.map((message) => message.value)).toEqual(['other', 'poison', 'second', 'third']));
+    await vi.waitFor(() =>
+      expect(handled.map((message) => message.value)).toEqual(['other', 'poison', 'second', 'third']),
+    );
     await vi.waitFor(async () => expect(await listDeadLetters(state)).toEqual([]));
     await bus.close();
     broker.close();

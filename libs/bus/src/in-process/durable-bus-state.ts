@@ -115,11 +115,18 @@ export class SqliteBusState implements DurableBusState, DeadLetterLog {
     this.afterStatement = db.prepare('SELECT * FROM dead_letter_records WHERE seq > ? ORDER BY seq');
     this.saveStatement = db.prepare(`
       INSERT INTO consumer_positions (group_id, topic, topic_partition, next_offset, metadata) VALUES (?, ?, ?, ?, ?)
-      ON CONFLICT (group_id, topic, topic_partition) DO UPDATE SET next_offset = excluded.next_offset, metadata = excluded.metadata`);
+      ON CONFLICT (group_id, topic, topic_partition)
+      DO UPDATE SET next_offset = excluded.next_offset, metadata = excluded.metadata`);
   }
 
   appendDeadLetter(topic: string, partition: number, record: Omit<DeadLetterRecord, 'partition' | 'offset'>): number {
-    const row = this.appendStatement.get({ topic, partition, key: record.key, value: record.value, headers: JSON.stringify(record.headers) });
+    const row = this.appendStatement.get({
+      topic,
+      partition,
+      key: record.key,
+      value: record.value,
+      headers: JSON.stringify(record.headers),
+    });
     if (!row) throw new Error(`appending to ${topic} returned no offset`);
     return row.record_offset;
   }
@@ -130,35 +137,61 @@ export class SqliteBusState implements DurableBusState, DeadLetterLog {
 
   positions(): SavedPosition[] {
     const rows = this.db.prepare('SELECT * FROM consumer_positions').all() as PositionRow[];
-    return rows.map((row) => ({ groupId: row.group_id, topic: row.topic, partition: row.topic_partition, offset: row.next_offset, metadata: row.metadata }));
+    return rows.map((row) => ({
+      groupId: row.group_id,
+      topic: row.topic,
+      partition: row.topic_partition,
+      offset: row.next_offset,
+      metadata: row.metadata,
+    }));
   }
 
-  savePosition(groupId: string, topic: string, partition: number, offset: number | null, metadata: string | null): void {
+  savePosition(
+    groupId: string,
+    topic: string,
+    partition: number,
+    offset: number | null,
+    metadata: string | null,
+  ): void {
     this.saveStatement.run(groupId, topic, partition, offset, metadata);
   }
 
   // ---- DeadLetterLog: the CLI's view ------------------------------------------------------------------------
 
   async deadLetterTopics(): Promise<string[]> {
-    const rows = this.db.prepare('SELECT DISTINCT topic FROM dead_letter_records ORDER BY topic').all() as Array<{ topic: string }>;
+    const rows = this.db.prepare('SELECT DISTINCT topic FROM dead_letter_records ORDER BY topic').all() as Array<{
+      topic: string;
+    }>;
     return rows.map((row) => row.topic).filter(isDeadLetterTopic);
   }
 
   async read(deadLetterTopic: string): Promise<DeadLetterRecord[]> {
-    const rows = this.db.prepare('SELECT * FROM dead_letter_records WHERE topic = ? ORDER BY topic_partition, record_offset').all(deadLetterTopic) as RecordRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM dead_letter_records WHERE topic = ? ORDER BY topic_partition, record_offset')
+      .all(deadLetterTopic) as RecordRow[];
     return rows.map(toStored);
   }
 
   async parkedStreams(groupId: string, topic: string): Promise<Map<number, ParkedStreams>> {
-    const rows = this.db.prepare('SELECT * FROM consumer_positions WHERE group_id = ? AND topic = ?').all(groupId, topic) as PositionRow[];
+    const rows = this.db
+      .prepare('SELECT * FROM consumer_positions WHERE group_id = ? AND topic = ?')
+      .all(groupId, topic) as PositionRow[];
     return new Map(rows.map((row) => [row.topic_partition, ParkedStreams.decode(row.metadata)]));
   }
 
   async append(deadLetterTopic: string, messages: readonly DeadLetterLogAppend[]): Promise<void> {
-    if (!isDeadLetterTopic(deadLetterTopic)) throw new RangeError(`${deadLetterTopic} is not a dead-letter topic of ${topicOfDeadLetters(deadLetterTopic)}`);
-    this.db.transaction(() => {
-      for (const message of messages) this.appendDeadLetter(deadLetterTopic, message.partition, { key: message.key, value: message.value, headers: message.headers ?? {} });
-    }).immediate();
+    if (!isDeadLetterTopic(deadLetterTopic))
+      throw new RangeError(`${deadLetterTopic} is not a dead-letter topic of ${topicOfDeadLetters(deadLetterTopic)}`);
+    this.db
+      .transaction(() => {
+        for (const message of messages)
+          this.appendDeadLetter(deadLetterTopic, message.partition, {
+            key: message.key,
+            value: message.value,
+            headers: message.headers ?? {},
+          });
+      })
+      .immediate();
   }
 
   async close(): Promise<void> {

@@ -21,10 +21,17 @@ export const coPartitionedAssigner: PartitionAssigner = ({ cluster }) => ({
     }
     return memberIds.map((memberId) => ({
       memberId,
-      memberAssignment: AssignerProtocol.MemberAssignment.encode({ version: 0, assignment: assignment.get(memberId)!, userData: Buffer.alloc(0) }),
+      memberAssignment: AssignerProtocol.MemberAssignment.encode({
+        version: 0,
+        assignment: assignment.get(memberId)!,
+        userData: Buffer.alloc(0),
+      }),
     }));
   },
   protocol({ topics }) {
-    return { name: 'SwitchyardCoPartitioned', metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }) };
+    return {
+      name: 'SwitchyardCoPartitioned',
+      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+    };
   },
 });

@@ -42,7 +42,11 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
   async read(deadLetterTopic: string): Promise<DeadLetterRecord[]> {
     const admin = await this.connectedAdmin();
     if (!(await admin.listTopics()).includes(deadLetterTopic)) return [];
-    const ends = new Map((await admin.fetchTopicOffsets(deadLetterTopic)).filter((end) => BigInt(end.high) > BigInt(end.low)).map((end) => [end.partition, BigInt(end.high)]));
+    const ends = new Map(
+      (await admin.fetchTopicOffsets(deadLetterTopic))
+        .filter((end) => BigInt(end.high) > BigInt(end.low))
+        .map((end) => [end.partition, BigInt(end.high)]),
+    );
     if (ends.size === 0) return [];
     const groupId = `switchyard-cli-${randomUUID()}`;
     const consumer = this.kafka.consumer({ groupId, maxWaitTimeInMs: 100, allowAutoTopicCreation: false });
@@ -63,7 +67,13 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
             const last = Array.isArray(value) ? value[value.length - 1] : value;
             if (last !== undefined) headers[name] = last.toString();
           }
-          records.push({ partition, offset: Number(message.offset), key: message.key?.toString() ?? '', value: message.value?.toString() ?? '', headers });
+          records.push({
+            partition,
+            offset: Number(message.offset),
+            key: message.key?.toString() ?? '',
+            value: message.value?.toString() ?? '',
+            headers,
+          });
           if (BigInt(message.offset) + 1n >= end) remaining.delete(partition);
           if (remaining.size === 0) finish();
         },
@@ -71,7 +81,10 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
       const timeoutMs = this.options.readTimeoutMs ?? 30_000;
       let timer: NodeJS.Timeout | undefined;
       const timedOut = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new Error(`reading ${deadLetterTopic} took longer than ${timeoutMs} ms`)), timeoutMs);
+        timer = setTimeout(
+          () => reject(new Error(`reading ${deadLetterTopic} took longer than ${timeoutMs} ms`)),
+          timeoutMs,
+        );
       });
       try {
         await Promise.race([finished, timedOut]);
@@ -100,7 +113,11 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
     if (messages.length === 0) return;
     try {
       this.producer ??= (async () => {
-        const producer = this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+        const producer = this.kafka.producer({
+          createPartitioner: Partitioners.DefaultPartitioner,
+          maxInFlightRequests: 1,
+          allowAutoTopicCreation: false,
+        });
         await producer.connect();
         return producer;
       })();
@@ -108,7 +125,12 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
       await producer.send({
         topic: deadLetterTopic,
         acks: -1,
-        messages: messages.map((message) => ({ key: message.key, value: message.value, headers: { ...message.headers }, partition: message.partition })),
+        messages: messages.map((message) => ({
+          key: message.key,
+          value: message.value,
+          headers: { ...message.headers },
+          partition: message.partition,
+        })),
       });
     } catch (error) {
       throw toBusError(error, `publish to ${deadLetterTopic}`);
@@ -117,7 +139,9 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
 
   async close(): Promise<void> {
     const clients = await Promise.allSettled([this.admin, this.producer].filter((client) => client !== undefined));
-    await Promise.allSettled(clients.map((client) => (client.status === 'fulfilled' ? client.value?.disconnect() : undefined)));
+    await Promise.allSettled(
+      clients.map((client) => (client.status === 'fulfilled' ? client.value?.disconnect() : undefined)),
+    );
   }
 
   private connectedAdmin(): Promise<Admin> {

@@ -1,9 +1,20 @@
 import type { Consumer, EachMessagePayload, IHeaders } from 'kafkajs';
 import { registerConsumerLag, registerParkedStreams, type ConsumerLag } from '@switchyard/metrics';
 import { consumeMessage } from '@switchyard/telemetry';
-import { DeadLettering, type CommittedPosition, type DeadLetterListener, type OffsetCommit } from '../dead-letter/dead-lettering';
+import {
+  DeadLettering,
+  type CommittedPosition,
+  type DeadLetterListener,
+  type OffsetCommit,
+} from '../dead-letter/dead-lettering';
 import { isDeadLetterTopic } from '../dead-letter/dead-letter-records';
-import { BusUnavailableError, type BusSubscription, type IncomingMessage, type OutgoingMessage, type SubscribeOptions } from '../message-bus';
+import {
+  BusUnavailableError,
+  type BusSubscription,
+  type IncomingMessage,
+  type OutgoingMessage,
+  type SubscribeOptions,
+} from '../message-bus';
 import { HandlerRuns, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
 
 /** `${topic}\u0000${partition}` → offset the group starts at, for partitions with nothing committed. */
@@ -123,7 +134,11 @@ export class KafkaSubscription implements BusSubscription {
     });
     // Every join (the first and each rebalance): what this member owns now, and the state committed for it.
     this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
-      this.assignment = new Set(Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) => partitions.map((partition) => partitionSlot(topic, partition))));
+      this.assignment = new Set(
+        Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
+          partitions.map((partition) => partitionSlot(topic, partition)),
+        ),
+      );
       this.positionsLoaded = this.loadPositions(Object.keys(payload.memberAssignment));
       this.positionsLoaded.catch(() => undefined);
     });
@@ -135,7 +150,8 @@ export class KafkaSubscription implements BusSubscription {
       removeJoin();
       removeCrash();
     }
-    if (!joined) throw crash ?? new BusUnavailableError(`consumer of group ${this.options.groupId} did not join its group`, true);
+    if (!joined)
+      throw crash ?? new BusUnavailableError(`consumer of group ${this.options.groupId} did not join its group`, true);
     this.restartAfterFatalCrashes();
   }
 
@@ -183,8 +199,11 @@ export class KafkaSubscription implements BusSubscription {
   }
 
   private async commit(commits: readonly OffsetCommit[]): Promise<void> {
-    await this.consumer.commitOffsets(commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })));
-    for (const { topic, partition, offset, metadata } of commits) this.positions.set(partitionSlot(topic, partition), { offset, metadata });
+    await this.consumer.commitOffsets(
+      commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })),
+    );
+    for (const { topic, partition, offset, metadata } of commits)
+      this.positions.set(partitionSlot(topic, partition), { offset, metadata });
   }
 
   private async handle(payload: EachMessagePayload): Promise<void> {
@@ -208,7 +227,10 @@ export class KafkaSubscription implements BusSubscription {
 
   /** The handler, with heartbeats while it runs so that a slow one does not cost the member its partitions. */
   private async runHandler(message: IncomingMessage, payload: EachMessagePayload): Promise<void> {
-    const heartbeats = setInterval(() => void payload.heartbeat().catch(() => undefined), this.settings.heartbeatIntervalMs);
+    const heartbeats = setInterval(
+      () => void payload.heartbeat().catch(() => undefined),
+      this.settings.heartbeatIntervalMs,
+    );
     try {
       await consumeMessage(message, this.options.groupId, () => this.options.handler(message));
     } finally {

@@ -11,7 +11,16 @@ const DAY = 24 * 60 * 60 * 1000;
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
 let position = 0;
 const recorded = (streamId: string, type: string, data: Record<string, unknown>): RecordedEvent =>
-  ({ streamId, type, data, position: String((position += 1)), recordedAt: String(data.at), revision: 0, id: `e-${position}`, metadata: {} }) as unknown as RecordedEvent;
+  ({
+    streamId,
+    type,
+    data,
+    position: String((position += 1)),
+    recordedAt: String(data.at),
+    revision: 0,
+    id: `e-${position}`,
+    metadata: {},
+  }) as unknown as RecordedEvent;
 
 describe('retention in the transactions service', () => {
   it('prunes authorization statistics older than the retention and idempotency records past their expiry, and nothing else, while both are written', async () => {
@@ -22,10 +31,25 @@ describe('retention in the transactions service', () => {
     const idempotency = new IdempotencyStore(db, { now });
     const authorize = (n: number, at: number) => {
       const at0 = new Date(at).toISOString();
-      stats.projection.apply(recorded(`transaction-${n}`, 'TransactionCreated', { merchantAccountId: 'default', paymentServiceId: 'ps-1', at: at0 }), db);
-      stats.projection.apply(recorded(`transaction-${n}`, 'AuthorizationSucceeded', { at: new Date(at + 100).toISOString() }), db);
+      stats.projection.apply(
+        recorded(`transaction-${n}`, 'TransactionCreated', {
+          merchantAccountId: 'default',
+          paymentServiceId: 'ps-1',
+          at: at0,
+        }),
+        db,
+      );
+      stats.projection.apply(
+        recorded(`transaction-${n}`, 'AuthorizationSucceeded', { at: new Date(at + 100).toISOString() }),
+        db,
+      );
     };
-    const key = (name: string) => idempotency.run({ merchantAccountId: 'default', operation: 'transactions.create', key: name }, requestFingerprint({ name }), async () => ({ ok: name }));
+    const key = (name: string) =>
+      idempotency.run(
+        { merchantAccountId: 'default', operation: 'transactions.create', key: name },
+        requestFingerprint({ name }),
+        async () => ({ ok: name }),
+      );
 
     for (let n = 0; n < 700; n += 1) authorize(n, T0 + n * 1000); // day 0
     authorize(10_000, T0 + 29 * DAY); // 11 days before "now": kept
@@ -34,7 +58,11 @@ describe('retention in the transactions service', () => {
     await key('recent'); // an hour before "now": kept
 
     clock = T0 + 40 * DAY;
-    const sweeper = new RetentionSweeper({ tasks: [authorizationStatsRetention(db, 30), idempotencyRetention(db)], now, batchSize: 200 });
+    const sweeper = new RetentionSweeper({
+      tasks: [authorizationStatsRetention(db, 30), idempotencyRetention(db)],
+      now,
+      batchSize: 200,
+    });
     let writing = true;
     let written = 0;
     const writer = (async () => {
@@ -52,12 +80,18 @@ describe('retention in the transactions service', () => {
     // Each claim also purges up to 100 expired keys itself: between them and the sweep, every old key is gone.
     expect(deleted['authorization-stats']).toBe(700);
     expect(written).toBeGreaterThan(2);
-    const transactions = (db.prepare('SELECT transaction_id FROM authorization_attempts').all() as Array<{ transaction_id: string }>).map((row) => row.transaction_id);
-    expect(transactions.sort()).toEqual(['10000', ...Array.from({ length: written }, (_, n) => String(20_000 + n))].sort());
+    const transactions = (
+      db.prepare('SELECT transaction_id FROM authorization_attempts').all() as Array<{ transaction_id: string }>
+    ).map((row) => row.transaction_id);
+    expect(transactions.sort()).toEqual(
+      ['10000', ...Array.from({ length: written }, (_, n) => String(20_000 + n))].sort(),
+    );
     const keys = (db.prepare('SELECT key FROM idempotency_keys').all() as Array<{ key: string }>).map((row) => row.key);
     expect(keys.sort()).toEqual(['recent', ...Array.from({ length: written }, (_, n) => `live-${n}`)].sort());
     // The chart still answers for what it keeps.
-    expect(stats.perMinuteBuckets('default', new Date(T0 + 29 * DAY), new Date(T0 + 29 * DAY + 60_000))).toMatchObject([{ attempts: 1, succeeded: 1 }]);
+    expect(stats.perMinuteBuckets('default', new Date(T0 + 29 * DAY), new Date(T0 + 29 * DAY + 60_000))).toMatchObject([
+      { attempts: 1, succeeded: 1 },
+    ]);
 
     // No traffic after a burst: nothing claims, so only the sweep removes the keys once they expire.
     for (let n = 0; n < 450; n += 1) await key(`burst-${n}`);

@@ -34,13 +34,26 @@ describe('webhook delivery retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     };
     const finish = (streamId: string, at: number, status: 'succeeded' | 'failed') => {
       const delivery = deliveryOf(streamId, at);
-      const attempt = { deliveryId: delivery.id, attemptedAt: new Date(at).toISOString(), responseStatus: status === 'succeeded' ? 200 : 500, error: null, durationMs: 5 };
-      store.recordAttempt(delivery, attempt, { status, nextAttemptMs: null, failures: status === 'failed' ? 1 : 0 }, new Date(at));
+      const attempt = {
+        deliveryId: delivery.id,
+        attemptedAt: new Date(at).toISOString(),
+        responseStatus: status === 'succeeded' ? 200 : 500,
+        error: null,
+        durationMs: 5,
+      };
+      store.recordAttempt(
+        delivery,
+        attempt,
+        { status, nextAttemptMs: null, failures: status === 'failed' ? 1 : 0 },
+        new Date(at),
+      );
       return delivery.id;
     };
 
     // 1,200 old finished deliveries (more than two batches), each in its own stream so every one is a lane head.
-    const oldFinished = Array.from({ length: 1_200 }, (_, n) => finish(`tx-old-${n}`, T0 + n, n % 3 === 0 ? 'failed' : 'succeeded'));
+    const oldFinished = Array.from({ length: 1_200 }, (_, n) =>
+      finish(`tx-old-${n}`, T0 + n, n % 3 === 0 ? 'failed' : 'succeeded'),
+    );
     const oldPending = deliveryOf('tx-old-pending', T0).id; // still to be attempted: kept however old
     store.ingest([event('tx-nobody', T0)], () => [], newId, new Date(T0)); // an old event no subscription wanted
     const recent = finish('tx-recent', T0 + 25 * DAY, 'succeeded'); // finished 6 days before "now"
@@ -70,8 +83,13 @@ describe('webhook delivery retention (WEBHOOK_DELIVERY_RETENTION_DAYS)', () => {
     expect(ingested).toBeGreaterThan(2); // the sweep yielded to the writer between its batches
     expect(ids('SELECT delivery_id AS id FROM webhook_delivery_attempts')).toEqual([recent]);
     // Events: those of the kept deliveries, and none of the old ones without a delivery.
-    const events = db.prepare('SELECT stream_id FROM webhook_delivery_events ORDER BY seq').all() as Array<{ stream_id: string }>;
-    expect(events.map((row) => row.stream_id).filter((stream) => !stream.startsWith('tx-live-'))).toEqual(['tx-old-pending', 'tx-recent']);
+    const events = db.prepare('SELECT stream_id FROM webhook_delivery_events ORDER BY seq').all() as Array<{
+      stream_id: string;
+    }>;
+    expect(events.map((row) => row.stream_id).filter((stream) => !stream.startsWith('tx-live-'))).toEqual([
+      'tx-old-pending',
+      'tx-recent',
+    ]);
     expect(deleted).toEqual({ 'webhook-deliveries': 1_200 + 1_200 + 1 });
 
     // Nothing more to do: a second sweep deletes nothing.

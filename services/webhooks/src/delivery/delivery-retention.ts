@@ -11,13 +11,19 @@ import { daysBefore, type RetentionTask } from '@switchyard/service';
 export function deliveryRetention(db: Database.Database, retentionDays: number): RetentionTask {
   // Partial: only finished deliveries are in it, and a delivery enters it once (when it finishes).
   db.exec(`
-    CREATE INDEX IF NOT EXISTS webhook_deliveries_finished ON webhook_deliveries (updated_at) WHERE status IN ('succeeded', 'failed');
+    CREATE INDEX IF NOT EXISTS webhook_deliveries_finished ON webhook_deliveries (updated_at)
+      WHERE status IN ('succeeded', 'failed');
     CREATE INDEX IF NOT EXISTS webhook_deliveries_event ON webhook_deliveries (event_seq);`);
   const finished = db.prepare<{ cutoff: string; limit: number }, { id: string }>(
-    `SELECT id FROM webhook_deliveries WHERE status IN ('succeeded', 'failed') AND updated_at < @cutoff ORDER BY updated_at LIMIT @limit`,
+    `SELECT id FROM webhook_deliveries WHERE status IN ('succeeded', 'failed')
+       AND updated_at < @cutoff ORDER BY updated_at LIMIT @limit`,
   );
-  const deleteAttempts = db.prepare<[string]>('DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))');
-  const deleteDeliveries = db.prepare<[string]>('DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))');
+  const deleteAttempts = db.prepare<[string]>(
+    'DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT value FROM json_each(?))',
+  );
+  const deleteDeliveries = db.prepare<[string]>(
+    'DELETE FROM webhook_deliveries WHERE id IN (SELECT value FROM json_each(?))',
+  );
   const deleteEvents = db.prepare<{ cutoffMs: number; limit: number }>(
     `DELETE FROM webhook_delivery_events WHERE seq IN (
        SELECT e.seq FROM webhook_delivery_events e
@@ -32,7 +38,8 @@ export function deliveryRetention(db: Database.Database, retentionDays: number):
       deleteDeliveries.run(list);
     }
     // Events go once their deliveries are gone: in the batches after the last delivery batch.
-    const events = ids.length < limit ? deleteEvents.run({ cutoffMs: cutoff.getTime(), limit: limit - ids.length }).changes : 0;
+    const events =
+      ids.length < limit ? deleteEvents.run({ cutoffMs: cutoff.getTime(), limit: limit - ids.length }).changes : 0;
     return ids.length + events;
   });
   return {

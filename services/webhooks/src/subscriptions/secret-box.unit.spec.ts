@@ -4,12 +4,16 @@ import { webhooksKeyId, webhooksKeyRing } from './webhooks-keys';
 
 /** A value as releases before key ids sealed it (`v1.<iv>.<ciphertext>.<tag>`). */
 function sealV1(key: Buffer, clear: string, owner: string[]): string {
-  const derived = createSecretKey(Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'switchyard/webhooks/v1/secrets-at-rest', 32)));
+  const derived = createSecretKey(
+    Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'switchyard/webhooks/v1/secrets-at-rest', 32)),
+  );
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', derived, iv, { authTagLength: 16 });
   cipher.setAAD(Buffer.from(JSON.stringify(['webhooks/v1', ...owner])));
   const ciphertext = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final()]);
-  return ['v1', iv, ciphertext, cipher.getAuthTag()].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+  return ['v1', iv, ciphertext, cipher.getAuthTag()]
+    .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+    .join('.');
 }
 
 describe('SecretBox with a key ring', () => {
@@ -23,7 +27,11 @@ describe('SecretBox with a key ring', () => {
     const box = new SecretBox(webhooksKeyRing(newKey, [oldKey]));
     const sealed = box.seal('whsec_new', owner);
     expect(sealed.startsWith(`v2.${webhooksKeyId(newKey)}.`)).toBe(true);
-    expect([box.open(sealed, owner), box.open(sealedBefore, owner), box.open(legacy, owner)]).toEqual(['whsec_new', 'whsec_old', 'whsec_legacy']);
+    expect([box.open(sealed, owner), box.open(sealedBefore, owner), box.open(legacy, owner)]).toEqual([
+      'whsec_new',
+      'whsec_old',
+      'whsec_legacy',
+    ]);
     expect([box.isCurrent(sealed), box.isCurrent(sealedBefore), box.keyIdOf(legacy)]).toEqual([true, false, null]);
     expect(() => box.open(sealed, ['secret', 'sub-2', 'sec-1'])).toThrow(/failed decryption/);
   });

@@ -26,7 +26,8 @@ export const WEBHOOKS_RETIRED_KEYS_FILE = 'webhooks.retired-keys';
 export const webhooksKeyId = (key: Buffer): string => createHash('sha256').update(key).digest('hex').slice(0, 16);
 
 export function webhooksKeyRing(active: Buffer, retired: readonly Buffer[] = []): WebhooksKeyRing {
-  if (active.length !== keyBytes || retired.some((key) => key.length !== keyBytes)) throw new RangeError(`webhooks keys must be ${keyBytes} bytes`);
+  if (active.length !== keyBytes || retired.some((key) => key.length !== keyBytes))
+    throw new RangeError(`webhooks keys must be ${keyBytes} bytes`);
   const activeId = webhooksKeyId(active);
   const seen = new Set([activeId]);
   const others: WebhooksKey[] = [];
@@ -45,7 +46,10 @@ export interface WebhooksKeySettings {
 }
 
 export function loadWebhooksKeyRing(settings: WebhooksKeySettings): WebhooksKeyRing {
-  const active = loadWebhooksKey({ configured: settings.configured, ...(settings.dataDir !== undefined ? { dataDir: settings.dataDir } : {}) });
+  const active = loadWebhooksKey({
+    configured: settings.configured,
+    ...(settings.dataDir !== undefined ? { dataDir: settings.dataDir } : {}),
+  });
   const texts = (settings.retired ?? '').split(',');
   if (settings.dataDir !== undefined) {
     const file = path.join(settings.dataDir, WEBHOOKS_RETIRED_KEYS_FILE);
@@ -56,7 +60,10 @@ export function loadWebhooksKeyRing(settings: WebhooksKeySettings): WebhooksKeyR
     .filter((text) => text !== '' && !text.startsWith('#'))
     .map((text, index) => {
       const key = decodeKey(text);
-      if (!key) throw new Error(`retired webhooks key #${index + 1} (WEBHOOK_SECRETS_RETIRED_KEYS or ${WEBHOOKS_RETIRED_KEYS_FILE}) must be base64 or base64url of exactly ${keyBytes} bytes`);
+      if (!key)
+        throw new Error(
+          `retired webhooks key #${index + 1} (WEBHOOK_SECRETS_RETIRED_KEYS or ${WEBHOOKS_RETIRED_KEYS_FILE}) must be base64 or base64url of exactly ${keyBytes} bytes`,
+        );
       return key;
     });
   return webhooksKeyRing(active, retired);
