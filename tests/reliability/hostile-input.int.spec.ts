@@ -62,7 +62,7 @@ beforeAll(async () => {
   model = new OpenApiModel(document as never);
   const url = new URL(h.baseUrl);
   sender = new FuzzSender(url.hostname, Number(url.port), BATCH);
-  probe = new StateProbe(h.fixture.dataDir, h.simulator);
+  probe = new StateProbe(h.fixture.dataDir, h.simulator, () => [...fixtures.giftCardNumbers, ...fixtures.cardNumbers]);
 });
 
 afterAll(async () => {
