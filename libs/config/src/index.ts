@@ -2,10 +2,20 @@
  * Every setting Switchyard reads, with its default. The README's configuration table is this list.
  * Read once at start-up; an invalid value stops the process with a message naming the variable.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** What Fastify's `trustProxy` (proxy-addr) takes: an address, a CIDR range, or one of its named ranges. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
 
 export const settingsSchema = z.object({
   /** HTTP port of the gateway (embedded: of the whole service). */
@@ -136,6 +146,12 @@ export const settingsSchema = z.object({
    * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
    * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
    */
+  /**
+   * Paze's signing keys, which both signatures of a Paze payload must verify against (docs/paze.md): a JWKS file, a
+   * PEM file of public keys or certificates, or an https URL of a JWKS. Unset: the published development key, and
+   * with NODE_ENV=production the transactions service refuses to start.
+   */
+  PAZE_SIGNING_KEYS: z.string().optional(),
   /** `production` turns network token provisioning through the API off unless NETWORK_TOKENS_API_PROVISIONING says otherwise. */
   NODE_ENV: z.string().optional(),
   /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
@@ -156,6 +172,16 @@ export const settingsSchema = z.object({
    * terminating TLS); `always` sets it on every answer — use it behind a proxy that terminates TLS.
    */
   DASHBOARD_COOKIE_SECURE: z.enum(['auto', 'always']).default('auto'),
+  /**
+   * The reverse proxies in front of the gateway whose `X-Forwarded-For` (and `-Proto`, `-Host`) are believed: IP
+   * addresses or CIDR ranges, comma-separated (or `loopback`, `linklocal`, `uniquelocal`). Unset: none, so the
+   * per-address sign-in limit counts the connecting peer and a forged header changes nothing.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((text) => (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.every(isProxyAddress), 'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal'),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,

@@ -31,9 +31,9 @@ runMain(async () => {
       log.warn({ err: error, decidedLocally }, 'Redis unreachable: enumeration rate limits are decided by this gateway process alone'),
     onRecovered: ({ decidedLocally }) => log.info({ decidedLocally }, 'Redis reachable again: enumeration rate limits are shared again'),
   });
-  const gateway = await startGateway({ rpc, bus, sharedCache: redis, dashboard: dashboardSettingsFrom(settings), rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS, metricsEnabled: settings.METRICS_ENABLED, ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}), log, onError: (error, what) => log.error({ err: error }, what) });
+  const gateway = await startGateway({ rpc, bus, sharedCache: redis, dashboard: dashboardSettingsFrom(settings), rateLimiter, enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE, clockSkewSeconds: settings.JWT_CLOCK_SKEW_SECONDS, keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS, jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS, trustedProxies: settings.TRUSTED_PROXIES, metricsEnabled: settings.METRICS_ENABLED, ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}), log, onError: (error, what) => log.error({ err: error }, what) });
   await gateway.app.listen(settings.PORT, settings.HOST);
-  log.info({ port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
+  log.info({ node: process.version, port: settings.PORT, host: settings.HOST, identity: settings.IDENTITY_RPC_URL, transactions: settings.TRANSACTIONS_RPC_URL, webhooks: settings.WEBHOOKS_RPC_URL }, 'gateway listening');
 
   stopOnSignals(log, async () => {
     await gateway.stop();

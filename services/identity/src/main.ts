@@ -34,7 +34,7 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  log.info({ node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

@@ -96,6 +96,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     keyUsageFlushMs: settings.KEY_USAGE_FLUSH_MS,
     enumerationLimitPerMinute: settings.ENUMERATION_RATE_LIMIT_PER_MINUTE,
     jwtVerifyWorkers: settings.JWT_VERIFY_WORKERS,
+    trustedProxies: settings.TRUSTED_PROXIES,
     metricsEnabled: settings.METRICS_ENABLED,
     ...(settings.METRICS_PORT !== undefined ? { metrics: { host: settings.HOST, port: settings.METRICS_PORT } } : {}),
     log,

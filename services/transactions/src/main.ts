@@ -44,7 +44,7 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
+  log.info({ node: process.version, rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

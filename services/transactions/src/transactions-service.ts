@@ -21,6 +21,7 @@ import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
 import { PazePayments } from './transactions/paze-payments';
+import { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import { Buyers } from './buyers/buyers.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods } from './payment-methods/payment-methods.slice';
@@ -55,6 +56,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly merchantAccounts?: NetworkTokenMerchantAccounts;
   /** Whether `POST /payment-methods/{id}/network-tokens` provisions (NETWORK_TOKENS_API_PROVISIONING); default true. */
   readonly networkTokensApiProvisioning?: boolean;
+  /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
+  readonly pazeSigningKeys?: PazeSigningKeys | null;
   /** The network token service; default the simulator's (`providers.mockCard`). */
   readonly tokenService?: TokenServiceProvider;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
@@ -68,7 +71,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -79,6 +82,8 @@ export function transactionsOptionsFrom(
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
     networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
+    // Unset in production stops the start here: an unverified Paze payload could come from anyone.
+    pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     keyRing: loadKeyRing({
       ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
@@ -146,7 +151,12 @@ export class TransactionsService {
     });
     // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
     this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
-    this.checkoutSessions = new CheckoutSessions(this.host.context, { vault: this.vault, binData });
+    this.checkoutSessions = new CheckoutSessions(this.host.context, {
+      vault: this.vault,
+      binData,
+      // Looked up when used: the payment methods slice is built next, and itself claims sessions.
+      storedPaymentMethods: { usable: (merchantAccountId, id) => this.paymentMethods.usable(merchantAccountId, id) },
+    });
     this.paymentMethods = new PaymentMethods(this.host.context, {
       vault: this.vault,
       binData,
@@ -186,7 +196,7 @@ export class TransactionsService {
       paymentMethods: this.paymentMethods,
       buyers: buyerDirectory(this.buyers),
       checkoutSessions: this.checkoutSessions,
-      paze: new PazePayments(this.digitalWallets, this.host.context.now),
+      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
       networkTokens: this.networkTokens,
     });
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);

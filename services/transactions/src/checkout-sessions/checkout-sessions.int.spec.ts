@@ -196,6 +196,7 @@ describe('a transaction’s claim', () => {
     expect(claimed).toEqual({
       session: expect.objectContaining({ id: session.id, amount: 1299, usedByTransactionId: 'tx-1' }),
       cardId: claimed.session.card?.cardId,
+      storedPaymentMethod: false,
       card: { number: NUMBER, expirationDate: '11/30', securityCode: SECURITY_CODE },
     });
     expect(secretRows(session.id)).toEqual([]);
