@@ -1,6 +1,5 @@
 /** The subscriptions slice over a real store and read model: scoping, the URL rule, secrets, the directory, encryption at rest. */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import { webhookPatterns, type WebhookCaller, type WebhookSubscriptionCreateInput } from '@switchyard/contracts';
@@ -11,6 +10,7 @@ import { visibleTo } from '../subscription-directory';
 import { loadWebhooksKey } from './secret-box';
 import { WebhookSubscriptions } from './webhook-subscriptions.slice';
 import { webhooksKeyRing, type WebhooksKeyRing } from './webhooks-keys';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -32,13 +32,13 @@ const close = async () => {
 };
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-webhook-subscriptions-'));
+  dir = createTestDataDir('webhook-subscriptions');
   key = loadWebhooksKey({ dataDir: dir });
   await open();
 });
 afterEach(async () => {
   await close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const shopA: WebhookCaller = { merchant_account_id: 'shop-a' };
