@@ -1,7 +1,9 @@
 # One image for every service; the compose file picks the entry point (`npm run start:<service>`).
-FROM node:20-bookworm
+# Node.js 24 LTS, the line package.json pins (devDependencies.node, pruned below with the dev dependencies, so the
+# image's own Node.js 24 runs the service). No compiler: the native modules (better-sqlite3 13, @node-rs/argon2,
+# @swc/core) ship N-API binaries, and `npm ci`'s postinstall fails the build if one does not load.
+FROM node:24-bookworm
 WORKDIR /app
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
 COPY package.json package-lock.json ./
 COPY libs libs
 COPY services services

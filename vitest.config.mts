@@ -1,6 +1,11 @@
 import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
 
+// The tests' workers run on the Node.js that runs vitest (process.execPath): better-sqlite3 13 crashes Node.js 20.
+if (Number(process.versions.node.split('.')[0]) < 22) {
+  throw new Error(`the tests need Node.js 24 (package.json devDependencies.node), not ${process.version}: run npm test or npx vitest`);
+}
+
 // SWC (not esbuild) compiles the tests so that NestJS decorator metadata is emitted, as at run time.
 export default defineConfig({
   plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2022' } })],

@@ -25,6 +25,18 @@ export function freePort(): Promise<number> {
   });
 }
 
+/**
+ * The Node.js that runs a child and the module it preloads (`-r`): by default this process's own runtime with
+ * scripts/register.cjs; bench/node-ab.ts also runs the service on another (bench/lib/node20-compat.cjs).
+ */
+export interface Runtime {
+  readonly execPath: string;
+  readonly preload: string;
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export const defaultRuntime: Runtime = { execPath: process.execPath, preload: register };
+
 export interface ChildService {
   readonly child: ChildProcess;
   readonly pid: number;
@@ -34,10 +46,10 @@ export interface ChildService {
 }
 
 /** Runs a TypeScript entry of the repository as a child process (`node -r scripts/register.cjs <entry>`). */
-export function startTs(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = []): ChildService {
-  const child = spawn(process.execPath, [...nodeArgs, '-r', register, path.join(repoRoot, entry), ...args], {
+export function startTs(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = [], runtime = defaultRuntime): ChildService {
+  const child = spawn(runtime.execPath, [...nodeArgs, '-r', runtime.preload, path.join(repoRoot, entry), ...args], {
     cwd: repoRoot,
-    env: { ...process.env, ...env },
+    env: { ...process.env, ...runtime.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
@@ -84,8 +96,14 @@ export async function waitForHttp(url: string, service: ChildService, timeoutMs 
 
 /** Runs the operator CLI (`npm run cli`'s entry) as a child process; resolves its stdout, rejects on a non-zero exit. */
 export function runCli(env: Record<string, string>, ...args: string[]): Promise<string> {
+  return runCliOn(defaultRuntime, env, ...args);
+}
+
+/** runCli on the given runtime. */
+export function runCliOn(runtime: Runtime, env: Record<string, string>, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['-r', register, path.join(repoRoot, 'tools/cli/src/main.ts'), ...args], { cwd: repoRoot, env: { ...process.env, ...env } }, (error, stdout, stderr) =>
+    const argv = ['-r', runtime.preload, path.join(repoRoot, 'tools/cli/src/main.ts'), ...args];
+    execFile(runtime.execPath, argv, { cwd: repoRoot, env: { ...process.env, ...runtime.env, ...env } }, (error, stdout, stderr) =>
       error ? reject(new Error(`cli ${args.join(' ')} failed: ${stderr || String(error)}`)) : resolve(stdout),
     );
   });
@@ -103,7 +121,7 @@ export interface EmbeddedService extends ChildService {
  */
 export function npmStartNodeFlags(): string[] {
   const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-  const match = /^node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
+  const match = /^(?:exec\s+)?node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
@@ -112,12 +130,14 @@ export function npmStartNodeFlags(): string[] {
  * (same DATA_DIR), then the service starts on a free loopback port with logs off and the in-process simulator, with
  * `npm start`'s node flags. `stop()` also removes the data directory.
  */
-export async function startEmbeddedService(options: { nodeArgs?: string[]; env?: Record<string, string> } = {}): Promise<EmbeddedService> {
+export async function startEmbeddedService(options: { nodeArgs?: string[]; env?: Record<string, string>; runtime?: Runtime } = {}): Promise<EmbeddedService> {
+  const runtime = options.runtime ?? defaultRuntime;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-'));
   const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', HOST: '127.0.0.1' };
-  const created = JSON.parse(await runCli(env, 'api-keys', 'create', '--display-name', 'bench', '--role', 'administrator')) as { kid: string; private_key: string };
+  const created = JSON.parse(await runCliOn(runtime, env, 'api-keys', 'create', '--display-name', 'bench', '--role', 'administrator')) as { kid: string; private_key: string };
   const port = await freePort();
-  const service = startTs('services/standalone/src/main.ts', { ...env, PORT: String(port), ...options.env }, [...npmStartNodeFlags(), ...(options.nodeArgs ?? [])]);
+  const nodeArgs = [...npmStartNodeFlags(), ...(options.nodeArgs ?? [])];
+  const service = startTs('services/standalone/src/main.ts', { ...env, PORT: String(port), ...options.env }, nodeArgs, [], runtime);
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${url}/healthz`, service);

@@ -44,3 +44,28 @@ describe('the input a validation issue echoes', () => {
   });
 });
 
+
+describe('fields the schema marks write-only (passwords, keys, credentials)', () => {
+  const secret = z.string().min(8).meta({ writeOnly: true });
+  const schema = z.object({
+    auth: z.object({ username: z.string(), password: secret }).strict().nullish(),
+    fields: z.array(z.object({ key: z.string(), value: z.string().max(3).meta({ writeOnly: true }) })),
+  });
+
+  it('are never echoed: not their own issue, not inside a parent object the issue is about', () => {
+    const issues = issuesOf(schema, { auth: { username: 'ops', password: 'hunter2', extra: 1 }, fields: [{ key: 'api_key', value: 'sk_live_1' }] });
+    expect(JSON.stringify(issues)).not.toContain('hunter2');
+    expect(JSON.stringify(issues)).not.toContain('sk_live_1');
+    expect(issues.find((issue) => issue.loc.join('.') === 'body.auth.password')?.input).toBe('[redacted]');
+    expect(issues.find((issue) => issue.loc.join('.') === 'body.fields.0.value')?.input).toBe('[redacted]');
+    const [parent] = issuesOf(z.object({ auth: schema.shape.auth.refine(() => false, 'no') }), { auth: { username: 'ops', password: 'longenough' } });
+    expect(parent?.input).toEqual({ username: 'ops', password: '[redacted]' });
+  });
+
+  it('are redacted by where they are in the schema, whatever their name', () => {
+    const [issue] = issuesOf(z.object({ credentials: z.object({ token: secret, n: z.number() }) }), { credentials: { token: 'abcdefghij', n: 'x' } });
+    expect(issue?.input).toBe('x');
+    const [whole] = issuesOf(z.object({ credentials: z.object({ token: secret }).refine(() => false) }), { credentials: { token: 'abcdefghij' } });
+    expect(whole?.input).toEqual({ token: '[redacted]' });
+  });
+});

@@ -2,10 +2,20 @@
  * Every setting Switchyard reads, with its default. The README's configuration table is this list.
  * Read once at start-up; an invalid value stops the process with a message naming the variable.
  */
+import { isIP } from 'node:net';
 import path from 'node:path';
 import { z } from 'zod';
 
 const port = z.coerce.number().int().min(0).max(65535);
+
+/** What Fastify's `trustProxy` (proxy-addr) takes: an address, a CIDR range, or one of its named ranges. */
+function isProxyAddress(entry: string): boolean {
+  if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+}
 
 export const settingsSchema = z.object({
   /** HTTP port of the gateway (embedded: of the whole service). */
@@ -136,6 +146,12 @@ export const settingsSchema = z.object({
    * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
    * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
    */
+  /**
+   * Paze's signing keys, which both signatures of a Paze payload must verify against (docs/paze.md): a JWKS file, a
+   * PEM file of public keys or certificates, or an https URL of a JWKS. Unset: the published development key, and
+   * with NODE_ENV=production the transactions service refuses to start.
+   */
+  PAZE_SIGNING_KEYS: z.string().optional(),
   /** `production` turns network token provisioning through the API off unless NETWORK_TOKENS_API_PROVISIONING says otherwise. */
   NODE_ENV: z.string().optional(),
   /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
@@ -156,6 +172,16 @@ export const settingsSchema = z.object({
    * terminating TLS); `always` sets it on every answer — use it behind a proxy that terminates TLS.
    */
   DASHBOARD_COOKIE_SECURE: z.enum(['auto', 'always']).default('auto'),
+  /**
+   * The reverse proxies in front of the gateway whose `X-Forwarded-For` (and `-Proto`, `-Host`) are believed: IP
+   * addresses or CIDR ranges, comma-separated (or `loopback`, `linklocal`, `uniquelocal`). Unset: none, so the
+   * per-address sign-in limit counts the connecting peer and a forged header changes nothing.
+   */
+  TRUSTED_PROXIES: z
+    .string()
+    .optional()
+    .transform((text) => (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean))
+    .refine((entries) => entries.every(isProxyAddress), 'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal'),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
@@ -196,10 +222,29 @@ export const settingsSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** How often the delivery worker looks for deliveries that are due. */
   WEBHOOK_WORKER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /**
+   * Secret. Former webhooks keys, comma separated (each base64 or base64url of 32 bytes): they still open signing
+   * secrets and basic-auth passwords until `cli webhooks rotate-key` / `reseal` has re-sealed every one under the
+   * current key (docs/operations.md, key rotation).
+   */
+  WEBHOOK_SECRETS_RETIRED_KEYS: z
+    .string()
+    .regex(/^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/, 'must be comma-separated base64 or base64url keys of exactly 32 bytes each')
+    .optional(),
+  /** Webhook deliveries (with their attempts) this many days after their final state are deleted, then their events. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** Authorization statistics (the dashboard's chart) older than this many days are deleted. */
+  AUTHORIZATION_STATS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** How often retention runs (webhooks, transactions); the first run is a second after the start. */
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
+  /** Rows deleted per retention batch (one short transaction each). */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Failed attempts of a bus message before it is parked on its dead-letter topic (failures marked retriable do not count). */
+  BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'] as const;
+const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

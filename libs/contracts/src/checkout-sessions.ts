@@ -6,7 +6,7 @@
  * CheckoutSessionCreate, CheckoutSessionPaymentMethod); the fields body is ours (the reference does not publish it).
  */
 import { z } from 'zod';
-import { cartItemSchema, expirationDate, guestBuyerSchema } from './transactions';
+import { cartItemSchema, expirationDate, guestBuyerSchema, MAX_CART_ITEMS } from './transactions';
 
 export const checkoutSessionPatterns = {
   create: 'transactions.checkout-sessions.create',
@@ -72,7 +72,7 @@ export type CheckoutSessionBuyer = z.infer<typeof guestBuyerSchema>;
 // ---- request bodies ----------------------------------------------------------------------------------------
 
 const sessionDetailsShape = {
-  cart_items: z.array(cartItemSchema).max(249).nullish(),
+  cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
   metadata: metadata.nullish(),
   buyer: guestBuyerSchema.nullish(),
   airline: airlineSchema.nullish(),
@@ -103,9 +103,25 @@ export const checkoutSessionCardSchema = z
   })
   .meta({ id: 'CheckoutSessionCardFields' });
 
+/** A payment method the merchant stored, chosen in the browser, with its security code typed again for this payment. */
+export const checkoutSessionStoredMethodSchema = z
+  .object({
+    method: z.literal('id'),
+    id: z.uuid().meta({ description: 'A stored payment method of the session’s merchant account, `succeeded`.' }),
+    security_code: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits').optional(),
+  })
+  .meta({ id: 'CheckoutSessionStoredMethodFields' });
+
 export const checkoutSessionFieldsSchema = z
-  .object({ payment_method: checkoutSessionCardSchema })
-  .meta({ id: 'CheckoutSessionFieldsUpdate', description: 'Card data for the session, sent by the secure fields library from the buyer’s browser.' });
+  .object({
+    payment_method: z.discriminatedUnion('method', [checkoutSessionCardSchema, checkoutSessionStoredMethodSchema]),
+  })
+  .meta({
+    id: 'CheckoutSessionFieldsUpdate',
+    description:
+      'Card data for the session, or a stored payment method with its security code, sent by the secure fields ' +
+      'library from the buyer’s browser.',
+  });
 export type CheckoutSessionFieldsInput = z.infer<typeof checkoutSessionFieldsSchema>;
 
 /** `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame. */

@@ -64,17 +64,19 @@ export const merchantAccountSchema = z
 export type MerchantAccount = z.infer<typeof merchantAccountSchema>;
 
 const settingText = z.string().max(1000).nullish();
+/** A key the account is given and never shows again in an error's echoed `input`. */
+const secretSetting = (maxLength: number) => z.string().max(maxLength).meta({ writeOnly: true }).nullish();
 const settingsShape = {
   account_updater_enabled: z.boolean().optional(),
   account_updater_request_encryption_key: z.string().max(10_000).nullish(),
   account_updater_request_encryption_key_id: settingText,
-  account_updater_response_decryption_key: z.string().max(10_000).nullish(),
+  account_updater_response_decryption_key: secretSetting(10_000),
   account_updater_response_decryption_key_id: settingText,
   over_capture_amount: z.int().min(0).nullish(),
   over_capture_percentage: z.int().min(0).nullish(),
   multiple_captures_enabled: z.boolean().optional(),
   loon_client_key: settingText,
-  loon_secret_key: settingText,
+  loon_secret_key: secretSetting(1000),
   loon_accepted_schemes: z.array(cardScheme).max(cardSchemeValues.length).nullish(),
   visa_network_tokens_requestor_id: settingText,
   visa_network_tokens_app_id: settingText,

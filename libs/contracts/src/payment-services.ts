@@ -66,7 +66,8 @@ export const paymentServiceCapabilitiesInputSchema = z
 export type PaymentServiceCapabilities = z.infer<typeof paymentServiceCapabilitiesSchema>;
 export type PaymentServiceCapabilitiesInput = z.infer<typeof paymentServiceCapabilitiesInputSchema>;
 
-const field = z.object({ key: z.string().min(1).max(100), value: z.string().max(10_000) }).strict();
+// Write-only: which values are credentials is the definition's to say, so a 422 echoes none of them.
+const field = z.object({ key: z.string().min(1).max(100), value: z.string().max(10_000).meta({ writeOnly: true }) }).strict();
 
 const merchantProfileScheme = z
   .object({
@@ -234,6 +235,21 @@ const definitionField = z.object({
   secret: z.boolean(),
 });
 
+/**
+ * How a checkout shows the provider's approval page and what cart it takes. Every member is present with a value:
+ * the reference client (`@gr4vy/sdk`) refuses a definition whose configuration has a null or missing member.
+ */
+export const paymentServiceConfigurationSchema = z
+  .object({
+    approval_ui_target: z.string().meta({ description: '`any` (an iframe or a new window) or `new_window`.' }),
+    approval_ui_height: z.string().meta({ description: 'Height of the approval page when framed, a CSS length such as `600px`.' }),
+    approval_ui_width: z.string().meta({ description: 'Width of the approval page when framed, a CSS length such as `500px`.' }),
+    cart_items_limit: z.int().meta({ description: 'The most cart items a payment through this definition takes.' }),
+    cart_items_required: z.boolean(),
+    cart_items_should_match_amount: z.boolean(),
+  })
+  .meta({ id: 'PaymentServiceConfiguration' });
+
 export const paymentServiceDefinitionSchema = z
   .object({
     id: z.string(),
@@ -249,7 +265,7 @@ export const paymentServiceDefinitionSchema = z
     supported_features: z.record(z.string(), z.boolean()),
     capabilities: paymentServiceCapabilitiesSchema,
     required_checkout_fields: z.array(z.unknown()),
-    configuration: z.record(z.string(), z.unknown()),
+    configuration: paymentServiceConfigurationSchema,
     supported_integration_clients: z.array(z.string()).nullable(),
   })
   .meta({ id: 'PaymentServiceDefinition' });

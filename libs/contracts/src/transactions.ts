@@ -131,9 +131,14 @@ export const pazePaymentMethodSchema = z
     token: z
       .string()
       .min(20)
-      .max(20_000)
-      .regex(/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]*){4}$/, 'must be a JWE in compact serialization')
-      .meta({ description: "The encrypted Paze payload as Paze gave it to the merchant (a JWE), decrypted here with the merchant's Paze wallet key." }),
+      .max(40_000)
+      // A bare JWE (five parts) passes here to be refused as unsigned with the reason (400 paze_signature_invalid).
+      .regex(/^[A-Za-z0-9_-]+(?:(?:\.[A-Za-z0-9_-]*){2}|(?:\.[A-Za-z0-9_-]*){4})$/, 'must be a JWS in compact serialization')
+      .meta({
+        writeOnly: true,
+        description:
+          "The Complete response's securedPayload as Paze gave it to the merchant, JWS(JWE(JWS(payload))): both signatures are verified against Paze's signing keys (PAZE_SIGNING_KEYS), the JWE is decrypted with the merchant's Paze wallet key.",
+      }),
     redirect_url: z.url().max(2048).nullish(),
   })
   .meta({ id: 'PazePaymentMethodCreate', description: 'Paze: US businesses only, in USD, through a US acquiring connection that takes network tokens.' });
@@ -163,6 +168,9 @@ export const threeDSecureDataSchema = z
   .meta({ description: 'Version 2 needs directory_transaction_id; version 1 needs authentication_response, cavv_algorithm and xid.' });
 
 export type ThreeDSecureDataInput = z.infer<typeof threeDSecureDataSchema>;
+
+/** The most cart items a payment, a capture or a checkout session takes (payment service definitions announce it). */
+export const MAX_CART_ITEMS = 249;
 
 export const cartItemSchema = z
   .object({
@@ -267,7 +275,7 @@ export const transactionCreateSchema = z
     three_d_secure_data: threeDSecureDataSchema.nullish(),
     external_identifier: externalIdentifier.nullish(),
     metadata: metadata.nullish(),
-    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
     buyer: guestBuyerSchema.nullish(),
     buyer_id: z.uuid().nullish(),
     buyer_external_identifier: z.string().max(200).nullish(),
@@ -319,7 +327,7 @@ export const transactionCaptureCreateSchema = z
     amount: amount.nullish().meta({ description: 'Omitted: everything of the authorization not yet claimed.' }),
     final: z.boolean().nullish().meta({ description: 'true closes the authorization and releases the rest. Omitted keeps it open (multiple captures).' }),
     tracking: z.array(trackingEntrySchema).max(MAX_TRACKING_ENTRIES).nullish(),
-    cart_items: z.array(cartItemSchema).max(249).nullish(),
+    cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
     external_identifier: externalIdentifier.nullish(),
   })
   .meta({ id: 'TransactionCaptureCreate' });

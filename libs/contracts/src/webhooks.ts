@@ -57,7 +57,7 @@ export type WebhookEventName = (typeof webhookEventNames)[number];
 // ---- subscriptions ------------------------------------------------------------------------------------------
 
 const basicAuthInput = z
-  .object({ username: z.string().min(1).max(200), password: z.string().min(1).max(200) })
+  .object({ username: z.string().min(1).max(200), password: z.string().min(1).max(200).meta({ writeOnly: true }) })
   .strict()
   .meta({ id: 'WebhookBasicAuth', description: 'Sent as `Authorization: Basic …` with every delivery. The password is never returned.' });
 

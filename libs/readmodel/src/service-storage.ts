@@ -2,12 +2,11 @@
  * A service's storage: its event store and the local SQLite file of its read models and checkpoints.
  * SQLite mode (default): one file, `<DATA_DIR>/<service>.db`, holds both, so events and read models sit side by
  * side. EventStoreDB mode (`EVENTSTORE_URL`): events in EventStoreDB, read models in `<DATA_DIR>/<service>-read.db`,
- * rebuildable from the store.
+ * rebuildable from the store. The directory is created 0700 and the files are 0600 (`private-files.ts`).
  */
-import fs from 'node:fs';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { EventStoreDbEventStore, SqliteEventStore, type EventStore } from '@switchyard/eventstore';
+import { privateDatabaseFile } from './private-files';
 
 export interface ServiceStorage {
   readonly store: EventStore;
@@ -16,10 +15,9 @@ export interface ServiceStorage {
 }
 
 export function openServiceStorage(service: string, options: { dataDir: string; eventStoreUrl?: string | undefined }): ServiceStorage {
-  fs.mkdirSync(options.dataDir, { recursive: true });
   if (options.eventStoreUrl) {
     const store = EventStoreDbEventStore.connect(options.eventStoreUrl);
-    const db = new Database(path.join(options.dataDir, `${service}-read.db`));
+    const db = new Database(privateDatabaseFile(options.dataDir, `${service}-read.db`));
     db.pragma('journal_mode = WAL');
     db.pragma('busy_timeout = 5000');
     return {
@@ -31,6 +29,6 @@ export function openServiceStorage(service: string, options: { dataDir: string; 
       },
     };
   }
-  const store = new SqliteEventStore(path.join(options.dataDir, `${service}.db`));
+  const store = new SqliteEventStore(privateDatabaseFile(options.dataDir, `${service}.db`));
   return { store, db: store.database, close: () => store.close() };
 }

@@ -96,3 +96,18 @@ it('gives every process racing to create the file the same key', async () => {
   expect(fs.readdirSync(dir)).toEqual(['race.key']);
   expect(Buffer.from(fs.readFileSync(path.join(dir, 'race.key'), 'utf8').trim(), 'base64').toString('hex')).toBe(keys[0]);
 });
+
+it('keeps key files 0600 in a 0700 directory whatever the umask, and narrows a key file left wider', () => {
+  const previousUmask = process.umask(0);
+  try {
+    const dataDir = path.join(dir, 'umask-0');
+    loadOrCreateKey({ ...options, dataDir });
+    expect(fs.statSync(dataDir).mode & 0o777).toBe(0o700);
+    expect(fs.statSync(path.join(dataDir, 'things.key')).mode & 0o777).toBe(0o600);
+    fs.chmodSync(path.join(dataDir, 'things.key'), 0o644);
+    loadOrCreateKey({ ...options, dataDir });
+    expect(fs.statSync(path.join(dataDir, 'things.key')).mode & 0o777).toBe(0o600);
+  } finally {
+    process.umask(previousUmask);
+  }
+});

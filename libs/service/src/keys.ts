@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
 
 export const keyBytes = 32;
 
@@ -52,11 +53,15 @@ export function decodeKey(text: string): Buffer | null {
  */
 function keyFile(file: string): Buffer {
   const existing = readKeyFile(file);
-  if (existing) return existing;
-  fs.mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
+  if (existing) {
+    narrowKeyFile(file);
+    return existing;
+  }
+  ensurePrivateDirectory(path.dirname(file));
   const temporary = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
-  const fd = fs.openSync(temporary, 'wx', 0o600);
+  const fd = fs.openSync(temporary, 'wx', PRIVATE_FILE_MODE);
   try {
+    fs.fchmodSync(fd, PRIVATE_FILE_MODE);
     fs.writeFileSync(fd, `${randomBytes(keyBytes).toString('base64')}\n`);
     fs.fsyncSync(fd);
   } finally {
@@ -72,6 +77,18 @@ function keyFile(file: string): Buffer {
   const key = readKeyFile(file);
   if (!key) throw new Error(`key file ${file} disappeared while being created`);
   return key;
+}
+
+/** A key file an older version (or a copy) left wider becomes 0600; one on a read-only mount is left as it is. */
+function narrowKeyFile(file: string): void {
+  if ((fs.statSync(file).mode & 0o777) === PRIVATE_FILE_MODE) return;
+  try {
+    fs.chmodSync(file, PRIVATE_FILE_MODE);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'EROFS') throw error;
+    process.emitWarning(`key file ${file} is readable by others and cannot be narrowed (${code})`, { code: 'SWITCHYARD_KEY_FILE_MODE' });
+  }
 }
 
 /** The key in `file`; null when there is no file. A file that is not a key stops: replacing it would orphan everything encrypted under it. */

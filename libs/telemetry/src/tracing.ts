@@ -8,7 +8,7 @@
  * embedded runtime as often as it likes.
  */
 import { INVALID_SPAN_CONTEXT, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type AttributeValue, type Span, type Tracer } from '@opentelemetry/api';
-import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
+import type { TracerProvider } from '@opentelemetry/sdk-trace';
 import { currentContext, runWithContext } from './request-context';
 
 export { SpanKind, type Span };
@@ -30,7 +30,7 @@ export interface Tracing {
 }
 
 interface ActiveTracing {
-  readonly provider: NodeTracerProvider;
+  readonly provider: TracerProvider;
   readonly tracer: Tracer;
 }
 
@@ -72,12 +72,13 @@ export function startTracing(serviceName: string, settings: TracingSettings): Tr
   // Loaded only now: a process without tracing (and the CLI) never loads the SDK.
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
-  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  // OpenTelemetry JS 3: one SDK package (@opentelemetry/sdk-trace) where 2.x had sdk-trace-base and sdk-trace-node;
+  // the Node provider only added register() (global context manager, propagators), which is not used here.
+  const { BatchSpanProcessor, TracerProvider } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
   const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
-  const provider = new NodeTracerProvider({
+  const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.OTEL_SERVICE_NAME || serviceName }),
-    spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url, headers: parseOtlpHeaders(settings.OTEL_EXPORTER_OTLP_HEADERS) }))],
+    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url, headers: parseOtlpHeaders(settings.OTEL_EXPORTER_OTLP_HEADERS) }) })],
   });
   const started: ActiveTracing = { provider, tracer: provider.getTracer('switchyard') };
   active = started;

@@ -11,6 +11,7 @@ import {
   type ChangeEvent,
   type FieldName,
   type FieldOptions,
+  type SubmitOptions,
 } from '@switchyard/secure-fields';
 import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type CSSProperties, type ReactElement, type ReactNode } from 'react';
 
@@ -128,14 +129,21 @@ export function SecurityCode(props: SecureFieldProps): ReactElement {
 }
 
 export interface UseSecureFields {
-  /** Posts the fields from inside the frames to the checkout session; rejects with an Error saying why. */
-  readonly submit: () => Promise<void>;
+  /**
+   * Posts the fields from inside the frames to the checkout session; rejects with an Error saying why. With
+   * `{ paymentMethodId }`, a stored payment method with the code typed into `<SecurityCode>` instead of a card.
+   */
+  readonly submit: (options?: SubmitOptions) => Promise<void>;
   /** Every field's frame has loaded. */
   readonly ready: boolean;
 }
 
 export function useSecureFields(): UseSecureFields {
   const { instance, ready } = useSecureFieldsContext('useSecureFields()');
-  const submit = useCallback(() => (instance ? instance.submit() : Promise.reject(new Error('The secure fields are not ready'))), [instance]);
+  const submit = useCallback(
+    (options?: SubmitOptions) =>
+      instance ? instance.submit(options) : Promise.reject(new Error('The secure fields are not ready')),
+    [instance],
+  );
   return useMemo(() => ({ submit, ready }), [submit, ready]);
 }

@@ -4,7 +4,8 @@
  * merchant's page (`parent`, the exact origin — never `*`) only `ready`, `change` (empty / complete / valid), `blur`
  * and, for the card number, `card-details-changed`. The three frames of one page share their values over
  * `BroadcastChannel` (same origin: the service's, so the merchant's page cannot listen), and the card number frame
- * posts all three to `POST /checkout/sessions/{id}/fields` when the page asks it to submit.
+ * posts all three to `POST /checkout/sessions/{id}/fields` when the page asks it to submit. For a stored payment
+ * method the page names (`paymentMethodId`), the security code frame posts the method's id and the code typed into it.
  */
 import { CardDetailsTracker, httpCardDetailsLookup } from './card-details';
 import {
@@ -23,6 +24,7 @@ import {
   CHANNEL_PATTERN,
   isFieldName,
   MESSAGE_SOURCE,
+  PAYMENT_METHOD_ID_PATTERN,
   SESSION_ID_PATTERN,
   type CardDetails,
   type ChannelMessage,
@@ -82,6 +84,19 @@ export function fieldsBody(
     ok: true,
     body: { payment_method: { method: 'card', number, expiration_date: expiry.value, ...(securityCode !== undefined ? { security_code: securityCode } : {}) } },
   };
+}
+
+/** The fields body for a stored payment method: its id and the security code typed again into this frame. */
+export function storedMethodBody(
+  paymentMethodId: string,
+  securityCodeText: string,
+  scheme: string | null,
+): { readonly ok: true; readonly body: unknown } | { readonly ok: false; readonly message: string } {
+  const idValid = PAYMENT_METHOD_ID_PATTERN.test(paymentMethodId);
+  if (!idValid) return { ok: false, message: 'The payment method is not valid' };
+  const securityCode = formatSecurityCode(securityCodeText);
+  if (!securityCodeState(securityCode, scheme).valid) return { ok: false, message: 'The security code is not valid' };
+  return { ok: true, body: { payment_method: { method: 'id', id: paymentMethodId, security_code: securityCode } } };
 }
 
 const clip = (text: string): string => (text.length > 200 ? `${text.slice(0, 200)}…` : text);
@@ -233,31 +248,41 @@ function start(params: FrameParams): void {
       peers.postMessage({ type: 'collect', requestId } satisfies ChannelMessage);
     });
 
+  /** Posts a fields body to the session; the service's refusal comes back as its message. */
+  const postFields = async (body: unknown): Promise<{ ok: boolean; message?: string }> => {
+    let response: Response;
+    try {
+      response = await fetch(new URL(`checkout/sessions/${encodeURIComponent(session)}/fields`, base), {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+        credentials: 'omit',
+        cache: 'no-store',
+        signal: AbortSignal.timeout(POST_TIMEOUT_MS),
+      });
+    } catch {
+      return { ok: false, message: 'Could not reach the payment service' };
+    }
+    if (response.status === 204) return { ok: true };
+    const answer: unknown = await response.json().catch(() => null);
+    return { ok: false, message: refusalMessage(response.status, answer) };
+  };
+
   let submitting = false;
-  const submit = async (fields: readonly FieldName[]): Promise<{ ok: boolean; message?: string }> => {
+  type Submitted = { ok: boolean; message?: string };
+  const submit = async (fields: readonly FieldName[], paymentMethodId: string | undefined): Promise<Submitted> => {
     if (submitting) return { ok: false, message: 'The card is already being submitted' };
     submitting = true;
     try {
+      if (paymentMethodId !== undefined) {
+        const stored = storedMethodBody(paymentMethodId, input.value, scheme);
+        return stored.ok ? await postFields(stored.body) : stored;
+      }
       const others = fields.filter((name): name is 'expiry' | 'security_code' => name === 'expiry' || name === 'security_code');
       const values = await collect(others);
       const built = fieldsBody({ number: input.value, expiry: values.get('expiry'), securityCode: values.get('security_code') }, scheme, new Date());
       if (!built.ok) return built;
-      let response: Response;
-      try {
-        response = await fetch(new URL(`checkout/sessions/${encodeURIComponent(session)}/fields`, base), {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(built.body),
-          credentials: 'omit',
-          cache: 'no-store',
-          signal: AbortSignal.timeout(POST_TIMEOUT_MS),
-        });
-      } catch {
-        return { ok: false, message: 'Could not reach the payment service' };
-      }
-      if (response.status === 204) return { ok: true };
-      const body: unknown = await response.json().catch(() => null);
-      return { ok: false, message: refusalMessage(response.status, body) };
+      return await postFields(built.body);
     } catch (error) {
       return { ok: false, message: error instanceof Error ? error.message : 'The card could not be submitted' };
     } finally {
@@ -268,10 +293,14 @@ function start(params: FrameParams): void {
   window.addEventListener('message', (event: MessageEvent) => {
     if (event.source !== window.parent || event.origin !== parent) return;
     const data = event.data as Partial<PageMessage> | null;
-    if (!data || data.source !== MESSAGE_SOURCE || data.channel !== channel || data.type !== 'submit' || field !== 'number') return;
+    if (!data || data.source !== MESSAGE_SOURCE || data.channel !== channel || data.type !== 'submit') return;
     if (typeof data.requestId !== 'string' || !Array.isArray(data.fields)) return;
+    const paymentMethodId = typeof data.paymentMethodId === 'string' ? data.paymentMethodId : undefined;
+    // A typed card is posted by the card number frame; a stored method's code by the security code frame.
+    if (field !== (paymentMethodId === undefined ? 'number' : 'security_code')) return;
     const requestId = data.requestId;
-    void submit(data.fields.filter(isFieldName)).then((result) => post({ type: 'submit-result', requestId, ...result }));
+    const fields = data.fields.filter(isFieldName);
+    void submit(fields, paymentMethodId).then((result) => post({ type: 'submit-result', requestId, ...result }));
   });
 
   post({ type: 'ready', field });

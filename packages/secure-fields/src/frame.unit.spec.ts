@@ -1,4 +1,4 @@
-import { fieldsBody, frameParams, isOrigin, refusalMessage } from './frame';
+import { fieldsBody, frameParams, isOrigin, refusalMessage, storedMethodBody } from './frame';
 
 const session = '6f1c1f64-8c1e-4a55-9a0c-3f3e0c7b2a10';
 const channel = '0123456789abcdef0123456789abcdef';
@@ -59,6 +59,26 @@ describe('the fields body the card number frame posts', () => {
     expect(fieldsBody({ number: '4111111111111111', expiry: '04/26', securityCode: '123' }, 'visa', now)).toEqual({ ok: false, message: 'The expiry date is not valid' });
     expect(fieldsBody({ number: '4111111111111111', expiry: undefined, securityCode: '123' }, 'visa', now)).toEqual({ ok: false, message: 'The expiry date field is missing' });
     expect(fieldsBody({ number: '378282246310005', expiry: '12/28', securityCode: '123' }, 'amex', now)).toEqual({ ok: false, message: 'The security code is not valid' });
+  });
+});
+
+describe('the fields body the security code frame posts for a stored payment method', () => {
+  const paymentMethodId = '0b7c1a52-31f4-4d8e-9a5b-2c6d8e9f0a1b';
+
+  it('holds the method’s id and the security code typed again', () => {
+    expect(storedMethodBody(paymentMethodId, '123', null)).toEqual({
+      ok: true,
+      body: { payment_method: { method: 'id', id: paymentMethodId, security_code: '123' } },
+    });
+    expect(storedMethodBody(paymentMethodId, '1234', null)).toMatchObject({ ok: true });
+  });
+
+  it('is not sent with a code not valid (for the scheme, when told) or an id that is not one', () => {
+    const invalidCode = { ok: false, message: 'The security code is not valid' };
+    expect(storedMethodBody(paymentMethodId, '12', null)).toEqual(invalidCode);
+    expect(storedMethodBody(paymentMethodId, '1234', 'visa')).toEqual(invalidCode);
+    const invalidId = { ok: false, message: 'The payment method is not valid' };
+    expect(storedMethodBody('not-an-id', '123', null)).toEqual(invalidId);
   });
 });
 

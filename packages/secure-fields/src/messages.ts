@@ -40,8 +40,16 @@ export type FrameMessage = Envelope &
     | { readonly type: 'submit-result'; readonly requestId: string; readonly ok: boolean; readonly message?: string }
   );
 
-/** Merchant page → the card number frame (targetOrigin: the service's origin). */
-export type PageMessage = Envelope & { readonly type: 'submit'; readonly requestId: string; readonly fields: readonly FieldName[] };
+/**
+ * Merchant page → the frame that posts (targetOrigin: the service's origin): the card number frame for a typed card,
+ * the security code frame for a stored payment method (`paymentMethodId`), whose code alone is typed again.
+ */
+export type PageMessage = Envelope & {
+  readonly type: 'submit';
+  readonly requestId: string;
+  readonly fields: readonly FieldName[];
+  readonly paymentMethodId?: string;
+};
 
 /** Between the frames of one set, on `BroadcastChannel(channelName(channel))`. Values never leave the service's origin. */
 export type ChannelMessage =
@@ -54,5 +62,7 @@ export const channelName = (channel: string): string => `${MESSAGE_SOURCE}:${cha
 /** What the `channel` parameter may be: the page's random id (hex, base64url). */
 export const CHANNEL_PATTERN = /^[A-Za-z0-9_-]{16,64}$/;
 export const SESSION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A stored payment method's id: a UUID too. */
+export const PAYMENT_METHOD_ID_PATTERN = SESSION_ID_PATTERN;
 
 export const isFieldName = (value: unknown): value is FieldName => typeof value === 'string' && (FIELD_NAMES as readonly string[]).includes(value);

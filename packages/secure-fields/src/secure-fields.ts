@@ -7,6 +7,7 @@
 import {
   CHANNEL_PATTERN,
   MESSAGE_SOURCE,
+  PAYMENT_METHOD_ID_PATTERN,
   SESSION_ID_PATTERN,
   type CardDetails,
   type FieldName,
@@ -25,6 +26,14 @@ export interface SecureFieldsOptions {
 
 export interface FieldOptions {
   readonly placeholder?: string;
+}
+
+export interface SubmitOptions {
+  /**
+   * Pay with this stored payment method of the merchant account instead of a typed card: only the security code
+   * field is needed, and its frame posts `{method: "id", id, security_code}` to the session.
+   */
+  readonly paymentMethodId?: string;
 }
 
 export interface ChangeEvent {
@@ -69,7 +78,11 @@ export class SecureFields {
   private readonly loaded = new Set<FieldName>();
   private readyFired = false;
   private readonly handlers = new Map<SecureFieldsEventName, Set<(detail: never) => void>>();
-  private readonly submissions = new Map<string, { resolve: () => void; reject: (error: Error) => void; timer: ReturnType<typeof setTimeout> }>();
+  /** Pending `submit()`s by request id, with the frame asked to post (the only one whose answer counts). */
+  private readonly submissions = new Map<
+    string,
+    { resolve: () => void; reject: (error: Error) => void; timer: ReturnType<typeof setTimeout>; poster: FieldName }
+  >();
   private destroyed = false;
 
   constructor(options: SecureFieldsOptions) {
@@ -121,13 +134,22 @@ export class SecureFields {
 
   /**
    * Has the card number frame post the fields, from inside the frames, to `POST /checkout/sessions/{id}/fields`.
+   * With `paymentMethodId`, the security code frame posts that stored payment method with the code typed into it.
    * Resolves when the service answered 204; rejects with an Error saying why otherwise (a field not valid, the
    * session expired or used, too many requests, the service unreachable). The message never holds card data.
    */
-  submit(): Promise<void> {
+  submit(options: SubmitOptions = {}): Promise<void> {
     if (this.destroyed) return Promise.reject(new Error('SecureFields: destroyed'));
-    const frame = this.frames.get('number');
-    if (!frame?.contentWindow || !this.loaded.has('number')) return Promise.reject(new Error('The card number field is not ready'));
+    const { paymentMethodId } = options;
+    if (paymentMethodId !== undefined && !PAYMENT_METHOD_ID_PATTERN.test(paymentMethodId)) {
+      return Promise.reject(new Error('SecureFields: paymentMethodId must be a stored payment method id (a UUID)'));
+    }
+    const poster: FieldName = paymentMethodId === undefined ? 'number' : 'security_code';
+    const frame = this.frames.get(poster);
+    if (!frame?.contentWindow || !this.loaded.has(poster)) {
+      const name = poster === 'number' ? 'card number' : 'security code';
+      return Promise.reject(new Error(`The ${name} field is not ready`));
+    }
     const target = frame.contentWindow;
     const requestId = randomId();
     return new Promise<void>((resolve, reject) => {
@@ -135,8 +157,15 @@ export class SecureFields {
         this.submissions.delete(requestId);
         reject(new Error('The card fields did not answer'));
       }, SUBMIT_TIMEOUT_MS);
-      this.submissions.set(requestId, { resolve, reject, timer });
-      const message: PageMessage = { source: MESSAGE_SOURCE, channel: this.channel, type: 'submit', requestId, fields: [...this.frames.keys()] };
+      this.submissions.set(requestId, { resolve, reject, timer, poster });
+      const message: PageMessage = {
+        source: MESSAGE_SOURCE,
+        channel: this.channel,
+        type: 'submit',
+        requestId,
+        fields: [...this.frames.keys()],
+        ...(paymentMethodId !== undefined ? { paymentMethodId: paymentMethodId.toLowerCase() } : {}),
+      };
       target.postMessage(message, this.serviceOrigin);
     });
   }
@@ -218,9 +247,9 @@ export class SecureFields {
         return;
       }
       case 'submit-result': {
-        if (from !== 'number' || typeof data.requestId !== 'string') return;
+        if (typeof data.requestId !== 'string') return;
         const pending = this.submissions.get(data.requestId);
-        if (!pending) return;
+        if (!pending || pending.poster !== from) return;
         this.submissions.delete(data.requestId);
         clearTimeout(pending.timer);
         if (data.ok === true) pending.resolve();

@@ -18,6 +18,8 @@ export async function createGatewayApp(dependencies: GatewayDependencies): Promi
     // What Fastify would answer in its own body: a URL that does not decode, a request that is not HTTP/1.1.
     frameworkErrors: renderFrameworkError,
     clientErrorHandler: renderClientError,
+    // TRUSTED_PROXIES: only these peers' X-Forwarded-For sets request.ip (the sign-in limit's address); none by default.
+    trustProxy: dependencies.trustedProxies && dependencies.trustedProxies.length > 0 ? [...dependencies.trustedProxies] : false,
   });
   const fastify = adapter.getInstance();
   registerBodyParsers(fastify);

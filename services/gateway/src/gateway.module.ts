@@ -51,6 +51,8 @@ export interface GatewayDependencies {
   readonly metricsEnabled?: boolean;
   /** Where the line of each completed request goes (with its request and correlation ids); absent: not logged. */
   readonly log?: Pick<Logger, 'info' | 'debug'>;
+  /** TRUSTED_PROXIES: the peers whose X-Forwarded-For names the client; absent or empty: none. */
+  readonly trustedProxies?: readonly string[];
 }
 
 @Module({})

@@ -56,6 +56,8 @@ export interface GatewayRuntime {
   readonly metrics?: { readonly host: string; readonly port: number };
   /** The process's logger: one line per completed request, with its request and correlation ids. */
   readonly log?: Pick<Logger, 'info' | 'debug'>;
+  /** TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For names the client (docs/dashboard.md); absent: none. */
+  readonly trustedProxies?: readonly string[];
 }
 
 export interface RunningGateway {
@@ -122,7 +124,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
           }),
         ];
   const modules = [...(runtime.modules ?? []), ...dashboard];
-  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(modules.length > 0 ? { modules } : {}), ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}), ...(runtime.log ? { log: runtime.log } : {}) });
+  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(modules.length > 0 ? { modules } : {}), ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}), ...(runtime.log ? { log: runtime.log } : {}), ...(runtime.trustedProxies ? { trustedProxies: runtime.trustedProxies } : {}) });
   const metricsServer = runtime.metricsEnabled !== false && runtime.metrics ? await startMetricsServer(runtime.metrics) : null;
   return {
     app,

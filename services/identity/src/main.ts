@@ -22,7 +22,7 @@ runMain(async () => {
   const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
   await identity.start();
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const relay = identityRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
@@ -34,7 +34,7 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  log.info({ node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

@@ -144,7 +144,7 @@ describe('merchant account scoping', () => {
 
 describe('operations endpoints', () => {
   it('serves /healthz and /readyz without a token', async () => {
-    expect((await http().get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await http().get('/healthz').expect(200)).body).toEqual({ status: 'ok', node: process.version });
     expect((await http().get('/readyz').expect(200)).body).toMatchObject({ status: 'ready', checks: { identity: 'ok', bus: 'ok' } });
   });
 

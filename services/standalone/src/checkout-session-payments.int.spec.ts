@@ -63,6 +63,28 @@ it('stores the session’s card as a payment method for a buyer, which then pays
   expect(paid).toMatchObject({ status: 'authorization_succeeded', instrument_type: 'card_token', cvv_response_code: 'not_provided' });
 });
 
+it('pays with a stored method chosen with its code for its own buyer only; a refusal keeps the session', async () => {
+  const buyer = async (name: string) => (await post('/buyers', { display_name: name }).expect(201)).body.id as string;
+  const ada = await buyer('Ada');
+  const bob = await buyer('Bob');
+  const card = { method: 'card', number: TEST_PANS[0], expiration_date: '11/30', buyer_id: ada };
+  const adas = (await post('/payment-methods', card).expect(201)).body.id as string;
+  const session = (await post('/checkout/sessions', {}).expect(201)).body.id as string;
+  const fields = { payment_method: { method: 'id', id: adas, security_code: '123' } };
+  await h.http().put(`/checkout/sessions/${session}/fields`).send(fields).expect(204);
+
+  const paymentMethod = { method: 'checkout-session', id: session };
+  const pay = (buyerId: string) =>
+    post('/transactions', { amount: 1000, currency: 'USD', buyer_id: buyerId, payment_method: paymentMethod });
+  const refused = await pay(bob).expect(400);
+  const mismatch = { pointer: '/payment_method/id', type: 'payment_method_buyer_mismatch' };
+  expect(refused.body.details[0]).toMatchObject(mismatch);
+  const paid = (await pay(ada).expect(201)).body;
+  expect(paid).toMatchObject({ status: 'authorization_succeeded', instrument_type: 'card_token' });
+  expect(paid.checkout_session_id).toBe(session);
+  expect(paid.cvv_response_code).toBe('match');
+});
+
 it('never answers or writes the card number in clear', () => {
   expect(h.leaks).toEqual([]);
   expect(h.filesWithPan()).toEqual([]);

@@ -8,11 +8,13 @@ import { generateKeyPairSync, type KeyObject } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { calculateJwkThumbprint, CompactEncrypt, type JWK } from 'jose';
+import { calculateJwkThumbprint, type JWK } from 'jose';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { expectErrorBody, signToken } from '@switchyard/testing';
 import { DigitalWalletsReadModel } from '@switchyard/transactions/src/digital-wallets/digital-wallets.read-model';
 import { decryptPazePayload } from '@switchyard/transactions/src/digital-wallets/paze';
+import { sealPazePayload } from '@switchyard/transactions/src/digital-wallets/paze-development-signing-key';
+import { pazeDevelopmentSigningKeys } from '@switchyard/transactions/src/digital-wallets/paze-signing-keys';
 import { dataFiles, isoWithOffset, startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;
@@ -298,10 +300,11 @@ describe('Paze and its decryption key', () => {
       cardNetwork: 'VISA',
       eci: '07',
     };
-    const jwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'ECDH-ES', enc: 'A256GCM' }).encrypt(ec.publicKey);
+    const jwe = await sealPazePayload(payload, ec.publicKey, { alg: 'ECDH-ES' });
+    const signingKeys = pazeDevelopmentSigningKeys();
     const found = h.fixture.service.transactions.digitalWallets.pazeKeyFor(account)!;
     expect(found.wallet).toMatchObject({ id: created.id, merchantCountryCode: 'US', decryptionKeyId: ec.thumbprint });
-    expect(await decryptPazePayload(jwe, found.key, new Date('2026-03-15T12:00:00Z'))).toMatchObject({ token: '4895370016781988', expirationDate: '05/32', scheme: 'visa', eci: '07' });
+    expect(await decryptPazePayload(jwe, { decryptionKey: found.key, signingKeys }, new Date('2026-03-15T12:00:00Z'))).toMatchObject({ token: '4895370016781988', expirationDate: '05/32', scheme: 'visa', eci: '07' });
 
     // Rotation: a new (RSA) key replaces the old; the same key again changes nothing.
     const rsa = await testKey('rsa');
@@ -310,10 +313,10 @@ describe('Paze and its decryption key', () => {
     expect(leaksKey(rotated.text)).toBe(false);
     const same = await put(created.id, { decryption_key: rsa.pem }).expect(200);
     expect(same.body).toEqual(rotated.body);
-    const rsaJwe = await new CompactEncrypt(new TextEncoder().encode(JSON.stringify(payload))).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }).encrypt(rsa.publicKey);
+    const rsaJwe = await sealPazePayload(payload, rsa.publicKey);
     const current = h.fixture.service.transactions.digitalWallets.pazeKeyFor(account)!;
-    expect((await decryptPazePayload(rsaJwe, current.key, new Date('2026-03-15T12:00:00Z'))).cryptogram).toBe('AwAAAAAAZnOgmOovPMniQOQAAAA=');
-    await expect(decryptPazePayload(jwe, current.key, new Date('2026-03-15T12:00:00Z'))).rejects.toMatchObject({ code: 'paze_decryption_failed' });
+    expect((await decryptPazePayload(rsaJwe, { decryptionKey: current.key, signingKeys }, new Date('2026-03-15T12:00:00Z'))).cryptogram).toBe('AwAAAAAAZnOgmOovPMniQOQAAAA=');
+    await expect(decryptPazePayload(jwe, { decryptionKey: current.key, signingKeys }, new Date('2026-03-15T12:00:00Z'))).rejects.toMatchObject({ code: 'paze_decryption_failed' });
 
     const badRotation = await put(created.id, { decryption_key: 'nope' }).expect(400);
     expect(badRotation.body.details[0]).toMatchObject({ pointer: '/decryption_key' });

@@ -217,7 +217,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.paths['/payment-services/{payment_service_id}']).sort()).toEqual(['delete', 'get', 'put']);
     expect(Object.keys(document.paths['/payment-service-definitions']).sort()).toEqual(['get']);
     expect(document.paths['/payment-services'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/PaymentService' });
-    for (const name of ['PaymentService', 'PaymentServices', 'PaymentServiceCreate', 'PaymentServiceUpdate', 'PaymentServiceDefinition', 'PaymentServiceDefinitions', 'PaymentServiceCapabilities']) {
+    for (const name of ['PaymentService', 'PaymentServices', 'PaymentServiceCreate', 'PaymentServiceUpdate', 'PaymentServiceDefinition', 'PaymentServiceDefinitions', 'PaymentServiceCapabilities', 'PaymentServiceConfiguration']) {
       expect(document.components.schemas).toHaveProperty(name);
     }
   });

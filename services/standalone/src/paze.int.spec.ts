@@ -1,11 +1,12 @@
 /**
  * Paze (issue 6 item 7), over HTTP: the merchant registers a Paze wallet with its private key and forwards the
- * encrypted payload (a JWE the test encrypts itself to that key); the service decrypts it, takes the network token and
+ * Complete payload (JWS(JWE(JWS(payload))), sealed here as Paze would, signed with the development signing key the
+ * service trusts without PAZE_SIGNING_KEYS); the service verifies and decrypts it, takes the network token and
  * cryptogram, and routes to a US acquiring connection that takes network tokens. Every other case is refused with its
  * own code: not set up, not a US business, not USD, no such connection, a payload it cannot decrypt or read, expired.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { CompactEncrypt } from 'jose';
+import { sealPazePayload } from '@switchyard/transactions/src/digital-wallets/paze-development-signing-key';
 import { startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;
@@ -27,8 +28,7 @@ const payload = (overrides: Record<string, unknown> = {}) => ({
   eci: '07',
   ...overrides,
 });
-const encrypt = (body: unknown, key: KeyObject = publicKey) =>
-  new CompactEncrypt(new TextEncoder().encode(JSON.stringify(body))).setProtectedHeader({ alg: 'RSA-OAEP-256', enc: 'A256GCM' }).encrypt(key);
+const encrypt = (body: unknown, key: KeyObject = publicKey) => sealPazePayload(body, key);
 
 async function registerPaze(account: string, country: string): Promise<void> {
   await h
@@ -84,12 +84,21 @@ it.each([
   expect((await refusal(account, await encrypt(payload()), extra)).type).toBe(type);
 });
 
-it('refuses a payload encrypted to another key, altered, unreadable, or expired', async () => {
+it("refuses a payload Paze did not sign, or that another key signed, naming the reason (400 paze_signature_invalid)", async () => {
+  const unsignedJwe = await refusal(us, await sealPazePayload(payload(), publicKey, { unsigned: 'outer' }));
+  expect(unsignedJwe).toMatchObject({ type: 'paze_signature_invalid', pointer: '/payment_method/token', message: expect.stringMatching(/not signed/) });
+  const unsignedInside = await refusal(us, await sealPazePayload(payload(), publicKey, { unsigned: 'inner' }));
+  expect(unsignedInside).toMatchObject({ type: 'paze_signature_invalid', message: expect.stringMatching(/decrypted Paze payload is not signed/) });
+  const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
+  const forged = await refusal(us, await sealPazePayload(payload(), publicKey, { signingKey: forger }));
+  expect(forged).toMatchObject({ type: 'paze_signature_invalid', message: expect.stringMatching(/does not verify against Paze's signing keys/) });
+  const signed = (await encrypt(payload())).split('.');
+  signed[1] = Buffer.from(`${Buffer.from(signed[1]!, 'base64url').toString()}x`).toString('base64url');
+  expect((await refusal(us, signed.join('.'))).type).toBe('paze_signature_invalid');
+});
+
+it('refuses a payload encrypted to another key, unreadable, or expired', async () => {
   expect((await refusal(us, await encrypt(payload(), other.publicKey))).type).toBe('paze_decryption_failed');
-  const jwe = await encrypt(payload());
-  const parts = jwe.split('.');
-  parts[3] = `${parts[3]!.slice(0, -2)}AA`;
-  expect((await refusal(us, parts.join('.'))).type).toBe('paze_decryption_failed');
   expect((await refusal(us, await encrypt(payload({ dynamicData: [] })))).type).toBe('paze_payload_invalid');
   const expired = payload({ token: { paymentToken: TOKEN, tokenExpirationMonth: '01', tokenExpirationYear: '2020' } });
   expect((await refusal(us, await encrypt(expired))).type).toBe('paze_token_expired');

@@ -32,7 +32,7 @@ runMain(async () => {
   });
   await transactions.start();
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const relay = transactionsRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
@@ -44,7 +44,7 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
+  log.info({ node: process.version, rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 

@@ -5,13 +5,15 @@
  */
 import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { AccountUpdater } from './account-updater/account-updater.slice';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
+import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
+import { idempotencyRetention } from './idempotency/idempotency.retention';
 import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
 import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
@@ -21,6 +23,7 @@ import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { Transactions } from './transactions/transactions.slice';
 import { PazePayments } from './transactions/paze-payments';
+import { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import { Buyers } from './buyers/buyers.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods } from './payment-methods/payment-methods.slice';
@@ -55,10 +58,14 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly merchantAccounts?: NetworkTokenMerchantAccounts;
   /** Whether `POST /payment-methods/{id}/network-tokens` provisions (NETWORK_TOKENS_API_PROVISIONING); default true. */
   readonly networkTokensApiProvisioning?: boolean;
+  /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
+  readonly pazeSigningKeys?: PazeSigningKeys | null;
   /** The network token service; default the simulator's (`providers.mockCard`). */
   readonly tokenService?: TokenServiceProvider;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
+  /** Pruning of authorization statistics and expired idempotency records (docs/operations.md, Retention); absent: none. */
+  readonly retention?: { readonly intervalMs: number; readonly batchSize: number; readonly authorizationStatsDays: number };
 }
 
 /**
@@ -68,7 +75,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys' | 'retention'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -79,7 +86,10 @@ export function transactionsOptionsFrom(
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
     networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
+    // Unset in production stops the start here: an unverified Paze payload could come from anyone.
+    pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
+    retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS },
     keyRing: loadKeyRing({
       ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
       ...(settings.VAULT_RETIRED_KEYS ? { retired: settings.VAULT_RETIRED_KEYS } : {}),
@@ -118,6 +128,8 @@ export class TransactionsService {
   private readonly reconcileAfterMs: number;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
+  /** Null when the options ask for no retention. */
+  readonly retention: RetentionSweeper | null;
 
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost(options);
@@ -146,7 +158,12 @@ export class TransactionsService {
     });
     // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
     this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
-    this.checkoutSessions = new CheckoutSessions(this.host.context, { vault: this.vault, binData });
+    this.checkoutSessions = new CheckoutSessions(this.host.context, {
+      vault: this.vault,
+      binData,
+      // Looked up when used: the payment methods slice is built next, and itself claims sessions.
+      storedPaymentMethods: { usable: (merchantAccountId, id) => this.paymentMethods.usable(merchantAccountId, id) },
+    });
     this.paymentMethods = new PaymentMethods(this.host.context, {
       vault: this.vault,
       binData,
@@ -186,7 +203,7 @@ export class TransactionsService {
       paymentMethods: this.paymentMethods,
       buyers: buyerDirectory(this.buyers),
       checkoutSessions: this.checkoutSessions,
-      paze: new PazePayments(this.digitalWallets, this.host.context.now),
+      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
       networkTokens: this.networkTokens,
     });
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
@@ -201,6 +218,16 @@ export class TransactionsService {
     this.host.add(this.accountUpdater);
     this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
     this.host.add(this.authorizationStats);
+    const retention = options.retention;
+    this.retention = retention
+      ? new RetentionSweeper({
+          tasks: [authorizationStatsRetention(options.db, retention.authorizationStatsDays), idempotencyRetention(options.db)],
+          now: this.host.context.now,
+          intervalMs: retention.intervalMs,
+          batchSize: retention.batchSize,
+          onError: (error) => this.onBackgroundError(error),
+        })
+      : null;
   }
 
   /**
@@ -224,10 +251,12 @@ export class TransactionsService {
         });
     }, every);
     this.holdTimer.unref();
+    this.retention?.start();
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     clearInterval(this.holdTimer);
+    await this.retention?.stop();
     this.networkTokens.stop();
     return this.host.stop();
   }

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '@switchyard/config';
-import { openServiceStorage } from '@switchyard/readmodel';
+import { openServiceStorage, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
 import { CardVault, kekId, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, type KeyRing } from '@switchyard/transactions';
 
 export interface VaultStatus {
@@ -75,8 +75,10 @@ export async function vaultRotateKey(settings: Settings): Promise<RewrapOutcome 
   const retiredFile = path.join(settings.dataDir, RETIRED_KEYS_FILE);
   // The old key goes to the retired file first, so that no moment exists where it is in neither file.
   fs.appendFileSync(retiredFile, `# retired ${new Date().toISOString()} (key id ${previous.id})\n${previous.key.toString('base64')}\n`, { mode: 0o600 });
+  fs.chmodSync(retiredFile, PRIVATE_FILE_MODE); // the mode above applies only on creation, and through the umask
   const temporary = `${keyFile}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, `${next.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });
+  fs.chmodSync(temporary, PRIVATE_FILE_MODE);
   fs.renameSync(temporary, keyFile);
   const outcome = await vaultRewrap(settings);
   if (outcome.active_key_id !== kekId(next)) throw new Error('the new vault key was not picked up');

@@ -18,7 +18,11 @@ const fields = (method: 'POST' | 'PUT', operationId: string): EndpointSpec => ({
   path: '/checkout/sessions/{session_id}/fields',
   summary:
     'Attach card data to a checkout session (called by the secure fields from the buyer’s browser; no token). Attaching again replaces the card. ' +
-    'An unknown or deleted session is a 404; an expired or used one a 400 (`checkout_session_expired`, `checkout_session_used`); a number failing the Luhn check a 400',
+    'Instead of a card, `{"method":"id","id":…,"security_code":…}` chooses a stored payment method of the ' +
+    'session’s merchant account with its security code typed again; the payment uses that method with that code. ' +
+    'An unknown or deleted session is a 404; an expired or used one a 400 (`checkout_session_expired`, ' +
+    '`checkout_session_used`); a number failing the Luhn check a 400; a stored method the account does not have, ' +
+    'or that cannot pay yet, a 400 naming `payment_method.id`',
   tags: checkoutSessionTags,
   auth: 'public',
   merchantAccount: 'ignored',

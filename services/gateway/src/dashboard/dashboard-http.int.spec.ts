@@ -2,17 +2,16 @@
  * The dashboard's backend over HTTP, with the real identity service behind the gateway (in process): sign-in, the
  * session cookie and its end, the CSRF defence, and the role rules when a dashboard user makes API keys.
  */
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { IdentityService } from '@switchyard/identity';
+import { InMemoryRateLimiter, type RateLimiter } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
-import { expectErrorBody, signToken } from '@switchyard/testing';
+import { expectErrorBody, signToken, createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
+import { SIGN_IN_LIMITS } from './dashboard-session.controller';
 import { DEFAULT_DASHBOARD_SETTINGS } from './dashboard-settings';
 import { SESSION_COOKIE } from './session-cookie';
 
@@ -27,7 +26,7 @@ let baseUrl: string;
 let http: () => request.Agent;
 
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-dashboard-http-'));
+  dataDir = createTestDataDir('dashboard-http');
   storage = openServiceStorage('identity', { dataDir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.start();
@@ -45,7 +44,7 @@ afterAll(async () => {
   await bus?.close();
   await identity?.stop();
   await storage?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  removeTestDataDir(dataDir);
 });
 
 afterEach(() => vi.useRealTimers());
@@ -158,6 +157,62 @@ describe('signing in', () => {
     const limited = await http().post('/dashboard/api/login').set('origin', baseUrl).send({ email: user.email, password: PASSWORD }).expect(429);
     expectErrorBody(limited.body, 429, 'too_many_requests');
     expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
+
+describe('the per-address sign-in limit', () => {
+  /** The real limiter, with the per-address limit cut to 3 so that a test need not make 100 sign-ins. */
+  const scaledLimiter = (): RateLimiter & { close(): Promise<void> } => {
+    const limiter = new InMemoryRateLimiter();
+    return {
+      consume: (key, limit) => limiter.consume(key, limit === SIGN_IN_LIMITS.perAddress ? { ...limit, count: 3 } : limit),
+      close: () => limiter.close(),
+    };
+  };
+
+  async function attemptsFrom(trustedProxies: readonly string[] | undefined, addresses: readonly string[]): Promise<number[]> {
+    const rpc = new InProcessRpc();
+    rpc.register(identity.rpcHandlers());
+    const limiter = scaledLimiter();
+    const behindProxy = await startGateway({
+      rpc,
+      bus,
+      clockSkewSeconds: 30,
+      keyUsageFlushMs: 60_000,
+      jwtVerifyWorkers: 0,
+      rateLimiter: limiter,
+      ...(trustedProxies ? { trustedProxies } : {}),
+    });
+    try {
+      const statuses: number[] = [];
+      for (const [attempt, address] of addresses.entries()) {
+        const answer = await request(behindProxy.app.getHttpServer())
+          .post('/dashboard/api/login')
+          .set('sec-fetch-site', 'same-origin')
+          .set('x-forwarded-for', address)
+          .send({ email: `nobody${attempt}-${address}@example.com`, password: 'wrong wrong wrong' });
+        statuses.push(answer.status);
+      }
+      return statuses;
+    } finally {
+      await behindProxy.stop();
+      await limiter.close();
+    }
+  }
+
+  it('counts each client behind a trusted proxy (TRUSTED_PROXIES) by its X-Forwarded-For address', async () => {
+    const statuses = await attemptsFrom(['127.0.0.1'], ['203.0.113.7', '203.0.113.7', '203.0.113.7', '203.0.113.7', '198.51.100.9']);
+    expect(statuses).toEqual([401, 401, 401, 429, 401]);
+  });
+
+  it('ignores X-Forwarded-For without the setting: a forged one does not escape the limit', async () => {
+    const statuses = await attemptsFrom(undefined, ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4']);
+    expect(statuses).toEqual([401, 401, 401, 429]);
+  });
+
+  it('ignores X-Forwarded-For from a peer that is not a trusted proxy', async () => {
+    const statuses = await attemptsFrom(['10.0.0.0/8'], ['203.0.113.1', '203.0.113.2', '203.0.113.3', '203.0.113.4']);
+    expect(statuses).toEqual([401, 401, 401, 429]);
   });
 });
 

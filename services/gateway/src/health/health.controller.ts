@@ -8,6 +8,11 @@ const readinessSchema = z
   .object({ status: z.enum(['ready', 'not_ready']), checks: z.record(z.string(), z.string()) })
   .meta({ id: 'Readiness' });
 
+// `node` is the Node.js runtime that answers (`process.version`), so an operator sees which one runs.
+const livenessSchema = z
+  .object({ status: z.literal('ok'), node: z.string().meta({ example: 'v24.21.0' }) })
+  .meta({ id: 'Liveness' });
+
 @Controller()
 export class HealthController {
   constructor(@Inject(READINESS_CHECKS) private readonly checks: readonly ReadinessCheck[]) {}
@@ -20,10 +25,10 @@ export class HealthController {
     tags: ['Operations'],
     auth: 'public',
     status: 200,
-    response: { description: 'Alive', schema: z.object({ status: z.literal('ok') }) },
+    response: { description: 'Alive', schema: livenessSchema },
   })
   health() {
-    return { status: 'ok' };
+    return { status: 'ok' as const, node: process.version };
   }
 
   @Endpoint({

@@ -4,7 +4,9 @@
  * service (card details from the shipped sample BIN data; the fields call recorded). The three frames load under
  * their CSP without a violation; typing tells the page only states and card details — `card-details-changed` again
  * when 8 digits resolve the country —; `submit()` has the card number frame post the three values itself; refusals
- * come back as the service's message; and the page's JavaScript cannot reach into a frame. The demo checkout's test
+ * come back as the service's message; and the page's JavaScript cannot reach into a frame. A page paying with a stored
+ * payment method adds the security code field alone and `submit({ paymentMethodId })` has that frame post the
+ * method's id with the code. The demo checkout's test
  * (tests/browser) runs the same library against the whole service.
  */
 import { randomUUID } from 'node:crypto';
@@ -29,7 +31,7 @@ const CARD = '4455667711111110';
 /** What the merchant page keeps (it is not the DOM library's type: the repository compiles without it). */
 interface MerchantPage {
   readonly events: Array<{ name: string; detail: Record<string, unknown> }>;
-  readonly sf: { submit(): Promise<void> };
+  readonly sf: { submit(options?: { paymentMethodId?: string }): Promise<void> };
 }
 /** For the type checker only: inside `page.evaluate` these are the page's globals. */
 declare const window: MerchantPage & Record<string, unknown>;
@@ -44,7 +46,11 @@ let serviceUrl: string;
 let merchantUrl: string;
 const problems: string[] = [];
 
-function merchantPage(sessionId: string): string {
+/** `storedMethod`: the page of a buyer paying with a card the merchant stored, who types its security code only. */
+function merchantPage(sessionId: string, storedMethod: boolean): string {
+  const cardFields = storedMethod
+    ? ''
+    : `sf.addCardNumberField('#number');\nsf.addExpiryDateField(document.getElementById('expiry'));`;
   return `<!doctype html><html><head><meta charset="utf-8"><title>Shop</title></head><body>
 <div id="number"></div><div id="expiry"></div><div id="security-code"></div>
 <script type="module">
@@ -52,21 +58,21 @@ import { SecureFields } from '${serviceUrl}/secure-fields/secure-fields.js';
 const sf = new SecureFields({ serviceUrl: '${serviceUrl}', sessionId: '${sessionId}' });
 window.events = [];
 for (const name of ['ready', 'change', 'blur', 'card-details-changed']) sf.on(name, (detail) => window.events.push({ name, detail }));
-sf.addCardNumberField('#number');
-sf.addExpiryDateField(document.getElementById('expiry'));
+${cardFields}
 sf.addSecurityCodeField('#security-code', { placeholder: 'CVV' });
 window.sf = sf;
 </script></body></html>`;
 }
 
-async function openCheckout(): Promise<{ page: Page; sessionId: string; field: (name: string) => FrameLocator }> {
+type Checkout = { page: Page; sessionId: string; field: (name: string) => FrameLocator };
+async function openCheckout(storedMethod = false): Promise<Checkout> {
   const sessionId = randomUUID();
   const page = await browser.newPage();
   page.on('console', (message) => {
     if (message.type() === 'error') problems.push(message.text());
   });
   page.on('pageerror', (error) => problems.push(error.message));
-  await page.goto(`${merchantUrl}/?session=${sessionId}`);
+  await page.goto(`${merchantUrl}/?session=${sessionId}${storedMethod ? '&stored=1' : ''}`);
   await page.waitForFunction(() => window.events?.some((event) => event.name === 'ready'), undefined, { timeout: 10_000 });
   return { page, sessionId, field: (name) => page.frameLocator(`iframe[data-secure-field="${name}"]`) };
 }
@@ -89,8 +95,9 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     await gateway.app.listen(0, '127.0.0.1');
     serviceUrl = `http://127.0.0.1:${(gateway.app.getHttpServer().address() as AddressInfo).port}`;
     merchant = http.createServer((request, response) => {
-      const sessionId = new URL(request.url ?? '/', 'http://localhost').searchParams.get('session') ?? '';
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(merchantPage(sessionId.replace(/[^0-9a-f-]/g, '')));
+      const query = new URL(request.url ?? '/', 'http://localhost').searchParams;
+      const page = merchantPage((query.get('session') ?? '').replace(/[^0-9a-f-]/g, ''), query.get('stored') === '1');
+      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(page);
     });
     await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
     // Another origin than the service's: the browser's same-origin policy is what keeps the page out of the frames.
@@ -190,6 +197,28 @@ describeWithInfra('secure fields in Chromium', availability, () => {
       rpc.answer(checkoutSessionPatterns.attachFields, () => null);
     }
     expect(problems.filter((problem) => !/status of 400/.test(problem))).toEqual([]);
+    await page.close();
+  });
+  it('posts a stored payment method with the code typed into its frame: submit({ paymentMethodId })', async () => {
+    const paymentMethodId = randomUUID();
+    const { page, sessionId, field } = await openCheckout(true);
+    const frames = () => Array.from(document.querySelectorAll('iframe[data-secure-field]'), () => 'frame').length;
+    expect(await page.evaluate(frames)).toBe(1);
+    const submit = (id?: string) =>
+      page.evaluate((method) => {
+        const options = method ? { paymentMethodId: method } : {};
+        return window.sf.submit(options).then(() => 'resolved', (error: Error) => error.message);
+      }, id);
+    await expect(submit(paymentMethodId)).resolves.toBe('The security code is not valid');
+    await expect(submit()).resolves.toBe('The card number field is not ready');
+    await field('security_code').locator('input[name="security_code"]').pressSequentially('123');
+    await expect(submit(paymentMethodId)).resolves.toBe('resolved');
+    expect(rpc.onlyPayloadTo(checkoutSessionPatterns.attachFields)).toEqual({
+      checkout_session_id: sessionId,
+      body: { payment_method: { method: 'id', id: paymentMethodId, security_code: '123' } },
+    });
+    expect(JSON.stringify(await page.evaluate(() => window.events))).not.toContain('123');
+    expect(problems).toEqual([]);
     await page.close();
   });
 });

@@ -4,7 +4,11 @@
  * token, paying as the page does, the backend reading back only its own checkouts' transactions, the demo key pair
  * (made on first use, replaced after a restart), and the switch (off in production unless DEMO_CHECKOUT=true).
  */
+import { generateKeyPairSync } from 'node:crypto';
+import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { loadSettings } from '@switchyard/config';
 import { paymentServicePatterns } from '@switchyard/contracts';
 import { removeTestDataDir, signToken } from '@switchyard/testing';
@@ -166,8 +170,13 @@ describe('DEMO_CHECKOUT', () => {
   };
 
   it('is off with NODE_ENV=production, on again with DEMO_CHECKOUT=true, off with DEMO_CHECKOUT=false', async () => {
-    expect(await statusOf({ NODE_ENV: 'production' })).toBe(404);
-    expect(await statusOf({ NODE_ENV: 'production', DEMO_CHECKOUT: 'true' })).toBe(200);
+    // Production needs Paze's signing keys to start at all (docs/paze.md): any PEM public key stands for them here.
+    const pazeKeys = path.join(os.tmpdir(), `paze-signing-${process.pid}.pem`);
+    fs.writeFileSync(pazeKeys, generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }));
+    const production = { NODE_ENV: 'production', PAZE_SIGNING_KEYS: pazeKeys };
+    expect(await statusOf(production)).toBe(404);
+    expect(await statusOf({ ...production, DEMO_CHECKOUT: 'true' })).toBe(200);
+    fs.rmSync(pazeKeys, { force: true });
     expect(await statusOf({ DEMO_CHECKOUT: 'false' })).toBe(404);
   });
 

@@ -4,7 +4,9 @@
  * after), so it must be deletable for real, which an append-only log is not. One row per vault card the session
  * attached and has not given away: written before the card's event is appended (a card whose append fails is
  * removed with its row), deleted when the session is used, deleted, or expires. The sealed code is opened only with
- * the card's own data key (`CardVault.openWithCard`), so it dies with the card.
+ * the card's own data key (`CardVault.openWithCard`), so it dies with the card. A stored payment method chosen in
+ * the browser has a row too (`storedPaymentMethod`): its security code lives exactly as long, but the card is the
+ * merchant's, never removed with the session.
  */
 import type Database from 'better-sqlite3';
 
@@ -16,6 +18,8 @@ export interface CheckoutSessionSecret {
   readonly sealedSecurityCode: string | null;
   /** The session's expiry when the row was written; the sweep checks the session's stream before acting on it. */
   readonly expiresAt: string;
+  /** True: `cardId` is a stored payment method's, kept in the vault whatever becomes of the session. */
+  readonly storedPaymentMethod: boolean;
 }
 
 interface SecretRecord {
@@ -24,6 +28,7 @@ interface SecretRecord {
   card_id: string;
   sealed_security_code: string | null;
   expires_at: string;
+  stored_payment_method: number;
 }
 
 export class CheckoutSessionSecrets {
@@ -38,11 +43,20 @@ export class CheckoutSessionSecrets {
     db.exec(`
       CREATE TABLE IF NOT EXISTS checkout_session_secrets (
         session_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL, card_id TEXT NOT NULL, sealed_security_code TEXT,
-        expires_at TEXT NOT NULL, PRIMARY KEY (session_id, card_id));
+        expires_at TEXT NOT NULL, stored_payment_method INTEGER NOT NULL DEFAULT 0, PRIMARY KEY (session_id, card_id));
       CREATE INDEX IF NOT EXISTS checkout_session_secrets_by_expiry ON checkout_session_secrets (expires_at);`);
+    // Tables written before stored payment methods could be chosen hold typed cards only: 0 is right for their rows.
+    const columns = db.prepare('PRAGMA table_info(checkout_session_secrets)').all() as { name: string }[];
+    if (!columns.some((column) => column.name === 'stored_payment_method')) {
+      db.exec('ALTER TABLE checkout_session_secrets ADD COLUMN stored_payment_method INTEGER NOT NULL DEFAULT 0');
+    }
+    // The same stored method chosen again in the same session replaces its row: the code typed last counts.
     this.insert = db.prepare(
-      `INSERT INTO checkout_session_secrets (session_id, merchant_account_id, card_id, sealed_security_code, expires_at)
-       VALUES (@session_id, @merchant_account_id, @card_id, @sealed_security_code, @expires_at)`,
+      `INSERT INTO checkout_session_secrets
+         (session_id, merchant_account_id, card_id, sealed_security_code, expires_at, stored_payment_method)
+       VALUES (@session_id, @merchant_account_id, @card_id, @sealed_security_code, @expires_at, @stored_payment_method)
+       ON CONFLICT (session_id, card_id) DO UPDATE
+         SET sealed_security_code = excluded.sealed_security_code, expires_at = excluded.expires_at`,
     );
     this.bySession = db.prepare('SELECT * FROM checkout_session_secrets WHERE session_id = ?');
     this.expiredBefore = db.prepare('SELECT DISTINCT session_id FROM checkout_session_secrets WHERE expires_at <= ? LIMIT 500');
@@ -58,6 +72,7 @@ export class CheckoutSessionSecrets {
       card_id: secret.cardId,
       sealed_security_code: secret.sealedSecurityCode,
       expires_at: secret.expiresAt,
+      stored_payment_method: secret.storedPaymentMethod ? 1 : 0,
     });
   }
 
@@ -92,5 +107,6 @@ function toSecret(record: SecretRecord): CheckoutSessionSecret {
     cardId: record.card_id,
     sealedSecurityCode: record.sealed_security_code,
     expiresAt: record.expires_at,
+    storedPaymentMethod: record.stored_payment_method === 1,
   };
 }

@@ -3,7 +3,9 @@
  * another account it does not exist. It is open until `expiresAt`; card data may be attached (and replaced) while it
  * is open and unused; one transaction uses it, once. Its events hold the session's details as the merchant gave them
  * and, for the card, only what may be shown (vault card id, scheme, BIN, last four, expiry, BIN data) — never the
- * number or the security code, which live in the vault and, sealed, in the slice's secrets table.
+ * number or the security code, which live in the vault and, sealed, in the slice's secrets table. The card may be
+ * the buyer's own, typed into the secure fields (the session's: removed from the vault when replaced or abandoned),
+ * or a payment method the merchant stored, chosen with its security code typed again (never the session's to remove).
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 import type { Airline, CartItem, CheckoutSessionBuyer } from '@switchyard/contracts';
@@ -31,6 +33,8 @@ export interface CheckoutSessionCard {
   readonly cardType: string | null;
   readonly issuerCountry: string | null;
   readonly issuerName: string | null;
+  /** True: `cardId` is a stored payment method's id, the session holds its code only. Absent: the session's card. */
+  readonly storedPaymentMethod?: true;
 }
 
 interface Owner {
@@ -43,8 +47,19 @@ export type CheckoutSessionEvent =
   /** `changes`: the details the update gave; `expiresAt` when it set a new expiry. */
   | { readonly type: 'CheckoutSessionUpdated'; readonly data: Owner & { readonly changes: Partial<CheckoutSessionDetails>; readonly expiresAt?: string; readonly at: string } }
   | { readonly type: 'CheckoutSessionDeleted'; readonly data: Owner & { readonly at: string } }
-  /** `replacedCardId`: the card attached before, now removed from the vault. */
-  | { readonly type: 'CheckoutSessionCardAttached'; readonly data: Owner & { readonly card: CheckoutSessionCard; readonly replacedCardId: string | null; readonly at: string } }
+  /**
+   * `replacedCardId`: the session's own card attached before, now removed from the vault. `replacedPaymentMethodId`:
+   * the stored payment method attached before, whose security code is forgotten (the method stays).
+   */
+  | {
+      readonly type: 'CheckoutSessionCardAttached';
+      readonly data: Owner & {
+        readonly card: CheckoutSessionCard;
+        readonly replacedCardId: string | null;
+        readonly replacedPaymentMethodId?: string;
+        readonly at: string;
+      };
+    }
   | { readonly type: 'CheckoutSessionUsed'; readonly data: Owner & { readonly transactionId: string; readonly cardId: string; readonly at: string } };
 
 interface CommandMetadata {
@@ -61,7 +76,12 @@ export type CheckoutSessionCommand =
   | { readonly type: 'DeleteCheckoutSession'; readonly data: Owner; readonly metadata: CommandMetadata }
   /** From the buyer's browser: no merchant account, the session's own applies. */
   | { readonly type: 'AttachCard'; readonly data: { readonly id: string; readonly card: CheckoutSessionCard }; readonly metadata: CommandMetadata }
-  | { readonly type: 'UseCheckoutSession'; readonly data: Owner & { readonly transactionId: string }; readonly metadata: CommandMetadata };
+  /** `forStoring`: the card is to become a stored payment method, which a stored payment method already is. */
+  | {
+      readonly type: 'UseCheckoutSession';
+      readonly data: Owner & { readonly transactionId: string; readonly forStoring?: true };
+      readonly metadata: CommandMetadata;
+    };
 
 export type CheckoutSessionState =
   | { readonly status: 'absent' }
@@ -73,11 +93,18 @@ export type CheckoutSessionState =
       readonly merchantAccountId: string;
       readonly expiresAt: string;
       readonly cardId: string | null;
+      readonly cardIsStoredPaymentMethod: boolean;
       /** Set once a transaction used the session. */
       readonly usedBy: string | null;
     };
 
-export type CheckoutSessionErrorCode = 'checkout_session_not_found' | 'checkout_session_exists' | 'checkout_session_expired' | 'checkout_session_used' | 'checkout_session_without_card';
+export type CheckoutSessionErrorCode =
+  | 'checkout_session_not_found'
+  | 'checkout_session_exists'
+  | 'checkout_session_expired'
+  | 'checkout_session_used'
+  | 'checkout_session_without_card'
+  | 'checkout_session_holds_payment_method';
 
 export const checkoutSessionStream = (id: string): string => `checkout-session-${id}`;
 
@@ -139,16 +166,21 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
       }
       case 'AttachCard': {
         const session = usableSession(state, command.data.id, now);
-        return [
-          {
-            type: 'CheckoutSessionCardAttached',
-            data: { id: session.id, merchantAccountId: session.merchantAccountId, card: command.data.card, replacedCardId: session.cardId, at: now },
-          },
-        ];
+        const replaced =
+          session.cardIsStoredPaymentMethod && session.cardId !== null
+            ? { replacedCardId: null, replacedPaymentMethodId: session.cardId }
+            : { replacedCardId: session.cardId };
+        const { id, merchantAccountId } = session;
+        const card = command.data.card;
+        return [{ type: 'CheckoutSessionCardAttached', data: { id, merchantAccountId, card, ...replaced, at: now } }];
       }
       case 'UseCheckoutSession': {
         const session = usableSession(state, command.data.id, now, command.data.merchantAccountId);
         if (session.cardId === null) throw refusal('checkout_session_without_card', `checkout session ${session.id} has no card attached`);
+        if (command.data.forStoring && session.cardIsStoredPaymentMethod) {
+          const message = `checkout session ${session.id} holds stored payment method ${session.cardId}`;
+          throw refusal('checkout_session_holds_payment_method', message);
+        }
         return [
           {
             type: 'CheckoutSessionUsed',
@@ -165,13 +197,23 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
   evolve(state, event) {
     switch (event.type) {
       case 'CheckoutSessionCreated':
-        return { status: 'open', id: event.data.id, merchantAccountId: event.data.merchantAccountId, expiresAt: event.data.expiresAt, cardId: null, usedBy: null };
+        return {
+          status: 'open',
+          id: event.data.id,
+          merchantAccountId: event.data.merchantAccountId,
+          expiresAt: event.data.expiresAt,
+          cardId: null,
+          cardIsStoredPaymentMethod: false,
+          usedBy: null,
+        };
       case 'CheckoutSessionUpdated':
         return state.status === 'open' && event.data.expiresAt !== undefined ? { ...state, expiresAt: event.data.expiresAt } : state;
       case 'CheckoutSessionDeleted':
         return { status: 'deleted', id: event.data.id, merchantAccountId: event.data.merchantAccountId, usedCardId: usedCardOf(state) };
       case 'CheckoutSessionCardAttached':
-        return state.status === 'open' ? { ...state, cardId: event.data.card.cardId } : state;
+        if (state.status !== 'open') return state;
+        const { cardId, storedPaymentMethod } = event.data.card;
+        return { ...state, cardId, cardIsStoredPaymentMethod: storedPaymentMethod === true };
       case 'CheckoutSessionUsed':
         return state.status === 'open' ? { ...state, usedBy: event.data.transactionId } : state;
       default:

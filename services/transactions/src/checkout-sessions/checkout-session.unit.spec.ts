@@ -85,6 +85,49 @@ describe('when the session is open', () => {
   it('is deleted', () => expect(given([sessionCreated]).when(remove())).toEqual([{ type: 'CheckoutSessionDeleted', data: { id, merchantAccountId: 'shop-a', at: late } }]));
 });
 
+describe('when the session holds a stored payment method', () => {
+  const stored = (methodId: string): CheckoutSessionCard => ({ ...card(methodId), storedPaymentMethod: true });
+  const storedAttached = (paymentMethodId: string, replacedCardId: string | null = null): CheckoutSessionEvent => ({
+    type: 'CheckoutSessionCardAttached',
+    data: { id, merchantAccountId: 'shop-a', card: stored(paymentMethodId), replacedCardId, at: open },
+  });
+  const attachStored = (paymentMethodId: string): CheckoutSessionCommand => ({
+    type: 'AttachCard',
+    data: { id, card: stored(paymentMethodId) },
+    metadata: { now: open },
+  });
+  const useToStore: CheckoutSessionCommand = {
+    type: 'UseCheckoutSession',
+    data: { id, merchantAccountId: 'shop-a', transactionId, forStoring: true },
+    metadata: { now: open },
+  };
+  const holding = [sessionCreated, storedAttached('pm-1')];
+
+  it('attaches it like a card, replacing or replaced by a card', () => {
+    expect(given([sessionCreated]).when(attachStored('pm-1'))).toEqual([storedAttached('pm-1')]);
+    const afterCard = given([sessionCreated, cardAttached('card-1')]).when(attachStored('pm-1'));
+    expect(afterCard).toEqual([storedAttached('pm-1', 'card-1')]);
+    // A stored method replaced is not the session's card to remove: named apart, so only its security code goes.
+    const replacement = { card: card('card-2'), replacedCardId: null, replacedPaymentMethodId: 'pm-1', at: open };
+    expect(given(holding).when(attach('card-2'))).toEqual([
+      { type: 'CheckoutSessionCardAttached', data: { id, merchantAccountId: 'shop-a', ...replacement } },
+    ]);
+  });
+
+  it('is used by a payment', () =>
+    expect(given(holding).when(use())).toEqual([
+      {
+        type: 'CheckoutSessionUsed',
+        data: { id, merchantAccountId: 'shop-a', transactionId, cardId: 'pm-1', at: open },
+      },
+    ]));
+
+  it('is not stored again as a new payment method; the session stays usable', () => {
+    expect(() => given(holding).when(useToStore)).toThrow(refusal('checkout_session_holds_payment_method'));
+    expect(given([...holding, cardAttached('card-2')]).when(useToStore)[0]?.type).toBe('CheckoutSessionUsed');
+  });
+});
+
 describe('when the session has expired', () => {
   it('refuses updates, cards and payments from the instant of expiry on', () => {
     for (const command of [update(late), attach('card-2', late), use(late)]) {

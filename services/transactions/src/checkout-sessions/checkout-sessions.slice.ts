@@ -2,7 +2,9 @@
  * Checkout sessions (`checkout-session-<uuid>`): the merchant opens, reads, updates and deletes one; the buyer's
  * browser attaches card data to it (no token: the session id is the credential); a transaction claims it, once, and
  * pays with its card. The card number goes to the vault (a data key per card); the security code is sealed with the
- * card's key and kept only in `checkout_session_secrets` until the session is used, deleted, or expires.
+ * card's key and kept only in `checkout_session_secrets` until the session is used, deleted, or expires. Instead of
+ * a card the browser may choose one of the merchant's stored payment methods and type its security code again: the
+ * code is kept the same way, the method is paid with as itself, and it never leaves the vault with the session.
  */
 import { ApiError, type ErrorLocation } from '@switchyard/api';
 import { detectScheme, type BinData } from '@switchyard/bin-data';
@@ -35,6 +37,12 @@ import {
   type CheckoutSessionState,
 } from './checkout-session';
 import { CheckoutSessionSecrets } from './checkout-session-secrets';
+import {
+  paymentMethodGone,
+  storedMethodCard,
+  storedMethodCodePurpose,
+  type StoredPaymentMethodLookup,
+} from './checkout-session-stored-methods';
 import { changesOf, detailsOf, toCheckoutSession } from './checkout-session-wire';
 import { CheckoutSessionsReadModel, type CheckoutSessionView } from './checkout-sessions.read-model';
 
@@ -45,6 +53,7 @@ export interface CheckoutSessionVault {
     card: { readonly number: string; readonly expirationDate: string },
   ): { readonly id: string; readonly scheme: string | null; readonly cardType: string | null; readonly bin: string; readonly last4: string; readonly expirationDate: string; readonly fingerprint: string };
   reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null;
+  find(merchantAccountId: string, id: string): { readonly id: string } | null;
   remove(merchantAccountId: string, id: string): void;
   sealWithCard(merchantAccountId: string, cardId: string, purpose: string, value: string): string;
   openWithCard(merchantAccountId: string, cardId: string, purpose: string, sealed: string): string | null;
@@ -52,6 +61,8 @@ export interface CheckoutSessionVault {
 
 export interface CheckoutSessionsDependencies {
   readonly vault: CheckoutSessionVault;
+  /** Absent: a session takes typed cards only. */
+  readonly storedPaymentMethods?: StoredPaymentMethodLookup;
   /** Card type, issuer country and name for the card summary; absent: null. */
   readonly binData?: BinData;
   /**
@@ -64,8 +75,9 @@ export interface CheckoutSessionsDependencies {
 /** What a transaction gets by claiming a session: the card, for the provider call only (never log, persist or emit it). */
 export interface ClaimedCheckoutSession {
   readonly session: CheckoutSessionView;
-  /** The vault card: from now on the transaction's, not the session's. */
+  /** The vault card: from now on the transaction's, not the session's (a stored method: its id, the merchant's). */
   readonly cardId: string;
+  readonly storedPaymentMethod: boolean;
   readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string };
 }
 
@@ -86,6 +98,7 @@ const refusalMessages: Record<CheckoutSessionErrorCode, string> = {
   checkout_session_expired: 'The checkout session has expired',
   checkout_session_used: 'The checkout session was already used by a transaction',
   checkout_session_without_card: 'No card was attached to the checkout session',
+  checkout_session_holds_payment_method: 'The checkout session holds a stored payment method, which is stored already',
 };
 const fallback = domainErrorMapper({ checkout_session_exists: 409 });
 
@@ -165,6 +178,7 @@ export class CheckoutSessions implements TransactionsSlice {
    * both away again.
    */
   async attachFields({ checkout_session_id: id, body }: CheckoutSessionFieldsRequest): Promise<void> {
+    if (body.payment_method.method === 'id') return this.attachStoredMethod(id, body.payment_method);
     const { number, expiration_date: expirationDate, security_code: securityCode } = body.payment_method;
     if (!passesLuhn(number)) {
       const message = 'is not a valid card number (Luhn check)';
@@ -180,12 +194,14 @@ export class CheckoutSessions implements TransactionsSlice {
     }
     const merchantAccountId = session.merchantAccountId;
     const stored = this.deps.vault.store(merchantAccountId, { number, expirationDate });
-    let replaced: string | null;
+    let card: CheckoutSessionCard;
     try {
       const sealed = securityCode === undefined ? null : this.deps.vault.sealWithCard(merchantAccountId, stored.id, SECURITY_CODE, securityCode);
-      this.secrets.keep({ sessionId: id, merchantAccountId, cardId: stored.id, sealedSecurityCode: sealed, expiresAt: session.expiresAt });
+      const { expiresAt } = session;
+      const row = { sessionId: id, merchantAccountId, cardId: stored.id, expiresAt, storedPaymentMethod: false };
+      this.secrets.keep({ ...row, sealedSecurityCode: sealed });
       const bin = this.deps.binData?.lookup(number);
-      const card: CheckoutSessionCard = {
+      card = {
         cardId: stored.id,
         scheme: stored.scheme ?? bin?.scheme ?? null,
         bin: stored.bin,
@@ -196,14 +212,59 @@ export class CheckoutSessions implements TransactionsSlice {
         issuerCountry: bin?.issuerCountry ?? null,
         issuerName: bin?.issuerName ?? null,
       };
-      const { events } = await this.append(id, { type: 'AttachCard', data: { id, card }, metadata: { now: this.context.now().toISOString() } }, inPath);
-      replaced = events[0]?.type === 'CheckoutSessionCardAttached' ? events[0].data.replacedCardId : null;
     } catch (error) {
       this.removeCard(id, merchantAccountId, stored.id);
       throw error;
     }
-    // Only the card this decision replaced: a concurrent attach's card is its own request's to keep or remove.
-    if (replaced) this.removeCard(id, merchantAccountId, replaced);
+    await this.attachCard(id, merchantAccountId, card, () => this.removeCard(id, merchantAccountId, stored.id));
+  }
+
+  /**
+   * Attaches a stored payment method of the session's merchant account (usable: `succeeded`) with the security code
+   * the buyer typed again, sealed with the stored card's key for this session only. Refused before anything is kept:
+   * an unknown, deleted or unusable method is a 400 naming `payment_method.id`.
+   */
+  private async attachStoredMethod(id: string, method: { readonly id: string; readonly security_code?: string }) {
+    let session: ReturnType<typeof usableSession>;
+    try {
+      session = usableSession(await this.state(id), id, this.context.now().toISOString());
+    } catch (error) {
+      throw rendered(error, inPath);
+    }
+    const merchantAccountId = session.merchantAccountId;
+    const stored = this.storedMethods().usable(merchantAccountId, method.id);
+    if (!this.deps.vault.find(merchantAccountId, stored.id)) throw paymentMethodGone();
+    const code = method.security_code;
+    const cardId = stored.id;
+    const purpose = storedMethodCodePurpose(id);
+    const sealed = code === undefined ? null : this.deps.vault.sealWithCard(merchantAccountId, cardId, purpose, code);
+    const row = { sessionId: id, merchantAccountId, cardId, expiresAt: session.expiresAt, storedPaymentMethod: true };
+    this.secrets.keep({ ...row, sealedSecurityCode: sealed });
+    await this.attachCard(id, merchantAccountId, storedMethodCard(stored), () => this.secrets.forget(id, stored.id));
+  }
+
+  /**
+   * Appends the attachment (decided again on the stream's latest state), then lets go of what this decision
+   * replaced — only that: a concurrent attach's card is its own request's to keep or remove. A typed card replaced
+   * leaves the vault; a stored method replaced loses only its security code (unless it was chosen again). A refused
+   * append runs `undo`.
+   */
+  private async attachCard(id: string, merchantAccountId: string, card: CheckoutSessionCard, undo: () => void) {
+    let attached: CheckoutSessionEvent | undefined;
+    try {
+      const now = this.context.now().toISOString();
+      const command: CheckoutSessionCommand = { type: 'AttachCard', data: { id, card }, metadata: { now } };
+      attached = (await this.append(id, command, inPath)).events[0];
+    } catch (error) {
+      undo();
+      throw error;
+    }
+    if (attached?.type === 'CheckoutSessionCardAttached') {
+      const { replacedCardId, replacedPaymentMethodId } = attached.data;
+      if (replacedCardId) this.removeCard(id, merchantAccountId, replacedCardId);
+      const chosenAgain = replacedPaymentMethodId === card.cardId;
+      if (replacedPaymentMethodId && !chosenAgain) this.secrets.forget(id, replacedPaymentMethodId);
+    }
     await this.context.catchUp();
   }
 
@@ -230,14 +291,21 @@ export class CheckoutSessions implements TransactionsSlice {
    * unused and hold a card. `CheckoutSessionUsed` is appended with the revision the decision read, so of two
    * concurrent claims one wins and the other is refused (`checkout_session_used`). The sealed security code is
    * deleted once read; the vault card stays, now the transaction's. Refusals are 400s about `payment_method.id`.
+   * `forStoring`: the card is to become a stored payment method (refused when the session holds one already).
+   * `vetStoredMethod`: the caller's check of a stored method the session holds (whose it is), before it is used.
    */
-  async claim(merchantAccountId: string, sessionId: string, transactionId: string): Promise<ClaimedCheckoutSession> {
+  async claim(
+    merchantAccountId: string,
+    sessionId: string,
+    transactionId: string,
+    options: { readonly forStoring?: boolean; readonly vetStoredMethod?: (paymentMethodId: string) => void } = {},
+  ): Promise<ClaimedCheckoutSession> {
     for (let attempt = 1; ; attempt += 1) {
       const recorded = await this.context.store.readStream(checkoutSessionStream(sessionId));
       const state = fold(recorded);
       const command: CheckoutSessionCommand = {
         type: 'UseCheckoutSession',
-        data: { id: sessionId, merchantAccountId, transactionId },
+        data: { id: sessionId, merchantAccountId, transactionId, ...(options.forStoring ? { forStoring: true } : {}) },
         metadata: { now: this.context.now().toISOString() },
       };
       let events: readonly CheckoutSessionEvent[];
@@ -249,10 +317,17 @@ export class CheckoutSessions implements TransactionsSlice {
       const used = events[0];
       if (used?.type !== 'CheckoutSessionUsed') throw new Error('UseCheckoutSession decided no CheckoutSessionUsed');
       const { cardId } = used.data;
+      const storedPaymentMethod = state.status === 'open' && state.cardIsStoredPaymentMethod;
+      // Checked before the session is used: a stored method that may no longer pay must not consume the session.
+      if (storedPaymentMethod) {
+        this.storedMethods().usable(merchantAccountId, cardId);
+        options.vetStoredMethod?.(cardId);
+      }
       // Read before the session is used: a card the vault no longer has must not consume the session.
       const card = this.deps.vault.reveal(merchantAccountId, cardId);
       const sealed = this.secrets.of(sessionId).find((secret) => secret.cardId === cardId)?.sealedSecurityCode ?? null;
-      const securityCode = sealed === null ? null : this.deps.vault.openWithCard(merchantAccountId, cardId, SECURITY_CODE, sealed);
+      const purpose = storedPaymentMethod ? storedMethodCodePurpose(sessionId) : SECURITY_CODE;
+      const securityCode = sealed && this.deps.vault.openWithCard(merchantAccountId, cardId, purpose, sealed);
       if (!card) {
         // Replaced meanwhile (the new card's event is on the stream): decide again; else the card is gone.
         if ((await this.context.store.readStream(checkoutSessionStream(sessionId))).length !== recorded.length && attempt < MAX_CLAIM_ATTEMPTS) continue;
@@ -268,7 +343,12 @@ export class CheckoutSessions implements TransactionsSlice {
       await this.context.catchUp();
       const session = this.readModel.find(sessionId);
       if (!session) throw new Error(`checkout session ${sessionId} missing from its read model after its use`);
-      return { session, cardId, card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode !== null ? { securityCode } : {}) } };
+      return {
+        session,
+        cardId,
+        storedPaymentMethod,
+        card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
+      };
     }
   }
 
@@ -309,13 +389,18 @@ export class CheckoutSessions implements TransactionsSlice {
     };
   }
 
-  /** Forgets the session's secrets and removes its cards from the vault, except the card a transaction used. */
+  /** Forgets the session's secrets and removes its cards from the vault, not a transaction's or a stored method. */
   private release(id: string, state: CheckoutSessionState): void {
     const usedCard = usedCardOf(state);
     for (const secret of this.secrets.of(id)) {
-      if (secret.cardId === usedCard) this.secrets.forget(id, secret.cardId);
+      if (secret.cardId === usedCard || secret.storedPaymentMethod) this.secrets.forget(id, secret.cardId);
       else this.removeCard(id, secret.merchantAccountId, secret.cardId);
     }
+  }
+
+  private storedMethods(): StoredPaymentMethodLookup {
+    if (!this.deps.storedPaymentMethods) throw ApiError.badRequest('Stored payment methods are not available here');
+    return this.deps.storedPaymentMethods;
   }
 
   private removeCard(sessionId: string, merchantAccountId: string, cardId: string): void {

@@ -7,10 +7,11 @@
  * event, a log or a response). Errors say which field is wrong and why, never what it held.
  */
 import type { KeyObject } from 'node:crypto';
-import { compactDecrypt, errors as joseErrors } from 'jose';
+import { compactDecrypt, compactVerify, errors as joseErrors } from 'jose';
 import { z } from 'zod';
+import type { PazeSigningKeys } from './paze-signing-keys';
 
-export type PazeErrorCode = 'paze_decryption_failed' | 'paze_payload_invalid' | 'paze_token_expired';
+export type PazeErrorCode = 'paze_signature_invalid' | 'paze_decryption_failed' | 'paze_payload_invalid' | 'paze_token_expired';
 
 export class PazeError extends Error {
   constructor(
@@ -42,6 +43,8 @@ export interface PazeCredential {
 /** Paze uses RSA-OAEP-256 with A256GCM; the ECDH-ES family and A128GCM are accepted for EC keys and older set-ups. */
 export const PAZE_KEY_MANAGEMENT_ALGORITHMS = ['ECDH-ES', 'ECDH-ES+A128KW', 'ECDH-ES+A256KW', 'RSA-OAEP-256'] as const;
 export const PAZE_CONTENT_ENCRYPTION_ALGORITHMS = ['A128GCM', 'A256GCM'] as const;
+/** Paze signs both JWS (the outer one around the JWE, the inner one around the payload) with RS256. */
+export const PAZE_SIGNATURE_ALGORITHMS = ['RS256'] as const;
 
 export const CRYPTOGRAM_SHORT_FORM = 'CARD_APPLICATION_CRYPTOGRAM_SHORT_FORM';
 export const CRYPTOGRAM_LONG_FORM = 'CARD_APPLICATION_CRYPTOGRAM_LONG_FORM';
@@ -77,30 +80,97 @@ const pazePayloadSchema = z.looseObject({
   consumer: z.unknown().optional(),
 }, { error: 'must be an object' });
 
+/** What opening a payload needs: the merchant's decryption key and Paze's signing keys. */
+export interface PazeKeys {
+  readonly decryptionKey: KeyObject;
+  readonly signingKeys: PazeSigningKeys;
+}
+
 /**
- * Decrypts a Paze Complete payload (compact JWE) with the merchant's private key and reads the credential from it.
- * `now` decides what has expired. Throws {@link PazeError}: `paze_decryption_failed` (not a JWE, another key, an
- * algorithm outside the allow-list, altered), `paze_payload_invalid` (naming the field), `paze_token_expired`.
+ * Opens a Paze Complete `securedPayload`, `JWS(JWE(JWS(payload)))`: verifies the outer JWS against Paze's signing
+ * keys, decrypts the JWE inside with the merchant's private key, verifies the inner JWS, and reads the credential.
+ * `now` decides what has expired. Throws {@link PazeError}: `paze_signature_invalid` (unsigned, or a signature that
+ * does not verify against Paze's keys), `paze_decryption_failed` (not a JWE, another key, an algorithm outside the
+ * allow-list, altered), `paze_payload_invalid` (naming the field), `paze_token_expired`.
  */
-export async function decryptPazePayload(jwe: string, privateKey: KeyObject, now: Date = new Date()): Promise<PazeCredential> {
-  const compact = typeof jwe === 'string' ? jwe.trim() : '';
-  if (compact.split('.').length !== 5) throw new PazeError('paze_decryption_failed', 'The Paze payload is not a compact JWE (five base64url parts)');
+export async function decryptPazePayload(securedPayload: string, keys: PazeKeys, now: Date = new Date()): Promise<PazeCredential> {
+  const compact = typeof securedPayload === 'string' ? securedPayload.trim() : '';
+  if (compact.split('.').length === 5) {
+    throw new PazeError('paze_signature_invalid', "The Paze payload is not signed: send the Complete response's securedPayload as Paze sent it (a JWS around the JWE)");
+  }
+  if (compact.split('.').length !== 3) throw new PazeError('paze_decryption_failed', 'The Paze payload is not a compact JWS (three base64url parts) around a JWE');
+  const outer = text(await verifiedByPaze(compact, keys.signingKeys, 'The Paze payload'));
+  const jwe = encryptedPartOf(outer);
+  if (jwe.split('.').length !== 5) throw new PazeError('paze_decryption_failed', 'The signed Paze payload does not hold a compact JWE (five base64url parts)');
   let plaintext: Uint8Array;
   try {
-    ({ plaintext } = await compactDecrypt(compact, privateKey, {
+    ({ plaintext } = await compactDecrypt(jwe, keys.decryptionKey, {
       keyManagementAlgorithms: [...PAZE_KEY_MANAGEMENT_ALGORITHMS],
       contentEncryptionAlgorithms: [...PAZE_CONTENT_ENCRYPTION_ALGORITHMS],
     }));
   } catch (error) {
     throw new PazeError('paze_decryption_failed', decryptionFailure(error));
   }
+  const inner = text(plaintext)?.trim() ?? '';
+  if (!COMPACT_JWS.test(inner)) throw new PazeError('paze_signature_invalid', 'The decrypted Paze payload is not signed (a compact JWS)');
   let payload: unknown;
   try {
-    payload = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(plaintext));
-  } catch {
+    payload = JSON.parse(text(await verifiedByPaze(inner, keys.signingKeys, 'The decrypted Paze payload')) ?? '');
+  } catch (error) {
+    if (error instanceof PazeError) throw error;
     throw new PazeError('paze_payload_invalid', 'The decrypted Paze payload is not JSON', '');
   }
   return credentialOf(payload, now);
+}
+
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]+$/;
+
+/** UTF-8 text, or null when the bytes are not. */
+function text(bytes: Uint8Array): string | null {
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** The outer JWS carries the JWE itself, or a claim set whose `securedPayload` is the JWE (both are in Paze's guides). */
+function encryptedPartOf(outer: string | null): string {
+  const trimmed = outer?.trim() ?? '';
+  if (!trimmed.startsWith('{')) return trimmed;
+  try {
+    const claims = JSON.parse(trimmed) as { securedPayload?: unknown };
+    return typeof claims.securedPayload === 'string' ? claims.securedPayload.trim() : '';
+  } catch {
+    return '';
+  }
+}
+
+/** The JWS's payload when its RS256 signature verifies against one of Paze's keys; else `paze_signature_invalid`. */
+async function verifiedByPaze(jws: string, keys: PazeSigningKeys, what: string): Promise<Uint8Array> {
+  const options = { algorithms: [...PAZE_SIGNATURE_ALGORITHMS] };
+  try {
+    return (await compactVerify(jws, keys, options)).payload;
+  } catch (error) {
+    if (error instanceof joseErrors.JWKSMultipleMatchingKeys) {
+      // Keys without a `kid` (PEMs): the signature verifies with one of them or the payload is not Paze's.
+      for await (const key of error as unknown as AsyncIterable<Parameters<typeof compactVerify>[1]>) {
+        try {
+          return (await compactVerify(jws, key, options)).payload;
+        } catch {
+          continue;
+        }
+      }
+    }
+    throw new PazeError('paze_signature_invalid', signatureFailure(error, what));
+  }
+}
+
+function signatureFailure(error: unknown, what: string): string {
+  if (error instanceof joseErrors.JOSEAlgNotAllowed) return `${what} is not signed with ${PAZE_SIGNATURE_ALGORITHMS.join(', ')}, as Paze signs`;
+  if (error instanceof joseErrors.JWSInvalid) return `${what} is not a valid JWS`;
+  if (error instanceof joseErrors.JWKSNoMatchingKey) return `${what} is signed with a key that is not one of Paze's signing keys (PAZE_SIGNING_KEYS)`;
+  return `${what}'s signature does not verify against Paze's signing keys (PAZE_SIGNING_KEYS): not from Paze, or altered`;
 }
 
 /** The credential in a decrypted payload; exported for the payload rules' own tests. */

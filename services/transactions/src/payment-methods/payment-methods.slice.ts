@@ -45,7 +45,12 @@ export interface BuyerDirectory {
 
 /** A checkout session's card, claimed once (the checkout sessions slice). */
 export interface CheckoutSessionCards {
-  claim(merchantAccountId: string, sessionId: string, usedBy: string): Promise<{ readonly cardId: string; readonly card: { readonly number: string; readonly expirationDate: string } }>;
+  claim(
+    merchantAccountId: string,
+    sessionId: string,
+    usedBy: string,
+    options: { readonly forStoring: true },
+  ): Promise<{ readonly cardId: string; readonly card: { readonly number: string; readonly expirationDate: string } }>;
 }
 
 export interface PaymentMethodsDependencies {
@@ -125,7 +130,9 @@ export class PaymentMethods implements TransactionsSlice {
     } else {
       if (!this.deps.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
       // The session's card moves under the buyer's data key (so deleting the buyer shreds it), and the session is used.
-      const { cardId, card } = await this.deps.checkoutSessions.claim(merchantAccountId, body.id, 'payment-method');
+      // A session holding a stored method is refused here: that method is stored already (and is not to be moved).
+      const claims = this.deps.checkoutSessions;
+      const { cardId, card } = await claims.claim(merchantAccountId, body.id, 'payment-method', { forStoring: true });
       stored = this.deps.vault.store(merchantAccountId, card, { buyerId: buyer?.id ?? null });
       this.deps.vault.remove(merchantAccountId, cardId);
       bin = this.deps.binData?.lookup(card.number) ?? null;

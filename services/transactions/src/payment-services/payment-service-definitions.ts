@@ -5,6 +5,7 @@
  * card provider without fields. A gift card service has none of the connector capabilities.
  */
 import {
+  MAX_CART_ITEMS,
   paymentServiceDefinitionFields,
   type PaymentServiceCapabilities,
   type PaymentServiceCapabilityName,
@@ -129,6 +130,12 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
 /** A gift card service's capabilities: none of a card connector's (`capabilityWireNames` names every flag). */
 const giftCardCapabilities = Object.fromEntries(Object.keys(capabilityWireNames).map((flag) => [flag, false])) as unknown as ConnectorCapabilities;
 
+/**
+ * The approval pages (the simulator's 3-D Secure challenge and PayPal-like approval) fit EMV 3-D Secure's 500×600
+ * challenge window, the size a framed approval is given.
+ */
+const APPROVAL_UI = { width: '500px', height: '600px' } as const;
+
 const fallbackEntry: CatalogueEntry = { method: 'card', mode: 'card', fields: [], reportingFields: [], supportedCurrencies: [], supportedCountries: [] };
 
 export class PaymentServiceDefinitionCatalogue {
@@ -184,10 +191,10 @@ export class PaymentServiceDefinitionCatalogue {
       capabilities,
       required_checkout_fields: [],
       configuration: {
-        approval_ui_height: null,
-        approval_ui_width: null,
+        approval_ui_height: APPROVAL_UI.height,
+        approval_ui_width: APPROVAL_UI.width,
         approval_ui_target: 'any',
-        cart_items_limit: null,
+        cart_items_limit: MAX_CART_ITEMS,
         cart_items_required: false,
         cart_items_should_match_amount: false,
       },

@@ -1,8 +1,8 @@
 /**
  * What pays a transaction, resolved from `payment_method` before anything is appended: a card (into the vault first:
  * from here on only its id, scheme, BIN and last four travel), a stored method (`id`: usable only once `succeeded`;
- * its network token when the connection takes one), a checkout session's card (used once), a Paze wallet payload
- * (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
+ * its network token when the connection takes one), a checkout session's card or stored method (used once), a Paze
+ * wallet payload (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
  */
 import { ApiError } from '@switchyard/api';
 import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
@@ -32,9 +32,18 @@ export interface NetworkTokenSource {
   tokenForTransaction(merchantAccountId: string, paymentMethodId: string, options: { merchantInitiated: boolean }): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
 }
 
-/** A checkout session's card, claimed once (the checkout sessions slice). */
+/** A checkout session's card, claimed once (checkout sessions slice); `storedPaymentMethod`: `cardId` is a method. */
 export interface CheckoutSessionClaims {
-  claim(merchantAccountId: string, sessionId: string, transactionId: string): Promise<{ readonly cardId: string; readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string } }>;
+  claim(
+    merchantAccountId: string,
+    sessionId: string,
+    transactionId: string,
+    options: { readonly vetStoredMethod: (paymentMethodId: string) => void },
+  ): Promise<{
+    readonly cardId: string;
+    readonly storedPaymentMethod: boolean;
+    readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string };
+  }>;
 }
 
 /** Paze: the merchant's wallet key and the rules of who may take it (the digital wallets slice). */
@@ -92,7 +101,16 @@ export class Instruments {
         return this.stored(merchantAccountId, method.id, method.security_code, context.owner ?? { embed: false, buyerId: context.buyerId });
       case 'checkout-session': {
         if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
-        const { cardId, card } = await this.sources.checkoutSessions.claim(merchantAccountId, method.id, context.transactionId);
+        const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
+        // A stored method chosen in the browser is vetted as one named by id, before the session is used up.
+        const vetStoredMethod = (paymentMethodId: string) => this.mayUse(merchantAccountId, paymentMethodId, owner);
+        const claims = this.sources.checkoutSessions;
+        const claimed = await claims.claim(merchantAccountId, method.id, context.transactionId, { vetStoredMethod });
+        const { cardId, card } = claimed;
+        // It pays as itself (its network token too), with the code typed there.
+        if (claimed.storedPaymentMethod) {
+          return { ...this.stored(merchantAccountId, cardId, card.securityCode, owner), checkoutSessionId: method.id };
+        }
         const stored = this.sources.vault.find(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
         return {
@@ -131,9 +149,7 @@ export class Instruments {
 
   /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
   private stored(merchantAccountId: string, id: string, securityCode: string | undefined, owner: StoredMethodOwner): Instrument {
-    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
-    if (usable) assertOwner(usable.buyerId, owner);
-    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
+    this.mayUse(merchantAccountId, id, owner);
     const stored = this.sources.vault.find(merchantAccountId, id);
     const card = stored && this.sources.vault.reveal(merchantAccountId, id);
     if (!stored || !card) {
@@ -154,6 +170,13 @@ export class Instruments {
           }
         : {}),
     };
+  }
+
+  /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
+  private mayUse(merchantAccountId: string, id: string, owner: StoredMethodOwner): void {
+    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
+    if (usable) assertOwner(usable.buyerId, owner);
+    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
   }
 }
 

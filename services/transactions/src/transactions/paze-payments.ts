@@ -6,6 +6,7 @@
 import { ApiError } from '@switchyard/api';
 import type { DigitalWallets } from '../digital-wallets/digital-wallets.slice';
 import { decryptPazePayload, PazeError, pazeEligibility } from '../digital-wallets/paze';
+import type { PazeSigningKeys } from '../digital-wallets/paze-signing-keys';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import { takesNetworkTokens, type PazeWallets } from './instruments';
 
@@ -15,6 +16,9 @@ export class PazePayments implements PazeWallets {
   constructor(
     private readonly wallets: Pick<DigitalWallets, 'pazeKeyFor'>,
     private readonly now: () => Date,
+    /** Paze's signing keys (PAZE_SIGNING_KEYS): both signatures of every payload must verify against them; none in
+     * production without the setting, where every payload is refused. */
+    private readonly signingKeys: PazeSigningKeys | null,
   ) {}
 
   async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }) {
@@ -33,8 +37,11 @@ export class PazePayments implements PazeWallets {
         })),
     });
     if (!eligibility.ok) throw refused(eligibility.code, eligibility.message, eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method');
+    if (!this.signingKeys) {
+      throw refused('paze_signing_keys_not_configured', "Paze payloads cannot be verified: PAZE_SIGNING_KEYS (Paze's signing keys) is not set on this installation", '/payment_method/token');
+    }
     try {
-      const credential = await decryptPazePayload(payload, paze.key, this.now());
+      const credential = await decryptPazePayload(payload, { decryptionKey: paze.key, signingKeys: this.signingKeys }, this.now());
       return { credential, connectionIds: eligibility.connectionIds };
     } catch (error) {
       if (error instanceof PazeError) throw refused(error.code, error.message, '/payment_method/token');
