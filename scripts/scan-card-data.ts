@@ -6,7 +6,11 @@
  * literal of the test sources) and for any security code value (`security_code`, `cvv`, `cvc` with digits).
  * Prints what it read; exits 1, naming each place (the number masked), when anything is found.
  *
- *   node -r ./scripts/register.cjs scripts/scan-card-data.ts [--artifacts DIR] [--brokers 127.0.0.1:9092 | --no-kafka] [--out FILE]
+ * A number is also found in UTF-16, JSON-escaped or base64 form. Exits 2 when it read nothing (no file under the
+ * artifacts folder, or no message on the broker it scanned): an empty scan is not a clean one.
+ *
+ *   node -r ./scripts/register.cjs scripts/scan-card-data.ts [--artifacts DIR]
+ *     [--brokers 127.0.0.1:9092 [--topics PREFIX] | --no-kafka] [--out FILE]
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -22,6 +26,8 @@ const brokers = (arg('brokers') ?? process.env.KAFKA_BROKERS ?? '127.0.0.1:9092'
 const outFile = arg('out');
 /** Files only (the scan's own test plants card numbers in a directory; the test broker is other tests' business). */
 const skipKafka = process.argv.includes('--no-kafka');
+/** Only the topics whose name starts with this (the scan's own test scans the topic it planted a number in). */
+const topicPrefix = arg('topics') ?? '';
 
 function luhn(digits: string): boolean {
   let total = 0;
@@ -33,15 +39,22 @@ function luhn(digits: string): boolean {
   return total % 10 === 0;
 }
 
-/** Every card number the tests send: Luhn-valid 13–19 digit literals starting 2–6 in the test sources. */
+/** Where test card numbers live in the tree (generated figures such as bench results are left out: timings). */
+const sourceFile = /\.(ts|tsx|js|mjs|cjs|json|md|ya?ml|html)$/;
+const notSources = new Set(['node_modules', 'dist', 'coverage', 'results', 'package-lock.json']);
+
+/**
+ * Every test card number in the tree: Luhn-valid 13–19 digit literals starting 2–6 in any source, document or
+ * value file (test specs, the simulator's value files, `packages/`, docs, fixtures), not only in the specs.
+ */
 function testCardNumbers(): string[] {
   const found = new Set<string>();
   const walk = (dir: string) => {
     for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (entry.name === 'node_modules' || entry.name.startsWith('.')) continue;
+      if (notSources.has(entry.name) || entry.name.startsWith('.')) continue;
       const file = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(file);
-      else if (/\.(spec|harness|fixture)\.ts$/.test(entry.name) || file.includes(`${path.sep}testing${path.sep}src${path.sep}`)) {
+      else if (sourceFile.test(entry.name)) {
         for (const match of fs.readFileSync(file, 'utf8').matchAll(/(?<![\d])([2-6]\d{12,18})(?![\d])/g)) {
           const digits = match[1] as string;
           if (luhn(digits)) found.add(digits);
@@ -49,7 +62,7 @@ function testCardNumbers(): string[] {
       }
     }
   };
-  for (const top of ['libs', 'services', 'tests', 'tools']) if (fs.existsSync(path.join(root, top))) walk(path.join(root, top));
+  walk(root);
   return [...found].sort();
 }
 
@@ -63,9 +76,43 @@ interface Finding {
 
 const mask = (pan: string) => `${pan.slice(0, 6)}…${pan.slice(-4)}`;
 
+/**
+ * The forms a number can hide in besides plain text: UTF-16 (either byte order, at either byte offset), JSON
+ * `\u00XX` escapes, and base64 runs (decoded: a number inside an encoded payload or header).
+ */
+function decodedForms(bytes: Buffer): Array<{ readonly form: string; readonly text: string }> {
+  const latin1 = bytes.toString('latin1');
+  const forms = [{ form: '', text: latin1 }];
+  if (bytes.includes(0)) {
+    forms.push({ form: ' (UTF-16)', text: bytes.toString('utf16le') });
+    // Big-endian, or little-endian at an odd offset: read one byte on (padded, so the last character stays).
+    forms.push({ form: ' (UTF-16)', text: Buffer.concat([bytes.subarray(1), Buffer.alloc(1)]).toString('utf16le') });
+  }
+  if (/\\u00[0-9a-f]{2}/i.test(latin1)) {
+    const unescaped = latin1.replace(/\\u00([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    forms.push({ form: ' (JSON-escaped)', text: unescaped });
+  }
+  const base64Runs = latin1.match(/[A-Za-z0-9+/_-]{16,}={0,2}/g) ?? [];
+  if (base64Runs.length > 0) {
+    const decoded = base64Runs.map((run) => Buffer.from(run.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1'));
+    forms.push({ form: ' (base64)', text: decoded.join('\n') });
+  }
+  return forms;
+}
+
 function scanText(text: string, where: string, pans: readonly string[], findings: Finding[]): void {
-  for (const pan of pans) if (text.includes(pan)) findings.push({ where, what: `card number ${mask(pan)}` });
-  for (const match of text.matchAll(securityCodePattern)) findings.push({ where, what: `security code (${match[0].replace(/\d/g, '•')})` });
+  scanBytes(Buffer.from(text, 'latin1'), where, pans, findings);
+}
+
+function scanBytes(bytes: Buffer, where: string, pans: readonly string[], findings: Finding[]): void {
+  for (const { form, text } of decodedForms(bytes)) {
+    for (const pan of pans) if (text.includes(pan)) findings.push({ where, what: `card number ${mask(pan)}${form}` });
+    // Security codes in plain text only: three or four digits turn up by chance in decoded binary.
+    if (form !== '') continue;
+    for (const match of text.matchAll(securityCodePattern)) {
+      findings.push({ where, what: `security code (${match[0].replace(/\d/g, '•')})` });
+    }
+  }
 }
 
 function scanFiles(dir: string, pans: readonly string[], findings: Finding[]): { files: number; bytes: number } {
@@ -80,7 +127,7 @@ function scanFiles(dir: string, pans: readonly string[], findings: Finding[]): {
         files += 1;
         bytes += content.length;
         // latin1 keeps every byte: a number inside a SQLite page or a WAL frame is found as well.
-        scanText(content.toString('latin1'), path.relative(dir, file), pans, findings);
+        scanBytes(content, path.relative(dir, file), pans, findings);
       }
     }
   };
@@ -93,7 +140,7 @@ async function scanKafka(pans: readonly string[], findings: Finding[]): Promise<
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const topics = (await admin.listTopics()).filter((topic) => !topic.startsWith('__'));
+    const topics = (await admin.listTopics()).filter((topic) => !topic.startsWith('__') && topic.startsWith(topicPrefix));
     const ends = new Map<string, Map<number, bigint>>();
     let expected = 0n;
     for (const topic of topics) {
@@ -158,6 +205,16 @@ async function main(): Promise<void> {
     fs.writeFileSync(outFile, `${JSON.stringify({ ...summary, found: findings.slice(0, 50) }, null, 2)}\n`);
   }
   if (!artifactsDir) console.log('card data scan: SWITCHYARD_TEST_ARTIFACTS is not set, so only Kafka was scanned');
+  // "0 found" over nothing proves nothing: a scan that read no file, or no message of the broker it was asked to
+  // scan, fails.
+  const readNothing = [
+    ...(artifactsDir && files.files === 0 ? [`no file under ${artifactsDir}`] : []),
+    ...(!skipKafka && kafka.messages === 0 ? [`no Kafka message on ${brokers.join(',')}`] : []),
+  ];
+  if (readNothing.length > 0) {
+    console.error(`card data scan read nothing: ${readNothing.join('; ')}`);
+    process.exit(2);
+  }
   if (findings.length > 0) {
     for (const finding of findings.slice(0, 50)) console.error(`  FOUND ${finding.what} in ${finding.where}`);
     process.exit(1);

@@ -68,6 +68,14 @@ export class ApiError extends Error {
 
   readonly resourceId: string | undefined;
 
+  /**
+   * Another service did not answer (502, 504): trying again later can help. Retry policies read this flag, as they
+   * read kafkajs's and the event store's (the bus does not park a message whose handler failed this way).
+   */
+  get retriable(): boolean {
+    return this.status === 502 || this.status === 504;
+  }
+
   static badRequest(message: string, details: readonly ErrorDetail[] = []): ApiError {
     return new ApiError(400, message, details);
   }

@@ -1,17 +1,32 @@
 import type { IncomingMessage } from './message-bus';
 
 /**
- * What both adapters do when a handler rejects: the message is not acknowledged and is handed to the group
- * again after a delay that doubles per attempt, while later messages of its key wait (ordering per key holds).
- * There is no attempt limit: a message that can never be handled stops its key (and, on Kafka, its partition)
- * until the handler is fixed, which is the price of at-least-once without a dead-letter topic.
+ * What both adapters do when a handler rejects (one policy, `dead-letter/dead-lettering.ts`): the message is not
+ * acknowledged and is handed to the handler again after a delay that doubles per attempt, while later messages of
+ * its partition wait. After `maxAttempts` it is parked on `<topic>.dead-letter` and the partition moves on; later
+ * messages of its key (its stream) are parked behind it until `cli dead-letters replay` or `discard` (docs/operations.md).
  */
 export interface RedeliveryOptions {
   /** Delay before the first redelivery. Default 100 ms. */
   readonly initialDelayMs?: number;
   /** Ceiling of the doubling delay. Default 5 s. */
   readonly maxDelayMs?: number;
+  /**
+   * Failed attempts of a message before it is parked. Default 5 (about 1.5 s of back-off with the default delays).
+   * Failures with `retriable: true` (something the handler needs is unreachable) do not count: they are retried
+   * until they pass.
+   */
+  readonly maxAttempts?: number;
+  /**
+   * Largest parked-stream state of one partition, encoded (it rides on the group's committed offset; Kafka's
+   * `offset.metadata.max.bytes` is 4096 by default). A message that would exceed it is not parked but retried, as
+   * if there were no dead-letter topic, with an error line each time. Default 4000 (about 70 parked streams).
+   */
+  readonly maxParkedStateBytes?: number;
 }
+
+export const DEFAULT_MAX_ATTEMPTS = 5;
+export const DEFAULT_MAX_PARKED_STATE_BYTES = 4_000;
 
 export interface HandlerFailure {
   readonly error: unknown;

@@ -222,10 +222,29 @@ export const settingsSchema = z.object({
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** How often the delivery worker looks for deliveries that are due. */
   WEBHOOK_WORKER_INTERVAL_MS: z.coerce.number().int().positive().default(250),
+  /**
+   * Secret. Former webhooks keys, comma separated (each base64 or base64url of 32 bytes): they still open signing
+   * secrets and basic-auth passwords until `cli webhooks rotate-key` / `reseal` has re-sealed every one under the
+   * current key (docs/operations.md, key rotation).
+   */
+  WEBHOOK_SECRETS_RETIRED_KEYS: z
+    .string()
+    .regex(/^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/, 'must be comma-separated base64 or base64url keys of exactly 32 bytes each')
+    .optional(),
+  /** Webhook deliveries (with their attempts) this many days after their final state are deleted, then their events. */
+  WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** Authorization statistics (the dashboard's chart) older than this many days are deleted. */
+  AUTHORIZATION_STATS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /** How often retention runs (webhooks, transactions); the first run is a second after the start. */
+  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
+  /** Rows deleted per retention batch (one short transaction each). */
+  RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
+  /** Failed attempts of a bus message before it is parked on its dead-letter topic (failures marked retriable do not count). */
+  BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS'] as const;
+const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

@@ -35,17 +35,26 @@ export const rpcCredentialFiles = {
 } as const;
 
 const subtle = webcrypto.subtle;
+/**
+ * Node's keys as the types @peculiar/x509 is declared with: the same objects, but a program that also loads the DOM's
+ * types (the browser packages' specs import the test kit) sees two declarations of `CryptoKey`.
+ */
+type X509KeyPair = Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'];
+type X509SigningKey = X509KeyPair['privateKey'];
+const x509Crypto = webcrypto as unknown as NonNullable<Parameters<typeof x509.SubjectKeyIdentifierExtension.create>[2]>;
+const generateKeyPair = async (): Promise<X509KeyPair> =>
+  (await subtle.generateKey(ecdsa, true, ['sign', 'verify'])) as unknown as X509KeyPair;
 const ecdsa = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
 /** Certificates start a little in the past: a peer whose clock is behind still accepts a fresh one. */
 const CLOCK_SKEW_MS = 5 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
-const pemOfKey = (key: webcrypto.CryptoKey): string =>
-  KeyObject.from(key).export({ type: 'pkcs8', format: 'pem' }).toString();
+const pemOfKey = (key: X509KeyPair['privateKey']): string =>
+  KeyObject.from(key as unknown as webcrypto.CryptoKey).export({ type: 'pkcs8', format: 'pem' }).toString();
 
-async function importSigningKey(pem: string): Promise<webcrypto.CryptoKey> {
+async function importSigningKey(pem: string): Promise<X509SigningKey> {
   const der = createPrivateKey(pem).export({ type: 'pkcs8', format: 'der' });
-  return subtle.importKey('pkcs8', der, ecdsa, false, ['sign']);
+  return (await subtle.importKey('pkcs8', der, ecdsa, false, ['sign'])) as unknown as X509SigningKey;
 }
 
 export interface RpcCredentialSetOptions {
@@ -70,7 +79,7 @@ export async function createRpcCredentialSet(options: RpcCredentialSetOptions = 
   const notAfter = new Date(now + days * DAY_MS);
   let ca = options.ca;
   if (!ca) {
-    const keys = await subtle.generateKey(ecdsa, true, ['sign', 'verify']);
+    const keys = await generateKeyPair();
     const cert = await x509.X509CertificateGenerator.createSelfSigned(
       {
         name: `CN=Switchyard RPC CA ${new Date(now).toISOString()}`,
@@ -81,10 +90,10 @@ export async function createRpcCredentialSet(options: RpcCredentialSetOptions = 
         extensions: [
           new x509.BasicConstraintsExtension(true, 0, true),
           new x509.KeyUsagesExtension(x509.KeyUsageFlags.keyCertSign | x509.KeyUsageFlags.cRLSign, true),
-          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
+          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, x509Crypto),
         ],
       },
-      webcrypto,
+      x509Crypto,
     );
     ca = { cert: cert.toString('pem'), key: pemOfKey(keys.privateKey) };
   }
@@ -92,7 +101,7 @@ export async function createRpcCredentialSet(options: RpcCredentialSetOptions = 
   const caKey = await importSigningKey(ca.key);
   const services: Record<string, { cert: string; key: string }> = {};
   for (const service of options.services ?? rpcServiceNames) {
-    const keys = await subtle.generateKey(ecdsa, true, ['sign', 'verify']);
+    const keys = await generateKeyPair();
     const cert = await x509.X509CertificateGenerator.create(
       {
         subject: `CN=${service}`,
@@ -108,11 +117,11 @@ export async function createRpcCredentialSet(options: RpcCredentialSetOptions = 
           // Each service is a server to its callers and a client of the services it calls.
           new x509.ExtendedKeyUsageExtension([x509.ExtendedKeyUsage.serverAuth, x509.ExtendedKeyUsage.clientAuth]),
           new x509.SubjectAlternativeNameExtension([{ type: 'dns', value: service }]),
-          await x509.AuthorityKeyIdentifierExtension.create(caCert, false, webcrypto),
-          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, webcrypto),
+          await x509.AuthorityKeyIdentifierExtension.create(caCert, false, x509Crypto),
+          await x509.SubjectKeyIdentifierExtension.create(keys.publicKey, false, x509Crypto),
         ],
       },
-      webcrypto,
+      x509Crypto,
     );
     services[service] = { cert: cert.toString('pem'), key: pemOfKey(keys.privateKey) };
   }

@@ -1,3 +1,4 @@
 export * from './service-host';
 export * from './domain-errors';
 export * from './keys';
+export * from './retention';

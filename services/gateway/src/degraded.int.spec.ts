@@ -3,15 +3,12 @@
  * cache — requests are still verified and served; an unreachable identity service makes requests that need it fail
  * with 502 in the spec's body and /readyz report not ready, while /healthz stays up.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { IdentityService } from '@switchyard/identity';
 import { RedisKeyValueStore } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc, TcpRpcClient } from '@switchyard/rpc';
-import { expectErrorBody, freePort, rpcCredentialsForTests, signToken } from '@switchyard/testing';
+import { expectErrorBody, freePort, rpcCredentialsForTests, signToken, createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from './start-gateway';
 
@@ -23,7 +20,7 @@ const running: RunningGateway[] = [];
 const closers: (() => Promise<void>)[] = [];
 
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-degraded-'));
+  dataDir = createTestDataDir('degraded');
   storage = openServiceStorage('identity', { dataDir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.start();
@@ -36,7 +33,7 @@ afterAll(async () => {
   for (const close of closers) await close();
   await identity.stop();
   await storage.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  removeTestDataDir(dataDir);
 });
 
 async function gatewayWith(rpc: InProcessRpc | TcpRpcClient, sharedCache?: RedisKeyValueStore): Promise<request.Agent> {

@@ -18,7 +18,7 @@ runMain(async () => {
     transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
     webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const redis = new RedisKeyValueStore({ url: settings.REDIS_URL });
   // The enumeration rate limit, shared by every gateway through Redis; while Redis is unreachable each gateway limits
   // on its own (fails open to limit × gateway processes, docs/rate-limits.md), warning at most once a minute.

@@ -22,7 +22,7 @@ runMain(async () => {
   const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
   await identity.start();
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const relay = identityRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),

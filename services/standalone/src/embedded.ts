@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
-import { InProcessMessageBus, type MessageBus } from '@switchyard/bus';
+import { InProcessMessageBus, SqliteBusState, type MessageBus } from '@switchyard/bus';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import type { Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
@@ -35,7 +35,14 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const tracing = startTracing('switchyard', settings);
   // The relays move their checkpoints once `publish` resolves; in memory, that must wait until the consumers (the
   // webhooks service) have stored what they make of the events, or a kill -9 in between would lose them.
-  const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
+  // Dead letters and parked streams survive a restart (DATA_DIR/bus.db), and `cli dead-letters` reads and commands them.
+  const busState = SqliteBusState.open(settings.dataDir);
+  const bus = new InProcessMessageBus({
+    publishWaitsForConsumers: true,
+    durable: busState,
+    durablePollIntervalMs: settings.POLL_INTERVAL_MS,
+    redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+  });
   const relayOptions = (service: string) => ({
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error: unknown) => log.warn({ err: error }, `${service} relay failed; retrying from its checkpoint`),
@@ -120,6 +127,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       await webhooks.stop();
       await Promise.all([identity.stop(), transactions.stop()]);
       await bus.close();
+      await busState.close();
       await Promise.all([identityStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
       await tracing.shutdown();
     },

@@ -15,10 +15,9 @@
  * Item 2 (1,000 events, receiver down, kill -9 of the webhooks process): tests/webhooks-distributed.e2e.spec.ts.
  */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { WebhookDelivery } from '@switchyard/contracts';
-import { runCli, signToken } from '@switchyard/testing';
+import { runCli, signToken, createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 import request from 'supertest';
 import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';
 import { sleep, verifiesWith, WebhookReceiver, type ReceivedWebhook } from './webhooks.receiver';
@@ -33,7 +32,7 @@ let fixture: EmbeddedFixture;
 let baseUrl: string;
 let token: string;
 const receivers: WebhookReceiver[] = [];
-const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-webhooks-int-'));
+const tmp = createTestDataDir('webhooks-int');
 
 beforeAll(async () => {
   fixture = await startEmbeddedFixture(
@@ -57,7 +56,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const receiver of receivers) await receiver.down();
   await fixture?.stop();
-  fs.rmSync(tmp, { recursive: true, force: true });
+  removeTestDataDir(tmp);
 });
 
 // ---- HTTP helpers -------------------------------------------------------------------------------------------------

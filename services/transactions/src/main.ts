@@ -32,7 +32,7 @@ runMain(async () => {
   });
   await transactions.start();
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const relay = transactionsRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),

@@ -5,13 +5,15 @@
  */
 import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { AccountUpdater } from './account-updater/account-updater.slice';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
+import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
+import { idempotencyRetention } from './idempotency/idempotency.retention';
 import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
 import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
@@ -65,6 +67,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly tokenService?: TokenServiceProvider;
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
+  /** Pruning of authorization statistics and expired idempotency records (docs/operations.md, Retention); absent: none. */
+  readonly retention?: { readonly intervalMs: number; readonly batchSize: number; readonly authorizationStatsDays: number };
 }
 
 /**
@@ -74,7 +78,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys' | 'retention'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -88,6 +92,7 @@ export function transactionsOptionsFrom(
     // Unset in production stops the start here: an unverified Paze payload could come from anyone.
     pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
+    retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS },
     keyRing: loadKeyRing({
       ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
       ...(settings.VAULT_RETIRED_KEYS ? { retired: settings.VAULT_RETIRED_KEYS } : {}),
@@ -126,6 +131,8 @@ export class TransactionsService {
   private readonly reconcileAfterMs: number;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
+  /** Null when the options ask for no retention. */
+  readonly retention: RetentionSweeper | null;
 
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
@@ -216,6 +223,16 @@ export class TransactionsService {
     this.host.add(this.accountUpdater);
     this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
     this.host.add(this.authorizationStats);
+    const retention = options.retention;
+    this.retention = retention
+      ? new RetentionSweeper({
+          tasks: [authorizationStatsRetention(options.db, retention.authorizationStatsDays), idempotencyRetention(options.db)],
+          now: this.host.context.now,
+          intervalMs: retention.intervalMs,
+          batchSize: retention.batchSize,
+          onError: (error) => this.onBackgroundError(error),
+        })
+      : null;
   }
 
   /**
@@ -239,10 +256,12 @@ export class TransactionsService {
         });
     }, every);
     this.holdTimer.unref();
+    this.retention?.start();
   }
 
-  stop(): Promise<void> {
+  async stop(): Promise<void> {
     clearInterval(this.holdTimer);
+    await this.retention?.stop();
     this.networkTokens.stop();
     return this.host.stop();
   }

@@ -20,7 +20,7 @@ runMain(async () => {
   const credentials = loadRpcCredentials('webhooks', settings);
   const tracing = startTracing('webhooks', settings);
   const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks' });
+  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
     transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),

@@ -22,6 +22,8 @@ export interface FuzzFixtures {
   readonly allIds: readonly string[];
   /** Card numbers the simulator accepts (the test cards). */
   readonly cardNumbers: readonly string[];
+  /** Every gift card number the fixtures used (the fuzz sends `cardNumbers` as gift card numbers too). */
+  readonly giftCardNumbers: readonly string[];
   readonly knownIssueIds: KnownIssueIds;
 }
 
@@ -71,7 +73,12 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
 
   // Gift card numbers the simulator has not seen; a PIN starting with 0 holds its value (05000 → 50.00).
   let serial = 7_000;
-  const giftCardNumber = () => `60339${String(serial++).padStart(11, '0')}`;
+  const giftCardNumbersUsed: string[] = [];
+  const giftCardNumber = () => {
+    const number = `60339${String(serial++).padStart(11, '0')}`;
+    giftCardNumbersUsed.push(number);
+    return number;
+  };
   const gift = (amount: number) => ({ number: giftCardNumber(), pin: '05000', amount });
   // The vault: buyers, stored payment methods, a checkout session with card fields, a digital wallet.
   const buyerId = (await post('/buyers', { display_name: 'Fuzz buyer', external_identifier: 'fuzz-buyer' })).id as string;
@@ -204,6 +211,7 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
     deletableIdsByName,
     allIds,
     cardNumbers: TEST_PANS,
+    giftCardNumbers: giftCardNumbersUsed,
     knownIssueIds: { giftCardServiceId: giftCardConnection, giftCardOnlyTransactionId: giftOnly.id, orphanedTransactionId: orphaned.id },
   };
 }

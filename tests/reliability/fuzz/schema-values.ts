@@ -94,7 +94,14 @@ function validString(context: ValueContext, schema: JsonSchema, name: string): f
   const likely = likelyValues[name];
   if (likely && schema.pattern) return fc.oneof({ weight: 4, arbitrary: likely }, { weight: 1, arbitrary: fc.stringMatching(new RegExp(schema.pattern)) });
   // Loopback only: no request may make the service call anything else (webhook targets, redirect and return URLs).
-  if (schema.format === 'uri') return fc.constantFrom('http://127.0.0.1:9/return', 'https://127.0.0.1/hooks/a?b=c', 'http://127.0.0.1:1/');
+  if (schema.format === 'uri') {
+    const loopback = ['http://127.0.0.1:9/return', 'https://127.0.0.1/hooks/a?b=c', 'http://127.0.0.1:1/'];
+    // A webhook target (`url`) may also point off this machine (192.0.2.0/24 is TEST-NET-1, never routed) in forms
+    // the service refuses whatever WEBHOOK_ALLOW_PRIVATE_URLS says, so that the check that every stored target is on
+    // 127.0.0.1 has something to catch. Redirect and return URLs stay on loopback.
+    if (name !== 'url') return fc.constantFrom(...loopback);
+    return fc.constantFrom(...loopback, 'ftp://192.0.2.1/hooks', 'http://user:secret@192.0.2.1/hooks', 'file:///etc/passwd', 'javascript:alert(1)');
+  }
   if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
   if (schema.pattern === '^\\d{12,19}$' && name === 'number') return fc.constantFrom(...context.cardNumbers);
   if (name === 'security_code') return fc.constantFrom('123', '1234', '222', '333');

@@ -85,6 +85,7 @@ export function crashRunFigures(run: CrashRunOutcome): Record<string, unknown> {
     requests_concurrent_request_409: load?.counters.concurrentRequest ?? 0,
     requests_5xx: load?.counters.serverErrors ?? 0,
     writes_with_unknown_outcome: ops.filter((op) => op.outcome === 'unknown').length,
+    writes_interrupted_by_a_kill: writesInterruptedByAKill(run),
     writes_refused: ops.filter((op) => op.outcome === 'refused').map((op) => ({ key: op.key, ...op.refusal })),
     flows: load?.flows.length ?? 0,
     transactions: ledger?.transactions ?? 0,
@@ -114,7 +115,8 @@ export function crashRunFigures(run: CrashRunOutcome): Record<string, unknown> {
 export function crashRunSummary(run: CrashRunOutcome): string {
   return (
     `${run.load?.counters.sent ?? 0} writes sent, ${run.load?.counters.acknowledged ?? 0} acknowledged, ${run.ledger?.lost.length ?? null} lost, ` +
-    `${run.ledger?.duplicates.length ?? null} duplicates at the provider, ${run.ledger?.unsettled.length ?? null} unsettled`
+    `${run.ledger?.duplicates.length ?? null} duplicates at the provider, ${run.ledger?.unsettled.length ?? null} unsettled ` +
+    `(${writesInterruptedByAKill(run)} writes interrupted by a kill)`
   );
 }
 
@@ -131,8 +133,24 @@ export function expectLedgerAgrees(run: CrashRunOutcome): void {
   expect(run.ledger?.disagreements).toEqual([]);
 }
 
+/**
+ * Writes a kill caught mid-request: the client's connection was reset or timed out while it waited (a refused
+ * connection is not one: the service was already down), or the key was left `running` (409 `concurrent_request`),
+ * plus the provider calls that arrived after their caller had died. Without at least one, "reconciliation settles
+ * the interrupted writes" proves nothing: no kill landed mid-write.
+ */
+export function writesInterruptedByAKill(run: CrashRunOutcome): number {
+  const cutMidRequest = new Set(
+    (run.load?.requests ?? []).filter((r) => r.result === 'no-answer' && r.error !== 'ECONNREFUSED').map((r) => r.key),
+  );
+  for (const op of run.load?.flows.flatMap((f) => f.ops) ?? []) if (op.outcome === 'unknown') cutMidRequest.add(op.key);
+  return cutMidRequest.size + (run.provider?.forwardedAfterCallerLeft ?? 0);
+}
+
 /** Nothing is left half-applied (the provider's view is left out of the comparison: it is in the results). */
 export function expectNothingUnsettled(run: CrashRunOutcome): void {
+  expect(writesInterruptedByAKill(run), 'no kill landed mid-write: nothing was left for reconciliation to settle')
+    .toBeGreaterThan(0);
   expect((run.ledger?.unsettled ?? []).map((u) => ({ ...u, provider: undefined }))).toEqual([]);
 }
 

@@ -90,3 +90,30 @@ describe('api-keys create', () => {
     expect(again.stderr).toMatch(/already exists/);
   });
 });
+
+describe('api-keys revoke', () => {
+  it('revokes a key of a running server: its tokens are refused within 2 seconds, and an unknown id is an error', async () => {
+    const dataDir = freshDir();
+    const { service, url } = await startServer(dataDir);
+    try {
+      const created = JSON.parse((await cli(dataDir, 'api-keys', 'create', '--display-name', 'leaked', '--role', 'administrator')).stdout);
+      const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key, scopes: ['*.read'] });
+      const status = () => fetch(`${url}/roles`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
+      await vi.waitFor(async () => expect(await status()).toBe(200), { timeout: 2_000, interval: 50 });
+
+      const revoked = await cli(dataDir, 'api-keys', 'revoke', '--id', created.id);
+      expect(revoked.code).toBe(0);
+      expect(JSON.parse(revoked.stdout)).toMatchObject({ id: created.id, active: false });
+      const revokedAt = Date.now();
+      await vi.waitFor(async () => expect(await status()).toBe(401), { timeout: 2_000, interval: 50 });
+      expect(Date.now() - revokedAt).toBeLessThan(2_000);
+
+      const unknown = await cli(dataDir, 'api-keys', 'revoke', '--id', '00000000-0000-4000-8000-000000000000');
+      expect(unknown.code).toBe(1);
+      expect(unknown.stderr).toMatch(/could not be found/);
+      expect(unknown.stdout).toBe('');
+    } finally {
+      await service.stop();
+    }
+  });
+});

@@ -7,7 +7,7 @@
 import 'reflect-metadata';
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError } from 'commander';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SignJWT } from 'jose';
 import { ApiError } from '@switchyard/api';
 import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from '@switchyard/auth';
@@ -15,7 +15,10 @@ import { loadSettings } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { createRpcCredentialSet, readRpcCertificateAuthority, writeRpcCredentialSet } from '@switchyard/rpc';
+import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
+import { rebuildReadModels } from './read-models';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
+import { webhooksKeyStatus, webhooksReseal, webhooksRotateKey } from './webhooks-keys';
 import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
 
 /** A command that ran and says no (an invalid webhook): its message goes to stderr as it is, with a non-zero exit. */
@@ -81,6 +84,14 @@ export function cli(): Command {
         role_ids: created.role_ids,
         merchant_account_ids: created.merchant_account_ids,
       });
+    });
+
+  apiKeys
+    .command('revoke')
+    .description('Revoke an API key pair (active: false, as PUT /api-key-pairs/{id}); a running server refuses its tokens within its poll interval')
+    .requiredOption('--id <id>', 'the key pair id (`id` of `api-keys create`)')
+    .action(async (options: { id: string }) => {
+      print(await withIdentity((identity) => identity.apiKeyPairs.update(options.id, { active: false }, { kind: 'operator' })));
     });
 
   program
@@ -210,6 +221,25 @@ export function cli(): Command {
       process.stdout.write(`${outcome.message}\n`);
     });
 
+  webhooks
+    .command('key-status')
+    .description('The webhooks key: the active key id, retired key ids, and how many signing secrets and passwords each key seals')
+    .action(async () => {
+      print(await webhooksKeyStatus(loadSettings()));
+    });
+  webhooks
+    .command('reseal')
+    .description('Seal every signing secret and basic-auth password again under WEBHOOK_SECRETS_KEY (after a rotation); safe to repeat')
+    .action(async () => {
+      print(await webhooksReseal(loadSettings()));
+    });
+  webhooks
+    .command('rotate-key')
+    .description('Key file installations (no WEBHOOK_SECRETS_KEY): a new DATA_DIR/webhooks.key, the old one kept in webhooks.retired-keys, then reseal')
+    .action(async () => {
+      print(await webhooksRotateKey(loadSettings()));
+    });
+
   const vault = program.command('vault').description('The card vault: its key-encryption key and data keys (docs/vault.md)');
   vault
     .command('status')
@@ -230,6 +260,60 @@ export function cli(): Command {
       print(await vaultRotateKey(loadSettings()));
     });
 
+  const readModels = program.command('read-models').description("A service's read models: the tables its projections fold from its events");
+  readModels
+    .command('rebuild')
+    .description('Rebuild read models from the events, with the service running or stopped: built beside the live ones, caught up, then swapped in')
+    .argument('<service>', 'identity, transactions or webhooks')
+    .argument('[name]', 'one read model (default: every read model of the service; docs/operations.md lists them)')
+    .action(async (service: string, name: string | undefined) => {
+      print(await rebuildReadModels(loadSettings(), service, name, (line) => process.stderr.write(`${line}\n`)));
+    });
+
+  const deadLetters = program
+    .command('dead-letters')
+    .description('Messages a consumer group parked after its handler failed every attempt, and those parked behind them (docs/operations.md)');
+  const sourceOption = () =>
+    new Option('--source <source>', 'kafka (KAFKA_BROKERS) or data-dir (the embedded runtime: DATA_DIR/bus.db); default kafka when KAFKA_BROKERS is set')
+      .choices(['kafka', 'data-dir'])
+      .default(defaultSource());
+  deadLetters
+    .command('list')
+    .description('The parked messages, oldest first per stream (--all: also those replayed or discarded)')
+    .addOption(sourceOption())
+    .option('--topic <topic>', 'a topic (its dead-letter topic is <topic>.dead-letter)')
+    .option('--group <group>', 'a consumer group')
+    .option('--key <key>', 'a stream (message key)')
+    .option('--all', 'also entries already replayed or discarded')
+    .action(async (options: { source: DeadLetterSource; topic?: string; group?: string; key?: string; all?: boolean }) => {
+      print({ items: await deadLettersList(loadSettings(), options.source, options) });
+    });
+  deadLetters
+    .command('replay')
+    .description("Hand a group's parked messages to its handler again, in order; each stream is released after its last")
+    .addOption(sourceOption())
+    .requiredOption('--group <group>', 'the consumer group that parked them')
+    .requiredOption('--topic <topic>', 'the topic they came from')
+    .option('--key <key>', 'one stream (default: every parked stream of the group on the topic)')
+    .option('--wait-seconds <n>', 'how long to follow the replay (0: request it and return)', parseSeconds, 60)
+    .action(async (options: { source: DeadLetterSource; group: string; topic: string; key?: string; waitSeconds: number }) => {
+      const outcome = await deadLettersReplay(loadSettings(), options.source, options, options.waitSeconds, (line) => process.stderr.write(`${line}\n`));
+      print(outcome);
+      if (options.waitSeconds > 0 && Object.keys(outcome.still_parked).length > 0) {
+        throw new CommandFailed('some streams are still parked: is the consumer running, and does its handler take the messages now? (its log says why)');
+      }
+    });
+  deadLetters
+    .command('discard')
+    .description("Drop a stream's parked messages for good; its later messages are handled again")
+    .addOption(sourceOption())
+    .requiredOption('--group <group>', 'the consumer group that parked them')
+    .requiredOption('--topic <topic>', 'the topic they came from')
+    .requiredOption('--key <key>', 'the stream (message key)')
+    .action(async (options: { source: DeadLetterSource; group: string; topic: string; key: string }) => {
+      print(await deadLettersDiscard(loadSettings(), options.source, options));
+    });
+
   const rpcCredentials = program.command('rpc-credentials').description('Mutual TLS between the distributed services (docs/operations.md)');
   rpcCredentials
     .command('create')
@@ -244,6 +328,12 @@ export function cli(): Command {
     });
 
   return program;
+}
+
+function parseSeconds(value: string): number {
+  const seconds = Number(value);
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new InvalidArgumentError('a whole number of seconds, 0–3600');
+  return seconds;
 }
 
 function parsePositiveInteger(value: string): number {

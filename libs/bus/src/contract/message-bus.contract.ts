@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeWithInfra, type Availability } from '@switchyard/testing';
 import { deduplicating, InMemorySeenEventIds } from '../dedupe';
+import { listDeadLetters, requestDiscard, requestReplay, type DeadLetterLog } from '../dead-letter/dead-letter-log';
 import { BusUnavailableError, type BusSubscription, type IncomingMessage, type MessageBus, type SubscribeOptions } from '../message-bus';
 
 export interface MessageBusContractOptions {
@@ -15,13 +16,15 @@ export interface MessageBusContractOptions {
   readonly deliveryTimeoutMs?: number;
   /** How long a test watches for deliveries that should not come. Default 300 ms. */
   readonly quietMs?: number;
+  /** The bus's dead-letter topics as `cli dead-letters` sees them (a new one per call; closed by the suite). */
+  readonly deadLetterLog: () => Promise<DeadLetterLog>;
 }
 
 export function messageBusContract(
   name: string,
   makeBus: () => Promise<MessageBus>,
   availability: Availability,
-  options: MessageBusContractOptions = {},
+  options: MessageBusContractOptions,
 ): void {
   const deliveryTimeoutMs = options.deliveryTimeoutMs ?? 15_000;
   const quietMs = options.quietMs ?? 300;
@@ -49,6 +52,20 @@ export function messageBusContract(
       }
     };
 
+    const deadLetterLogs: DeadLetterLog[] = [];
+    const deadLetterLog = async (): Promise<DeadLetterLog> => {
+      const log = await options.deadLetterLog();
+      deadLetterLogs.push(log);
+      return log;
+    };
+    const eventuallyAsync = async (what: string, done: () => Promise<boolean>): Promise<void> => {
+      const deadline = Date.now() + deliveryTimeoutMs;
+      while (!(await done())) {
+        if (Date.now() > deadline) throw new Error(`timed out after ${deliveryTimeoutMs} ms waiting for ${what}`);
+        await pause(25);
+      }
+    };
+
     beforeAll(async () => {
       bus = await newClient();
     });
@@ -57,6 +74,7 @@ export function messageBusContract(
     });
     afterAll(async () => {
       await Promise.allSettled(clients.map((client) => client.close()));
+      await Promise.allSettled(deadLetterLogs.map((log) => log.close()));
     });
 
     it('answers ping and accepts an empty publish', async () => {
@@ -258,6 +276,129 @@ export function messageBusContract(
       await pause(quietMs);
       expect(deliveries).toEqual(['first', 'second', 'first']);
       expect(handled).toEqual(['evt-1', 'evt-2']);
+    });
+
+    it('parks a message its handler always refuses, parks its stream behind it while others flow, and replays them in order', async () => {
+      const topic = unique('poison');
+      const groupId = unique('g');
+      const log = await deadLetterLog();
+      let fixed = false;
+      const handled: IncomingMessage[] = [];
+      const refusals: string[] = [];
+      await subscribe({
+        groupId,
+        topics: [topic],
+        handler: async (message) => {
+          if (message.value === 'poison' && !fixed) {
+            refusals.push(message.value);
+            throw new Error('deliberate refusal (contract test)');
+          }
+          handled.push(message);
+        },
+      });
+      await bus.publish(topic, [
+        { key: 'a', value: 'a0' },
+        { key: 'p', value: 'p0' },
+        { key: 'p', value: 'poison', headers: { 'event-id': 'evt-poison' } },
+        { key: 'b', value: 'b0' },
+        { key: 'p', value: 'p2' },
+        { key: 'a', value: 'a1' },
+      ]);
+      const parked = () => listDeadLetters(log, { topic, group: groupId });
+      await eventually('the other streams', () => valuesOf(handled, 'a').length === 2 && valuesOf(handled, 'b').length === 1);
+      await eventuallyAsync('the poison message and the one behind it parked', async () => (await parked()).length === 2);
+
+      // Parked: the partition moves on (later messages of other streams are handled), the stream's wait behind it.
+      await bus.publish(topic, [{ key: 'p', value: 'p3' }, { key: 'b', value: 'b1' }, { key: 'a', value: 'a2' }]);
+      await eventually('the later messages of other streams', () => valuesOf(handled, 'b').length === 2 && valuesOf(handled, 'a').length === 3);
+      await eventuallyAsync('p3 parked behind', async () => (await parked()).length === 3);
+      await pause(quietMs);
+      expect(valuesOf(handled, 'p')).toEqual(['p0']);
+      const entries = await parked();
+      expect(entries.map((entry) => [entry.key, entry.reason, entry.state])).toEqual([
+        ['p', 'failed', 'parked'],
+        ['p', 'behind-parked', 'parked'],
+        ['p', 'behind-parked', 'parked'],
+      ]);
+      expect(entries[0]).toMatchObject({ group: groupId, topic, attempts: refusals.length, event_id: 'evt-poison' });
+      expect(entries[0]?.error).toContain('deliberate refusal (contract test)');
+      expect(refusals.length).toBeGreaterThan(1);
+
+      // A replay while the handler still refuses: the stream stays parked, nothing of it is handled out of order.
+      await requestReplay(log, { group: groupId, topic });
+      await eventually('the replay to fail', () => refusals.length >= entries[0]!.attempts * 2);
+      await pause(quietMs);
+      expect(valuesOf(handled, 'p')).toEqual(['p0']);
+      expect((await parked()).length).toBe(3);
+
+      fixed = true;
+      const replay = await requestReplay(log, { group: groupId, topic });
+      expect(replay).toMatchObject({ streams: 1, messages: 3 });
+      await eventually('the replayed messages', () => valuesOf(handled, 'p').length === 4);
+      expect(valuesOf(handled, 'p')).toEqual(['p0', 'poison', 'p2', 'p3']);
+      expect(handled.find((message) => message.value === 'poison')).toMatchObject({ topic, key: 'p', headers: { 'event-id': 'evt-poison' } });
+      await eventuallyAsync('nothing parked', async () => (await parked()).length === 0);
+
+      // Released: the stream's next message is handled at once.
+      await bus.publish(topic, [{ key: 'p', value: 'p4' }]);
+      await eventually('p4', () => valuesOf(handled, 'p').length === 5);
+      await pause(quietMs);
+      expect(valuesOf(handled, 'p')).toEqual(['p0', 'poison', 'p2', 'p3', 'p4']);
+    });
+
+    it('retries a failure that says it is retriable past the attempt limit instead of parking it', async () => {
+      const topic = unique('transient');
+      const groupId = unique('g');
+      const log = await deadLetterLog();
+      let failures = 0;
+      const handled: string[] = [];
+      await subscribe({
+        groupId,
+        topics: [topic],
+        handler: async (message) => {
+          if (failures < 6) {
+            failures += 1;
+            throw Object.assign(new Error('a service it needs is unreachable (contract test)'), { retriable: true });
+          }
+          handled.push(message.value);
+        },
+      });
+      await bus.publish(topic, [{ key: 'k', value: 'v' }]);
+      await eventually('the message handled', () => handled.length === 1);
+      expect(failures).toBe(6);
+      expect(await listDeadLetters(log, { topic, all: true })).toEqual([]);
+    });
+
+    it('remembers a parked stream in the next member of the group, and drops it on discard', async () => {
+      const topic = unique('parked-restart');
+      const groupId = unique('g');
+      const log = await deadLetterLog();
+      const handled: IncomingMessage[] = [];
+      const handler = async (message: IncomingMessage) => {
+        if (message.value === 'poison') throw new Error('deliberate refusal (contract test)');
+        handled.push(message);
+      };
+      const first = await subscribe({ groupId, topics: [topic], handler });
+      await bus.publish(topic, [{ key: 's', value: 'poison' }]);
+      await eventuallyAsync('the poison message parked', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 1);
+      await first.stop();
+
+      await subscribe({ groupId, topics: [topic], handler }, await newClient());
+      await bus.publish(topic, [{ key: 's', value: 's1' }, { key: 'other', value: 'o1' }]);
+      await eventually('the other stream', () => valuesOf(handled, 'other').length === 1);
+      await eventuallyAsync('s1 parked behind', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 2);
+      expect(valuesOf(handled, 's')).toEqual([]);
+
+      expect(await requestDiscard(log, { group: groupId, topic, key: 's' })).toMatchObject({ streams: 1, messages: 2 });
+      await eventuallyAsync('the stream released', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 0);
+      const all = await listDeadLetters(log, { topic, group: groupId, all: true });
+      expect(all.map((entry) => [entry.key, entry.state])).toEqual([
+        ['s', 'done'],
+        ['s', 'done'],
+      ]);
+      await bus.publish(topic, [{ key: 's', value: 's2' }]);
+      await eventually('s2', () => valuesOf(handled, 's').length === 1);
+      expect(valuesOf(handled, 's')).toEqual(['s2']);
     });
 
     it('refuses work with a non-retriable BusUnavailableError once closed', async () => {

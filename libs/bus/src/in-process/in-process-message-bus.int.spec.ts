@@ -1,18 +1,23 @@
+import { renderMetrics } from '@switchyard/metrics';
 import { messageBusContract } from '../contract';
 import type { IncomingMessage } from '../message-bus';
 import { InProcessBroker } from './in-process-broker';
+import { InProcessDeadLetterLog } from './in-process-dead-letter-log';
 import { InProcessMessageBus } from './in-process-message-bus';
 
-const quiet = { onHandlerFailure: () => undefined, redelivery: { initialDelayMs: 20 } };
+const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 20, maxAttempts: 3 } };
 
 // Each contract run gets one broker; every bus the contract opens is another client of it.
-const onBroker = (partitions: number) => {
+const contractOn = (name: string, partitions: number) => {
   const broker = new InProcessBroker({ partitions });
-  return async () => new InProcessMessageBus({ broker, ...quiet });
+  messageBusContract(name, async () => new InProcessMessageBus({ broker, ...quiet }), { available: true }, {
+    quietMs: 50,
+    deadLetterLog: async () => new InProcessDeadLetterLog(broker),
+  });
 };
 
-messageBusContract('in-process, 1 partition per topic', onBroker(1), { available: true }, { quietMs: 50 });
-messageBusContract('in-process, 4 partitions per topic', onBroker(4), { available: true }, { quietMs: 50 });
+contractOn('in-process, 1 partition per topic', 1);
+contractOn('in-process, 4 partitions per topic', 4);
 
 describe('InProcessMessageBus', () => {
   it('gives both members of a group work when topics have several partitions', async () => {
@@ -58,6 +63,38 @@ describe('InProcessMessageBus', () => {
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(received).toEqual([]);
     await Promise.all([one.close(), two.close()]);
+  });
+});
+
+describe('bus metrics', () => {
+  it('shows each group\'s lag per partition, the parked streams and the dead letters in /metrics', async () => {
+    const broker = new InProcessBroker({ partitions: 2 });
+    const bus = new InProcessMessageBus({ broker, ...quiet });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    await bus.subscribe({
+      groupId: 'metrics-group',
+      topics: ['metrics-topic'],
+      handler: async (message) => {
+        if (message.value === 'poison') throw new Error('deliberate refusal');
+        await gate;
+      },
+    });
+    await bus.publish('metrics-topic', [{ key: 'p', value: 'poison' }, { key: 'p', value: 'behind' }]);
+    await vi.waitFor(async () => expect(await renderMetrics()).toMatch(/switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="behind-parked"\} 1/));
+    const slow = Array.from({ length: 10 }, (_, n) => ({ key: `k${n}`, value: String(n) }));
+    await bus.publish('metrics-topic', slow);
+    const text = await renderMetrics();
+    expect(text).toMatch(/switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="failed"\} 1/);
+    expect(text).toMatch(/switchyard_bus_parked_streams\{group="metrics-group",topic="metrics-topic"\} 1/);
+    const lags = [...text.matchAll(/switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="(\d)"\} (\d+)/g)];
+    expect(lags.map(([, partition]) => partition).sort()).toEqual(['0', '1']);
+    // Ten published, one of them under way in the handler: nine or ten still to handle.
+    expect(lags.reduce((sum, [, , lag]) => sum + Number(lag), 0)).toBeGreaterThanOrEqual(9);
+    open();
+    await vi.waitFor(async () => expect(await renderMetrics()).toMatch(/switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="0"\} 0/));
+    await bus.close();
+    expect(await renderMetrics()).not.toContain('group="metrics-group",topic="metrics-topic",partition');
   });
 });
 

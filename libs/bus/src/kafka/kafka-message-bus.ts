@@ -1,16 +1,13 @@
-import { Kafka, Partitioners, type Admin, type Consumer, type EachMessagePayload, type IHeaders, type Producer } from 'kafkajs';
-import { consumeMessage } from '@switchyard/telemetry';
-import {
-  BusUnavailableError,
-  type BusSubscription,
-  type IncomingMessage,
-  type MessageBus,
-  type OutgoingMessage,
-  type SubscribeOptions,
-} from '../message-bus';
-import { HandlerRuns, logHandlerFailure, redeliveryDelayMs, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
+import { Kafka, PartitionAssigners, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import type { ConsumerLag } from '@switchyard/metrics';
+import { logDeadLetterEvent, type CommittedPosition, type DeadLetterListener } from '../dead-letter/dead-lettering';
+import { deadLetterTopicOf, isDeadLetterTopic, topicOfDeadLetters } from '../dead-letter/dead-letter-records';
+import { BusUnavailableError, type BusSubscription, type MessageBus, type OutgoingMessage, type SubscribeOptions } from '../message-bus';
+import { logHandlerFailure, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
+import { coPartitionedAssigner } from './co-partitioned-assigner';
 import { toBusError } from './kafka-errors';
 import { kafkaLogLevels, stderrLogCreator, type KafkaLogLevel } from './kafka-logging';
+import { KafkaSubscription, partitionSlot, type KafkaSubscriptionHost, type StartOffsets } from './kafka-subscription';
 
 export interface KafkaMessageBusOptions {
   readonly brokers: readonly string[];
@@ -32,6 +29,8 @@ export interface KafkaMessageBusOptions {
   readonly redelivery?: RedeliveryOptions;
   /** Told about every handler rejection. Default: a warning line on stderr. */
   readonly onHandlerFailure?: HandlerFailureListener;
+  /** Told about every message parked, replayed or discarded. Default: a line on stderr. */
+  readonly onDeadLetter?: DeadLetterListener;
   /** kafkajs's own logging, as JSON lines on stderr. Default 'warn'. */
   readonly logLevel?: KafkaLogLevel;
 }
@@ -51,11 +50,13 @@ export const kafkaBrokersFromEnv = (env: NodeJS.ProcessEnv = process.env): strin
  * (`retries` = MAX_SAFE_INTEGER), so a dead broker would hang `publish` instead of failing it; the duplicates a
  * non-idempotent retry can cause are what consumers' `event-id` deduplication is for.
  *
- * Consuming: one consumer per subscription in the caller's group, autoCommit off. A message's offset is
- * committed right after its handler resolved, before the next message is handled; a rejection is redelivered
- * in place after a back-off (heart-beating meanwhile), so nothing after it in the partition overtakes it and
- * no rebalance is needed. A rebalance or a crash during that time hands the uncommitted message to whichever
- * member gets the partition.
+ * Consuming: one consumer per subscription in the caller's group, autoCommit off (`KafkaSubscription`). A
+ * message's offset is committed right after its handler resolved, before the next message is handled; a rejection
+ * is redelivered in place after a back-off (heart-beating meanwhile), so nothing after it in the partition overtakes
+ * it and no rebalance is needed; after the last attempt it is parked on `<topic>.dead-letter` (`DeadLettering`). A
+ * rebalance or a crash during that time hands the uncommitted message to whichever member gets the partition. Each
+ * subscription also reads the dead-letter topics of its topics (replay and discard commands), created with as many
+ * partitions as their topic and assigned with it (`coPartitionedAssigner`).
  *
  * Topics are created when missing, on publish and on subscribe, so the first publish does not race the
  * broker's auto-creation and a consumer never subscribes to a topic that does not exist yet.
@@ -120,19 +121,25 @@ export class KafkaMessageBus implements MessageBus {
     let consumer: Consumer | undefined;
     try {
       await this.ensureTopics(options.topics);
-      const startAt: StartOffsets = fromBeginning ? new Map() : await this.endOffsetsOfUncommitted(options.groupId, options.topics);
+      const deadLetterTopics = options.topics.filter((topic) => !isDeadLetterTopic(topic)).map(deadLetterTopicOf);
+      await this.ensureDeadLetterTopics(deadLetterTopics);
+      const topics = [...new Set([...options.topics, ...deadLetterTopics])];
+      const startAt: StartOffsets = fromBeginning ? new Map() : await this.endOffsetsOfUncommitted(options.groupId, topics);
       consumer = this.kafka.consumer({
         groupId: options.groupId,
         maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 50,
         sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
         heartbeatInterval: this.options.heartbeatIntervalMs ?? 1_000,
         allowAutoTopicCreation: false,
+        // Round robin last: a group whose older members know only it (a rolling upgrade) still forms.
+        partitionAssigners: [coPartitionedAssigner, PartitionAssigners.roundRobin],
       });
       await consumer.connect();
-      await consumer.subscribe({ topics: [...options.topics], fromBeginning });
-      const subscription = new KafkaSubscription(consumer, options, {
+      await consumer.subscribe({ topics, fromBeginning });
+      const subscription = new KafkaSubscription(consumer, options, this.subscriptionHost, {
         redelivery: this.options.redelivery ?? {},
         onHandlerFailure: this.options.onHandlerFailure ?? logHandlerFailure,
+        onDeadLetter: this.options.onDeadLetter ?? logDeadLetterEvent,
         heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? 1_000,
         onStopped: () => this.subscriptions.delete(subscription),
       });
@@ -208,6 +215,67 @@ export class KafkaMessageBus implements MessageBus {
     );
   }
 
+  /** What subscriptions ask of this bus: its producer for dead letters, its admin for offsets. */
+  private readonly subscriptionHost: KafkaSubscriptionHost = {
+    publishDeadLetter: async (topic, message) => {
+      try {
+        const producer = await this.producer();
+        const [written] = await producer.send({ topic, acks: -1, messages: [{ key: message.key, value: message.value, headers: { ...message.headers } }] });
+        if (!written) throw new BusUnavailableError(`Kafka gave no offset for the dead letter on ${topic}`, true);
+        return Number(written.baseOffset);
+      } catch (error) {
+        throw toBusError(error, `publish to ${topic}`);
+      }
+    },
+    committed: async (groupId, topics) => {
+      const positions = new Map<string, CommittedPosition>();
+      if (topics.length === 0) return positions;
+      const admin = await this.admin();
+      for (const { topic, partitions } of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
+        for (const { partition, offset, metadata } of partitions) {
+          if (offset !== '-1') positions.set(partitionSlot(topic, partition), { offset, metadata: metadata ?? null });
+        }
+      }
+      return positions;
+    },
+    lag: async (groupId, topics) => {
+      if (topics.length === 0) return [];
+      const admin = await this.admin();
+      const lags: ConsumerLag[] = [];
+      const committed = await admin.fetchOffsets({ groupId, topics: [...topics] });
+      for (const { topic, partitions } of committed) {
+        const ends = new Map((await admin.fetchTopicOffsets(topic)).map((partition) => [partition.partition, partition]));
+        for (const { partition, offset } of partitions) {
+          const end = ends.get(partition);
+          if (!end) continue;
+          const from = offset === '-1' ? BigInt(end.low) : BigInt(offset);
+          lags.push({ group: groupId, topic, partition, lag: Number(BigInt(end.high) > from ? BigInt(end.high) - from : 0n) });
+        }
+      }
+      return lags;
+    },
+  };
+
+  /**
+   * A topic's dead-letter topic gets as many partitions as the topic, so a stream's entries and commands share the
+   * partition number of the stream (the producer's partitioner puts equal keys on equal partition numbers).
+   */
+  private async ensureDeadLetterTopics(deadLetterTopics: readonly string[]): Promise<void> {
+    const admin = await this.admin();
+    const missing = deadLetterTopics.filter((topic) => !this.topicsReady.has(topic));
+    if (missing.length === 0) return;
+    const existing = new Set(await admin.listTopics());
+    const create = missing.filter((topic) => !existing.has(topic));
+    if (create.length > 0) {
+      const sources = await admin.fetchTopicMetadata({ topics: create.map(topicOfDeadLetters) });
+      const partitionsOf = new Map(sources.topics.map((source) => [deadLetterTopicOf(source.name), source.partitions.length]));
+      // Never deleted by age: a parked stream's entries must still be there when someone replays it.
+      const configEntries = [{ name: 'retention.ms', value: '-1' }];
+      await admin.createTopics({ topics: create.map((topic) => ({ topic, numPartitions: partitionsOf.get(topic) ?? -1, configEntries })), waitForLeaders: true });
+    }
+    for (const topic of missing) this.topicsReady.set(topic, Promise.resolve());
+  }
+
   private async createTopicIfMissing(topic: string): Promise<void> {
     const admin = await this.admin();
     if ((await admin.listTopics()).includes(topic)) return;
@@ -238,11 +306,6 @@ export class KafkaMessageBus implements MessageBus {
   }
 }
 
-/** `${topic}\u0000${partition}` → offset the group starts at, for partitions with nothing committed. */
-type StartOffsets = Map<string, string>;
-
-const partitionSlot = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-
 /** One connect per client at a time; a failed connect is forgotten so the next call tries again. */
 const connectOnce = <Client extends { connect(): Promise<void>; disconnect(): Promise<void> }>(
   create: () => Client,
@@ -259,142 +322,3 @@ const connectOnce = <Client extends { connect(): Promise<void>; disconnect(): Pr
   );
 };
 
-const headerText = (value: IHeaders[string]): string | undefined => {
-  const last = Array.isArray(value) ? value[value.length - 1] : value;
-  return last === undefined ? undefined : last.toString();
-};
-
-const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): IncomingMessage => {
-  const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(message.headers ?? {})) {
-    const text = headerText(value);
-    if (text !== undefined) headers[name] = text;
-  }
-  return {
-    topic,
-    partition,
-    offset: message.offset,
-    key: message.key?.toString() ?? '',
-    value: message.value?.toString() ?? '',
-    headers,
-  };
-};
-
-interface SubscriptionSettings {
-  readonly redelivery: RedeliveryOptions;
-  readonly onHandlerFailure: HandlerFailureListener;
-  readonly heartbeatIntervalMs: number;
-  readonly onStopped: () => void;
-}
-
-class KafkaSubscription implements BusSubscription {
-  private readonly runs = new HandlerRuns();
-  private stopping: Promise<void> | undefined;
-
-  constructor(
-    private readonly consumer: Consumer,
-    private readonly options: SubscribeOptions,
-    private readonly settings: SubscriptionSettings,
-  ) {}
-
-  /**
-   * Resolves once the consumer joined its group (it has its partitions and will fetch from them). On that first
-   * join, before the first fetch, it seeks its partitions that appear in `startAt`.
-   */
-  async start(startAt: StartOffsets): Promise<void> {
-    let joined = false;
-    let crash: unknown;
-    const removeJoin = this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
-      if (joined) return;
-      joined = true;
-      // kafkajs emits GROUP_JOIN synchronously inside the join, before the fetch loop starts.
-      for (const [topic, partitions] of Object.entries(payload.memberAssignment)) {
-        for (const partition of partitions) {
-          const offset = startAt.get(partitionSlot(topic, partition));
-          if (offset !== undefined) this.consumer.seek({ topic, partition, offset });
-        }
-      }
-    });
-    const removeCrash = this.consumer.on(this.consumer.events.CRASH, (event) => (crash = event.payload.error));
-    try {
-      // kafkajs's run() returns after the first join, or after a crash of that join.
-      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
-    } finally {
-      removeJoin();
-      removeCrash();
-    }
-    if (!joined) throw crash ?? new BusUnavailableError(`consumer of group ${this.options.groupId} did not join its group`, true);
-    this.restartAfterFatalCrashes();
-  }
-
-  /**
-   * kafkajs restarts a consumer after a retriable crash, but not after one it deems fatal — e.g. "Failed to find
-   * group coordinator" while a restarted broker is still loading its groups — and the consumer would stay stopped
-   * until the process restarts. After the first join, such a crash is retried here: connect and run again (the
-   * subscriptions are kept; the group's committed offsets say where to go on), with back-off, until stopped.
-   */
-  private restartAfterFatalCrashes(): void {
-    let delayMs = 500;
-    const rerun = async (): Promise<void> => {
-      if (this.stopping) return;
-      try {
-        await this.consumer.connect();
-        await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
-        delayMs = 500;
-      } catch {
-        delayMs = Math.min(delayMs * 2, 10_000);
-        setTimeout(() => void rerun(), delayMs).unref();
-      }
-    };
-    this.consumer.on(this.consumer.events.CRASH, (event) => {
-      if (event.payload.restart || this.stopping) return;
-      setTimeout(() => void rerun(), delayMs).unref();
-    });
-  }
-
-  stop(): Promise<void> {
-    this.stopping ??= (async () => {
-      this.runs.requestStop();
-      // The handler under way finishes and its offset is committed before the consumer leaves the group.
-      await this.runs.settled();
-      await this.consumer.disconnect().catch(() => undefined);
-      this.settings.onStopped();
-    })();
-    return this.stopping;
-  }
-
-
-  private async handle(payload: EachMessagePayload): Promise<void> {
-    const message = toIncomingMessage(payload);
-    for (let attempt = 1; ; attempt += 1) {
-      // Stopping: leave the message uncommitted for the next member of the group. kafkajs moves its in-memory
-      // position past it, but with autoCommit off nothing commits that position.
-      if (this.stopping) return;
-      const outcome = await this.runHandler(message, payload);
-      if (outcome.ok) {
-        await this.consumer.commitOffsets([
-          { topic: payload.topic, partition: payload.partition, offset: (BigInt(payload.message.offset) + 1n).toString() },
-        ]);
-        return;
-      }
-      const redeliveryInMs = redeliveryDelayMs(attempt, this.settings.redelivery);
-      this.settings.onHandlerFailure({ error: outcome.error, groupId: this.options.groupId, message, attempt, redeliveryInMs });
-      await sleep(redeliveryInMs, this.runs.stopRequested);
-      // Throws when the group is rebalancing: kafkajs rejoins and the message goes to the partition's new owner.
-      await payload.heartbeat();
-    }
-  }
-
-  /** The handler, with heartbeats while it runs so that a slow one does not cost the member its partitions. */
-  private async runHandler(message: IncomingMessage, payload: EachMessagePayload): Promise<{ ok: true } | { ok: false; error: unknown }> {
-    const heartbeats = setInterval(() => void payload.heartbeat().catch(() => undefined), this.settings.heartbeatIntervalMs);
-    try {
-      await consumeMessage(message, this.options.groupId, () => this.options.handler(message));
-      return { ok: true };
-    } catch (error) {
-      return { ok: false, error };
-    } finally {
-      clearInterval(heartbeats);
-    }
-  }
-}

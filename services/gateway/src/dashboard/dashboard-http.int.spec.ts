@@ -2,16 +2,13 @@
  * The dashboard's backend over HTTP, with the real identity service behind the gateway (in process): sign-in, the
  * session cookie and its end, the CSRF defence, and the role rules when a dashboard user makes API keys.
  */
-import fs from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { IdentityService } from '@switchyard/identity';
 import { InMemoryRateLimiter, type RateLimiter } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
-import { expectErrorBody, signToken } from '@switchyard/testing';
+import { expectErrorBody, signToken, createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
 import { SIGN_IN_LIMITS } from './dashboard-session.controller';
@@ -29,7 +26,7 @@ let baseUrl: string;
 let http: () => request.Agent;
 
 beforeAll(async () => {
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-dashboard-http-'));
+  dataDir = createTestDataDir('dashboard-http');
   storage = openServiceStorage('identity', { dataDir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.start();
@@ -47,7 +44,7 @@ afterAll(async () => {
   await bus?.close();
   await identity?.stop();
   await storage?.close();
-  fs.rmSync(dataDir, { recursive: true, force: true });
+  removeTestDataDir(dataDir);
 });
 
 afterEach(() => vi.useRealTimers());

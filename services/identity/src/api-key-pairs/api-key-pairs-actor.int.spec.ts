@@ -3,21 +3,19 @@
  * never a field of the payload (issue 22, item 1): before, identity read `payload.actor`, so a payload naming any
  * dashboard user made an administrator key.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import { apiKeyPairPatterns, type CreatedApiKeyPair } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { EMBEDDED_CALL, type RpcCall } from '@switchyard/rpc';
 import { IdentityService } from '../identity-service';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
 let identity: IdentityService;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-api-key-pairs-actor-'));
+  dir = createTestDataDir('api-key-pairs-actor');
   storage = openServiceStorage('identity', { dataDir: dir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.start();
@@ -25,7 +23,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await identity.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const create = (payload: unknown, call: RpcCall) => identity.rpcHandlers()[apiKeyPairPatterns.create]!(payload, call);

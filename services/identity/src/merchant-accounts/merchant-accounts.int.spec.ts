@@ -3,13 +3,11 @@
  * transactions service call): the network token settings are created, updated, cleared and read back, also after a
  * restart that rebuilds the read model from the log.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { merchantAccountCreateSchema, merchantAccountPatterns, merchantAccountSchema, merchantAccountUpdateSchema, type MerchantAccount } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { IdentityService } from '../identity-service';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -22,12 +20,12 @@ const open = async () => {
 };
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-merchant-accounts-slice-'));
+  dir = createTestDataDir('merchant-accounts-slice');
   await open();
 });
 afterEach(async () => {
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 /** Through the handlers, with the body validated as the gateway would. */

@@ -1,26 +1,24 @@
 /** The users slice over the embedded store: what only shows with a real store (races, a create cut short). */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { IdentityService } from '../identity-service';
 import { withoutSecrets } from '../identity-relay';
 import { userEmailStream } from './user-email';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
 let identity: IdentityService;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-users-slice-'));
+  dir = createTestDataDir('users-slice');
   storage = openServiceStorage('identity', { dataDir: dir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.catchUp();
 });
 afterEach(async () => {
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 it('lets exactly one of two racing creates with the same email through; the other is a 409', async () => {

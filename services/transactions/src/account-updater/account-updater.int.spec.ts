@@ -4,9 +4,6 @@
  * submission right after the answer and again after a failure, results applied to the payment method before the
  * inquiry is recorded (a crash in between replays the update), and no card number anywhere in the store.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import {
   ConnectorUnavailableError,
   type AccountUpdaterJobRequest,
@@ -20,6 +17,7 @@ import { ServiceHost } from '@switchyard/service';
 import { accountUpdaterClaimStream } from './account-updater-claim';
 import { accountUpdaterJobStream } from './account-updater-job';
 import { AccountUpdater, type AccountUpdaterPaymentMethods } from './account-updater.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const SHOP = 'shop-a';
 const OTHER_SHOP = 'shop-b';
@@ -119,7 +117,7 @@ let clock: number;
 let ids: number;
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-account-updater-'));
+  dir = createTestDataDir('account-updater');
   storage = openServiceStorage('transactions', { dataDir: dir });
   clock = Date.parse('2026-01-01T00:00:00.000Z');
   ids = 0;
@@ -150,7 +148,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const schedule = (paymentMethodIds: string[], merchantAccountId = SHOP) => slice.createJob({ merchant_account_id: merchantAccountId, body: { payment_method_ids: paymentMethodIds } });

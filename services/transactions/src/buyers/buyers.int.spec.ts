@@ -3,9 +3,6 @@
  * read model rebuilt from the log, `resolve` for other slices, the delete hook, and the external identifier's
  * uniqueness — across two processes on one store, and after crashes that left a claim behind.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import type { BuyerCreateInput } from '@switchyard/contracts';
@@ -15,6 +12,7 @@ import { ServiceHost } from '@switchyard/service';
 import { externalIdentifierClaimStream } from './buyer-external-identifier';
 import { buyerStream } from './buyer';
 import { Buyers } from './buyers.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const shopA = { merchant_account_id: 'shop-a' };
 const shopB = { merchant_account_id: 'shop-b' };
@@ -49,7 +47,7 @@ async function open(wrap: (store: EventStore) => EventStore = (store) => store):
 }
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-buyers-'));
+  dir = createTestDataDir('buyers');
   onDeleteFailure = null;
   main = await open();
   others = [];
@@ -59,7 +57,7 @@ afterEach(async () => {
     await process.host.stop();
     await process.storage.close();
   }
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const create = (body: BuyerCreateInput = {}, scope = shopA, on = main) => on.buyers.create({ ...scope, body });

@@ -4,9 +4,6 @@
  * `445566` has no country and `44556677` has one), and the session as the credential — unknown or deleted 404,
  * expired or used 400 — with nothing appended.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { loadBinData } from '@switchyard/bin-data';
@@ -17,6 +14,7 @@ import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { CardVault, loadVaultKey } from '../vault/card-vault';
 import { keyRing, VaultKeys } from '../vault/vault-keys';
 import { CheckoutSessions } from './checkout-sessions.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const shop = 'shop-a';
 
@@ -28,7 +26,7 @@ let clock: number;
 
 beforeEach(async () => {
   clock = Date.parse('2026-01-01T00:00:00.000Z');
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-card-details-'));
+  dir = createTestDataDir('card-details');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date(clock) });
   const vault = new CardVault(storage.db, { keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))), now: host.context.now });
@@ -39,7 +37,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const open = async (body: Record<string, unknown> = {}) => (await sessions.create({ merchant_account_id: shop, body: checkoutSessionCreateSchema.parse(body) })).id;

@@ -3,9 +3,6 @@
  * attached (and replaced) with the number in the vault and the security code sealed in the secrets table only; a
  * transaction's claim — once, also under concurrency —; the expiry sweep; and the read model rebuilt from events.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { loadBinData } from '@switchyard/bin-data';
@@ -15,6 +12,7 @@ import { ServiceHost } from '@switchyard/service';
 import { CardVault, loadVaultKey } from '../vault/card-vault';
 import { keyRing, VaultKeys } from '../vault/vault-keys';
 import { CheckoutSessions } from './checkout-sessions.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const shopA = 'shop-a';
 const NUMBER = '4111111111111111';
@@ -31,7 +29,7 @@ let clock: number;
 
 beforeEach(async () => {
   clock = Date.parse('2026-01-01T00:00:00.000Z');
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-checkout-sessions-'));
+  dir = createTestDataDir('checkout-sessions');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date(clock) });
   vault = new CardVault(storage.db, { keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))), now: host.context.now });
@@ -42,7 +40,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const create = (body: Record<string, unknown> = {}, merchantAccountId = shopA) =>

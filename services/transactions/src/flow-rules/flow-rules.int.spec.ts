@@ -2,9 +2,6 @@
  * The flow rules slice over a real store and read model, beside the payment services it routes to: positions and
  * order, paging, updates, deletes, scoping by merchant account, route outcomes checked, and `decide()`.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import type { FlowRuleCreateInput, FlowRuleScope } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
@@ -12,6 +9,7 @@ import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { PaymentServices } from '../payment-services/payment-services.slice';
 import type { CardTransactionFacts } from './card-transaction-flow';
 import { FlowRules } from './flow-rules.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -21,7 +19,7 @@ let flowRules: FlowRules;
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-flow-rules-'));
+  dir = createTestDataDir('flow-rules');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
   paymentServices = new PaymentServices(host.context);
@@ -32,7 +30,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const shopA: FlowRuleScope = { merchant_account_id: 'shop-a', flow: 'card-transaction' };

@@ -3,9 +3,6 @@
  * service, with an in-memory gift card provider: store, read, list, delete, balances, issue and activate, usage
  * counted from the transaction streams, and no number or PIN anywhere but the vault.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { ConnectorUnavailableError, giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type GiftCardFailure } from '@switchyard/connectors';
@@ -15,6 +12,7 @@ import { PaymentServices } from '../payment-services/payment-services.slice';
 import { loadVaultKey } from '../vault/card-vault';
 import { GiftCardVault } from '../vault/gift-card-vault';
 import { GiftCards } from './gift-cards.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const shopA = { merchant_account_id: 'shop-a' };
 const shopB = { merchant_account_id: 'shop-b' };
@@ -72,7 +70,7 @@ let provider: FakeProvider;
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-gift-cards-'));
+  dir = createTestDataDir('gift-cards');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
   paymentServices = new PaymentServices(host.context);
@@ -89,7 +87,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const giftCardService = (merchantAccountId: string, overrides: { active?: boolean; payment_service_definition_id?: string } = {}) =>

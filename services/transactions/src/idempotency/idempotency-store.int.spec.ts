@@ -1,12 +1,11 @@
 /** The idempotency store over a real SQLite database: claims, replays, conflicts, expiry, durability. */
-import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import { toApiError } from '../errors';
 import { IdempotencyStore, requestFingerprint, type IdempotencyScope, type IdempotentRequest } from './idempotency-store';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const hour = 60 * 60 * 1000;
 let clock: number;
@@ -225,7 +224,7 @@ it('does not let a request whose key expired and was claimed again overwrite the
 });
 
 it('survives a restart: a reopened file-backed database still replays', async () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-idempotency-'));
+  const dir = createTestDataDir('idempotency');
   try {
     const file = path.join(dir, 'transactions.db');
     const first = new Database(file);
@@ -245,7 +244,7 @@ it('survives a restart: a reopened file-backed database still replays', async ()
       reopened.close();
     }
   } finally {
-    fs.rmSync(dir, { recursive: true, force: true });
+    removeTestDataDir(dir);
   }
 });
 

@@ -5,9 +5,6 @@
  * life, automatic provisioning when a card is stored, deletion with the payment method, the token for a transaction,
  * and no card number or clear token number in any event.
  */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import {
@@ -25,6 +22,7 @@ import { ServiceHost } from '@switchyard/service';
 import { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TokenizablePaymentMethod } from './network-token-eligibility';
 import { NetworkTokens, type NetworkTokenPaymentMethods, type NetworkTokensDependencies } from './network-tokens.slice';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const VISA = '4111111111111111';
 const MASTERCARD = '5555555555554444';
@@ -174,7 +172,7 @@ async function start(overrides: Partial<NetworkTokensDependencies> = {}): Promis
 }
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-network-tokens-'));
+  dir = createTestDataDir('network-tokens');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db });
   paymentServices = new PaymentServices(host.context);
@@ -192,7 +190,7 @@ afterEach(async () => {
   networkTokens.stop();
   await host.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const rejection = async (promise: Promise<unknown>): Promise<ApiError> => {

@@ -1,11 +1,9 @@
 /** The payment services slice over a real store and read model: routing order, paging, scoping, capabilities. */
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import type { PaymentServiceCreateInput } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { TransactionsService } from '../transactions-service';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -13,7 +11,7 @@ let service: TransactionsService;
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-payment-services-'));
+  dir = createTestDataDir('payment-services');
   storage = openServiceStorage('transactions', { dataDir: dir });
   service = new TransactionsService({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
   await service.catchUp();
@@ -21,7 +19,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await service.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const body = (overrides: Partial<PaymentServiceCreateInput> = {}): PaymentServiceCreateInput => ({

@@ -133,6 +133,8 @@ export type TransactionCommand =
   | Command<'CancelTransaction', Record<string, never>>
   | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings; readonly details?: OperationDetails }>
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
+  /** The provider answered the capture `pending` under its own reference (Adyen's pspReference of the capture). */
+  | Command<'RecordCaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string }>
   | Command<'VoidTransaction', { readonly voidId: string }>
   | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
   | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }>
@@ -144,6 +146,8 @@ export type TransactionCommand =
   | Command<'RecordGiftCardReversal', { readonly redemptionId: string; readonly reversed: boolean }>
   | Command<'CompleteGiftCardPayment', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string }>
   | Command<'RecordRefundResult', { readonly refundId: string } & ProviderOutcome>
+  /** The provider answered the refund `pending` under its own reference. */
+  | Command<'RecordRefundSubmitted', { readonly refundId: string; readonly providerOperationId: string }>
   /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
   | Command<'IngestSettledRefund', { readonly refundId: string }>
   /** The payment service has answered the increment; the handler asks `assertIncrementAllowed` before calling it. */
@@ -347,6 +351,17 @@ function decideCaptureResult(t: Transaction, data: { readonly captureId: string 
   return [{ type, data: { captureId: capture.id, ...data.error, at } }];
 }
 
+/** A capture's final word may have come first (a fast notification): then its reference has nothing to add. */
+type Submitted<Id extends string> = { readonly [key in Id]: string } & { readonly providerOperationId: string };
+
+function decideCaptureSubmitted(t: Transaction, data: Submitted<'captureId'>, at: string) {
+  const { captureId, providerOperationId } = data;
+  const capture = t.captures.find((c) => c.id === captureId) ?? fail('capture_not_found', `No capture ${captureId}`);
+  if (capture.status !== 'pending' || capture.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'CaptureSubmitted', data: { captureId, providerOperationId, at } };
+  return [event];
+}
+
 function decideVoid(t: Transaction, voidId: string, at: string): TransactionEvent[] {
   assertNotTerminal(t);
   if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
@@ -441,6 +456,14 @@ function decideRefundResult(t: Transaction, refundId: string, result: ProviderOu
   return [{ type, data: { refundId, ...result.error, at } }];
 }
 
+function decideRefundSubmitted(t: Transaction, data: Submitted<'refundId'>, at: string) {
+  const { refundId, providerOperationId } = data;
+  const refund = t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `No refund ${refundId}`);
+  if (refund.status !== 'processing' || refund.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'RefundSubmitted', data: { refundId, providerOperationId, at } };
+  return [event];
+}
+
 function decideIncrement(state: TransactionState, data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'], at: string): TransactionEvent[] {
   const t = assertIncrementAllowed(state);
   assertAmount(data.amount);
@@ -486,6 +509,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideCapture(existing(state), command.data, at);
     case 'RecordCaptureResult':
       return decideCaptureResult(existing(state), command.data, at);
+    case 'RecordCaptureSubmitted':
+      return decideCaptureSubmitted(existing(state), command.data, at);
     case 'VoidTransaction':
       return decideVoid(existing(state), command.data.voidId, at);
     case 'RecordVoidResult':
@@ -494,6 +519,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideRefund(existing(state), command.data, at);
     case 'RecordRefundResult':
       return decideRefundResult(existing(state), command.data.refundId, command.data, 'payment_service', at);
+    case 'RecordRefundSubmitted':
+      return decideRefundSubmitted(existing(state), command.data, at);
     case 'IngestSettledRefund':
       return decideRefundResult(existing(state), command.data.refundId, { outcome: 'succeeded' }, 'settlement', at);
     case 'RecordAuthorizationIncrement':

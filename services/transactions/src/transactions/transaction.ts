@@ -211,6 +211,8 @@ export type TransactionEvent =
   | DomainEvent<'CreateRequestCompleted', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' } & At>
   | DomainEvent<'TransactionCanceled', At>
   | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[]; readonly details?: OperationDetails } & At>
+  /** The provider took the capture under its own reference and will give its final word later (a notification). */
+  | DomainEvent<'CaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string } & At>
   | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string; readonly providerOperationId?: string } & At>
   | DomainEvent<'CaptureDeclined', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'CaptureFailed', { readonly captureId: string } & ProviderError & At>
@@ -218,6 +220,8 @@ export type TransactionEvent =
   | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
   | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
   | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget } & At>
+  /** The provider took the refund under its own reference and will give its final word later (a notification). */
+  | DomainEvent<'RefundSubmitted', { readonly refundId: string; readonly providerOperationId: string } & At>
   | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement'; readonly providerOperationId?: string } & At>
   | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
@@ -250,6 +254,8 @@ export interface Capture {
   readonly direct: boolean;
   readonly tracking: readonly TrackingEntry[];
   readonly status: CaptureStatus;
+  /** The provider's reference of a capture it answered `pending`: its notification names the capture by it. */
+  readonly providerOperationId?: string;
 }
 
 /** What a refund gives back: the payment method (absent) or one gift card redemption. */
@@ -263,6 +269,8 @@ export interface Refund {
   readonly amount: Minor;
   readonly status: RefundStatus;
   readonly target?: RefundTarget;
+  /** The provider's reference of a refund it answered `pending`: its notification names the refund by it. */
+  readonly providerOperationId?: string;
 }
 
 export type GiftCardRedemptionStatus = 'created' | 'succeeded' | 'failed' | 'skipped' | 'reversed';
@@ -472,6 +480,10 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       const next = { ...t, captures: [...t.captures, { id: d.captureId, amount: d.amount, final: d.final, direct: false, tracking: d.tracking, status: 'pending' as const }] };
       return { ...next, status: statusFromMoney(next) };
     }
+    case 'CaptureSubmitted': {
+      const { captureId, providerOperationId } = event.data;
+      return { ...t, captures: t.captures.map((c) => (c.id === captureId ? { ...c, providerOperationId } : c)) };
+    }
     case 'CaptureSucceeded':
       return withCapture(t, event.data.captureId, 'succeeded');
     case 'CaptureDeclined':
@@ -506,6 +518,10 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
         return { ...completed, errorCode: event.data.errorCode ?? completed.errorCode, ...(hasPaymentMethod(t) ? {} : { status: 'authorization_failed' as const }) };
       }
       return hasPaymentMethod(t) ? completed : { ...completed, status: 'capture_succeeded' };
+    }
+    case 'RefundSubmitted': {
+      const { refundId, providerOperationId } = event.data;
+      return { ...t, refunds: t.refunds.map((r) => (r.id === refundId ? { ...r, providerOperationId } : r)) };
     }
     case 'RefundSucceeded':
       return withRefund(t, event.data.refundId, 'succeeded');

@@ -346,6 +346,44 @@ describe('when a capture is pending', () => {
   });
 });
 
+describe('when the provider took a capture or refund for later (answered pending under its own reference)', () => {
+  const pending = [...authorizedFor10000, captureRequested('c1', 6000)];
+  const refunding = [...captured10000, refundRequested('r1', 2500)];
+  const submitted = (captureId: string, providerOperationId: string) =>
+    command('RecordCaptureSubmitted', { captureId, providerOperationId });
+  const refundSubmittedCommand = command('RecordRefundSubmitted', { refundId: 'r1', providerOperationId: 'PSP-R1' });
+  const captureSubmitted = (captureId: string, providerOperationId: string): TransactionEvent => ({
+    type: 'CaptureSubmitted',
+    data: { captureId, providerOperationId, at },
+  });
+  const refundSubmitted: TransactionEvent = {
+    type: 'RefundSubmitted',
+    data: { refundId: 'r1', providerOperationId: 'PSP-R1', at },
+  };
+
+  it('keeps the capture pending with the reference its notification will name it by', () => {
+    given(pending).when(submitted('c1', 'PSP-C1')).then([captureSubmitted('c1', 'PSP-C1')]);
+    expect(given([...pending, captureSubmitted('c1', 'PSP-C1')]).state()).toMatchObject({
+      status: 'capture_pending',
+      captures: [{ id: 'c1', status: 'pending', providerOperationId: 'PSP-C1' }],
+    });
+  });
+
+  it('has nothing to add once the capture is decided (its notification came first) or the reference is known', () => {
+    given([...pending, captureSucceeded('c1')]).when(submitted('c1', 'PSP-C1')).then([]);
+    given([...pending, captureSubmitted('c1', 'PSP-C1')]).when(submitted('c1', 'PSP-C1')).then([]);
+    given(pending).when(submitted('c9', 'PSP-C9')).thenThrows('capture_not_found');
+  });
+
+  it('keeps a refund processing with its reference, and adds nothing once it is decided', () => {
+    given(refunding).when(refundSubmittedCommand).then([refundSubmitted]);
+    expect(given([...refunding, refundSubmitted]).state()).toMatchObject({
+      refunds: [{ id: 'r1', status: 'processing', providerOperationId: 'PSP-R1' }],
+    });
+    given([...refunding, refundSucceeded('r1')]).when(refundSubmittedCommand).then([]);
+  });
+});
+
 describe('when a final capture claims the authorization', () => {
   const finalPending = [...authorizedFor10000, captureRequested('c1', 3000, true)];
 

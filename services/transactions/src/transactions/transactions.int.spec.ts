@@ -1,11 +1,11 @@
 /** The transactions slice over a real store, read model, vault and the mock-card simulator over HTTP (no gateway). */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { TransactionsService } from '../transactions-service';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -16,7 +16,7 @@ const account = 'shop-a';
 const noSettings = { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null };
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-transactions-'));
+  dir = createTestDataDir('transactions');
   storage = openServiceStorage('transactions', { dataDir: dir });
   simulator = await startSimulator({ webhookSecret: 'whsec_test_0123456789' });
   service = new TransactionsService({
@@ -38,7 +38,7 @@ afterEach(async () => {
   await service.stop();
   await simulator.stop();
   await storage.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const card = { method: 'card' as const, number: '4111111111111111', expiration_date: '12/30', security_code: '123' };

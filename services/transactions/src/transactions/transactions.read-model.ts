@@ -142,6 +142,10 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
       return { ...next, voidedAt: data.at };
     case 'CaptureRequested':
       return { ...next, captures: { ...next.captures, [event.data.captureId]: newOperation(data.at, event.data.details) } };
+    case 'CaptureSubmitted': {
+      const capture = settle(next.captures[event.data.captureId], data);
+      return capture ? { ...next, captures: { ...next.captures, [event.data.captureId]: capture } } : next;
+    }
     case 'CaptureSucceeded':
     case 'CaptureDeclined':
     case 'CaptureFailed': {
@@ -155,6 +159,7 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
     }
     case 'RefundRequested':
       return { ...next, refunds: { ...next.refunds, [event.data.refundId]: newOperation(data.at, event.data.details, event.data.reason) } };
+    case 'RefundSubmitted':
     case 'RefundSucceeded':
     case 'RefundDeclined':
     case 'RefundFailed': {

@@ -225,8 +225,14 @@ export class Transactions implements TransactionsSlice {
           ...forwarded,
         }),
       );
-      const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
+      const providerCaptureId = (answer as { providerCaptureId?: string }).providerCaptureId;
+      const outcome = toOutcome(answer, providerCaptureId);
       if (outcome) await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      // Taken for later (Adyen): its notification names the capture by the provider's reference of it.
+      else if (answer.outcome === 'pending' && providerCaptureId) {
+        const submitted = { captureId, providerOperationId: providerCaptureId };
+        await this.store.record(id, { type: 'RecordCaptureSubmitted', data: submitted });
+      }
       if (!request.prefer_capture) return this.store.render(merchantAccountId, id);
       // The capture is read from the read model: it must have seen this capture first.
       await this.context.catchUp();
@@ -293,7 +299,10 @@ export class Transactions implements TransactionsSlice {
    */
   private async syncAuthorization(t: Transaction): Promise<'recorded' | 'not_found' | 'unknown'> {
     const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-    const found = await this.store.call(() => connector.sync({ reference: t.id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    const known = t.paymentServiceTransactionId;
+    const lookup = known ? { providerTransactionId: known } : { attemptedAt: await this.attemptedAt(t.id) };
+    const reference = { reference: t.id, ...lookup };
+    const found = await this.store.call(() => connector.sync(reference));
     if (found.outcome === 'not_found') return 'not_found';
     if (found.outcome !== 'found') return 'unknown';
     const snapshot = found.transaction;
@@ -316,6 +325,15 @@ export class Transactions implements TransactionsSlice {
     const recorded = await this.store.record(t.id, command);
     await this.lateAuthorizations.reverseReceived(t.id, recorded);
     return 'recorded';
+  }
+
+  /** When the authorization at the transaction's current connection was sent: its creation, or its last failover. */
+  private async attemptedAt(id: string): Promise<string> {
+    const events = await this.store.events(id);
+    const starts = new Set(['TransactionCreated', 'AuthorizationAttemptFailed']);
+    const attempts = events.filter(({ type }) => starts.has(type));
+    const attempt = attempts.at(-1);
+    return (attempt?.data as { at?: string } | undefined)?.at ?? this.store.now();
   }
 
   /**
@@ -556,8 +574,13 @@ export class Transactions implements TransactionsSlice {
         ? await this.store.call(() => giftCardConnector.refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
         : await this.store.call(() => (connector as NonNullable<typeof connector>).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }));
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
-    const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
+    const providerRefundId = (answer as { providerRefundId?: string }).providerRefundId;
+    const outcome = toOutcome(answer, providerRefundId);
     if (outcome) await this.store.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });
+    else if (answer.outcome === 'pending' && providerRefundId) {
+      const submitted = { refundId, providerOperationId: providerRefundId };
+      await this.store.record(id, { type: 'RecordRefundSubmitted', data: submitted });
+    }
     await this.context.catchUp();
     return this.refund(merchantAccountId, id, refundId);
   }

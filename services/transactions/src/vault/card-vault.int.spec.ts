@@ -1,13 +1,13 @@
 /** The card vault over a real SQLite file: round trip, account scoping, no clear PAN on disk, tamper detection, keys. */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
 import { loadSettings } from '@switchyard/config';
 import { CardVault, loadVaultKey } from './card-vault';
 import { keyRing, VaultKeys } from './vault-keys';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let dbFile: string;
@@ -41,7 +41,7 @@ function withCheckDigit(body: string): string {
 const pan = withCheckDigit('492912345678901');
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-card-vault-'));
+  dir = createTestDataDir('card-vault');
   dbFile = path.join(dir, 'transactions.db');
   db = new Database(dbFile);
   db.pragma('journal_mode = WAL');
@@ -50,7 +50,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   if (db.open) db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 it('stores a card and finds and reveals it in the same merchant account', () => {

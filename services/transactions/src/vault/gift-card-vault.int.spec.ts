@@ -1,11 +1,11 @@
 /** The gift card vault over a real SQLite file: round trip, account scoping, erasure off the disk, tampering, sealed answers. */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
 import { loadVaultKey } from './card-vault';
 import { GiftCardVault } from './gift-card-vault';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let dbFile: string;
@@ -19,7 +19,7 @@ const pin = '0731946';
 const id = '00000000-0000-4000-8000-000000000001';
 
 beforeEach(() => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-gift-card-vault-'));
+  dir = createTestDataDir('gift-card-vault');
   dbFile = path.join(dir, 'transactions.db');
   db = new Database(dbFile);
   db.pragma('journal_mode = WAL');
@@ -28,7 +28,7 @@ beforeEach(() => {
 });
 afterEach(() => {
   if (db.open) db.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const onDisk = () =>

@@ -60,7 +60,26 @@ export type WebhookSubscriptionEvent =
         readonly at: string;
       };
     }
-  | { readonly type: 'WebhookSecretRevoked'; readonly data: { readonly subscriptionId: string; readonly secretId: string; readonly at: string } };
+  | { readonly type: 'WebhookSecretRevoked'; readonly data: { readonly subscriptionId: string; readonly secretId: string; readonly at: string } }
+  | {
+      /** A rotation of the webhooks key: the same secrets and password, sealed again under the key `keyId`. */
+      readonly type: 'WebhookSecretsResealed';
+      readonly data: {
+        readonly id: string;
+        readonly merchantAccountId: string | null;
+        readonly secrets: readonly { readonly secretId: string; readonly secret: Sealed }[];
+        /** Present when the basic-auth password was sealed again. */
+        readonly basicAuthPassword?: Sealed;
+        readonly keyId: string;
+        readonly at: string;
+      };
+    };
+
+/** A value sealed again: `from` is the sealed value it replaces, so a value changed meanwhile is left alone. */
+export interface Resealed {
+  readonly from: Sealed;
+  readonly to: Sealed;
+}
 
 /** Who asks: the request's merchant account, and whether the caller's key reaches every merchant account. */
 export interface SubscriptionCaller {
@@ -95,7 +114,17 @@ export type WebhookSubscriptionCommand =
       readonly caller: SubscriptionCaller;
       readonly metadata: CommandMetadata;
     }
-  | { readonly type: 'RevokeWebhookSecret'; readonly data: { readonly secretId: string }; readonly caller: SubscriptionCaller; readonly metadata: CommandMetadata };
+  | { readonly type: 'RevokeWebhookSecret'; readonly data: { readonly secretId: string }; readonly caller: SubscriptionCaller; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'ResealWebhookSecrets';
+      readonly data: {
+        readonly secrets: readonly (Resealed & { readonly secretId: string })[];
+        readonly basicAuthPassword?: Resealed;
+        readonly keyId: string;
+      };
+      readonly caller: SubscriptionCaller;
+      readonly metadata: CommandMetadata;
+    };
 
 export type WebhookSubscriptionState =
   | { readonly status: 'absent' }
@@ -104,7 +133,8 @@ export type WebhookSubscriptionState =
       readonly status: 'present';
       readonly id: string;
       readonly merchantAccountId: string | null;
-      readonly secrets: readonly { readonly id: string; readonly active: boolean }[];
+      readonly secrets: readonly { readonly id: string; readonly active: boolean; readonly sealed: Sealed }[];
+      readonly basicAuthPassword: Sealed | null;
     };
 
 export const webhookSubscriptionStream = (id: string): string => `webhook-subscription-${id}`;
@@ -206,6 +236,21 @@ export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Dec
           if (!secret.active) return []; // already revoked: nothing changes
           return [{ type: 'WebhookSecretRevoked', data: { subscriptionId: state.id, secretId: secret.id, at: command.metadata.now } }];
         }
+        case 'ResealWebhookSecrets': {
+          // Only values still as the command read them: a password replaced meanwhile is already under the new key.
+          const secrets = command.data.secrets
+            .filter((resealed) => state.secrets.some((secret) => secret.id === resealed.secretId && secret.sealed === resealed.from))
+            .map((resealed) => ({ secretId: resealed.secretId, secret: resealed.to }));
+          const password = command.data.basicAuthPassword;
+          const basicAuthPassword = password && state.basicAuthPassword === password.from ? password.to : undefined;
+          if (secrets.length === 0 && basicAuthPassword === undefined) return [];
+          return [
+            {
+              type: 'WebhookSecretsResealed',
+              data: { ...ids, secrets, ...(basicAuthPassword !== undefined ? { basicAuthPassword } : {}), keyId: command.data.keyId, at: command.metadata.now },
+            },
+          ];
+        }
         default: {
           const unreachable: never = command;
           throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
@@ -215,17 +260,26 @@ export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Dec
     evolve(state, event) {
       switch (event.type) {
         case 'WebhookSubscriptionCreated':
-          return { status: 'present', id: event.data.id, merchantAccountId: event.data.merchantAccountId, secrets: [] };
+          return { status: 'present', id: event.data.id, merchantAccountId: event.data.merchantAccountId, secrets: [], basicAuthPassword: event.data.basicAuth?.password ?? null };
         case 'WebhookSubscriptionUpdated':
-          return state;
+          return state.status === 'present' && event.data.basicAuth !== undefined ? { ...state, basicAuthPassword: event.data.basicAuth?.password ?? null } : state;
         case 'WebhookSubscriptionDeleted':
           return { status: 'deleted' };
         case 'WebhookSecretCreated':
-          return state.status === 'present' ? { ...state, secrets: [...state.secrets, { id: event.data.secretId, active: true }] } : state;
+          return state.status === 'present' ? { ...state, secrets: [...state.secrets, { id: event.data.secretId, active: true, sealed: event.data.secret }] } : state;
         case 'WebhookSecretRevoked':
           return state.status === 'present'
             ? { ...state, secrets: state.secrets.map((secret) => (secret.id === event.data.secretId ? { ...secret, active: false } : secret)) }
             : state;
+        case 'WebhookSecretsResealed': {
+          if (state.status !== 'present') return state;
+          const resealed = new Map(event.data.secrets.map((secret) => [secret.secretId, secret.secret]));
+          return {
+            ...state,
+            secrets: state.secrets.map((secret) => ({ ...secret, sealed: resealed.get(secret.id) ?? secret.sealed })),
+            basicAuthPassword: event.data.basicAuthPassword ?? state.basicAuthPassword,
+          };
+        }
       }
     },
   };

@@ -222,3 +222,39 @@ describe('the URL rule', () => {
     expect(isPrivateAddress('hooks.example.com')).toBe(false);
   });
 });
+
+describe('re-sealing under a new webhooks key', () => {
+  const reseal = (data: Extract<WebhookSubscriptionCommand, { type: 'ResealWebhookSecrets' }>['data']): WebhookSubscriptionCommand => ({
+    type: 'ResealWebhookSecrets',
+    data,
+    caller: shopA,
+    metadata: { now: later },
+  });
+  const withPassword: WebhookSubscriptionEvent = { type: 'WebhookSubscriptionCreated', data: { ...settings, basicAuth: { username: 'u', password: 'v1.old-password' }, id, merchantAccountId: 'shop-a', at: now } };
+
+  it('replaces the values still as the command read them, in one event', () => {
+    expect(
+      given([withPassword, secretCreated('s1'), secretCreated('s2')]).when(
+        reseal({ secrets: [{ secretId: 's1', from: 'v1.sealed-s1', to: 'v2.k2.s1' }], basicAuthPassword: { from: 'v1.old-password', to: 'v2.k2.password' }, keyId: 'k2' }),
+      ),
+    ).toEqual([
+      {
+        type: 'WebhookSecretsResealed',
+        data: { id, merchantAccountId: 'shop-a', secrets: [{ secretId: 's1', secret: 'v2.k2.s1' }], basicAuthPassword: 'v2.k2.password', keyId: 'k2', at: later },
+      },
+    ]);
+  });
+
+  it('leaves alone a password replaced meanwhile, a secret it does not have, and re-sealed values (nothing: no event)', () => {
+    const replaced: WebhookSubscriptionEvent = { type: 'WebhookSubscriptionUpdated', data: { basicAuth: { username: 'u', password: 'v2.k2.newer' }, id, merchantAccountId: 'shop-a', at: later } };
+    expect(
+      given([withPassword, replaced]).when(reseal({ secrets: [{ secretId: 'nope', from: 'x', to: 'y' }], basicAuthPassword: { from: 'v1.old-password', to: 'v2.k2.p' }, keyId: 'k2' })),
+    ).toEqual([]);
+    const resealed: WebhookSubscriptionEvent = { type: 'WebhookSecretsResealed', data: { id, merchantAccountId: 'shop-a', secrets: [{ secretId: 's1', secret: 'v2.k2.s1' }], keyId: 'k2', at: later } };
+    expect(given([created(), secretCreated('s1'), resealed]).when(reseal({ secrets: [{ secretId: 's1', from: 'v1.sealed-s1', to: 'v2.k2.again' }], keyId: 'k2' }))).toEqual([]);
+  });
+
+  it('finds no deleted subscription', () => {
+    expect(refusal(() => given([created(), { type: 'WebhookSubscriptionDeleted', data: { id, merchantAccountId: 'shop-a', at: later } }]).when(reseal({ secrets: [], keyId: 'k2' }))).code).toBe('webhook_subscription_not_found');
+  });
+});

@@ -1,6 +1,5 @@
 /** The subscriptions slice over a real store and read model: scoping, the URL rule, secrets, the directory, encryption at rest. */
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import { webhookPatterns, type WebhookCaller, type WebhookSubscriptionCreateInput } from '@switchyard/contracts';
@@ -10,6 +9,8 @@ import { ServiceHost } from '@switchyard/service';
 import { visibleTo } from '../subscription-directory';
 import { loadWebhooksKey } from './secret-box';
 import { WebhookSubscriptions } from './webhook-subscriptions.slice';
+import { webhooksKeyRing, type WebhooksKeyRing } from './webhooks-keys';
+import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
@@ -18,7 +19,7 @@ let subscriptions: WebhookSubscriptions;
 let key: Buffer;
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
-const open = async (options: { key?: Buffer; allowPrivateUrls?: boolean } = {}) => {
+const open = async (options: { key?: Buffer | WebhooksKeyRing; allowPrivateUrls?: boolean } = {}) => {
   storage = openServiceStorage('webhooks', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
   subscriptions = new WebhookSubscriptions(host.context, { key: options.key ?? key, allowPrivateUrls: options.allowPrivateUrls ?? false });
@@ -31,13 +32,13 @@ const close = async () => {
 };
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-webhook-subscriptions-'));
+  dir = createTestDataDir('webhook-subscriptions');
   key = loadWebhooksKey({ dataDir: dir });
   await open();
 });
 afterEach(async () => {
   await close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  removeTestDataDir(dir);
 });
 
 const shopA: WebhookCaller = { merchant_account_id: 'shop-a' };
@@ -263,7 +264,7 @@ it('never writes a signing secret or a basic-auth password in clear to the SQLit
   check(onDisk());
   const events = await storage.store.readStream(`webhook-subscription-${created.id}`);
   expect(events.map((event) => event.type)).toEqual(['WebhookSubscriptionCreated', 'WebhookSecretCreated', 'WebhookSecretCreated', 'WebhookSubscriptionUpdated']);
-  expect(JSON.stringify(events)).toMatch(/"secret":"v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"/);
+  expect(JSON.stringify(events)).toMatch(/"secret":"v2\.[0-9a-f]{16}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"/);
   await close(); // checkpoints the WAL into the main file
   check(onDisk());
   await open();
@@ -288,7 +289,7 @@ it('rebuilds the same read model from the log, and needs the same key to open th
   } catch (error) {
     message = (error as Error).message;
   }
-  expect(message).toMatch(/failed decryption/);
+  expect(message).toMatch(/sealed under webhooks key [0-9a-f]{16}, which is neither WEBHOOK_SECRETS_KEY nor a retired key/);
   expect(message).not.toContain(secret.secret!);
 });
 
@@ -309,4 +310,41 @@ it('serves the RPC patterns, errors as values', async () => {
   expect(missing.toBody()).toMatchObject({ status: 404, code: 'not_found' });
   const invalid = await apiError(() => rpc.call(webhookPatterns.create, { ...shopA, body: { url: 'not a url' } }));
   expect(invalid.status).toBe(400);
+});
+
+it('rotates the webhooks key: the old key opens until everything is re-sealed, then the new one alone opens everything, also after a rebuild', async () => {
+  const created = await subscriptions.create({ ...shopA, body: body({ basic_auth: { username: 'u', password: 'p-rotate-1' } }) });
+  const kept = await subscriptions.createSecret({ ...shopA, subscription_id: created.id });
+  const revoked = await subscriptions.createSecret({ ...shopA, subscription_id: created.id });
+  await subscriptions.revokeSecret({ ...shopA, subscription_id: created.id, secret_id: revoked.id });
+  const gone = await subscriptions.create({ ...shopA, body: body() });
+  await subscriptions.createSecret({ ...shopA, subscription_id: gone.id });
+  await subscriptions.delete({ ...shopA, subscription_id: gone.id });
+  const oldStatus = subscriptions.keyStatus();
+  expect(Object.values(oldStatus.values_by_key_id)).toEqual([3]); // password, two secrets; the deleted one is skipped
+  await close();
+
+  const next = loadWebhooksKey({});
+  await open({ key: webhooksKeyRing(next, [key]) });
+  expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);
+  const outcome = await subscriptions.resealAll();
+  expect(outcome).toMatchObject({ resealed: 3, subscriptions: 1, values_by_key_id: { [outcome.active_key_id]: 3 }, deleted_subscriptions_skipped: 1 });
+  expect(await subscriptions.resealAll()).toMatchObject({ resealed: 0, subscriptions: 0 }); // safe to repeat
+  // Nothing a client sees changed.
+  expect(subscriptions.get({ ...shopA, subscription_id: created.id })).toEqual(await subscriptions.get({ ...shopA, subscription_id: created.id }));
+  expect(subscriptions.secrets({ ...shopA, subscription_id: created.id }).items.map((secret) => secret.active)).toEqual([true, false]);
+  await close();
+
+  await open({ key: next }); // the old key dropped
+  expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);
+  expect(subscriptions.find(created.id)?.basicAuth?.password).toBe('p-rotate-1');
+  storage.db.exec("DROP TABLE webhook_subscriptions; DROP TABLE webhook_secrets; DELETE FROM checkpoints WHERE name LIKE 'projection:webhook-subscriptions'");
+  await close();
+  await open({ key: next }); // rebuilt from the log: the re-sealed values are the ones it ends with
+  expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);
+  expect(subscriptions.find(created.id)?.basicAuth?.password).toBe('p-rotate-1');
+  const events = await storage.store.readStream(`webhook-subscription-${created.id}`);
+  expect(events.map((event) => event.type).slice(-1)).toEqual(['WebhookSecretsResealed']);
+  expect(JSON.stringify(events)).not.toContain('p-rotate-1');
+  expect(JSON.stringify(events)).not.toContain(kept.secret!);
 });

@@ -69,6 +69,8 @@ export class WebhookSubscriptionsReadModel {
   private readonly matchingRecords: Database.Statement<[{ account: string | null }], SubscriptionRecord>;
   private readonly secretsOf: Database.Statement<[string], SecretRecord>;
   private readonly activeSecretsOf: Database.Statement<[string], SecretRecord>;
+  private readonly allStatement: Database.Statement<[], SubscriptionRecord>;
+  private readonly deletedStatement: Database.Statement<[], { count: number }>;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -94,6 +96,8 @@ export class WebhookSubscriptionsReadModel {
       `SELECT * FROM webhook_subscriptions WHERE deleted = 0 AND active = 1 AND (merchant_account_id IS NULL OR merchant_account_id = @account) ORDER BY created_at, id`,
     );
     this.secretsOf = db.prepare('SELECT * FROM webhook_secrets WHERE subscription_id = ? ORDER BY created_at, id');
+    this.allStatement = db.prepare('SELECT * FROM webhook_subscriptions WHERE deleted = 0 ORDER BY created_at, id');
+    this.deletedStatement = db.prepare('SELECT count(*) AS count FROM webhook_subscriptions WHERE deleted = 1');
     this.activeSecretsOf = db.prepare('SELECT * FROM webhook_secrets WHERE subscription_id = ? AND active = 1 ORDER BY created_at, id');
 
     const insert = db.prepare(
@@ -114,6 +118,9 @@ export class WebhookSubscriptionsReadModel {
     );
     const revokeSecret = db.prepare('UPDATE webhook_secrets SET active = 0, revoked_at = @at WHERE id = @id AND subscription_id = @subscriptionId');
     const anyById = db.prepare<[string], SubscriptionRecord>('SELECT * FROM webhook_subscriptions WHERE id = ?');
+    // A re-sealed value changes nothing a client sees: updated_at stays.
+    const resealSecret = db.prepare('UPDATE webhook_secrets SET secret = @secret WHERE id = @id AND subscription_id = @subscriptionId');
+    const resealPassword = db.prepare('UPDATE webhook_subscriptions SET basic_auth_password = @password WHERE id = @id AND basic_auth_password IS NOT NULL');
 
     this.projection = {
       name: 'webhook-subscriptions',
@@ -165,11 +172,25 @@ export class WebhookSubscriptionsReadModel {
           case 'WebhookSecretRevoked':
             revokeSecret.run({ id: event.data.secretId, subscriptionId: event.data.subscriptionId, at: event.data.at });
             return;
+          case 'WebhookSecretsResealed':
+            for (const { secretId, secret } of event.data.secrets) resealSecret.run({ id: secretId, subscriptionId: event.data.id, secret });
+            if (event.data.basicAuthPassword !== undefined) resealPassword.run({ id: event.data.id, password: event.data.basicAuthPassword });
+            return;
           default:
             return;
         }
       },
     };
+  }
+
+  /** Every subscription that exists (not deleted), oldest first: what a webhooks key rotation re-seals. */
+  allExisting(): WebhookSubscriptionRow[] {
+    return this.allStatement.all().map(toRow);
+  }
+
+  /** How many deleted subscriptions there are (their values are never opened again, so never re-sealed). */
+  deletedCount(): number {
+    return this.deletedStatement.get()?.count ?? 0;
   }
 
   /** A subscription that exists (not deleted), of any owner. */

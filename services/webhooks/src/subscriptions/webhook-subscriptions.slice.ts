@@ -28,6 +28,7 @@ import type { z } from 'zod';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
 import { asApiErrors, type WebhooksContext, type WebhooksSlice } from '../webhooks-context';
 import { SecretBox } from './secret-box';
+import type { WebhooksKeyRing } from './webhooks-keys';
 import {
   callerSees,
   webhookSubscriptionDecider,
@@ -40,10 +41,19 @@ import {
 import { listKey, WebhookSubscriptionsReadModel, type WebhookSecretRow, type WebhookSubscriptionRow } from './webhook-subscriptions.read-model';
 
 export interface WebhookSubscriptionsOptions {
-  /** The webhooks key (`loadWebhooksKey`): seals signing secrets and basic-auth passwords. */
-  readonly key: Buffer;
+  /** The webhooks key (`loadWebhooksKey`), or the ring with retired keys (`loadWebhooksKeyRing`): seals and opens signing secrets and basic-auth passwords. */
+  readonly key: Buffer | WebhooksKeyRing;
+  /** Reads the ring again from its files when a value names a key it lacks (a key file rotated by the CLI meanwhile). */
+  readonly reloadKeys?: () => WebhooksKeyRing;
   /** WEBHOOK_ALLOW_PRIVATE_URLS. */
   readonly allowPrivateUrls: boolean;
+}
+
+export interface WebhooksKeyStatus {
+  readonly active_key_id: string;
+  /** Signing secrets and basic-auth passwords of existing subscriptions, per key id (`legacy`: from before key ids). */
+  readonly values_by_key_id: Record<string, number>;
+  readonly deleted_subscriptions_skipped: number;
 }
 
 /** A new signing secret: 32 random bytes, base64url, with a recognisable prefix. */
@@ -69,7 +79,7 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
     options: WebhookSubscriptionsOptions,
   ) {
     this.readModel = new WebhookSubscriptionsReadModel(context.db);
-    this.#box = new SecretBox(options.key);
+    this.#box = new SecretBox(options.key, options.reloadKeys ? { reload: options.reloadKeys } : {});
     this.decider = webhookSubscriptionDecider({ allowPrivateUrls: options.allowPrivateUrls });
   }
 
@@ -187,6 +197,52 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       [webhookPatterns.secretCreate]: async (payload) => this.createSecret(payload as WebhookSubscriptionRef),
       [webhookPatterns.secretRevoke]: async (payload) => this.revokeSecret(payload as WebhookSecretRef),
     };
+  }
+
+  // ---- the webhooks key: status and re-sealing after a rotation ---------------------------------------------
+
+  /** How many sealed values each key holds (`legacy`: sealed before key ids, under whichever key was active then). */
+  keyStatus(): WebhooksKeyStatus {
+    const counts: Record<string, number> = {};
+    const count = (sealed: string) => {
+      const id = this.#box.keyIdOf(sealed) ?? 'legacy';
+      counts[id] = (counts[id] ?? 0) + 1;
+    };
+    for (const row of this.readModel.allExisting()) {
+      if (row.basicAuth) count(row.basicAuth.password);
+      for (const secret of this.readModel.secrets(row.id)) count(secret.secret);
+    }
+    return { active_key_id: this.#box.activeKeyId, values_by_key_id: counts, deleted_subscriptions_skipped: this.readModel.deletedCount() };
+  }
+
+  /**
+   * Seals every signing secret (active and revoked) and basic-auth password not under the active key again under it,
+   * one `WebhookSecretsResealed` event per subscription: the read model (and a rebuild of it) then holds only values
+   * under the active key, and the retired keys can go. Safe to repeat, and to run beside a server taking changes:
+   * a value replaced meanwhile is left alone. The events keep the former ciphertexts: a rotation after a key leaked
+   * also needs new signing secrets (docs/operations.md).
+   */
+  async resealAll(): Promise<WebhooksKeyStatus & { readonly resealed: number; readonly subscriptions: number }> {
+    let resealed = 0;
+    let subscriptions = 0;
+    for (const row of this.readModel.allExisting()) {
+      const again = (sealed: string, owner: readonly string[]) => ({ from: sealed, to: this.#box.seal(this.#box.open(sealed, owner), owner) });
+      const secrets = this.readModel
+        .secrets(row.id)
+        .filter((secret) => !this.#box.isCurrent(secret.secret))
+        .map((secret) => ({ secretId: secret.id, ...again(secret.secret, secretOwner(row.id, secret.id)) }));
+      const password = row.basicAuth && !this.#box.isCurrent(row.basicAuth.password) ? again(row.basicAuth.password, basicAuthOwner(row.id)) : undefined;
+      if (secrets.length === 0 && !password) continue;
+      await this.run(row.id, {
+        type: 'ResealWebhookSecrets',
+        data: { secrets, ...(password ? { basicAuthPassword: password } : {}), keyId: this.#box.activeKeyId },
+        caller: { merchantAccountId: row.merchantAccountId ?? '', instanceLevel: true },
+        metadata: this.metadata(),
+      });
+      resealed += secrets.length + (password ? 1 : 0);
+      subscriptions += 1;
+    }
+    return { ...this.keyStatus(), resealed, subscriptions };
   }
 
   // ---- the directory (delivery) -----------------------------------------------------------------------------

@@ -1,0 +1,240 @@
+import type { Consumer, EachMessagePayload, IHeaders } from 'kafkajs';
+import { registerConsumerLag, registerParkedStreams, type ConsumerLag } from '@switchyard/metrics';
+import { consumeMessage } from '@switchyard/telemetry';
+import {
+  DeadLettering,
+  type CommittedPosition,
+  type DeadLetterListener,
+  type OffsetCommit,
+} from '../dead-letter/dead-lettering';
+import { isDeadLetterTopic } from '../dead-letter/dead-letter-records';
+import {
+  BusUnavailableError,
+  type BusSubscription,
+  type IncomingMessage,
+  type OutgoingMessage,
+  type SubscribeOptions,
+} from '../message-bus';
+import { HandlerRuns, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
+
+/** `${topic}\u0000${partition}` → offset the group starts at, for partitions with nothing committed. */
+export type StartOffsets = Map<string, string>;
+
+export const partitionSlot = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+/** What a subscription asks of its bus: the producer and admin it shares with the other subscriptions. */
+export interface KafkaSubscriptionHost {
+  publishDeadLetter(topic: string, message: OutgoingMessage): Promise<number>;
+  /** The group's committed offsets and metadata of the topics' partitions. */
+  committed(groupId: string, topics: readonly string[]): Promise<Map<string, CommittedPosition>>;
+  lag(groupId: string, topics: readonly string[]): Promise<ConsumerLag[]>;
+}
+
+export interface KafkaSubscriptionSettings {
+  readonly redelivery: RedeliveryOptions;
+  readonly onHandlerFailure: HandlerFailureListener;
+  readonly onDeadLetter: DeadLetterListener;
+  readonly heartbeatIntervalMs: number;
+  readonly onStopped: () => void;
+}
+
+const headerText = (value: IHeaders[string]): string | undefined => {
+  const last = Array.isArray(value) ? value[value.length - 1] : value;
+  return last === undefined ? undefined : last.toString();
+};
+
+const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): IncomingMessage => {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(message.headers ?? {})) {
+    const text = headerText(value);
+    if (text !== undefined) headers[name] = text;
+  }
+  return {
+    topic,
+    partition,
+    offset: message.offset,
+    key: message.key?.toString() ?? '',
+    value: message.value?.toString() ?? '',
+    headers,
+  };
+};
+
+/**
+ * One consumer in the caller's group, autoCommit off, subscribed to the caller's topics and their dead-letter topics.
+ * Every message goes through `DeadLettering` (retries with back-off, heart-beating meanwhile, then parking); its
+ * offset is committed, with the partition's parked streams as metadata, before the next message is handled. After
+ * each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
+ * over a partition knows which streams are parked there before it handles anything.
+ */
+export class KafkaSubscription implements BusSubscription {
+  private readonly runs = new HandlerRuns();
+  private readonly deadLettering: DeadLettering;
+  private readonly positions = new Map<string, CommittedPosition>();
+  private assignment = new Set<string>();
+  private positionsLoaded: Promise<void> = Promise.resolve();
+  private readonly unregister: Array<() => void>;
+  private stopping: Promise<void> | undefined;
+
+  constructor(
+    private readonly consumer: Consumer,
+    private readonly options: SubscribeOptions,
+    private readonly host: KafkaSubscriptionHost,
+    private readonly settings: KafkaSubscriptionSettings,
+  ) {
+    const groupId = options.groupId;
+    const dataTopics = options.topics.filter((topic) => !isDeadLetterTopic(topic));
+    this.deadLettering = new DeadLettering(
+      {
+        groupId,
+        stopping: () => this.stopping !== undefined,
+        publishDeadLetter: (topic, message) => host.publishDeadLetter(topic, message),
+        committed: (topic, partition) => this.positions.get(partitionSlot(topic, partition)),
+        commit: (commits) => this.commit(commits),
+        owns: (topic, partition) => this.assignment.has(partitionSlot(topic, partition)),
+      },
+      {
+        redelivery: settings.redelivery,
+        onHandlerFailure: settings.onHandlerFailure,
+        onDeadLetter: settings.onDeadLetter,
+        ownDeadLetterTopics: new Set(options.topics.filter(isDeadLetterTopic)),
+      },
+    );
+    this.unregister = [
+      registerParkedStreams(() =>
+        dataTopics.map((topic) => ({
+          group: groupId,
+          topic,
+          streams: [...this.assignment]
+            .map((slot) => slot.split('\u0000'))
+            .filter(([assigned]) => assigned === topic)
+            .reduce((sum, [, partition]) => sum + this.deadLettering.parkedOn(topic, Number(partition)).size, 0),
+        })),
+      ),
+      registerConsumerLag(() => host.lag(groupId, dataTopics)),
+    ];
+  }
+
+  /**
+   * Resolves once the consumer joined its group (it has its partitions and will fetch from them). On that first
+   * join, before the first fetch, it seeks its partitions that appear in `startAt`.
+   */
+  async start(startAt: StartOffsets): Promise<void> {
+    let joined = false;
+    let crash: unknown;
+    const removeJoin = this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+      if (joined) return;
+      joined = true;
+      // kafkajs emits GROUP_JOIN synchronously inside the join, before the fetch loop starts.
+      for (const [topic, partitions] of Object.entries(payload.memberAssignment)) {
+        for (const partition of partitions) {
+          const offset = startAt.get(partitionSlot(topic, partition));
+          if (offset !== undefined) this.consumer.seek({ topic, partition, offset });
+        }
+      }
+    });
+    // Every join (the first and each rebalance): what this member owns now, and the state committed for it.
+    this.consumer.on(this.consumer.events.GROUP_JOIN, ({ payload }) => {
+      this.assignment = new Set(
+        Object.entries(payload.memberAssignment).flatMap(([topic, partitions]) =>
+          partitions.map((partition) => partitionSlot(topic, partition)),
+        ),
+      );
+      this.positionsLoaded = this.loadPositions(Object.keys(payload.memberAssignment));
+      this.positionsLoaded.catch(() => undefined);
+    });
+    const removeCrash = this.consumer.on(this.consumer.events.CRASH, (event) => (crash = event.payload.error));
+    try {
+      // kafkajs's run() returns after the first join, or after a crash of that join.
+      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+    } finally {
+      removeJoin();
+      removeCrash();
+    }
+    if (!joined)
+      throw crash ?? new BusUnavailableError(`consumer of group ${this.options.groupId} did not join its group`, true);
+    this.restartAfterFatalCrashes();
+  }
+
+  /**
+   * kafkajs restarts a consumer after a retriable crash, but not after one it deems fatal — e.g. "Failed to find
+   * group coordinator" while a restarted broker is still loading its groups — and the consumer would stay stopped
+   * until the process restarts. After the first join, such a crash is retried here: connect and run again (the
+   * subscriptions are kept; the group's committed offsets say where to go on), with back-off, until stopped.
+   */
+  private restartAfterFatalCrashes(): void {
+    let delayMs = 500;
+    const rerun = async (): Promise<void> => {
+      if (this.stopping) return;
+      try {
+        await this.consumer.connect();
+        await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+        delayMs = 500;
+      } catch {
+        delayMs = Math.min(delayMs * 2, 10_000);
+        setTimeout(() => void rerun(), delayMs).unref();
+      }
+    };
+    this.consumer.on(this.consumer.events.CRASH, (event) => {
+      if (event.payload.restart || this.stopping) return;
+      setTimeout(() => void rerun(), delayMs).unref();
+    });
+  }
+
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      this.runs.requestStop();
+      // The handler under way finishes and its offset is committed before the consumer leaves the group.
+      await this.runs.settled();
+      await this.consumer.disconnect().catch(() => undefined);
+      for (const unregister of this.unregister) unregister();
+      this.settings.onStopped();
+    })();
+    return this.stopping;
+  }
+
+  private async loadPositions(topics: readonly string[]): Promise<void> {
+    const committed = await this.host.committed(this.options.groupId, topics);
+    this.positions.clear();
+    for (const [slot, position] of committed) this.positions.set(slot, position);
+  }
+
+  private async commit(commits: readonly OffsetCommit[]): Promise<void> {
+    await this.consumer.commitOffsets(
+      commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })),
+    );
+    for (const { topic, partition, offset, metadata } of commits)
+      this.positions.set(partitionSlot(topic, partition), { offset, metadata });
+  }
+
+  private async handle(payload: EachMessagePayload): Promise<void> {
+    // Stopping: leave the message uncommitted for the next member of the group. kafkajs moves its in-memory
+    // position past it, but with autoCommit off nothing commits that position.
+    if (this.stopping) return;
+    // The parked streams of the partitions this member was just given (a failed read fails the batch: kafkajs
+    // retries it, and the next join reads them again).
+    await this.positionsLoaded;
+    await this.deadLettering.handle(toIncomingMessage(payload), {
+      run: (message) => this.runHandler(message, payload),
+      pause: async (ms) => {
+        await sleep(ms, this.runs.stopRequested);
+        if (this.stopping) return false;
+        // Throws when the group is rebalancing: kafkajs rejoins and the message goes to the partition's new owner.
+        await payload.heartbeat();
+        return true;
+      },
+    });
+  }
+
+  /** The handler, with heartbeats while it runs so that a slow one does not cost the member its partitions. */
+  private async runHandler(message: IncomingMessage, payload: EachMessagePayload): Promise<void> {
+    const heartbeats = setInterval(
+      () => void payload.heartbeat().catch(() => undefined),
+      this.settings.heartbeatIntervalMs,
+    );
+    try {
+      await consumeMessage(message, this.options.groupId, () => this.options.handler(message));
+    } finally {
+      clearInterval(heartbeats);
+    }
+  }
+}
