@@ -10,6 +10,7 @@ import type { ProviderNotificationAnswer, ProviderNotificationRequest, Settlemen
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { providerError, verificationCodes } from './provider-answers';
+import { LateAuthorizations } from './late-authorizations';
 import type { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
 import type { Transaction } from './transaction';
@@ -19,6 +20,7 @@ import type { TransactionStore } from './transaction-store';
 export class ProviderMessages {
   private readonly notificationSeen: Database.Statement<[string, string]>;
   private readonly notificationApplied: Database.Statement<[string, string, string]>;
+  private readonly lateAuthorizations: LateAuthorizations;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -32,6 +34,7 @@ export class ProviderMessages {
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
     this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
     this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
+    this.lateAuthorizations = new LateAuthorizations(store, paymentServices, connectors);
   }
 
   /**
@@ -86,13 +89,14 @@ export class ProviderMessages {
         const error = providerError(notification);
         switch (notification.status) {
           case 'authorized':
-          case 'captured':
-            return this.store.record(id, {
+          case 'captured': {
+            const recorded = await this.store.record(id, {
               type: 'RecordAuthorizationResult',
               data: {
                 source: 'notification',
                 result: {
                   outcome: 'succeeded',
+                  captured: notification.status === 'captured',
                   authorizedAmount: notification.amount,
                   paymentServiceTransactionId: notification.providerTransactionId,
                   ...(notification.avsResponseCode ? { avsResponseCode: notification.avsResponseCode } : {}),
@@ -101,13 +105,19 @@ export class ProviderMessages {
                 },
               },
             });
+            // A success after a decided failure: reversed now; the timer tries again if the provider cannot yet.
+            await this.lateAuthorizations.reverseReceived(id, recorded).catch(() => undefined);
+            return;
+          }
           case 'declined':
           case 'failed':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            return;
           case 'pending':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            return;
           case 'voided':
-            if (t.pendingVoidId) return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            if (t.pendingVoidId) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
             return;
           case 'cancelled':
             return; // recorded by the cancel request itself, once the provider confirmed it
@@ -123,7 +133,8 @@ export class ProviderMessages {
           notification.status === 'succeeded'
             ? { outcome: 'succeeded', providerOperationId: providerCaptureId }
             : { outcome: notification.status, error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId: capture.id, ...outcome } });
+        await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId: capture.id, ...outcome } });
+        return;
       }
       case 'refund': {
         const { refundReference, providerRefundId, amount } = notification;
@@ -135,12 +146,14 @@ export class ProviderMessages {
           notification.status === 'succeeded'
             ? { outcome: 'succeeded', providerOperationId: providerRefundId }
             : { outcome: 'failed', error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
+        await this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
+        return;
       }
       case 'void': {
         if (!t.pendingVoidId) return;
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
+        await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
+        return;
       }
       case 'authorization-increment': {
         // The increment was recorded `pending` when the provider took it; its final word raises the amount, or
@@ -150,10 +163,12 @@ export class ProviderMessages {
         const incrementId = notification.incrementReference ?? notification.providerEventId;
         const responseCode = notification.rawResponseCode ? { responseCode: notification.rawResponseCode } : {};
         if (notification.status === 'succeeded' && amount > 0) {
-          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+          return;
         }
         if (notification.status === 'failed' && amount > 0) {
-          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+          return;
         }
         return;
       }

@@ -66,6 +66,17 @@ export interface GiftCardError {
   readonly rawErrorMessage?: string;
 }
 
+/** The vault card a transaction was created with, and what it is kept for. */
+export interface VaultCardUse {
+  readonly id: string;
+  /**
+   * `one_off`: given for this payment only, shredded once its create request completed; `stored`: a stored payment
+   * method (or one this payment stores); `checkout_session`: its checkout session's.
+   */
+  readonly use: 'one_off' | 'stored' | 'checkout_session';
+}
+
+/** Schema version 2 (`vaultCard`); version 1 is upcast by `transaction-upcasters.ts`. */
 export interface TransactionCreatedData {
   readonly transactionId: string;
   readonly merchantAccountId: string;
@@ -86,6 +97,8 @@ export interface TransactionCreatedData {
    * cart items, metadata, flags). Opaque to the rules; the read model renders it.
    */
   readonly details?: Readonly<Record<string, unknown>>;
+  /** The vault card paying (null: a redirect method, Paze, gift cards alone). Version 2; from `details` for 1. */
+  readonly vaultCard: VaultCardUse | null;
   readonly at: string;
 }
 
@@ -155,6 +168,32 @@ export interface AttemptFailedData {
   readonly error: ProviderError;
 }
 
+/**
+ * The provider's success that came after we had recorded the authorization as failed or declined (a late
+ * notification, a sync): the money it holds is reversed at once — voided, or refunded when it was captured too.
+ */
+export interface LateAuthorizationReceivedData {
+  readonly authorizedAmount: Minor;
+  readonly paymentServiceTransactionId?: string;
+  /** The provider captured it as well (an `intent: capture` payment): it is refunded rather than voided. */
+  readonly captured: boolean;
+  /** What we had recorded, and what the transaction stays. */
+  readonly decidedStatus: 'authorization_failed' | 'authorization_declined';
+  readonly rawResponseCode?: string;
+}
+
+export interface LateAuthorizationReversedData {
+  readonly via: 'void' | 'refund';
+  readonly rawResponseCode?: string;
+}
+
+export interface LateAuthorization {
+  readonly paymentServiceTransactionId: string | null;
+  readonly amount: Minor;
+  readonly captured: boolean;
+  readonly reversed: boolean;
+}
+
 export type TransactionEvent =
   | DomainEvent<'TransactionCreated', TransactionCreatedData>
   | DomainEvent<'BuyerApprovalRequired', BuyerApprovalData & At>
@@ -198,6 +237,9 @@ export type TransactionEvent =
   | DomainEvent<'GiftCardRedemptionReversed', { readonly redemptionId: string } & At>
   /** The split payment's process is over: every gift card charged (`succeeded`), or everything undone (`failed`). */
   | DomainEvent<'GiftCardPaymentCompleted', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string; /** No payment method: this event settles the transaction. */ readonly giftCardsOnly?: boolean } & At>
+  | DomainEvent<'LateAuthorizationReceived', LateAuthorizationReceivedData & At>
+  /** The late authorization was reversed at the provider: the provider holds nothing for this payment any more. */
+  | DomainEvent<'LateAuthorizationReversed', LateAuthorizationReversedData & At>
   /** `PUT /transactions/{id}`: only the fields present change; null clears. */
   | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
 
@@ -276,6 +318,8 @@ export interface Transaction {
   readonly pendingAuthenticationId: string | null;
   readonly threeDSecure: ThreeDSecureSummary | null;
   readonly giftCards: GiftCardPart | null;
+  /** A success that came after the authorization was decided failed; absent when none did. */
+  readonly lateAuthorization?: LateAuthorization;
 }
 
 export type TransactionState = { readonly status: 'absent' } | Transaction;
@@ -487,5 +531,12 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return withRefund(t, event.data.refundId, 'failed');
     case 'AuthorizationIncremented':
       return { ...t, authorizedAmount: event.data.authorizedAmount };
+    case 'LateAuthorizationReceived': {
+      const d = event.data;
+      const late = { paymentServiceTransactionId: d.paymentServiceTransactionId ?? null, amount: d.authorizedAmount };
+      return { ...t, lateAuthorization: { ...late, captured: d.captured, reversed: false } };
+    }
+    case 'LateAuthorizationReversed':
+      return t.lateAuthorization ? { ...t, lateAuthorization: { ...t.lateAuthorization, reversed: true } } : t;
   }
 }
