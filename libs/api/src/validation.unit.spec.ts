@@ -69,3 +69,13 @@ describe('fields the schema marks write-only (passwords, keys, credentials)', ()
     expect(whole?.input).toEqual({ token: '[redacted]' });
   });
 });
+
+describe('members named like what every object inherits', () => {
+  // Found by the hostile-input fuzz: `{"toString": "x"}` beside an invalid field answered 500 (the echo looked the
+  // member up in the schema's shape and found Object.prototype.toString).
+  const refused = z.object({ display_name: z.string().max(3) }).refine(() => false, 'no');
+  it.each(['toString', 'constructor', 'hasOwnProperty', 'valueOf'])('%s beside an invalid field: a 422, echoed as sent', (name) => {
+    const issues = issuesOf(refused, { display_name: 'x', [name]: name });
+    expect(issues).toEqual([expect.objectContaining({ input: { display_name: 'x', [name]: name } })]);
+  });
+});
