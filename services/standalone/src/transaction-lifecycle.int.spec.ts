@@ -196,7 +196,7 @@ describe('the provider-notification endpoint, against an authorization still pen
       (item: { context: { event: string } }) => item.context.event,
     );
   /** A well-formed authorization notification about `t`, as the simulator would send it. */
-  const notification = (t: { id: string; payment_service_transaction_id: string }, eventId: string, fields: object) =>
+  const notification = (t: { id: string; [field: string]: unknown }, eventId: string, fields: object) =>
     JSON.stringify({
       event_id: eventId,
       type: 'authorization',
