@@ -100,7 +100,7 @@ function childSchemas(schemas: readonly Schema[], key: string | number): Schema[
   for (const schema of opened(schemas)) {
     const def = schema._zod.def as unknown as Record<string, unknown>;
     if (def.type === 'object') {
-      // Own members only: a body member named `toString` or `constructor` must not find Object.prototype's.
+      // Own keys only: a body may name `constructor` or `toString`, which every object inherits.
       const shape = def.shape as Record<string, Schema>;
       const child = (Object.hasOwn(shape, key) ? shape[key] : undefined) ?? def.catchall;
       if (child) children.push(child as Schema);
