@@ -6,8 +6,10 @@
  * body); an oversized body is a 413; and a refused request changes nothing — no event in any service's store, no
  * row in the tables written outside events, nothing at the provider. Requests run 8 to a batch, all at once; the
  * state is compared around each batch that only held refusals and reads; when it moved anyway, each refusal of
- * the batch is replayed alone to find the one that moved it. After a batch with an accepted write the service is
- * left to settle first.
+ * the batch is replayed alone to find the one that moved it. A batch with an accepted write moves the state by
+ * design, so its own snapshot says nothing of its refusals: the service is left to settle, then each of them is
+ * sent again alone (a fresh Idempotency-Key when it had one) between two snapshots. A probe self-test plants one
+ * change of each kind the probe watches and shows that it sees them.
  *
  * CI: 20,000 requests; RELIABILITY_FULL=1: 100,000 (HOSTILE_INPUT_REQUESTS overrides both). RELIABILITY_SEED repeats
  * a run. Figures: tests/reliability/results/hostile-input.json. Bugs found outside the gateway: fuzz/known-issues.ts.
@@ -15,6 +17,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
+import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { BODY_LIMIT_BYTES } from '../../services/gateway/src/create-gateway-app';
 import { SETTLEMENT_FILE_BODY_LIMIT_BYTES } from '../../services/gateway/src/transactions/settlement-files.controller';
@@ -139,6 +142,12 @@ interface Figures {
   wrongStatus: Reproducer[];
   refusals: number;
   refusalsCheckedForStateChange: number;
+  /** Refusals of batches with an accepted write, sent again alone after the batch settled and refused again. */
+  sharedBatchRefusalsReplayed: number;
+  /** Such refusals that were not refused when sent alone (the write they raced changed their answer). */
+  sharedBatchRefusalsAnsweredOtherwise: number;
+  /** State changes found by those replays (also counted in `stateChangesOnRefusals`). */
+  stateChangesOnSharedBatchRefusals: number;
   stateChangesOnRefusals: number;
   /** State changes on refusals no known issue explains. */
   stateChangesOnRefusal: { request: Reproducer; changes: StateChange[] }[];
@@ -164,6 +173,9 @@ function newFigures(): Figures {
     wrongStatus: [],
     refusals: 0,
     refusalsCheckedForStateChange: 0,
+    sharedBatchRefusalsReplayed: 0,
+    sharedBatchRefusalsAnsweredOtherwise: 0,
+    stateChangesOnSharedBatchRefusals: 0,
     stateChangesOnRefusals: 0,
     stateChangesOnRefusal: [],
     unattributedChanges: [],
@@ -211,21 +223,9 @@ function judge(figures: Figures, request: FuzzRequest, answer: FuzzAnswer): void
 async function replayRefusals(figures: Figures, batch: readonly { request: FuzzRequest; answer: FuzzAnswer }[], changes: StateChange[]): Promise<void> {
   let found = false;
   await settle(150);
-  for (const { request: sent, answer } of batch) {
+  for (const { request, answer } of batch) {
     if (!refused(answer)) continue;
-    // An Idempotency-Key would replay the stored answer instead of running the request again: a fresh key.
-    const request = sent.headers['idempotency-key'] === undefined ? sent : { ...sent, headers: { ...sent.headers, 'idempotency-key': randomUUID() } };
-    const before = probe.snapshot();
-    const again = await sender.send(request);
-    const moved = probe.changes(before, probe.snapshot());
-    if (refused(again) && moved.length > 0) {
-      found = true;
-      figures.stateChangesOnRefusals++;
-      const known = KNOWN_ISSUES.find((issue) => issue.stateChange?.(request, again, moved, fixtures.knownIssueIds));
-      if (known) figures.knownIssues[known.id]!++;
-      else keep(figures.stateChangesOnRefusal, { request: reproducer(request, again, 'refused, and changed state'), changes: moved });
-    }
-    if (mayHaveChangedState(request, again) || moved.length > 0) await settle(quietAfter([{ request, answer: again }]));
+    if ((await replayAlone(figures, request, 'refused, and changed state')).changedState) found = true;
   }
   if (found) return;
   // A refusal that changed state may not change it again (a refund claim left behind leaves nothing to claim):
@@ -240,6 +240,60 @@ async function replayRefusals(figures: Figures, batch: readonly { request: FuzzR
   } else {
     keep(figures.unattributedChanges, { changes, batch: batch.map(({ request, answer }) => `${answer.status} ${request.operation} ${request.category}`) });
   }
+}
+
+/**
+ * Sends one refused request again, alone, between two snapshots: a refusal that moves the state is recorded (a known
+ * issue, or a failure). Waits for what an answer that got through may still set in motion.
+ */
+async function replayAlone(
+  figures: Figures,
+  sent: FuzzRequest,
+  problem: string,
+): Promise<{ again: FuzzAnswer; changedState: boolean }> {
+  // An Idempotency-Key would replay the stored answer instead of running the request again: a fresh key.
+  const request =
+    sent.headers['idempotency-key'] === undefined
+      ? sent
+      : { ...sent, headers: { ...sent.headers, 'idempotency-key': randomUUID() } };
+  const before = probe.snapshot();
+  const again = await sender.send(request);
+  const moved = probe.changes(before, probe.snapshot());
+  if (again.status <= 0) {
+    keep(figures.noAnswer, reproducer(request, again, `replayed alone, no answer: ${again.error ?? ''}`));
+  }
+  if (again.status >= 500) keep(figures.serverErrors, reproducer(request, again, `replayed alone: ${again.status}`));
+  const changedState = refused(again) && moved.length > 0;
+  if (changedState) {
+    figures.stateChangesOnRefusals++;
+    const known = KNOWN_ISSUES.find((issue) => issue.stateChange?.(request, again, moved, fixtures.knownIssueIds));
+    if (known) figures.knownIssues[known.id]!++;
+    else keep(figures.stateChangesOnRefusal, { request: reproducer(request, again, problem), changes: moved });
+  }
+  if (mayHaveChangedState(request, again) || moved.length > 0) await settle(quietAfter([{ request, answer: again }]));
+  return { again, changedState };
+}
+
+/**
+ * A batch with an accepted write: its snapshot cannot tell what its refusals did. Once the batch settled, each
+ * refusal is sent again alone; one refused again is checked like any refusal. Returns the settled state.
+ */
+async function checkRefusalsBesideWrites(
+  figures: Figures,
+  batch: readonly { request: FuzzRequest; answer: FuzzAnswer }[],
+): Promise<StateSnapshot> {
+  const problem = 'refused (shared a batch with an accepted write; replayed alone), and changed state';
+  for (const { request, answer } of batch) {
+    if (!refused(answer)) continue;
+    const { again, changedState } = await replayAlone(figures, request, problem);
+    if (!refused(again)) {
+      figures.sharedBatchRefusalsAnsweredOtherwise++;
+      continue;
+    }
+    figures.sharedBatchRefusalsReplayed++;
+    if (changedState) figures.stateChangesOnSharedBatchRefusals++;
+  }
+  return settle();
 }
 
 function writeResults(figures: Figures, elapsedMs: number, operations: number): void {
@@ -266,6 +320,9 @@ function writeResults(figures: Figures, elapsedMs: number, operations: number): 
     oversized_not_413: figures.wrongStatus.length,
     refusals_4xx: figures.refusals,
     refusals_checked_for_state_change: figures.refusalsCheckedForStateChange,
+    refusals_beside_a_write_replayed_alone: figures.sharedBatchRefusalsReplayed,
+    refusals_beside_a_write_answered_otherwise_alone: figures.sharedBatchRefusalsAnsweredOtherwise,
+    state_changes_on_refusals_beside_a_write: figures.stateChangesOnSharedBatchRefusals,
     state_changes_on_refusals: figures.stateChangesOnRefusals,
     state_changes_on_refusals_unexplained: figures.stateChangesOnRefusal.length,
     unattributed_state_changes: figures.unattributedChanges.length,
@@ -288,10 +345,72 @@ function writeResults(figures: Figures, elapsedMs: number, operations: number): 
     `hostile-input (${result.mode}, seed ${SEED}): ${result.requests_sent} requests over ${operations} operations in ${(elapsedMs / 1000).toFixed(1)} s; ` +
       `5xx ${result.server_errors_5xx} (${knownTotal > 0 ? `known issues ${JSON.stringify(figures.knownIssues)}, ` : ''}unexplained ${result.server_errors_5xx_unexplained}), no answer ${result.no_answer}, ` +
       `error-body violations ${result.error_body_violations}, oversized not 413 ${result.oversized_not_413}; ` +
-      `${result.refusals_4xx} refusals (${result.refusals_checked_for_state_change} checked), state changes on refusals ${result.state_changes_on_refusals} ` +
+      `${result.refusals_4xx} refusals (${result.refusals_checked_for_state_change} checked in their batch, ` +
+      `${result.refusals_beside_a_write_replayed_alone} beside a write replayed alone), ` +
+      `state changes on refusals ${result.state_changes_on_refusals} ` +
       `(unexplained ${result.state_changes_on_refusals_unexplained}), unattributed ${result.unattributed_state_changes}; statuses ${JSON.stringify(result.per_status)}`,
   );
 }
+
+/**
+ * The probe itself, before anything relies on it: one change of each kind it watches, planted by hand, must show.
+ * The vault row is changed in place (same row count) and put back, so only a comparison by content sees it.
+ */
+describe('the state probe', () => {
+  it('sees an event, a directly written row changed in place, and a change in either provider ledger', async () => {
+    const unchanged = await settle();
+    expect(probe.changes(unchanged, probe.snapshot())).toEqual([]);
+    const simulator = (path: string, body: object) =>
+      fetch(`${h.simulator.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-mock-card-merchant-id': 'probe-check' },
+        body: JSON.stringify(body),
+      });
+    const reference = `probe-check-${randomUUID()}`;
+    const authorized = await simulator('/v1/authorizations', {
+      merchant_id: 'probe-check', reference, amount: 100, currency: 'USD', capture: false,
+      payment_instrument: { type: 'card', number: TEST_PANS[0], expiration_date: '11/30' },
+    });
+    expect(authorized.status, await authorized.clone().text()).toBe(201);
+    expect(probe.changes(unchanged, probe.snapshot()).map((c) => c.what)).toEqual(['provider ledger']);
+
+    const afterCard = probe.snapshot();
+    const redemption = { reference, number: fixtures.giftCardNumbers[0], pin: '05000', amount: 1, currency: 'USD' };
+    const redeemed = await simulator('/v1/gift-cards/redemptions', redemption);
+    expect(redeemed.status, await redeemed.clone().text()).toBe(200);
+    expect(probe.changes(afterCard, probe.snapshot())).toEqual([
+      { what: 'provider ledger', detail: expect.stringMatching(/gift card ledger (\w+) → .*gift card ledger (?!\1)/) },
+    ]);
+
+    const afterGiftCard = probe.snapshot();
+    const transactionId = fixtures.idsByName.transaction_id![0]!;
+    const updated = await h
+      .http()
+      .put(`/transactions/${transactionId}`)
+      .set(h.headers(FUZZ_ACCOUNT))
+      .send({ metadata: { probe: 'check' } });
+    expect(updated.status, updated.text).toBe(200);
+    expect(probe.changes(afterGiftCard, await settle())).toEqual([
+      { what: 'transactions event', detail: `TransactionUpdated on transaction-${transactionId}` },
+    ]);
+
+    const afterEvent = probe.snapshot();
+    const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      const first = db.prepare('SELECT rowid AS id, created_at AS createdAt FROM vault_cards ORDER BY rowid LIMIT 1');
+      const row = first.get() as { id: number; createdAt: string };
+      db.prepare('UPDATE vault_cards SET created_at = ? WHERE rowid = ?').run('2000-01-01T00:00:00.000Z', row.id);
+      const changes = probe.changes(afterEvent, probe.snapshot());
+      db.prepare('UPDATE vault_cards SET created_at = ? WHERE rowid = ?').run(row.createdAt, row.id);
+      const sameCountOtherContent = expect.stringMatching(/^(\d+) rows, \w+ → \1 rows, \w+$/);
+      expect(changes).toEqual([{ what: 'transactions.vault_cards rows', detail: sameCountOtherContent }]);
+    } finally {
+      db.close();
+    }
+    expect(probe.changes(afterEvent, probe.snapshot())).toEqual([]);
+  });
+});
 
 /**
  * Bugs the fuzz found in the transactions service, each in its smallest form, kept as regression tests (fixed:
@@ -435,7 +554,8 @@ describe('hostile input against every endpoint', () => {
 
       if (batch.some(({ request, answer }) => mayHaveChangedState(request, answer))) {
         figures.batchesSettled++;
-        before = await settle(quietAfter(batch));
+        await settle(quietAfter(batch));
+        before = await checkRefusalsBesideWrites(figures, batch);
         continue;
       }
       figures.refusalsCheckedForStateChange += batch.filter(({ answer }) => refused(answer)).length;

@@ -174,22 +174,27 @@ describe('over-capture', () => {
     const beyond = await capture(over, t.id, { amount: 12_001 }).expect(400);
     expect(beyond.body.details).toEqual([expect.objectContaining({ pointer: '/amount', message: 'at most 12000' })]);
     expect(h.simulator.ledger.counts(t.id).captures).toBe(0);
-    await capture(over, t.id, { amount: 12_000 }).expect(200);
+    // A 200 also carries a declined or failed capture: the capture itself must succeed, here and at the provider.
+    const upTo = await capture(over, t.id, { amount: 12_000 }, preferCapture).expect(200);
+    const captured = { status: 'capture_succeeded', captured_amount: 12_000 };
+    expect(upTo.body).toMatchObject({ status: 'succeeded', amount: 12_000, transaction: captured });
     expect(h.simulator.ledger.counts(t.id).captures).toBe(1);
+    expect(h.simulator.ledger.findByReference(t.id)).toMatchObject({ status: 'captured', capturedAmount: 12_000 });
   });
 
   it('over_capture_percentage: 15 % over, summed over multiple captures; beyond it is 400', async () => {
     const t = await h.authorize(overPercent, { amount: 1_000 });
-    await capture(overPercent, t.id, { amount: 600 }).expect(200);
+    const first = await capture(overPercent, t.id, { amount: 600 }, preferCapture).expect(200);
+    expect(first.body).toMatchObject({ status: 'succeeded', amount: 600, transaction: { captured_amount: 600 } });
     const beyond = await capture(overPercent, t.id, { amount: 551 }).expect(400);
     expect(beyond.body.details).toEqual([expect.objectContaining({ message: 'at most 550' })]);
-    await capture(overPercent, t.id, { amount: 550, final: true }).expect(200);
+    const last = await capture(overPercent, t.id, { amount: 550, final: true }, preferCapture).expect(200);
+    const captured = { status: 'capture_succeeded', captured_amount: 1_150 };
+    expect(last.body).toMatchObject({ status: 'succeeded', amount: 550, transaction: captured });
     expect(h.simulator.ledger.counts(t.id).captures).toBe(2);
+    expect(h.simulator.ledger.findByReference(t.id)).toMatchObject({ status: 'captured', capturedAmount: 1_150 });
   });
 
-  // KNOWN GAP (reported): the mock-card simulator refuses any capture above what was authorized (`invalid_amount`,
-  // docs/simulator.md "Other rules"), and the connector has no way to tell it the account allows over-capture, so an
-  // over-capture the API accepts always fails at the payment service.
   it('over_capture_amount: a capture beyond the authorization, within the limit, succeeds at the payment service', async () => {
     const t = await h.authorize(over, { amount: 10_000 });
     const upTo = await capture(over, t.id, { amount: 12_000 }, preferCapture).expect(200);

@@ -140,6 +140,9 @@ it('kill -9 right after the second redemption: after the restart the reversal co
     return t && t.status === 'authorization_voided' && t.error_code !== null ? t : undefined;
   }, 30_000, service.output);
   expect(recovered.error_code).toBe('operation_canceled');
+  // The card's authorization is voided at the provider, not only in our record: nothing stays held on the card.
+  expect(simulator.ledger.counts(recovered.id)).toMatchObject({ authorizations: 1, voids: 1, captures: 0 });
+  expect(simulator.ledger.findByReference(recovered.id)).toMatchObject({ status: 'voided', capturedAmount: 0 });
   expect(recovered.gift_card_redemptions.map((r) => r.status)).toEqual(['reversed', 'reversed', 'skipped']);
   for (const number of numbers.slice(0, 2)) {
     const shown = (await (await fetch(`${simulator.url}/v1/gift-cards/cards/${number}`)).json()) as { balance: number; redemptions: { status: string }[] };

@@ -117,6 +117,9 @@ describe('split tender: a card for the rest', () => {
     }
     const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200)).body.items as { name: string }[];
     expect(events.map((e) => e.name)).toEqual(expect.arrayContaining(['gift-card-reversal-succeeded', 'gift-card-redemption-failed', 'payment-connector-response-transaction-void-succeeded']));
+    // Voided at the provider too, not only in our record: nothing stays held on the card.
+    expect(h.simulator.ledger.counts(response.body.id)).toMatchObject({ authorizations: 1, voids: 1, captures: 0 });
+    expect(h.simulator.ledger.findByReference(response.body.id)).toMatchObject({ status: 'voided', capturedAmount: 0 });
   });
 
   it('a declined card charges no gift card: every redemption skipped, the ledger untouched', async () => {
@@ -161,26 +164,49 @@ describe('refunds of a redemption', () => {
 });
 
 describe('refused before anything is charged', () => {
+  /**
+   * Each refusal is checked against both providers: the card provider's ledger holds no new authorization, and no
+   * gift card of the request was ever seen by the gift card provider (a balance check or redemption would show it).
+   */
+  const refusedUntouched = async (body: Record<string, unknown>, on = account) => {
+    const cardLedger = h.simulator.ledger.all().length;
+    const response = await pay(body, on);
+    expect(h.simulator.ledger.all().length, 'card authorizations at the provider').toBe(cardLedger);
+    for (const gift of (body.gift_cards as { number?: string }[] | undefined) ?? []) {
+      if (gift.number === undefined) continue;
+      expect(h.simulator.giftCard(gift.number), `gift card …${gift.number.slice(-4)}`).toBeUndefined();
+    }
+    return response;
+  };
+  const card = { method: 'card', number: '4111111111111111', expiration_date: '11/30' };
+  const unknownCard = { id: '6f1c2a8e-5d7b-4c3e-9a1f-0b2c3d4e5f60', amount: 1_000 };
+
   it('11 gift cards → 422; amounts that do not add up → 422; no gift card service → 400; an unknown stored card → 400', async () => {
     const eleven = Array.from({ length: 11 }, () => giftCard('05000', 100));
-    const tooMany = await pay({ amount: 1_100, gift_cards: eleven });
+    const tooMany = await refusedUntouched({ amount: 1_100, gift_cards: eleven });
     expect(tooMany.status).toBe(422);
     expect(JSON.stringify(tooMany.body)).toContain('gift_cards');
 
-    const short = await pay({ amount: 1_000, gift_cards: [giftCard('05000', 900)] });
+    const short = await refusedUntouched({ amount: 1_000, gift_cards: [giftCard('05000', 900)] });
     expect(short.status).toBe(422);
-    const over = await pay({ amount: 1_000, payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [giftCard('05000', 1_000)] });
+    const whole = [giftCard('05000', 1_000)];
+    const over = await refusedUntouched({ amount: 1_000, payment_method: card, gift_cards: whole });
     expect(over.status).toBe(422);
-    const nothing = await pay({ amount: 1_000 });
+    const nothing = await refusedUntouched({ amount: 1_000 });
     expect(nothing.status).toBe(422);
 
-    const noService = await pay({ amount: 1_000, gift_cards: [giftCard('05000', 1_000)] }, bare);
+    const noService = await refusedUntouched({ amount: 1_000, gift_cards: [giftCard('05000', 1_000)] }, bare);
     expect(noService.status).toBe(400);
     expect(JSON.stringify(noService.body)).toContain('no_gift_card_service');
+    const part = [giftCard('05000', 1_000)];
+    const noServiceWithCard = await refusedUntouched({ amount: 2_000, payment_method: card, gift_cards: part }, bare);
+    expect(noServiceWithCard.status).toBe(400);
 
-    const unknown = await pay({ amount: 1_000, gift_cards: [{ id: '6f1c2a8e-5d7b-4c3e-9a1f-0b2c3d4e5f60', amount: 1_000 }] });
+    const unknown = await refusedUntouched({ amount: 1_000, gift_cards: [unknownCard] });
     expect(unknown.status).toBe(400);
     expect(JSON.stringify(unknown.body)).toContain('gift_card_not_found');
+    const unknownWithCard = await refusedUntouched({ amount: 2_000, payment_method: card, gift_cards: [unknownCard] });
+    expect(unknownWithCard.status).toBe(400);
 
     const list = (await h.http().get('/transactions?limit=100').set(h.headers(bare)).expect(200)).body.items as unknown[];
     expect(list).toEqual([]);

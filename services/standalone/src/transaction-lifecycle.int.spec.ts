@@ -6,8 +6,9 @@
  * The simulator runs outside the embedded runtime (MOCK_CARD_URL) with a settle delay long enough to cancel a
  * pending authorization before it settles.
  */
+import { signatureHeader, signNotification } from '@switchyard/connectors';
 import { expectErrorBody } from '@switchyard/testing';
-import { isoWithOffset, startHarness, type Harness } from './transactions.harness';
+import { HARNESS_WEBHOOK_SECRET, isoWithOffset, startHarness, type Harness } from './transactions.harness';
 
 const SETTLE_DELAY_MS = 400;
 let h: Harness;
@@ -135,7 +136,9 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
     expect(settled).toMatchObject({ avs_response_code: 'unavailable', cvv_response_code: 'match' });
   });
 
-  it('500004: the same notification delivered twice is applied once', async () => {
+  // The transaction is already authorized here, so applying the copy would change nothing either: the deduplication
+  // itself is proven against a pending authorization below ("the same notification delivered twice is applied once").
+  it('500004: a notification the simulator sends twice is acknowledged (204) twice, changing nothing', async () => {
     const from = h.simulator.deliveries.length;
     const t = await h.authorize(account, { amount: 500_004 });
     expect(t.status).toBe('authorization_succeeded');
@@ -168,15 +171,86 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
   });
 });
 
-describe('the provider-notification endpoint', () => {
-  it('401 for an unsigned or forged notification, which changes nothing', async () => {
-    const t = await h.authorize(account, { amount: 1_800 });
-    const body = JSON.stringify({ event_id: 'evt-forged', type: 'authorization', sequence: 9, occurred_at: new Date().toISOString(), reference: t.id, transaction_id: t.payment_service_transaction_id, status: 'declined', error_code: 'issuer_decline' });
-    const url = `/payment-services/${connectionId}/notifications`;
-    await h.http().post(url).set('content-type', 'application/json').send(body).expect(401);
-    const stamp = Math.floor(Date.now() / 1000);
-    await h.http().post(url).set('content-type', 'application/json').set('x-mock-card-signature', `t=${stamp},v1=${'0'.repeat(64)}`).send(body).expect(401);
-    expect((await h.get(account, t.id)).status).toBe('authorization_succeeded');
+/**
+ * Notifications a pending authorization would obey: its own harness, whose simulator takes an hour to settle 500001,
+ * so the transaction stays `processing` for as long as the test needs and only the notifications sent here reach it.
+ */
+describe('the provider-notification endpoint, against an authorization still pending', () => {
+  let pending: Harness;
+  let pendingConnection: string;
+  beforeAll(async () => {
+    pending = await startHarness('lifecycle-notifications', { settleDelayMs: 3_600_000 });
+    await pending.createAccount(account);
+    pendingConnection = await pending.createConnection(account);
+  });
+  afterAll(() => pending?.stop());
+
+  const notify = (body: string, signature?: string) => {
+    const url = `/payment-services/${pendingConnection}/notifications`;
+    const request = pending.http().post(url).set('content-type', 'application/json');
+    return (signature === undefined ? request : request.set(signatureHeader, signature)).send(body);
+  };
+  const now = () => Math.floor(Date.now() / 1000);
+  const eventsOfPending = async (id: string): Promise<string[]> =>
+    (await pending.http().get(`/transactions/${id}/events`).set(pending.headers(account)).expect(200)).body.items.map(
+      (item: { context: { event: string } }) => item.context.event,
+    );
+  /** A well-formed authorization notification about `t`, as the simulator would send it. */
+  const notification = (t: { id: string; [field: string]: unknown }, eventId: string, fields: object) =>
+    JSON.stringify({
+      event_id: eventId,
+      type: 'authorization',
+      sequence: 2,
+      occurred_at: new Date().toISOString(),
+      reference: t.id,
+      transaction_id: t.payment_service_transaction_id,
+      amount: 500_001,
+      currency: 'USD',
+      ...fields,
+    });
+
+  it('401 for an unsigned or forged notification, which leaves the authorization pending, no new event', async () => {
+    const t = await pending.authorize(account, { amount: 500_001 });
+    expect(t.status).toBe('processing');
+    const before = await eventsOfPending(t.id);
+    const body = notification(t, `evt-forged-${t.id}`, { status: 'declined', error_code: 'issuer_decline' });
+    const altered = body.replace('"declined"', '"authorized"');
+    const forgeries: [string, string | undefined][] = [
+      ['unsigned', undefined],
+      ['a signature of zeros', `t=${now()},v1=${'0'.repeat(64)}`],
+      ['signed with another secret', signNotification('whsec_someone_else_0123456789', body, now())],
+      ['the signature of another body', signNotification(HARNESS_WEBHOOK_SECRET, altered, now())],
+      ['signed an hour ago', signNotification(HARNESS_WEBHOOK_SECRET, body, now() - 3_600)],
+    ];
+    for (const [forgery, signature] of forgeries) {
+      const refused = await notify(body, signature);
+      expect(refused.status, `${forgery}: ${refused.text}`).toBe(401);
+      expectErrorBody(refused.body, 401, 'unauthorized');
+    }
+    expect(await pending.get(account, t.id)).toMatchObject({ status: 'processing', error_code: null });
+    expect(await eventsOfPending(t.id)).toEqual(before);
+    // What the refusals kept out: the same notification, signed, declines the authorization.
+    await notify(body, signNotification(HARNESS_WEBHOOK_SECRET, body, now())).expect(204);
+    const declined = await pending.get(account, t.id);
+    expect(declined).toMatchObject({ status: 'authorization_declined', error_code: 'issuer_decline' });
+  });
+
+  it('the same notification delivered twice is applied once: a second `pending` appends nothing', async () => {
+    const t = await pending.authorize(account, { amount: 500_001 });
+    expect(t.status).toBe('processing');
+    const before = await eventsOfPending(t.id);
+    const body = notification(t, `evt-twice-${t.id}`, { status: 'pending' });
+    await notify(body, signNotification(HARNESS_WEBHOOK_SECRET, body, now())).expect(204);
+    const once = await eventsOfPending(t.id);
+    // Applied: each `pending` the provider sends is recorded, so a second delivery would be recorded again.
+    expect(once).toEqual([...before, 'AuthorizationPending']);
+    await notify(body, signNotification(HARNESS_WEBHOOK_SECRET, body, now())).expect(204);
+    expect(await eventsOfPending(t.id)).toEqual(once);
+    // Another event id with the same content is another notification: recorded.
+    const another = notification(t, `evt-other-${t.id}`, { status: 'pending' });
+    await notify(another, signNotification(HARNESS_WEBHOOK_SECRET, another, now())).expect(204);
+    expect(await eventsOfPending(t.id)).toEqual([...once, 'AuthorizationPending']);
+    expect((await pending.get(account, t.id)).status).toBe('processing');
   });
 });
 

@@ -141,10 +141,17 @@ describe('unknown outcomes and infrastructure errors', () => {
     expect(await impatient.sync({ reference: 'never-seen' })).toEqual({ outcome: 'not_found' });
   });
 
-  it('answers slowly on 501000 + n, then approves', async () => {
-    const started = Date.now();
-    expect(await connector.authorize(authorizeRequest({ amount: 501_025 }))).toMatchObject({ outcome: 'succeeded' });
-    expect(Date.now() - started).toBeGreaterThanOrEqual(240);
+  it('answers slowly on 501000 + n, then approves: an ordinary one sent after it is answered first', async () => {
+    // Order, not a stopwatch: the slow one (1 s) has reached the simulator before the ordinary one is sent.
+    const answered: string[] = [];
+    const slowRequest = authorizeRequest({ amount: 501_100 });
+    const slow = connector.authorize(slowRequest).finally(() => answered.push('slow'));
+    const reachedTheSimulator = () => expect(simulator.ledger.counts(slowRequest.reference).authorizations).toBe(1);
+    await vi.waitFor(reachedTheSimulator, { timeout: 10_000 });
+    const ordinary = await connector.authorize(authorizeRequest()).finally(() => answered.push('ordinary'));
+    expect(ordinary).toMatchObject({ outcome: 'succeeded' });
+    expect(await slow).toMatchObject({ outcome: 'succeeded', authorizedAmount: 501_100 });
+    expect(answered).toEqual(['ordinary', 'slow']);
   });
 
   it('throws a retriable ConnectorUnavailableError on 503 (500010), recording nothing', async () => {

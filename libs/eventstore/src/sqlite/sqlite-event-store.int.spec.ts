@@ -109,21 +109,30 @@ describe('SqliteEventStore', () => {
 
   describe('subscribe', () => {
     it('wakes at once on an append through the same store, without waiting for the poll', async () => {
+      // The poll's sleep runs on a clock that never moves here: only the append's notification can wake it.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const store = new SqliteEventStore(file('notify'), { pollIntervalMs: 60_000 });
       const seen: RecordedEvent[] = [];
       const subscription = store.subscribe({ handler: async (recorded) => void seen.push(recorded) });
+      const turns = async (n: number) => {
+        for (let turn = 0; turn < n && seen.length === 0; turn++) await new Promise((done) => setImmediate(done));
+      };
       try {
-        await new Promise((done) => setTimeout(done, 50));
+        await turns(5); // the first look, which finds nothing and goes to sleep
+        expect(seen).toEqual([]);
         await store.append('webhook-1', [{ type: 'WebhookQueued', data: {} }], { expectedRevision: 'no_stream' });
-
-        await waitUntil(() => seen.length === 1, 'the in-process append', 500);
+        await turns(100);
+        expect(seen).toHaveLength(1);
       } finally {
         await subscription.stop();
         await store.close();
+        vi.useRealTimers();
       }
     });
 
     it('retries a failing handler with a capped back-off, calling onError each time', async () => {
+      // A clock the test moves, 1 ms at a time: the back-off is measured exactly, however loaded the machine.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const store = new SqliteEventStore(file('backoff'), { retryBackoff: { initialDelayMs: 10, maxDelayMs: 40 } });
       const failedAt: number[] = [];
       let handled = 0;
@@ -137,36 +146,42 @@ describe('SqliteEventStore', () => {
       try {
         await store.append('webhook-1', [{ type: 'WebhookQueued', data: {} }], { expectedRevision: 'no_stream' });
 
-        await waitUntil(() => handled === 1, 'the handler to succeed after five failures', 2000);
+        for (let ms = 0; handled === 0 && ms < 1_000; ms++) await vi.advanceTimersByTimeAsync(1);
 
-        const gaps = failedAt.slice(1).map((at, index) => at - failedAt[index]!);
-        expect(gaps.every((gap) => gap >= 8 && gap < 200)).toBe(true);
+        expect(handled, 'the handler succeeded after five failures').toBe(1);
+        expect(failedAt).toHaveLength(5);
+        // 10 ms, doubling, capped at 40 ms.
+        expect(failedAt.slice(1).map((at, index) => at - failedAt[index]!)).toEqual([10, 20, 40, 40]);
       } finally {
         await subscription.stop();
         await store.close();
+        vi.useRealTimers();
       }
     });
   });
 
   describe('given two stores on the same file (as two processes would have)', () => {
-    it('a subscription on one sees the appends made through the other within a second', async () => {
+    it('a subscription on one sees the appends made through the other at its next poll', async () => {
+      // The poll's sleep runs on a clock the test moves: the append is seen after one poll interval, not before.
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
       const path = file('two-stores');
       const writer = new SqliteEventStore(path);
-      const reader = new SqliteEventStore(path);
+      const reader = new SqliteEventStore(path, { pollIntervalMs: 100 });
       const seen: RecordedEvent[] = [];
       const subscription = reader.subscribe({ handler: async (recorded) => void seen.push(recorded) });
       try {
+        await vi.advanceTimersByTimeAsync(1); // the reader's first look: nothing yet, it sleeps until the next poll
         await writer.append('transaction-1', [{ type: 'TransactionAuthorized', data: { amount: 100 } }], { expectedRevision: 'no_stream' });
-        const appendedAt = Date.now();
-
-        await waitUntil(() => seen.length === 1, 'the other store’s append', 1000);
-
-        expect(Date.now() - appendedAt).toBeLessThan(1000);
+        await vi.advanceTimersByTimeAsync(98);
+        expect(seen, 'no other process can wake the reader: only its poll finds the append').toEqual([]);
+        await vi.advanceTimersByTimeAsync(1);
+        expect(seen).toHaveLength(1);
         expect(seen[0]).toMatchObject({ streamId: 'transaction-1', type: 'TransactionAuthorized', data: { amount: 100 } });
       } finally {
         await subscription.stop();
         await reader.close();
         await writer.close();
+        vi.useRealTimers();
       }
     });
 
@@ -221,7 +236,8 @@ describe('SqliteEventStore', () => {
         expect(log).toHaveLength(total);
         expect(log.every((recorded, index) => index === 0 || compareSqlitePositions(log[index - 1]!.position, recorded.position) < 0)).toBe(true);
         expect(log.filter((recorded) => recorded.type === 'AppendedByChild')).toHaveLength(workers * appendsPerWorker);
-        await waitUntil(() => seen.length === total, 'the subscription to see both processes’ events', 2000);
+        // A guard, not a measure: the poll finds the child's events whenever the machine gets to it.
+        await waitUntil(() => seen.length === total, 'the subscription to see both processes’ events', 30_000);
         expect(seen.map((recorded) => recorded.position)).toEqual(log.map((recorded) => recorded.position));
         process.stdout.write(`two processes: ${total} appends, conflicts parent ${conflicts} / child ${childResult.conflicts}\n`);
       } finally {

@@ -6,9 +6,12 @@ import { probeRedis } from './probe-redis';
 import { RedisKeyValueStore, defaultRedisUrl } from './redis-key-value-store';
 
 // What keeps the gateway up when Redis is down: every call fails fast with a retriable error instead of hanging,
-// and the store comes back by itself.
+// and the store comes back by itself. Nothing here reads a clock. "Fast" is shown by order: with nothing
+// listening, the store's own timeout is set far beyond the test's (30 s), so only a call that fails at once lets
+// the test finish; a call to a frozen Redis must fail while Redis is still frozen.
 
-const FAIL_FAST_MS = 1_500;
+/** Longer than any test may run: a call that waited for it would fail the test by its timeout instead. */
+const NEVER_MS = 10 * 60_000;
 
 const operations: ReadonlyArray<readonly [string, (store: KeyValueStore) => Promise<unknown>]> = [
   ['get', (store) => store.get('k')],
@@ -22,13 +25,11 @@ const operations: ReadonlyArray<readonly [string, (store: KeyValueStore) => Prom
   ['ping', (store) => store.ping()],
 ];
 
-async function expectFastUnavailable(call: Promise<unknown>): Promise<void> {
-  const started = performance.now();
+async function expectUnavailable(call: Promise<unknown>): Promise<void> {
   const error = await call.then(
     () => undefined,
     (rejection: unknown) => rejection,
   );
-  expect(performance.now() - started).toBeLessThan(FAIL_FAST_MS);
   expect(error).toBeInstanceOf(KeyValueUnavailableError);
   expect(error).toMatchObject({ type: 'key_value_unavailable', retriable: true });
 }
@@ -36,7 +37,7 @@ async function expectFastUnavailable(call: Promise<unknown>): Promise<void> {
 describe('RedisKeyValueStore with nothing listening', () => {
   const stores: RedisKeyValueStore[] = [];
   const storeAtClosedPort = (): RedisKeyValueStore => {
-    const store = new RedisKeyValueStore({ url: 'redis://127.0.0.1:1' });
+    const store = new RedisKeyValueStore({ url: 'redis://127.0.0.1:1', timeoutMs: NEVER_MS });
     stores.push(store);
     return store;
   };
@@ -45,7 +46,7 @@ describe('RedisKeyValueStore with nothing listening', () => {
   });
 
   it.each(operations)('rejects %s right after start-up, fast and retriable', async (_, operation) => {
-    await expectFastUnavailable(operation(storeAtClosedPort()));
+    await expectUnavailable(operation(storeAtClosedPort()));
   });
 
   describe('a few reconnection attempts in', () => {
@@ -56,7 +57,7 @@ describe('RedisKeyValueStore with nothing listening', () => {
     });
 
     it.each(operations)('rejects %s, fast and retriable', async (_, operation) => {
-      await expectFastUnavailable(operation(store));
+      await expectUnavailable(operation(store));
     });
   });
 
@@ -83,8 +84,8 @@ describe('RedisKeyValueStore against a server that accepts connections but never
   });
 
   it('rejects a call within the timeout, retriable', async () => {
-    await expectFastUnavailable(store.set('k', 'v'));
-    await expectFastUnavailable(store.ping());
+    await expectUnavailable(store.set('k', 'v'));
+    await expectUnavailable(store.ping());
   });
 });
 
@@ -169,9 +170,9 @@ describe('RedisKeyValueStore when Redis goes away and comes back', async () => {
       await proxy.stop();
     });
 
-    const recovers = async (withinMs: number): Promise<boolean> => {
-      const deadline = performance.now() + withinMs;
-      while (performance.now() < deadline) {
+    /** Pings until one succeeds, with no call to reconnect: true once it does (the bound is a guard, not a measure). */
+    const recovers = async (): Promise<boolean> => {
+      for (let ping = 0; ping < 1_000; ping++) {
         if (await store.ping().then(() => true, () => false)) return true;
         await sleep(20);
       }
@@ -181,10 +182,10 @@ describe('RedisKeyValueStore when Redis goes away and comes back', async () => {
     it('fails fast while Redis is away and recovers by itself once it is back', async () => {
       await store.set(`${key}:a`, 'kept');
       await proxy.stop();
-      for (const [, operation] of operations) await expectFastUnavailable(operation(store));
+      for (const [, operation] of operations) await expectUnavailable(operation(store));
 
       await proxy.start();
-      expect(await recovers(3_000)).toBe(true);
+      expect(await recovers()).toBe(true);
       expect(await store.get(`${key}:a`)).toBe('kept');
     });
 
@@ -192,11 +193,12 @@ describe('RedisKeyValueStore when Redis goes away and comes back', async () => {
       await store.set(`${key}:a`, 'A');
       await store.set(`${key}:b`, 'B');
       proxy.freeze();
-      await expectFastUnavailable(store.get(`${key}:a`));
+      // Redis stays frozen until the call has failed: it cannot have waited for Redis to answer.
+      await expectUnavailable(store.get(`${key}:a`));
 
       proxy.thaw();
       // The late reply to the timed-out call must not be taken for the answer to the next one.
-      expect(await recovers(3_000)).toBe(true);
+      expect(await recovers()).toBe(true);
       expect(await store.get(`${key}:b`)).toBe('B');
       expect(await store.get(`${key}:a`)).toBe('A');
     });

@@ -1,11 +1,19 @@
 /**
  * The gift cards slice over a real store, read model and vault, beside the payment services that hold the gift card
- * service, with an in-memory gift card provider: store, read, list, delete, balances, issue and activate, usage
+ * service, with the real gift card provider: the simulator (`mock-gift-card`, docs/simulator.md "Gift cards"), a
+ * fresh one per test, called by its connector. Store, read, list, delete, balances, issue and activate, usage
  * counted from the transaction streams, and no number or PIN anywhere but the vault.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
-import { ConnectorUnavailableError, giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type GiftCardFailure } from '@switchyard/connectors';
+import {
+  giftCardDigitsOf,
+  mockGiftCardDefinition,
+  MockGiftCardConnector,
+  startSimulator,
+  type GiftCardConnector,
+  type RunningSimulator,
+} from '@switchyard/connectors';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
 import { PaymentServices } from '../payment-services/payment-services.slice';
@@ -17,48 +25,24 @@ import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 const shopA = { merchant_account_id: 'shop-a' };
 const shopB = { merchant_account_id: 'shop-b' };
 // Digits 7–15 appear in neither the BIN, sub-BIN nor last four: searched for wherever the card must not be.
+// The simulator: a PIN starting with 0 holds the PIN as an integer, a number ending 0000 is expired, PIN 10000 is
+// refused (invalid_gift_card); a card first seen by a balance check holds US dollars.
 const NUMBER = '6033991234567894321';
 const PIN = '0150073';
-const ISSUED = { number: '6033997777777771111', pin: '0246813' };
+const SIMULATOR_MERCHANT = 'sim-gift-cards';
 
-const failure = (errorCode: GiftCardFailure['errorCode'], rawErrorCode: string): GiftCardFailure => ({ outcome: 'failed', errorCode, rawErrorCode, rawErrorMessage: `Validation error: ${errorCode}` });
-
-/** PIN `0…` holds the PIN as an integer, a number ending 0000 is expired, anything else a wrong PIN. */
-class FakeProvider implements GiftCardConnector {
-  readonly definitionId = 'mock-gift-card';
-  down = false;
-  readonly calls: string[] = [];
-
-  private answer(card: GiftCardCredentials) {
-    if (card.number.endsWith('0000')) return failure('expired_card', '10001');
-    if (!card.pin?.startsWith('0')) return failure('invalid_gift_card', '10000');
-    return { outcome: 'succeeded' as const, balance: Number.parseInt(card.pin, 10), currency: 'EUR', expiresAt: '2030-01-31T00:00:00.000Z' };
-  }
-
-  private async call<T>(name: string, answer: () => T): Promise<T> {
-    this.calls.push(name);
-    if (this.down) throw new ConnectorUnavailableError('mock-gift-card unreachable (ECONNREFUSED)', true);
-    return answer();
-  }
-
-  balance(card: GiftCardCredentials) {
-    return this.call('balance', () => this.answer(card));
-  }
-  issue(request: { reference: string; theme: string; amount: number; currency: string }) {
-    return this.call('issue', () => ({ outcome: 'succeeded' as const, balance: request.amount, currency: request.currency, expiresAt: null, ...ISSUED }));
-  }
-  activate(request: { reference: string; card: GiftCardCredentials; amount?: number; currency: string }) {
-    return this.call('activate', () => ({ outcome: 'succeeded' as const, balance: request.amount ?? 0, currency: request.currency, expiresAt: null }));
-  }
-  redeem(): never {
-    throw new Error('not used');
-  }
-  reverse(): never {
-    throw new Error('not used');
-  }
-  refund(): never {
-    throw new Error('not used');
-  }
+/** The real connector, counting what the slice asks of the provider. */
+function counting(connector: GiftCardConnector, calls: string[]): GiftCardConnector {
+  return new Proxy(connector, {
+    get(target, key, receiver) {
+      const value: unknown = Reflect.get(target, key, receiver);
+      if (typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        calls.push(String(key));
+        return (value as (...a: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
 }
 
 let dir: string;
@@ -66,7 +50,9 @@ let storage: ServiceStorage;
 let host: ServiceHost;
 let paymentServices: PaymentServices;
 let giftCards: GiftCards;
-let provider: FakeProvider;
+let simulator: RunningSimulator;
+/** The provider calls the slice made, by connector method. */
+let calls: string[];
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
@@ -74,7 +60,11 @@ beforeEach(async () => {
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
   paymentServices = new PaymentServices(host.context);
-  provider = new FakeProvider();
+  simulator = await startSimulator({ webhookSecret: 'whsec_gift_cards_slice' });
+  calls = [];
+  const config = { baseUrl: simulator.url, merchantId: SIMULATOR_MERCHANT };
+  const connector = new MockGiftCardConnector(config, mockGiftCardDefinition);
+  const provider = counting(connector, calls);
   giftCards = new GiftCards(host.context, {
     paymentServices,
     connectors: { giftCardConnectorFor: () => provider },
@@ -87,6 +77,7 @@ beforeEach(async () => {
 afterEach(async () => {
   await host.stop();
   await storage.close();
+  await simulator.stop();
   removeTestDataDir(dir);
 });
 
@@ -135,8 +126,8 @@ describe('stored gift cards', () => {
       bin: '603399',
       sub_bin: '1234',
       last4: '4321',
-      currency: 'EUR',
-      expiration_date: '2030-01-31T00:00:00.000Z',
+      currency: 'USD',
+      expiration_date: null,
       buyer: {
         type: 'buyer',
         id: null,
@@ -176,7 +167,9 @@ describe('stored gift cards', () => {
 
     await giftCardService('shop-a');
     const wrongPin = await rejection(store(shopA, { pin: '10000' }));
-    expect(wrongPin).toMatchObject({ status: 400, code: 'bad_request', details: [{ location: 'body', pointer: '', type: 'invalid_gift_card', message: '10000: Validation error: invalid_gift_card' }] });
+    const message = '10000: Validation error: the gift card number or PIN is not valid.';
+    const detail = { location: 'body', pointer: '', type: 'invalid_gift_card', message };
+    expect(wrongPin).toMatchObject({ status: 400, code: 'bad_request', details: [detail] });
     expect(wrongPin.message).toMatch(/invalid_gift_card/);
     expect(await rejection(store(shopA, { number: '6033991234567890000' }))).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'expired_card' })] });
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
@@ -185,7 +178,7 @@ describe('stored gift cards', () => {
 
   it('answers 502 when the gift card service cannot be reached, and stores nothing', async () => {
     await giftCardService('shop-a');
-    provider.down = true;
+    simulator.setOutage(SIMULATOR_MERCHANT, true);
     expect(await rejection(store())).toMatchObject({ status: 502, code: 'bad_gateway' });
     expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }] } }))).toMatchObject({ status: 502 });
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
@@ -264,8 +257,8 @@ describe('usage, from the transaction streams', () => {
       bin: '603399',
       sub_bin: '1234',
       last4: '4321',
-      currency: 'EUR',
-      expiration_date: '2030-01-31T00:00:00.000Z',
+      currency: 'USD',
+      expiration_date: null,
       balance: null,
       balance_error_code: null,
       balance_raw_error_code: null,
@@ -277,7 +270,8 @@ describe('usage, from the transaction streams', () => {
     });
     expect(giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-2', sort_by: 'last_used_at', order_by: 'desc' }).items.map((item) => item.id)).toEqual([other.id]);
     expect(giftCards.buyerList({ ...shopB, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' }).items).toEqual([]);
-    expect(provider.calls.filter((call) => call === 'balance')).toHaveLength(4); // the stores only: listing asks the service nothing
+    // The stores only: listing asks the service nothing.
+    expect(calls.filter((call) => call === 'balance')).toHaveLength(4);
   });
 
   it('rebuilds the same counters from the log', async () => {
@@ -301,12 +295,13 @@ describe('balances, issue and activate', () => {
       body: { items: [{ number: '6033990000000001000', pin: '01000' }, { id: stored.id }, { number: '6033990000000000000', pin: '01000' }, { number: NUMBER, pin: '10000' }] },
     });
     expect(items.map((item) => [item.id, item.last4, item.balance, item.currency, item.balance_error_code, item.balance_raw_error_code])).toEqual([
-      [null, '1000', 1000, 'EUR', null, null],
-      [stored.id, '4321', 2000, 'EUR', null, null],
+      [null, '1000', 1000, 'USD', null, null],
+      [stored.id, '4321', 2000, 'USD', null, null],
       [null, '0000', null, null, 'expired_card', '10001'],
       [null, '4321', null, null, 'invalid_gift_card', '10000'],
     ]);
-    expect(items[3]).toMatchObject({ balance_raw_error_message: 'Validation error: invalid_gift_card', usage_count: 0, last_used_at: null });
+    const refused = { balance_raw_error_message: 'Validation error: the gift card number or PIN is not valid.' };
+    expect(items[3]).toMatchObject({ ...refused, usage_count: 0, last_used_at: null });
 
     const unknown = await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }, { id: randomUUID() }] } }));
     expect(unknown).toMatchObject({ status: 404, details: [expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' })] });
@@ -317,11 +312,16 @@ describe('balances, issue and activate', () => {
     await giftCardService('shop-a');
     const body = { theme: 'birthday', amount: 5000, currency: 'EUR' };
     const issued = await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' });
+    // The simulator makes up the number (16–19 digits) and the PIN (0 and 7 digits): as a real provider would.
+    const card = { number: issued.number as string, pin: issued.pin as string };
+    expect(card.number).toMatch(/^\d{16,19}$/);
+    expect(card.pin).toMatch(/^0\d{7}$/);
+    const digits = giftCardDigitsOf(card.number);
     expect(issued).toEqual({
       type: 'gift-card',
       id: null,
       merchant_account_id: 'shop-a',
-      ...{ bin: '603399', sub_bin: '7777', last4: '1111' },
+      ...{ bin: digits.bin, sub_bin: digits.subBin, last4: digits.last4 },
       currency: 'EUR',
       expiration_date: null,
       balance: 5000,
@@ -332,27 +332,35 @@ describe('balances, issue and activate', () => {
       cit_usage_count: 0,
       last_used_at: null,
       cit_last_used_at: null,
-      ...ISSUED,
+      ...card,
     });
+    // The provider holds it as answered.
+    expect(simulator.giftCard(card.number)).toMatchObject({ balance: 5000, currency: 'EUR' });
     expect(await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' })).toEqual(issued);
-    expect(provider.calls).toEqual(['issue']);
+    expect(calls).toEqual(['issue']);
     expect(await rejection(giftCards.issue({ ...shopA, body: { ...body, amount: 1 }, idempotency_key: 'issue-1' }))).toMatchObject({ status: 409 });
     const kept = JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all());
     expect(kept).toContain('issue-1');
-    for (const secret of [ISSUED.number, ISSUED.pin]) expect(kept).not.toContain(secret);
-    expect(await everything()).not.toContain(ISSUED.number);
+    for (const secret of [card.number, card.pin]) expect(kept).not.toContain(secret);
+    expect(await everything()).not.toContain(card.number);
 
-    expect(await giftCards.issue({ ...shopA, body })).toMatchObject(ISSUED);
-    expect(giftCardDigitsOf(ISSUED.number)).toEqual({ bin: issued.bin, subBin: issued.sub_bin, last4: issued.last4 });
+    // Without a key, another card.
+    const another = await giftCards.issue({ ...shopA, body });
+    expect(another).toMatchObject({ balance: 5000, currency: 'EUR' });
+    expect(another.number).not.toBe(card.number);
+    expect(calls).toEqual(['issue', 'issue']);
   });
 
   it('activates a card: its summary with the balance; idempotent by key', async () => {
     await giftCardService('shop-a');
+    // A card first seen with PIN 0987654 holds 9,876.54; the activation loads 25.00 more.
     const body = { number: NUMBER, pin: '0987654', amount: 2500, currency: 'EUR' };
     const activated = await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' });
-    expect(activated).toMatchObject({ id: null, bin: '603399', sub_bin: '1234', last4: '4321', balance: 2500, currency: 'EUR', balance_error_code: null });
+    const loaded = { balance: 987_654 + 2_500, currency: 'EUR', balance_error_code: null };
+    expect(activated).toMatchObject({ id: null, bin: '603399', sub_bin: '1234', last4: '4321', ...loaded });
     expect(await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' })).toEqual(activated);
-    expect(provider.calls).toEqual(['activate']);
+    expect(calls).toEqual(['activate']);
+    expect(simulator.giftCard(NUMBER)).toMatchObject({ balance: 987_654 + 2_500 });
     for (const secret of [NUMBER, '0987654']) expect(JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
   });
 });

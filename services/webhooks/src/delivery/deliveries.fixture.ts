@@ -105,8 +105,8 @@ export interface Received {
   readonly answered: number | null;
 }
 
-/** How the receiver answers a request: a status, after `delayMs` if given. */
-export type Answer = number | { status: number; delayMs: number };
+/** How the receiver answers a request: a status, after `delayMs` if given, or once `until` has settled. */
+export type Answer = number | { status: number; delayMs: number } | { status: number; until: Promise<unknown> };
 
 export class Receiver {
   readonly requests: Received[] = [];
@@ -134,7 +134,9 @@ export class Receiver {
         const rawBody = Buffer.concat(chunks).toString('utf8');
         const base = { url: request.url ?? '', headers: request.headers, rawBody, event: JSON.parse(rawBody) as WebhookEvent, webhookId: String(request.headers['x-service-webhook-id']) };
         const answer = this.answer(base, this.requests.length);
-        const { status, delayMs } = typeof answer === 'number' ? { status: answer, delayMs: 0 } : answer;
+        type Given = { status: number; delayMs?: number; until?: Promise<unknown> };
+        const given: Given = typeof answer === 'number' ? { status: answer } : answer;
+        const { status, delayMs = 0, until } = given;
         const entry = { ...base, answered: null as number | null };
         this.requests.push(entry);
         const reply = () => {
@@ -142,7 +144,8 @@ export class Receiver {
           entry.answered = status;
           response.writeHead(status, { 'content-type': 'text/plain' }).end('ok');
         };
-        if (delayMs > 0) setTimeout(reply, delayMs);
+        if (until) void until.finally(reply);
+        else if (delayMs > 0) setTimeout(reply, delayMs);
         else reply();
       });
     });
@@ -230,6 +233,8 @@ export class Harness {
   private readonly dir: string;
   private publisher = new InProcessMessageBus({ broker: this.broker, ...quietBus });
   private running: { deliveries: Deliveries; bus: InProcessMessageBus; db: Database.Database } | null = null;
+  /** The slice's clock (its context's `now`): a test may set one it moves itself before `start`. */
+  now: () => Date = () => new Date();
 
   constructor(private readonly options: Partial<Omit<DeliveriesOptions, 'bus' | 'rpc'>> = {}) {
     this.dir = fs.mkdtempSync(path.join(os.tmpdir(), 'webhook-deliveries-'));
@@ -253,7 +258,7 @@ export class Harness {
     const context: ServiceContext = {
       store: {} as EventStore,
       db,
-      now: () => new Date(),
+      now: () => this.now(),
       newId: randomUUID,
       catchUp: async () => undefined,
     };
