@@ -16,7 +16,27 @@ export interface BuiltClient {
   readonly types: string;
 }
 
+/**
+ * Builds into a scratch folder beside `outDir`, then moves each file into place (a rename replaces a file at once),
+ * so that a process reading `outDir` while another builds never sees half a file.
+ */
 export async function buildClient(outDir = defaultOutDir): Promise<BuiltClient> {
+  const scratch = `${outDir}.building-${process.pid}-${Date.now()}`;
+  try {
+    await buildInto(scratch);
+    for (const file of fs.readdirSync(scratch, { recursive: true, encoding: 'utf8' })) {
+      const from = path.join(scratch, file);
+      if (!fs.statSync(from).isFile()) continue;
+      fs.mkdirSync(path.dirname(path.join(outDir, file)), { recursive: true });
+      fs.renameSync(from, path.join(outDir, file));
+    }
+  } finally {
+    fs.rmSync(scratch, { recursive: true, force: true });
+  }
+  return { esm: path.join(outDir, 'esm/index.mjs'), cjs: path.join(outDir, 'cjs/index.cjs'), types: path.join(outDir, 'types/index.d.ts') };
+}
+
+async function buildInto(outDir: string): Promise<BuiltClient> {
   const esbuild = await import('esbuild');
   const packageJson = JSON.parse(fs.readFileSync(path.join(clientRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
   const common = {
