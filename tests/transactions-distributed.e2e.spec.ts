@@ -179,6 +179,18 @@ describeWithInfra('transactions through the distributed runtime: two gateways, i
     expect(await ledger(t.id)).toMatchObject({ authorizations: 1, captures: 3 });
   });
 
+  it('answers 404 for a transaction of a merchant account that does not exist (identity asked over RPC), and pays for a known one (issue 22, item 12)', async () => {
+    const ghost = { [merchantHeader]: `ghost-${randomBytes(4).toString('hex')}` };
+    // A connection recorded under the unknown id, where the gateway lets one be: the transaction still is refused.
+    await send(runtime.baseUrl, 'POST', '/payment-services', { display_name: 'Cards', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'g' }], accepted_currencies: ['USD'], accepted_countries: ['US'] }, { headers: ghost });
+    for (const url of [runtime.baseUrl, runtime.secondUrl]) {
+      const refused = await send(url, 'POST', '/transactions', card(1_000, pans.visa, 'authorize'), { headers: ghost });
+      expect(refused.status, refused.text).toBe(404);
+      expect(refused.body).toMatchObject({ type: 'error', code: 'not_found', status: 404 });
+    }
+    expect((await createTransaction(1_000, pans.visa, 'authorize')).status).toBe('authorization_succeeded');
+  });
+
   it('leaves no full card number in the data directory, the logs or any Kafka message', async () => {
     // Cards in every flow the service has: authorize and capture at once, later captures, partial and full
     // refunds, a void, a decline, an idempotent create, and a request refused by validation with a card in it.

@@ -9,11 +9,20 @@
  * Chromium missing: `SKIP dashboard in Chromium: …` (a failure under SWITCHYARD_REQUIRE_INFRA=1; `.ci/run` installs it).
  */
 import fs from 'node:fs';
+import {
+  adyenScenarioAmounts,
+  providerDocumentsDir,
+  startAdyenFake,
+  startStripeFake,
+  type RunningAdyenFake,
+  type RunningStripeFake,
+} from '@switchyard/connectors/src/testing';
 import { describeWithInfra, runCliWithInput } from '@switchyard/testing';
 import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumAvailability, launchChromium, screenshotPath } from './chromium';
 import { startHarness, type Harness } from '../../services/standalone/src/transactions.harness';
 import { WebhookReceiver } from '../../services/standalone/src/webhooks.receiver';
+import { adyenCredentials, createAdyenConnections, createStripeConnections } from '../providers/provider-connections';
 
 
 const EMAIL = 'operator@example.com';
@@ -28,6 +37,8 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
   let browser: BrowserContext;
   let transactionId: string;
   let subscriptionId: string;
+  let adyen: RunningAdyenFake | undefined;
+  let stripe: RunningStripeFake | undefined;
 
   beforeAll(async () => {
     receiver = await new WebhookReceiver().up();
@@ -71,6 +82,8 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     await chrome?.close();
     await harness?.stop();
     await receiver?.down();
+    await adyen?.stop();
+    await stripe?.stop();
   });
 
   it('signs in, shows the timeline of a captured and partly refunded payment with the state after each step, and replays a failed webhook delivery', { timeout: 180_000 }, async ({ annotate }) => {
@@ -158,5 +171,75 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     expect(pageErrors).toEqual([]);
     // The one refusal the page met is the wrong password (and the session check before signing in).
     expect(failedRequests.filter((failed) => !/^401 (POST \/dashboard\/api\/login|GET \/dashboard\/api\/session)$/.test(failed))).toEqual([]);
+  });
+
+  const title = 'shows the connections of adyen-card and stripe-card: the chart, the connection filter, a transaction';
+  it.skipIf(!providerDocumentsDir())(title, { timeout: 120_000 }, async () => {
+    adyen = await startAdyenFake({ ...adyenCredentials });
+    stripe = await startStripeFake();
+    // EUR only: the payments of the test above (USD) never route to them.
+    const adyenConnections = await createAdyenConnections(harness, 'default', adyen);
+    const stripeConnections = await createStripeConnections(harness, 'default', stripe);
+    const card = { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '737' };
+    const pay = (paymentServiceId: string, amount: number) =>
+      harness.authorize('default', {
+        amount,
+        currency: 'EUR',
+        payment_method: card,
+        intent: 'authorize',
+        payment_service_id: paymentServiceId,
+      });
+    const viaAdyen = await pay(adyenConnections.connectionId, 2_000);
+    expect(viaAdyen.status).toBe('authorization_succeeded');
+    const declined = await pay(adyenConnections.connectionId, adyenScenarioAmounts.insufficientFunds);
+    expect(declined.status).toBe('authorization_declined');
+    expect((await pay(stripeConnections.connectionId, 3_000)).status).toBe('authorization_succeeded');
+
+    const page: Page = await browser.newPage();
+    const pageErrors: string[] = [];
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    await page.goto(`${harness.baseUrl}/dashboard`);
+    const signedIn = page.locator('[data-testid="signed-in-as"]');
+    await page.locator('input[name="email"]').or(signedIn).first().waitFor({ timeout: 15_000 });
+    if (!(await signedIn.isVisible())) {
+      await page.locator('input[name="email"]').fill(EMAIL);
+      await page.locator('input[name="password"]').fill(PASSWORD);
+      await page.locator('button[type="submit"]').click();
+      await signedIn.waitFor({ timeout: 15_000 });
+    }
+
+    // The chart: each connection by its name, with its own rate.
+    await page.locator('nav a', { hasText: 'Authorizations' }).click();
+    const chartOf = (id: string) => page.locator(`[data-testid="connection-chart"][data-payment-service-id="${id}"]`);
+    const adyenChart = chartOf(adyenConnections.connectionId);
+    const stripeChart = chartOf(stripeConnections.connectionId);
+    await adyenChart.waitFor({ timeout: 15_000 });
+    expect(await adyenChart.locator('figcaption strong').textContent()).toBe('Adyen SwitchyardShop');
+    expect(await adyenChart.locator('[data-testid="success-rate"]').textContent()).toBe('50.0%');
+    expect(await stripeChart.locator('figcaption strong').textContent()).toBe('Stripe 1');
+    expect(await stripeChart.locator('[data-testid="success-rate"]').textContent()).toBe('100.0%');
+
+    // The transactions, filtered by the Adyen connection; then one of them.
+    await page.locator('nav a', { hasText: 'Transactions' }).click();
+    const filter = page.locator('select[name="payment_service_id"]');
+    const names = ['Adyen SwitchyardShop', 'Adyen SwitchyardDown', 'Stripe 0', 'Stripe 1'];
+    const options = () => filter.locator('option').allTextContents();
+    await expect.poll(options, { timeout: 15_000 }).toEqual(expect.arrayContaining(names));
+    await filter.selectOption(adyenConnections.connectionId);
+    await page.locator('button[type="submit"]', { hasText: 'Apply' }).click();
+    const rows = page.locator('[data-testid="transactions"] tbody tr[data-transaction-id]');
+    await expect.poll(() => rows.count(), { timeout: 15_000 }).toBe(2);
+    expect(new Set(await rows.locator('td:nth-child(7)').allTextContents())).toEqual(new Set(['Adyen SwitchyardShop']));
+    await page.locator(`[data-transaction-id="${viaAdyen.id}"] a`).click();
+    await page.locator('[data-testid="timeline"] li').first().waitFor({ timeout: 15_000 });
+    expect(await page.locator('[data-testid="transaction-status"]').textContent()).toBe('authorization_succeeded');
+    // The summary's Connection (the timeline's steps name the connection too, by id).
+    const summary = page.locator('dt', { hasText: /^Connection$/ }).first();
+    const connection = summary.locator('xpath=following-sibling::dd[1]');
+    expect(await connection.textContent()).toBe('Adyen SwitchyardShop');
+    const file = screenshotPath('dashboard-provider-connections');
+    await page.screenshot({ path: file, fullPage: true });
+    process.stdout.write(`dashboard screenshot: ${file}\n`);
+    expect(pageErrors).toEqual([]);
   });
 });

@@ -9,6 +9,11 @@ import path from 'node:path';
 import { loadSettings } from '@switchyard/config';
 import { startEmbedded, type EmbeddedService } from '@switchyard/standalone/src/embedded';
 import { createTestDataDir, removeTestDataDir, repoRoot, signToken } from '@switchyard/testing';
+import Database from 'better-sqlite3';
+import { InProcessMessageBus } from '@switchyard/bus';
+import { transactionsTopic, type EventMessage } from '@switchyard/contracts';
+import { SqliteEventStore } from '@switchyard/eventstore';
+import { transactionsRelay } from '@switchyard/transactions';
 import pino from 'pino';
 
 const fixture = path.join(repoRoot, 'tests/fixtures/release-0.1.0');
@@ -77,3 +82,115 @@ function expectLaterUse(now: unknown, then: unknown): void {
 }
 const withoutLastUse = (body: unknown): unknown =>
   JSON.parse(JSON.stringify(body), (name, value: unknown) => (name === 'last_used_at' ? undefined : value));
+
+/**
+ * Event schema versions (issue 22, item 14). Release 0.1.0 wrote every event without a version (version 1); this
+ * release writes `TransactionCreated` version 2, which names the vault card and its use (`vaultCard`), and reads
+ * version 1 through its upcaster. Exercised on the fixture: the one-off card shredder, the relay and new payments.
+ * These run after the answers above, which this release gave on the same upcast data.
+ */
+describe('event schema versions on the release 0.1.0 data directory', () => {
+  interface RawEvent {
+    stream_id: string;
+    type: string;
+    data: string;
+    metadata: string;
+  }
+  const rawEvents = (file: string, type: string): RawEvent[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare('SELECT stream_id, type, data, metadata FROM events WHERE type = ? ORDER BY position').all(type) as RawEvent[];
+    } finally {
+      db.close();
+    }
+  };
+  const vaultCardIds = (file: string): string[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return (db.prepare('SELECT id FROM vault_cards').all() as { id: string }[]).map((row) => row.id);
+    } finally {
+      db.close();
+    }
+  };
+  /** What 0.1.0 kept each card for, read from the version 1 details directly (not through this release's upcaster). */
+  const createdIn0_1_0 = () => {
+    const copy = path.join(createTestDataDir('upgrade-0.1.0-raw'), 'transactions.db');
+    fs.copyFileSync(path.join(fixture, 'data-dir', 'transactions.db'), copy);
+    const events = rawEvents(copy, 'TransactionCreated');
+    const cards = vaultCardIds(copy);
+    removeTestDataDir(path.dirname(copy));
+    return {
+      cards,
+      created: events.map((event) => {
+        const details = (JSON.parse(event.data) as { details: { instrumentType?: string; store?: boolean; checkoutSessionId?: string; paymentMethod?: { id: string | null } } }).details;
+        const oneOff = details.instrumentType === 'pan' && !details.store && !details.checkoutSessionId;
+        return { streamId: event.stream_id, metadata: JSON.parse(event.metadata) as Record<string, unknown>, cardId: details.paymentMethod?.id ?? null, oneOff };
+      }),
+    };
+  };
+
+  it('finds version 1 events in the fixture, and one-off cards 0.1.0 kept in its vault', () => {
+    const { cards, created } = createdIn0_1_0();
+    expect(created.length).toBeGreaterThan(10);
+    for (const event of created) expect(event.metadata.schemaVersion).toBeUndefined();
+    const oneOff = created.filter((event) => event.oneOff).map((event) => event.cardId);
+    expect(oneOff.length).toBeGreaterThan(5);
+    expect(cards).toEqual(expect.arrayContaining(oneOff));
+  });
+
+  it("upcasts them: every one-off card of a completed payment is shredded, every other card is kept", async () => {
+    await service.transactions.catchUp();
+    const { created } = createdIn0_1_0();
+    const left = new Set(vaultCardIds(path.join(dataDir, 'transactions.db')));
+    for (const event of created.filter((e) => e.cardId)) expect(left.has(event.cardId!), `${event.streamId}: card ${event.cardId}`).toBe(!event.oneOff);
+  });
+
+  it('relays version 1 events in their current shape: version 2 with the vault card named', async () => {
+    const store = new SqliteEventStore(path.join(dataDir, 'transactions.db'));
+    const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
+    const checkpoints = new Database(':memory:');
+    const messages: EventMessage[] = [];
+    await bus.subscribe({
+      groupId: 'upgrade-check',
+      topics: [transactionsTopic],
+      handler: async (message) => {
+        messages.push(JSON.parse(message.value) as EventMessage);
+      },
+    });
+    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, { pollIntervalMs: 20, onError: () => undefined });
+    try {
+      await relay.flush();
+    } finally {
+      await relay.stop();
+      await bus.close();
+      await store.close();
+      checkpoints.close();
+    }
+    const created = messages.filter((message) => message.type === 'TransactionCreated');
+    const { created: raw } = createdIn0_1_0();
+    expect(created.length).toBeGreaterThanOrEqual(raw.length);
+    for (const event of raw) {
+      const relayed = created.find((message) => message.stream_id === event.streamId);
+      expect(relayed?.metadata).toMatchObject({ schemaVersion: 2 });
+      expect((relayed?.data as { vaultCard: unknown }).vaultCard).toEqual(event.cardId ? { id: event.cardId, use: expect.any(String) } : null);
+      if (event.oneOff) expect(relayed?.data).toMatchObject({ vaultCard: { use: 'one_off' } });
+    }
+  });
+
+  it('writes version 2 for new payments beside the old ones, and shreds their one-off cards too', async () => {
+    const paid = await fetch(`${base}/transactions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ amount: 1_500, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } }),
+    });
+    expect(paid.status).toBe(201);
+    const { id, payment_method: method } = (await paid.json()) as { id: string; payment_method: { id: string } };
+    await service.transactions.catchUp();
+    const written = rawEvents(path.join(dataDir, 'transactions.db'), 'TransactionCreated').find((event) => event.stream_id === `transaction-${id}`);
+    expect(JSON.parse(written!.metadata)).toMatchObject({ schemaVersion: 2 });
+    expect(JSON.parse(written!.data)).toMatchObject({ vaultCard: { id: method.id, use: 'one_off' } });
+    const completed = rawEvents(path.join(dataDir, 'transactions.db'), 'CreateRequestCompleted').find((event) => event.stream_id === `transaction-${id}`);
+    expect(JSON.parse(completed!.metadata)).toMatchObject({ schemaVersion: 1 });
+    expect(vaultCardIds(path.join(dataDir, 'transactions.db'))).not.toContain(method.id);
+  });
+});

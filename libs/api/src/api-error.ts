@@ -47,17 +47,23 @@ const serverFailureMessage = 'Request could not be processed';
 
 export class ApiError extends Error {
   readonly code: string;
+  /**
+   * The same request may succeed if sent again: 425, 429, every 5xx, and a refusal marked so (a 409 for a race lost
+   * to another writer). Idempotency stores never keep such an answer against a key.
+   */
+  readonly retryable: boolean;
 
   constructor(
     readonly status: ErrorStatus,
     message: string,
     readonly details: readonly ErrorDetail[] = [],
-    options: { code?: string; resourceId?: string; cause?: unknown } = {},
+    options: { code?: string; resourceId?: string; cause?: unknown; retryable?: boolean } = {},
   ) {
     super(message, { cause: options.cause });
     this.name = 'ApiError';
     this.code = options.code ?? errorCodes[status];
     this.resourceId = options.resourceId;
+    this.retryable = options.retryable ?? (status === 425 || status === 429 || status >= 500);
   }
 
   readonly resourceId: string | undefined;

@@ -100,7 +100,9 @@ function childSchemas(schemas: readonly Schema[], key: string | number): Schema[
   for (const schema of opened(schemas)) {
     const def = schema._zod.def as unknown as Record<string, unknown>;
     if (def.type === 'object') {
-      const child = (def.shape as Record<string, Schema>)[key] ?? def.catchall;
+      // Own keys only: a body may name `constructor` or `toString`, which every object inherits.
+      const shape = def.shape as Record<string, Schema>;
+      const child = (Object.hasOwn(shape, key) ? shape[key] : undefined) ?? def.catchall;
       if (child) children.push(child as Schema);
     } else if (def.type === 'array') children.push(def.element as Schema);
     else if (def.type === 'record' || def.type === 'map') children.push(def.valueType as Schema);

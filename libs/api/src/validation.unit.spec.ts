@@ -69,3 +69,11 @@ describe('fields the schema marks write-only (passwords, keys, credentials)', ()
     expect(whole?.input).toEqual({ token: '[redacted]' });
   });
 });
+
+it("echoes a body whose keys are Object.prototype's names (constructor, toString) without throwing", () => {
+  // Found by the hostile-input suite: `shape[key]` read the prototype's `constructor` as a schema (500, not 422).
+  const [issue] = issuesOf(z.object({ name: z.string() }), { constructor: 'x', toString: 1, name: 3 });
+  expect(issue).toMatchObject({ loc: ['body', 'name'], input: 3 });
+  const [nested] = issuesOf(z.object({ a: z.object({ n: z.number() }) }), { a: { constructor: 'x', n: 'y' } });
+  expect(nested).toMatchObject({ loc: ['body', 'a', 'n'], input: 'y' });
+});

@@ -135,6 +135,12 @@ export interface SyncRequest {
   readonly reference: string;
   /** Absent after an authorization whose outcome is unknown: the provider is asked by `reference`. */
   readonly providerTransactionId?: string;
+  /**
+   * When the authorization was sent (ISO-8601). A provider whose lookup by reference lags behind its writes (Stripe's
+   * search) answers `unknown` rather than `not_found` while the authorization is younger than that lag; absent: the
+   * lookup's answer is taken as it is.
+   */
+  readonly attemptedAt?: string;
 }
 
 // ---- results ------------------------------------------------------------------------------------------------
@@ -272,7 +278,8 @@ export type ProviderNotification =
   | (NotificationBase & {
       readonly type: 'refund';
       readonly providerRefundId: string;
-      readonly refundReference: string;
+      /** Our refund id, when the provider echoes it; else the refund is found by `providerRefundId`. */
+      readonly refundReference?: string;
       readonly status: 'succeeded' | 'failed';
       readonly amount: number;
       readonly currency: string;
@@ -331,9 +338,13 @@ export interface Connector {
   sync(request: SyncRequest): Promise<SyncResult>;
   /**
    * Verifies and decodes a provider notification. Throws `NotificationRejectedError` on bad input or signature;
-   * null: verified, but about nothing a transaction tracks (a report, a dispute): acknowledged, nothing applied.
+   * null (or an empty list): verified, but about nothing a transaction tracks (a report, a dispute): acknowledged,
+   * nothing applied. A provider that batches events (Adyen's `notificationItems`) answers each, in its order.
    */
-  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null;
+  parseNotification(
+    rawBody: string | Uint8Array,
+    headers: NotificationHeaders,
+  ): ProviderNotification | readonly ProviderNotification[] | null;
   /** The answer the provider expects for a notification it may stop resending (Adyen: `[accepted]`). */
   readonly notificationAnswer?: NotificationAnswer;
 }

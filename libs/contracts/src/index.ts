@@ -4,6 +4,7 @@ export * from './api-key-pairs';
 export * from './merchant-accounts';
 export * from './transactions';
 export * from './payment-services';
+export * from './payment-service-definition-fields';
 export * from './webhooks';
 export * from './flow-rules';
 export * from './gift-cards';

@@ -3,6 +3,7 @@
  * Switchyard can connect to) on the wire, and the transactions RPC patterns behind them.
  */
 import { z } from 'zod';
+import { definitionFieldsDescription } from './payment-service-definition-fields';
 
 export const paymentServicePatterns = {
   list: 'transactions.payment-services.list',
@@ -145,21 +146,58 @@ const settingsShape = {
 
 const displayName = z.string().max(200);
 
+const fieldsDescription = `The credentials and settings the definition takes, by key:
+${definitionFieldsDescription()}
+
+A secret field is never answered back; a required one must be sent.`;
+
 export const paymentServiceCreateSchema = z
   .object({
     display_name: displayName,
     payment_service_definition_id: z.string().min(1).max(100),
-    fields: z.array(field).max(100),
+    fields: z.array(field).max(100).meta({ description: fieldsDescription }),
     reporting_fields: z.array(field).max(100).optional(),
     ...settingsShape,
   })
   .strict()
-  .meta({ id: 'PaymentServiceCreate' });
+  .meta({
+    id: 'PaymentServiceCreate',
+    examples: [
+      {
+        display_name: 'Adyen cards',
+        payment_service_definition_id: 'adyen-card',
+        fields: [
+          { key: 'api_key', value: 'AQE…' },
+          { key: 'merchant_account', value: 'YourCompanyECOM' },
+          { key: 'hmac_key', value: '44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056' },
+        ],
+        accepted_currencies: ['EUR'],
+        accepted_countries: ['NL'],
+      },
+      {
+        display_name: 'Stripe cards',
+        payment_service_definition_id: 'stripe-card',
+        fields: [
+          { key: 'secret_key', value: 'sk_test_…' },
+          { key: 'webhook_secret', value: 'whsec_…' },
+        ],
+        accepted_currencies: ['USD'],
+        accepted_countries: ['US'],
+      },
+    ],
+  });
 
 export const paymentServiceUpdateSchema = z
   .object({
     display_name: displayName.optional(),
-    fields: z.array(field).max(100).optional().meta({ description: 'Sets the fields sent, by key; an empty value removes the field.' }),
+    fields: z
+      .array(field)
+      .max(100)
+      .optional()
+      .meta({
+        description: `Sets the fields sent, by key; an empty value removes the field. The keys of each definition:
+${definitionFieldsDescription()}`,
+      }),
     reporting_fields: z.array(field).max(100).optional().meta({ description: 'Sets the reporting fields sent, by key; an empty value removes the field.' }),
     ...settingsShape,
     accepted_currencies: settingsShape.accepted_currencies.optional(),

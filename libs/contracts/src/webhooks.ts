@@ -40,6 +40,8 @@ export const webhookEventNames = [
   'transaction.voided',
   'transaction.void-declined',
   'transaction.void-failed',
+  'transaction.late-authorization-received',
+  'transaction.late-authorization-reversed',
   'capture.pending',
   'capture.succeeded',
   'capture.declined',

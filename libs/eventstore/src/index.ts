@@ -10,6 +10,7 @@ export {
   type EventStoreDbEventStoreOptions,
 } from './eventstoredb/eventstoredb-event-store';
 export type { RetryBackoff } from './subscription/deliver-with-retry';
+export { EventUpcasters, SCHEMA_VERSION, schemaVersionOf, withUpcasting, type Upcaster } from './upcasting';
 
 export interface OpenEventStoreOptions {
   /** EventStoreDB connection string (`EVENTSTORE_URL`); absent or empty: the SQLite file. */

@@ -24,7 +24,9 @@ export function domainErrorMapper(statuses: DomainErrorStatuses): (error: unknow
       return ApiError.badRequest(error.message, details);
     }
     // handleCommand retried and still lost the race: the caller may retry.
-    if (error instanceof WrongExpectedRevisionError) return new ApiError(409, 'The resource was changed by another request; retry', [], { cause: error });
+    if (error instanceof WrongExpectedRevisionError) {
+      return new ApiError(409, 'The resource was changed by another request; retry', [], { cause: error, retryable: true });
+    }
     return error;
   };
 }

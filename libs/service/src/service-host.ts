@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
-import type { EventStore } from '@switchyard/eventstore';
+import { withUpcasting, type EventStore, type EventUpcasters } from '@switchyard/eventstore';
 import { Projector, type Projection } from '@switchyard/readmodel';
 import type { RpcHandlers } from '@switchyard/rpc';
 
@@ -26,6 +26,11 @@ export interface ServiceSlice {
 
 export interface ServiceHostOptions {
   readonly store: EventStore;
+  /**
+   * The service's one registry of event schema versions: every append is stamped with its version and every read
+   * of the slices, their command handlers and their projections is upcast to the current shape through it.
+   */
+  readonly upcasters?: EventUpcasters;
   /** The service's local SQLite file for its read models (the event store's own file in SQLite mode). */
   readonly db: Database.Database;
   readonly now?: () => Date;
@@ -43,9 +48,12 @@ export class ServiceHost {
   private readonly unprojected: Projection[] = [];
   private following = false;
 
+  private readonly store: EventStore;
+
   constructor(private readonly options: ServiceHostOptions) {
+    this.store = options.upcasters ? withUpcasting(options.store, options.upcasters) : options.store;
     this.context = {
-      store: options.store,
+      store: this.store,
       db: options.db,
       now: options.now ?? (() => new Date()),
       newId: options.newId ?? randomUUID,
@@ -80,7 +88,7 @@ export class ServiceHost {
   /** One projector for the read models of the slices added so far: they share its reads and its commits. */
   private projectNewSlices(): void {
     if (this.unprojected.length === 0) return;
-    const projector = new Projector(this.options.db, this.options.store, this.unprojected.splice(0), {
+    const projector = new Projector(this.options.db, this.store, this.unprojected.splice(0), {
       ...(this.options.pollIntervalMs !== undefined ? { pollIntervalMs: this.options.pollIntervalMs } : {}),
       ...(this.options.onError ? { onError: this.options.onError } : {}),
     });

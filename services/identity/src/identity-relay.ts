@@ -1,7 +1,8 @@
 import type { MessageBus } from '@switchyard/bus';
 import { identityTopic } from '@switchyard/contracts';
-import type { RecordedEvent } from '@switchyard/eventstore';
+import { withUpcasting, type RecordedEvent } from '@switchyard/eventstore';
 import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/readmodel';
+import { identityUpcasters } from './event-schema';
 
 /** The spec's public names of identity events. Usage (`ApiKeyPairUsed`) is internal: no webhook per request. */
 const publicNames: Readonly<Record<string, string>> = {
@@ -25,7 +26,7 @@ export const withoutSecrets = (event: RecordedEvent): RecordedEvent => {
 /** The identity service's events, from its store to `identity.events`, checkpointed in its local SQLite. */
 export const identityRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
   new Relay({
-    store: storage.store,
+    store: withUpcasting(storage.store, identityUpcasters),
     bus,
     topic: identityTopic,
     checkpoints: new SqliteCheckpointStore(storage.db),

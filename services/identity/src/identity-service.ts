@@ -6,6 +6,7 @@
 import { identityPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { identityUpcasters } from './event-schema';
 import { ApiKeyPairs } from './api-key-pairs/api-key-pairs.slice';
 import { MerchantAccounts } from './merchant-accounts/merchant-accounts.slice';
 import { Roles } from './roles/roles.slice';
@@ -23,7 +24,7 @@ export class IdentityService {
   private readonly host: ServiceHost;
 
   constructor(options: IdentityServiceOptions) {
-    this.host = new ServiceHost(options);
+    this.host = new ServiceHost({ ...options, upcasters: identityUpcasters });
     const context = this.host.context;
     this.merchantAccounts = new MerchantAccounts(context);
     this.users = new Users(context);

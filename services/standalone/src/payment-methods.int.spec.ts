@@ -147,7 +147,8 @@ describe('deleting a buyer (crypto-shredding)', () => {
     const buyer = (await post('/buyers', { display_name: 'Shred Me' }).expect(201)).body;
     const kept = (await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30' }).expect(201)).body;
     const stored = (await post('/payment-methods', { method: 'card', number: TEST_PANS[1], expiration_date: '12/30', buyer_id: buyer.id }).expect(201)).body;
-    const purchase = await h.authorize(account, { amount: 1000, currency: 'USD', buyer_id: buyer.id, payment_method: card({ number: TEST_PANS[2] }) });
+    // Stored by the purchase: a card given for one payment only is shredded once it answered (issue 22, item 13).
+    const purchase = await h.authorize(account, { amount: 1000, currency: 'USD', buyer_id: buyer.id, store: true, payment_method: card({ number: TEST_PANS[2] }) });
     expect(purchase.buyer).toMatchObject({ id: buyer.id, display_name: 'Shred Me' });
 
     const db = new Database(`${h.fixture.dataDir}/transactions.db`, { readonly: true, fileMustExist: true });

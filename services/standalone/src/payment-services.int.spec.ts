@@ -221,4 +221,31 @@ describe('the OpenAPI document', () => {
       expect(document.components.schemas).toHaveProperty(name);
     }
   });
+
+  it("documents every definition's fields (adyen-card's, stripe-card's) on create and update as listed", async () => {
+    const document = (await http().get('/openapi.json').expect(200)).body;
+    const { PaymentServiceCreate: create, PaymentServiceUpdate: update } = document.components.schemas;
+    const described = [create.properties.fields.description as string, update.properties.fields.description as string];
+    const listed = await http().get('/payment-service-definitions').set(await bearer()).expect(200);
+    type Listed = { id: string; fields: { key: string; required: boolean; secret: boolean }[] };
+    const definitions = listed.body.items as Listed[];
+    expect(definitions.map((d) => d.id)).toEqual(expect.arrayContaining(['adyen-card', 'stripe-card']));
+    for (const description of described) {
+      for (const definition of definitions) {
+        const line = description.split('\n').find((text) => text.startsWith(`- \`${definition.id}\`:`));
+        expect(line, `${definition.id} in ${description}`).toBeDefined();
+        for (const field of definition.fields) {
+          const flags = [field.required ? 'required' : 'optional', ...(field.secret ? ['secret'] : [])].join(', ');
+          expect(line).toContain(`\`${field.key}\` (${flags})`);
+        }
+      }
+    }
+    // An example connection per real provider, with its required fields.
+    const examples = create.examples as { payment_service_definition_id: string; fields: { key: string }[] }[];
+    for (const id of ['adyen-card', 'stripe-card']) {
+      const example = examples.find((e) => e.payment_service_definition_id === id);
+      const required = definitions.find((d) => d.id === id)!.fields.filter((f) => f.required).map((f) => f.key);
+      expect(example?.fields.map((f) => f.key)).toEqual(expect.arrayContaining(required));
+    }
+  });
 });

@@ -1,12 +1,17 @@
 import type { MessageBus } from '@switchyard/bus';
 import { transactionsTopic } from '@switchyard/contracts';
+import { withUpcasting } from '@switchyard/eventstore';
 import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/readmodel';
+import { transactionsUpcasters } from './event-schema';
 import { transactionEventNames } from './transactions/transaction-names';
 
-/** The transactions service's events, from its store to `transactions.events`, checkpointed in its local SQLite. */
+/**
+ * The transactions service's events, from its store to `transactions.events`, checkpointed in its local SQLite; read
+ * through the service's schema registry, so the topic carries every event in its current shape.
+ */
 export const transactionsRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
   new Relay({
-    store: storage.store,
+    store: withUpcasting(storage.store, transactionsUpcasters),
     bus,
     topic: transactionsTopic,
     checkpoints: new SqliteCheckpointStore(storage.db),

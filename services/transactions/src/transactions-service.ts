@@ -21,12 +21,15 @@ import { FlowRules } from './flow-rules/flow-rules.slice';
 import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
+import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
 import { PazePayments } from './transactions/paze-payments';
 import { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import { Buyers } from './buyers/buyers.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods } from './payment-methods/payment-methods.slice';
+import { transactionsUpcasters } from './event-schema';
+import { KnownMerchantAccounts } from './merchant-account-settings';
 import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
 import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
@@ -132,7 +135,7 @@ export class TransactionsService {
   readonly retention: RetentionSweeper | null;
 
   constructor(options: TransactionsServiceOptions) {
-    this.host = new ServiceHost(options);
+    this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
@@ -205,8 +208,10 @@ export class TransactionsService {
       checkoutSessions: this.checkoutSessions,
       paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
       networkTokens: this.networkTokens,
+      merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
-    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions);
+    const oneOffCards = new OneOffCardShredder(options.db, this.vault);
+    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, oneOffCards);
     this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
     this.host.add(this.networkTokens);
     this.accountUpdater = new AccountUpdater(this.host.context, {

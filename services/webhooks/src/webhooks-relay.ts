@@ -1,6 +1,8 @@
 import type { MessageBus } from '@switchyard/bus';
 import { webhooksTopic } from '@switchyard/contracts';
+import { withUpcasting } from '@switchyard/eventstore';
 import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/readmodel';
+import { webhooksUpcasters } from './event-schema';
 
 /**
  * The webhooks service's events, from its store to `webhooks.events`, checkpointed in its local SQLite. They have
@@ -8,7 +10,7 @@ import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/r
  */
 export const webhooksRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
   new Relay({
-    store: storage.store,
+    store: withUpcasting(storage.store, webhooksUpcasters),
     bus,
     topic: webhooksTopic,
     checkpoints: new SqliteCheckpointStore(storage.db),

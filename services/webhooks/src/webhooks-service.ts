@@ -9,6 +9,7 @@ import { webhookPatterns } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { Settings } from '@switchyard/config';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { webhooksUpcasters } from './event-schema';
 import { loadWebhooksKeyRing, type WebhooksKeyRing } from './subscriptions/webhooks-keys';
 import { randomBytes } from 'node:crypto';
 import { Deliveries, type DeliveriesOptions } from './delivery/deliveries.slice';
@@ -67,7 +68,7 @@ export class WebhooksService {
   private readonly host: ServiceHost;
 
   constructor(options: WebhooksServiceOptions) {
-    this.host = new ServiceHost(options);
+    this.host = new ServiceHost({ ...options, upcasters: webhooksUpcasters });
     this.subscriptions = new WebhookSubscriptions(this.host.context, {
       key: options.key ?? randomBytes(32),
       ...(options.reloadKeys ? { reloadKeys: options.reloadKeys } : {}),

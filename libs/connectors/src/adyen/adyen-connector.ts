@@ -163,7 +163,7 @@ export class AdyenConnector implements Connector {
     return unknown;
   }
 
-  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null {
+  parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification[] {
     return parseAdyenNotification(rawBody, headers, { hmacKey: this.config.hmacKey, merchantAccount: this.config.merchantAccount });
   }
 

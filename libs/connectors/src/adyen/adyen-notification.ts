@@ -1,9 +1,12 @@
 /**
- * Adyen's standard webhooks as our notifications. Each item is verified with the library's HMAC validator
- * (`additionalData.hmacSignature`, HMAC-SHA256 over the item's fields with the connection's hex key) before
- * anything is read from it. Adyen sends one item per request; its `merchantReference` is our transaction id, or for
- * a modification our operation reference (`<transaction>/<kind>/<operation>`, adyen-codes.ts). Events no
- * transaction tracks (reports, disputes, …) are verified and answered null: acknowledged, nothing applied.
+ * Adyen's standard webhooks as our notifications. A request holds one or more items (the Webhooks-v1 document's
+ * `notificationItems` is an array): each is verified with the library's HMAC validator (`additionalData.hmacSignature`,
+ * HMAC-SHA256 over the item's fields with the connection's hex key) before anything is read from any of them, so one
+ * bad signature refuses the whole request. An item's `merchantReference` is the payment's reference — our transaction
+ * id — also on a modification (the document: "Your reference to uniquely identify the payment"); a capture or refund
+ * is named by Adyen's `pspReference` of it, which its `/captures` or `/refunds` answer gave us. Where Adyen echoes our
+ * operation reference instead (`<transaction>/<kind>/<operation>`, adyen-codes.ts), our operation id is taken too.
+ * Events no transaction tracks (reports, disputes, …) are verified and left out: acknowledged, nothing applied.
  */
 import { hmacValidator, type Types } from '@adyen/api-library';
 import type { NotificationHeaders, ProviderNotification } from '../connector';
@@ -19,7 +22,12 @@ export interface AdyenNotificationVerification {
 
 const malformed = (message: string) => new NotificationRejectedError('malformed_body', message);
 
-export function parseAdyenNotification(rawBody: string | Uint8Array, _headers: NotificationHeaders, verification: AdyenNotificationVerification): ProviderNotification | null {
+/** Every item of the request this connection's payments are concerned by, in the order Adyen listed them. */
+export function parseAdyenNotification(
+  rawBody: string | Uint8Array,
+  _headers: NotificationHeaders,
+  verification: AdyenNotificationVerification,
+): ProviderNotification[] {
   const raw = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
   let body: { notificationItems?: unknown };
   try {
@@ -27,16 +35,27 @@ export function parseAdyenNotification(rawBody: string | Uint8Array, _headers: N
   } catch (cause) {
     throw new NotificationRejectedError('malformed_body', 'notification body is not JSON', { cause });
   }
-  const items = body.notificationItems;
-  if (!Array.isArray(items) || items.length !== 1) throw malformed('notificationItems must hold exactly one item (Adyen sends one per request)');
-  const item = (items[0] as { NotificationRequestItem?: Item } | null)?.NotificationRequestItem;
-  if (!item || typeof item !== 'object') throw malformed('notificationItems[0].NotificationRequestItem is missing');
-  const signature = (item.additionalData as Record<string, unknown> | undefined)?.hmacSignature;
-  if (typeof signature !== 'string' || signature === '') throw new NotificationRejectedError('missing_signature', 'no additionalData.hmacSignature');
-  if (!validSignature(item, verification.hmacKey)) throw new NotificationRejectedError('bad_signature', 'additionalData.hmacSignature does not verify');
+  const wrappers = body?.notificationItems;
+  if (!Array.isArray(wrappers) || wrappers.length === 0) {
+    throw malformed('notificationItems must hold at least one item');
+  }
+  const items = wrappers.map((wrapper: unknown, index) => {
+    const item = (wrapper as { NotificationRequestItem?: Item } | null)?.NotificationRequestItem;
+    const at = `notificationItems[${index}]`;
+    if (!item || typeof item !== 'object') throw malformed(`${at}.NotificationRequestItem is missing`);
+    const signature = (item.additionalData as Record<string, unknown> | undefined)?.hmacSignature;
+    if (typeof signature !== 'string' || signature === '') {
+      throw new NotificationRejectedError('missing_signature', `${at} has no additionalData.hmacSignature`);
+    }
+    if (!validSignature(item, verification.hmacKey)) {
+      throw new NotificationRejectedError('bad_signature', `${at}: additionalData.hmacSignature does not verify`);
+    }
+    return item;
+  });
   // Signed by this connection's key, but for another merchant account of the same company: not this connection's.
-  if (item.merchantAccountCode !== verification.merchantAccount) return null;
-  return toNotification(item);
+  return items
+    .filter((item) => item.merchantAccountCode === verification.merchantAccount)
+    .flatMap((item) => toNotification(item) ?? []);
 }
 
 function validSignature(item: Item, hmacKey: string): boolean {
@@ -78,6 +97,7 @@ function toNotification(item: Item): ProviderNotification | null {
     }
     case 'CAPTURE':
     case 'CAPTURE_FAILED': {
+      // CAPTURE_FAILED comes with success "true" (the document's example): the event itself is the failure.
       const captured = eventCode === 'CAPTURE' && success;
       return {
         ...base,
@@ -93,10 +113,19 @@ function toNotification(item: Item): ProviderNotification | null {
     }
     case 'REFUND':
     case 'REFUND_FAILED': {
-      // A refund made outside Switchyard (Adyen's Customer Area) has no refund of ours to settle.
-      if (reference.kind !== 'r' || !reference.operationId) return null;
+      // Ours is found by Adyen's reference of it; one made outside Switchyard (the Customer Area) matches none.
       const refunded = eventCode === 'REFUND' && success;
-      return { ...base, type: 'refund', providerTransactionId: original, providerRefundId: pspReference, refundReference: reference.operationId, status: refunded ? 'succeeded' : 'failed', amount, currency, ...(refunded ? {} : { errorCode: 'refund_failed' }) };
+      return {
+        ...base,
+        type: 'refund',
+        providerTransactionId: original,
+        providerRefundId: pspReference,
+        ...(reference.kind === 'r' && reference.operationId ? { refundReference: reference.operationId } : {}),
+        status: refunded ? 'succeeded' : 'failed',
+        amount,
+        currency,
+        ...(refunded ? {} : { errorCode: 'refund_failed' }),
+      };
     }
     case 'CANCELLATION':
       return { ...base, type: 'void', providerTransactionId: original, status: success ? 'succeeded' : 'failed', ...(success ? {} : failure('void_failed')) };

@@ -1,6 +1,12 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AuthorizationResult, AuthorizeRequest, CapabilityRefusal, Connector } from '../connector';
+import type {
+  AuthorizationResult,
+  AuthorizeRequest,
+  CapabilityRefusal,
+  Connector,
+  ProviderNotification,
+} from '../connector';
 import { ConnectorUnavailableError, NotificationRejectedError } from '../connector-errors';
 import { connectorRegistry } from '../index';
 import { signatureHeader } from './notification-signature';
@@ -219,7 +225,8 @@ describe('notifications', () => {
     const request = authorizeRequest({ amount: 500004 });
     await connector.authorize(request);
     const both = await harness.waitForNotifications(request.reference, 2);
-    const [first, second] = both.map((n) => connector.parseNotification(n.raw, n.headers));
+    // The simulator sends one event a request.
+    const [first, second] = both.map((n) => connector.parseNotification(n.raw, n.headers) as ProviderNotification);
     expect(first!.providerEventId).toBe(second!.providerEventId);
     expect(first).toEqual(second);
   });
@@ -228,7 +235,7 @@ describe('notifications', () => {
     const request = authorizeRequest({ amount: 500005 });
     expect(await connector.authorize(request)).toMatchObject({ outcome: 'pending' });
     const both = await harness.waitForNotifications(request.reference, 2);
-    const parsed = both.map((n) => connector.parseNotification(n.raw, n.headers));
+    const parsed = both.map((n) => connector.parseNotification(n.raw, n.headers) as ProviderNotification);
     expect(parsed.map((n) => [n?.sequence, n?.type === 'authorization' && n.status])).toEqual([[2, 'authorized'], [1, 'pending']]);
   });
 

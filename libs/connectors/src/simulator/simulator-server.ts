@@ -43,7 +43,7 @@ export interface SimulatorOptions {
    * notification of a buyer's wallet decision is sent. Default 50 ms.
    */
   readonly settleDelayMs?: number;
-  /** How long 500006 keeps the caller waiting; longer than any client timeout. Default 30 s. */
+  /** How long 500006 keeps the caller waiting, and how late 500013 arrives; longer than any timeout. Default 30 s. */
   readonly unknownOutcomeDelayMs?: number;
   /** 500011: its notification and its answer each wait a random 0..raceWindowMs, independently. Default 20 ms. */
   readonly raceWindowMs?: number;
@@ -170,6 +170,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     }
     const scenario = scenarioForAmount(body.amount);
     if (scenario === 'serviceUnavailable') throw new HttpFailure(503, 'service_unavailable', 'simulated outage');
+    // Still on its way: until it arrives, the provider has no record of it (a sync answers 404).
+    if (scenario === 'lateAuthorization') await sleep(unknownOutcomeDelayMs);
 
     ledger.count(body.reference, 'authorizations');
     const id = ledger.newId('sim_txn');
@@ -249,6 +251,7 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         break;
     }
     approve(t, body.capture);
+    if (scenario === 'lateAuthorization') later(0, () => deliver(t, authorizationNotification(t)));
     if (scenario === 'duplicateNotification') {
       const event = authorizationNotification(t);
       later(settleDelayMs, async () => {

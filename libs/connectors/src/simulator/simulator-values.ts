@@ -127,6 +127,11 @@ export const scenarioAmounts = {
   failureNotifiedThenApproved: 500011,
   /** Approved; the card is never vaulted: no `vault_token` notification even with `store_payment_method` (spec, Events rule 3). */
   approvedWithoutVaultToken: 500012,
+  /**
+   * The request travels slowly: nothing is recorded for `unknownOutcomeDelayMs` (a sync meanwhile finds nothing),
+   * then the authorization is approved and notified (`authorized`) and answered — long after the caller gave up.
+   */
+  lateAuthorization: 500013,
 } as const;
 
 /** Our slow-response band: 501000 + n (0 ≤ n ≤ 999) is approved after n × 10 ms. */

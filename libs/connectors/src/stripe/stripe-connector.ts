@@ -48,6 +48,28 @@ export interface StripeConfig {
   readonly signatureToleranceSeconds?: number;
   /** How Stripe is called (the vault's forwarder for card-bearing calls); default the global fetch. */
   readonly fetch?: ProviderFetch;
+  /**
+   * How far Stripe's search may lag behind a write: an intent searched for by our reference and not found is taken as
+   * never made only once the authorization is older than this. Default one hour (Stripe: "under normal operating
+   * conditions, data is searchable in less than a minute … can be up to an hour behind during outages").
+   */
+  readonly searchLagMs?: number;
+}
+
+const defaultSearchLagMs = 60 * 60 * 1000;
+
+/**
+ * The library sets `Content-Length` itself; fetch computes it from the body anyway. Node 20's built-in fetch (undici
+ * 6) refuses that header ("invalid content-length header") once the process has loaded the npm `undici` 7, whose
+ * global dispatcher it then shares — the webhooks service's delivery client does, in the embedded runtime — and every
+ * Stripe call would end with no answer. Left out, the request is the same on the wire.
+ */
+function withoutContentLength(send: ProviderFetch): typeof fetch {
+  return ((input: string | URL, init?: RequestInit) => {
+    const headers = new Headers(init?.headers);
+    headers.delete('content-length');
+    return send(input, { ...init, headers });
+  }) as typeof fetch;
 }
 
 export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): string => (config.apiBaseUrl || 'https://api.stripe.com').replace(/\/$/, '');
@@ -68,7 +90,7 @@ export class StripeConnector implements Connector {
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
     const base = new URL(stripeApiBaseUrl(config));
     this.stripe = new Stripe(config.secretKey, {
-      httpClient: Stripe.createFetchHttpClient((config.fetch ?? fetch) as typeof fetch),
+      httpClient: Stripe.createFetchHttpClient(withoutContentLength(config.fetch ?? fetch)),
       host: base.hostname,
       ...(base.port ? { port: base.port } : {}),
       protocol: base.protocol === 'http:' ? 'http' : 'https',
@@ -187,7 +209,8 @@ export class StripeConnector implements Connector {
   }
 
   async sync(request: SyncRequest): Promise<SyncResult> {
-    // Without Stripe's id (the create call's answer was lost) the intent is found by our reference in its metadata.
+    // Without Stripe's id (the create call's answer was lost) the intent is found by our reference in its metadata;
+    // Stripe's search is not read-after-write, so a young intent it does not find yet may still exist.
     const found = await this.call(async () => {
       if (request.providerTransactionId) return this.stripe.paymentIntents.retrieve(request.providerTransactionId, { expand: ['latest_charge'] });
       const page = await this.stripe.paymentIntents.search({ query: `metadata['${referenceKey}']:'${request.reference.replace(/'/g, '')}'`, expand: ['data.latest_charge'] });
@@ -198,7 +221,7 @@ export class StripeConnector implements Connector {
       if (found.error.statusCode === 404) return { outcome: 'not_found' };
       throw new ConnectorUnavailableError(`Stripe refused to read ${request.reference}: ${found.error.message}`, false, found.error.statusCode);
     }
-    if (found.value === null) return { outcome: 'not_found' };
+    if (found.value === null) return this.searchMayLag(request.attemptedAt) ? unknown : { outcome: 'not_found' };
     const intent = found.value;
     const refunds = await this.call(() => this.stripe.refunds.list({ payment_intent: intent.id, limit: 100 }));
     if (refunds.kind === 'unknown') return unknown;
@@ -208,6 +231,12 @@ export class StripeConnector implements Connector {
 
   parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null {
     return parseStripeNotification(this.stripe, rawBody, headers, { secret: this.config.webhookSecret, toleranceSeconds: this.config.signatureToleranceSeconds ?? 300 });
+  }
+
+  /** Whether an intent made at `attemptedAt` may not be searchable yet (an unknown age: it is taken as searchable). */
+  private searchMayLag(attemptedAt: string | undefined): boolean {
+    const at = attemptedAt === undefined ? Number.NaN : Date.parse(attemptedAt);
+    return !Number.isNaN(at) && Date.now() - at < (this.config.searchLagMs ?? defaultSearchLagMs);
   }
 
   private async cancelIntent(id: string, idempotencyKey: string): Promise<ProviderResponse> {

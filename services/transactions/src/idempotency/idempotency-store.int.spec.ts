@@ -2,7 +2,9 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
-import { IdempotencyStore, requestFingerprint, type IdempotencyScope } from './idempotency-store';
+import { WrongExpectedRevisionError } from '@switchyard/eventstore';
+import { toApiError } from '../errors';
+import { IdempotencyStore, requestFingerprint, type IdempotencyScope, type IdempotentRequest } from './idempotency-store';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const hour = 60 * 60 * 1000;
@@ -293,5 +295,92 @@ describe('requestFingerprint', () => {
     expect(requestFingerprint({ a: { b: 1 } })).not.toBe(requestFingerprint({ a: { c: 1 } }));
     expect(requestFingerprint(JSON.parse('{"__proto__": {"x": 1}}'))).not.toBe(requestFingerprint({}));
     expect(requestFingerprint(undefined)).toBe(requestFingerprint(null));
+  });
+});
+
+describe('retryable refusals (issue 22, item 9)', () => {
+  it('does not store a lost race (409 with a retry hint), a 425 or a 429: the key runs again', async () => {
+    const refusals = [toApiError(new WrongExpectedRevisionError('transaction-1', 3, 4)) as ApiError, new ApiError(425, 'Too early'), new ApiError(429, 'Slow down')];
+    for (const [index, refusal] of refusals.entries()) {
+      const key = `retryable-${index}`;
+      await expect(store.run(scope({ key }), fingerprint, async () => Promise.reject(refusal))).rejects.toBe(refusal);
+      expect(await store.run(scope({ key }), fingerprint, async () => ({ id: 'tx-1' }))).toEqual({ id: 'tx-1' });
+    }
+  });
+
+  it('still stores a 409 that is the answer (a duplicate record)', async () => {
+    await rejection(store.run(scope(), fingerprint, async () => Promise.reject(ApiError.duplicate('Exists', 'tx-1'))));
+    expect((await rejection(store.run(scope(), fingerprint, async () => 'ran'))).status).toBe(409);
+  });
+});
+
+describe('keys bound to what their request did (issue 22, items 8 and 11)', () => {
+  const binding = { transaction_id: 'tx-1' };
+  const answerBound = vi.fn(async (bound: Readonly<Record<string, unknown>>) => ({ answered: bound }));
+  let bindingStore: IdempotencyStore;
+  beforeEach(() => {
+    answerBound.mockClear();
+    bindingStore = new IdempotencyStore(db, { now, bindsBeforeProviderCalls: true });
+  });
+
+  it('keeps a key whose request failed after a provider may have been called: a retry answers the bound resource', async () => {
+    const execute = vi.fn(async (request: IdempotentRequest) => {
+      request.bind(binding);
+      request.beforeProviderCall();
+      throw new Error('SQLITE_BUSY: the append after the provider answered failed');
+    });
+    await expect(bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound)).rejects.toThrow('SQLITE_BUSY');
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound)).toEqual({ answered: binding });
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound)).toEqual({ answered: binding });
+    expect(execute).toHaveBeenCalledTimes(1);
+  });
+
+  it('releases a key whose request failed before any provider call, even when bound', async () => {
+    const failing = vi.fn(async (request: IdempotentRequest) => {
+      request.bind(binding);
+      throw ApiError.serverError();
+    });
+    await rejection(bindingStore.run<unknown>(scope(), fingerprint, failing, answerBound));
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe('ran again');
+    expect(answerBound).not.toHaveBeenCalled();
+  });
+
+  it('answers a key whose request died after a provider call with the bound resource once the lease has passed', async () => {
+    // The process died during or after the provider call: the row stays 'running', bound.
+    void bindingStore.run<unknown>(scope(), fingerprint, async (request) => {
+      request.bind(binding);
+      request.beforeProviderCall();
+      return new Promise<never>(() => {});
+    });
+    const restarted = new IdempotencyStore(db, { now, bindsBeforeProviderCalls: true });
+    expect((await rejection(restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound))).code).toBe('concurrent_request');
+    clock += 120_000;
+    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toEqual({ answered: binding });
+  });
+
+  it('runs again a key whose request died before any provider call once the lease has passed', async () => {
+    void bindingStore.run<unknown>(scope(), fingerprint, async (request) => {
+      request.bind(binding);
+      return new Promise<never>(() => {});
+    });
+    const restarted = new IdempotencyStore(db, { now, bindsBeforeProviderCalls: true });
+    clock += 120_000;
+    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe('ran again');
+    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toBe('ran again');
+  });
+
+  it('stops a request that outlived its lease and lost its key before it reaches a provider', async () => {
+    const gate = deferred<void>();
+    const slow = bindingStore.run<unknown>(scope(), fingerprint, async (request) => {
+      await gate.promise;
+      request.bind(binding);
+      request.beforeProviderCall();
+      return 'slow';
+    });
+    clock += 120_000;
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'retry', answerBound)).toBe('retry');
+    gate.resolve();
+    expect((await rejection(slow)).code).toBe('concurrent_request');
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toBe('retry');
   });
 });

@@ -6,14 +6,22 @@
  * - Claim: one `BEGIN IMMEDIATE` transaction inserts the key as `running` (`INSERT ... ON CONFLICT DO NOTHING`),
  *   so of any number of concurrent requests, in this process or another one sharing the file, exactly one runs.
  * - Same key, different request (fingerprint): 409 `duplicate_record`.
- * - Same key while the first request is running: 409 `concurrent_request`.
- * - Same key, `running` for longer than the lease (the process died, or the request hung, mid-request): also
- *   409 `concurrent_request`, until the key expires. We cannot know whether the provider was called, so running
- *   the request again could charge twice; the client must check the resource and use a new key. The message
- *   says so (the lease only tells the two cases apart in the message).
+ * - Same key while the first request is running (within its lease): 409 `concurrent_request`.
  * - Outcome stored: a returned value (as JSON; it must be a JSON value, i.e. the response body) and an
- *   `ApiError` below 500 (replayed as an equal `ApiError`). Any other error (5xx, unavailable, bugs) deletes the
- *   key, so the client may retry with the same key.
+ *   `ApiError` below 500 that is the answer (replayed as an equal `ApiError`). A retryable refusal — a lost race
+ *   (409 marked `retryable`), 425, 429 — and any other error (5xx, unavailable, bugs) are not stored.
+ * - Binding (issue 22): the request names the resource it acts on (`bind`, e.g. the transaction it created) and
+ *   says when a provider may be called (`beforeProviderCall`: the binding is written, synced, before the call).
+ *   From then on the key belongs to that resource: a failure (the append after the provider answered, SQLite
+ *   busy, EventStoreDB down) keeps the key, and every retry answers the resource's current state
+ *   (`answerBound`) — whatever status it is in — instead of calling the provider again. A failure before any
+ *   provider call frees the key, so the client may retry with it.
+ * - A request that never finished (the process died): within the lease, 409 `concurrent_request`. Past the
+ *   lease, a bound key answers its resource's current state (reconciliation settles what the provider did); an
+ *   unbound one never reached a provider, so — for stores whose requests all bind before calling one
+ *   (`bindsBeforeProviderCalls`) — it runs again. Other stores keep 409 `concurrent_request` until the key expires,
+ *   telling the client to check the resource and use a new key. A request that outlived its lease and lost its
+ *   key this way is stopped at its next `bind` or `beforeProviderCall`.
  * - Expiry: `expires_at` is set to now + TTL on the claim and again when the outcome is stored (the response is
  *   kept for 24 h). An expired key counts as unused. Each claim purges up to 100 expired rows.
  *
@@ -36,8 +44,28 @@ export interface IdempotencyStoreOptions {
   readonly now?: () => Date;
   /** How long an outcome is kept and replayed; default 24 h. */
   readonly ttlMs?: number;
-  /** How long a `running` key counts as in progress (rather than abandoned) in the 409's message; default 120 s. */
+  /** How long a `running` key counts as in progress rather than abandoned; default 120 s. */
   readonly leaseMs?: number;
+  /**
+   * Every request run here binds its key (`bind`, `beforeProviderCall`) before it calls a provider, so an abandoned
+   * key without a binding never reached one and may run again. Default false: abandoned keys answer 409.
+   */
+  readonly bindsBeforeProviderCalls?: boolean;
+}
+
+/** What a request's key is bound to: a JSON object naming the resource (`answerBound` reads it back). */
+export type IdempotencyBinding = Readonly<Record<string, unknown>>;
+
+/** What a running request tells its key. */
+export interface IdempotentRequest {
+  /** The resource this request acts on; kept in memory until `beforeProviderCall` writes it. Replaces earlier ones. */
+  bind(binding: IdempotencyBinding): void;
+  /**
+   * Call right before anything reaches a provider: writes the binding (an empty one when none was given), so that
+   * from here on a failure or a crash leaves the key answering the resource instead of running again. Throws 409
+   * `concurrent_request` when this request lost its key (it outlived its lease and a retry took it over).
+   */
+  beforeProviderCall(): void;
 }
 
 export const concurrentRequestCode = 'concurrent_request';
@@ -46,6 +74,7 @@ const defaultTtlMs = 24 * 60 * 60 * 1000;
 const defaultLeaseMs = 120 * 1000;
 const purgeBatchSize = 100;
 
+/** Null with a binding: the request failed after a provider may have been called (answered by `answerBound`). */
 type Outcome = 'value' | 'error';
 
 interface KeyRow {
@@ -56,11 +85,18 @@ interface KeyRow {
   expires_at: number;
   outcome: Outcome | null;
   response: string | null;
+  bound_to: string | null;
 }
 
 type Claim =
   | { readonly kind: 'claimed'; readonly claimId: string }
   | { readonly kind: 'replay'; readonly outcome: Outcome; readonly response: string | null }
+  | {
+      readonly kind: 'bound';
+      readonly binding: IdempotencyBinding;
+      readonly startedAt: number;
+      readonly expiresAt: number;
+    }
   | { readonly kind: 'mismatch' }
   | { readonly kind: 'running'; readonly startedAt: number; readonly expiresAt: number };
 
@@ -74,14 +110,18 @@ export class IdempotencyStore {
   private readonly now: () => Date;
   private readonly ttlMs: number;
   private readonly leaseMs: number;
+  private readonly bindsBeforeProviderCalls: boolean;
   private readonly claim: (scope: ScopeParams, fingerprint: string) => Claim;
   private readonly complete: Database.Statement<[ScopeParams & { claimId: string; outcome: Outcome; response: string | null; expiresAt: number }]>;
   private readonly release: Database.Statement<[ScopeParams & { claimId: string }]>;
+  private readonly writeBinding: Database.Statement<[ScopeParams & { claimId: string; boundTo: string }]>;
+  private readonly keepBound: Database.Statement<[ScopeParams & { claimId: string; expiresAt: number }]>;
 
   constructor(db: Database.Database, options: IdempotencyStoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
     this.ttlMs = options.ttlMs ?? defaultTtlMs;
     this.leaseMs = options.leaseMs ?? defaultLeaseMs;
+    this.bindsBeforeProviderCalls = options.bindsBeforeProviderCalls ?? false;
 
     // Times are epoch milliseconds. claim_id: which claim owns a `running` row, so a request whose key expired
     // and was claimed again meanwhile cannot overwrite or delete the new claim.
@@ -93,6 +133,11 @@ export class IdempotencyStore {
         outcome TEXT CHECK (outcome IN ('value', 'error')), response TEXT,
         PRIMARY KEY (merchant_account_id, operation, key));
       CREATE INDEX IF NOT EXISTS idempotency_keys_by_expiry ON idempotency_keys (expires_at);`);
+    // bound_to (issue 22): the resource a request acted on once a provider may have been called (JSON).
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(idempotency_keys)').all() as { name: string }[]).map((column) => column.name),
+    );
+    if (!columns.has('bound_to')) db.exec('ALTER TABLE idempotency_keys ADD COLUMN bound_to TEXT');
 
     const purge = db.prepare<[number]>(
       `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ${purgeBatchSize})`,
@@ -103,12 +148,12 @@ export class IdempotencyStore {
        ON CONFLICT DO NOTHING`,
     );
     const select = db.prepare<[ScopeParams], KeyRow>(
-      `SELECT state, fingerprint, claim_id, started_at, expires_at, outcome, response FROM idempotency_keys
+      `SELECT state, fingerprint, claim_id, started_at, expires_at, outcome, response, bound_to FROM idempotency_keys
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key`,
     );
     const replace = db.prepare<[ScopeParams & { fingerprint: string; claimId: string; startedAt: number; expiresAt: number }]>(
       `UPDATE idempotency_keys SET state = 'running', fingerprint = @fingerprint, claim_id = @claimId, started_at = @startedAt,
-         expires_at = @expiresAt, outcome = NULL, response = NULL
+         expires_at = @expiresAt, outcome = NULL, response = NULL, bound_to = NULL
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key`,
     );
     this.complete = db.prepare(
@@ -118,6 +163,16 @@ export class IdempotencyStore {
     this.release = db.prepare(
       `DELETE FROM idempotency_keys
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key AND claim_id = @claimId`,
+    );
+    this.writeBinding = db.prepare(
+      `UPDATE idempotency_keys SET bound_to = @boundTo
+       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key AND claim_id = @claimId
+         AND state = 'running'`,
+    );
+    this.keepBound = db.prepare(
+      `UPDATE idempotency_keys SET state = 'done', outcome = NULL, response = NULL, expires_at = @expiresAt
+       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key
+         AND claim_id = @claimId`,
     );
 
     // IMMEDIATE: takes the write lock before reading, so the read-then-replace of an expired row is atomic also
@@ -136,7 +191,17 @@ export class IdempotencyStore {
         return { kind: 'claimed', claimId };
       }
       if (row.fingerprint !== fingerprint) return { kind: 'mismatch' };
-      if (row.state === 'running') return { kind: 'running', startedAt: row.started_at, expiresAt: row.expires_at };
+      if (row.state === 'running') {
+        const abandoned = now - row.started_at >= this.leaseMs;
+        if (abandoned && row.bound_to !== null) return boundClaim(row, row.bound_to);
+        if (abandoned && this.bindsBeforeProviderCalls) {
+          // Never bound: it never reached a provider, so running it again cannot do anything twice.
+          replace.run(fresh);
+          return { kind: 'claimed', claimId };
+        }
+        return { kind: 'running', startedAt: row.started_at, expiresAt: row.expires_at };
+      }
+      if (row.outcome === null && row.bound_to !== null) return boundClaim(row, row.bound_to);
       return { kind: 'replay', outcome: row.outcome ?? 'value', response: row.response };
     }).immediate;
   }
@@ -147,20 +212,27 @@ export class IdempotencyStore {
    */
   runRequest<T>(
     request: { readonly merchantAccountId: string; readonly operation: string; readonly key: string | undefined; readonly body: unknown; readonly fingerprintKey: Buffer },
-    execute: () => Promise<T>,
+    execute: (request: IdempotentRequest) => Promise<T>,
+    answerBound?: (binding: IdempotencyBinding) => Promise<T>,
   ): Promise<T> {
-    if (request.key === undefined) return execute();
+    if (request.key === undefined) return execute(unkeyed);
     const fingerprint = createHmac('sha256', request.fingerprintKey).update(requestFingerprint({ operation: request.operation, body: request.body })).digest('hex');
-    return this.run({ merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key }, fingerprint, execute);
+    const scope = { merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key };
+    return this.run(scope, fingerprint, execute, answerBound);
   }
 
   /**
    * Runs `execute` once per scope and key; replays its outcome (the value, or a 4xx `ApiError`) to every later
    * call with the same request fingerprint until the key expires. The value must survive `JSON.stringify`: a
    * replay returns the parsed JSON. Throws 409 `duplicate_record` for another fingerprint and 409
-   * `concurrent_request` while the key is running.
+   * `concurrent_request` while the key is running. A key bound to a resource is answered by `answerBound`.
    */
-  async run<T>(scope: IdempotencyScope, requestFingerprint: string, execute: () => Promise<T>): Promise<T> {
+  async run<T>(
+    scope: IdempotencyScope,
+    requestFingerprint: string,
+    execute: (request: IdempotentRequest) => Promise<T>,
+    answerBound?: (binding: IdempotencyBinding) => Promise<T>,
+  ): Promise<T> {
     const params: ScopeParams = { merchantAccountId: scope.merchantAccountId, operation: scope.operation, key: scope.key };
     // Synchronous up to here: the claim is decided before this call yields.
     const claim = this.claim(params, requestFingerprint);
@@ -171,27 +243,36 @@ export class IdempotencyStore {
         throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
       case 'replay':
         return replay<T>(claim.outcome, claim.response);
+      case 'bound':
+        if (!answerBound) throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
+        return answerBound(claim.binding);
       case 'claimed':
         break;
     }
 
+    const request = new ClaimedRequest(this.writeBinding, { ...params, claimId: claim.claimId });
     let value: T;
     try {
-      value = await execute();
+      value = await execute(request);
     } catch (error) {
-      if (error instanceof ApiError && error.status < 500) {
+      request.settle();
+      if (error instanceof ApiError && error.status < 500 && !error.retryable) {
         this.store(params, claim.claimId, 'error', JSON.stringify(error.toBody()));
       } else {
         try {
-          this.release.run({ ...params, claimId: claim.claimId });
+          // After a provider may have been called the key stays with what the request did; before, it is free.
+          const expiresAt = this.now().getTime() + this.ttlMs;
+          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claim.claimId, expiresAt });
+          else this.release.run({ ...params, claimId: claim.claimId });
         } catch {
-          // The key stays `running` and answers 409 until it expires; the request's own error matters more.
+          // The key stays `running` (bound or not, as written) until its lease passes; the request's error matters more.
         }
       }
       throw error;
     }
+    request.settle();
     // If the value cannot be stored (not JSON, disk failure), this throws and the key stays `running`: the
-    // operation did happen, so a retry must not run it again.
+    // operation did happen, so a retry must not run it again (past the lease a bound key answers its resource).
     this.store(params, claim.claimId, 'value', JSON.stringify(value) ?? null);
     return value;
   }
@@ -207,6 +288,61 @@ export class IdempotencyStore {
       : `A request with this Idempotency-Key started at ${new Date(startedAt).toISOString()} did not complete, so its outcome is unknown; ` +
         `check the resource and retry with a new Idempotency-Key (this one can be reused after ${new Date(expiresAt).toISOString()})`;
     return new ApiError(409, message, [], { code: concurrentRequestCode });
+  }
+}
+
+const boundClaim = (row: KeyRow, boundTo: string): Claim => ({
+  kind: 'bound',
+  binding: JSON.parse(boundTo) as IdempotencyBinding,
+  startedAt: row.started_at,
+  expiresAt: row.expires_at,
+});
+
+/** The request of a call without a key: nothing to bind. */
+const unkeyed: IdempotentRequest = { bind: () => undefined, beforeProviderCall: () => undefined };
+
+class ClaimedRequest implements IdempotentRequest {
+  private binding: IdempotencyBinding | null = null;
+  private written = false;
+  private settled = false;
+
+  constructor(
+    private readonly writeBinding: Database.Statement<[ScopeParams & { claimId: string; boundTo: string }]>,
+    private readonly claim: ScopeParams & { claimId: string },
+  ) {}
+
+  /** The binding was written before a provider call: the key stays with the resource. */
+  get boundBeforeProviderCall(): boolean {
+    return this.written;
+  }
+
+  bind(binding: IdempotencyBinding): void {
+    if (this.settled) return;
+    this.binding = binding;
+    // Already written: a later resource of the same request (refunds/all) replaces it at once.
+    if (this.written) this.write();
+  }
+
+  beforeProviderCall(): void {
+    // Work the request left running after it answered (it has no key to bind any more) is not stopped.
+    if (this.settled || this.written) return;
+    this.write();
+    this.written = true;
+  }
+
+  /** The request has answered (or failed): later calls from work it started do not touch the key. */
+  settle(): void {
+    this.settled = true;
+  }
+
+  private write(): void {
+    const changed = this.writeBinding.run({ ...this.claim, boundTo: JSON.stringify(this.binding ?? {}) }).changes;
+    if (changed === 0) {
+      const message =
+        'This request outlived its lease and a retry with its Idempotency-Key took over; ' +
+        'it was stopped before reaching the payment service';
+      throw new ApiError(409, message, [], { code: concurrentRequestCode });
+    }
   }
 }
 

@@ -4,7 +4,13 @@
  * currencies and countries. A new connector gets an entry in `catalogueEntries`; one without an entry is listed as a
  * card provider without fields. A gift card service has none of the connector capabilities.
  */
-import { MAX_CART_ITEMS, type PaymentServiceCapabilities, type PaymentServiceCapabilityName, type PaymentServiceDefinition } from '@switchyard/contracts';
+import {
+  MAX_CART_ITEMS,
+  paymentServiceDefinitionFields,
+  type PaymentServiceCapabilities,
+  type PaymentServiceCapabilityName,
+  type PaymentServiceDefinition,
+} from '@switchyard/contracts';
 import {
   connectorRegistry,
   giftCardServiceRegistry,
@@ -70,14 +76,18 @@ export function fromWireCapabilities(input: Partial<Record<PaymentServiceCapabil
 const commonCurrencies = ['AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'DKK', 'EUR', 'GBP', 'HKD', 'INR', 'JPY', 'KRW', 'MXN', 'NOK', 'NZD', 'PLN', 'SEK', 'SGD', 'USD', 'ZAR'];
 const commonCountries = ['AU', 'BR', 'CA', 'CH', 'CN', 'DE', 'DK', 'ES', 'FR', 'GB', 'HK', 'IE', 'IN', 'IT', 'JP', 'KR', 'MX', 'NL', 'NO', 'NZ', 'PL', 'SE', 'SG', 'US', 'ZA'];
 
-/** For testing: the provider's API at another address (a local fake); empty means the provider's own endpoint. */
-const apiBaseUrlField: DefinitionField = { key: 'api_base_url', displayName: 'API base URL (for testing; empty: the provider)', required: false, format: 'text', secret: false };
+/** A definition's fields as libs/contracts declares them (the OpenAPI document lists the same). */
+const declaredFields = (id: string): DefinitionField[] =>
+  (paymentServiceDefinitionFields[id] ?? []).map(({ display_name: displayName, ...field }) => ({
+    ...field,
+    displayName,
+  }));
 
 const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'mock-card': {
     method: 'card',
     mode: 'card',
-    fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    fields: declaredFields('mock-card'),
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
@@ -85,7 +95,7 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'mock-paypal': {
     method: 'paypal',
     mode: 'redirect',
-    fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    fields: declaredFields('mock-paypal'),
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
@@ -94,13 +104,7 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'adyen-card': {
     method: 'card',
     mode: 'card',
-    fields: [
-      { key: 'api_key', displayName: 'API key', required: true, format: 'text', secret: true },
-      { key: 'merchant_account', displayName: 'Merchant account', required: true, format: 'text', secret: false },
-      { key: 'hmac_key', displayName: 'HMAC key of the standard webhook', required: true, format: 'text', secret: true },
-      { key: 'live_endpoint_url_prefix', displayName: 'Live endpoint URL prefix (empty: the test environment)', required: false, format: 'text', secret: false },
-      apiBaseUrlField,
-    ],
+    fields: declaredFields('adyen-card'),
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
@@ -108,11 +112,7 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'stripe-card': {
     method: 'card',
     mode: 'card',
-    fields: [
-      { key: 'secret_key', displayName: 'Secret key', required: true, format: 'text', secret: true },
-      { key: 'webhook_secret', displayName: 'Webhook signing secret', required: true, format: 'text', secret: true },
-      apiBaseUrlField,
-    ],
+    fields: declaredFields('stripe-card'),
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,
@@ -120,7 +120,7 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
   'mock-gift-card': {
     method: 'gift-card',
     mode: 'gift-card',
-    fields: [{ key: 'merchant_id', displayName: 'Merchant ID', required: false, format: 'text', secret: false }],
+    fields: declaredFields('mock-gift-card'),
     reportingFields: [],
     supportedCurrencies: commonCurrencies,
     supportedCountries: commonCountries,

@@ -35,7 +35,8 @@ import { SecurityCodeShelf } from './security-code-shelf';
 import { ThreeDSecureAuthenticator } from './three-d-secure';
 import { nextConnection, paymentMethodAmount, type Transaction } from './transaction';
 import type { TransactionDetails } from './transaction-wire';
-import type { TransactionStore } from './transaction-store';
+import { abandonedRequestAfterMs, type TransactionStore } from './transaction-store';
+import { vaultCardUseOf } from './transaction-upcasters';
 
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
 export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
@@ -81,6 +82,8 @@ export interface AuthorizationDependencies {
   readonly networkTokens?: NetworkTokenSource | null;
   readonly checkoutSessions?: CheckoutSessionClaims | null;
   readonly paze?: PazeWallets | null;
+  /** Whether a merchant account exists (identity's); null: not checked (a service without identity, in tests). */
+  readonly merchantAccounts?: { exists(merchantAccountId: string): Promise<boolean> } | null;
 }
 
 export class Authorizations {
@@ -97,6 +100,7 @@ export class Authorizations {
   private readonly instruments: Instruments;
   private readonly paymentMethods: AuthorizationDependencies['paymentMethods'];
   private readonly buyers: BuyerDirectory | null;
+  private readonly merchantAccounts: AuthorizationDependencies['merchantAccounts'];
   readonly giftCards: GiftCardPayments;
 
   constructor(
@@ -114,6 +118,7 @@ export class Authorizations {
     this.connectors = dependencies.connectors;
     this.paymentMethods = dependencies.paymentMethods ?? null;
     this.buyers = dependencies.buyers ?? null;
+    this.merchantAccounts = dependencies.merchantAccounts ?? null;
     this.instruments = new Instruments({
       vault: dependencies.vault,
       paymentMethods: this.paymentMethods ?? null,
@@ -131,9 +136,16 @@ export class Authorizations {
     });
   }
 
-  create(request: TransactionCreateRequest): Promise<WireTransaction> {
+  async create(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    return this.store.idempotent(merchantAccountId, 'transactions.create', request.idempotency_key, body, () => this.authorize(request));
+    // Before the key is claimed: the answer may change once the account is created.
+    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
+      throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+    }
+    const key = request.idempotency_key;
+    return this.store.idempotent(merchantAccountId, 'transactions.create', key, body, () => this.authorize(request), (bound) =>
+      this.store.render(merchantAccountId, bound.transaction_id),
+    );
   }
 
   /**
@@ -230,6 +242,7 @@ export class Authorizations {
       paymentServices: Object.fromEntries(route.map((c) => [c.id, summaryOf(c)])),
       redirectUrl,
     };
+    this.store.bindRequest({ transaction_id: id });
     await this.store.command(id, {
       type: 'CreateTransaction',
       data: {
@@ -245,6 +258,7 @@ export class Authorizations {
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         ...(giftCards ? { giftCards: giftCards.plan } : {}),
         details: details as Record<string, unknown>,
+        vaultCard: vaultCardUseOf(details),
       },
     });
     progress.created = true;
@@ -281,6 +295,7 @@ export class Authorizations {
   private async payWithGiftCardsOnly(request: TransactionCreateRequest, giftCards: PlannedGiftCards): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const id = this.context.newId();
+    this.store.bindRequest({ transaction_id: id });
     await this.store.command(id, {
       type: 'CreateTransaction',
       data: {
@@ -297,6 +312,7 @@ export class Authorizations {
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         giftCards: giftCards.plan,
         details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
+        vaultCard: null,
       },
     });
     this.giftCards.hold(id, giftCards);
@@ -562,9 +578,15 @@ export class Authorizations {
    * cancelled there first. Runs on a timer in every transactions process; the decider makes a repeat a no-op.
    */
   async expireHolds(): Promise<number> {
-    const before = new Date(this.context.now().getTime() - this.settings.holdWindowMs).toISOString();
+    const now = this.context.now().getTime();
+    const before = new Date(now - this.settings.holdWindowMs).toISOString();
+    // A create request still running past the Idempotency-Key lease while `processing` (no buyer to wait for) died
+    // with its process: completed now, so reconciliation syncs it and its key answers the reconciled transaction.
+    const abandoned = new Date(now - Math.min(this.settings.holdWindowMs, abandonedRequestAfterMs)).toISOString();
+    const readModel = this.store.readModel;
+    const due = new Set([...readModel.expiredCreateHolds(before, 100), ...readModel.runningCreateRequests(abandoned, 100)]);
     let expired = 0;
-    for (const id of this.store.readModel.expiredCreateHolds(before, 100)) {
+    for (const id of due) {
       const t = await this.store.state(id);
       if (t.status === 'absent' || !t.createRequestRunning) continue;
       if (t.status === 'buyer_approval_pending' && t.approvalReason === 'redirect' && t.paymentServiceTransactionId) {

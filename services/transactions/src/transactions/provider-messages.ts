@@ -10,6 +10,7 @@ import type { ProviderNotificationAnswer, ProviderNotificationRequest, Settlemen
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { providerError, verificationCodes } from './provider-answers';
+import { LateAuthorizations } from './late-authorizations';
 import type { ProviderConnectors } from './provider-connectors';
 import { parseSettlementFile } from './settlement-file';
 import type { Transaction } from './transaction';
@@ -19,6 +20,7 @@ import type { TransactionStore } from './transaction-store';
 export class ProviderMessages {
   private readonly notificationSeen: Database.Statement<[string, string]>;
   private readonly notificationApplied: Database.Statement<[string, string, string]>;
+  private readonly lateAuthorizations: LateAuthorizations;
 
   constructor(
     private readonly context: TransactionsContext,
@@ -32,6 +34,7 @@ export class ProviderMessages {
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
     this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
     this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
+    this.lateAuthorizations = new LateAuthorizations(store, paymentServices, connectors);
   }
 
   /**
@@ -46,23 +49,36 @@ export class ProviderMessages {
     if (!connection || connection.method === 'gift-card') throw ApiError.notFound();
     const connector = this.connectors.connectorFor(connection);
     const answer = connector.notificationAnswer ? { status: connector.notificationAnswer.status, content_type: connector.notificationAnswer.contentType, body: connector.notificationAnswer.body } : null;
-    let notification: ProviderNotification | null;
+    let parsed: ProviderNotification | readonly ProviderNotification[] | null;
     try {
-      notification = connector.parseNotification(request.raw_body, request.headers);
+      parsed = connector.parseNotification(request.raw_body, request.headers);
     } catch (error) {
       if (!(error instanceof NotificationRejectedError)) throw error;
       if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
       throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
     }
     // Verified, but about nothing a transaction tracks (a report, a dispute): acknowledged so it is not resent.
-    if (notification === null) return answer;
-    if (this.notificationSeen.get(connection.id, notification.providerEventId)) return answer;
-    const state = await this.store.state(notification.reference);
-    if (state.status === 'absent' || state.merchantAccountId !== connection.merchantAccountId || !state.route.includes(connection.id)) throw ApiError.notFound();
-    // A connection the transaction failed over from has nothing more to say about it: acknowledged, not applied.
-    if (state.paymentServiceId === connection.id) await this.applyNotification(state, notification);
-    this.notificationApplied.run(connection.id, notification.providerEventId, this.store.now());
-    await this.context.catchUp();
+    const notifications: readonly ProviderNotification[] = parsed === null ? [] : isList(parsed) ? parsed : [parsed];
+    // Several events in one request (Adyen's batches): each is applied once; one about a transaction we do not know
+    // refuses the request after the others are applied, so the provider's redelivery brings only that one back.
+    let unknownTransaction = false;
+    for (const notification of notifications) {
+      if (this.notificationSeen.get(connection.id, notification.providerEventId)) continue;
+      const state = await this.store.state(notification.reference);
+      const ours =
+        state.status !== 'absent' &&
+        state.merchantAccountId === connection.merchantAccountId &&
+        state.route.includes(connection.id);
+      if (!ours) {
+        unknownTransaction = true;
+        continue;
+      }
+      // A connection the transaction failed over from has nothing more to say about it: acknowledged, not applied.
+      if (state.paymentServiceId === connection.id) await this.applyNotification(state, notification);
+      this.notificationApplied.run(connection.id, notification.providerEventId, this.store.now());
+    }
+    if (notifications.length > 0) await this.context.catchUp();
+    if (unknownTransaction) throw ApiError.notFound();
     return answer;
   }
 
@@ -73,13 +89,14 @@ export class ProviderMessages {
         const error = providerError(notification);
         switch (notification.status) {
           case 'authorized':
-          case 'captured':
-            return this.store.record(id, {
+          case 'captured': {
+            const recorded = await this.store.record(id, {
               type: 'RecordAuthorizationResult',
               data: {
                 source: 'notification',
                 result: {
                   outcome: 'succeeded',
+                  captured: notification.status === 'captured',
                   authorizedAmount: notification.amount,
                   paymentServiceTransactionId: notification.providerTransactionId,
                   ...(notification.avsResponseCode ? { avsResponseCode: notification.avsResponseCode } : {}),
@@ -88,13 +105,19 @@ export class ProviderMessages {
                 },
               },
             });
+            // A success after a decided failure: reversed now; the timer tries again if the provider cannot yet.
+            await this.lateAuthorizations.reverseReceived(id, recorded).catch(() => undefined);
+            return;
+          }
           case 'declined':
           case 'failed':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            return;
           case 'pending':
-            return this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            return;
           case 'voided':
-            if (t.pendingVoidId) return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            if (t.pendingVoidId) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
             return;
           case 'cancelled':
             return; // recorded by the cancel request itself, once the provider confirmed it
@@ -102,22 +125,35 @@ export class ProviderMessages {
         return;
       }
       case 'capture': {
-        // By our capture id where the provider echoes it (a capture answered `pending` has no provider id yet).
-        const byReference = notification.captureReference && t.captures.find((c) => c.id === notification.captureReference)?.id;
-        const view = byReference ? null : this.store.readModel.find(id);
-        const captureId = byReference || (view && Object.entries(view.captures).find(([, capture]) => capture.providerOperationId === notification.providerCaptureId)?.[0]);
-        if (!captureId) return;
-        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerCaptureId } : { outcome: notification.status, error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+        const { captureReference, providerCaptureId, amount } = notification;
+        const open = (c: Transaction['captures'][number]) => c.status === 'pending';
+        const capture = operationOf(t.captures, captureReference, providerCaptureId, amount, open);
+        if (!capture) return;
+        const outcome: ProviderOutcome =
+          notification.status === 'succeeded'
+            ? { outcome: 'succeeded', providerOperationId: providerCaptureId }
+            : { outcome: notification.status, error: providerError(notification) };
+        await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId: capture.id, ...outcome } });
+        return;
       }
       case 'refund': {
-        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded', providerOperationId: notification.providerRefundId } : { outcome: 'failed', error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordRefundResult', data: { refundId: notification.refundReference, ...outcome } });
+        const { refundReference, providerRefundId, amount } = notification;
+        // Not a gift card redemption's refund: those are the gift card service's, answered at once.
+        const open = (r: Transaction['refunds'][number]) => r.status === 'processing' && !r.target;
+        const refund = operationOf(t.refunds, refundReference, providerRefundId, amount, open);
+        if (!refund) return;
+        const outcome: ProviderOutcome =
+          notification.status === 'succeeded'
+            ? { outcome: 'succeeded', providerOperationId: providerRefundId }
+            : { outcome: 'failed', error: providerError(notification) };
+        await this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
+        return;
       }
       case 'void': {
         if (!t.pendingVoidId) return;
         const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', error: providerError(notification) };
-        return this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
+        await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
+        return;
       }
       case 'authorization-increment': {
         // The increment was recorded `pending` when the provider took it; its final word raises the amount, or
@@ -127,10 +163,12 @@ export class ProviderMessages {
         const incrementId = notification.incrementReference ?? notification.providerEventId;
         const responseCode = notification.rawResponseCode ? { responseCode: notification.rawResponseCode } : {};
         if (notification.status === 'succeeded' && amount > 0) {
-          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+          return;
         }
         if (notification.status === 'failed' && amount > 0) {
-          return this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+          return;
         }
         return;
       }
@@ -169,4 +207,27 @@ export class ProviderMessages {
     await this.context.catchUp();
     return { type: 'settlement-file-ingestion', file_name: request.file_name, records: records.length, refunds_settled: settled, already_settled: already, unmatched };
   }
+}
+
+type Parsed = ProviderNotification | readonly ProviderNotification[];
+const isList = (parsed: Parsed): parsed is readonly ProviderNotification[] => Array.isArray(parsed);
+
+/**
+ * The capture or refund a provider's notification is about: by our id where the provider echoes it, else by the
+ * provider's reference of it (recorded when it answered `pending`). A notification faster than that answer (the
+ * provider call still on its way back) finds neither: it settles the oldest open one of its amount without a
+ * reference yet, else of its amount at all — equal amounts make any choice add up the same.
+ */
+function operationOf<T extends { readonly id: string; readonly amount: number; readonly providerOperationId?: string }>(
+  operations: readonly T[],
+  ourId: string | undefined,
+  providerId: string,
+  amount: number,
+  open: (operation: T) => boolean,
+): T | undefined {
+  if (ourId) return operations.find((o) => o.id === ourId);
+  const byProvider = operations.find((o) => o.providerOperationId === providerId);
+  if (byProvider) return byProvider;
+  const candidates = operations.filter((o) => open(o) && o.amount === amount);
+  return candidates.find((o) => o.providerOperationId === undefined) ?? candidates[0];
 }

@@ -27,7 +27,7 @@ const recorded = (events: readonly (readonly [TransactionEvent, number, Record<s
 
 const at = second(0);
 const lifecycle = recorded([
-  [{ type: 'TransactionCreated', data: { transactionId: id, merchantAccountId: 'm1', paymentServiceId: 'ps-a', route: ['ps-a', 'ps-b'], intent: 'authorize', amount: 10_000, currency: 'USD', isAmountEstimated: false, at } }, 1],
+  [{ type: 'TransactionCreated', data: { transactionId: id, merchantAccountId: 'm1', paymentServiceId: 'ps-a', route: ['ps-a', 'ps-b'], intent: 'authorize', amount: 10_000, currency: 'USD', isAmountEstimated: false, vaultCard: null, at } }, 1],
   [{ type: 'AuthorizationAttemptFailed', data: { paymentServiceId: 'ps-a', nextPaymentServiceId: 'ps-b', kind: 'failed', error: { errorCode: 'service_unavailable', rawResponseDescription: 'down' }, at } }, 2],
   [{ type: 'AuthorizationSucceeded', data: { authorizedAmount: 10_000, paymentServiceTransactionId: 'psp-1', avsResponseCode: 'match', cvvResponseCode: 'no_match', rawResponseCode: '00', at } }, 2],
   [{ type: 'CreateRequestCompleted', data: { reason: 'responded', at } }, 3],
@@ -91,7 +91,7 @@ describe('explainEvent', () => {
 
   it('names the flow rule that routed, unless payment_service_id bypassed it; and the decline-early rule, with no provider answer', () => {
     const created = (flowActions: unknown[]): TransactionEvent =>
-      ({ type: 'TransactionCreated', data: { transactionId: id, merchantAccountId: 'm1', paymentServiceId: 'ps-a', flowActions, intent: 'authorize', amount: 1, currency: 'USD', isAmountEstimated: false, at } }) as TransactionEvent;
+      ({ type: 'TransactionCreated', data: { transactionId: id, merchantAccountId: 'm1', paymentServiceId: 'ps-a', flowActions, intent: 'authorize', amount: 1, currency: 'USD', isAmountEstimated: false, vaultCard: null, at } }) as TransactionEvent;
     const routed = recorded([[created([{ ruleId: 'rule-route', action: 'route-transaction', outcome: { result: ['ps-a'] } }]), 1]]);
     expect(explained(routed)[0]?.flow_rule_id).toBe('rule-route');
     const bypassed = recorded([[created([{ ruleId: 'rule-route', action: 'route-transaction', outcome: { result: ['ps-b'], bypassed_by: 'payment_service_id' } }]), 1]]);

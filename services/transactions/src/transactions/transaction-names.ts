@@ -20,6 +20,8 @@ const publicNames: Readonly<Record<string, readonly string[]>> = {
   RefundSucceeded: ['refund.succeeded'],
   RefundDeclined: ['refund.declined'],
   RefundFailed: ['refund.failed'],
+  LateAuthorizationReceived: ['transaction.late-authorization-received'],
+  LateAuthorizationReversed: ['transaction.late-authorization-reversed'],
 };
 
 /** Spec, Events: capture events per capture, in addition to the transaction-level ones. */
@@ -54,6 +56,8 @@ const historyNames: Readonly<Record<string, string>> = {
   GiftCardRedemptionSucceeded: 'gift-card-redemption-succeeded',
   GiftCardRedemptionFailed: 'gift-card-redemption-failed',
   GiftCardRedemptionReversed: 'gift-card-reversal-succeeded',
+  LateAuthorizationReceived: 'late-authorization-received',
+  LateAuthorizationReversed: 'late-authorization-reversed',
 };
 
 /** The history name of an event; status changes without a more precise name are `transaction-updated-status`. */

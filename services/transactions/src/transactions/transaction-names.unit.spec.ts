@@ -12,6 +12,8 @@ it.each([
   [{ type: 'VoidFailed', data: { outcome: 'declined', at } }, ['transaction.void-declined']],
   [{ type: 'VoidFailed', data: { outcome: 'failed', at } }, ['transaction.void-failed']],
   [{ type: 'AuthorizationIncremented', data: { at } }, ['transaction.modified']],
+  [{ type: 'LateAuthorizationReceived', data: { captured: false, at } }, ['transaction.late-authorization-received']],
+  [{ type: 'LateAuthorizationReversed', data: { via: 'void', at } }, ['transaction.late-authorization-reversed']],
   [{ type: 'CreateRequestCompleted', data: { at } }, undefined],
 ])('%o is published as %o', (event, names) => expect(transactionEventNames(event)).toEqual(names));
 

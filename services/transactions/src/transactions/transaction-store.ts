@@ -11,7 +11,7 @@ import { ApiError } from '@switchyard/api';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError, type ProviderResponse } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
 import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
-import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
+import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
 import { KeyedQueue } from './keyed-queue';
@@ -21,6 +21,24 @@ import { toTransaction } from './transaction-wire';
 import { TransactionsReadModel, type TransactionView } from './transactions.read-model';
 
 /** Codes a late or repeated provider message can meet: the record already says more than the message. */
+/**
+ * What an idempotent request's key is bound to once a provider may have been called: the transaction, and the
+ * operation of it the request made (its answer is rendered from these when the request cannot give it).
+ */
+export interface RequestBinding extends IdempotencyBinding {
+  readonly transaction_id: string;
+  readonly capture_id?: string;
+  readonly void_id?: string;
+  readonly refund_ids?: readonly string[];
+  readonly increment_id?: string;
+}
+
+/**
+ * How long a request may run before it counts as abandoned (its process died): the Idempotency-Key lease, and how long
+ * a create request not waiting for a buyer may stay open before the hold timer completes it for reconciliation.
+ */
+export const abandonedRequestAfterMs = 120_000;
+
 const staleNotificationCodes = new Set([
   'authorization_already_decided',
   'capture_not_pending',
@@ -45,6 +63,8 @@ export class TransactionStore {
    * enters the slice (`actingAs`).
    */
   private readonly actors = new AsyncLocalStorage<TransactionActor>();
+  /** The idempotent request in progress (its key is bound before every provider call it makes: `call`). */
+  private readonly requests = new AsyncLocalStorage<IdempotentRequest>();
 
   constructor(
     private readonly context: TransactionsContext,
@@ -53,15 +73,45 @@ export class TransactionStore {
     private readonly fingerprintKey: Buffer,
   ) {
     this.readModel = new TransactionsReadModel(context.db);
-    this.idempotency = new IdempotencyStore(context.db, { now: context.now });
+    // Every transaction flow binds its key before its first provider call (`bindRequest`, `call`).
+    this.idempotency = new IdempotencyStore(context.db, {
+      now: context.now,
+      leaseMs: abandonedRequestAfterMs,
+      bindsBeforeProviderCalls: true,
+    });
   }
 
   now(): string {
     return this.context.now().toISOString();
   }
 
-  idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
-    return this.idempotency.runRequest({ merchantAccountId, operation, key, body, fingerprintKey: this.fingerprintKey }, execute);
+  /**
+   * Runs a request kept with its Idempotency-Key. Once it may have reached a provider the key is bound to what it
+   * did (`bindRequest`): a retry after a failure, or after the process died, answers `answerBound` — the current
+   * state of what the binding names — and never calls the provider again.
+   */
+  idempotent<T>(
+    merchantAccountId: string,
+    operation: string,
+    key: string | undefined,
+    body: unknown,
+    execute: () => Promise<T>,
+    answerBound: (binding: RequestBinding) => Promise<T>,
+  ): Promise<T> {
+    return this.idempotency.runRequest(
+      { merchantAccountId, operation, key, body, fingerprintKey: this.fingerprintKey },
+      (request) => this.requests.run(request, execute),
+      async (binding) => {
+        // A binding without a transaction: a provider call this service did not expect to make for the request.
+        if (typeof binding.transaction_id !== 'string') throw unknownOutcome();
+        return answerBound(binding as RequestBinding);
+      },
+    );
+  }
+
+  /** Names what the idempotent request in progress acts on (no-op without a key); written before a provider call. */
+  bindRequest(binding: RequestBinding): void {
+    this.requests.getStore()?.bind(binding);
   }
 
   /** Runs `work` on behalf of `actor` (null: nobody said; the events record no actor). */
@@ -88,13 +138,16 @@ export class TransactionStore {
 
   /**
    * Records what a provider said (its answer, a notification, a sync). The provider's later word may already have
-   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces.
+   * settled what this message is about: stale or repeated messages are dropped; any other refusal surfaces. A
+   * success after a decided failure is not stale: it is recorded (`LateAuthorizationReceived`) for reversal.
+   * Returns the events appended.
    */
-  async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<void> {
-    await this.append(id, command).catch((error: unknown) => {
-      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return;
+  async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<readonly TransactionEvent[]> {
+    const handled = await this.append(id, command).catch((error: unknown) => {
+      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return null;
       throw error;
     });
+    return handled?.events ?? [];
   }
 
   async state(id: string): Promise<TransactionState> {
@@ -134,6 +187,8 @@ export class TransactionStore {
    * `service_unavailable`. A request the provider rejected as malformed is `invalid_service_request`.
    */
   async call<T>(request: () => Promise<T>): Promise<T | ProviderResponse> {
+    // From here on the provider may act: the request's Idempotency-Key stays with what it bound.
+    this.requests.getStore()?.beforeProviderCall();
     try {
       return await request();
     } catch (error) {
@@ -143,3 +198,12 @@ export class TransactionStore {
     }
   }
 }
+
+const unknownOutcome = () =>
+  new ApiError(
+    409,
+    'A request with this Idempotency-Key did not complete and its outcome is unknown; ' +
+      'check the resource and retry with a new Idempotency-Key',
+    [],
+    { code: 'concurrent_request' },
+  );

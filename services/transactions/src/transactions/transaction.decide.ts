@@ -17,6 +17,7 @@
  *   routing        attempt_not_current, no_connection_left
  *   gift cards     invalid_gift_cards, gift_card_redemption_not_found, gift_card_redemption_decided,
  *                  gift_card_payment_open, redemption_not_refundable
+ *   late success   late_authorization_not_found
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 import {
@@ -88,7 +89,8 @@ export type TransactionErrorCode =
   | 'gift_card_redemption_not_found'
   | 'gift_card_redemption_decided'
   | 'gift_card_payment_open'
-  | 'redemption_not_refundable';
+  | 'redemption_not_refundable'
+  | 'late_authorization_not_found';
 
 export class TransactionError extends DomainError<TransactionErrorCode> {}
 
@@ -103,7 +105,8 @@ export interface CaptureSettings {
 }
 
 export type AuthorizationResult =
-  | ({ readonly outcome: 'succeeded' } & Omit<AuthorizationSucceededData, 'at'>)
+  /** `captured`: the provider says it captured too (a notification or sync `captured`); default: what was asked. */
+  | ({ readonly outcome: 'succeeded'; readonly captured?: boolean } & Omit<AuthorizationSucceededData, 'at'>)
   /** A decline still carries the issuer's AVS and CVV results; a failure (never reached the issuer) has none. */
   | ({ readonly outcome: FailureKind; readonly error: ProviderError } & VerificationCodes)
   | { readonly outcome: 'pending'; readonly paymentServiceTransactionId?: string }
@@ -130,6 +133,8 @@ export type TransactionCommand =
   | Command<'CancelTransaction', Record<string, never>>
   | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings; readonly details?: OperationDetails }>
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
+  /** The provider answered the capture `pending` under its own reference (Adyen's pspReference of the capture). */
+  | Command<'RecordCaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string }>
   | Command<'VoidTransaction', { readonly voidId: string }>
   | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
   | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }>
@@ -141,11 +146,15 @@ export type TransactionCommand =
   | Command<'RecordGiftCardReversal', { readonly redemptionId: string; readonly reversed: boolean }>
   | Command<'CompleteGiftCardPayment', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string }>
   | Command<'RecordRefundResult', { readonly refundId: string } & ProviderOutcome>
+  /** The provider answered the refund `pending` under its own reference. */
+  | Command<'RecordRefundSubmitted', { readonly refundId: string; readonly providerOperationId: string }>
   /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
   | Command<'IngestSettledRefund', { readonly refundId: string }>
   /** The payment service has answered the increment; the handler asks `assertIncrementAllowed` before calling it. */
   | Command<'RecordAuthorizationIncrement', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'succeeded' | 'failed' | 'pending'; readonly responseCode?: string }>
   | Command<'SyncTransaction', Record<string, never>>
+  /** The provider confirmed the reversal (void or refund) of a late authorization. */
+  | Command<'RecordLateAuthorizationReversal', { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string }>
   | Command<'UpdateTransaction', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null }>;
 
 // ---- guards ------------------------------------------------------------------------------------------------
@@ -211,6 +220,9 @@ function assertTracking(t: Transaction, tracking: readonly TrackingEntry[]): voi
 
 // ---- decide, one function per command family ---------------------------------------------------------------
 function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'notification', result: AuthorizationResult, at: string): TransactionEvent[] {
+  // A success after a decided failure: the provider holds money we said it does not. Recorded, to be reversed.
+  const decidedFailure = t.status === 'authorization_failed' || t.status === 'authorization_declined';
+  if (result.outcome === 'succeeded' && decidedFailure) return decideLateAuthorization(t, t.status, result, at);
   assertNotTerminal(t);
   if (!isAuthorizationOpen(t)) {
     // Already authorized: a repeated success changes nothing; anything else would contradict what was recorded.
@@ -221,7 +233,7 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
     case 'succeeded': {
       // A held failure wins: a failure is never followed by a contradicting success for the same create.
       if (t.notificationHeld.length > 0) return [];
-      const { outcome: _outcome, ...data } = result;
+      const { outcome: _outcome, captured: _captured, ...data } = result;
       assertAmount(data.authorizedAmount, 'authorized_amount');
       return [{ type: 'AuthorizationSucceeded', data: { ...data, ...(t.intent === 'capture' && !t.giftCards ? { directCaptureId: t.id } : {}), at } }];
     }
@@ -237,6 +249,38 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       return [{ type: 'BuyerApprovalRequired', data: { ...approval, at } }];
     }
   }
+}
+
+function decideLateAuthorization(
+  t: Transaction,
+  decidedStatus: 'authorization_failed' | 'authorization_declined',
+  result: Extract<AuthorizationResult, { outcome: 'succeeded' }>,
+  at: string,
+): TransactionEvent[] {
+  if (t.lateAuthorization) return []; // the same late success again (a repeated notification, a sync)
+  assertAmount(result.authorizedAmount, 'authorized_amount');
+  const data = {
+    authorizedAmount: result.authorizedAmount,
+    ...(result.paymentServiceTransactionId !== undefined
+      ? { paymentServiceTransactionId: result.paymentServiceTransactionId }
+      : {}),
+    captured: result.captured ?? (t.intent === 'capture' && !t.giftCards),
+    decidedStatus,
+    ...(result.rawResponseCode !== undefined ? { rawResponseCode: result.rawResponseCode } : {}),
+    at,
+  };
+  return [{ type: 'LateAuthorizationReceived', data }];
+}
+
+function decideLateAuthorizationReversal(
+  t: Transaction,
+  data: { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string },
+  at: string,
+): TransactionEvent[] {
+  const late = t.lateAuthorization ?? fail('late_authorization_not_found', 'No late authorization is waiting to be reversed');
+  if (late.reversed) return [];
+  const code = data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {};
+  return [{ type: 'LateAuthorizationReversed', data: { via: data.via, ...code, at } }];
 }
 
 const failureEvent = (kind: FailureKind, error: ProviderError, at: string, checks: VerificationCodes = {}): TransactionEvent =>
@@ -305,6 +349,17 @@ function decideCaptureResult(t: Transaction, data: { readonly captureId: string 
   }
   const type = data.outcome === 'declined' ? 'CaptureDeclined' : 'CaptureFailed';
   return [{ type, data: { captureId: capture.id, ...data.error, at } }];
+}
+
+/** A capture's final word may have come first (a fast notification): then its reference has nothing to add. */
+type Submitted<Id extends string> = { readonly [key in Id]: string } & { readonly providerOperationId: string };
+
+function decideCaptureSubmitted(t: Transaction, data: Submitted<'captureId'>, at: string) {
+  const { captureId, providerOperationId } = data;
+  const capture = t.captures.find((c) => c.id === captureId) ?? fail('capture_not_found', `No capture ${captureId}`);
+  if (capture.status !== 'pending' || capture.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'CaptureSubmitted', data: { captureId, providerOperationId, at } };
+  return [event];
 }
 
 function decideVoid(t: Transaction, voidId: string, at: string): TransactionEvent[] {
@@ -401,6 +456,14 @@ function decideRefundResult(t: Transaction, refundId: string, result: ProviderOu
   return [{ type, data: { refundId, ...result.error, at } }];
 }
 
+function decideRefundSubmitted(t: Transaction, data: Submitted<'refundId'>, at: string) {
+  const { refundId, providerOperationId } = data;
+  const refund = t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `No refund ${refundId}`);
+  if (refund.status !== 'processing' || refund.providerOperationId === providerOperationId) return [];
+  const event: TransactionEvent = { type: 'RefundSubmitted', data: { refundId, providerOperationId, at } };
+  return [event];
+}
+
 function decideIncrement(state: TransactionState, data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'], at: string): TransactionEvent[] {
   const t = assertIncrementAllowed(state);
   assertAmount(data.amount);
@@ -446,6 +509,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideCapture(existing(state), command.data, at);
     case 'RecordCaptureResult':
       return decideCaptureResult(existing(state), command.data, at);
+    case 'RecordCaptureSubmitted':
+      return decideCaptureSubmitted(existing(state), command.data, at);
     case 'VoidTransaction':
       return decideVoid(existing(state), command.data.voidId, at);
     case 'RecordVoidResult':
@@ -454,6 +519,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideRefund(existing(state), command.data, at);
     case 'RecordRefundResult':
       return decideRefundResult(existing(state), command.data.refundId, command.data, 'payment_service', at);
+    case 'RecordRefundSubmitted':
+      return decideRefundSubmitted(existing(state), command.data, at);
     case 'IngestSettledRefund':
       return decideRefundResult(existing(state), command.data.refundId, { outcome: 'succeeded' }, 'settlement', at);
     case 'RecordAuthorizationIncrement':
@@ -473,6 +540,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       if (t.captures.length > 1) fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');
       return [{ type: 'TransactionSyncRequested', data: { at } }];
     }
+    case 'RecordLateAuthorizationReversal':
+      return decideLateAuthorizationReversal(existing(state), command.data, at);
     case 'UpdateTransaction': {
       existing(state);
       const { externalIdentifier, metadata } = command.data;

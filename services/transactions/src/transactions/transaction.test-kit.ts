@@ -39,6 +39,7 @@ export const createData = (intent: 'authorize' | 'capture' = 'authorize', amount
   amount,
   currency: 'USD',
   isAmountEstimated: false,
+  vaultCard: null,
 });
 export const create = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000) => command('CreateTransaction', createData(intent, amount));
 export const authResult = (result: Data<'RecordAuthorizationResult'>['result'], source: 'create_request' | 'notification' = 'create_request') =>

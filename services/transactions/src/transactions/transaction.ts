@@ -66,6 +66,17 @@ export interface GiftCardError {
   readonly rawErrorMessage?: string;
 }
 
+/** The vault card a transaction was created with, and what it is kept for. */
+export interface VaultCardUse {
+  readonly id: string;
+  /**
+   * `one_off`: given for this payment only, shredded once its create request completed; `stored`: a stored payment
+   * method (or one this payment stores); `checkout_session`: its checkout session's.
+   */
+  readonly use: 'one_off' | 'stored' | 'checkout_session';
+}
+
+/** Schema version 2 (`vaultCard`); version 1 is upcast by `transaction-upcasters.ts`. */
 export interface TransactionCreatedData {
   readonly transactionId: string;
   readonly merchantAccountId: string;
@@ -86,6 +97,8 @@ export interface TransactionCreatedData {
    * cart items, metadata, flags). Opaque to the rules; the read model renders it.
    */
   readonly details?: Readonly<Record<string, unknown>>;
+  /** The vault card paying (null: a redirect method, Paze, gift cards alone). Version 2; from `details` for 1. */
+  readonly vaultCard: VaultCardUse | null;
   readonly at: string;
 }
 
@@ -155,6 +168,32 @@ export interface AttemptFailedData {
   readonly error: ProviderError;
 }
 
+/**
+ * The provider's success that came after we had recorded the authorization as failed or declined (a late
+ * notification, a sync): the money it holds is reversed at once — voided, or refunded when it was captured too.
+ */
+export interface LateAuthorizationReceivedData {
+  readonly authorizedAmount: Minor;
+  readonly paymentServiceTransactionId?: string;
+  /** The provider captured it as well (an `intent: capture` payment): it is refunded rather than voided. */
+  readonly captured: boolean;
+  /** What we had recorded, and what the transaction stays. */
+  readonly decidedStatus: 'authorization_failed' | 'authorization_declined';
+  readonly rawResponseCode?: string;
+}
+
+export interface LateAuthorizationReversedData {
+  readonly via: 'void' | 'refund';
+  readonly rawResponseCode?: string;
+}
+
+export interface LateAuthorization {
+  readonly paymentServiceTransactionId: string | null;
+  readonly amount: Minor;
+  readonly captured: boolean;
+  readonly reversed: boolean;
+}
+
 export type TransactionEvent =
   | DomainEvent<'TransactionCreated', TransactionCreatedData>
   | DomainEvent<'BuyerApprovalRequired', BuyerApprovalData & At>
@@ -172,6 +211,8 @@ export type TransactionEvent =
   | DomainEvent<'CreateRequestCompleted', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' } & At>
   | DomainEvent<'TransactionCanceled', At>
   | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[]; readonly details?: OperationDetails } & At>
+  /** The provider took the capture under its own reference and will give its final word later (a notification). */
+  | DomainEvent<'CaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string } & At>
   | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string; readonly providerOperationId?: string } & At>
   | DomainEvent<'CaptureDeclined', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'CaptureFailed', { readonly captureId: string } & ProviderError & At>
@@ -179,6 +220,8 @@ export type TransactionEvent =
   | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
   | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
   | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget } & At>
+  /** The provider took the refund under its own reference and will give its final word later (a notification). */
+  | DomainEvent<'RefundSubmitted', { readonly refundId: string; readonly providerOperationId: string } & At>
   | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement'; readonly providerOperationId?: string } & At>
   | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
@@ -194,6 +237,9 @@ export type TransactionEvent =
   | DomainEvent<'GiftCardRedemptionReversed', { readonly redemptionId: string } & At>
   /** The split payment's process is over: every gift card charged (`succeeded`), or everything undone (`failed`). */
   | DomainEvent<'GiftCardPaymentCompleted', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string; /** No payment method: this event settles the transaction. */ readonly giftCardsOnly?: boolean } & At>
+  | DomainEvent<'LateAuthorizationReceived', LateAuthorizationReceivedData & At>
+  /** The late authorization was reversed at the provider: the provider holds nothing for this payment any more. */
+  | DomainEvent<'LateAuthorizationReversed', LateAuthorizationReversedData & At>
   /** `PUT /transactions/{id}`: only the fields present change; null clears. */
   | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
 
@@ -208,6 +254,8 @@ export interface Capture {
   readonly direct: boolean;
   readonly tracking: readonly TrackingEntry[];
   readonly status: CaptureStatus;
+  /** The provider's reference of a capture it answered `pending`: its notification names the capture by it. */
+  readonly providerOperationId?: string;
 }
 
 /** What a refund gives back: the payment method (absent) or one gift card redemption. */
@@ -221,6 +269,8 @@ export interface Refund {
   readonly amount: Minor;
   readonly status: RefundStatus;
   readonly target?: RefundTarget;
+  /** The provider's reference of a refund it answered `pending`: its notification names the refund by it. */
+  readonly providerOperationId?: string;
 }
 
 export type GiftCardRedemptionStatus = 'created' | 'succeeded' | 'failed' | 'skipped' | 'reversed';
@@ -268,6 +318,8 @@ export interface Transaction {
   readonly pendingAuthenticationId: string | null;
   readonly threeDSecure: ThreeDSecureSummary | null;
   readonly giftCards: GiftCardPart | null;
+  /** A success that came after the authorization was decided failed; absent when none did. */
+  readonly lateAuthorization?: LateAuthorization;
 }
 
 export type TransactionState = { readonly status: 'absent' } | Transaction;
@@ -428,6 +480,10 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       const next = { ...t, captures: [...t.captures, { id: d.captureId, amount: d.amount, final: d.final, direct: false, tracking: d.tracking, status: 'pending' as const }] };
       return { ...next, status: statusFromMoney(next) };
     }
+    case 'CaptureSubmitted': {
+      const { captureId, providerOperationId } = event.data;
+      return { ...t, captures: t.captures.map((c) => (c.id === captureId ? { ...c, providerOperationId } : c)) };
+    }
     case 'CaptureSucceeded':
       return withCapture(t, event.data.captureId, 'succeeded');
     case 'CaptureDeclined':
@@ -463,6 +519,10 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       }
       return hasPaymentMethod(t) ? completed : { ...completed, status: 'capture_succeeded' };
     }
+    case 'RefundSubmitted': {
+      const { refundId, providerOperationId } = event.data;
+      return { ...t, refunds: t.refunds.map((r) => (r.id === refundId ? { ...r, providerOperationId } : r)) };
+    }
     case 'RefundSucceeded':
       return withRefund(t, event.data.refundId, 'succeeded');
     case 'RefundDeclined':
@@ -471,5 +531,12 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return withRefund(t, event.data.refundId, 'failed');
     case 'AuthorizationIncremented':
       return { ...t, authorizedAmount: event.data.authorizedAmount };
+    case 'LateAuthorizationReceived': {
+      const d = event.data;
+      const late = { paymentServiceTransactionId: d.paymentServiceTransactionId ?? null, amount: d.authorizedAmount };
+      return { ...t, lateAuthorization: { ...late, captured: d.captured, reversed: false } };
+    }
+    case 'LateAuthorizationReversed':
+      return t.lateAuthorization ? { ...t, lateAuthorization: { ...t.lateAuthorization, reversed: true } } : t;
   }
 }

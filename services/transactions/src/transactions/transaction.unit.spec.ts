@@ -346,6 +346,44 @@ describe('when a capture is pending', () => {
   });
 });
 
+describe('when the provider took a capture or refund for later (answered pending under its own reference)', () => {
+  const pending = [...authorizedFor10000, captureRequested('c1', 6000)];
+  const refunding = [...captured10000, refundRequested('r1', 2500)];
+  const submitted = (captureId: string, providerOperationId: string) =>
+    command('RecordCaptureSubmitted', { captureId, providerOperationId });
+  const refundSubmittedCommand = command('RecordRefundSubmitted', { refundId: 'r1', providerOperationId: 'PSP-R1' });
+  const captureSubmitted = (captureId: string, providerOperationId: string): TransactionEvent => ({
+    type: 'CaptureSubmitted',
+    data: { captureId, providerOperationId, at },
+  });
+  const refundSubmitted: TransactionEvent = {
+    type: 'RefundSubmitted',
+    data: { refundId: 'r1', providerOperationId: 'PSP-R1', at },
+  };
+
+  it('keeps the capture pending with the reference its notification will name it by', () => {
+    given(pending).when(submitted('c1', 'PSP-C1')).then([captureSubmitted('c1', 'PSP-C1')]);
+    expect(given([...pending, captureSubmitted('c1', 'PSP-C1')]).state()).toMatchObject({
+      status: 'capture_pending',
+      captures: [{ id: 'c1', status: 'pending', providerOperationId: 'PSP-C1' }],
+    });
+  });
+
+  it('has nothing to add once the capture is decided (its notification came first) or the reference is known', () => {
+    given([...pending, captureSucceeded('c1')]).when(submitted('c1', 'PSP-C1')).then([]);
+    given([...pending, captureSubmitted('c1', 'PSP-C1')]).when(submitted('c1', 'PSP-C1')).then([]);
+    given(pending).when(submitted('c9', 'PSP-C9')).thenThrows('capture_not_found');
+  });
+
+  it('keeps a refund processing with its reference, and adds nothing once it is decided', () => {
+    given(refunding).when(refundSubmittedCommand).then([refundSubmitted]);
+    expect(given([...refunding, refundSubmitted]).state()).toMatchObject({
+      refunds: [{ id: 'r1', status: 'processing', providerOperationId: 'PSP-R1' }],
+    });
+    given([...refunding, refundSucceeded('r1')]).when(refundSubmittedCommand).then([]);
+  });
+});
+
 describe('when a final capture claims the authorization', () => {
   const finalPending = [...authorizedFor10000, captureRequested('c1', 3000, true)];
 
@@ -468,7 +506,9 @@ describe('in a terminal state', () => {
 
   describe.each(terminal)('%s', (status, events, code) => {
     it(`is ${status}`, () => expect(given(events).state().status).toBe(status));
-    it.each(attempts)(`refuses %s with ${code}`, (_name, next) => given(events).when(next).thenThrows(code));
+    // A success after a decided failure is not refused: it is a late authorization (below).
+    const refused = status === 'authorization_declined' || status === 'authorization_failed' ? attempts.slice(1) : attempts;
+    it.each(refused)(`refuses %s with ${code}`, (_name, next) => given(events).when(next).thenThrows(code));
   });
 
   it('ignores a repeated void success once voided', () => given(voided).when(voidResult('succeeded')).then([]));
@@ -536,4 +576,45 @@ describe('sequential folds (the limits hold whatever the order of requests)', ()
       if (after.status === 'refunded') expect(refundedAmount(after)).toBe(capturedAmount(after));
     }
   });
+});
+
+describe('a success after a decided failure (issue 22, item 10)', () => {
+  const failed = [...processing, { type: 'AuthorizationFailed', data: { ...failure, at } } as TransactionEvent];
+  const declined = [...processing, { type: 'AuthorizationDeclined', data: { ...decline, at } } as TransactionEvent];
+  const late = (decidedStatus: 'authorization_failed' | 'authorization_declined', captured = false): TransactionEvent => ({
+    type: 'LateAuthorizationReceived',
+    data: { authorizedAmount: 10000, paymentServiceTransactionId: 'psp-1', captured, decidedStatus, at },
+  });
+  const reversal = (via: 'void' | 'refund' = 'void') => command('RecordLateAuthorizationReversal', { via });
+
+  it.each([
+    ['authorization_failed', failed],
+    ['authorization_declined', declined],
+  ] as const)('after %s, records the late authorization and keeps the decided status', (status, events) => {
+    given(events).when(succeededResult()).then([late(status)]);
+    expect(given(events).when(succeededResult()).thenState()).toMatchObject({
+      status,
+      lateAuthorization: { paymentServiceTransactionId: 'psp-1', amount: 10000, captured: false, reversed: false },
+    });
+  });
+
+  it('takes captured from the provider, else from what was asked (intent capture)', () => {
+    given(failed).when(authResult({ outcome: 'succeeded', captured: true, authorizedAmount: 10000 }, 'notification')).then([
+      { type: 'LateAuthorizationReceived', data: { authorizedAmount: 10000, captured: true, decidedStatus: 'authorization_failed', at } },
+    ]);
+    const failedCapture = [created('capture'), completed, { type: 'AuthorizationFailed', data: { ...failure, at } } as TransactionEvent];
+    expect(given(failedCapture).when(succeededResult()).events()).toEqual([late('authorization_failed', true)]);
+  });
+
+  it('records it once: the same success again changes nothing', () => given([...failed, late('authorization_failed')]).when(succeededResult()).then([]));
+
+  it('records the reversal once, and refuses one without a late authorization', () => {
+    given([...failed, late('authorization_failed')]).when(reversal()).then([{ type: 'LateAuthorizationReversed', data: { via: 'void', at } }]);
+    const reversed = [...failed, late('authorization_failed'), { type: 'LateAuthorizationReversed', data: { via: 'void', at } } as TransactionEvent];
+    given(reversed).when(reversal()).then([]);
+    expect(given(reversed).state()).toMatchObject({ status: 'authorization_failed', lateAuthorization: { reversed: true } });
+    given(failed).when(reversal()).thenThrows('late_authorization_not_found');
+  });
+
+  it('still refuses a late decline or failure after a failure', () => given(failed).when(authResult({ outcome: 'declined', error: decline }, 'notification')).thenThrows('transaction_failed'));
 });

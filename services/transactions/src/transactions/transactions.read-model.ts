@@ -142,6 +142,10 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
       return { ...next, voidedAt: data.at };
     case 'CaptureRequested':
       return { ...next, captures: { ...next.captures, [event.data.captureId]: newOperation(data.at, event.data.details) } };
+    case 'CaptureSubmitted': {
+      const capture = settle(next.captures[event.data.captureId], data);
+      return capture ? { ...next, captures: { ...next.captures, [event.data.captureId]: capture } } : next;
+    }
     case 'CaptureSucceeded':
     case 'CaptureDeclined':
     case 'CaptureFailed': {
@@ -155,6 +159,7 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
     }
     case 'RefundRequested':
       return { ...next, refunds: { ...next.refunds, [event.data.refundId]: newOperation(data.at, event.data.details, event.data.reason) } };
+    case 'RefundSubmitted':
     case 'RefundSucceeded':
     case 'RefundDeclined':
     case 'RefundFailed': {
@@ -183,9 +188,11 @@ export class TransactionsReadModel {
   private readonly byId: Database.Statement<[string], TransactionRecord>;
   private readonly refundIndex: Database.Statement<[string], { transaction_id: string; merchant_account_id: string }>;
   private readonly holdsSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly processingHoldsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly processingSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
+  private readonly lateAuthorizationsWaiting: Database.Statement<[number], { transaction_id: string }>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -202,7 +209,9 @@ export class TransactionsReadModel {
         id TEXT PRIMARY KEY, transaction_id TEXT NOT NULL, merchant_account_id TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS transaction_create_holds (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
       CREATE TABLE IF NOT EXISTS transaction_gift_card_processes (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS transaction_open_operations (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
+      CREATE TABLE IF NOT EXISTS transaction_open_operations (transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS transaction_late_authorizations (
+        transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
     const upsert = db.prepare(
@@ -218,6 +227,10 @@ export class TransactionsReadModel {
     const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
     const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
     this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
+    this.processingHoldsSince = db.prepare(
+      `SELECT h.transaction_id FROM transaction_create_holds h JOIN transactions t ON t.id = h.transaction_id
+       WHERE t.status = 'processing' AND h.since <= ? ORDER BY h.since LIMIT ?`,
+    );
     this.processingSince = db.prepare(
       `SELECT id AS transaction_id FROM transactions WHERE status = 'processing' AND updated_at <= ?
          AND id NOT IN (SELECT transaction_id FROM transaction_create_holds) ORDER BY updated_at LIMIT ?`,
@@ -228,6 +241,13 @@ export class TransactionsReadModel {
     const openOperation = db.prepare('INSERT INTO transaction_open_operations (transaction_id, since) VALUES (?, ?) ON CONFLICT (transaction_id) DO UPDATE SET since = excluded.since');
     const closeOperations = db.prepare('DELETE FROM transaction_open_operations WHERE transaction_id = ?');
     this.openOperationsSince = db.prepare('SELECT transaction_id FROM transaction_open_operations WHERE since <= ? ORDER BY since LIMIT ?');
+    const openLateAuthorization = db.prepare(
+      'INSERT OR IGNORE INTO transaction_late_authorizations (transaction_id, since) VALUES (?, ?)',
+    );
+    const closeLateAuthorization = db.prepare('DELETE FROM transaction_late_authorizations WHERE transaction_id = ?');
+    this.lateAuthorizationsWaiting = db.prepare(
+      'SELECT transaction_id FROM transaction_late_authorizations ORDER BY since LIMIT ?',
+    );
     this.projection = {
       name: 'transactions',
       apply: (event: RecordedEvent) => {
@@ -263,6 +283,8 @@ export class TransactionsReadModel {
         const waiting = view.state.captures.some((c) => c.status === 'pending') || view.state.refunds.some((r) => !r.target && r.status === 'processing');
         if (waiting && (event.type === 'CaptureRequested' || event.type === 'RefundRequested')) openOperation.run(id, view.updatedAt);
         else if (!waiting) closeOperations.run(id);
+        if (event.type === 'LateAuthorizationReceived') openLateAuthorization.run(id, view.updatedAt);
+        if (event.type === 'LateAuthorizationReversed') closeLateAuthorization.run(id);
         if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
       },
     };
@@ -278,6 +300,11 @@ export class TransactionsReadModel {
     return this.holdsSince.all(before, limit).map((row) => row.transaction_id);
   }
 
+  /** Create requests running since `before` or earlier while `processing` (no buyer to wait for), oldest first. */
+  runningCreateRequests(before: string, limit: number): string[] {
+    return this.processingHoldsSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
   /** Transactions still `processing` after their create request answered, unchanged since `before` (oldest first). */
   undecidedAuthorizations(before: string, limit: number): string[] {
     return this.processingSince.all(before, limit).map((row) => row.transaction_id);
@@ -286,6 +313,11 @@ export class TransactionsReadModel {
   /** Transactions with a capture or a payment-method refund waiting for the provider since `before` or earlier. */
   openOperations(before: string, limit: number): string[] {
     return this.openOperationsSince.all(before, limit).map((row) => row.transaction_id);
+  }
+
+  /** Transactions holding a late authorization not yet reversed at the provider (oldest first). */
+  unreversedLateAuthorizations(limit: number): string[] {
+    return this.lateAuthorizationsWaiting.all(limit).map((row) => row.transaction_id);
   }
 
   /** Transactions created at `before` or earlier whose gift card process has not completed (oldest first). */

@@ -44,10 +44,11 @@ import { Authorizations, type AuthorizationDependencies } from './authorizations
 
 import { codesOf, operationStatus, providerError, toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
+import { LateAuthorizations } from './late-authorizations';
 import { ProviderMessages } from './provider-messages';
 import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
 import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
-import { TransactionStore } from './transaction-store';
+import { TransactionStore, type RequestBinding } from './transaction-store';
 import { transactionViewAsOf } from './transaction-as-of';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
 import type { TransactionsReadModel } from './transactions.read-model';
@@ -65,6 +66,8 @@ export class Transactions implements TransactionsSlice {
   private readonly store: TransactionStore;
   private readonly authorizations: Authorizations;
   private readonly providerMessages: ProviderMessages;
+  private readonly lateAuthorizations: LateAuthorizations;
+  private readonly onBackgroundError: (error: unknown) => void;
   private readonly connectors: ProviderConnectors;
   private readonly paymentServices: TransactionsDependencies['paymentServices'];
 
@@ -78,6 +81,8 @@ export class Transactions implements TransactionsSlice {
     this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors, dependencies.paymentMethods);
     this.connectors = dependencies.connectors;
     this.paymentServices = dependencies.paymentServices;
+    this.lateAuthorizations = new LateAuthorizations(this.store, dependencies.paymentServices, dependencies.connectors);
+    this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
   }
 
   get projection() {
@@ -169,6 +174,11 @@ export class Transactions implements TransactionsSlice {
 
   captureTransaction(request: TransactionCaptureRequest): Promise<WireTransaction | TransactionCapture> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionCapture> => {
+      if (!request.prefer_capture || !bound.capture_id) return this.store.render(merchantAccountId, bound.transaction_id);
+      await this.context.catchUp();
+      return this.capture(merchantAccountId, bound.transaction_id, bound.capture_id);
+    };
     return this.store.idempotent(merchantAccountId, `transactions.capture:${id}`, request.idempotency_key, { body, prefer: request.prefer_capture }, async () => {
       const t = await this.store.load(merchantAccountId, id);
       const connection = this.store.connectionOf(t);
@@ -186,6 +196,7 @@ export class Transactions implements TransactionsSlice {
       };
       const captureId = this.context.newId();
       const tracking = (body.tracking ?? []).map((entry) => ({ number: entry.number, carrier: entry.carrier, ...(entry.url ? { url: entry.url } : {}) }));
+      this.store.bindRequest({ transaction_id: id, capture_id: captureId });
       const decided = await this.store.command(id, {
         type: 'CaptureTransaction',
         data: {
@@ -214,21 +225,36 @@ export class Transactions implements TransactionsSlice {
           ...forwarded,
         }),
       );
-      const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
+      const providerCaptureId = (answer as { providerCaptureId?: string }).providerCaptureId;
+      const outcome = toOutcome(answer, providerCaptureId);
       if (outcome) await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+      // Taken for later (Adyen): its notification names the capture by the provider's reference of it.
+      else if (answer.outcome === 'pending' && providerCaptureId) {
+        const submitted = { captureId, providerOperationId: providerCaptureId };
+        await this.store.record(id, { type: 'RecordCaptureSubmitted', data: submitted });
+      }
       if (!request.prefer_capture) return this.store.render(merchantAccountId, id);
       // The capture is read from the read model: it must have seen this capture first.
       await this.context.catchUp();
       return this.capture(merchantAccountId, id, captureId);
-    });
+    }, answerBound);
   }
 
   voidTransaction(request: TransactionVoidRequest): Promise<WireTransaction | TransactionVoid> {
     const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
+    const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionVoid> => {
+      const transaction = await this.store.render(merchantAccountId, bound.transaction_id);
+      if (!request.prefer_void) return transaction;
+      const statuses = { authorization_voided: 'succeeded', authorization_void_pending: 'pending' } as const;
+      const status = statuses[transaction.status as keyof typeof statuses] ?? 'failed';
+      const codes = { code: null, raw_response_code: null, raw_response_description: null };
+      return { type: 'transaction-void', status, ...codes, transaction };
+    };
     return this.store.idempotent(merchantAccountId, `transactions.void:${id}`, request.idempotency_key, { prefer: request.prefer_void }, async () => {
       const t = await this.store.load(merchantAccountId, id);
       const connector = this.connectors.connectorFor(this.store.connectionOf(t));
       const voidId = this.context.newId();
+      this.store.bindRequest({ transaction_id: id, void_id: voidId });
       await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
       const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', voidReference: voidId }));
       const outcome = toOutcome(answer);
@@ -236,7 +262,7 @@ export class Transactions implements TransactionsSlice {
       const transaction = await this.store.render(merchantAccountId, id);
       if (!request.prefer_void) return transaction;
       return { type: 'transaction-void', status: operationStatus(answer, ['succeeded', 'pending', 'declined', 'failed']), ...codesOf(answer), transaction };
-    });
+    }, answerBound);
   }
 
   /**
@@ -273,7 +299,10 @@ export class Transactions implements TransactionsSlice {
    */
   private async syncAuthorization(t: Transaction): Promise<'recorded' | 'not_found' | 'unknown'> {
     const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-    const found = await this.store.call(() => connector.sync({ reference: t.id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    const known = t.paymentServiceTransactionId;
+    const lookup = known ? { providerTransactionId: known } : { attemptedAt: await this.attemptedAt(t.id) };
+    const reference = { reference: t.id, ...lookup };
+    const found = await this.store.call(() => connector.sync(reference));
     if (found.outcome === 'not_found') return 'not_found';
     if (found.outcome !== 'found') return 'unknown';
     const snapshot = found.transaction;
@@ -281,6 +310,7 @@ export class Transactions implements TransactionsSlice {
       snapshot.status === 'authorized' || snapshot.status === 'captured'
         ? {
             outcome: 'succeeded',
+            captured: snapshot.status === 'captured',
             authorizedAmount: snapshot.authorizedAmount,
             paymentServiceTransactionId: snapshot.providerTransactionId,
             ...(snapshot.avsResponseCode ? { avsResponseCode: snapshot.avsResponseCode } : {}),
@@ -291,8 +321,19 @@ export class Transactions implements TransactionsSlice {
           ? { outcome: snapshot.status, error: providerError(snapshot) }
           : null;
     if (!result) return 'unknown';
-    await this.store.record(t.id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result } });
+    const command = { type: 'RecordAuthorizationResult', data: { source: 'notification', result } } as const;
+    const recorded = await this.store.record(t.id, command);
+    await this.lateAuthorizations.reverseReceived(t.id, recorded);
     return 'recorded';
+  }
+
+  /** When the authorization at the transaction's current connection was sent: its creation, or its last failover. */
+  private async attemptedAt(id: string): Promise<string> {
+    const events = await this.store.events(id);
+    const starts = new Set(['TransactionCreated', 'AuthorizationAttemptFailed']);
+    const attempts = events.filter(({ type }) => starts.has(type));
+    const attempt = attempts.at(-1);
+    return (attempt?.data as { at?: string } | undefined)?.at ?? this.store.now();
   }
 
   /**
@@ -321,6 +362,15 @@ export class Transactions implements TransactionsSlice {
       if (found !== 'unknown') decided += 1;
     }
     for (const id of this.readModel.openOperations(before, 100)) decided += await this.reconcileOperations(id);
+    // Late authorizations the provider did not let us reverse yet (unreachable, a refusal): tried again every round.
+    for (const id of this.readModel.unreversedLateAuthorizations(100)) {
+      // One that cannot be reversed (its payment service deleted) must not hold back the others.
+      const reversed = await this.lateAuthorizations.reverse(id).catch((error: unknown) => {
+        this.onBackgroundError(error);
+        return false;
+      });
+      if (reversed) decided += 1;
+    }
     if (decided > 0) await this.context.catchUp();
     return decided;
   }
@@ -371,6 +421,22 @@ export class Transactions implements TransactionsSlice {
    */
   increment(request: TransactionRequest<AuthorizationIncrementInput>): Promise<AuthorizationIncrement> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
+    const answerBound = async (bound: RequestBinding): Promise<AuthorizationIncrement> => {
+      // The increment's own event, when its answer was recorded; else the provider's word is not known yet.
+      const recorded = (await this.store.events(bound.transaction_id))
+        .map((event) => event.data as { incrementId?: string; outcome?: 'failed' | 'pending'; responseCode?: string })
+        .find((data) => data.incrementId === bound.increment_id);
+      const status = !recorded ? 'pending' : (recorded.outcome ?? 'succeeded');
+      return {
+        type: 'transaction-authorization-increment',
+        status,
+        amount: body.amount,
+        response_code: recorded?.responseCode ?? null,
+        response_description: null,
+        error_code: status === 'failed' ? 'unknown_error' : null,
+        transaction: await this.store.render(merchantAccountId, bound.transaction_id),
+      };
+    };
     return this.store.idempotent(merchantAccountId, `transactions.increment:${id}`, request.idempotency_key, body, async () => {
       const t = await this.store.load(merchantAccountId, id);
       await asApiErrors(async () => assertIncrementAllowed(t));
@@ -381,6 +447,7 @@ export class Transactions implements TransactionsSlice {
         ]);
       }
       const incrementId = this.context.newId();
+      this.store.bindRequest({ transaction_id: id, increment_id: incrementId });
       const answer = await this.store.call(() =>
         connector.incrementAuthorization({
           reference: id,
@@ -406,7 +473,7 @@ export class Transactions implements TransactionsSlice {
         error_code: outcome === 'failed' ? (answer.errorCode ?? 'unknown_error') : null,
         transaction: await this.store.render(merchantAccountId, id),
       };
-    });
+    }, answerBound);
   }
 
   async update(request: TransactionRequest<TransactionUpdateInput>): Promise<WireTransaction> {
@@ -423,13 +490,22 @@ export class Transactions implements TransactionsSlice {
 
   createRefund(request: TransactionRequest<RefundCreateInput>): Promise<WireRefund> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
-    return this.store.idempotent(merchantAccountId, `transactions.refund:${id}`, request.idempotency_key, body, () =>
-      this.refundOnce(merchantAccountId, id, {
-        ...(body.amount != null ? { amount: body.amount } : {}),
-        reason: body.reason ?? undefined,
-        externalIdentifier: body.external_identifier ?? undefined,
-        ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
-      }),
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.refund:${id}`,
+      request.idempotency_key,
+      body,
+      () =>
+        this.refundOnce(merchantAccountId, id, {
+          ...(body.amount != null ? { amount: body.amount } : {}),
+          reason: body.reason ?? undefined,
+          externalIdentifier: body.external_identifier ?? undefined,
+          ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
+        }),
+      async (bound) => {
+        await this.context.catchUp();
+        return this.refund(merchantAccountId, bound.transaction_id, bound.refund_ids?.[0] ?? '');
+      },
     );
   }
 
@@ -454,19 +530,33 @@ export class Transactions implements TransactionsSlice {
         else this.connectors.connectorFor(this.store.connectionOf(t));
       }
       const items: WireRefund[] = [];
-      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }));
-      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common));
+      const made: string[] = [];
+      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }, made));
+      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common, made));
+      return { items, limit: 20, next_cursor: null, previous_cursor: null };
+    }, async (bound) => {
+      await this.context.catchUp();
+      const refund = (refundId: string) => this.refund(merchantAccountId, bound.transaction_id, refundId);
+      const items = (bound.refund_ids ?? []).map(refund);
       return { items, limit: 20, next_cursor: null, previous_cursor: null };
     });
   }
 
-  private async refundOnce(merchantAccountId: string, id: string, input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget }): Promise<WireRefund> {
+  /** `made`: the refunds this request made before this one (refunds/all), all bound to its Idempotency-Key. */
+  private async refundOnce(
+    merchantAccountId: string,
+    id: string,
+    input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget },
+    made: string[] = [],
+  ): Promise<WireRefund> {
     const t = await this.store.load(merchantAccountId, id);
     // The provider is resolved first: a refund refused here (service deleted, gift cards only) claims nothing.
     const target = input.target;
     const giftCardConnector = target ? this.giftCardConnectorOf(t) : null;
     const connector = target ? null : this.connectors.connectorFor(this.store.connectionOf(t));
     const refundId = this.context.newId();
+    made.push(refundId);
+    this.store.bindRequest({ transaction_id: id, refund_ids: [...made] });
     const decided = await this.store.command(id, {
       type: 'RefundTransaction',
       data: {
@@ -484,8 +574,13 @@ export class Transactions implements TransactionsSlice {
         ? await this.store.call(() => giftCardConnector.refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
         : await this.store.call(() => (connector as NonNullable<typeof connector>).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }));
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
-    const outcome = toOutcome(answer, (answer as { providerRefundId?: string }).providerRefundId);
+    const providerRefundId = (answer as { providerRefundId?: string }).providerRefundId;
+    const outcome = toOutcome(answer, providerRefundId);
     if (outcome) await this.store.record(id, { type: 'RecordRefundResult', data: { refundId, ...outcome } });
+    else if (answer.outcome === 'pending' && providerRefundId) {
+      const submitted = { refundId, providerOperationId: providerRefundId };
+      await this.store.record(id, { type: 'RecordRefundSubmitted', data: submitted });
+    }
     await this.context.catchUp();
     return this.refund(merchantAccountId, id, refundId);
   }

@@ -61,8 +61,12 @@ export interface RunningAdyenFake {
   readonly unavailableAccounts: Set<string>;
   /** false: notifications wait in `held` until `release` (to deliver them out of order). */
   autoNotify: boolean;
+  /** How long the answer to a capture, refund, cancel or amount update waits (its notification does not). Default 0. */
+  modificationAnswerDelayMs: number;
   readonly held: AdyenNotificationDelivery[];
   release(delivery: AdyenNotificationDelivery): Promise<void>;
+  /** Sends held notifications of one merchant account as one request, their items in the order given. */
+  releaseTogether(deliveries: readonly AdyenNotificationDelivery[]): Promise<AdyenNotificationDelivery>;
   /** POSTs a body (signed or not) to a merchant account's webhook URL, as a replay or a forgery would. */
   post(merchantAccount: string, body: string): Promise<{ status: number; text: string }>;
   /** Resolves once `count` notifications of `eventCode` were delivered. */
@@ -160,7 +164,9 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
     const payment = payments.get(params.paymentPspReference ?? '');
     if (!payment || payment.merchantAccount !== merchantAccount) return { status: 422, body: error(422, '167', 'Original pspReference required for this operation', 'validation') };
     const modification = { merchantAccount, paymentPspReference: payment.pspReference, pspReference: pspReference(), status: 'received', ...(body.reference ? { reference: body.reference } : {}) };
-    const merchantReference = typeof body.reference === 'string' ? body.reference : payment.reference;
+    // Webhooks-v1: a modification's notification carries the payment's merchantReference ("Your reference to uniquely
+    // identify the payment"), the modification's pspReference and the payment's as originalReference.
+    const merchantReference = payment.reference;
     const value = amount?.value ?? 0;
     switch (template) {
       case '/payments/{paymentPspReference}/captures': {
@@ -222,6 +228,8 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
         return answer(response, method, matched.template, 422, error(422, '702', problems.join('; '), 'validation'));
       }
       const result = operate(matched.template, matched.params, body);
+      const modification = matched.template !== '/payments' && result.status < 500;
+      if (modification && running.modificationAnswerDelayMs > 0) result.delayMs = running.modificationAnswerDelayMs;
       if (idempotencyKey && result.status < 500) idempotent.set(`${method} ${url.pathname} ${idempotencyKey}`, { status: result.status, body: result.body });
       if (result.delayMs) later(result.delayMs, () => answer(response, method, matched.template, result.status, result.body));
       else answer(response, method, matched.template, result.status, result.body);
@@ -245,11 +253,21 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
     webhookUrls,
     unavailableAccounts,
     autoNotify: true,
+    modificationAnswerDelayMs: 0,
     held,
     async release(delivery) {
       held.splice(held.indexOf(delivery), 1);
-      const body = JSON.parse(delivery.body) as { notificationItems: { NotificationRequestItem: { merchantAccountCode: string } }[] };
-      await deliver(body.notificationItems[0]?.NotificationRequestItem.merchantAccountCode ?? '', delivery);
+      await deliver(itemsOf(delivery)[0]?.NotificationRequestItem.merchantAccountCode ?? '', delivery);
+    },
+    async releaseTogether(together) {
+      for (const delivery of together) held.splice(held.indexOf(delivery), 1);
+      const items = together.flatMap(itemsOf);
+      // Each item was validated against its event's schema when it was made; the envelope is the same array.
+      const body = { live: 'false', notificationItems: items };
+      const eventCode = together.map((d) => d.eventCode).join('+');
+      const batch: AdyenNotificationDelivery = { eventCode, body: JSON.stringify(body) };
+      await deliver(items[0]?.NotificationRequestItem.merchantAccountCode ?? '', batch);
+      return batch;
     },
     post,
     async waitForDeliveries(eventCode, count, timeoutMs = 5_000) {
@@ -269,6 +287,10 @@ export async function startAdyenFake(options: AdyenFakeOptions): Promise<Running
   };
   return running;
 }
+
+type NotificationBody = { notificationItems: { NotificationRequestItem: { merchantAccountCode: string } }[] };
+const itemsOf = (delivery: AdyenNotificationDelivery) =>
+  (JSON.parse(delivery.body) as NotificationBody).notificationItems;
 
 function header(request: http.IncomingMessage, name: string): string | undefined {
   const value = request.headers[name];

@@ -8,7 +8,9 @@
  *
  * Scenarios by amount (minor units): 200051 declined (card_declined, insufficient_funds), 200099 declined
  * (try_again_later: a soft decline), 500006 authorized but answered only after `slowAnswerMs`; any other amount is
- * authorized. A secret key in `unavailableKeys` answers 500 to everything.
+ * authorized. A secret key in `unavailableKeys` answers 500 to everything. An intent shows in search results only
+ * `searchLagMs` after it was made, as Stripe's search lags behind its writes ("under normal operating conditions, data
+ * is searchable in under 1 minute"); retrieve and list see it at once.
  */
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
@@ -56,7 +58,16 @@ const operations: readonly { readonly method: string; readonly pattern: RegExp; 
   { method: 'GET', pattern: /^\/v1\/refunds$/, params: 'RefundListParams', name: 'listRefunds' },
 ];
 
-export async function startStripeFake(options: { readonly slowAnswerMs?: number; readonly eventDelayMs?: number } = {}): Promise<RunningStripeFake> {
+export interface StripeFakeOptions {
+  /** How long the 500006 answer waits. Default 3 s. */
+  readonly slowAnswerMs?: number;
+  /** Wait before an event is sent. Default 30 ms. */
+  readonly eventDelayMs?: number;
+  /** How long a new intent stays out of search results. Default 0. */
+  readonly searchLagMs?: number;
+}
+
+export async function startStripeFake(options: StripeFakeOptions = {}): Promise<RunningStripeFake> {
   const fixtures = readProviderDocument<{ resources: Record<string, StripeObject> }>('stripe/fixtures3.json').resources;
   const example = (name: string): StripeObject => structuredClone(fixtures[name] as StripeObject);
   for (const operation of operations) declaredParameters(operation.params); // read the declarations once, up front
@@ -64,7 +75,7 @@ export async function startStripeFake(options: { readonly slowAnswerMs?: number;
   const requests: RunningStripeFake['requests'] = [];
   const violations: string[] = [];
   const deliveries: StripeEventDelivery[] = [];
-  const intents = new Map<string, StripeObject & { owner: string }>();
+  const intents = new Map<string, StripeObject & { owner: string; searchableAt: number }>();
   const methods = new Map<string, StripeObject>();
   const refunds = new Map<string, StripeObject>();
   const idempotent = new Map<string, { body: string; status: number; answer: unknown }>();
@@ -116,7 +127,8 @@ export async function startStripeFake(options: { readonly slowAnswerMs?: number;
   };
   /** The intent as Stripe answers it: `latest_charge` expanded when asked. */
   const view = (intent: StripeObject, expand: boolean): StripeObject => {
-    const { owner: _owner, latest_charge_id: chargeId, ...shown } = intent as StripeObject & { owner?: string; latest_charge_id?: string };
+    type Kept = StripeObject & { owner?: string; searchableAt?: number; latest_charge_id?: string };
+    const { owner: _owner, searchableAt: _searchableAt, latest_charge_id: chargeId, ...shown } = intent as Kept;
     return { ...shown, latest_charge: chargeId ? (expand ? chargeOf(intent) : chargeId) : null };
   };
   const stripeError = (status: number, type: string, message: string, extra: Record<string, unknown> = {}) => ({ status, answer: { error: { type, message, ...extra } } });
@@ -139,6 +151,7 @@ export async function startStripeFake(options: { readonly slowAnswerMs?: number;
           ...example('payment_intent'),
           id: id('pi'),
           owner: key,
+          searchableAt: Date.now() + (options.searchLagMs ?? 0),
           amount,
           currency: form.get('currency'),
           capture_method: manual ? 'manual' : 'automatic',
@@ -152,7 +165,7 @@ export async function startStripeFake(options: { readonly slowAnswerMs?: number;
           latest_charge_id: id('ch'),
           amount_capturable: 0,
           amount_received: 0,
-        } as StripeObject & { owner: string };
+        } as StripeObject & { owner: string; searchableAt: number };
         intents.set(intent.id, intent);
         const decline = amount === stripeScenarioAmounts.insufficientFunds ? 'insufficient_funds' : amount === stripeScenarioAmounts.tryAgainLater ? 'try_again_later' : null;
         if (decline) {
@@ -171,7 +184,10 @@ export async function startStripeFake(options: { readonly slowAnswerMs?: number;
         return { status: 200, answer: view(owned as StripeObject, expand) };
       case 'searchIntents': {
         const wanted = /metadata\['([^']+)'\]:'([^']*)'/.exec(form.get('query') ?? '');
-        const found = [...intents.values()].filter((i) => i.owner === key && wanted && (i.metadata as Record<string, string>)[wanted[1] ?? ''] === wanted[2]);
+        const matches = (i: StripeObject) => (i.metadata as Record<string, string>)[wanted?.[1] ?? ''] === wanted?.[2];
+        const searchable = (i: { owner: string; searchableAt: number }) =>
+          i.owner === key && i.searchableAt <= Date.now();
+        const found = wanted ? [...intents.values()].filter((i) => searchable(i) && matches(i)) : [];
         return { status: 200, answer: { object: 'search_result', data: found.map((i) => view(i, true)), has_more: false, next_page: null, url: '/v1/payment_intents/search' } };
       }
       case 'capture': {
