@@ -2818,9 +2818,65 @@ export interface components {
             /** @description Authorizing now and capturing later. */
             delayed_capture: boolean;
         };
+        /**
+         * @example {
+         *       "display_name": "Adyen cards",
+         *       "payment_service_definition_id": "adyen-card",
+         *       "fields": [
+         *         {
+         *           "key": "api_key",
+         *           "value": "AQE…"
+         *         },
+         *         {
+         *           "key": "merchant_account",
+         *           "value": "YourCompanyECOM"
+         *         },
+         *         {
+         *           "key": "hmac_key",
+         *           "value": "44782DEF547AAA06C910C43932B1EB0C71FC68D9D0C057550C48EC2ACF6BA056"
+         *         }
+         *       ],
+         *       "accepted_currencies": [
+         *         "EUR"
+         *       ],
+         *       "accepted_countries": [
+         *         "NL"
+         *       ]
+         *     }
+         * @example {
+         *       "display_name": "Stripe cards",
+         *       "payment_service_definition_id": "stripe-card",
+         *       "fields": [
+         *         {
+         *           "key": "secret_key",
+         *           "value": "sk_test_…"
+         *         },
+         *         {
+         *           "key": "webhook_secret",
+         *           "value": "whsec_…"
+         *         }
+         *       ],
+         *       "accepted_currencies": [
+         *         "USD"
+         *       ],
+         *       "accepted_countries": [
+         *         "US"
+         *       ]
+         *     }
+         */
         PaymentServiceCreate: {
             display_name: string;
             payment_service_definition_id: string;
+            /**
+             * @description The credentials and settings the definition takes, by key:
+             *     - `mock-card`: `merchant_id` (optional): Merchant ID
+             *     - `mock-paypal`: `merchant_id` (optional): Merchant ID
+             *     - `mock-gift-card`: `merchant_id` (optional): Merchant ID
+             *     - `adyen-card`: `api_key` (required, secret): API key; `merchant_account` (required): Merchant account; `hmac_key` (required, secret): HMAC key of the standard webhook; `live_endpoint_url_prefix` (optional): Live endpoint URL prefix (empty: the test environment); `api_base_url` (optional): API base URL (for testing; empty: the provider)
+             *     - `stripe-card`: `secret_key` (required, secret): Secret key; `webhook_secret` (required, secret): Webhook signing secret; `api_base_url` (optional): API base URL (for testing; empty: the provider)
+             *
+             *     A secret field is never answered back; a required one must be sent.
+             */
             fields: {
                 key: string;
                 value: string;
@@ -2872,7 +2928,14 @@ export interface components {
         /** @description Only the fields sent change. */
         PaymentServiceUpdate: {
             display_name?: string;
-            /** @description Sets the fields sent, by key; an empty value removes the field. */
+            /**
+             * @description Sets the fields sent, by key; an empty value removes the field. The keys of each definition:
+             *     - `mock-card`: `merchant_id` (optional): Merchant ID
+             *     - `mock-paypal`: `merchant_id` (optional): Merchant ID
+             *     - `mock-gift-card`: `merchant_id` (optional): Merchant ID
+             *     - `adyen-card`: `api_key` (required, secret): API key; `merchant_account` (required): Merchant account; `hmac_key` (required, secret): HMAC key of the standard webhook; `live_endpoint_url_prefix` (optional): Live endpoint URL prefix (empty: the test environment); `api_base_url` (optional): API base URL (for testing; empty: the provider)
+             *     - `stripe-card`: `secret_key` (required, secret): Secret key; `webhook_secret` (required, secret): Webhook signing secret; `api_base_url` (optional): API base URL (for testing; empty: the provider)
+             */
             fields?: {
                 key: string;
                 value: string;
@@ -3551,7 +3614,7 @@ export interface components {
              */
             url: string;
             /** @description The events wanted; null or absent: all of them. */
-            event_names?: ("transaction.authentication-pending" | "transaction.authenticated" | "transaction.authorized" | "transaction.captured" | "transaction.capture-pending" | "transaction.capture-failed" | "transaction.declined" | "transaction.failed" | "transaction.modified" | "transaction.voided" | "transaction.void-declined" | "transaction.void-failed" | "capture.pending" | "capture.succeeded" | "capture.declined" | "capture.failed" | "refund.pending" | "refund.succeeded" | "refund.declined" | "refund.failed" | "api-key-pair.created" | "api-key-pair.updated" | "api-key-pair.deleted")[] | null;
+            event_names?: ("transaction.authentication-pending" | "transaction.authenticated" | "transaction.authorized" | "transaction.captured" | "transaction.capture-pending" | "transaction.capture-failed" | "transaction.declined" | "transaction.failed" | "transaction.modified" | "transaction.voided" | "transaction.void-declined" | "transaction.void-failed" | "transaction.late-authorization-received" | "transaction.late-authorization-reversed" | "capture.pending" | "capture.succeeded" | "capture.declined" | "capture.failed" | "refund.pending" | "refund.succeeded" | "refund.declined" | "refund.failed" | "api-key-pair.created" | "api-key-pair.updated" | "api-key-pair.deleted")[] | null;
             /** @description null: instance level (every merchant account). Else that account only. */
             merchant_account_id?: string | null;
             active?: boolean;
@@ -3571,7 +3634,7 @@ export interface components {
              */
             url?: string;
             /** @description The events wanted; null or absent: all of them. */
-            event_names?: ("transaction.authentication-pending" | "transaction.authenticated" | "transaction.authorized" | "transaction.captured" | "transaction.capture-pending" | "transaction.capture-failed" | "transaction.declined" | "transaction.failed" | "transaction.modified" | "transaction.voided" | "transaction.void-declined" | "transaction.void-failed" | "capture.pending" | "capture.succeeded" | "capture.declined" | "capture.failed" | "refund.pending" | "refund.succeeded" | "refund.declined" | "refund.failed" | "api-key-pair.created" | "api-key-pair.updated" | "api-key-pair.deleted")[] | null;
+            event_names?: ("transaction.authentication-pending" | "transaction.authenticated" | "transaction.authorized" | "transaction.captured" | "transaction.capture-pending" | "transaction.capture-failed" | "transaction.declined" | "transaction.failed" | "transaction.modified" | "transaction.voided" | "transaction.void-declined" | "transaction.void-failed" | "transaction.late-authorization-received" | "transaction.late-authorization-reversed" | "capture.pending" | "capture.succeeded" | "capture.declined" | "capture.failed" | "refund.pending" | "refund.succeeded" | "refund.declined" | "refund.failed" | "api-key-pair.created" | "api-key-pair.updated" | "api-key-pair.deleted")[] | null;
             /** @description null: instance level (every merchant account). Else that account only. */
             merchant_account_id?: string | null;
             active?: boolean;
