@@ -21,7 +21,11 @@ describeWithInfra('@switchyard/client against the distributed runtime', infrastr
 
   beforeAll(async () => {
     build = await buildClientForTest();
-    runtime = await startDistributedRuntime({ name: 'client', mockCard: true, env: { WEBHOOK_WORKER_INTERVAL_MS: '50' } });
+    runtime = await startDistributedRuntime({
+      name: 'client',
+      mockCard: true,
+      env: { WEBHOOK_WORKER_INTERVAL_MS: '50' },
+    });
     keyFile = await createKeyFile({ ...runtime.env }, keyDir, (_env, ...args) => runtime.cli(...args));
   }, 240_000);
 

@@ -32,7 +32,11 @@ describeWithInfra('the API reference at /docs, in Chromium', chromiumAvailabilit
     const document = (await (await fetch(`${baseUrl}/openapi.json`)).json()) as OpenApiDocument;
     const paths = Object.keys(document.paths);
     expect(paths.length).toBeGreaterThan(60);
-    const scopes = new Set(Object.values(document.paths).flatMap((item) => Object.values(item).flatMap((operation) => operation['x-required-scopes'] ?? [])));
+    const scopes = new Set(
+      Object.values(document.paths).flatMap((item) =>
+        Object.values(item).flatMap((operation) => operation['x-required-scopes'] ?? []),
+      ),
+    );
 
     const { browser, close } = await launchChromium({ width: 1400, height: 1000 });
     try {
@@ -42,17 +46,27 @@ describeWithInfra('the API reference at /docs, in Chromium', chromiumAvailabilit
       // Redoc's attribution ("API docs by Redocly") asks for its logo from cdn.redoc.ly: the page's policy refuses it
       // in the browser, so it never leaves the machine (and the logo is hidden on the error).
       const refused: string[] = [];
-      page.on('requestfailed', (request) => (/csp/i.test(request.failure()?.errorText ?? '') ? refused : requested).push(request.url()));
+      page.on('requestfailed', (request) =>
+        (/csp/i.test(request.failure()?.errorText ?? '') ? refused : requested).push(request.url()),
+      );
       const problems: string[] = [];
       page.on('pageerror', (error) => problems.push(error.message));
       page.on('console', (message) => {
-        if (message.type() === 'error' && !message.text().includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")) problems.push(message.text());
+        if (
+          message.type() === 'error' &&
+          !message.text().includes("'https://cdn.redoc.ly/redoc/logo-mini.svg' violates")
+        )
+          problems.push(message.text());
       });
 
       const answer = await page.goto(`${baseUrl}/docs`, { waitUntil: 'load' });
       expect(answer?.status()).toBe(200);
       // Redoc replaces its loading state with the rendered document once it has fetched and parsed it.
-      await page.waitForFunction((last: string) => ((globalThis as unknown as PageGlobals).document.body.textContent ?? '').includes(last), paths.at(-1)!, { timeout: 60_000 });
+      await page.waitForFunction(
+        (last: string) => ((globalThis as unknown as PageGlobals).document.body.textContent ?? '').includes(last),
+        paths.at(-1)!,
+        { timeout: 60_000 },
+      );
       const text = await page.evaluate(() => (globalThis as unknown as PageGlobals).document.body.textContent ?? '');
       await page.screenshot({ path: screenshotPath('api-reference') });
 
@@ -61,7 +75,11 @@ describeWithInfra('the API reference at /docs, in Chromium', chromiumAvailabilit
       expect(text).toContain('Authentication');
       expect(text).toContain('RFC 7638 thumbprint');
       expect(text).toContain('x-service-merchant-account-id');
-      expect(requested.filter((url) => !url.startsWith(`${baseUrl}/`) && !url.startsWith('blob:') && !url.startsWith('data:'))).toEqual([]);
+      expect(
+        requested.filter(
+          (url) => !url.startsWith(`${baseUrl}/`) && !url.startsWith('blob:') && !url.startsWith('data:'),
+        ),
+      ).toEqual([]);
       expect(requested).toContain(`${baseUrl}/openapi.json`);
       expect(refused).toEqual(['https://cdn.redoc.ly/redoc/logo-mini.svg']);
       expect(problems).toEqual([]);
@@ -77,6 +95,8 @@ describeWithInfra('the API reference at /docs, in Chromium', chromiumAvailabilit
     expect(script.status).toBe(200);
     expect(script.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
     const etag = script.headers.get('etag')!;
-    expect((await fetch(`${baseUrl}/docs/redoc.standalone.js`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect((await fetch(`${baseUrl}/docs/redoc.standalone.js`, { headers: { 'if-none-match': etag } })).status).toBe(
+      304,
+    );
   });
 });

@@ -11,7 +11,11 @@ describe("the README's endpoint table", () => {
     const document = await servedOpenApiDocument();
     const inReadme = readmeEndpointTable(fs.readFileSync(README, 'utf8'));
     expect(inReadme).toBe(endpointTable(document as Parameters<typeof endpointTable>[0]));
-    for (const path of ['/gift-cards/balances', '/checkout/sessions/{session_id}/card-details', '/payment-service-definitions/{payment_service_definition_id}']) {
+    for (const path of [
+      '/gift-cards/balances',
+      '/checkout/sessions/{session_id}/card-details',
+      '/payment-service-definitions/{payment_service_definition_id}',
+    ]) {
       expect(inReadme).toContain(`| \`${path}\` |`);
     }
   }, 120_000);

@@ -33,12 +33,18 @@ export async function buildClient(outDir = defaultOutDir): Promise<BuiltClient> 
   } finally {
     fs.rmSync(scratch, { recursive: true, force: true });
   }
-  return { esm: path.join(outDir, 'esm/index.mjs'), cjs: path.join(outDir, 'cjs/index.cjs'), types: path.join(outDir, 'types/index.d.ts') };
+  return {
+    esm: path.join(outDir, 'esm/index.mjs'),
+    cjs: path.join(outDir, 'cjs/index.cjs'),
+    types: path.join(outDir, 'types/index.d.ts'),
+  };
 }
 
 async function buildInto(outDir: string): Promise<BuiltClient> {
   const esbuild = await import('esbuild');
-  const packageJson = JSON.parse(fs.readFileSync(path.join(clientRoot, 'package.json'), 'utf8')) as { dependencies?: Record<string, string> };
+  const packageJson = JSON.parse(fs.readFileSync(path.join(clientRoot, 'package.json'), 'utf8')) as {
+    dependencies?: Record<string, string>;
+  };
   const common = {
     entryPoints: [path.join(clientRoot, 'src/index.ts')],
     bundle: true,
@@ -49,17 +55,26 @@ async function buildInto(outDir: string): Promise<BuiltClient> {
     logLevel: 'silent' as const,
     banner: { js: '/* @switchyard/client */' },
   };
-  const built = { esm: path.join(outDir, 'esm/index.mjs'), cjs: path.join(outDir, 'cjs/index.cjs'), types: path.join(outDir, 'types/index.d.ts') };
+  const built = {
+    esm: path.join(outDir, 'esm/index.mjs'),
+    cjs: path.join(outDir, 'cjs/index.cjs'),
+    types: path.join(outDir, 'types/index.d.ts'),
+  };
   await esbuild.build({ ...common, format: 'esm', outfile: built.esm });
   await esbuild.build({ ...common, format: 'cjs', outfile: built.cjs });
 
   const typesDir = path.join(outDir, 'types');
   const tsc = require.resolve('typescript/bin/tsc');
-  execFileSync(process.execPath, [tsc, '-p', path.join(clientRoot, 'tsconfig.build.json'), '--outDir', typesDir], { stdio: 'pipe' });
+  execFileSync(process.execPath, [tsc, '-p', path.join(clientRoot, 'tsconfig.build.json'), '--outDir', typesDir], {
+    stdio: 'pipe',
+  });
   for (const file of fs.readdirSync(typesDir, { recursive: true, encoding: 'utf8' })) {
     if (!file.endsWith('.d.ts')) continue;
     const full = path.join(typesDir, file);
-    fs.writeFileSync(full, fs.readFileSync(full, 'utf8').replace(/(from\s+'|import\(')(\.{1,2}\/[^']+?)(?<!\.js)'/g, "$1$2.js'"));
+    fs.writeFileSync(
+      full,
+      fs.readFileSync(full, 'utf8').replace(/(from\s+'|import\(')(\.{1,2}\/[^']+?)(?<!\.js)'/g, "$1$2.js'"),
+    );
   }
   return built;
 }

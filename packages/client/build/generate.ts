@@ -15,7 +15,9 @@ servedOpenApiDocument()
     fs.mkdirSync(generatedDir, { recursive: true });
     for (const [name, text] of Object.entries(sources)) {
       fs.writeFileSync(path.join(generatedDir, name), text);
-      process.stdout.write(`${path.relative(process.cwd(), path.join(generatedDir, name))}  ${Buffer.byteLength(text)} bytes\n`);
+      process.stdout.write(
+        `${path.relative(process.cwd(), path.join(generatedDir, name))}  ${Buffer.byteLength(text)} bytes\n`,
+      );
     }
   })
   .catch((error: unknown) => {

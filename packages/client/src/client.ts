@@ -58,8 +58,14 @@ export interface EmbedTokenOptions {
   readonly expiresInSeconds?: number;
 }
 
-type Body<Op extends keyof operations> = operations[Op] extends { requestBody?: { content: { 'application/json': infer B } } } ? B : never;
-type Query<Op extends keyof operations> = operations[Op] extends { parameters: { query?: infer Q } } ? NonNullable<Q> : never;
+type Body<Op extends keyof operations> = operations[Op] extends {
+  requestBody?: { content: { 'application/json': infer B } };
+}
+  ? B
+  : never;
+type Query<Op extends keyof operations> = operations[Op] extends { parameters: { query?: infer Q } }
+  ? NonNullable<Q>
+  : never;
 type Item<List> = List extends { items: readonly (infer I)[] } ? I : never;
 type Answer<T> = { data?: T; error?: unknown; response: Response };
 
@@ -86,7 +92,9 @@ export class SwitchyardClient {
       ...(options.amount !== undefined ? { amount: options.amount } : {}),
       ...(options.currency !== undefined ? { currency: options.currency } : {}),
       ...(options.buyerId !== undefined ? { buyer_id: options.buyerId } : {}),
-      ...(options.buyerExternalIdentifier !== undefined ? { buyer_external_identifier: options.buyerExternalIdentifier } : {}),
+      ...(options.buyerExternalIdentifier !== undefined
+        ? { buyer_external_identifier: options.buyerExternalIdentifier }
+        : {}),
       ...(options.metadata !== undefined ? { metadata: options.metadata } : {}),
     };
     return this.signer.sign(
@@ -100,76 +108,184 @@ export class SwitchyardClient {
   }
 
   readonly transactions = {
-    create: (body: Body<'create_transaction'>, options?: CallOptions) => this.call(this.api.POST('/transactions', { body, ...init(options) })),
+    create: (body: Body<'create_transaction'>, options?: CallOptions) =>
+      this.call(this.api.POST('/transactions', { body, ...init(options) })),
     get: (transactionId: string, options?: CallOptions) =>
-      this.call(this.api.GET('/transactions/{transaction_id}', { params: { path: { transaction_id: transactionId } }, ...init(options) })),
+      this.call(
+        this.api.GET('/transactions/{transaction_id}', {
+          params: { path: { transaction_id: transactionId } },
+          ...init(options),
+        }),
+      ),
     /** Every transaction the query matches, newest first, page after page as the loop asks. */
     list: (query: Query<'list_transactions'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/transactions', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/transactions', {
+            params: { query: { ...query, ...(cursor ? { cursor } : {}) } },
+            ...init(options),
+          }),
+        ),
+      ),
     capture: (transactionId: string, body: Body<'capture_transaction'> = {}, options?: CallOptions) =>
-      this.call(this.api.POST('/transactions/{transaction_id}/capture', { params: { path: { transaction_id: transactionId } }, body, ...init(options) })),
+      this.call(
+        this.api.POST('/transactions/{transaction_id}/capture', {
+          params: { path: { transaction_id: transactionId } },
+          body,
+          ...init(options),
+        }),
+      ),
     void: (transactionId: string, options?: CallOptions) =>
-      this.call(this.api.POST('/transactions/{transaction_id}/void', { params: { path: { transaction_id: transactionId } }, ...init(options) })),
+      this.call(
+        this.api.POST('/transactions/{transaction_id}/void', {
+          params: { path: { transaction_id: transactionId } },
+          ...init(options),
+        }),
+      ),
     refund: (transactionId: string, body: Body<'create_transaction_refund'> = {}, options?: CallOptions) =>
-      this.call(this.api.POST('/transactions/{transaction_id}/refunds', { params: { path: { transaction_id: transactionId } }, body, ...init(options) })),
+      this.call(
+        this.api.POST('/transactions/{transaction_id}/refunds', {
+          params: { path: { transaction_id: transactionId } },
+          body,
+          ...init(options),
+        }),
+      ),
     refunds: (transactionId: string, options?: CallOptions) =>
       this.list((cursor) =>
-        this.call(this.api.GET('/transactions/{transaction_id}/refunds', { params: { path: { transaction_id: transactionId }, query: cursor ? { cursor } : {} }, ...init(options) })),
+        this.call(
+          this.api.GET('/transactions/{transaction_id}/refunds', {
+            params: { path: { transaction_id: transactionId }, query: cursor ? { cursor } : {} },
+            ...init(options),
+          }),
+        ),
       ),
   };
 
   readonly paymentServices = {
-    create: (body: Body<'create_payment_service'>, options?: CallOptions) => this.call(this.api.POST('/payment-services', { body, ...init(options) })),
+    create: (body: Body<'create_payment_service'>, options?: CallOptions) =>
+      this.call(this.api.POST('/payment-services', { body, ...init(options) })),
     get: (paymentServiceId: string, options?: CallOptions) =>
-      this.call(this.api.GET('/payment-services/{payment_service_id}', { params: { path: { payment_service_id: paymentServiceId } }, ...init(options) })),
+      this.call(
+        this.api.GET('/payment-services/{payment_service_id}', {
+          params: { path: { payment_service_id: paymentServiceId } },
+          ...init(options),
+        }),
+      ),
     list: (query: Query<'list_payment_services'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/payment-services', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/payment-services', {
+            params: { query: { ...query, ...(cursor ? { cursor } : {}) } },
+            ...init(options),
+          }),
+        ),
+      ),
   };
 
   readonly buyers = {
-    create: (body: Body<'create_buyer'>, options?: CallOptions) => this.call(this.api.POST('/buyers', { body, ...init(options) })),
-    get: (buyerId: string, options?: CallOptions) => this.call(this.api.GET('/buyers/{buyer_id}', { params: { path: { buyer_id: buyerId } }, ...init(options) })),
+    create: (body: Body<'create_buyer'>, options?: CallOptions) =>
+      this.call(this.api.POST('/buyers', { body, ...init(options) })),
+    get: (buyerId: string, options?: CallOptions) =>
+      this.call(this.api.GET('/buyers/{buyer_id}', { params: { path: { buyer_id: buyerId } }, ...init(options) })),
     list: (query: Query<'list_buyers'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/buyers', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/buyers', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }),
+        ),
+      ),
   };
 
   /** Stored payment methods (cards in the vault). */
   readonly paymentMethods = {
-    create: (body: Body<'create_payment_method'>, options?: CallOptions) => this.call(this.api.POST('/payment-methods', { body, ...init(options) })),
+    create: (body: Body<'create_payment_method'>, options?: CallOptions) =>
+      this.call(this.api.POST('/payment-methods', { body, ...init(options) })),
     get: (paymentMethodId: string, options?: CallOptions) =>
-      this.call(this.api.GET('/payment-methods/{payment_method_id}', { params: { path: { payment_method_id: paymentMethodId } }, ...init(options) })),
+      this.call(
+        this.api.GET('/payment-methods/{payment_method_id}', {
+          params: { path: { payment_method_id: paymentMethodId } },
+          ...init(options),
+        }),
+      ),
     list: (query: Query<'list_payment_methods'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/payment-methods', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/payment-methods', {
+            params: { query: { ...query, ...(cursor ? { cursor } : {}) } },
+            ...init(options),
+          }),
+        ),
+      ),
     delete: (paymentMethodId: string, options?: CallOptions) =>
-      this.call(this.api.DELETE('/payment-methods/{payment_method_id}', { params: { path: { payment_method_id: paymentMethodId } }, ...init(options) })),
+      this.call(
+        this.api.DELETE('/payment-methods/{payment_method_id}', {
+          params: { path: { payment_method_id: paymentMethodId } },
+          ...init(options),
+        }),
+      ),
   };
 
   readonly giftCards = {
     /** Balances of gift cards by number and PIN (nothing is stored). */
-    balances: (body: Body<'list_gift_card_balances'>, options?: CallOptions) => this.call(this.api.POST('/gift-cards/balances', { body, ...init(options) })),
+    balances: (body: Body<'list_gift_card_balances'>, options?: CallOptions) =>
+      this.call(this.api.POST('/gift-cards/balances', { body, ...init(options) })),
     /** Stores a gift card for a buyer. */
-    create: (body: Body<'create_gift_card'>, options?: CallOptions) => this.call(this.api.POST('/gift-cards', { body, ...init(options) })),
+    create: (body: Body<'create_gift_card'>, options?: CallOptions) =>
+      this.call(this.api.POST('/gift-cards', { body, ...init(options) })),
     list: (query: Query<'list_gift_cards'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/gift-cards', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/gift-cards', {
+            params: { query: { ...query, ...(cursor ? { cursor } : {}) } },
+            ...init(options),
+          }),
+        ),
+      ),
   };
 
   readonly webhookSubscriptions = {
-    create: (body: Body<'create_webhook_subscription'>, options?: CallOptions) => this.call(this.api.POST('/webhook-subscriptions', { body, ...init(options) })),
+    create: (body: Body<'create_webhook_subscription'>, options?: CallOptions) =>
+      this.call(this.api.POST('/webhook-subscriptions', { body, ...init(options) })),
     get: (subscriptionId: string, options?: CallOptions) =>
-      this.call(this.api.GET('/webhook-subscriptions/{subscription_id}', { params: { path: { subscription_id: subscriptionId } }, ...init(options) })),
+      this.call(
+        this.api.GET('/webhook-subscriptions/{subscription_id}', {
+          params: { path: { subscription_id: subscriptionId } },
+          ...init(options),
+        }),
+      ),
     list: (query: Query<'list_webhook_subscriptions'> = {}, options?: CallOptions) =>
-      this.list((cursor) => this.call(this.api.GET('/webhook-subscriptions', { params: { query: { ...query, ...(cursor ? { cursor } : {}) } }, ...init(options) }))),
+      this.list((cursor) =>
+        this.call(
+          this.api.GET('/webhook-subscriptions', {
+            params: { query: { ...query, ...(cursor ? { cursor } : {}) } },
+            ...init(options),
+          }),
+        ),
+      ),
     delete: (subscriptionId: string, options?: CallOptions) =>
-      this.call(this.api.DELETE('/webhook-subscriptions/{subscription_id}', { params: { path: { subscription_id: subscriptionId } }, ...init(options) })),
+      this.call(
+        this.api.DELETE('/webhook-subscriptions/{subscription_id}', {
+          params: { path: { subscription_id: subscriptionId } },
+          ...init(options),
+        }),
+      ),
     /** A new signing secret (answered once): deliveries are signed by every active secret. */
     createSecret: (subscriptionId: string, options?: CallOptions) =>
-      this.call(this.api.POST('/webhook-subscriptions/{subscription_id}/secrets', { params: { path: { subscription_id: subscriptionId } }, ...init(options) })),
+      this.call(
+        this.api.POST('/webhook-subscriptions/{subscription_id}/secrets', {
+          params: { path: { subscription_id: subscriptionId } },
+          ...init(options),
+        }),
+      ),
   };
 
   /** Receiving webhooks: `verify(headers, rawBody, secrets)` (no call to the service). */
   readonly webhooks = {
-    verify: (headers: WebhookHeaders, rawBody: string | Uint8Array, secrets: string | readonly string[], options?: WebhookVerifyOptions): WebhookVerification =>
-      verifyWebhook(headers, rawBody, secrets, options),
+    verify: (
+      headers: WebhookHeaders,
+      rawBody: string | Uint8Array,
+      secrets: string | readonly string[],
+      options?: WebhookVerifyOptions,
+    ): WebhookVerification => verifyWebhook(headers, rawBody, secrets, options),
   };
 
   /** The answer's body, or a `SwitchyardApiError`. */
@@ -179,7 +295,9 @@ export class SwitchyardClient {
     return data as T;
   }
 
-  private list<P extends Page<unknown>>(fetchPage: (cursor: string | undefined) => Promise<P>): AsyncGenerator<Item<P>, void, undefined> {
+  private list<P extends Page<unknown>>(
+    fetchPage: (cursor: string | undefined) => Promise<P>,
+  ): AsyncGenerator<Item<P>, void, undefined> {
     return paginate(fetchPage as (cursor: string | undefined) => Promise<Page<Item<P>>>);
   }
 }
@@ -205,7 +323,8 @@ function authenticate(tokens: TokenCache, options: SwitchyardClientOptions): Mid
       if (options.merchantAccountId !== undefined && !request.headers.has(MERCHANT_ACCOUNT_HEADER)) {
         request.headers.set(MERCHANT_ACCOUNT_HEADER, options.merchantAccountId);
       }
-      if (facts?.idempotencyKey && !request.headers.has(IDEMPOTENCY_KEY_HEADER)) request.headers.set(IDEMPOTENCY_KEY_HEADER, randomUUID());
+      if (facts?.idempotencyKey && !request.headers.has(IDEMPOTENCY_KEY_HEADER))
+        request.headers.set(IDEMPOTENCY_KEY_HEADER, randomUUID());
       return request;
     },
   };

@@ -29,7 +29,9 @@ const base64url = (value: string | Buffer) => Buffer.from(value).toString('base6
 /** RFC 7638 JWK thumbprint (SHA-256) of an EC public key: what the service expects as `kid`. */
 export function keyThumbprint(key: KeyObject): string {
   const jwk = createPublicKey(key).export({ format: 'jwk' }) as { crv: string; kty: string; x: string; y: string };
-  return createHash('sha256').update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y })).digest('base64url');
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x, y: jwk.y }))
+    .digest('base64url');
 }
 
 export class TokenSigner {
@@ -41,7 +43,11 @@ export class TokenSigner {
   static from(credentials: Credentials): TokenSigner {
     const { privateKey, kid } = readCredentials(credentials);
     const key = typeof privateKey === 'string' ? createPrivateKey(privateKey) : privateKey;
-    if (key.type !== 'private' || key.asymmetricKeyType !== 'ec' || key.asymmetricKeyDetails?.namedCurve !== 'secp521r1') {
+    if (
+      key.type !== 'private' ||
+      key.asymmetricKeyType !== 'ec' ||
+      key.asymmetricKeyDetails?.namedCurve !== 'secp521r1'
+    ) {
       throw new TypeError('the API key must be a P-521 (secp521r1) private key, as `api-keys create` makes');
     }
     return new TokenSigner(key, kid ?? keyThumbprint(key));
@@ -50,14 +56,23 @@ export class TokenSigner {
   /** A compact JWS: ES512, `kid`, `iat` = `nbf` = now, `exp` = now + lifetime, a fresh `jti`. */
   sign(claims: TokenClaims, lifetimeSeconds: number, nowSeconds = Math.floor(Date.now() / 1000)): string {
     const header = base64url(JSON.stringify({ alg: 'ES512', typ: 'JWT', kid: this.kid }));
-    const payload = base64url(JSON.stringify({ ...claims, iat: nowSeconds, nbf: nowSeconds, exp: nowSeconds + lifetimeSeconds, jti: randomUUID() }));
+    const payload = base64url(
+      JSON.stringify({
+        ...claims,
+        iat: nowSeconds,
+        nbf: nowSeconds,
+        exp: nowSeconds + lifetimeSeconds,
+        jti: randomUUID(),
+      }),
+    );
     const signature = sign('sha512', Buffer.from(`${header}.${payload}`), { key: this.key, dsaEncoding: 'ieee-p1363' });
     return `${header}.${payload}.${base64url(signature)}`;
   }
 }
 
 function readCredentials(credentials: Credentials): { privateKey: string | KeyObject; kid: string | undefined } {
-  if (typeof credentials === 'string') return readCredentials(JSON.parse(fs.readFileSync(credentials, 'utf8')) as ApiKeyFile);
+  if (typeof credentials === 'string')
+    return readCredentials(JSON.parse(fs.readFileSync(credentials, 'utf8')) as ApiKeyFile);
   if ('private_key' in credentials) {
     if (typeof credentials.private_key !== 'string' || typeof credentials.kid !== 'string') {
       throw new TypeError('the key file needs `kid` and `private_key` (the JSON `api-keys create` printed)');
@@ -80,7 +95,8 @@ export class TokenCache {
     private readonly renewBeforeSeconds: number,
     private readonly now: () => number = () => Date.now(),
   ) {
-    if (!(lifetimeSeconds > renewBeforeSeconds)) throw new RangeError('tokenLifetimeSeconds must be longer than the renewal margin');
+    if (!(lifetimeSeconds > renewBeforeSeconds))
+      throw new RangeError('tokenLifetimeSeconds must be longer than the renewal margin');
   }
 
   token(scopes: readonly string[]): string {

@@ -36,26 +36,61 @@ export class SwitchyardApiError extends Error {
   static from(response: Response, body: unknown): SwitchyardApiError {
     const requestId = response.headers.get('x-request-id') ?? undefined;
     if (isStandardError(body)) {
-      return new SwitchyardApiError(response.status, body.code, body.message, body.details ?? [], requestId, body.resource_id, body);
+      return new SwitchyardApiError(
+        response.status,
+        body.code,
+        body.message,
+        body.details ?? [],
+        requestId,
+        body.resource_id,
+        body,
+      );
     }
     if (isValidationError(body)) {
       const details = body.detail.map((entry) => {
         const [location = 'unknown', ...rest] = entry.loc.map(String);
         return { location, pointer: `/${rest.join('/')}`, message: entry.msg, type: entry.type };
       });
-      const message = details.map((detail) => `${detail.location}${detail.pointer}: ${detail.message}`).join('; ') || 'validation error';
-      return new SwitchyardApiError(response.status, VALIDATION_ERROR_CODE, message, details, requestId, undefined, body);
+      const message =
+        details.map((detail) => `${detail.location}${detail.pointer}: ${detail.message}`).join('; ') ||
+        'validation error';
+      return new SwitchyardApiError(
+        response.status,
+        VALIDATION_ERROR_CODE,
+        message,
+        details,
+        requestId,
+        undefined,
+        body,
+      );
     }
     // Not one of the API's bodies (a proxy in between, say): the status says what there is to say.
-    return new SwitchyardApiError(response.status, `http_${response.status}`, `HTTP ${response.status} ${response.statusText}`.trim(), [], requestId, undefined, body);
+    return new SwitchyardApiError(
+      response.status,
+      `http_${response.status}`,
+      `HTTP ${response.status} ${response.statusText}`.trim(),
+      [],
+      requestId,
+      undefined,
+      body,
+    );
   }
 }
 
-type StandardError = { type: 'error'; code: string; message: string; details?: SwitchyardErrorDetail[]; resource_id?: string };
+type StandardError = {
+  type: 'error';
+  code: string;
+  message: string;
+  details?: SwitchyardErrorDetail[];
+  resource_id?: string;
+};
 type ValidationError = { detail: { loc: (string | number)[]; msg: string; type: string }[] };
 
 const isStandardError = (body: unknown): body is StandardError =>
-  typeof body === 'object' && body !== null && (body as StandardError).type === 'error' && typeof (body as StandardError).code === 'string';
+  typeof body === 'object' &&
+  body !== null &&
+  (body as StandardError).type === 'error' &&
+  typeof (body as StandardError).code === 'string';
 
 const isValidationError = (body: unknown): body is ValidationError =>
   typeof body === 'object' && body !== null && Array.isArray((body as ValidationError).detail);

@@ -1,4 +1,11 @@
-export { SwitchyardClient, MERCHANT_ACCOUNT_HEADER, type CallOptions, type EmbedTokenOptions, type Schemas, type SwitchyardClientOptions } from './client';
+export {
+  SwitchyardClient,
+  MERCHANT_ACCOUNT_HEADER,
+  type CallOptions,
+  type EmbedTokenOptions,
+  type Schemas,
+  type SwitchyardClientOptions,
+} from './client';
 export { keyThumbprint, TokenSigner, type ApiKeyFile, type Credentials, type TokenClaims } from './credentials';
 export { SwitchyardApiError, VALIDATION_ERROR_CODE, type SwitchyardErrorDetail } from './errors';
 export { paginate, type Page } from './pagination';

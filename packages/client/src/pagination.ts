@@ -4,7 +4,10 @@ export interface Page<T> {
   readonly next_cursor?: string | null;
 }
 
-export async function* paginate<T>(fetchPage: (cursor: string | undefined) => Promise<Page<T>>, firstCursor?: string): AsyncGenerator<T, void, undefined> {
+export async function* paginate<T>(
+  fetchPage: (cursor: string | undefined) => Promise<Page<T>>,
+  firstCursor?: string,
+): AsyncGenerator<T, void, undefined> {
   let cursor = firstCursor;
   for (;;) {
     const page = await fetchPage(cursor);

@@ -17,7 +17,8 @@ type Fetch = (request: Request) => Promise<Response>;
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Whether a request may be sent again: reads, and writes with an `Idempotency-Key`. */
-export const isRetryable = (request: Request): boolean => SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key');
+export const isRetryable = (request: Request): boolean =>
+  SAFE_METHODS.has(request.method) || request.headers.has('idempotency-key');
 
 async function isConcurrentRequest(response: Response): Promise<boolean> {
   if (response.status !== 409) return false;
@@ -28,7 +29,11 @@ async function isConcurrentRequest(response: Response): Promise<boolean> {
   }
 }
 
-export function retryingFetch(baseFetch: Fetch, policy: RetryPolicy | false, sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))): Fetch {
+export function retryingFetch(
+  baseFetch: Fetch,
+  policy: RetryPolicy | false,
+  sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms)),
+): Fetch {
   if (policy === false) return baseFetch;
   const { intervalMs, maxElapsedMs } = { ...DEFAULT_RETRY, ...policy };
   return async (request) => {
@@ -44,7 +49,10 @@ export function retryingFetch(baseFetch: Fetch, policy: RetryPolicy | false, sle
         if (request.signal.aborted) throw error;
         outcome = { error };
       }
-      const failed = 'error' in outcome || outcome.response.status >= 500 || (!SAFE_METHODS.has(request.method) && (await isConcurrentRequest(outcome.response)));
+      const failed =
+        'error' in outcome ||
+        outcome.response.status >= 500 ||
+        (!SAFE_METHODS.has(request.method) && (await isConcurrentRequest(outcome.response)));
       if (!failed || Date.now() - started + intervalMs > maxElapsedMs) {
         if ('error' in outcome) throw outcome.error;
         return outcome.response;

@@ -9,7 +9,10 @@ export type WebhookHeaders = Readonly<Record<string, string | readonly string[] 
 
 export type WebhookVerification =
   | { readonly ok: true; readonly webhookId: string; readonly timestamp: number }
-  | { readonly ok: false; readonly reason: 'missing_headers' | 'bad_timestamp' | 'stale_timestamp' | 'no_matching_signature' };
+  | {
+      readonly ok: false;
+      readonly reason: 'missing_headers' | 'bad_timestamp' | 'stale_timestamp' | 'no_matching_signature';
+    };
 
 export interface WebhookVerifyOptions {
   /** How far the signed timestamp may be from this machine's clock (default 300 s). */
@@ -21,7 +24,12 @@ export interface WebhookVerifyOptions {
  * Checks a received delivery: its headers, the raw body exactly as received (not re-serialized JSON) and the
  * subscription's signing secrets (any one matching signature is enough, so secrets can be rotated).
  */
-export function verifyWebhook(headers: WebhookHeaders, rawBody: string | Uint8Array, secrets: string | readonly string[], options: WebhookVerifyOptions = {}): WebhookVerification {
+export function verifyWebhook(
+  headers: WebhookHeaders,
+  rawBody: string | Uint8Array,
+  secrets: string | readonly string[],
+  options: WebhookVerifyOptions = {},
+): WebhookVerification {
   const plainHeaders = headers instanceof Headers ? Object.fromEntries(headers.entries()) : headers;
   return verifyWithSecrets({
     headers: plainHeaders,

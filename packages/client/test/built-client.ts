@@ -12,7 +12,12 @@ import type { BuiltClientModule } from './client-flows';
  * Builds into a folder of its own under `dist/` (gitignored; under the package, so the build's `openapi-fetch`
  * import resolves as in an installation), so parallel test files never read each other's half-written build.
  */
-export async function buildClientForTest(): Promise<{ built: BuiltClient; esm(): Promise<BuiltClientModule>; cjs(): BuiltClientModule; remove(): void }> {
+export async function buildClientForTest(): Promise<{
+  built: BuiltClient;
+  esm(): Promise<BuiltClientModule>;
+  cjs(): BuiltClientModule;
+  remove(): void;
+}> {
   const outDir = path.join(defaultOutDir, `test-${process.pid}-${randomBytes(4).toString('hex')}`);
   const built = await buildClient(outDir);
   return {

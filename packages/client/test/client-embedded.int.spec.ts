@@ -18,7 +18,11 @@ const keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-client-key-'));
 
 beforeAll(async () => {
   build = await buildClientForTest();
-  fixture = await startEmbeddedFixture('client', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '50' }, { listen: true });
+  fixture = await startEmbeddedFixture(
+    'client',
+    { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '50' },
+    { listen: true },
+  );
   baseUrl = `http://127.0.0.1:${(fixture.service.gateway.app.getHttpServer().address() as AddressInfo).port}`;
   keyFile = await createKeyFile({ DATA_DIR: fixture.dataDir }, keyDir);
 }, 180_000);

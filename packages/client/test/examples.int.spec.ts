@@ -42,8 +42,12 @@ describe('examples/first-payment', () => {
       // The key reaches the running server within its poll interval; the example is run as a merchant would, once.
       await new Promise((resolve) => setTimeout(resolve, 500));
       const { code, stdout, stderr } = await new Promise<{ code: number; stdout: string; stderr: string }>((resolve) =>
-        execFile(process.execPath, [example], { cwd: workDir, env: { ...process.env, SWITCHYARD_URL: baseUrl } }, (error, out, err) =>
-          resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout: out, stderr: err }),
+        execFile(
+          process.execPath,
+          [example],
+          { cwd: workDir, env: { ...process.env, SWITCHYARD_URL: baseUrl } },
+          (error, out, err) =>
+            resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout: out, stderr: err }),
         ),
       );
       expect({ code, stderr }).toEqual({ code: 0, stderr: '' });

@@ -8,4 +8,6 @@ import { builtRedocBundle, REDOC_BUNDLE } from '../src/api-docs/api-reference-as
 
 fs.mkdirSync(path.dirname(builtRedocBundle), { recursive: true });
 fs.copyFileSync(require.resolve(REDOC_BUNDLE), builtRedocBundle);
-process.stdout.write(`${path.relative(process.cwd(), builtRedocBundle)}  ${fs.statSync(builtRedocBundle).size} bytes\n`);
+process.stdout.write(
+  `${path.relative(process.cwd(), builtRedocBundle)}  ${fs.statSync(builtRedocBundle).size} bytes\n`,
+);

@@ -26,7 +26,9 @@ const alive = (pid: number): boolean => {
   }
 };
 
-async function startNpm(name: string): Promise<{ npm: ChildProcess; port: number; serverPid: number; output(): string; dataDir: string }> {
+async function startNpm(
+  name: string,
+): Promise<{ npm: ChildProcess; port: number; serverPid: number; output(): string; dataDir: string }> {
   const port = await freePort();
   const dataDir = createTestDataDir(name);
   const npm = spawn('npm', ['start'], {
@@ -38,8 +40,18 @@ async function startNpm(name: string): Promise<{ npm: ChildProcess; port: number
   let output = '';
   npm.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   npm.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  await waitFor('npm start listening', async () => ((await portOpen(port)) ? true : undefined), 90_000, () => output);
-  const serverPid = await waitFor('the server pid', async () => Number(/"pid":(\d+)/.exec(output)?.[1]) || undefined, 10_000, () => output);
+  await waitFor(
+    'npm start listening',
+    async () => ((await portOpen(port)) ? true : undefined),
+    90_000,
+    () => output,
+  );
+  const serverPid = await waitFor(
+    'the server pid',
+    async () => Number(/"pid":(\d+)/.exec(output)?.[1]) || undefined,
+    10_000,
+    () => output,
+  );
   return { npm, port, serverPid, output: () => output, dataDir };
 }
 
@@ -53,12 +65,26 @@ describe('npm start stops when its npm is stopped', () => {
     }
   });
 
-  it.each(['SIGHUP', 'SIGKILL'] as const)('%s to npm closes the port and ends the server', async (signal) => {
-    const run = await startNpm(`npm-start-${signal.toLowerCase()}`);
-    started.push({ npm: run.npm, serverPid: run.serverPid, dataDir: run.dataDir });
-    expect(run.serverPid).not.toBe(run.npm.pid);
-    process.kill(run.npm.pid!, signal);
-    await waitFor(`the port closed after ${signal}`, async () => ((await portOpen(run.port)) ? undefined : true), 10_000, run.output);
-    await waitFor(`the server process gone after ${signal}`, async () => (alive(run.serverPid) ? undefined : true), 10_000, run.output);
-  }, 150_000);
+  it.each(['SIGHUP', 'SIGKILL'] as const)(
+    '%s to npm closes the port and ends the server',
+    async (signal) => {
+      const run = await startNpm(`npm-start-${signal.toLowerCase()}`);
+      started.push({ npm: run.npm, serverPid: run.serverPid, dataDir: run.dataDir });
+      expect(run.serverPid).not.toBe(run.npm.pid);
+      process.kill(run.npm.pid!, signal);
+      await waitFor(
+        `the port closed after ${signal}`,
+        async () => ((await portOpen(run.port)) ? undefined : true),
+        10_000,
+        run.output,
+      );
+      await waitFor(
+        `the server process gone after ${signal}`,
+        async () => (alive(run.serverPid) ? undefined : true),
+        10_000,
+        run.output,
+      );
+    },
+    150_000,
+  );
 });

@@ -17,7 +17,8 @@ const freshDir = () => {
 };
 afterAll(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
-const create = (env: Record<string, string>, ...extra: string[]) => runCli(env, 'api-keys', 'create', '--display-name', 'backend', '--role', 'administrator', ...extra);
+const create = (env: Record<string, string>, ...extra: string[]) =>
+  runCli(env, 'api-keys', 'create', '--display-name', 'backend', '--role', 'administrator', ...extra);
 
 describe('api-keys create --out FILE', () => {
   it('writes the key file readable by its owner only, and prints the key without its private key', async () => {
@@ -27,9 +28,19 @@ describe('api-keys create --out FILE', () => {
     expect(result.code, result.stderr).toBe(0);
     expect(fs.statSync(keyFile).mode & 0o777).toBe(0o600);
     const written = JSON.parse(fs.readFileSync(keyFile, 'utf8')) as Record<string, unknown>;
-    expect(written).toMatchObject({ id: expect.any(String), kid: expect.any(String), private_key: expect.stringContaining('PRIVATE KEY') });
+    expect(written).toMatchObject({
+      id: expect.any(String),
+      kid: expect.any(String),
+      private_key: expect.stringContaining('PRIVATE KEY'),
+    });
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
-    expect(printed).toEqual({ id: written.id, kid: written.kid, role_ids: written.role_ids, merchant_account_ids: written.merchant_account_ids, key_file: keyFile });
+    expect(printed).toEqual({
+      id: written.id,
+      kid: written.kid,
+      role_ids: written.role_ids,
+      merchant_account_ids: written.merchant_account_ids,
+      key_file: keyFile,
+    });
     expect(result.stdout).not.toContain('PRIVATE KEY');
   });
 
@@ -54,7 +65,10 @@ describe('a key written where no server reads', () => {
 
   it('is noted too when the file was left by a server that is gone', async () => {
     const dataDir = freshDir();
-    fs.writeFileSync(path.join(dataDir, IDENTITY_READER_FILE), JSON.stringify({ pid: 2 ** 22 + 17, runtime: 'embedded', started_at: new Date().toISOString() }));
+    fs.writeFileSync(
+      path.join(dataDir, IDENTITY_READER_FILE),
+      JSON.stringify({ pid: 2 ** 22 + 17, runtime: 'embedded', started_at: new Date().toISOString() }),
+    );
     const result = await create({ DATA_DIR: dataDir });
     expect(result.stderr).toContain('note: no running Switchyard server reads');
   });
@@ -62,7 +76,10 @@ describe('a key written where no server reads', () => {
   it('is not noted when a running server reads the data directory, whose file goes when it stops', async () => {
     const fixture = await startEmbeddedFixture('cli-keys-running');
     try {
-      expect(JSON.parse(fs.readFileSync(path.join(fixture.dataDir, IDENTITY_READER_FILE), 'utf8'))).toMatchObject({ pid: process.pid, runtime: 'embedded' });
+      expect(JSON.parse(fs.readFileSync(path.join(fixture.dataDir, IDENTITY_READER_FILE), 'utf8'))).toMatchObject({
+        pid: process.pid,
+        runtime: 'embedded',
+      });
       const result = await create({ DATA_DIR: fixture.dataDir });
       expect(result.code, result.stderr).toBe(0);
       expect(result.stderr).toBe('');

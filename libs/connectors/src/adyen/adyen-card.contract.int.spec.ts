@@ -16,7 +16,14 @@ describeConnectorContract(
     const receiver = await startNotificationReceiver();
     fake.webhookUrls.set(merchantAccount, receiver.url);
     const unreachable = await closedPortUrl();
-    const config = { apiKey, merchantAccount, hmacKey, apiBaseUrl: fake.url, returnUrl: 'https://shop.example/return', timeoutMs: 5_000 };
+    const config = {
+      apiKey,
+      merchantAccount,
+      hmacKey,
+      apiBaseUrl: fake.url,
+      returnUrl: 'https://shop.example/return',
+      timeoutMs: 5_000,
+    };
     return {
       definition: adyenCardDefinition,
       connect: (capabilities) => adyenCardDefinition.create({ ...config, ...(capabilities ? { capabilities } : {}) }),

@@ -8,7 +8,13 @@ describeConnectorContract('mock-card against the simulator', async () => {
   const simulator = await startSimulator({ webhookSecret, settleDelayMs: 50 });
   const receiver = await startNotificationReceiver();
   const unreachable = await closedPortUrl();
-  const config = { baseUrl: simulator.url, merchantId: 'contract', webhookSecret, notificationUrl: receiver.url, timeoutMs: 5_000 };
+  const config = {
+    baseUrl: simulator.url,
+    merchantId: 'contract',
+    webhookSecret,
+    notificationUrl: receiver.url,
+    timeoutMs: 5_000,
+  };
   return {
     definition: mockCardDefinition,
     connect: (capabilities) => mockCardDefinition.create({ ...config, ...(capabilities ? { capabilities } : {}) }),

@@ -19,7 +19,13 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, beforeAll, afterAll } from 'vitest';
-import type { AuthorizeRequest, CardDetails, Connector, ConnectorCapabilities, NotificationHeaders } from '../connector';
+import type {
+  AuthorizeRequest,
+  CardDetails,
+  Connector,
+  ConnectorCapabilities,
+  NotificationHeaders,
+} from '../connector';
 import { ConnectorUnavailableError, NotificationRejectedError } from '../connector-errors';
 import type { ConnectorDefinition } from '../connector-registry';
 
@@ -76,7 +82,10 @@ export async function startNotificationReceiver(): Promise<{
       for (;;) {
         const found = received.find((notification) => notification.raw.includes(mentioning));
         if (found) return found;
-        if (Date.now() > deadline) throw new Error(`no notification mentioning ${mentioning} within ${timeoutMs} ms (${received.length} received)`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `no notification mentioning ${mentioning} within ${timeoutMs} ms (${received.length} received)`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },
@@ -99,7 +108,11 @@ export async function closedPortUrl(): Promise<string> {
 const succeededOrPending = ['succeeded', 'pending'];
 
 /** Runs the contract against `start()`'s provider. `name`: the suite's title (the definition id, and against what). */
-export function describeConnectorContract(name: string, start: () => Promise<ConnectorContractSubject>, options: { skip?: boolean } = {}): void {
+export function describeConnectorContract(
+  name: string,
+  start: () => Promise<ConnectorContractSubject>,
+  options: { skip?: boolean } = {},
+): void {
   describe.skipIf(options.skip ?? false)(`connector contract: ${name}`, () => {
     let subject: ConnectorContractSubject;
     let connector: Connector;
@@ -131,13 +144,26 @@ export function describeConnectorContract(name: string, start: () => Promise<Con
       expect(authorized).toMatchObject({ outcome: 'succeeded', providerTransactionId: expect.any(String) });
       if (authorized.outcome !== 'succeeded') return;
       const ref = { reference: authorization.reference, providerTransactionId: authorized.providerTransactionId! };
-      const captured = await connector.capture({ ...ref, captureReference: `capture-${randomUUID()}`, amount: authorization.amount, currency: authorization.currency });
+      const captured = await connector.capture({
+        ...ref,
+        captureReference: `capture-${randomUUID()}`,
+        amount: authorization.amount,
+        currency: authorization.currency,
+      });
       expect(succeededOrPending).toContain(captured.outcome);
-      const refunded = await connector.refund({ ...ref, refundReference: `refund-${randomUUID()}`, amount: Math.floor(authorization.amount / 2), currency: authorization.currency });
+      const refunded = await connector.refund({
+        ...ref,
+        refundReference: `refund-${randomUUID()}`,
+        amount: Math.floor(authorization.amount / 2),
+        currency: authorization.currency,
+      });
       expect(succeededOrPending).toContain(refunded.outcome);
       const synced = await connector.sync(ref);
       if (subject.readsTransactions) {
-        expect(synced).toMatchObject({ outcome: 'found', transaction: { reference: authorization.reference, providerTransactionId: ref.providerTransactionId } });
+        expect(synced).toMatchObject({
+          outcome: 'found',
+          transaction: { reference: authorization.reference, providerTransactionId: ref.providerTransactionId },
+        });
       } else {
         expect(synced).toEqual({ outcome: 'unknown' });
       }
@@ -149,7 +175,11 @@ export function describeConnectorContract(name: string, start: () => Promise<Con
       const authorized = await connector.authorize(authorization);
       expect(authorized.outcome).toBe('succeeded');
       if (authorized.outcome !== 'succeeded') return;
-      const voided = await connector.void({ reference: authorization.reference, providerTransactionId: authorized.providerTransactionId!, voidReference: `void-${randomUUID()}` });
+      const voided = await connector.void({
+        reference: authorization.reference,
+        providerTransactionId: authorized.providerTransactionId!,
+        voidReference: `void-${randomUUID()}`,
+      });
       expect(succeededOrPending).toContain(voided.outcome);
     });
 
@@ -161,15 +191,30 @@ export function describeConnectorContract(name: string, start: () => Promise<Con
 
     it('refuses what a connection turned off, before calling the provider', async () => {
       const unused = { reference: `contract-${randomUUID()}`, providerTransactionId: 'never-sent' };
-      const refused = (capability: keyof ConnectorCapabilities) => ({ outcome: 'refused', reason: 'capability_disabled', capability });
+      const refused = (capability: keyof ConnectorCapabilities) => ({
+        outcome: 'refused',
+        reason: 'capability_disabled',
+        capability,
+      });
       expect(await subject.connect({ delayedCapture: false }).authorize(request())).toEqual(refused('delayedCapture'));
-      expect(await subject.connect({ incrementalAuthorization: false }).incrementAuthorization({ ...unused, amount: 100, currency: subject.currency })).toEqual(refused('incrementalAuthorization'));
-      expect(await subject.connect({ multipleCaptures: false }).capture({ ...unused, amount: 100, currency: subject.currency, final: false })).toEqual(refused('multipleCaptures'));
+      expect(
+        await subject
+          .connect({ incrementalAuthorization: false })
+          .incrementAuthorization({ ...unused, amount: 100, currency: subject.currency }),
+      ).toEqual(refused('incrementalAuthorization'));
+      expect(
+        await subject
+          .connect({ multipleCaptures: false })
+          .capture({ ...unused, amount: 100, currency: subject.currency, final: false }),
+      ).toEqual(refused('multipleCaptures'));
       expect(subject.connect({ networkTokens: false }).capabilities.networkTokens).toBe(false);
     });
 
     it('throws a retriable ConnectorUnavailableError when the provider cannot be reached', async () => {
-      const error = await subject.connectUnreachable().authorize(request()).catch((caught: unknown) => caught);
+      const error = await subject
+        .connectUnreachable()
+        .authorize(request())
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(ConnectorUnavailableError);
       expect(error).toMatchObject({ type: 'connector_unavailable', retriable: true });
       neverTheCard({ message: (error as Error).message, cause: String((error as Error).cause) });
@@ -187,7 +232,9 @@ export function describeConnectorContract(name: string, start: () => Promise<Con
       neverTheCard(parsed);
       const altered = delivered.raw.replace(authorization.reference, `${authorization.reference}-altered`);
       expect(() => connector.parseNotification(altered, delivered.headers)).toThrow(NotificationRejectedError);
-      expect(() => connector.parseNotification('{"not":"a notification"}', delivered.headers)).toThrow(NotificationRejectedError);
+      expect(() => connector.parseNotification('{"not":"a notification"}', delivered.headers)).toThrow(
+        NotificationRejectedError,
+      );
       expect(() => connector.parseNotification('not json', {})).toThrow(NotificationRejectedError);
     });
   });

@@ -31,7 +31,10 @@ let loaded: ApiReferenceScript | null = null;
 export function redocScript(): ApiReferenceScript {
   if (loaded) return loaded;
   const file = locateRedocBundle();
-  if (!file) throw new Error(`The API reference renderer is missing: install the dev dependencies or run \`npm run build:api-reference\` (${builtRedocBundle})`);
+  if (!file)
+    throw new Error(
+      `The API reference renderer is missing: install the dev dependencies or run \`npm run build:api-reference\` (${builtRedocBundle})`,
+    );
   const body = fs.readFileSync(file);
   loaded = { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` };
   return loaded;

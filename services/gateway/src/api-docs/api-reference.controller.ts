@@ -42,7 +42,8 @@ const INIT = `Redoc.init('/openapi.json', {
 }, document.getElementById('redoc'));
 `;
 
-const common = (reply: FastifyReply): FastifyReply => reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
+const common = (reply: FastifyReply): FastifyReply =>
+  reply.header('x-content-type-options', 'nosniff').header('referrer-policy', 'no-referrer');
 
 @Controller('docs')
 export class ApiReferenceController {
@@ -59,15 +60,25 @@ export class ApiReferenceController {
 
   @Get('init.js')
   async init(@Res() reply: FastifyReply): Promise<void> {
-    await common(reply).status(200).header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache').send(INIT);
+    await common(reply)
+      .status(200)
+      .header('content-type', 'text/javascript; charset=utf-8')
+      .header('cache-control', 'no-cache')
+      .send(INIT);
   }
 
   @Get('redoc.standalone.js')
   async renderer(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     const script = redocScript();
-    common(reply).header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'public, max-age=3600, must-revalidate').header('etag', script.etag);
+    common(reply)
+      .header('content-type', 'text/javascript; charset=utf-8')
+      .header('cache-control', 'public, max-age=3600, must-revalidate')
+      .header('etag', script.etag);
     const ifNoneMatch = request.headers['if-none-match'];
-    if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === script.etag)) {
+    if (
+      typeof ifNoneMatch === 'string' &&
+      ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === script.etag)
+    ) {
       await reply.status(304).send();
       return;
     }
