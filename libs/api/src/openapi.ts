@@ -72,7 +72,9 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
       .min(1)
       .max(255)
       .optional()
-      .meta({ description: 'The first answer to this key is kept 24 h and replayed to a retry with the same body; another body is a 409.' }),
+      .meta({
+        description: 'The first answer to this key is kept 24 h and replayed to a retry with the same body; another body is a 409.',
+      }),
   });
 
   for (const spec of endpoints) {
@@ -125,7 +127,11 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
   });
 }
 
-function requestHeaders(spec: EndpointSpec, merchantHeader: z.ZodObject, idempotencyHeader: z.ZodObject): { headers?: z.ZodObject } {
+function requestHeaders(
+  spec: EndpointSpec,
+  merchantHeader: z.ZodObject,
+  idempotencyHeader: z.ZodObject,
+): { headers?: z.ZodObject } {
   const merchant = spec.auth !== 'public' && spec.merchantAccount !== 'ignored';
   if (merchant && spec.idempotencyKey) return { headers: merchantHeader.extend(idempotencyHeader.shape) };
   if (merchant) return { headers: merchantHeader };

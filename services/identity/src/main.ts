@@ -4,7 +4,14 @@
  */
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
-import { createLogger, holdDataDirReader, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import {
+  createLogger,
+  holdDataDirReader,
+  kafkaBrokers,
+  loadSettings,
+  runMain,
+  stopOnSignals,
+} from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';

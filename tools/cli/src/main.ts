@@ -52,7 +52,8 @@ const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, 
  * others, not even for a moment, and an existing file of looser mode is replaced rather than written into.
  */
 function writePrivateFile(file: string, text: string): void {
-  const temporary = path.join(path.dirname(path.resolve(file)), `.${path.basename(file)}.${process.pid}.${randomUUID()}.tmp`);
+  const name = `.${path.basename(file)}.${process.pid}.${randomUUID()}.tmp`;
+  const temporary = path.join(path.dirname(path.resolve(file)), name);
   fs.writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
   try {
     fs.renameSync(temporary, file);
@@ -71,9 +72,10 @@ function noteWhenNoServerReads(what: string): void {
   const settings = loadSettings();
   if (settings.EVENTSTORE_URL || runningDataDirReader(settings.dataDir)) return;
   process.stderr.write(
-    `note: no running Switchyard server reads ${settings.dataDir} (no live ${IDENTITY_READER_FILE} there): ${what} is stored in that ` +
-      `data directory, and only a server started with DATA_DIR=${settings.dataDir} will accept it. Run this CLI with the ` +
-      `server's DATA_DIR (and from the same directory when it is the default ./data).\n`,
+    `note: no running Switchyard server reads ${settings.dataDir} (no live ${IDENTITY_READER_FILE} there): ` +
+      `${what} is stored in that data directory, and only a server started with DATA_DIR=${settings.dataDir} ` +
+      `will accept it. Run this CLI with the server's DATA_DIR (and from the same directory when it is the ` +
+      `default ./data).\n`,
   );
 }
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -104,7 +106,10 @@ export function cli(): Command {
     .requiredOption('--display-name <name>', 'display name')
     .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
     .option('--merchant-account <id>', 'limit the key to a merchant account; repeat for several (default: all accounts)', collect, [])
-    .option('--out <file>', 'write the key file (with the private key) to FILE, readable by its owner only (0600), instead of standard output')
+    .option(
+      '--out <file>',
+      'write the key file (with the private key) to FILE, readable by its owner only (0600), instead of standard output',
+    )
     .action(async (options: { displayName: string; role: string[]; merchantAccount: string[]; out?: string }) => {
       const created = await withIdentity((identity) =>
         identity.apiKeyPairs.create({ display_name: options.displayName, roles: options.role, merchant_account_ids: options.merchantAccount }, { kind: 'operator' }),
