@@ -12,7 +12,7 @@ COPY packages packages
 COPY scripts scripts
 COPY tsconfig.base.json tsconfig.json ./
 # The secure fields' and the dashboard's browser bundles are built with the dev dependencies (esbuild, React), which
-# are then pruned.
-RUN npm ci --no-audit --no-fund && npm run build:secure-fields && npm run build:dashboard && npm prune --omit=dev --no-audit --no-fund
+# are then pruned; so is Redoc, whose bundle the API reference at /docs serves (copied out first).
+RUN npm ci --no-audit --no-fund && npm run build:secure-fields && npm run build:dashboard && npm run build:api-reference && npm prune --omit=dev --no-audit --no-fund
 ENV NODE_ENV=production
 CMD ["npm", "start"]

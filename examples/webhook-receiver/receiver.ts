@@ -6,7 +6,7 @@
  *   3. skip a delivery already handled, by its `x-service-webhook-id` (deliveries are at least once);
  *   4. answer 2xx quickly; anything else (or no answer within WEBHOOK_TIMEOUT_MS) makes Switchyard retry.
  *
- * Run it from the repository root:
+ * Run it from the repository root, with `@switchyard/client` built (`npm run build:client`):
  *
  *   WEBHOOK_SECRETS=whsec_... PORT=3001 node -r ./scripts/register.cjs examples/webhook-receiver/receiver.ts
  *
@@ -14,7 +14,7 @@
  * WEBHOOK_ALLOW_PRIVATE_URLS=true).
  */
 import http from 'node:http';
-import { verifyWebhook } from '@switchyard/webhook-signature';
+import { verifyWebhook } from '@switchyard/client';
 
 /** The request body Switchyard sends: `{type: "event", id, name, created_at, merchant_account_id, target}`. */
 import type { WebhookEvent } from '@switchyard/contracts';
@@ -95,10 +95,7 @@ export function createWebhookHandler(options: ReceiverOptions): (request: http.I
       return reply(response, error instanceof BodyTooLarge ? 413 : 400, error instanceof BodyTooLarge ? 'body too large' : 'unreadable body');
     }
 
-    const verified = verifyWebhook({
-      rawBody,
-      headers: request.headers,
-      secrets: options.secrets,
+    const verified = verifyWebhook(request.headers, rawBody, options.secrets, {
       ...(options.toleranceSeconds !== undefined ? { toleranceSeconds: options.toleranceSeconds } : {}),
       ...(options.now ? { now: options.now } : {}),
     });

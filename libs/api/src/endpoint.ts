@@ -36,6 +36,11 @@ export interface EndpointSpec {
    * requests per `{session_id}` of the path. Over the limit: 429 `too_many_requests` with `Retry-After`.
    */
   readonly enumerationLimit?: 'embed-token' | 'checkout-session';
+  /**
+   * The endpoint honours `Idempotency-Key` (the first answer is kept and replayed): the document declares the header,
+   * and clients may retry the write with the same key.
+   */
+  readonly idempotencyKey?: boolean;
 }
 
 export const ENDPOINT_METADATA = 'switchyard:endpoint';

@@ -66,6 +66,16 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
   const merchantHeader = z.object({
     'x-service-merchant-account-id': z.string().optional().meta({ description: 'The merchant account of the request; `default` when absent.' }),
   });
+  const idempotencyHeader = z.object({
+    'Idempotency-Key': z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .meta({
+        description: 'The first answer to this key is kept 24 h and replayed to a retry with the same body; another body is a 409.',
+      }),
+  });
 
   for (const spec of endpoints) {
     const responses: Record<string, unknown> = {};
@@ -92,11 +102,18 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
       operationId: spec.operationId,
       summary: spec.summary,
       tags: [...spec.tags],
-      ...(spec.auth === 'public' ? { security: [] } : { security: [{ bearerAuth: [] }], description: `Scopes: ${spec.auth.anyOf.map((scope) => `\`${scope}\``).join(' or ')}.` }),
+      ...(spec.auth === 'public'
+        ? { security: [], description: 'Public: no token.' }
+        : {
+            security: [{ bearerAuth: [] }],
+            description: `Scopes: ${spec.auth.anyOf.map((scope) => `\`${scope}\``).join(' or ')}.`,
+            // Machine-readable for clients (which scopes to sign into a token) and the reference page.
+            'x-required-scopes': [...spec.auth.anyOf],
+          }),
       request: {
         ...(spec.params ? { params: spec.params } : {}),
         ...(spec.query ? { query: spec.query } : {}),
-        ...(spec.auth !== 'public' && spec.merchantAccount !== 'ignored' ? { headers: merchantHeader } : {}),
+        ...requestHeaders(spec, merchantHeader, idempotencyHeader),
         ...(spec.body ? { body: { required: true, content: { 'application/json': { schema: spec.body } } } } : {}),
       },
       responses: responses as never,
@@ -108,4 +125,16 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
     info: { title: info.title, version: '1.0.0', description: info.description },
     servers: [{ url: '/' }],
   });
+}
+
+function requestHeaders(
+  spec: EndpointSpec,
+  merchantHeader: z.ZodObject,
+  idempotencyHeader: z.ZodObject,
+): { headers?: z.ZodObject } {
+  const merchant = spec.auth !== 'public' && spec.merchantAccount !== 'ignored';
+  if (merchant && spec.idempotencyKey) return { headers: merchantHeader.extend(idempotencyHeader.shape) };
+  if (merchant) return { headers: merchantHeader };
+  if (spec.idempotencyKey) return { headers: idempotencyHeader };
+  return {};
 }

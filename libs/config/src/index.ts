@@ -263,3 +263,4 @@ export const kafkaBrokers = (settings: Settings): string[] =>
   settings.KAFKA_BROKERS.split(',').map((broker) => broker.trim()).filter(Boolean);
 export * from './logger';
 export * from './shutdown';
+export * from './data-dir-reader';

@@ -21,6 +21,7 @@ import { MerchantAccountsController } from './merchant-accounts/merchant-account
 import { ThreeDsConfigurationsController } from './merchant-accounts/three-ds-configurations.controller';
 import { ApiExceptionFilter } from './http/api-exception.filter';
 import { OpenApiController } from './openapi/openapi.controller';
+import { ApiReferenceController } from './api-docs/api-reference.controller';
 import { PaymentMethodsController } from './payment-methods/payment-methods.controller';
 import { NetworkTokensController } from './payment-methods/network-tokens.controller';
 import { PaymentServiceDefinitionsController, PaymentServicesController } from './payment-services';
@@ -64,6 +65,7 @@ export class GatewayModule {
       controllers: [
         HealthController,
         OpenApiController,
+        ApiReferenceController,
         RolesController,
         ApiKeyPairsController,
         MerchantAccountsController,

@@ -4,7 +4,14 @@
  */
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
-import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import {
+  createLogger,
+  holdDataDirReader,
+  kafkaBrokers,
+  loadSettings,
+  runMain,
+  stopOnSignals,
+} from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
@@ -35,6 +42,8 @@ runMain(async () => {
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
   log.info({ node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  // Without EventStoreDB, the CLI writes keys into this data directory: this file tells it a server reads them.
+  const releaseDataDir = settings.EVENTSTORE_URL ? () => undefined : holdDataDirReader(settings.dataDir, 'identity');
   const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
@@ -46,5 +55,6 @@ runMain(async () => {
     await bus.close();
     await storage.close();
     await tracing.shutdown();
+    releaseDataDir();
   });
 });

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { InProcessMessageBus, SqliteBusState, type MessageBus } from '@switchyard/bus';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
-import type { Settings } from '@switchyard/config';
+import { holdDataDirReader, type Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
@@ -111,6 +111,8 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
 
   const running = gateway;
+  // Without EventStoreDB, the CLI writes keys into this data directory: this file tells it a server reads them.
+  const releaseDataDir = settings.EVENTSTORE_URL ? () => undefined : holdDataDirReader(settings.dataDir, 'embedded');
   return {
     gateway: running,
     identity,
@@ -130,6 +132,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       await busState.close();
       await Promise.all([identityStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
       await tracing.shutdown();
+      releaseDataDir();
     },
   };
 }

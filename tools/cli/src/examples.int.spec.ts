@@ -6,6 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTsProcess, waitFor } from '@switchyard/testing';
 import { signatureHeaders } from '@switchyard/webhook-signature';
+import { buildClient } from '../../../packages/client/build/bundle';
 import { createWebhookHandler, SeenWebhookIds, type WebhookEvent } from '../../../examples/webhook-receiver/receiver';
 
 const event: WebhookEvent = {
@@ -114,6 +115,9 @@ describe('the webhook receiver handler', () => {
 });
 
 describe('the webhook receiver example, run as documented', () => {
+  // As documented, the example runs on the built client (`npm run build:client`).
+  beforeAll(() => buildClient(), 120_000);
+
   it('starts, and prints a verified event', async () => {
     const port = await new Promise<number>((resolve) => {
       const probe = http.createServer().listen(0, '127.0.0.1', () => {

@@ -7,11 +7,12 @@
 import 'reflect-metadata';
 import { createPrivateKey, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import { SignJWT } from 'jose';
 import { ApiError } from '@switchyard/api';
 import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from '@switchyard/auth';
-import { loadSettings } from '@switchyard/config';
+import { IDENTITY_READER_FILE, loadSettings, runningDataDirReader } from '@switchyard/config';
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { createRpcCredentialSet, readRpcCertificateAuthority, writeRpcCredentialSet } from '@switchyard/rpc';
@@ -45,6 +46,38 @@ async function withIdentity<T>(action: (identity: IdentityService) => Promise<T>
 }
 
 const print = (value: unknown) => process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+
+/**
+ * A file holding a secret: created 0600 beside its destination and renamed over it, so it is never readable by
+ * others, not even for a moment, and an existing file of looser mode is replaced rather than written into.
+ */
+function writePrivateFile(file: string, text: string): void {
+  const name = `.${path.basename(file)}.${process.pid}.${randomUUID()}.tmp`;
+  const temporary = path.join(path.dirname(path.resolve(file)), name);
+  fs.writeFileSync(temporary, text, { mode: 0o600, flag: 'wx' });
+  try {
+    fs.renameSync(temporary, file);
+  } catch (error) {
+    fs.rmSync(temporary, { force: true });
+    throw error;
+  }
+}
+
+/**
+ * The CLI writes into the data directory (DATA_DIR, `./data` of the working directory by default) whether a server
+ * reads it or not. Say so when no running server does, the trap of a key made for another directory than the
+ * server's. With EventStoreDB (EVENTSTORE_URL) the store is shared and there is nothing to check here.
+ */
+function noteWhenNoServerReads(what: string): void {
+  const settings = loadSettings();
+  if (settings.EVENTSTORE_URL || runningDataDirReader(settings.dataDir)) return;
+  process.stderr.write(
+    `note: no running Switchyard server reads ${settings.dataDir} (no live ${IDENTITY_READER_FILE} there): ` +
+      `${what} is stored in that data directory, and only a server started with DATA_DIR=${settings.dataDir} ` +
+      `will accept it. Run this CLI with the server's DATA_DIR (and from the same directory when it is the ` +
+      `default ./data).\n`,
+  );
+}
 const collect = (value: string, previous: string[]) => [...previous, value];
 /** As `collect`, for an option without a default (so that `requiredOption` is enforced and help shows no `[]`). */
 const collectOptional = (value: string, previous: string[] | undefined) => [...(previous ?? []), value];
@@ -73,17 +106,28 @@ export function cli(): Command {
     .requiredOption('--display-name <name>', 'display name')
     .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
     .option('--merchant-account <id>', 'limit the key to a merchant account; repeat for several (default: all accounts)', collect, [])
-    .action(async (options: { displayName: string; role: string[]; merchantAccount: string[] }) => {
+    .option(
+      '--out <file>',
+      'write the key file (with the private key) to FILE, readable by its owner only (0600), instead of standard output',
+    )
+    .action(async (options: { displayName: string; role: string[]; merchantAccount: string[]; out?: string }) => {
       const created = await withIdentity((identity) =>
         identity.apiKeyPairs.create({ display_name: options.displayName, roles: options.role, merchant_account_ids: options.merchantAccount }, { kind: 'operator' }),
       );
-      print({
+      const keyFile = {
         id: created.id,
         kid: created.kid,
         private_key: created.private_key,
         role_ids: created.role_ids,
         merchant_account_ids: created.merchant_account_ids,
-      });
+      };
+      if (options.out === undefined) print(keyFile);
+      else {
+        writePrivateFile(options.out, `${JSON.stringify(keyFile, null, 2)}\n`);
+        const { private_key: _written, ...shown } = keyFile;
+        print({ ...shown, key_file: path.resolve(options.out) });
+      }
+      noteWhenNoServerReads('the key');
     });
 
   apiKeys

@@ -72,6 +72,7 @@ export class GiftCardsController {
       'Issue a new virtual gift card loaded with `amount`. The answer carries its `number` and `pin` once: they are never stored ' +
       '(replayed only to a retry with the same `Idempotency-Key`). Honours `Idempotency-Key`',
     tags: giftCardTags,
+    idempotencyKey: true,
     auth: write,
     body: giftCardIssueSchema,
     status: 201,
@@ -92,6 +93,7 @@ export class GiftCardsController {
     path: '/gift-cards/activate',
     summary: 'Activate a physical gift card, loading it with `amount` when given; answers its summary with the balance. Honours `Idempotency-Key`',
     tags: giftCardTags,
+    idempotencyKey: true,
     auth: write,
     body: giftCardActivateSchema,
     status: 200,

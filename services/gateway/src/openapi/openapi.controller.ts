@@ -1,6 +1,7 @@
 import { Controller } from '@nestjs/common';
 import { buildOpenApiDocument, declaredEndpoints, Endpoint } from '@switchyard/api';
 import { z } from 'zod';
+import { API_GUIDE } from './api-guide';
 
 @Controller()
 export class OpenApiController {
@@ -19,7 +20,7 @@ export class OpenApiController {
   get() {
     this.document ??= buildOpenApiDocument(declaredEndpoints(), {
       title: 'Switchyard payment orchestration API',
-      description: 'Take payments through many payment services with one integration.',
+      description: API_GUIDE,
     });
     return this.document;
   }

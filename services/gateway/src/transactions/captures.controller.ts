@@ -49,6 +49,7 @@ export class CapturesController {
     summary:
       'Capture (part of) an authorized transaction. Answers the transaction, or the capture with `Prefer: resource=transaction-capture`. Honours `Idempotency-Key`',
     tags,
+    idempotencyKey: true,
     auth: write,
     params: byTransaction,
     body: transactionCaptureCreateSchema,

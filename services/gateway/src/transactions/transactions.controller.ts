@@ -74,6 +74,7 @@ export class TransactionsController {
     path: '/transactions',
     summary: 'Create a transaction: authorize (and capture, with `intent=capture`) a payment. Honours `Idempotency-Key`',
     tags,
+    idempotencyKey: true,
     auth: { anyOf: ['transactions.write', EMBED_SCOPE] },
     body: transactionCreateSchema,
     status: 201,
@@ -213,6 +214,7 @@ export class TransactionsController {
     summary:
       'Void an authorized, not yet captured transaction. Answers the transaction, or the void result with `Prefer: resource=transaction-void`. Honours `Idempotency-Key`',
     tags,
+    idempotencyKey: true,
     auth: write,
     params: byTransaction,
     status: 200,
@@ -271,6 +273,7 @@ export class TransactionsController {
     summary:
       'Raise the authorized amount by `amount` (only in authorization_succeeded, on payment services that support it). Answers the outcome with the payment service\'s response code and description. Honours `Idempotency-Key`',
     tags,
+    idempotencyKey: true,
     auth: write,
     params: byTransaction,
     body: authorizationIncrementCreateSchema,
