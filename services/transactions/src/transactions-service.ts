@@ -9,14 +9,9 @@ import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchy
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
-import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
-import { AccountUpdater } from './account-updater/account-updater.slice';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
-import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
-import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
-import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 import { FlowRules } from './flow-rules/flow-rules.slice';
 import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
@@ -24,15 +19,29 @@ import { ProviderConnectors, type ProviderSettings } from './transactions/provid
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
 import { PazePayments } from './transactions/paze-payments';
-import { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
-import { Buyers } from './buyers/buyers.slice';
-import { buyerDirectory } from './payment-methods/buyer-directory';
-import { PaymentMethods } from './payment-methods/payment-methods.slice';
 import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
-import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
-import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
+import {
+  AccountUpdater,
+  accountUpdaterServiceFor,
+  buyerDirectory,
+  Buyers,
+  CardVault,
+  CheckoutSessions,
+  DigitalWallets,
+  keyRing,
+  loadKeyRing,
+  loadPazeSigningKeys,
+  NetworkTokens,
+  openVaultKeys,
+  PaymentMethods,
+  pazeDevelopmentSigningKeys,
+  VaultKeys,
+  type KeyRing,
+  type NetworkTokenMerchantAccounts,
+  type PazeSigningKeys,
+} from '@switchyard/vault';
 import type { Settings } from '@switchyard/config';
 import { SqliteEventStore } from '@switchyard/eventstore';
 

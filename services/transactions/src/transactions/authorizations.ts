@@ -21,14 +21,13 @@ import {
 import type { BuyerReturnRequest, BuyerReturnResult, EmbedBuyerPin, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import type { CardVault } from '../vault/card-vault';
-import type { BuyerDirectory, PaymentMethods } from '../payment-methods/payment-methods.slice';
+import type { BuyerDirectory, CardVault, PaymentMethods } from '@switchyard/vault';
 import { Instruments, takesNetworkTokens, type CheckoutSessionClaims, type Instrument, type NetworkTokenSource, type PazeWallets } from './instruments';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
 import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
 import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, type ThreeDSecurePlan } from './authorization-policy';
-import { KeyedQueue } from './keyed-queue';
+import { KeyedQueue } from '@switchyard/service';
 import { toAuthorizationResult } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import { SecurityCodeShelf } from './security-code-shelf';

@@ -7,9 +7,8 @@
 import { ApiError } from '@switchyard/api';
 import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
 import type { TransactionCreateInput } from '@switchyard/contracts';
-import type { PaymentMethods } from '../payment-methods/payment-methods.slice';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
-import type { CardVault } from '../vault/card-vault';
+import type { CardVault, PaymentMethods } from '@switchyard/vault';
 import type { TransactionDetails } from './transaction-wire';
 
 export interface Instrument {

@@ -15,7 +15,7 @@ import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
 import type { ServiceSlice } from '@switchyard/service';
-import type { CardVault } from '../vault/card-vault';
+import type { CardVault } from '@switchyard/vault';
 import type { TransactionCreatedData } from './transaction';
 
 const TRANSACTION_PREFIX = 'transaction-';

@@ -4,9 +4,7 @@
  * token and its cryptogram, which stay in memory for the provider call). Every refusal is a 400 naming its code.
  */
 import { ApiError } from '@switchyard/api';
-import type { DigitalWallets } from '../digital-wallets/digital-wallets.slice';
-import { decryptPazePayload, PazeError, pazeEligibility } from '../digital-wallets/paze';
-import type { PazeSigningKeys } from '../digital-wallets/paze-signing-keys';
+import { decryptPazePayload, PazeError, pazeEligibility, type DigitalWallets, type PazeSigningKeys } from '@switchyard/vault';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import { takesNetworkTokens, type PazeWallets } from './instruments';
 

@@ -4,7 +4,7 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
-import type { DigitalWalletView } from '../digital-wallets/digital-wallets.read-model';
+import type { DigitalWalletView } from '@switchyard/vault';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import { PazePayments } from './paze-payments';
 

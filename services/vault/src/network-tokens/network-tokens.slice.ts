@@ -31,10 +31,8 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import type { PaymentServices } from '../payment-services/payment-services.slice';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
-import { KeyedQueue } from '../transactions/keyed-queue';
+import { domainErrorMapper, KeyedQueue, withApiErrors } from '@switchyard/service';
+import type { VaultContext, VaultSlice } from '../vault-context';
 import {
   networkTokenDecider,
   networkTokenStream,
@@ -64,10 +62,19 @@ export interface NetworkTokenMerchantAccounts {
   get(merchantAccountId: string): Promise<MerchantAccount | null>;
 }
 
+/** The merchant account's card connections (the transactions service's payment services): does one take network tokens? */
+export interface NetworkTokenConnections {
+  activeConnections(merchantAccountId: string): readonly {
+    readonly method: string;
+    readonly networkTokensEnabled: boolean;
+    readonly effectiveCapabilities: { readonly networkTokens: boolean };
+  }[];
+}
+
 export interface NetworkTokensDependencies {
   readonly paymentMethods: NetworkTokenPaymentMethods;
   readonly merchantAccounts: NetworkTokenMerchantAccounts;
-  readonly paymentServices: Pick<PaymentServices, 'activeConnections'>;
+  readonly paymentServices: NetworkTokenConnections;
   readonly tokenService: TokenServiceProvider;
   /** 32 bytes: seals token numbers in events and the read model. */
   readonly sealingKey: Buffer;
@@ -92,7 +99,7 @@ const asApiErrors = withApiErrors(domainErrorMapper({ network_token_not_found: 4
 
 type LifeCommand = Extract<NetworkTokenCommand, { type: 'SuspendNetworkToken' | 'ResumeNetworkToken' }>['type'];
 
-export class NetworkTokens implements TransactionsSlice {
+export class NetworkTokens implements VaultSlice {
   readonly readModel: NetworkTokensReadModel;
   private readonly seal: TokenSeal;
   private readonly queue = new KeyedQueue();
@@ -101,7 +108,7 @@ export class NetworkTokens implements TransactionsSlice {
   private readonly onBackgroundError: (error: unknown) => void;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: NetworkTokensDependencies,
   ) {
     this.readModel = new NetworkTokensReadModel(context.db);

@@ -19,7 +19,7 @@ import {
 import type { MerchantAccount } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
-import { PaymentServices } from '../payment-services/payment-services.slice';
+import { PaymentServices } from '@switchyard/transactions/src/payment-services/payment-services.slice';
 import type { TokenizablePaymentMethod } from './network-token-eligibility';
 import { NetworkTokens, type NetworkTokenPaymentMethods, type NetworkTokensDependencies } from './network-tokens.slice';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
