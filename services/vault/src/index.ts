@@ -17,3 +17,4 @@ export { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 export type { DigitalWalletView } from './digital-wallets/digital-wallets.read-model';
 export { decryptPazePayload, PazeError, pazeEligibility } from './digital-wallets/paze';
 export { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
+export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
