@@ -17,7 +17,6 @@ import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
-import { PazePayments } from './transactions/paze-payments';
 import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
 import { GiftCardVault } from './vault/gift-card-vault';
@@ -31,7 +30,6 @@ import {
   loadPazeSigningKeys,
   NetworkTokens,
   PaymentMethods,
-  pazeDevelopmentSigningKeys,
   VaultKeys,
   VaultSlices,
   type KeyRing,
@@ -160,6 +158,7 @@ export class TransactionsService {
       connections: this.paymentServices,
       ...(options.networkTokensApiProvisioning !== undefined ? { networkTokensApiProvisioning: options.networkTokensApiProvisioning } : {}),
       ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
+      ...(options.pazeSigningKeys !== undefined ? { pazeSigningKeys: options.pazeSigningKeys } : {}),
       onBackgroundError: this.onBackgroundError,
     });
     this.vaultKeys = this.vaultSlices.vaultKeys;
@@ -203,7 +202,7 @@ export class TransactionsService {
       paymentMethods: this.paymentMethods,
       buyers: this.vaultSlices.buyerDirectory,
       checkoutSessions: this.checkoutSessions,
-      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
+      paze: this.vaultSlices.paze,
       networkTokens: this.networkTokens,
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });

@@ -16,5 +16,6 @@ export { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 export { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 export type { DigitalWalletView } from './digital-wallets/digital-wallets.read-model';
 export { decryptPazePayload, PazeError, pazeEligibility } from './digital-wallets/paze';
+export { PazePayments, type PazeConnection } from './digital-wallets/paze-payments';
 export { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';

@@ -16,6 +16,8 @@ import { accountUpdaterServiceFor, type AccountUpdaterProviders } from './accoun
 import { Buyers } from './buyers/buyers.slice';
 import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
+import { PazePayments } from './digital-wallets/paze-payments';
+import { pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import { NetworkTokens, type NetworkTokenConnections, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods, type BuyerDirectory } from './payment-methods/payment-methods.slice';
@@ -48,6 +50,8 @@ export interface VaultSlicesOptions {
   readonly networkTokensApiProvisioning?: boolean;
   /** How long a method stored by a purchase waits for the provider's vault token (VAULT_TOKEN_TIMEOUT_MS). */
   readonly vaultTokenTimeoutMs?: number;
+  /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
+  readonly pazeSigningKeys?: PazeSigningKeys | null;
   /** Told of background work that failed (it is retried). */
   readonly onBackgroundError: (error: unknown) => void;
 }
@@ -63,6 +67,8 @@ export class VaultSlices {
   readonly paymentMethods: PaymentMethods;
   readonly networkTokens: NetworkTokens;
   readonly digitalWallets: DigitalWallets;
+  /** Paze payloads of payments, decrypted with the merchant's key. */
+  readonly paze: PazePayments;
   readonly accountUpdater: AccountUpdater;
 
   constructor(options: VaultSlicesOptions) {
@@ -103,6 +109,7 @@ export class VaultSlices {
       onBackgroundError: options.onBackgroundError,
     });
     this.digitalWallets = new DigitalWallets(context, { sealingKey: this.sealingKey('switchyard/digital-wallets/v1') });
+    this.paze = new PazePayments(this.digitalWallets, context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys);
     this.accountUpdater = new AccountUpdater(context, {
       paymentMethods: this.paymentMethods,
       merchantAccounts: options.merchantAccounts ?? { get: async () => null },
