@@ -123,9 +123,12 @@ export class VaultSlices {
     return [this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets, this.networkTokens, this.accountUpdater];
   }
 
-  /** One round of the vault's timed work: expired checkout sessions, methods that waited too long for a vault token, the account updater's results. */
+  /**
+   * One round of the vault's timed work: expired checkout sessions, methods that waited too long for a vault token,
+   * the account updater's results, the network tokens of deleted methods still owed a deletion.
+   */
   backgroundRound(): Promise<unknown>[] {
-    return [this.checkoutSessions.expireSessions(), this.paymentMethods.expireWaiting(), this.accountUpdater.poll()];
+    return [this.checkoutSessions.expireSessions(), this.paymentMethods.expireWaiting(), this.accountUpdater.poll(), this.networkTokens.deleteTokensOfDeletedMethods()];
   }
 
   stop(): void {
