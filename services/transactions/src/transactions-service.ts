@@ -26,12 +26,11 @@ import {
   CardVault,
   CheckoutSessions,
   DigitalWallets,
-  loadKeyRing,
-  loadPazeSigningKeys,
   NetworkTokens,
   PaymentMethods,
   VaultKeys,
   VaultSlices,
+  vaultOptionsFrom,
   type KeyRing,
   type NetworkTokenMerchantAccounts,
   type PazeSigningKeys,
@@ -89,17 +88,10 @@ export function transactionsOptionsFrom(
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
-    vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
-    networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
-    // Unset in production stops the start here: an unverified Paze payload could come from anyone.
-    pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),
+    // The vault's own settings (VAULT_KEY and the rest): read by the vault package only.
+    ...vaultOptionsFrom(settings),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS },
-    keyRing: loadKeyRing({
-      ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
-      ...(settings.VAULT_RETIRED_KEYS ? { retired: settings.VAULT_RETIRED_KEYS } : {}),
-      dataDir: settings.dataDir,
-    }),
     providers: {
       publicBaseUrl: where.publicBaseUrl,
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),

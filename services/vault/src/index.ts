@@ -19,3 +19,4 @@ export { decryptPazePayload, PazeError, pazeEligibility } from './digital-wallet
 export { PazePayments, type PazeConnection } from './digital-wallets/paze-payments';
 export { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
+export { vaultOptionsFrom } from './vault-options';
