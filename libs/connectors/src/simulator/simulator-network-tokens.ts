@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AmountDecision } from './simulator-values';
 import { HttpFailure, readBody, requireText, type RouteAnswer } from './simulator-http';
 import type { SimulatedNetworkToken, SimulatorLedger } from './simulator-ledger';
-import { passesLuhn, withCheckDigit } from './luhn';
+import { withCheckDigit } from './luhn';
 export { passesLuhn } from './luhn';
 
 // ---- wire (snake_case JSON), shared with the adapter -----------------------------------------------------------

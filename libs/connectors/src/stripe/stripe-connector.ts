@@ -136,7 +136,7 @@ export class StripeConnector implements Connector {
             card: {
               ...(manual && this.capabilities.incrementalAuthorization ? { request_incremental_authorization: 'if_available' as const } : {}),
               ...(manual && this.capabilities.multipleCaptures ? { request_multicapture: 'if_available' as const } : {}),
-              ...(threeDS && threeDS.directoryServerTransactionId
+              ...(threeDS?.directoryServerTransactionId
                 ? { three_d_secure: { cryptogram: threeDS.cryptogram, transaction_id: threeDS.directoryServerTransactionId, version: threeDS.version as '2.2.0', electronic_commerce_indicator: threeDS.eci as '05' } }
                 : {}),
             },
