@@ -69,7 +69,10 @@ export const isDiscoverNumber = (number: string): boolean => /^(6011|65|64[4-9])
 
 
 
-/** A token number: the card's first four digits (its scheme's prefix), random digits, a Luhn check digit; the card's length. */
+/**
+ * A token number: the card's first four digits (its scheme's prefix), random digits, a Luhn check digit;
+ * the card's length.
+ */
 export function tokenNumberFor(cardNumber: string, random: (max: number) => number = randomInt): string {
   const body = Array.from({ length: cardNumber.length - 5 }, () => String(random(10))).join('');
   return withCheckDigit(`${cardNumber.slice(0, 4)}${body}`);

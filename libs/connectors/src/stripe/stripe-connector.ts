@@ -245,7 +245,9 @@ export class StripeConnector implements Connector {
     return answer.value.status === 'canceled' ? { outcome: 'succeeded', providerTransactionId: id } : { outcome: 'failed', providerTransactionId: id, errorCode: 'service_decline', rawResponseCode: answer.value.status };
   }
 
-  /** A card error is a decline; credentials, permissions and limits are failures that another connection may not share. */
+  /**
+   * A card error is a decline; credentials, permissions and limits are failures that another connection may not share.
+   */
   private failure(error: Stripe.errors.StripeError): ProviderResponse & { outcome: 'declined' | 'failed' } {
     const raw = { rawResponseCode: error.decline_code ?? error.code ?? error.type, rawResponseDescription: error.message };
     if (error.type === 'StripeCardError') return { outcome: 'declined', errorCode: stripeErrorCode(error.decline_code, error.code), ...raw };
