@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { identityTopic, webhookPatterns, type WebhookDelivery } from '@switchyard/contracts';
-import { describeWithInfra, kafkaBrokersForTests, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
+import { describeWithInfra, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 import { sleep, verifiesWith, WebhookReceiver, type ReceivedWebhook } from '../services/standalone/src/webhooks.receiver';
 import { distributedInfrastructure, readTopics, startDistributedRuntime, type ApiKey, type DistributedRuntime } from './distributed.fixture';
 
