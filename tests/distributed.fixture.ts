@@ -5,9 +5,6 @@
  * CLI, and reading whole Kafka topics.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
 import { webhookPatterns } from '@switchyard/contracts';

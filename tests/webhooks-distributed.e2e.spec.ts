@@ -19,7 +19,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { identityTopic, webhookPatterns, type WebhookDelivery } from '@switchyard/contracts';
-import { describeWithInfra, kafkaBrokersForTests, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
+import { describeWithInfra, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 import { sleep, verifiesWith, WebhookReceiver, type ReceivedWebhook } from '../services/standalone/src/webhooks.receiver';
 import { distributedInfrastructure, readTopics, startDistributedRuntime, type ApiKey, type DistributedRuntime } from './distributed.fixture';
 
@@ -149,11 +149,19 @@ describeWithInfra('webhooks through the distributed runtime: 1,000 events, the r
     // ---- production: 1,000 updates, each pair's one after the other, the pairs concurrently ----
     let produced = 0;
     const failures: string[] = [];
+    // The last part of production waits for the webhooks restart, so that the restart always lands while production
+    // goes on, however slow the machine makes the waits before it.
+    const HOLD_AT = 800;
+    let releaseProduction: () => void = () => undefined;
+    const restarted = new Promise<void>((resolve) => {
+      releaseProduction = resolve;
+    });
     const perPair = pairIds.map((_, k) => Math.floor(UPDATES / RESOURCES) + (k < UPDATES % RESOURCES ? 1 : 0));
     const production = Promise.all(
       pairIds.map(async (id, k) => {
         const via = k % 2 === 0 ? runtime.baseUrl : runtime.secondUrl;
         for (let i = 0; i < perPair[k]!; i += 1) {
+          if (produced >= HOLD_AT) await restarted;
           const updated = await send(via, 'PUT', `/api-key-pairs/${id}`, { display_name: `wh-${run}-${k}-${i}` }, bearer);
           if (updated.status !== 200) failures.push(`PUT ${id} #${i}: ${updated.status} ${updated.text}`);
           produced += 1;
@@ -199,6 +207,7 @@ describeWithInfra('webhooks through the distributed runtime: 1,000 events, the r
     expect(produced).toBeLessThan(UPDATES);
     mark(`${produced} produced; restarting`);
     await restartWebhooks();
+    releaseProduction();
     await production;
     mark(`all ${produced} produced`);
     expect(failures).toEqual([]);

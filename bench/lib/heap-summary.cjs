@@ -10,7 +10,7 @@ function summarize(file) {
   const by = new Map();
   for (let i = 0; i < nodes.length; i += n) {
     const type = types[nodes[i + iType]];
-    let name = type === 'object' || type === 'closure' ? `${type}:${strings[nodes[i + iName]]}` : type;
+    const name = type === 'object' || type === 'closure' ? `${type}:${strings[nodes[i + iName]]}` : type;
     const e = by.get(name) ?? { count: 0, size: 0 };
     e.count += 1; e.size += nodes[i + iSize]; by.set(name, e);
   }

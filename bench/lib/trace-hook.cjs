@@ -60,13 +60,14 @@ const firstSegment = (url) => {
 
 // ---- HTTP served -------------------------------------------------------------------------------------------------
 const emit = http.Server.prototype.emit;
-http.Server.prototype.emit = function (event, request, response) {
+http.Server.prototype.emit = function (...args) {
+  const [event, request, response] = args;
   if (event === 'request' && response && typeof response.once === 'function') {
     const t0 = performance.now();
     const key = `http-in ${request.method} ${firstSegment(request.url)}`;
     response.once('finish', () => record(key, performance.now() - t0));
   }
-  return emit.apply(this, arguments);
+  return emit.apply(this, args);
 };
 
 // ---- fetch -------------------------------------------------------------------------------------------------------
@@ -109,7 +110,7 @@ function patchAsync(proto, method, keyOf) {
 
 function applyPatches() {
   for (const [file, module] of Object.entries(require.cache)) {
-    const exports = module && module.exports;
+    const exports = module?.exports;
     if (!exports) continue;
     if (file.endsWith(path.join('libs', 'rpc', 'src', 'in-process-rpc.ts')) && exports.InProcessRpc) {
       patchAsync(exports.InProcessRpc.prototype, 'call', (args) => `inproc ${args[0]}`);

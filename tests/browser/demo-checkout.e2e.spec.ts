@@ -116,6 +116,7 @@ function whatTheMerchantPageSees(numbers: readonly string[]) {
     frameWindowDocuments,
     windowPropertiesEnumerated: names.size,
     windowProperties,
+    // biome-ignore lint/performance/useDomNodeTextContent: the text as rendered to the buyer is what must not show the number.
     inText: hasNumber(document.body.innerText),
     inMarkup: hasNumber(document.documentElement.outerHTML),
     inStorage: storage.some(hasNumber) || hasNumber(document.cookie),

@@ -23,10 +23,10 @@ export const CLIENT = 3;
 export const PRODUCER = 4;
 export const CONSUMER = 5;
 
-const valueOf = (value: OtlpValue): string | number | boolean | undefined =>
+const plainValue = (value: OtlpValue): string | number | boolean | undefined =>
   value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.doubleValue ?? value.boolValue;
 
-const attributesOf = (list: readonly { key: string; value: OtlpValue }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, valueOf(value)]));
+const attributesOf = (list: readonly { key: string; value: OtlpValue }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, plainValue(value)]));
 
 export class OtlpCollector {
   readonly spans: ExportedSpan[] = [];

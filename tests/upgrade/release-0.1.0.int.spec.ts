@@ -172,7 +172,7 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     for (const event of raw) {
       const relayed = created.find((message) => message.stream_id === event.streamId);
       expect(relayed?.metadata).toMatchObject({ schemaVersion: 2 });
-      expect((relayed?.data as { vaultCard: unknown }).vaultCard).toEqual(event.cardId ? { id: event.cardId, use: expect.any(String) } : null);
+      expect((relayed!.data as { vaultCard: unknown }).vaultCard).toEqual(event.cardId ? { id: event.cardId, use: expect.any(String) } : null);
       if (event.oneOff) expect(relayed?.data).toMatchObject({ vaultCard: { use: 'one_off' } });
     }
   });

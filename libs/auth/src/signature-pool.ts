@@ -65,9 +65,14 @@ export class InlineSignatureVerifier implements SignatureVerifier {
 }
 
 export interface SignaturePoolOptions {
-  /** Worker threads; default `os.availableParallelism()`. At least 1 (0 means no pool: {@link createSignatureVerifier}). */
+  /**
+   * Worker threads; default `os.availableParallelism()`. At least 1 (0 means no pool: {@link createSignatureVerifier}).
+   */
   readonly workers?: number;
-  /** Requests posted to one worker at a time (the next ones wait in its port, so it never idles between checks); default 4. */
+  /**
+   * Requests posted to one worker at a time (the next ones wait in its port, so it never idles between checks);
+   * default 4.
+   */
   readonly maxInFlightPerWorker?: number;
   /** Requests waiting for a worker; past this the pool refuses (the verifier checks inline). Default 4096. */
   readonly maxQueued?: number;
@@ -169,7 +174,9 @@ export class SignaturePool implements SignatureVerifier {
     return { workers: this.workers.filter((entry) => !entry.exited).length, inFlight, queued: this.queue.length - this.queueHead, replaced: this.replaced, completed: this.completed };
   }
 
-  /** Ends worker `index` as a crash would (tests, fault drills): its requests fail over, a new worker takes its place. */
+  /**
+   * Ends worker `index` as a crash would (tests, fault drills): its requests fail over, a new worker takes its place.
+   */
   async killWorker(index: number): Promise<void> {
     const entry = this.workers[index];
     if (!entry || entry.exited) return;

@@ -82,6 +82,7 @@ type ProtectedHeader = ReturnType<typeof decodeProtectedHeader>;
 
 const inlineSignatures = new InlineSignatureVerifier();
 const asciiEncoder = new TextEncoder();
+// biome-ignore lint/suspicious/noControlCharactersInRegex: every ASCII character, control characters included.
 const NON_ASCII = /[^\x00-\x7f]/;
 
 export class TokenVerifier {

@@ -16,7 +16,10 @@ export interface CardBinInfo {
   /** ISO 3166-1 alpha-2, upper case. */
   readonly issuerCountry: string | null;
   readonly issuerName: string | null;
-  /** `bin_file`: a row of the BIN data matched; `detected`: only the scheme, from the number's pattern; `unknown`: nothing. */
+  /**
+   * `bin_file`: a row of the BIN data matched; `detected`: only the scheme, from the number's pattern;
+   * `unknown`: nothing.
+   */
   readonly source: 'bin_file' | 'detected' | 'unknown';
 }
 

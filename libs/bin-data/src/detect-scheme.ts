@@ -4,7 +4,10 @@
  */
 import creditCardType from 'credit-card-type';
 
-/** credit-card-type's names → the API's card scheme names; brands the API does not list (troy, naranja, verve, hiper) map to null. */
+/**
+ * credit-card-type's names → the API's card scheme names; brands the API does not list (troy, naranja, verve, hiper)
+ * map to null.
+ */
 const wireSchemes: Readonly<Record<string, string>> = {
   visa: 'visa',
   mastercard: 'mastercard',

@@ -5,7 +5,10 @@
  */
 import type { CardBinInfo } from './bin-data';
 
-/** The 27 EU member states (Greece as ISO's GR, not the EU's EL), Iceland, Liechtenstein and Norway (the EEA), and the United Kingdom. */
+/**
+ * The 27 EU member states (Greece as ISO's GR, not the EU's EL), Iceland, Liechtenstein and Norway (the EEA), and the
+ * United Kingdom.
+ */
 export const strongCustomerAuthenticationCountries: ReadonlySet<string> = new Set([
   'AT', 'BE', 'BG', 'HR', 'CY', 'CZ', 'DK', 'EE', 'FI', 'FR', 'DE', 'GR', 'HU', 'IE', 'IT', 'LV', 'LT', 'LU', 'MT', 'NL',
   'PL', 'PT', 'RO', 'SK', 'SI', 'ES', 'SE',

@@ -4,7 +4,8 @@ import type { IncomingMessage } from './message-bus';
  * What both adapters do when a handler rejects (one policy, `dead-letter/dead-lettering.ts`): the message is not
  * acknowledged and is handed to the handler again after a delay that doubles per attempt, while later messages of
  * its partition wait. After `maxAttempts` it is parked on `<topic>.dead-letter` and the partition moves on; later
- * messages of its key (its stream) are parked behind it until `cli dead-letters replay` or `discard` (docs/operations.md).
+ * messages of its key (its stream) are parked behind it until `cli dead-letters replay` or `discard`
+ * (docs/operations.md).
  */
 export interface RedeliveryOptions {
   /** Delay before the first redelivery. Default 100 ms. */

@@ -30,7 +30,9 @@ export const settingsSchema = z.object({
   KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   /** Redis of the distributed runtime. */
   REDIS_URL: z.string().default('redis://127.0.0.1:6379'),
-  /** Where the identity service serves RPC (distributed runtime): the identity process listens, the gateway connects. */
+  /**
+   * Where the identity service serves RPC (distributed runtime): the identity process listens, the gateway connects.
+   */
   IDENTITY_RPC_URL: z.string().default('tcp://127.0.0.1:4001'),
   /** Where the transactions service serves RPC (distributed runtime). */
   TRANSACTIONS_RPC_URL: z.string().default('tcp://127.0.0.1:4002'),
@@ -47,7 +49,9 @@ export const settingsSchema = z.object({
    * (one process, in-process calls) reads none. Paths, not secrets: the files are 0600 and never enter the settings.
    */
   RPC_CREDENTIALS_DIR: z.string().min(1).optional(),
-  /** The CA certificates (PEM; several during a CA rotation) a service trusts; wins over RPC_CREDENTIALS_DIR's ca.crt. */
+  /**
+   * The CA certificates (PEM; several during a CA rotation) a service trusts; wins over RPC_CREDENTIALS_DIR's ca.crt.
+   */
   RPC_TLS_CA_FILE: z.string().min(1).optional(),
   /** The service's own certificate (PEM, CN = the service); wins over RPC_CREDENTIALS_DIR's `<service>.crt`. */
   RPC_TLS_CERT_FILE: z.string().min(1).optional(),
@@ -94,7 +98,10 @@ export const settingsSchema = z.object({
   OTEL_EXPORTER_OTLP_HEADERS: z.string().optional(),
   /** The OTLP encoding: only `http/json` (OTLP over HTTP, JSON bodies) is spoken; another value stops the start. */
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/json']).default('http/json'),
-  /** `service.name` of the spans; unset: the process (`switchyard` embedded; `gateway`, `identity`, `transactions`, `webhooks`). */
+  /**
+   * `service.name` of the spans; unset: the process (`switchyard` embedded; `gateway`, `identity`, `transactions`,
+   * `webhooks`).
+   */
   OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
   /** The gateway's address as payment services reach it (their notifications); unset: the address it listens on. */
   PUBLIC_BASE_URL: z.url().optional(),
@@ -152,16 +159,25 @@ export const settingsSchema = z.object({
    * with NODE_ENV=production the transactions service refuses to start.
    */
   PAZE_SIGNING_KEYS: z.string().optional(),
-  /** `production` turns network token provisioning through the API off unless NETWORK_TOKENS_API_PROVISIONING says otherwise. */
+  /**
+   * `production` turns network token provisioning through the API off unless
+   * NETWORK_TOKENS_API_PROVISIONING says otherwise.
+   */
   NODE_ENV: z.string().optional(),
-  /** Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production). Default: on, except NODE_ENV=production. */
+  /**
+   * Whether POST /payment-methods/{id}/network-tokens provisions (spec: not enabled by default in production).
+   * Default: on, except NODE_ENV=production.
+   */
   NETWORK_TOKENS_API_PROVISIONING: z.stringbool().optional(),
   /**
    * The demo checkout at /demo/checkout (embedded runtime only): a merchant page and backend that pay through the
    * secure fields with an embed token. Default: on only when HOST is loopback, and never with NODE_ENV=production.
    */
   DEMO_CHECKOUT: z.stringbool().optional(),
-  /** The operator dashboard at /dashboard (docs/dashboard.md), served by the gateway; users sign in with a password set by the CLI. */
+  /**
+   * The operator dashboard at /dashboard (docs/dashboard.md), served by the gateway; users sign in with a password set
+   * by the CLI.
+   */
   DASHBOARD_ENABLED: z.stringbool().default(true),
   /** A dashboard session unused this long ends (30 minutes): each request moves its end. */
   DASHBOARD_SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(30 * 60 * 1000),
@@ -184,8 +200,9 @@ export const settingsSchema = z.object({
     .refine((entries) => entries.every(isProxyAddress), 'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal'),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
   /**
-   * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset: DATA_DIR/vault.key,
-   * created on first start. Never logged: not enumerable on the loaded settings, and errors never echo it.
+   * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset:
+   * DATA_DIR/vault.key, created on first start. Never logged: not enumerable on the loaded settings, and errors never
+   * echo it.
    */
   VAULT_KEY: z
     .string()
@@ -239,11 +256,17 @@ export const settingsSchema = z.object({
   RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
   /** Rows deleted per retention batch (one short transaction each). */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
-  /** Failed attempts of a bus message before it is parked on its dead-letter topic (failures marked retriable do not count). */
+  /**
+   * Failed attempts of a bus message before it is parked on its dead-letter topic
+   * (failures marked retriable do not count).
+   */
   BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
 });
 
-/** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
+/**
+ * Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and
+ * `{ ...settings }` leave them out.
+ */
 const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };

@@ -1,4 +1,6 @@
-/** TRUSTED_PROXIES: none by default; addresses, CIDR ranges and proxy-addr's named ranges; anything else stops start-up. */
+/**
+ * TRUSTED_PROXIES: none by default; addresses, CIDR ranges and proxy-addr's named ranges; anything else stops start-up.
+ */
 import { loadSettings } from './index';
 
 it('trusts no proxy by default', () => {

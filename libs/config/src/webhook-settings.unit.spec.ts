@@ -1,4 +1,6 @@
-/** The webhooks settings: defaults, the boolean switch, and the secret key kept out of anything that prints settings. */
+/**
+ * The webhooks settings: defaults, the boolean switch, and the secret key kept out of anything that prints settings.
+ */
 import { inspect } from 'node:util';
 import { loadSettings } from './index';
 

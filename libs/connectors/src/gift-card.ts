@@ -99,7 +99,9 @@ export function giftCardDigitsOf(number: string): GiftCardDigits {
   return { bin: number.slice(0, 6), subBin: number.slice(6, 10), last4: number.slice(-4) };
 }
 
-/** One gift card service definition (`mock-gift-card`, `qwikcilver-gift-card`): a connection of it makes a connector. */
+/**
+ * One gift card service definition (`mock-gift-card`, `qwikcilver-gift-card`): a connection of it makes a connector.
+ */
 export interface GiftCardServiceDefinition<Config = unknown> {
   readonly id: string;
   readonly displayName: string;

@@ -32,7 +32,10 @@ export interface ThreeDSecureAuthenticationRequest {
 }
 
 export interface ThreeDSecureAuthentication {
-  /** The directory server's id of this authentication: the key of `result` (its dsTransID is `directoryServerTransactionId`). */
+  /**
+   * The directory server's id of this authentication: the key of `result` (its dsTransID is
+   * `directoryServerTransactionId`).
+   */
   readonly authenticationId: string;
   readonly version: string;
   readonly transactionStatus: ThreeDSecureTransactionStatus;

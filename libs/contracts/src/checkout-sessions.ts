@@ -124,7 +124,9 @@ export const checkoutSessionFieldsSchema = z
   });
 export type CheckoutSessionFieldsInput = z.infer<typeof checkoutSessionFieldsSchema>;
 
-/** `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame. */
+/**
+ * `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame.
+ */
 export const checkoutSessionCardDetailsQuerySchema = z.object({
   bin: z.string().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').meta({ description: 'The first 6 to 8 digits of the card number typed so far.' }),
 });

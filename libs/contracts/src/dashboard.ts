@@ -1,11 +1,14 @@
 /**
- * RPC payloads the operator dashboard (gateway, `services/gateway/src/dashboard/`) sends beside the API's own: signing a
- * dashboard user in, reading the signed-in user back, and the authorization statistics of the connections.
+ * RPC payloads the operator dashboard (gateway, `services/gateway/src/dashboard/`) sends beside the API's own: signing
+ * a dashboard user in, reading the signed-in user back, and the authorization statistics of the connections.
  */
 import type { Role } from './identity';
 
 export const userPatterns = {
-  /** `UserSignInRequest` → `DashboardUser`; 401 for a wrong email or password, 403 `user_inactive` for a deactivated user. */
+  /**
+   * `UserSignInRequest` → `DashboardUser`; 401 for a wrong email or password, 403 `user_inactive`
+   * for a deactivated user.
+   */
   signIn: 'identity.users.sign-in',
   /** `{ id }` → `DashboardUser`; 404 when there is no such user. */
   get: 'identity.users.get',

@@ -90,7 +90,10 @@ export const storedPaymentMethodSchema = z
   })
   .meta({ id: 'TokenPaymentMethodCreate', description: 'A payment method stored in the vault, by id.' });
 
-/** The reference's redirect payment methods (RedirectPaymentMethodCreateMethod); a method without a connection that serves it is refused at routing. */
+/**
+ * The reference's redirect payment methods (RedirectPaymentMethodCreateMethod); a method without a connection that
+ * serves it is refused at routing.
+ */
 export const redirectMethodValues = [
   'abitab', 'affirm', 'afterpay', 'alipay', 'alipayhk', 'arcuspaynetwork', 'bacs', 'bancontact', 'banked', 'bcp', 'becs', 'bitpay', 'blik',
   'boleto', 'boost', 'breb', 'capitec', 'cashapp', 'clearpay', 'dana', 'dcb', 'dlocal', 'ebanx', 'efecty', 'eps', 'everydaypay', 'gcash',

@@ -22,7 +22,10 @@ export const webhookPatterns = {
   replayRange: 'webhooks.replay.range',
 } as const;
 
-/** Delivery headers and signatures: `@switchyard/webhook-signature` (the reference's `X-Gr4vy-Webhook-*`, with the service's prefix). */
+/**
+ * Delivery headers and signatures: `@switchyard/webhook-signature` (the reference's `X-Gr4vy-Webhook-*`, with the
+ * service's prefix).
+ */
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -202,7 +205,9 @@ export type WebhookReplayResult = z.infer<typeof webhookReplayResultSchema>;
 export interface WebhookCaller {
   /** The request's merchant account (the header; `default` when absent). */
   readonly merchant_account_id: string;
-  /** The merchant accounts the caller's key is limited to (`Caller.merchantAccountIds`); empty or absent: every account. */
+  /**
+   * The merchant accounts the caller's key is limited to (`Caller.merchantAccountIds`); empty or absent: every account.
+   */
   readonly caller_merchant_account_ids?: readonly string[];
   /**
    * Whether the caller reads buyers' billing details (`buyers.billing-details.read`, token and key): a subscription it

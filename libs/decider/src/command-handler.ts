@@ -40,7 +40,9 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   }
 }
 
-/** The caller's metadata plus the context's (correlation and causation ids, `traceparent`); none when both are empty. */
+/**
+ * The caller's metadata plus the context's (correlation and causation ids, `traceparent`); none when both are empty.
+ */
 function withContext(metadata: Record<string, unknown> | undefined): { metadata?: Record<string, unknown> } {
   const context = eventMetadata();
   if (Object.keys(context).length === 0) return metadata ? { metadata } : {};

@@ -20,7 +20,7 @@ import {
 import { ApiError } from '@switchyard/api';
 import { callRpc, type ContextHeaders } from '@switchyard/telemetry';
 import { firstValueFrom, timeout, TimeoutError } from 'rxjs';
-import { commonNameOf, type RpcCredentials } from './rpc-credentials';
+import type { RpcCredentials } from './rpc-credentials';
 import { rpcCallAllowed } from './rpc-services';
 import {
   rpcActorOf,

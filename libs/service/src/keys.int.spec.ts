@@ -1,4 +1,7 @@
-/** Key files: created once with mode 0600, reused, never replaced when corrupt, configured keys first, race-safe creation. */
+/**
+ * Key files: created once with mode 0600, reused, never replaced when corrupt, configured keys first,
+ * race-safe creation.
+ */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';

@@ -91,7 +91,10 @@ function narrowKeyFile(file: string): void {
   }
 }
 
-/** The key in `file`; null when there is no file. A file that is not a key stops: replacing it would orphan everything encrypted under it. */
+/**
+ * The key in `file`; null when there is no file. A file that is not a key stops: replacing it would orphan everything
+ * encrypted under it.
+ */
 function readKeyFile(file: string): Buffer | null {
   let text: string;
   try {

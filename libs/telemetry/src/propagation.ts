@@ -15,7 +15,10 @@ export const REQUEST_ID_HEADER = 'request-id';
 export const CORRELATION_ID_HEADER = 'correlation-id';
 export const CAUSATION_ID_HEADER = 'causation-id';
 export const TRACEPARENT_HEADER = 'traceparent';
-/** The header relays set to the event id (`EVENT_ID_HEADER` of @switchyard/contracts): the cause of what a consumer does. */
+/**
+ * The header relays set to the event id (`EVENT_ID_HEADER` of @switchyard/contracts): the cause of
+ * what a consumer does.
+ */
 const MESSAGE_ID_HEADER = 'event-id';
 
 let propagator: W3CTraceContextPropagator | undefined;

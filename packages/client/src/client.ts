@@ -76,7 +76,7 @@ export class SwitchyardClient {
   readonly api: Client<paths>;
   private readonly signer: TokenSigner;
 
-  constructor(private readonly options: SwitchyardClientOptions) {
+  constructor(options: SwitchyardClientOptions) {
     this.signer = TokenSigner.from(options.credentials);
     const tokens = new TokenCache(this.signer, options.tokenLifetimeSeconds ?? 300, TOKEN_RENEWAL_MARGIN_SECONDS);
     this.api = createClient<paths>({

@@ -95,7 +95,7 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
 
   const authorized = await h.authorize(FUZZ_ACCOUNT, { amount: 5_000 });
   const partlyCaptured = await h.authorize(FUZZ_ACCOUNT, { amount: 5_000 });
-  const capture = await post(`/transactions/${partlyCaptured.id}/capture`, { amount: 3_000, final: false }, 200, FUZZ_ACCOUNT);
+  await post(`/transactions/${partlyCaptured.id}/capture`, { amount: 3_000, final: false }, 200, FUZZ_ACCOUNT);
   const partRefund = await post(`/transactions/${partlyCaptured.id}/refunds`, { amount: 1_000 });
   const captured = await h.authorize(FUZZ_ACCOUNT, { amount: 2_000, intent: 'capture' });
   const fullRefund = await post(`/transactions/${captured.id}/refunds/all`, {});

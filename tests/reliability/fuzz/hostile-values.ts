@@ -40,6 +40,7 @@ const nastyStrings = [
   '"; DROP TABLE events; --',
   "1; SELECT * FROM vault_cards --",
   '<script>alert(1)</script>',
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell lookup, sent as the literal text it is.
   '${jndi:ldap://127.0.0.1:1/a}',
   '{{7*7}}',
   '#{7*7}',

@@ -6,7 +6,6 @@
  * transactions and webhooks (RPC pings), the bus (Kafka) and the cache (Redis).
  */
 import fs from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { freePort, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
 import type { DistributedRuntime } from '../../distributed.fixture';

@@ -146,7 +146,7 @@ export async function verifyAgainstLedger(input: {
     if (ids.length > 1) duplicates.push({ transaction_id: ids[0] ?? null, flow: flow.id, what: `${ids.length} transactions for one order (one create request)`, actual: ids });
     for (const op of flow.ops) if (op.outcome === 'acknowledged') acknowledgedWrites += 1;
     const create = flow.ops[0];
-    if (!create || create.outcome !== 'acknowledged') continue;
+    if (create?.outcome !== 'acknowledged') continue;
     const id = create.ack?.body?.id as string;
     const snapshot = snapshots.get(id);
     if (!snapshot) {
@@ -257,7 +257,7 @@ function compareSettled(id: string, flowId: string | null, snapshot: Snapshot, h
   }
   for (const refund of snapshot.refunds.filter((r) => r.status === 'succeeded')) {
     const theirsRefund = held?.refunds.find((r) => r.refund_reference === refund.id);
-    if (!theirsRefund || theirsRefund.status !== 'succeeded' || theirsRefund.amount !== refund.amount) {
+    if (theirsRefund?.status !== 'succeeded' || theirsRefund.amount !== refund.amount) {
       found.push({ ...where, what: `refund ${refund.id} succeeded here, not so at the provider`, expected: { amount: refund.amount }, actual: theirsRefund ?? null });
     }
   }

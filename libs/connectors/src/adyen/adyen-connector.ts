@@ -97,7 +97,8 @@ export class AdyenConnector implements Connector {
       returnUrl: this.config.returnUrl,
       paymentMethod: paymentMethodOf(request.paymentInstrument),
       shopperInteraction: 'Ecommerce' as Types.checkout.PaymentRequest.ShopperInteractionEnum,
-      // 3-D Secure is ours (run before the authorization, its result passed through as mpiData): Adyen never starts its own.
+      // 3-D Secure is ours (run before the authorization, its result passed through as mpiData): Adyen never starts
+      // its own.
       authenticationData: { attemptAuthentication: 'never' as Types.checkout.AuthenticationData.AttemptAuthenticationEnum },
       ...(request.capture ? { captureDelayHours: 0 } : {}),
       ...(Object.keys(additionalData).length > 0 ? { additionalData } : {}),

@@ -2,7 +2,9 @@ import { hostOf } from '../provider-fetch';
 import type { GiftCardServiceDefinition } from '../gift-card';
 import { MockGiftCardConnector, type MockGiftCardConfig } from './mock-gift-card-connector';
 
-/** The simulator's gift card provider (Gr4vy's `mock-gift-card`): outcomes follow the card's PIN (docs/simulator.md). */
+/**
+ * The simulator's gift card provider (Gr4vy's `mock-gift-card`): outcomes follow the card's PIN (docs/simulator.md).
+ */
 export const mockGiftCardDefinition: GiftCardServiceDefinition<MockGiftCardConfig> = {
   id: 'mock-gift-card',
   displayName: 'Gift card simulator',

@@ -28,7 +28,9 @@ export const accountUpdaterExamplePans: Readonly<Record<AccountUpdaterOutcome, r
 /** How far a new expiry moves the old one (`updated_expiry`, `updated_number`). */
 export const accountUpdaterExpiryYears = 3;
 
-/** The last four digits of every replacement number: an ending of no outcome, so the new card updates to `no_change`. */
+/**
+ * The last four digits of every replacement number: an ending of no outcome, so the new card updates to `no_change`.
+ */
 export const replacementNumberSuffix = '0002';
 
 export function accountUpdaterOutcomeForCard(number: string): AccountUpdaterOutcome {

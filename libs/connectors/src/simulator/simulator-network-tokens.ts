@@ -9,7 +9,7 @@ import type { IncomingMessage } from 'node:http';
 import type { AmountDecision } from './simulator-values';
 import { HttpFailure, readBody, requireText, type RouteAnswer } from './simulator-http';
 import type { SimulatedNetworkToken, SimulatorLedger } from './simulator-ledger';
-import { passesLuhn, withCheckDigit } from './luhn';
+import { withCheckDigit } from './luhn';
 export { passesLuhn } from './luhn';
 
 // ---- wire (snake_case JSON), shared with the adapter -----------------------------------------------------------
@@ -69,7 +69,10 @@ export const isDiscoverNumber = (number: string): boolean => /^(6011|65|64[4-9])
 
 
 
-/** A token number: the card's first four digits (its scheme's prefix), random digits, a Luhn check digit; the card's length. */
+/**
+ * A token number: the card's first four digits (its scheme's prefix), random digits, a Luhn check digit;
+ * the card's length.
+ */
 export function tokenNumberFor(cardNumber: string, random: (max: number) => number = randomInt): string {
   const body = Array.from({ length: cardNumber.length - 5 }, () => String(random(10))).join('');
   return withCheckDigit(`${cardNumber.slice(0, 4)}${body}`);

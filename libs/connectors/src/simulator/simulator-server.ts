@@ -2,8 +2,8 @@
  * The provider simulator: a standalone HTTP server with an in-memory ledger, serving the `mock-card` and
  * `mock-paypal` connectors (cards, network tokens, a redirect wallet), a 3-D Secure directory server / ACS
  * (`simulator-acs.ts`), the `mock-gift-card` provider (`simulator-gift-cards.ts`) and an account updater
- * (`simulator-account-updater.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL over real
- * HTTP. Every behaviour is decided by the values in `simulator-values.ts` (docs/simulator.md).
+ * (`simulator-account-updater.ts`). Connectors call it over real HTTP; it POSTs signed notifications to a callback URL
+ * over real HTTP. Every behaviour is decided by the values in `simulator-values.ts` (docs/simulator.md).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';

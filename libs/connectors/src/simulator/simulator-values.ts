@@ -104,13 +104,22 @@ export const scenarioAmounts = {
   pendingThenAuthorized: 500001,
   /** Authorization answers `pending`; an `authorization` notification `declined` (issuer_decline) follows. */
   pendingThenDeclined: 500002,
-  /** A `failed` (service_error) notification is delivered while the authorize call is in flight, then it answers `failed`. */
+  /**
+   * A `failed` (service_error) notification is delivered while the authorize call is in flight, then it
+   * answers `failed`.
+   */
   failureNotifiedDuringRequest: 500003,
   /** Approved; the `authorized` notification is delivered twice with the same provider event id. */
   duplicateNotification: 500004,
-  /** Answers `pending`; then the `authorized` notification (sequence 2) is delivered before the `pending` one (sequence 1). */
+  /**
+   * Answers `pending`; then the `authorized` notification (sequence 2) is delivered before the `pending` one
+   * (sequence 1).
+   */
   outOfOrderNotifications: 500005,
-  /** The authorization is recorded as approved but the answer only comes after `unknownOutcomeDelayMs` (client times out). */
+  /**
+   * The authorization is recorded as approved but the answer only comes after `unknownOutcomeDelayMs`
+   * (client times out).
+   */
   timeoutUnknownOutcome: 500006,
   /** Approved; every capture on it is declined (expired_authorization). */
   captureDeclined: 500007,
@@ -125,7 +134,10 @@ export const scenarioAmounts = {
    * each after its own random delay up to `raceWindowMs`, so either may arrive first. The ledger says `failed`.
    */
   failureNotifiedThenApproved: 500011,
-  /** Approved; the card is never vaulted: no `vault_token` notification even with `store_payment_method` (spec, Events rule 3). */
+  /**
+   * Approved; the card is never vaulted: no `vault_token` notification even with `store_payment_method`
+   * (spec, Events rule 3).
+   */
   approvedWithoutVaultToken: 500012,
   /**
    * The request travels slowly: nothing is recorded for `unknownOutcomeDelayMs` (a sync meanwhile finds nothing),

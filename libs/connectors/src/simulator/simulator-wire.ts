@@ -6,7 +6,10 @@ import type { AvsResponseCode, CvvResponseCode, ProviderRefundStatus, ProviderTr
 import type { GiftCardErrorCode } from '../gift-card';
 import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
 
-/** Sent by the card and gift card connectors on every call; an outage (`PUT /v1/outages/{merchant_id}`) is matched against it. */
+/**
+ * Sent by the card and gift card connectors on every call; an outage (`PUT /v1/outages/{merchant_id}`) is matched
+ * against it.
+ */
 export const merchantIdHeader = 'x-mock-card-merchant-id';
 
 export type WirePaymentInstrument =

@@ -136,7 +136,7 @@ export class StripeConnector implements Connector {
             card: {
               ...(manual && this.capabilities.incrementalAuthorization ? { request_incremental_authorization: 'if_available' as const } : {}),
               ...(manual && this.capabilities.multipleCaptures ? { request_multicapture: 'if_available' as const } : {}),
-              ...(threeDS && threeDS.directoryServerTransactionId
+              ...(threeDS?.directoryServerTransactionId
                 ? { three_d_secure: { cryptogram: threeDS.cryptogram, transaction_id: threeDS.directoryServerTransactionId, version: threeDS.version as '2.2.0', electronic_commerce_indicator: threeDS.eci as '05' } }
                 : {}),
             },
@@ -245,7 +245,9 @@ export class StripeConnector implements Connector {
     return answer.value.status === 'canceled' ? { outcome: 'succeeded', providerTransactionId: id } : { outcome: 'failed', providerTransactionId: id, errorCode: 'service_decline', rawResponseCode: answer.value.status };
   }
 
-  /** A card error is a decline; credentials, permissions and limits are failures that another connection may not share. */
+  /**
+   * A card error is a decline; credentials, permissions and limits are failures that another connection may not share.
+   */
   private failure(error: Stripe.errors.StripeError): ProviderResponse & { outcome: 'declined' | 'failed' } {
     const raw = { rawResponseCode: error.decline_code ?? error.code ?? error.type, rawResponseDescription: error.message };
     if (error.type === 'StripeCardError') return { outcome: 'declined', errorCode: stripeErrorCode(error.decline_code, error.code), ...raw };

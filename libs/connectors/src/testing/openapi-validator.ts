@@ -51,7 +51,7 @@ export class OpenApiValidator {
 
   /** Problems of a request body for an operation; [] when it is valid. */
   requestErrors(method: string, template: string, body: unknown): string[] {
-    const pointer = `#/paths/${escape(template)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`;
+    const pointer = `#/paths/${pointerToken(template)}/${method.toLowerCase()}/requestBody/content/application~1json/schema`;
     return this.errors(pointer, body);
   }
 
@@ -60,18 +60,18 @@ export class OpenApiValidator {
     const operation = this.document.paths?.[template]?.[method.toLowerCase()];
     const key = operation?.responses?.[String(status)] ? String(status) : 'default';
     if (!operation?.responses?.[key]?.content?.['application/json']?.schema) return [`no response schema for ${method} ${template} ${status}`];
-    return this.errors(`#/paths/${escape(template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`, body);
+    return this.errors(`#/paths/${pointerToken(template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`, body);
   }
 
   /** Problems of a webhook body (`webhooks['/AUTHORISATION']` of a webhooks document); [] when it is valid. */
   webhookErrors(name: string, body: unknown): string[] {
     if (!this.document.webhooks?.[name]?.post) return [`no webhook ${name}`];
-    return this.errors(`#/webhooks/${escape(name)}/post/requestBody/content/application~1json/schema`, body);
+    return this.errors(`#/webhooks/${pointerToken(name)}/post/requestBody/content/application~1json/schema`, body);
   }
 
   /** Problems of a value against a named component schema. */
   schemaErrors(schemaName: string, value: unknown): string[] {
-    return this.errors(`#/components/schemas/${escape(schemaName)}`, value);
+    return this.errors(`#/components/schemas/${pointerToken(schemaName)}`, value);
   }
 
   private errors(pointer: string, value: unknown): string[] {
@@ -87,4 +87,4 @@ export class OpenApiValidator {
 }
 
 /** A JSON pointer token: `~` → `~0`, `/` → `~1`; braces percent-encoded as in a URI fragment. */
-const escape = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1').replace(/\{/g, '%7B').replace(/\}/g, '%7D');
+const pointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1').replace(/\{/g, '%7B').replace(/\}/g, '%7D');

@@ -105,7 +105,7 @@ function redisSpecifics(): void {
 }
 
 /** A TCP proxy in front of the real Redis that a test can stop (connections dropped, port refused) and start again. */
-class Proxy {
+class TcpProxy {
   private server: net.Server | undefined;
   private readonly sockets = new Set<net.Socket>();
   port = 0;
@@ -139,7 +139,7 @@ class Proxy {
 
 function goesAwayAndBack(): void {
   const target = new URL(url);
-  const proxy = new Proxy({ host: target.hostname, port: Number(target.port || 6379) });
+  const proxy = new TcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
   let redis: RedisRateLimiter;
   let local: InMemoryRateLimiter;
   let limiter: FallbackRateLimiter;

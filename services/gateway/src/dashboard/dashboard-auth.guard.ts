@@ -89,7 +89,7 @@ export class DashboardAuthGuard implements CanActivate {
     }
 
     const user = await this.currentUser(session.userId);
-    if (!user || !user.active) {
+    if (!user?.active) {
       await this.dashboard.sessions.end(sessionId);
       reply.header('set-cookie', clearedSessionCookie(request, this.dashboard.settings));
       throw ApiError.unauthorized('Sign in to the dashboard: this user can no longer sign in');

@@ -29,7 +29,7 @@ it('lets exactly one of two racing creates with the same email through; the othe
   expect(results.filter((result) => result.status === 'fulfilled')).toHaveLength(1);
   const refused = results.find((result): result is PromiseRejectedResult => result.status === 'rejected');
   expect(refused?.reason).toBeInstanceOf(ApiError);
-  expect((refused?.reason as ApiError).status).toBe(409);
+  expect((refused!.reason as ApiError).status).toBe(409);
   expect(identity.users.all()).toHaveLength(1);
 });
 

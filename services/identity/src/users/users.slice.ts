@@ -4,7 +4,7 @@
  * in and reads them back over RPC (`userPatterns`). No API endpoint.
  */
 import { ApiError, type Page, type PageQuery } from '@switchyard/api';
-import { userPatterns, type DashboardUser, type Role, type UserSignInRequest } from '@switchyard/contracts';
+import { userPatterns, type DashboardUser, type UserSignInRequest } from '@switchyard/contracts';
 import { asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { toApiError } from '../errors';

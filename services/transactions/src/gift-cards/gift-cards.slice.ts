@@ -7,7 +7,6 @@
  * A card number or PIN never reaches an event, a read model, a log or an error message; an issued card's number and
  * PIN are answered once (and kept only sealed, for the replay of an Idempotency-Key).
  */
-import { createHmac } from 'node:crypto';
 import { ApiError, type ErrorDetail, type Page } from '@switchyard/api';
 import {
   ConnectorRequestRejectedError,
@@ -34,7 +33,7 @@ import {
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
+import { IdempotencyStore } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';

@@ -417,7 +417,7 @@ export class Authorizations {
   ): PaymentServiceConnection[] {
     if (body.payment_service_id) {
       const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
-      if (!connection || !connection.active) {
+      if (!connection?.active) {
         throw ApiError.badRequest('The payment service does not exist or is not active', [
           { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
         ]);
@@ -435,8 +435,7 @@ export class Authorizations {
       return [connection];
     }
     const usable = (connection: PaymentServiceConnection | undefined): connection is PaymentServiceConnection =>
-      connection !== undefined &&
-      connection.active &&
+      connection?.active === true &&
       connection.method === method &&
       connection.acceptedCurrencies.includes(body.currency) &&
       (!body.country || connection.acceptedCountries.includes(body.country)) &&

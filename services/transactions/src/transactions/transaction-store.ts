@@ -6,7 +6,6 @@
  * the read model hold it, provider calls, and the requests kept with Idempotency-Keys.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHmac } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError, type ProviderResponse } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';

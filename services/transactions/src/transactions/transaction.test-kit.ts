@@ -17,6 +17,7 @@ export const given = (events: readonly TransactionEvent[]) => ({
   when: (command: TransactionCommand) => {
     const decide = () => transaction.decide(command, fold(events));
     return {
+      // biome-ignore lint/suspicious/noThenProperty: the given/when/then specs (STYLE.md 5); nothing awaits this object.
       then: (expected: readonly TransactionEvent[]) => expect(decide()).toEqual(expected),
       thenThrows: (code: TransactionErrorCode) => expect(decide).toThrow(expect.objectContaining({ code })),
       /** The state after the decided events, for rules about where a transition lands. */

@@ -6,13 +6,11 @@ import {
   refundedAmount,
   type Minor,
   type TrackingEntry,
-  type Transaction,
   type TransactionEvent,
-  type TransactionState,
 } from './transaction';
 import { captureLimit, transaction, type CaptureSettings, type TransactionCommand, type TransactionErrorCode } from './transaction.decide';
 
-import { T0, at, authResult, command, complete, create, createData, decline, failure, fold, given, present, succeededResult, type Data } from './transaction.test-kit';
+import { at, authResult, command, complete, create, createData, decline, failure, fold, given, present, succeededResult } from './transaction.test-kit';
 
 const single: CaptureSettings = { multipleCapturesEnabled: false };
 const multiple: CaptureSettings = { multipleCapturesEnabled: true };

@@ -57,7 +57,7 @@ class FakePaymentMethods implements AccountUpdaterPaymentMethods {
     return this.find(merchantAccountId, id) ? (this.methods.get(id)?.card ?? null) : null;
   }
 
-  async applyAccountUpdate(merchantAccountId: string, id: string, update: Update): Promise<void> {
+  async applyAccountUpdate(_merchantAccountId: string, id: string, update: Update): Promise<void> {
     this.calls += 1;
     if (this.refuse.has(id)) throw new Error(`payment method ${id} could not be updated`);
     const updates = this.applied.get(id) ?? [];

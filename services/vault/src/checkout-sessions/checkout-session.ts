@@ -210,10 +210,11 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
         return state.status === 'open' && event.data.expiresAt !== undefined ? { ...state, expiresAt: event.data.expiresAt } : state;
       case 'CheckoutSessionDeleted':
         return { status: 'deleted', id: event.data.id, merchantAccountId: event.data.merchantAccountId, usedCardId: usedCardOf(state) };
-      case 'CheckoutSessionCardAttached':
+      case 'CheckoutSessionCardAttached': {
         if (state.status !== 'open') return state;
         const { cardId, storedPaymentMethod } = event.data.card;
         return { ...state, cardId, cardIsStoredPaymentMethod: storedPaymentMethod === true };
+      }
       case 'CheckoutSessionUsed':
         return state.status === 'open' ? { ...state, usedBy: event.data.transactionId } : state;
       default:

@@ -135,7 +135,7 @@ describe('card fields from the buyer’s browser', () => {
 
     const events = await storage.store.readStream(`checkout-session-${session.id}`);
     expect(events.map((event) => event.type)).toEqual(['CheckoutSessionCreated', 'CheckoutSessionCardAttached']);
-    expect(Object.keys((events[1]?.data as { card: object }).card).sort()).toEqual(
+    expect(Object.keys((events[1]!.data as { card: object }).card).sort()).toEqual(
       ['bin', 'cardId', 'cardType', 'expirationDate', 'fingerprint', 'issuerCountry', 'issuerName', 'last4', 'scheme'].sort(),
     );
     const everything = JSON.stringify(await storage.store.readAll());

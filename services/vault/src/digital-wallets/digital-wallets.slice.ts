@@ -182,7 +182,7 @@ export class DigitalWallets implements VaultSlice {
         metadata: { now },
       });
       const deleted = events.find((event) => event.type === 'DigitalWalletDeleted');
-      if (!deleted || deleted.type !== 'DigitalWalletDeleted') return;
+      if (deleted?.type !== 'DigitalWalletDeleted') return;
       const { provider } = deleted.data;
       await handleCommand(this.context.store, digitalWalletProviderStream(merchantAccountId, provider), digitalWalletProviderClaim, {
         type: 'ReleaseDigitalWalletProvider',

@@ -158,7 +158,7 @@ async function verifiedByPaze(jws: string, keys: PazeSigningKeys, what: string):
         try {
           return (await compactVerify(jws, key, options)).payload;
         } catch {
-          continue;
+          // not this key: try the next
         }
       }
     }

@@ -4,7 +4,7 @@
  * eligibility rules as a table. No error message may quote the token or cryptogram.
  */
 import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { CompactEncrypt, CompactSign } from 'jose';
+import { CompactSign } from 'jose';
 import { credentialOf, decryptPazePayload, PazeError, pazeEligibility, type PazeEligibilityInput, type PazeKeys } from './paze';
 import { PAZE_DEVELOPMENT_SIGNING_KEY_PEM, sealPazePayload } from './paze-development-signing-key';
 import { loadPazeSigningKeys, pazeDevelopmentSigningKeys } from './paze-signing-keys';

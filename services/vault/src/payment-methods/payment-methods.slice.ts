@@ -222,7 +222,7 @@ export class PaymentMethods implements VaultSlice {
   /** The provider's vault-token notification for a purchase: its method becomes usable. */
   async receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void> {
     const view = this.readModel.ofTransaction(transactionId);
-    if (!view || view.status !== 'processing') return;
+    if (view?.status !== 'processing') return;
     await this.handle(view.id, { type: 'ReceiveVaultToken', data: { paymentServiceId }, metadata: this.metadata() });
     const now = this.readModel.find(view.id);
     if (now?.status === 'succeeded') this.announce(this.storedListeners, now);
