@@ -11,10 +11,10 @@ import Database from 'better-sqlite3';
 import { calculateJwkThumbprint, type JWK } from 'jose';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { expectErrorBody, signToken } from '@switchyard/testing';
-import { DigitalWalletsReadModel } from '@switchyard/transactions/src/digital-wallets/digital-wallets.read-model';
-import { decryptPazePayload } from '@switchyard/transactions/src/digital-wallets/paze';
-import { sealPazePayload } from '@switchyard/transactions/src/digital-wallets/paze-development-signing-key';
-import { pazeDevelopmentSigningKeys } from '@switchyard/transactions/src/digital-wallets/paze-signing-keys';
+import { DigitalWalletsReadModel } from '@switchyard/vault/src/digital-wallets/digital-wallets.read-model';
+import { decryptPazePayload } from '@switchyard/vault/src/digital-wallets/paze';
+import { sealPazePayload } from '@switchyard/vault/src/digital-wallets/paze-development-signing-key';
+import { pazeDevelopmentSigningKeys } from '@switchyard/vault/src/digital-wallets/paze-signing-keys';
 import { dataFiles, isoWithOffset, startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;

@@ -6,7 +6,7 @@
  * own code: not set up, not a US business, not USD, no such connection, a payload it cannot decrypt or read, expired.
  */
 import { generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { sealPazePayload } from '@switchyard/transactions/src/digital-wallets/paze-development-signing-key';
+import { sealPazePayload } from '@switchyard/vault/src/digital-wallets/paze-development-signing-key';
 import { startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;

@@ -1,5 +1,2 @@
 export * from './transactions-service';
 export * from './transactions-relay';
-export { loadVaultKey } from './vault/card-vault';
-export { CardVault } from './vault/card-vault';
-export { kekId, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, type KeyRing } from './vault/vault-keys';

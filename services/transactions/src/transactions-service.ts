@@ -6,35 +6,36 @@
 import { transactionsPatterns } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
-import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
-import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
-import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
-import { AccountUpdater } from './account-updater/account-updater.slice';
+import { SimulatorDirectoryServer, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
-import { accountUpdaterServiceFor } from './account-updater/account-updater-service';
-import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
-import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 import { FlowRules } from './flow-rules/flow-rules.slice';
 import { GiftCards } from './gift-cards/gift-cards.slice';
 import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
-import { PazePayments } from './transactions/paze-payments';
-import { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
-import { Buyers } from './buyers/buyers.slice';
-import { buyerDirectory } from './payment-methods/buyer-directory';
-import { PaymentMethods } from './payment-methods/payment-methods.slice';
 import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
-import { CardVault } from './vault/card-vault';
 import { GiftCardVault } from './vault/gift-card-vault';
-import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
+import {
+  AccountUpdater,
+  Buyers,
+  CardVault,
+  CheckoutSessions,
+  DigitalWallets,
+  NetworkTokens,
+  PaymentMethods,
+  VaultKeys,
+  VaultSlices,
+  vaultOptionsFrom,
+  type KeyRing,
+  type NetworkTokenMerchantAccounts,
+  type PazeSigningKeys,
+} from '@switchyard/vault';
 import type { Settings } from '@switchyard/config';
-import { SqliteEventStore } from '@switchyard/eventstore';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -87,17 +88,10 @@ export function transactionsOptionsFrom(
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
-    vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
-    networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
-    // Unset in production stops the start here: an unverified Paze payload could come from anyone.
-    pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),
+    // The vault's own settings (VAULT_KEY and the rest): read by the vault package only.
+    ...vaultOptionsFrom(settings),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS },
-    keyRing: loadKeyRing({
-      ...(settings.VAULT_KEY ? { configured: settings.VAULT_KEY } : {}),
-      ...(settings.VAULT_RETIRED_KEYS ? { retired: settings.VAULT_RETIRED_KEYS } : {}),
-      dataDir: settings.dataDir,
-    }),
     providers: {
       publicBaseUrl: where.publicBaseUrl,
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
@@ -123,6 +117,8 @@ export class TransactionsService {
   readonly authorizationStats: AuthorizationStatsSlice;
   readonly vault: CardVault;
   readonly vaultKeys: VaultKeys;
+  /** The vault's slices and keys (`@switchyard/vault`), composed on this service's host until the vault runs on its own. */
+  readonly vaultSlices: VaultSlices;
   /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
   readonly sealingKey: (label: string) => Buffer;
   private readonly host: ServiceHost;
@@ -139,54 +135,46 @@ export class TransactionsService {
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
-    this.vaultKeys = openVaultKeys(options.db, options.keyRing ?? keyRing(options.vaultKey ?? randomBytes(32)), this.host.context.now);
+    const binData = options.binData ?? loadBinData({});
+    this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.vaultSlices = new VaultSlices({
+      context: this.host.context,
+      db: options.db,
+      store: options.store,
+      ...(options.keyRing ? { keyRing: options.keyRing } : {}),
+      ...(options.vaultKey ? { vaultKey: options.vaultKey } : {}),
+      binData,
+      ...(options.providers ? { providers: options.providers } : {}),
+      ...(options.tokenService ? { tokenService: options.tokenService } : {}),
+      ...(options.merchantAccounts ? { merchantAccounts: options.merchantAccounts } : {}),
+      connections: this.paymentServices,
+      ...(options.networkTokensApiProvisioning !== undefined ? { networkTokensApiProvisioning: options.networkTokensApiProvisioning } : {}),
+      ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
+      ...(options.pazeSigningKeys !== undefined ? { pazeSigningKeys: options.pazeSigningKeys } : {}),
+      onBackgroundError: this.onBackgroundError,
+    });
+    this.vaultKeys = this.vaultSlices.vaultKeys;
+    this.vault = this.vaultSlices.vault;
+    this.sealingKey = this.vaultSlices.sealingKey;
+    this.buyers = this.vaultSlices.buyers;
+    this.paymentMethods = this.vaultSlices.paymentMethods;
+    this.checkoutSessions = this.vaultSlices.checkoutSessions;
+    this.networkTokens = this.vaultSlices.networkTokens;
+    this.digitalWallets = this.vaultSlices.digitalWallets;
+    this.accountUpdater = this.vaultSlices.accountUpdater;
     // Every vault-derived key comes from the root, which a rotation of the key-encryption key leaves unchanged.
     const vaultKey = this.vaultKeys.root();
-    const derived = (label: string) => Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, 32));
-    this.sealingKey = derived;
+    const derived = this.sealingKey;
     this.holdWindowMs = options.buyerApprovalWindowMs ?? 10 * 60 * 1000;
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
-    this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
-    // SQLite mode: the events are committed, FULL, on this same connection after every card they name.
-    const syncedByEvents = options.store instanceof SqliteEventStore && options.store.database === options.db;
-    this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now, syncedByEvents });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
-    const binData = options.binData ?? loadBinData({});
     this.giftCards = new GiftCards(this.host.context, {
       paymentServices: this.paymentServices,
       connectors,
       vault: new GiftCardVault(options.db, { key: vaultKey, now: this.host.context.now }),
       fingerprintKey,
     });
-    // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
-    this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
-    this.checkoutSessions = new CheckoutSessions(this.host.context, {
-      vault: this.vault,
-      binData,
-      // Looked up when used: the payment methods slice is built next, and itself claims sessions.
-      storedPaymentMethods: { usable: (merchantAccountId, id) => this.paymentMethods.usable(merchantAccountId, id) },
-    });
-    this.paymentMethods = new PaymentMethods(this.host.context, {
-      vault: this.vault,
-      binData,
-      buyers: buyerDirectory(this.buyers),
-      checkoutSessions: this.checkoutSessions,
-      ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
-      onBackgroundError: this.onBackgroundError,
-    });
-    this.networkTokens = new NetworkTokens(this.host.context, {
-      paymentMethods: this.paymentMethods,
-      merchantAccounts: options.merchantAccounts ?? { get: async () => null },
-      paymentServices: this.paymentServices,
-      tokenService:
-        options.tokenService ??
-        new SimulatorTokenServiceProvider({ baseUrl: options.providers?.mockCard?.baseUrl ?? 'http://127.0.0.1:4010', ...(options.providers?.mockCard?.timeoutMs ? { timeoutMs: options.providers.mockCard.timeoutMs } : {}) }),
-      sealingKey: this.sealingKey('switchyard/network-tokens/v1'),
-      apiProvisioning: options.networkTokensApiProvisioning ?? true,
-      onBackgroundError: this.onBackgroundError,
-    });
-    this.digitalWallets = new DigitalWallets(this.host.context, { sealingKey: this.sealingKey('switchyard/digital-wallets/v1') });
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
@@ -204,23 +192,15 @@ export class TransactionsService {
       connectors,
       fingerprintKey,
       paymentMethods: this.paymentMethods,
-      buyers: buyerDirectory(this.buyers),
+      buyers: this.vaultSlices.buyerDirectory,
       checkoutSessions: this.checkoutSessions,
-      paze: new PazePayments(this.digitalWallets, this.host.context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys),
+      paze: this.vaultSlices.paze,
       networkTokens: this.networkTokens,
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
     const oneOffCards = new OneOffCardShredder(options.db, this.vault);
     this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, oneOffCards);
-    this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
-    this.host.add(this.networkTokens);
-    this.accountUpdater = new AccountUpdater(this.host.context, {
-      paymentMethods: this.paymentMethods,
-      merchantAccounts: options.merchantAccounts ?? { get: async () => null },
-      updater: accountUpdaterServiceFor(options.providers),
-      onBackgroundError: this.onBackgroundError,
-    });
-    this.host.add(this.accountUpdater);
+    this.host.add(...this.vaultSlices.slices());
     this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
     this.host.add(this.authorizationStats);
     const retention = options.retention;
@@ -248,7 +228,7 @@ export class TransactionsService {
       if (running) return;
       running = true;
       // Each round settles independently: one failing (a provider down) does not hold the others back.
-      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs), this.checkoutSessions.expireSessions(), this.paymentMethods.expireWaiting(), this.accountUpdater.poll()])
+      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs), ...this.vaultSlices.backgroundRound()])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .catch(this.onBackgroundError) // retried on the next tick
         .finally(() => {
@@ -262,7 +242,7 @@ export class TransactionsService {
   async stop(): Promise<void> {
     clearInterval(this.holdTimer);
     await this.retention?.stop();
-    this.networkTokens.stop();
+    this.vaultSlices.stop();
     return this.host.stop();
   }
 

@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '@switchyard/config';
 import { openServiceStorage, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
-import { CardVault, kekId, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, type KeyRing } from '@switchyard/transactions';
+import { CardVault, kekId, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, type KeyRing } from '@switchyard/vault';
 
 export interface VaultStatus {
   readonly active_key_id: string;

@@ -17,7 +17,7 @@ import {
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
 import { PaymentServices } from '../payment-services/payment-services.slice';
-import { loadVaultKey } from '../vault/card-vault';
+import { loadVaultKey } from '@switchyard/vault';
 import { GiftCardVault } from '../vault/gift-card-vault';
 import { GiftCards } from './gift-cards.slice';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';

@@ -21,14 +21,22 @@ import {
 import type { BuyerReturnRequest, BuyerReturnResult, EmbedBuyerPin, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import type { CardVault } from '../vault/card-vault';
-import type { BuyerDirectory, PaymentMethods } from '../payment-methods/payment-methods.slice';
-import { Instruments, takesNetworkTokens, type CheckoutSessionClaims, type Instrument, type NetworkTokenSource, type PazeWallets } from './instruments';
+import {
+  Instruments,
+  takesNetworkTokens,
+  type BuyerDirectory,
+  type CardVaultPort,
+  type CheckoutSessionClaims,
+  type Instrument,
+  type NetworkTokenSource,
+  type PazeWallets,
+  type StoredPaymentMethods,
+} from './instruments';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
 import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
 import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, type ThreeDSecurePlan } from './authorization-policy';
-import { KeyedQueue } from './keyed-queue';
+import { KeyedQueue } from '@switchyard/service';
 import { toAuthorizationResult } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import { SecurityCodeShelf } from './security-code-shelf';
@@ -69,14 +77,14 @@ export interface AuthorizationDependencies {
   /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
   readonly directory: ThreeDSecureDirectory | null;
   readonly settings: AuthorizationSettings;
-  readonly vault: CardVault;
+  readonly vault: CardVaultPort;
   readonly connectors: ProviderConnectors;
   /** Stored gift cards' numbers and PINs (the gift cards slice); null: only cards given by number can pay. */
   readonly giftCardCredentials: GiftCardCredentialSource | null;
   /** Told of work left for a timer's next round (a gift card roll-back the provider could not take yet). */
   readonly onBackgroundError?: (error: unknown) => void;
   /** Stored payment methods (`id`, and `store: true`: spec, Events rule 3); null: a card is vaulted for its payment only. */
-  readonly paymentMethods?: Pick<PaymentMethods, 'usable' | 'recordStoreRequested' | 'receiveVaultToken'> | null;
+  readonly paymentMethods?: StoredPaymentMethods | null;
   /** Buyers (`buyer_id`, `buyer_external_identifier`); null: not checked. */
   readonly buyers?: BuyerDirectory | null;
   readonly networkTokens?: NetworkTokenSource | null;
@@ -95,7 +103,7 @@ export class Authorizations {
   private readonly settings: AuthorizationSettings;
   private readonly securityCodes: SecurityCodeShelf;
   private readonly paymentServices: PaymentServices;
-  private readonly vault: CardVault;
+  private readonly vault: CardVaultPort;
   private readonly connectors: ProviderConnectors;
   private readonly instruments: Instruments;
   private readonly paymentMethods: AuthorizationDependencies['paymentMethods'];

@@ -7,9 +7,8 @@
 import { ApiError } from '@switchyard/api';
 import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
 import type { TransactionCreateInput } from '@switchyard/contracts';
-import type { PaymentMethods } from '../payment-methods/payment-methods.slice';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
-import type { CardVault } from '../vault/card-vault';
+import type { CardBinInfo } from '@switchyard/bin-data';
 import type { TransactionDetails } from './transaction-wire';
 
 export interface Instrument {
@@ -25,6 +24,51 @@ export interface Instrument {
   readonly checkoutSessionId?: string;
   /** A stored method's network token, fetched once the route says the connection takes one. */
   readonly storedNetworkToken?: (merchantInitiated: boolean) => Promise<NetworkTokenDetails | null>;
+}
+
+/** A card in the vault as this service may see it (the vault's `StoredCard`): its id and summary, never its number. */
+export interface VaultedCard {
+  readonly id: string;
+  readonly merchantAccountId: string;
+  readonly scheme: string | null;
+  readonly cardType: string | null;
+  readonly bin: string;
+  readonly last4: string;
+  /** MM/YY */
+  readonly expirationDate: string;
+  readonly fingerprint: string;
+  readonly createdAt: string;
+}
+
+/** What this service asks of the card vault (the vault's `CardVault`). */
+export interface CardVaultPort {
+  /** Stores a card given with a payment; its summary comes back. */
+  store(merchantAccountId: string, card: { readonly number: string; readonly expirationDate: string }, options?: { buyerId?: string | null }): VaultedCard;
+  find(merchantAccountId: string, id: string): VaultedCard | null;
+  /** The number and expiry, for the provider call only. */
+  reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null;
+  /** Shreds a card given for one payment. */
+  remove(merchantAccountId: string, id: string): void;
+}
+
+/** Stored payment methods (the vault's payment methods slice). */
+export interface StoredPaymentMethods {
+  /** The method if it may pay (`succeeded`), with the buyer it was stored for; throws a 400 otherwise. */
+  usable(merchantAccountId: string, id: string): { readonly buyerId: string | null };
+  /** `store: true`: the card of this payment becomes a method, `processing` until the provider's vault token. */
+  recordStoreRequested(
+    merchantAccountId: string,
+    request: { card: VaultedCard; bin: CardBinInfo | null; transactionId: string; paymentServiceId: string; buyerId: string | null; externalIdentifier: string | null },
+  ): Promise<void>;
+  receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void>;
+}
+
+/** The buyers a payment can name (the vault's buyers). */
+export interface BuyerDirectory {
+  /** Null when neither is given; throws a 400 at `pointer` when the given buyer does not exist. */
+  resolve(merchantAccountId: string, ref: { buyer_id?: string | null; buyer_external_identifier?: string | null }, pointer: string): { readonly id: string } | null;
+  /** The buyer as the `buyer` field shows it; null once deleted. */
+  wire(merchantAccountId: string, buyerId: string): Record<string, unknown> | null;
 }
 
 /** Network tokens of stored methods (the network tokens slice). */
@@ -56,8 +100,8 @@ export interface PazeWallets {
 }
 
 export interface InstrumentSources {
-  readonly vault: CardVault;
-  readonly paymentMethods: Pick<PaymentMethods, 'usable'> | null;
+  readonly vault: CardVaultPort;
+  readonly paymentMethods: Pick<StoredPaymentMethods, 'usable'> | null;
   readonly networkTokens: NetworkTokenSource | null;
   readonly checkoutSessions: CheckoutSessionClaims | null;
   readonly paze: PazeWallets | null;

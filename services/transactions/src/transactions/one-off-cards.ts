@@ -15,7 +15,7 @@ import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
 import type { ServiceSlice } from '@switchyard/service';
-import type { CardVault } from '../vault/card-vault';
+import type { CardVaultPort } from './instruments';
 import type { TransactionCreatedData } from './transaction';
 
 const TRANSACTION_PREFIX = 'transaction-';
@@ -27,7 +27,7 @@ export const oneOffCardOf = (data: TransactionCreatedData): string | null =>
 export class OneOffCardShredder implements ServiceSlice {
   readonly projection: Projection;
 
-  constructor(db: Database.Database, vault: CardVault) {
+  constructor(db: Database.Database, vault: Pick<CardVaultPort, 'remove'>) {
     db.exec(`CREATE TABLE IF NOT EXISTS transaction_one_off_cards (
       transaction_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, card_id TEXT NOT NULL)`);
     const remember = db.prepare(

@@ -13,7 +13,7 @@ import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
 import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
-import { KeyedQueue } from './keyed-queue';
+import { KeyedQueue } from '@switchyard/service';
 import { transactionStream, type Transaction, type TransactionEvent, type TransactionState } from './transaction';
 import { transaction, type TransactionCommand } from './transaction.decide';
 import { toTransaction } from './transaction-wire';

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
-import { loadVaultKey } from './card-vault';
+import { loadVaultKey } from '@switchyard/vault';
 import { GiftCardVault } from './gift-card-vault';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 

@@ -10,7 +10,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { GiftCardCredentials } from '@switchyard/connectors';
-import { associatedData, VaultCipher } from './vault-cipher';
+import { associatedData, VaultCipher } from '@switchyard/vault';
 
 /** A gift card's number (16 to 19 digits) and PIN, as the gift card service takes them. */
 export type GiftCardSecret = GiftCardCredentials;

@@ -19,7 +19,7 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
+import { asApiErrors, type VaultContext, type VaultSlice } from '../vault-context';
 import type { CardVault, StoredCard } from '../vault/card-vault';
 import {
   paymentMethodDecider,
@@ -66,14 +66,14 @@ export interface PaymentMethodsDependencies {
 
 type Listener = (view: PaymentMethodView) => Promise<void>;
 
-export class PaymentMethods implements TransactionsSlice {
+export class PaymentMethods implements VaultSlice {
   readonly readModel: PaymentMethodsReadModel;
   readonly vaultTokenTimeoutMs: number;
   private readonly storedListeners: Listener[] = [];
   private readonly deletedListeners: Listener[] = [];
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: PaymentMethodsDependencies,
   ) {
     this.readModel = new PaymentMethodsReadModel(context.db);

@@ -19,7 +19,7 @@ import {
 import { asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper } from '@switchyard/service';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
+import type { VaultContext, VaultSlice } from '../vault-context';
 import {
   digitalWalletDecider,
   digitalWalletStream,
@@ -64,12 +64,12 @@ async function asApiErrors<T>(action: () => Promise<T>): Promise<T> {
   }
 }
 
-export class DigitalWallets implements TransactionsSlice {
+export class DigitalWallets implements VaultSlice {
   readonly readModel: DigitalWalletsReadModel;
   private readonly sealer: PazeKeySealer;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     deps: DigitalWalletsDependencies,
   ) {
     this.readModel = new DigitalWalletsReadModel(context.db);

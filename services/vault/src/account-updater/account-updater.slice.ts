@@ -18,7 +18,7 @@ import type { AccountUpdaterOutcome, AccountUpdaterService } from '@switchyard/c
 import { accountUpdaterPatterns, type AccountUpdaterJob, type AccountUpdaterJobCreateRequest } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
+import { asApiErrors, type VaultContext, type VaultSlice } from '../vault-context';
 import { accountUpdaterClaimDecider, accountUpdaterClaimStream, holds, type AccountUpdaterClaimEvent, type AccountUpdaterClaimState } from './account-updater-claim';
 import {
   accountUpdaterJobDecider,
@@ -67,7 +67,7 @@ export interface AccountUpdaterDependencies {
 /** Payment methods updated between two records of their inquiries' completion. */
 const COMPLETION_BATCH = 50;
 
-export class AccountUpdater implements TransactionsSlice {
+export class AccountUpdater implements VaultSlice {
   readonly readModel: AccountUpdaterReadModel;
   private readonly claimGraceMs: number;
   private readonly onBackgroundError: (error: unknown) => void;
@@ -75,7 +75,7 @@ export class AccountUpdater implements TransactionsSlice {
   private readonly submitting = new Map<string, Promise<void>>();
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: AccountUpdaterDependencies,
   ) {
     this.readModel = new AccountUpdaterReadModel(context.db);

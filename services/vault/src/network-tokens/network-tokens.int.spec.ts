@@ -19,7 +19,7 @@ import {
 import type { MerchantAccount } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
-import { PaymentServices } from '../payment-services/payment-services.slice';
+import { PaymentServices } from '@switchyard/transactions/src/payment-services/payment-services.slice';
 import type { TokenizablePaymentMethod } from './network-token-eligibility';
 import { NetworkTokens, type NetworkTokenPaymentMethods, type NetworkTokensDependencies } from './network-tokens.slice';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
@@ -102,9 +102,13 @@ class FakePaymentMethods implements NetworkTokenPaymentMethods {
     return view;
   }
 
+  /** As the slice does: the listeners first, then `PaymentMethodDeleted` on the method's stream (the same log). */
   async remove(view: TokenizablePaymentMethod): Promise<void> {
     this.methods.delete(view.id);
     for (const listener of this.deleted) await listener(view);
+    const data = { id: view.id, merchantAccountId: view.merchantAccountId, reason: 'request', at: new Date().toISOString() };
+    await host.context.store.append(`payment-method-${view.id}`, [{ type: 'PaymentMethodDeleted', data }], { expectedRevision: 'any' });
+    await host.catchUp();
   }
 }
 
@@ -417,6 +421,34 @@ describe('when the payment method is deleted', () => {
     expect((await events()).at(-1)).toMatchObject({ type: 'NetworkTokenDeleted', data: { id: token.id, reason: 'payment_method_deleted' } });
     expect(simulatedToken(token.id)?.status).toBe('deleted');
     expect(networkTokens.readModel.find(token.id)).toBeNull();
+    expect(networkTokens.readModel.pendingDeletions(10)).toEqual([]);
+  });
+
+  it('deletes them on a later round when the token service was down, also after a restart: the log remembers, not a timer', async () => {
+    const view = paymentMethods.add('shop', VISA);
+    const token = await provision(view);
+    tsp.down = true;
+    await paymentMethods.remove(view);
+    expect(backgroundErrors).toEqual([expect.any(ConnectorUnavailableError)]);
+    expect(networkTokens.readModel.pendingDeletions(10)).toEqual([{ merchantAccountId: 'shop', paymentMethodId: view.id }]);
+    // A restart: a new host and slice over the same store and file, nothing carried over in memory.
+    networkTokens.stop();
+    await host.stop();
+    host = new ServiceHost({ store: storage.store, db: storage.db });
+    paymentServices = new PaymentServices(host.context);
+    host.add(paymentServices);
+    networkTokens = await start();
+    await new Promise((resolve) => setTimeout(resolve, 100)); // past every retry delay of the old process (30 ms)
+    expect(networkTokens.readModel.find(token.id)).not.toBeNull();
+    await networkTokens.deleteTokensOfDeletedMethods(); // still down: reported, still owed
+    expect(backgroundErrors).toHaveLength(2);
+    expect(networkTokens.readModel.find(token.id)).not.toBeNull();
+    tsp.down = false;
+    await networkTokens.deleteTokensOfDeletedMethods();
+    expect(simulatedToken(token.id)?.status).toBe('deleted');
+    expect(networkTokens.readModel.find(token.id)).toBeNull();
+    expect((await events()).at(-1)).toMatchObject({ type: 'NetworkTokenDeleted', data: { id: token.id, reason: 'payment_method_deleted' } });
+    expect(networkTokens.readModel.pendingDeletions(10)).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 /**
- * Runs tasks one at a time per key, in arrival order, in this process. Commands on one transaction queue here so a
- * burst of concurrent requests does not turn into a storm of revision conflicts; across processes the stream's
- * expected revision still decides.
+ * Runs tasks one at a time per key, in arrival order, in this process. Commands on one stream (a transaction, a
+ * buyer) queue here so a burst of concurrent requests does not turn into a storm of revision conflicts; across
+ * processes the stream's expected revision still decides.
  */
 export class KeyedQueue {
   private readonly tails = new Map<string, Promise<unknown>>();

@@ -23,7 +23,7 @@ import { asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
 import { WrongExpectedRevisionError, type RecordedEvent } from '@switchyard/eventstore';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper } from '@switchyard/service';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
+import type { VaultContext, VaultSlice } from '../vault-context';
 import {
   checkoutSessionDecider,
   checkoutSessionStream,
@@ -115,13 +115,13 @@ function rendered(error: unknown, where: Where): unknown {
   return ApiError.badRequest(message, [{ location: where.location, pointer: where.pointer, message, type: code }]);
 }
 
-export class CheckoutSessions implements TransactionsSlice {
+export class CheckoutSessions implements VaultSlice {
   readonly readModel: CheckoutSessionsReadModel;
   private readonly secrets: CheckoutSessionSecrets;
   private readonly expiryGraceMs: number;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: CheckoutSessionsDependencies,
   ) {
     this.readModel = new CheckoutSessionsReadModel(context.db);

@@ -1,12 +1,16 @@
 /**
- * Which account updater service the transactions service talks to: the simulator's (it lives with the card
+ * Which account updater service the vault talks to: the simulator's (it lives with the card
  * simulator, `ProviderSettings.mockCard`), or none — then every call fails as an unreachable service would, so jobs
  * wait (`created`) and are submitted once one is configured and the process restarted.
  */
 import { ConnectorUnavailableError, SimulatorAccountUpdaterService, type AccountUpdaterService } from '@switchyard/connectors';
-import type { ProviderSettings } from '../transactions/provider-connectors';
 
-export function accountUpdaterServiceFor(providers: ProviderSettings | undefined): AccountUpdaterService {
+/** Where the simulator is (the transactions service's `ProviderSettings`). */
+export interface AccountUpdaterProviders {
+  readonly mockCard?: { readonly baseUrl: string; readonly timeoutMs?: number };
+}
+
+export function accountUpdaterServiceFor(providers: AccountUpdaterProviders | undefined): AccountUpdaterService {
   const simulator = providers?.mockCard;
   if (simulator) return new SimulatorAccountUpdaterService({ baseUrl: simulator.baseUrl, ...(simulator.timeoutMs !== undefined && { timeoutMs: simulator.timeoutMs }) });
   const unavailable = async (): Promise<never> => {

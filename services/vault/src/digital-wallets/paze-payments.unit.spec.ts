@@ -4,9 +4,8 @@
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
-import type { DigitalWalletView } from '../digital-wallets/digital-wallets.read-model';
-import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
-import { PazePayments } from './paze-payments';
+import type { DigitalWalletView } from './digital-wallets.read-model';
+import { PazePayments, type PazeConnection } from './paze-payments';
 
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
 const wallets = { pazeKeyFor: () => ({ wallet: { id: 'w', merchantCountryCode: 'US' } as unknown as DigitalWalletView, key: privateKey }) };
@@ -16,7 +15,7 @@ const connection = {
   acceptedCountries: ['US'],
   networkTokensEnabled: true,
   effectiveCapabilities: { networkTokens: true },
-} as unknown as PaymentServiceConnection;
+} satisfies PazeConnection;
 
 it('refuses every Paze payload when there are no signing keys to verify it against', async () => {
   const paze = new PazePayments(wallets, () => new Date(), null);

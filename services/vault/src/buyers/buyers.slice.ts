@@ -22,9 +22,8 @@ import {
 import { asDomainEvent, handleCommand, type HandledCommand } from '@switchyard/decider';
 import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
-import { KeyedQueue } from '../transactions/keyed-queue';
+import { domainErrorMapper, KeyedQueue, withApiErrors } from '@switchyard/service';
+import type { VaultContext, VaultSlice } from '../vault-context';
 import { buyerDecider, buyerStream, type BuyerCommand, type BuyerEvent, type BuyerState, type PresentBuyer } from './buyer';
 import { ExternalIdentifierTaken } from './buyer-external-identifier';
 import { buyerChangesOf, buyerDetailsOf, shippingDetailsChangesOf, shippingDetailsOf, toBuyer, toShippingDetails } from './buyer-wire';
@@ -52,14 +51,14 @@ const asApiErrors = withApiErrors(toApiError);
 /** Conflicts on the buyer's stream tolerated by an update before the caller gets a 409 "retry". */
 const MAX_UPDATE_ROUNDS = 5;
 
-export class Buyers implements TransactionsSlice {
+export class Buyers implements VaultSlice {
   readonly readModel: BuyersReadModel;
   private readonly claims: ExternalIdentifierClaims;
   /** Writes to one buyer queue in this process (fewer revision conflicts); across processes the revisions decide. */
   private readonly writes = new KeyedQueue();
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: BuyersDependencies,
   ) {
     this.readModel = new BuyersReadModel(context.db);

@@ -31,10 +31,8 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import type { PaymentServices } from '../payment-services/payment-services.slice';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
-import { KeyedQueue } from '../transactions/keyed-queue';
+import { domainErrorMapper, KeyedQueue, withApiErrors } from '@switchyard/service';
+import type { VaultContext, VaultSlice } from '../vault-context';
 import {
   networkTokenDecider,
   networkTokenStream,
@@ -64,10 +62,19 @@ export interface NetworkTokenMerchantAccounts {
   get(merchantAccountId: string): Promise<MerchantAccount | null>;
 }
 
+/** The merchant account's card connections (the transactions service's payment services): does one take network tokens? */
+export interface NetworkTokenConnections {
+  activeConnections(merchantAccountId: string): readonly {
+    readonly method: string;
+    readonly networkTokensEnabled: boolean;
+    readonly effectiveCapabilities: { readonly networkTokens: boolean };
+  }[];
+}
+
 export interface NetworkTokensDependencies {
   readonly paymentMethods: NetworkTokenPaymentMethods;
   readonly merchantAccounts: NetworkTokenMerchantAccounts;
-  readonly paymentServices: Pick<PaymentServices, 'activeConnections'>;
+  readonly paymentServices: NetworkTokenConnections;
   readonly tokenService: TokenServiceProvider;
   /** 32 bytes: seals token numbers in events and the read model. */
   readonly sealingKey: Buffer;
@@ -92,7 +99,7 @@ const asApiErrors = withApiErrors(domainErrorMapper({ network_token_not_found: 4
 
 type LifeCommand = Extract<NetworkTokenCommand, { type: 'SuspendNetworkToken' | 'ResumeNetworkToken' }>['type'];
 
-export class NetworkTokens implements TransactionsSlice {
+export class NetworkTokens implements VaultSlice {
   readonly readModel: NetworkTokensReadModel;
   private readonly seal: TokenSeal;
   private readonly queue = new KeyedQueue();
@@ -101,7 +108,7 @@ export class NetworkTokens implements TransactionsSlice {
   private readonly onBackgroundError: (error: unknown) => void;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: VaultContext,
     private readonly deps: NetworkTokensDependencies,
   ) {
     this.readModel = new NetworkTokensReadModel(context.db);
@@ -243,17 +250,40 @@ export class NetworkTokens implements TransactionsSlice {
     };
   }
 
-  /** When a payment method is deleted: each of its live tokens is deleted at the token service, then here. */
+  /**
+   * Deleted payment methods whose tokens are still live (the token service was unreachable when the method went, or
+   * the process stopped): their tokens are deleted now. Driven by the log — `PaymentMethodDeleted` leaves a row in
+   * the read model until the last `NetworkTokenDeleted` of that method — so a restart forgets nothing. Each method
+   * settles on its own: one that fails is reported and tried again on the next round.
+   */
+  async deleteTokensOfDeletedMethods(batchSize = 50): Promise<void> {
+    for (const pending of this.readModel.pendingDeletions(batchSize)) {
+      try {
+        await this.deleteLiveTokens(pending.merchantAccountId, pending.paymentMethodId);
+      } catch (error) {
+        this.onBackgroundError(error);
+      }
+    }
+  }
+
+  /** When a payment method is deleted: one attempt now; what it leaves is owed by the log (`deleteTokensOfDeletedMethods`). */
   private async deleteTokensOf(view: TokenizablePaymentMethod): Promise<void> {
-    await this.inBackground(() =>
-      this.queue.run(view.id, async () => {
-        for (const token of this.readModel.live(view.merchantAccountId, view.id)) {
-          await this.deleteAtProvider(token.providerTokenId);
-          const command: NetworkTokenCommand = { type: 'DeleteNetworkToken', data: { ...ownerOfView(token), reason: 'payment_method_deleted' }, metadata: { now: this.now() } };
-          await this.handle(token.id, command);
-        }
-      }),
-    );
+    try {
+      await this.deleteLiveTokens(view.merchantAccountId, view.id);
+    } catch (error) {
+      this.onBackgroundError(error);
+    }
+  }
+
+  /** Each live token of the payment method is deleted at the token service, then here. */
+  private deleteLiveTokens(merchantAccountId: string, paymentMethodId: string): Promise<void> {
+    return this.queue.run(paymentMethodId, async () => {
+      for (const token of this.readModel.live(merchantAccountId, paymentMethodId)) {
+        await this.deleteAtProvider(token.providerTokenId);
+        const command: NetworkTokenCommand = { type: 'DeleteNetworkToken', data: { ...ownerOfView(token), reason: 'payment_method_deleted' }, metadata: { now: this.now() } };
+        await this.handle(token.id, command);
+      }
+    });
   }
 
   /** Suspend or resume: the decider first, the token service only when the status changes, then the event. */
@@ -311,8 +341,8 @@ export class NetworkTokens implements TransactionsSlice {
   }
 
   /**
-   * Background work (after a card was stored or deleted): a failure is reported and the work tried again after each
-   * of `retryDelaysMs` — in this process only: a restart forgets what was still to retry.
+   * Background work (automatic provisioning after a card was stored): a failure is reported and the work tried
+   * again after each of `retryDelaysMs` — in this process only: a restart forgets what was still to retry.
    */
   private async inBackground(work: () => Promise<void>, attempt = 0): Promise<void> {
     try {

@@ -4,15 +4,23 @@
  * token and its cryptogram, which stay in memory for the provider call). Every refusal is a 400 naming its code.
  */
 import { ApiError } from '@switchyard/api';
-import type { DigitalWallets } from '../digital-wallets/digital-wallets.slice';
-import { decryptPazePayload, PazeError, pazeEligibility } from '../digital-wallets/paze';
-import type { PazeSigningKeys } from '../digital-wallets/paze-signing-keys';
-import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
-import { takesNetworkTokens, type PazeWallets } from './instruments';
+import type { DigitalWallets } from './digital-wallets.slice';
+import { decryptPazePayload, PazeError, pazeEligibility } from './paze';
+import type { PazeSigningKeys } from './paze-signing-keys';
+
+/** A merchant account's active connection as the transactions service names it (its payment services). */
+export interface PazeConnection {
+  readonly id: string;
+  readonly method: string;
+  readonly acceptedCountries: readonly string[];
+  readonly networkTokensEnabled: boolean;
+  readonly effectiveCapabilities: { readonly networkTokens: boolean };
+}
 
 const refused = (type: string, message: string, pointer = '/payment_method') => ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
 
-export class PazePayments implements PazeWallets {
+/** Opens a Paze payload for a payment: the only code that holds a merchant's Paze key. */
+export class PazePayments {
   constructor(
     private readonly wallets: Pick<DigitalWallets, 'pazeKeyFor'>,
     private readonly now: () => Date,
@@ -21,7 +29,7 @@ export class PazePayments implements PazeWallets {
     private readonly signingKeys: PazeSigningKeys | null,
   ) {}
 
-  async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }) {
+  async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PazeConnection[] }) {
     const paze = this.wallets.pazeKeyFor(merchantAccountId);
     if (!paze) throw refused('paze_not_configured', 'Paze is not set up for this merchant account: register a digital wallet with provider "paze" and its decryption key first');
     const eligibility = pazeEligibility({
@@ -33,7 +41,7 @@ export class PazePayments implements PazeWallets {
           id: connection.id,
           acceptedCountries: connection.acceptedCountries,
           networkTokensEnabled: connection.networkTokensEnabled,
-          supportsNetworkTokens: takesNetworkTokens(connection),
+          supportsNetworkTokens: connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens,
         })),
     });
     if (!eligibility.ok) throw refused(eligibility.code, eligibility.message, eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method');
