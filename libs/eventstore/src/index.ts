@@ -27,3 +27,11 @@ export function openEventStore(options: OpenEventStoreOptions): EventStore {
   if (options.eventStoreUrl) return EventStoreDbEventStore.connect(options.eventStoreUrl);
   return new SqliteEventStore(options.sqlitePath);
 }
+export {
+  migrateStreams,
+  streamHasPrefix,
+  streamMigrationDone,
+  withoutStreams,
+  type StreamMigrationOptions,
+  type StreamMigrationResult,
+} from './stream-migration';
