@@ -1,3 +1,4 @@
+import BetterSqlite3 from 'better-sqlite3';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -95,6 +96,36 @@ describe('migrateStreams', () => {
       expect(migrateStreams({ name: 'other', sourcePath: source, target: reopened.database, streamPrefixes: ['transaction-'] }).copied).toBe(2);
     } finally {
       await reopened.close();
+    }
+  });
+
+  it('moves the rows of the given tables in the same transaction, creating the table as the old file declares it', async () => {
+    const source = file('transactions');
+    await oldStore(source);
+    const old = new BetterSqlite3(source);
+    old.exec(`CREATE TABLE vault_gift_cards (id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, secret BLOB NOT NULL)`);
+    const insert = old.prepare('INSERT INTO vault_gift_cards VALUES (?, ?, ?)');
+    insert.run('gc-1', 'shop', Buffer.from([1, 2, 3]));
+    insert.run('gc-2', 'shop', Buffer.from([4, 5]));
+    old.close();
+
+    const target = new SqliteEventStore(file('gift-cards'));
+    try {
+      target.database.exec(`CREATE TABLE already (id TEXT PRIMARY KEY)`);
+      const result = migrateStreams({
+        name: 'gift-cards',
+        sourcePath: source,
+        target: target.database,
+        streamPrefixes: ['gift-card-'],
+        tables: ['vault_gift_cards', 'absent_in_old'],
+      });
+      expect(result).toEqual({ ran: true, copied: 4, alreadyPresent: 0, rows: { vault_gift_cards: 2, absent_in_old: 0 } });
+      expect(target.database.prepare('SELECT id, merchant_account_id, secret FROM vault_gift_cards ORDER BY id').all()).toEqual([
+        { id: 'gc-1', merchant_account_id: 'shop', secret: Buffer.from([1, 2, 3]) },
+        { id: 'gc-2', merchant_account_id: 'shop', secret: Buffer.from([4, 5]) },
+      ]);
+    } finally {
+      await target.close();
     }
   });
 

@@ -30,6 +30,12 @@ export interface StreamMigrationOptions {
   readonly target: Database;
   /** Stream id prefixes to move, e.g. `['gift-card-']`. */
   readonly streamPrefixes: readonly string[];
+  /**
+   * Tables of the old file whose rows move with the streams (e.g. `vault_gift_cards`, the ciphertexts the streams'
+   * events name), copied in the same transaction: a table missing in the new file is created as the old file
+   * declares it; a row whose key is already there is kept as it is. A table missing in the old file is skipped.
+   */
+  readonly tables?: readonly string[];
   /** Called after each event is copied, inside the transaction (progress logs). */
   readonly onEventCopied?: (copied: number) => void;
 }
@@ -41,6 +47,8 @@ export interface StreamMigrationResult {
   readonly copied: number;
   /** Events found already in the new store (same id, stream and revision). */
   readonly alreadyPresent: number;
+  /** Rows inserted by this run, by table. */
+  readonly rows?: Readonly<Record<string, number>>;
 }
 
 interface EventRow {
@@ -121,13 +129,33 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
           copied += 1;
           options.onEventCopied?.(copied);
         }
+        const rows: Record<string, number> = {};
+        for (const table of options.tables ?? []) rows[table] = source === null ? 0 : copyTable(source, target, table);
         mark.run(options.name, options.sourcePath, JSON.stringify(prefixes), copied + alreadyPresent, new Date().toISOString());
-        return { ran: true, copied, alreadyPresent };
+        return { ran: true, copied, alreadyPresent, ...(options.tables ? { rows } : {}) };
       })
       .immediate();
   } finally {
     source?.close();
   }
+}
+
+/** Copies the rows of `table` (created in `target` as `source` declares it when missing); keeps rows already there. */
+function copyTable(source: Database, target: Database, table: string): number {
+  const declared = (db: Database) =>
+    db.prepare<[string], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table)?.sql;
+  const sql = declared(source);
+  if (sql === undefined) return 0;
+  if (declared(target) === undefined) target.exec(sql);
+  const quoted = `"${table.replaceAll('"', '""')}"`;
+  const columns = (source.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((column) => column.name);
+  const list = columns.map((column) => `"${column.replaceAll('"', '""')}"`).join(', ');
+  const insert = target.prepare(`INSERT OR IGNORE INTO ${quoted} (${list}) VALUES (${columns.map(() => '?').join(', ')})`);
+  let inserted = 0;
+  for (const row of source.prepare(`SELECT ${list} FROM ${quoted}`).raw().iterate() as Iterable<unknown[]>) {
+    inserted += insert.run(...row).changes;
+  }
+  return inserted;
 }
 
 /** True when `streamId` starts with one of `prefixes`. */
