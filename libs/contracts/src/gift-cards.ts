@@ -8,7 +8,18 @@ import { z } from 'zod';
 import type { EmbedBuyerPin } from './buyers';
 import { giftCardServiceSchema } from './transactions';
 
+/**
+ * The streams of the gift cards service's store (`gift-card-<uuid>`): until it had a store of its own they were in the
+ * transactions store, which now reads its store without them.
+ */
+export const GIFT_CARD_STREAM_PREFIXES: readonly string[] = ['gift-card-'];
+
+/** The gift cards service's own events (stored cards), relayed from its store. */
+export const giftCardsTopic = 'gift-cards.events';
+
 export const giftCardPatterns = {
+  /** The gift cards service's readiness. */
+  ping: 'transactions.gift-cards.ping',
   issue: 'transactions.gift-cards.issue',
   activate: 'transactions.gift-cards.activate',
   balances: 'transactions.gift-cards.balances',

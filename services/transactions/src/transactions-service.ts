@@ -3,12 +3,12 @@
  * connections — first; transactions, captures and refunds next). Framework-free like identity: the embedded
  * runtime registers its handlers in process, `main.ts` serves them over NestJS TCP.
  */
-import { transactionsPatterns } from '@switchyard/contracts';
+import { GIFT_CARD_STREAM_PREFIXES, transactionsPatterns, type EmbedBuyerPin } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
-import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
+import { SimulatorDirectoryServer, SimulatorTokenServiceProvider, type GiftCardConnector, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { NetworkTokens, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { AccountUpdater } from './account-updater/account-updater.slice';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
@@ -18,8 +18,7 @@ import { accountUpdaterServiceFor } from './account-updater/account-updater-serv
 import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 import { FlowRules } from './flow-rules/flow-rules.slice';
-import { GiftCards } from './gift-cards/gift-cards.slice';
-import { PaymentServices } from './payment-services/payment-services.slice';
+import { PaymentServices, type PaymentServiceConnection } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
@@ -31,10 +30,10 @@ import { PaymentMethods } from './payment-methods/payment-methods.slice';
 import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
 import { CardVault } from './vault/card-vault';
-import { GiftCardVault } from './vault/gift-card-vault';
 import { keyRing, loadKeyRing, openVaultKeys, VaultKeys, type KeyRing } from './vault/vault-keys';
 import type { Settings } from '@switchyard/config';
-import { SqliteEventStore } from '@switchyard/eventstore';
+import { SqliteEventStore, withoutStreams } from '@switchyard/eventstore';
+import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -108,10 +107,24 @@ export function transactionsOptionsFrom(
 
 export { merchantAccountsOverRpc } from './merchant-account-settings';
 
+/** A gift card service as a stored gift card names it. */
+export interface GiftCardServiceRef {
+  readonly id: string;
+  readonly definitionId: string;
+  readonly displayName: string;
+}
+
+/** The gift cards service's view of the merchant accounts' gift card services (these connections are ours). */
+export interface GiftCardServices {
+  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
+}
+
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRules;
-  readonly giftCards: GiftCards;
+  /** The merchant accounts' gift card services, for the gift cards service. */
+  readonly giftCardServices: GiftCardServices;
   readonly digitalWallets: DigitalWallets;
   readonly buyers: Buyers;
   readonly paymentMethods: PaymentMethods;
@@ -123,19 +136,27 @@ export class TransactionsService {
   readonly authorizationStats: AuthorizationStatsSlice;
   readonly vault: CardVault;
   readonly vaultKeys: VaultKeys;
+  /**
+   * The gift card vault's key (the vault root, under which release 0.1.0 sealed the stored gift cards' numbers and
+   * PINs) and the Idempotency-Key fingerprint key, handed to the gift cards service.
+   */
+  readonly giftCardKeys: { readonly key: Buffer; readonly fingerprintKey: Buffer };
   /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
   readonly sealingKey: (label: string) => Buffer;
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
   private readonly giftCardRecoveryAfterMs: number;
   private readonly reconcileAfterMs: number;
+  /** The gift cards service, once composed (`useGiftCards`): a split payment's stored cards. */
+  private giftCardSource: GiftCardCredentialSource | null = null;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
   /** Null when the options ask for no retention. */
   readonly retention: RetentionSweeper | null;
 
   constructor(options: TransactionsServiceOptions) {
-    this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
+    // Stored gift cards moved to the gift cards service's store (services/gift-cards, its storage's migration).
+    this.host = new ServiceHost({ ...options, store: withoutStreams(options.store, GIFT_CARD_STREAM_PREFIXES), upcasters: transactionsUpcasters });
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
@@ -153,12 +174,8 @@ export class TransactionsService {
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now, syncedByEvents });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
     const binData = options.binData ?? loadBinData({});
-    this.giftCards = new GiftCards(this.host.context, {
-      paymentServices: this.paymentServices,
-      connectors,
-      vault: new GiftCardVault(options.db, { key: vaultKey, now: this.host.context.now }),
-      fingerprintKey,
-    });
+    this.giftCardKeys = { key: vaultKey, fingerprintKey };
+    this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) => connectors.giftCardConnectorFor(connection));
     // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
     this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
     this.checkoutSessions = new CheckoutSessions(this.host.context, {
@@ -198,7 +215,10 @@ export class TransactionsService {
         returnTokenKey: derived('switchyard/buyer-return-token/v1'),
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
-      giftCardCredentials: this.giftCards,
+      giftCardCredentials: {
+        credentialsFor: (merchantAccountId, giftCardId) => this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
+        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) => this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
+      },
       onBackgroundError: this.onBackgroundError,
       vault: this.vault,
       connectors,
@@ -211,7 +231,7 @@ export class TransactionsService {
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
     const oneOffCards = new OneOffCardShredder(options.db, this.vault);
-    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, oneOffCards);
+    this.host.add(this.paymentServices, this.flowRules, this.transactions, oneOffCards);
     this.host.add(this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets);
     this.host.add(this.networkTokens);
     this.accountUpdater = new AccountUpdater(this.host.context, {
@@ -270,7 +290,35 @@ export class TransactionsService {
     return this.host.catchUp();
   }
 
+  /** Where a split payment's stored gift cards come from: the gift cards service (composed after this one). */
+  useGiftCards(source: GiftCardCredentialSource): void {
+    this.giftCardSource = source;
+  }
+
   rpcHandlers(): RpcHandlers {
     return this.host.rpcHandlers(transactionsPatterns.ping);
   }
+}
+
+const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({
+  id: connection.id,
+  definitionId: connection.paymentServiceDefinitionId,
+  displayName: connection.displayName,
+});
+
+/** A merchant account's gift card service: its active payment service of method `gift-card`. */
+export function giftCardServiceDirectory(
+  paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>,
+  connectorFor: (connection: PaymentServiceConnection) => GiftCardConnector,
+): GiftCardServices {
+  return {
+    activeGiftCardService: (merchantAccountId) => {
+      const connection = paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === 'gift-card');
+      return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
+    },
+    serviceRef: (merchantAccountId, id) => {
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection ? giftCardServiceRef(connection) : null;
+    },
+  };
 }

@@ -33,39 +33,38 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import { IdempotencyStore, requestFingerprint } from '../idempotency/idempotency-store';
-import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
+import { IdempotencyStore, requestFingerprint } from '@switchyard/transactions';
+import type { ServiceContext, ServiceSlice } from '@switchyard/service';
+import { asApiErrors } from '../errors';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
 import { giftCardDecider, giftCardStream, type GiftCardCommand, type GiftCardEvent, type GiftCardServiceRef, type GiftCardState } from './gift-card';
 import { storedSummary, toGiftCard, toSummary, unstored } from './gift-card-wire';
 import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-cards.read-model';
 
-/** Where a connection's gift card connector comes from (`ProviderConnectors`). */
-export interface GiftCardConnectors {
-  giftCardConnectorFor(connection: PaymentServiceConnection): GiftCardConnector;
+/**
+ * The merchant accounts' gift card services: a merchant account's active payment service of method `gift-card` and
+ * its connector. The connections are the transactions service's payment services (`giftCardServiceDirectory` there).
+ */
+export interface GiftCardServiceDirectory {
+  /** The merchant account's active gift card service and its connector; null without one. */
+  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  /** The connection `id` as it is now (its display name may have changed); null once deleted. */
+  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
 }
 
 export interface GiftCardsDependencies {
-  readonly paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>;
-  readonly connectors: GiftCardConnectors;
+  readonly services: GiftCardServiceDirectory;
   readonly vault: GiftCardVault;
   /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
   readonly fingerprintKey: Buffer;
 }
 
-/** The gift card codes that are not a plain 400 (the transactions service's table, `../errors.ts`, is other work's). */
-const asApiErrors = withApiErrors(domainErrorMapper({ gift_card_not_found: 404, gift_card_exists: 409 }));
-
-const GIFT_CARD_METHOD = 'gift-card';
-
-export class GiftCards implements TransactionsSlice {
+export class GiftCards implements ServiceSlice {
   readonly readModel: GiftCardsReadModel;
   private readonly idempotency: IdempotencyStore;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: ServiceContext,
     private readonly deps: GiftCardsDependencies,
   ) {
     this.readModel = new GiftCardsReadModel(context.db);
@@ -155,7 +154,7 @@ export class GiftCards implements TransactionsSlice {
 
   /** Stores a card the gift card service accepts (a balance check first): number and PIN to the vault, the rest to its stream. */
   async create({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
-    const { connection, connector } = this.service(merchantAccountId);
+    const { service, connector } = this.service(merchantAccountId);
     const secret = { number: body.number, pin: body.pin };
     const checked = await provider(() => connector.balance(secret));
     if (checked.outcome === 'failed') throw refused('store the gift card', checked);
@@ -174,7 +173,7 @@ export class GiftCards implements TransactionsSlice {
           expirationDate: checked.expiresAt,
           buyerId: body.buyer_id ?? null,
           buyerExternalIdentifier: body.buyer_external_identifier ?? null,
-          giftCardService: { id: connection.id, definitionId: connection.paymentServiceDefinitionId, displayName: connection.displayName },
+          giftCardService: service,
         },
         metadata: { now: this.context.now().toISOString() },
       });
@@ -233,19 +232,17 @@ export class GiftCards implements TransactionsSlice {
   }
 
   /** The merchant account's gift card service and its connector; 400 `no_gift_card_service` without one. */
-  private service(merchantAccountId: string): { connection: PaymentServiceConnection; connector: GiftCardConnector } {
-    const connection = this.deps.paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === GIFT_CARD_METHOD);
-    if (!connection) {
+  private service(merchantAccountId: string): { service: GiftCardServiceRef; connector: GiftCardConnector } {
+    const found = this.deps.services.activeGiftCardService(merchantAccountId);
+    if (!found) {
       const message = 'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
       throw ApiError.badRequest(message, [{ location: 'body', pointer: '', message, type: 'no_gift_card_service' }]);
     }
-    return { connection, connector: this.deps.connectors.giftCardConnectorFor(connection) };
+    return found;
   }
 
   private toGiftCard(card: GiftCardView): GiftCard {
-    const current = this.deps.paymentServices.connection(card.merchantAccountId, card.giftCardService.id);
-    const service: GiftCardServiceRef = current ? { id: current.id, definitionId: current.paymentServiceDefinitionId, displayName: current.displayName } : card.giftCardService;
-    return toGiftCard(card, service);
+    return toGiftCard(card, this.deps.services.serviceRef(card.merchantAccountId, card.giftCardService.id) ?? card.giftCardService);
   }
 
   private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {

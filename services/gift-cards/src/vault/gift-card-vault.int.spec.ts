@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
-import { loadVaultKey } from './card-vault';
+import { randomBytes } from 'node:crypto';
 import { GiftCardVault } from './gift-card-vault';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
@@ -23,7 +23,7 @@ beforeEach(() => {
   dbFile = path.join(dir, 'transactions.db');
   db = new Database(dbFile);
   db.pragma('journal_mode = WAL');
-  key = loadVaultKey({});
+  key = randomBytes(32);
   vault = new GiftCardVault(db, { key });
 });
 afterEach(() => {
@@ -71,7 +71,7 @@ it('refuses a ciphertext altered, moved to another row or account, or read under
     `UPDATE vault_gift_cards SET (secret_ciphertext, secret_iv, secret_tag) = (SELECT secret_ciphertext, secret_iv, secret_tag FROM vault_gift_cards WHERE id = @from) WHERE id = @to`,
   ).run({ from: id, to: 'moved' });
   expect(() => vault.reveal('shop-b', 'moved')).toThrow(/failed decryption/);
-  expect(() => new GiftCardVault(db, { key: loadVaultKey({}) }).reveal('shop-a', id)).toThrow(/failed decryption/);
+  expect(() => new GiftCardVault(db, { key: randomBytes(32) }).reveal('shop-a', id)).toThrow(/failed decryption/);
   db.prepare('UPDATE vault_gift_cards SET secret_tag = zeroblob(16) WHERE id = ?').run(id);
   let message = '';
   try {

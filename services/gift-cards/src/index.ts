@@ -1,0 +1,5 @@
+export * from './gift-cards-service';
+export * from './gift-cards-relay';
+export * from './gift-cards-storage';
+export type { GiftCardServiceDirectory } from './gift-cards/gift-cards.slice';
+export type { GiftCardServiceRef } from './gift-cards/gift-card';
