@@ -1,7 +1,6 @@
 /**
  * Gift cards on the wire — issue a virtual card, activate a physical one, check balances, store a card for a buyer
- * and list, read and delete stored cards — and the transactions service's RPC patterns behind them
- * (`transactions.gift-cards.*`). Shapes of `../shared/reference/wire-compat.md` (GiftCard, GiftCardSummary,
+ * and list, read and delete stored cards — and the gift cards service's RPC patterns behind them (`gift-cards.*`). Shapes of `../shared/reference/wire-compat.md` (GiftCard, GiftCardSummary,
  * GiftCardCreate, GiftCardBalanceRequest); issue and activate are ours, in the same style (docs/gift-cards.md).
  */
 import { z } from 'zod';
@@ -19,15 +18,15 @@ export const giftCardsTopic = 'gift-cards.events';
 
 export const giftCardPatterns = {
   /** The gift cards service's readiness. */
-  ping: 'transactions.gift-cards.ping',
-  issue: 'transactions.gift-cards.issue',
-  activate: 'transactions.gift-cards.activate',
-  balances: 'transactions.gift-cards.balances',
-  create: 'transactions.gift-cards.create',
-  list: 'transactions.gift-cards.list',
-  get: 'transactions.gift-cards.get',
-  delete: 'transactions.gift-cards.delete',
-  buyerList: 'transactions.gift-cards.buyer-list',
+  ping: 'gift-cards.ping',
+  issue: 'gift-cards.issue',
+  activate: 'gift-cards.activate',
+  balances: 'gift-cards.balances',
+  create: 'gift-cards.create',
+  list: 'gift-cards.list',
+  get: 'gift-cards.get',
+  delete: 'gift-cards.delete',
+  buyerList: 'gift-cards.buyer-list',
 } as const;
 
 /** Reference: a balance check takes up to 10 cards. */

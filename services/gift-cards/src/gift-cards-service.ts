@@ -2,8 +2,8 @@
  * The gift cards service: stored gift cards (`gift-card-<uuid>`) with their number and PIN in the gift card vault,
  * issue, activate and balances at the merchant account's gift card provider, over its own event store and local
  * SQLite (`gift-cards` in DATA_DIR). Framework-free like the other services: the embedded runtime registers its
- * handlers in process; in the distributed runtime the transactions process hosts it (its RPC patterns are still
- * `transactions.gift-cards.*`).
+ * handlers in process; in the distributed runtime the transactions process hosts it and serves its RPC patterns
+ * (`gift-cards.*`, which the gateway routes there).
  *
  * The merchant accounts' gift card services are the transactions service's connections (`GiftCardServiceDirectory`).
  * A stored card's usage comes from the split payments' `GiftCardRedemptionSucceeded` on the transaction streams: the
