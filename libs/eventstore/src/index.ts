@@ -32,6 +32,7 @@ export {
   streamHasPrefix,
   streamMigrationDone,
   withoutStreams,
+  type MovedTable,
   type StreamMigrationOptions,
   type StreamMigrationResult,
 } from './stream-migration';

@@ -99,7 +99,7 @@ describe('migrateStreams', () => {
     }
   });
 
-  it('moves the rows of the given tables in the same transaction, creating the table as the old file declares it', async () => {
+  it('moves the rows of the given tables (or those of them a condition selects) in the same transaction, creating the table as the old file declares it', async () => {
     const source = file('transactions');
     await oldStore(source);
     const old = new BetterSqlite3(source);
@@ -107,6 +107,9 @@ describe('migrateStreams', () => {
     const insert = old.prepare('INSERT INTO vault_gift_cards VALUES (?, ?, ?)');
     insert.run('gc-1', 'shop', Buffer.from([1, 2, 3]));
     insert.run('gc-2', 'shop', Buffer.from([4, 5]));
+    old.exec(`CREATE TABLE keys (operation TEXT NOT NULL, key TEXT NOT NULL, PRIMARY KEY (operation, key))`);
+    old.prepare('INSERT INTO keys VALUES (?, ?)').run('transactions.capture', 'k-1');
+    old.prepare('INSERT INTO keys VALUES (?, ?)').run('gift-cards.issue', 'k-1');
     old.close();
 
     const target = new SqliteEventStore(file('gift-cards'));
@@ -117,9 +120,10 @@ describe('migrateStreams', () => {
         sourcePath: source,
         target: target.database,
         streamPrefixes: ['gift-card-'],
-        tables: ['vault_gift_cards', 'absent_in_old'],
+        tables: ['vault_gift_cards', 'absent_in_old', { name: 'keys', where: "operation LIKE 'gift-cards.%'" }],
       });
-      expect(result).toEqual({ ran: true, copied: 4, alreadyPresent: 0, rows: { vault_gift_cards: 2, absent_in_old: 0 } });
+      expect(result).toEqual({ ran: true, copied: 4, alreadyPresent: 0, rows: { vault_gift_cards: 2, absent_in_old: 0, keys: 1 } });
+      expect(target.database.prepare('SELECT * FROM keys').all()).toEqual([{ operation: 'gift-cards.issue', key: 'k-1' }]);
       expect(target.database.prepare('SELECT id, merchant_account_id, secret FROM vault_gift_cards ORDER BY id').all()).toEqual([
         { id: 'gc-1', merchant_account_id: 'shop', secret: Buffer.from([1, 2, 3]) },
         { id: 'gc-2', merchant_account_id: 'shop', secret: Buffer.from([4, 5]) },

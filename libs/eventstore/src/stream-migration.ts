@@ -35,9 +35,15 @@ export interface StreamMigrationOptions {
    * events name), copied in the same transaction: a table missing in the new file is created as the old file
    * declares it; a row whose key is already there is kept as it is. A table missing in the old file is skipped.
    */
-  readonly tables?: readonly string[];
+  readonly tables?: readonly (string | MovedTable)[];
   /** Called after each event is copied, inside the transaction (progress logs). */
   readonly onEventCopied?: (copied: number) => void;
+}
+
+/** A table of which only some rows move: those `where` (an SQL condition over the old file's columns) holds for. */
+export interface MovedTable {
+  readonly name: string;
+  readonly where: string;
 }
 
 export interface StreamMigrationResult {
@@ -130,7 +136,10 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
           options.onEventCopied?.(copied);
         }
         const rows: Record<string, number> = {};
-        for (const table of options.tables ?? []) rows[table] = source === null ? 0 : copyTable(source, target, table);
+        for (const table of options.tables ?? []) {
+          const moved = typeof table === 'string' ? { name: table, where: '1' } : table;
+          rows[moved.name] = source === null ? 0 : copyTable(source, target, moved);
+        }
         mark.run(options.name, options.sourcePath, JSON.stringify(prefixes), copied + alreadyPresent, new Date().toISOString());
         return { ran: true, copied, alreadyPresent, ...(options.tables ? { rows } : {}) };
       })
@@ -141,7 +150,7 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
 }
 
 /** Copies the rows of `table` (created in `target` as `source` declares it when missing); keeps rows already there. */
-function copyTable(source: Database, target: Database, table: string): number {
+function copyTable(source: Database, target: Database, { name: table, where }: MovedTable): number {
   const declared = (db: Database) =>
     db.prepare<[string], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table)?.sql;
   const sql = declared(source);
@@ -152,7 +161,7 @@ function copyTable(source: Database, target: Database, table: string): number {
   const list = columns.map((column) => `"${column.replaceAll('"', '""')}"`).join(', ');
   const insert = target.prepare(`INSERT OR IGNORE INTO ${quoted} (${list}) VALUES (${columns.map(() => '?').join(', ')})`);
   let inserted = 0;
-  for (const row of source.prepare(`SELECT ${list} FROM ${quoted}`).raw().iterate() as Iterable<unknown[]>) {
+  for (const row of source.prepare(`SELECT ${list} FROM ${quoted} WHERE ${where}`).raw().iterate() as Iterable<unknown[]>) {
     inserted += insert.run(...row).changes;
   }
   return inserted;

@@ -59,6 +59,13 @@ export interface GiftCardsDependencies {
   readonly fingerprintKey: Buffer;
 }
 
+/**
+ * What an Idempotency-Key of issue and activate is recorded under (and an issued card's answer sealed for): the RPC
+ * patterns of when the transactions service held gift cards, kept so that a key used before the gift cards service
+ * had its own store still replays after its records moved (`gift-cards-storage.ts`).
+ */
+export const idempotencyOperations = { issue: 'transactions.gift-cards.issue', activate: 'transactions.gift-cards.activate' } as const;
+
 export class GiftCards implements ServiceSlice {
   readonly readModel: GiftCardsReadModel;
   private readonly idempotency: IdempotencyStore;
@@ -107,8 +114,8 @@ export class GiftCards implements ServiceSlice {
     };
     if (key === undefined) return respond();
     // The answer to replay is kept with the number and PIN sealed (vault encryption), bound to this request's key.
-    const context = [merchantAccountId, giftCardPatterns.issue, key];
-    const kept = await this.idempotent(merchantAccountId, giftCardPatterns.issue, key, body, async () => {
+    const context = [merchantAccountId, idempotencyOperations.issue, key];
+    const kept = await this.idempotent(merchantAccountId, idempotencyOperations.issue, key, body, async () => {
       const { number, pin, ...summary } = await respond();
       return { summary, sealed: this.deps.vault.seal({ number, pin }, context) };
     });
@@ -118,7 +125,7 @@ export class GiftCards implements ServiceSlice {
 
   /** A physical card put into use (loaded with `amount` when given): its summary with the balance. */
   activate({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
-    return this.idempotent(merchantAccountId, giftCardPatterns.activate, key, body, async () => {
+    return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async () => {
       const { connector } = this.service(merchantAccountId);
       const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
       const request = { reference: this.context.newId(), card, currency: body.currency, ...(body.amount !== undefined ? { amount: body.amount } : {}) };
