@@ -14,6 +14,8 @@ import { InProcessMessageBus } from '@switchyard/bus';
 import { transactionsTopic, type EventMessage } from '@switchyard/contracts';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { transactionsRelay } from '@switchyard/transactions';
+import { loadGiftCardsKey } from '@switchyard/gift-cards';
+import { GiftCardVault } from '@switchyard/gift-cards/src/vault/gift-card-vault';
 import pino from 'pino';
 
 const fixture = path.join(repoRoot, 'tests/fixtures/release-0.1.0');
@@ -218,7 +220,20 @@ describe('stored gift cards moved to the gift cards service', () => {
     expect(giftCardEvents(path.join(dataDir, 'gift-cards.db')).slice(0, old.length)).toEqual(old);
     const rows = vaultRows(path.join(fixture, 'data-dir', 'transactions.db'));
     expect(rows.length).toBeGreaterThan(0);
-    expect(vaultRows(path.join(dataDir, 'gift-cards.db'))).toEqual(expect.arrayContaining(rows));
+    const moved = vaultRows(path.join(dataDir, 'gift-cards.db'));
+    const owners = (list: Record<string, unknown>[]) => list.map(({ id, merchant_account_id, created_at }) => ({ id, merchant_account_id, created_at }));
+    expect(owners(moved)).toEqual(expect.arrayContaining(owners(rows)));
+    // Sealed again under the gift cards key (DATA_DIR/gift-cards.key), which opens every one of them on its own.
+    const db = new Database(path.join(dataDir, 'gift-cards.db'), { readonly: true });
+    try {
+      const vault = new GiftCardVault(db, { key: loadGiftCardsKey({ dataDir }) });
+      for (const row of rows) {
+        expect(moved.find((candidate) => candidate.id === row.id)).toMatchObject({ key_version: 'gift-cards-key' });
+        expect(vault.reveal(row.merchant_account_id as string, row.id as string)?.number).toMatch(/^\d{16,19}$/);
+      }
+    } finally {
+      db.close();
+    }
   });
 
   it('no longer relays them on transactions.events', async () => {

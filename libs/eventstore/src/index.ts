@@ -29,6 +29,7 @@ export function openEventStore(options: OpenEventStoreOptions): EventStore {
 }
 export {
   migrateStreams,
+  readStreamsWithPrefixes,
   streamHasPrefix,
   streamMigrationDone,
   withoutStreams,

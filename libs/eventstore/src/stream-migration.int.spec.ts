@@ -6,7 +6,7 @@ import { join, resolve } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import type { RecordedEvent } from './event-store';
 import { SqliteEventStore } from './sqlite/sqlite-event-store';
-import { migrateStreams, streamMigrationDone, withoutStreams } from './stream-migration';
+import { migrateStreams, readStreamsWithPrefixes, streamMigrationDone, withoutStreams } from './stream-migration';
 
 const directory = mkdtempSync(join(tmpdir(), 'switchyard-stream-migration-'));
 const file = (name: string): string => join(directory, `${name}-${randomUUID()}.db`);
@@ -129,6 +129,23 @@ describe('migrateStreams', () => {
         { id: 'gc-2', merchant_account_id: 'shop', secret: Buffer.from([4, 5]) },
       ]);
     } finally {
+      await target.close();
+    }
+  });
+
+  it('takes the events from any store when they are not in the old file (EventStoreDB), as they were', async () => {
+    const source = file('transactions');
+    await oldStore(source);
+    const old = new SqliteEventStore(source);
+    const target = new SqliteEventStore(file('gift-cards'));
+    try {
+      const events = await readStreamsWithPrefixes(old, ['gift-card-'], 2);
+      expect(events.map((event) => event.streamId)).toEqual(['gift-card-1', 'gift-card-2', 'gift-card-1', 'gift-card-1']);
+      const result = migrateStreams({ name: 'gift-cards', sourcePath: join(directory, 'absent-read.db'), sourceEvents: events, target: target.database, streamPrefixes: ['gift-card-'] });
+      expect(result).toEqual({ ran: true, copied: 4, alreadyPresent: 0 });
+      expect(comparable(await target.readAll())).toEqual(comparable(events));
+    } finally {
+      await old.close();
       await target.close();
     }
   });

@@ -19,6 +19,18 @@
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import { existsSync } from 'node:fs';
 import type { EventStore, ReadAllOptions, RecordedEvent, SubscribeOptions, Subscription } from './event-store';
+
+/** Every event of the streams with one of the prefixes, in log order, read from any store (a page at a time). */
+export async function readStreamsWithPrefixes(store: EventStore, prefixes: readonly string[], pageSize = 1_000): Promise<RecordedEvent[]> {
+  const events: RecordedEvent[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await store.readAll({ ...(after !== undefined ? { after } : {}), maxCount: pageSize });
+    events.push(...page.filter((event) => streamHasPrefix(event.streamId, prefixes)));
+    if (page.length < pageSize) return events;
+    after = page[page.length - 1]!.position;
+  }
+}
 import { migrate } from './sqlite/sqlite-schema';
 
 export interface StreamMigrationOptions {
@@ -26,6 +38,11 @@ export interface StreamMigrationOptions {
   readonly name: string;
   /** The old store's SQLite file. A missing file has nothing to move: the migration is recorded as done. */
   readonly sourcePath: string;
+  /**
+   * The old store's events, when they are not in `sourcePath` (an EventStoreDB: `readStreamsWithPrefixes`); the
+   * file then only gives the `tables`.
+   */
+  readonly sourceEvents?: readonly RecordedEvent[];
   /** The new store's open connection (`SqliteEventStore.database`). */
   readonly target: Database;
   /** Stream id prefixes to move, e.g. `['gift-card-']`. */
@@ -114,7 +131,8 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
         }
         let copied = 0;
         let alreadyPresent = 0;
-        for (const row of selectSource?.iterate(...parameters) ?? []) {
+        const given = options.sourceEvents?.filter((event) => streamHasPrefix(event.streamId, prefixes)).map(toRow);
+        for (const row of given ?? selectSource?.iterate(...parameters) ?? []) {
           const existing = findById.get(row.id);
           if (existing !== undefined) {
             if (existing.stream_id !== row.stream_id || existing.revision !== row.revision) {
@@ -148,6 +166,16 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
     source?.close();
   }
 }
+
+const toRow = (event: RecordedEvent): EventRow => ({
+  id: event.id,
+  stream_id: event.streamId,
+  revision: event.revision,
+  type: event.type,
+  data: JSON.stringify(event.data ?? null),
+  metadata: JSON.stringify(event.metadata ?? {}),
+  recorded_at: event.recordedAt,
+});
 
 /** Copies the rows of `table` (created in `target` as `source` declares it when missing); keeps rows already there. */
 function copyTable(source: Database, target: Database, { name: table, where }: MovedTable): number {

@@ -20,8 +20,13 @@ import { GiftCards, type GiftCardServiceDirectory } from './gift-cards/gift-card
 import { GiftCardVault } from './vault/gift-card-vault';
 
 export interface GiftCardsServiceOptions extends ServiceHostOptions {
-  /** The key of the gift card vault (its number/PIN ciphertexts and sealed answers): 32 bytes. */
+  /** The gift cards key (`loadGiftCardsKey`): its vault's number/PIN ciphertexts and sealed answers. */
   readonly key: Buffer;
+  /**
+   * The transactions service's vault root, under which stored cards were sealed before the gift cards key: the start
+   * seals them again under `key` (`GiftCardVault.rewrapLegacy`). Absent: there are none.
+   */
+  readonly legacyKey?: Buffer;
   /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
   readonly fingerprintKey: Buffer;
   readonly services: GiftCardServiceDirectory;
@@ -33,12 +38,14 @@ export class GiftCardsService {
   readonly giftCards: GiftCards;
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
+  private readonly vault: GiftCardVault;
 
   constructor(options: GiftCardsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: giftCardsUpcasters });
+    this.vault = new GiftCardVault(options.db, { key: options.key, ...(options.legacyKey ? { legacyKey: options.legacyKey } : {}), now: this.host.context.now });
     this.giftCards = new GiftCards(this.host.context, {
       services: options.services,
-      vault: new GiftCardVault(options.db, { key: options.key, now: this.host.context.now }),
+      vault: this.vault,
       fingerprintKey: options.fingerprintKey,
     });
     this.host.add(this.giftCards);
@@ -50,8 +57,9 @@ export class GiftCardsService {
       : null;
   }
 
-  /** Brings the read models up to date, then follows both logs. */
+  /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */
   async start(): Promise<void> {
+    this.vault.rewrapLegacy();
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();

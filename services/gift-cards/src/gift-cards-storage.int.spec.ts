@@ -14,6 +14,8 @@ import { GiftCardsService } from './gift-cards-service';
 import { GIFT_CARDS_MIGRATION, openGiftCardsStorage } from './gift-cards-storage';
 import { GiftCardVault } from './vault/gift-card-vault';
 
+/** The transactions service's vault root, which sealed the earlier release's gift cards; and the gift cards key now. */
+const legacyKey = randomBytes(32);
 const key = randomBytes(32);
 const fingerprintKey = randomBytes(32);
 const account = 'shop-a';
@@ -25,9 +27,13 @@ const giftCardService = { id: randomUUID(), definitionId: 'mock-gift-card', disp
 
 let dataDir: string;
 
-/** What the transactions service of the earlier release left in DATA_DIR/transactions.db. */
-async function writeEarlierRelease(): Promise<void> {
-  const store = new SqliteEventStore(path.join(dataDir, 'transactions.db'));
+/**
+ * What the transactions service of the earlier release left in DATA_DIR/transactions.db; or, in EventStoreDB mode,
+ * its events in `events` (a store standing in for its EventStoreDB) and its tables in DATA_DIR/transactions-read.db.
+ */
+async function writeEarlierRelease(events?: SqliteEventStore): Promise<void> {
+  const store = events ?? new SqliteEventStore(path.join(dataDir, 'transactions.db'));
+  const tables = events ? new Database(path.join(dataDir, 'transactions-read.db')) : store.database;
   try {
     await store.append(
       `gift-card-${cardId}`,
@@ -43,16 +49,18 @@ async function writeEarlierRelease(): Promise<void> {
       { expectedRevision: 'no_stream' },
     );
     await store.append(`transaction-${randomUUID()}`, [{ type: 'TransactionCreated', data: {} }], { expectedRevision: 'no_stream' });
-    const vault = new GiftCardVault(store.database, { key });
+    const vault = new GiftCardVault(tables, { key: legacyKey });
     vault.store(account, cardId, secret);
-    const idempotency = new IdempotencyStore(store.database);
+    tables.exec('ALTER TABLE vault_gift_cards DROP COLUMN key_version'); // as that release's table was
+    const idempotency = new IdempotencyStore(tables);
     const operation = 'transactions.gift-cards.issue';
     await idempotency.runRequest({ merchantAccountId: account, operation, key: 'issue-1', body: issueBody, fingerprintKey }, async () => ({
       summary: { type: 'gift-card', merchant_account_id: account },
       sealed: vault.seal(issued, [account, operation, 'issue-1']),
     }));
   } finally {
-    await store.close();
+    if (events) tables.close();
+    else await store.close();
   }
 }
 
@@ -64,10 +72,10 @@ beforeEach(() => {
 });
 afterEach(() => removeTestDataDir(dataDir));
 
-it('moves the stored cards, their numbers and PINs and the kept answers, and serves them as before', async () => {
+it('moves the stored cards, their numbers and PINs and the kept answers, seals them under the gift cards key, and serves them as before', async () => {
   await writeEarlierRelease();
-  const storage = openGiftCardsStorage({ dataDir });
-  const service = new GiftCardsService({ store: storage.store, db: storage.db, key, fingerprintKey, services: noServices });
+  const storage = await openGiftCardsStorage({ dataDir });
+  const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
   try {
     expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
     await service.start();
@@ -78,6 +86,8 @@ it('moves the stored cards, their numbers and PINs and the kept answers, and ser
       created_at: '2026-01-02T03:04:05.000Z',
     });
     expect(service.credentialsFor(account, cardId)).toEqual(secret);
+    // Sealed again under the gift cards key at the start: the legacy key is needed no more.
+    expect(new GiftCardVault(storage.db, { key }).reveal(account, cardId)).toEqual(secret);
     // The same key and body: the answer of the earlier release, without a gift card service to ask.
     const replay = await service.giftCards.issue({ merchant_account_id: account, body: issueBody, idempotency_key: 'issue-1' } as never);
     expect(replay).toMatchObject(issued);
@@ -89,7 +99,7 @@ it('moves the stored cards, their numbers and PINs and the kept answers, and ser
   const old = new SqliteEventStore(path.join(dataDir, 'transactions.db'));
   await old.append(`gift-card-${randomUUID()}`, [{ type: 'GiftCardStored', data: {} }], { expectedRevision: 'no_stream' });
   await old.close();
-  const again = openGiftCardsStorage({ dataDir });
+  const again = await openGiftCardsStorage({ dataDir });
   try {
     expect(again.migration).toEqual({ ran: false, copied: 0, alreadyPresent: 0 });
     const db = new Database(path.join(dataDir, 'gift-cards.db'), { readonly: true });
@@ -101,8 +111,28 @@ it('moves the stored cards, their numbers and PINs and the kept answers, and ser
   }
 });
 
+it('in EventStoreDB mode, moves the streams from the transactions store and the tables from transactions-read.db', async () => {
+  const transactionEvents = new SqliteEventStore(path.join(dataDir, 'standing-in-for-eventstoredb.db'));
+  try {
+    await writeEarlierRelease(transactionEvents);
+    const storage = await openGiftCardsStorage({ dataDir, transactionEvents });
+    const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
+    try {
+      expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
+      await service.start();
+      expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({ id: cardId, last4: '4321' });
+      expect(service.credentialsFor(account, cardId)).toEqual(secret);
+    } finally {
+      await service.stop();
+      await storage.close();
+    }
+  } finally {
+    await transactionEvents.close();
+  }
+});
+
 it('starts empty on a new data directory, and records that nothing was there to move', async () => {
-  const storage = openGiftCardsStorage({ dataDir });
+  const storage = await openGiftCardsStorage({ dataDir });
   try {
     expect(storage.migration).toEqual({ ran: true, copied: 0, alreadyPresent: 0, rows: { vault_gift_cards: 0, idempotency_keys: 0 } });
     expect(await storage.store.readAll()).toEqual([]);

@@ -1,18 +1,19 @@
 /**
- * The gift cards service's storage (`gift-cards` in `DATA_DIR`: `gift-cards.db`, or `gift-cards-read.db` beside
- * EventStoreDB), and the move of what release 0.1.0 kept of gift cards in the transactions service's file.
+ * The gift cards service's storage, `DATA_DIR/gift-cards.db` (its events, read models, vault rows and checkpoints:
+ * SQLite also when the transactions service keeps its events in EventStoreDB, until it gets an EventStoreDB of its
+ * own), and the move of what earlier releases kept of gift cards in the transactions service's storage.
  *
  * Until this service existed, stored gift cards were streams (`gift-card-<uuid>`) of the transactions store, their
  * number/PIN ciphertexts rows of its `vault_gift_cards` table, and the Idempotency-Keys of issue and activate rows of
- * its `idempotency_keys`. The first start copies all three into this service's file
- * (`migrateStreams`: one transaction, recorded as `gift-cards-from-transactions`, so a crash leaves nothing half
- * done and later starts copy nothing); the transactions service then reads its store without those streams
- * (`withoutStreams`, `GIFT_CARD_STREAM_PREFIXES`). With EventStoreDB the streams stay where they are (one server
- * for all services) and only the table moves, from `transactions-read.db`.
+ * its `idempotency_keys`. The first start copies all three into this service's file (`migrateStreams`: one
+ * transaction, recorded as `gift-cards-from-transactions`, so a crash leaves nothing half done and later starts copy
+ * nothing); the transactions service then reads its store without those streams (`withoutStreams`,
+ * `GIFT_CARD_STREAM_PREFIXES`). In EventStoreDB mode the streams are read from the transactions service's EventStoreDB
+ * (`transactionEvents`) and the tables from `transactions-read.db`.
  */
 import path from 'node:path';
-import { migrateStreams, type StreamMigrationResult } from '@switchyard/eventstore';
 import { GIFT_CARD_STREAM_PREFIXES } from '@switchyard/contracts';
+import { migrateStreams, readStreamsWithPrefixes, streamMigrationDone, type EventStore, type StreamMigrationResult } from '@switchyard/eventstore';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { idempotencyOperations } from './gift-cards/gift-cards.slice';
 
@@ -23,12 +24,20 @@ export interface GiftCardsStorage extends ServiceStorage {
   readonly migration: StreamMigrationResult;
 }
 
-export function openGiftCardsStorage(options: { dataDir: string; eventStoreUrl?: string | undefined }): GiftCardsStorage {
-  const storage = openServiceStorage('gift-cards', options);
+export async function openGiftCardsStorage(options: {
+  dataDir: string;
+  /** Set when the transactions service keeps its events in EventStoreDB: its store, where the old streams are. */
+  transactionEvents?: EventStore;
+}): Promise<GiftCardsStorage> {
+  const storage = openServiceStorage('gift-cards', { dataDir: options.dataDir });
   try {
+    const fromEventStoreDb = options.transactionEvents;
+    const sourceEvents =
+      fromEventStoreDb && !streamMigrationDone(storage.db, GIFT_CARDS_MIGRATION) ? await readStreamsWithPrefixes(fromEventStoreDb, GIFT_CARD_STREAM_PREFIXES) : undefined;
     const migration = migrateStreams({
       name: GIFT_CARDS_MIGRATION,
-      sourcePath: path.join(options.dataDir, options.eventStoreUrl ? 'transactions-read.db' : 'transactions.db'),
+      sourcePath: path.join(options.dataDir, fromEventStoreDb ? 'transactions-read.db' : 'transactions.db'),
+      ...(sourceEvents ? { sourceEvents } : {}),
       target: storage.db,
       streamPrefixes: GIFT_CARD_STREAM_PREFIXES,
       // The stored cards' ciphertexts, and the Idempotency-Keys of issue and activate (an issued card's answer sealed).
@@ -36,7 +45,7 @@ export function openGiftCardsStorage(options: { dataDir: string; eventStoreUrl?:
     });
     return { ...storage, migration };
   } catch (error) {
-    void storage.close();
+    await storage.close();
     throw error;
   }
 }

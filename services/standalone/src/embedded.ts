@@ -8,7 +8,7 @@ import { InProcessMessageBus, SqliteBusState, type MessageBus } from '@switchyar
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import { holdDataDirReader, type Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
-import { GiftCardsService, giftCardsRelay, openGiftCardsStorage } from '@switchyard/gift-cards';
+import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
@@ -73,12 +73,13 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
 
   rpc.register(transactions.rpcHandlers());
   // Gift cards: their own store (DATA_DIR/gift-cards.db; the first start moves them out of transactions.db).
-  const giftCardsStorage = openGiftCardsStorage({ dataDir: settings.dataDir });
+  const giftCardsStorage = await openGiftCardsStorage({ dataDir: settings.dataDir });
   if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
   const giftCards = new GiftCardsService({
     store: giftCardsStorage.store,
     db: giftCardsStorage.db,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
+    key: loadGiftCardsKey({ configured: settings.GIFT_CARDS_KEY, dataDir: settings.dataDir }),
     ...transactions.giftCardKeys,
     services: transactions.giftCardServices,
     transactionEvents: transactionsStorage.store,

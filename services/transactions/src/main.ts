@@ -9,7 +9,7 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
-import { GiftCardsService, giftCardsRelay, openGiftCardsStorage } from '@switchyard/gift-cards';
+import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
@@ -34,12 +34,16 @@ runMain(async () => {
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
-  const giftCardsStorage = openGiftCardsStorage({ dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const giftCardsStorage = await openGiftCardsStorage({
+    dataDir: settings.dataDir,
+    ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
+  });
   if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to their own store');
   const giftCards = new GiftCardsService({
     store: giftCardsStorage.store,
     db: giftCardsStorage.db,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
+    key: loadGiftCardsKey({ configured: settings.GIFT_CARDS_KEY, dataDir: settings.dataDir }),
     ...transactions.giftCardKeys,
     services: transactions.giftCardServices,
     transactionEvents: storage.store,

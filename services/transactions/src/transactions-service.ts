@@ -137,10 +137,11 @@ export class TransactionsService {
   readonly vault: CardVault;
   readonly vaultKeys: VaultKeys;
   /**
-   * The gift card vault's key (the vault root, under which release 0.1.0 sealed the stored gift cards' numbers and
-   * PINs) and the Idempotency-Key fingerprint key, handed to the gift cards service.
+   * For the gift cards service: the vault root, under which the stored gift cards' numbers and PINs were sealed before
+   * it had a key of its own (`legacyKey`: it seals them again under GIFT_CARDS_KEY), and the Idempotency-Key
+   * fingerprint key its moved keys were recorded with.
    */
-  readonly giftCardKeys: { readonly key: Buffer; readonly fingerprintKey: Buffer };
+  readonly giftCardKeys: { readonly legacyKey: Buffer; readonly fingerprintKey: Buffer };
   /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
   readonly sealingKey: (label: string) => Buffer;
   private readonly host: ServiceHost;
@@ -174,7 +175,7 @@ export class TransactionsService {
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: this.host.context.now, syncedByEvents });
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
     const binData = options.binData ?? loadBinData({});
-    this.giftCardKeys = { key: vaultKey, fingerprintKey };
+    this.giftCardKeys = { legacyKey: vaultKey, fingerprintKey };
     this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) => connectors.giftCardConnectorFor(connection));
     // The vault's slices: buyers, their stored payment methods, checkout sessions, digital wallets (Paze).
     this.buyers = new Buyers(this.host.context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
