@@ -223,6 +223,7 @@ describe('stored gift cards moved to the gift cards service', () => {
     const moved = vaultRows(path.join(dataDir, 'gift-cards.db'));
     const owners = (list: Record<string, unknown>[]) => list.map(({ id, merchant_account_id, created_at }) => ({ id, merchant_account_id, created_at }));
     expect(owners(moved)).toEqual(expect.arrayContaining(owners(rows)));
+    expect(vaultRows(path.join(dataDir, 'transactions.db'))).toEqual([]); // erased from the old file
     // Sealed again under the gift cards key (DATA_DIR/gift-cards.key), which opens every one of them on its own.
     const db = new Database(path.join(dataDir, 'gift-cards.db'), { readonly: true });
     try {

@@ -78,6 +78,10 @@ it('moves the stored cards, their numbers and PINs and the kept answers, seals t
   const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
   try {
     expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
+    // The old file keeps no ciphertext of a moved card.
+    const old = new Database(path.join(dataDir, 'transactions.db'), { readonly: true });
+    expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+    old.close();
     await service.start();
     expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
       id: cardId,
@@ -119,6 +123,9 @@ it('in EventStoreDB mode, moves the streams from the transactions store and the 
     const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
     try {
       expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
+      const old = new Database(path.join(dataDir, 'transactions-read.db'), { readonly: true });
+      expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+      old.close();
       await service.start();
       expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({ id: cardId, last4: '4321' });
       expect(service.credentialsFor(account, cardId)).toEqual(secret);
