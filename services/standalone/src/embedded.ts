@@ -73,6 +73,8 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
 
   rpc.register(transactions.rpcHandlers());
   // Gift cards: their own store (DATA_DIR/gift-cards.db; the first start moves them out of transactions.db).
+  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
+  // moved gift card rows are erased from its file.
   const giftCardsStorage = await openGiftCardsStorage({ dataDir: settings.dataDir });
   if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
   const giftCards = new GiftCardsService({

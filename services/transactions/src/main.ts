@@ -34,6 +34,8 @@ runMain(async () => {
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
+  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
+  // moved gift card rows are erased from its file.
   const giftCardsStorage = await openGiftCardsStorage({
     dataDir: settings.dataDir,
     ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
