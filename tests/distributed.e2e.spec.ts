@@ -25,7 +25,7 @@ describeWithInfra('distributed runtime: gateway, identity, transactions and webh
 
   it('reports every adapter on /readyz', async () => {
     const body = await (await fetch(`${baseUrl}/readyz`)).json();
-    expect(body).toEqual({ status: 'ready', checks: { identity: 'ok', transactions: 'ok', webhooks: 'ok', bus: 'ok', cache: 'ok' } });
+    expect(body).toEqual({ status: 'ready', checks: { identity: 'ok', transactions: 'ok', 'gift-cards': 'ok', webhooks: 'ok', bus: 'ok', cache: 'ok' } });
   });
 
   it('lists roles through the gateway with a key the CLI made while both run', async () => {

@@ -274,7 +274,7 @@ describe('Kafka topics', () => {
   );
 
   it('documents the partitions and retention of every topic of deploy/kafka/topics.md in docs/operations.md', () => {
-    expect(topics.sort()).toEqual(['identity.events', 'transactions.events', 'webhooks.events']);
+    expect(topics.sort()).toEqual(['gift-cards.events', 'identity.events', 'transactions.events', 'webhooks.events']);
     expect(Object.keys(documented).sort()).toEqual(topics);
   });
 

@@ -14,6 +14,8 @@ import { InProcessMessageBus } from '@switchyard/bus';
 import { transactionsTopic, type EventMessage } from '@switchyard/contracts';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { transactionsRelay } from '@switchyard/transactions';
+import { loadGiftCardsKey } from '@switchyard/gift-cards';
+import { GiftCardVault } from '@switchyard/gift-cards/src/vault/gift-card-vault';
 import pino from 'pino';
 
 const fixture = path.join(repoRoot, 'tests/fixtures/release-0.1.0');
@@ -192,5 +194,65 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     const completed = rawEvents(path.join(dataDir, 'transactions.db'), 'CreateRequestCompleted').find((event) => event.stream_id === `transaction-${id}`);
     expect(JSON.parse(completed!.metadata)).toMatchObject({ schemaVersion: 1 });
     expect(vaultCardIds(path.join(dataDir, 'transactions.db'))).not.toContain(method.id);
+  });
+});
+
+/**
+ * Gift cards have their own service and store (services/gift-cards): the first start moved release 0.1.0's stored
+ * gift cards — their streams and their number/PIN ciphertexts — from transactions.db into gift-cards.db, as they were.
+ */
+describe('stored gift cards moved to the gift cards service', () => {
+  const read = <T>(file: string, sql: string): T[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare(sql).all() as T[];
+    } finally {
+      db.close();
+    }
+  };
+  const giftCardEvents = (file: string) =>
+    read<Record<string, unknown>>(file, `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE stream_id LIKE 'gift-card-%' ORDER BY position`);
+  const vaultRows = (file: string) => read<Record<string, unknown>>(file, 'SELECT * FROM vault_gift_cards ORDER BY id');
+
+  it('holds every gift card event and ciphertext of 0.1.0 in gift-cards.db, ids, revisions and times kept', () => {
+    const old = giftCardEvents(path.join(fixture, 'data-dir', 'transactions.db'));
+    expect(old.length).toBeGreaterThan(0);
+    expect(giftCardEvents(path.join(dataDir, 'gift-cards.db')).slice(0, old.length)).toEqual(old);
+    const rows = vaultRows(path.join(fixture, 'data-dir', 'transactions.db'));
+    expect(rows.length).toBeGreaterThan(0);
+    const moved = vaultRows(path.join(dataDir, 'gift-cards.db'));
+    const owners = (list: Record<string, unknown>[]) => list.map(({ id, merchant_account_id, created_at }) => ({ id, merchant_account_id, created_at }));
+    expect(owners(moved)).toEqual(expect.arrayContaining(owners(rows)));
+    expect(vaultRows(path.join(dataDir, 'transactions.db'))).toEqual([]); // erased from the old file
+    // Sealed again under the gift cards key (DATA_DIR/gift-cards.key), which opens every one of them on its own.
+    const db = new Database(path.join(dataDir, 'gift-cards.db'), { readonly: true });
+    try {
+      const vault = new GiftCardVault(db, { key: loadGiftCardsKey({ dataDir }) });
+      for (const row of rows) {
+        expect(moved.find((candidate) => candidate.id === row.id)).toMatchObject({ key_version: 'gift-cards-key' });
+        expect(vault.reveal(row.merchant_account_id as string, row.id as string)?.number).toMatch(/^\d{16,19}$/);
+      }
+    } finally {
+      db.close();
+    }
+  });
+
+  it('no longer relays them on transactions.events', async () => {
+    const store = new SqliteEventStore(path.join(dataDir, 'transactions.db'));
+    const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
+    const checkpoints = new Database(':memory:');
+    const streams: string[] = [];
+    await bus.subscribe({ groupId: 'upgrade-gift-cards', topics: [transactionsTopic], handler: async (message) => void streams.push((JSON.parse(message.value) as EventMessage).stream_id) });
+    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, { pollIntervalMs: 20, onError: () => undefined });
+    try {
+      await relay.flush();
+    } finally {
+      await relay.stop();
+      await bus.close();
+      await store.close();
+      checkpoints.close();
+    }
+    expect(streams.length).toBeGreaterThan(10);
+    expect(streams.filter((stream) => stream.startsWith('gift-card-'))).toEqual([]);
   });
 });

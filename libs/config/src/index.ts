@@ -229,6 +229,15 @@ export const settingsSchema = z.object({
     .string()
     .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
     .optional(),
+  /**
+   * Secret. The gift cards service's key (stored gift cards' numbers and PINs at rest, issued cards' answers kept for
+   * their Idempotency-Key): 32 random bytes, base64 or base64url; unset: DATA_DIR/gift-cards.key, created on first
+   * start. Never logged, like VAULT_KEY.
+   */
+  GIFT_CARDS_KEY: z
+    .string()
+    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .optional(),
   /** First retry of a failed webhook delivery after this long; each next one waits twice as long. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(30_000),
   /** Longest wait between two attempts of a delivery (6 h). */
@@ -263,11 +272,8 @@ export const settingsSchema = z.object({
   BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
 });
 
-/**
- * Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and
- * `{ ...settings }` leave them out.
- */
-const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS'] as const;
+/** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
+const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS', 'GIFT_CARDS_KEY'] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 

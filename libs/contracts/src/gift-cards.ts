@@ -1,22 +1,32 @@
 /**
  * Gift cards on the wire — issue a virtual card, activate a physical one, check balances, store a card for a buyer
- * and list, read and delete stored cards — and the transactions service's RPC patterns behind them
- * (`transactions.gift-cards.*`). Shapes of `../shared/reference/wire-compat.md` (GiftCard, GiftCardSummary,
+ * and list, read and delete stored cards — and the gift cards service's RPC patterns behind them (`gift-cards.*`). Shapes of `../shared/reference/wire-compat.md` (GiftCard, GiftCardSummary,
  * GiftCardCreate, GiftCardBalanceRequest); issue and activate are ours, in the same style (docs/gift-cards.md).
  */
 import { z } from 'zod';
 import type { EmbedBuyerPin } from './buyers';
 import { giftCardServiceSchema } from './transactions';
 
+/**
+ * The streams of the gift cards service's store (`gift-card-<uuid>`): until it had a store of its own they were in the
+ * transactions store, which now reads its store without them.
+ */
+export const GIFT_CARD_STREAM_PREFIXES: readonly string[] = ['gift-card-'];
+
+/** The gift cards service's own events (stored cards), relayed from its store. */
+export const giftCardsTopic = 'gift-cards.events';
+
 export const giftCardPatterns = {
-  issue: 'transactions.gift-cards.issue',
-  activate: 'transactions.gift-cards.activate',
-  balances: 'transactions.gift-cards.balances',
-  create: 'transactions.gift-cards.create',
-  list: 'transactions.gift-cards.list',
-  get: 'transactions.gift-cards.get',
-  delete: 'transactions.gift-cards.delete',
-  buyerList: 'transactions.gift-cards.buyer-list',
+  /** The gift cards service's readiness. */
+  ping: 'gift-cards.ping',
+  issue: 'gift-cards.issue',
+  activate: 'gift-cards.activate',
+  balances: 'gift-cards.balances',
+  create: 'gift-cards.create',
+  list: 'gift-cards.list',
+  get: 'gift-cards.get',
+  delete: 'gift-cards.delete',
+  buyerList: 'gift-cards.buyer-list',
 } as const;
 
 /** Reference: a balance check takes up to 10 cards. */

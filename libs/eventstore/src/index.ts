@@ -27,3 +27,13 @@ export function openEventStore(options: OpenEventStoreOptions): EventStore {
   if (options.eventStoreUrl) return EventStoreDbEventStore.connect(options.eventStoreUrl);
   return new SqliteEventStore(options.sqlitePath);
 }
+export {
+  migrateStreams,
+  readStreamsWithPrefixes,
+  streamHasPrefix,
+  streamMigrationDone,
+  withoutStreams,
+  type MovedTable,
+  type StreamMigrationOptions,
+  type StreamMigrationResult,
+} from './stream-migration';

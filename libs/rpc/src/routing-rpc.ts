@@ -15,6 +15,7 @@ export class RoutingRpcClient implements RpcClient {
   }
 
   async close(): Promise<void> {
-    await Promise.all(Object.values(this.services).map((client) => client.close()));
+    // One client may serve several prefixes (a process hosting two services): closed once.
+    await Promise.all([...new Set(Object.values(this.services))].map((client) => client.close()));
   }
 }

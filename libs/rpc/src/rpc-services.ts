@@ -8,6 +8,7 @@
  */
 import {
   apiKeyPairPatterns,
+  giftCardPatterns,
   identityPatterns,
   merchantAccountPatterns,
   transactionsPatterns,
@@ -34,8 +35,9 @@ export const rpcServices = {
   },
   transactions: {
     callers: {
-      transactions: [transactionsPatterns.ping],
-      gateway: ['transactions.*'],
+      // The transactions process also hosts the gift cards service (services/gift-cards), whose patterns it serves.
+      transactions: [transactionsPatterns.ping, giftCardPatterns.ping],
+      gateway: ['transactions.*', 'gift-cards.*'],
       // Renders transaction, capture and refund webhook targets.
       webhooks: [transactionsPatterns.get, transactionsPatterns.captureGet, transactionsPatterns.refundById],
     },

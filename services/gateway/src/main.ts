@@ -13,9 +13,12 @@ runMain(async () => {
   const log = createLogger('gateway', settings);
   const credentials = loadRpcCredentials('gateway', settings);
   const tracing = startTracing('gateway', settings);
+  const transactions = TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS);
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
-    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
+    transactions,
+    // The transactions process hosts the gift cards service.
+    'gift-cards': transactions,
     webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
   const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'gateway', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });

@@ -8,7 +8,7 @@ import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { createSignatureVerifier, InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
-import { identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
+import { giftCardPatterns, identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
 import { InMemoryKeyValueStore, InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
 import type { Logger } from 'pino';
@@ -97,6 +97,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     ...[
       ['identity', identityPatterns.ping],
       ['transactions', transactionsPatterns.ping],
+      ['gift-cards', giftCardPatterns.ping],
       ['webhooks', webhookPatterns.ping],
     ].map(([name, ping]) => ({ name: name!, check: async () => void (await runtime.rpc.call(ping!, {})) })),
     { name: 'bus', check: () => runtime.bus.ping() },

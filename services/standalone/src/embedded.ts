@@ -8,6 +8,7 @@ import { InProcessMessageBus, SqliteBusState, type MessageBus } from '@switchyar
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import { holdDataDirReader, type Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
+import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
@@ -21,6 +22,7 @@ export interface EmbeddedService {
   readonly gateway: RunningGateway;
   readonly identity: IdentityService;
   readonly transactions: TransactionsService;
+  readonly giftCards: GiftCardsService;
   readonly webhooks: WebhooksService;
   readonly bus: MessageBus;
   /** The in-process mock-card simulator; null when MOCK_CARD_URL points at one elsewhere. */
@@ -70,6 +72,23 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   await transactions.start();
 
   rpc.register(transactions.rpcHandlers());
+  // Gift cards: their own store (DATA_DIR/gift-cards.db; the first start moves them out of transactions.db).
+  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
+  // moved gift card rows are erased from its file.
+  const giftCardsStorage = await openGiftCardsStorage({ dataDir: settings.dataDir });
+  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
+  const giftCards = new GiftCardsService({
+    store: giftCardsStorage.store,
+    db: giftCardsStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    key: loadGiftCardsKey({ configured: settings.GIFT_CARDS_KEY, dataDir: settings.dataDir }),
+    ...transactions.giftCardKeys,
+    services: transactions.giftCardServices,
+    transactionEvents: transactionsStorage.store,
+  });
+  await giftCards.start();
+  transactions.useGiftCards(giftCards);
+  rpc.register(giftCards.rpcHandlers());
 
   // Webhooks: follows the other services' topics on the in-process bus and renders targets by calling their
   // patterns on the same in-process RPC. Started before the relays, so it is subscribed before they publish.
@@ -88,6 +107,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const relays = [
     identityRelay(identityStorage, bus, relayOptions('identity')),
     transactionsRelay(transactionsStorage, bus, relayOptions('transactions')),
+    giftCardsRelay(giftCardsStorage, bus, relayOptions('gift-cards')),
     webhooksRelay(webhooksStorage, bus, relayOptions('webhooks')),
   ];
   for (const relay of relays) relay.start();
@@ -117,6 +137,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     gateway: running,
     identity,
     transactions,
+    giftCards,
     webhooks,
     bus,
     simulator,
@@ -127,10 +148,10 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       for (const relay of relays) await relay.stop();
       // Deliveries call identity and transactions: they stop first.
       await webhooks.stop();
-      await Promise.all([identity.stop(), transactions.stop()]);
+      await Promise.all([identity.stop(), giftCards.stop(), transactions.stop()]);
       await bus.close();
       await busState.close();
-      await Promise.all([identityStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
+      await Promise.all([identityStorage.close(), giftCardsStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
       await tracing.shutdown();
       releaseDataDir();
     },

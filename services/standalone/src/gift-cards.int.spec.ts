@@ -289,7 +289,7 @@ describe('stored gift cards', () => {
     await h.http().delete(`/gift-cards/${card.id}`).set(h.headers(account)).expect(404);
     await balances([{ id: card.id }]).expect(404);
     expect((await get('/gift-cards').expect(200)).body.items.map((item: { id: string }) => item.id)).not.toContain(card.id);
-    expect(h.fixture.service.transactions.giftCards.credentialsFor(account, card.id)).toBeNull();
+    expect(h.fixture.service.giftCards.credentialsFor(account, card.id)).toBeNull();
   });
 });
 
@@ -386,12 +386,15 @@ describe('access and availability', () => {
 
 describe('no card number or PIN kept in clear', () => {
   it('none in any event (the stored cards’ streams hold digits, buyer and service only), none in any file', async () => {
-    const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'), { readonly: true });
-    let events: { stream_id: string; type: string; data: string; metadata: string }[];
-    try {
-      events = db.prepare('SELECT stream_id, type, data, metadata FROM events').all() as typeof events;
-    } finally {
-      db.close();
+    // Both stores: the gift cards service's (the stored cards) and the transactions service's (the split payments).
+    const events: { stream_id: string; type: string; data: string; metadata: string }[] = [];
+    for (const file of ['gift-cards.db', 'transactions.db']) {
+      const db = new Database(path.join(h.fixture.dataDir, file), { readonly: true });
+      try {
+        events.push(...(db.prepare('SELECT stream_id, type, data, metadata FROM events').all() as typeof events));
+      } finally {
+        db.close();
+      }
     }
     const stored = events.filter((event) => event.stream_id.startsWith('gift-card-'));
     expect(stored.length).toBeGreaterThan(4);

@@ -1,6 +1,6 @@
 import type { MessageBus } from '@switchyard/bus';
-import { transactionsTopic } from '@switchyard/contracts';
-import { withUpcasting } from '@switchyard/eventstore';
+import { GIFT_CARD_STREAM_PREFIXES, transactionsTopic } from '@switchyard/contracts';
+import { withoutStreams, withUpcasting } from '@switchyard/eventstore';
 import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/readmodel';
 import { transactionsUpcasters } from './event-schema';
 import { transactionEventNames } from './transactions/transaction-names';
@@ -11,7 +11,8 @@ import { transactionEventNames } from './transactions/transaction-names';
  */
 export const transactionsRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
   new Relay({
-    store: withUpcasting(storage.store, transactionsUpcasters),
+    // Stored gift cards are the gift cards service's (`gift-cards.events`), also those an older release wrote here.
+    store: withUpcasting(withoutStreams(storage.store, GIFT_CARD_STREAM_PREFIXES), transactionsUpcasters),
     bus,
     topic: transactionsTopic,
     checkpoints: new SqliteCheckpointStore(storage.db),

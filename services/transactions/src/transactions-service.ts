@@ -3,23 +3,21 @@
  * connections — first; transactions, captures and refunds next). Framework-free like identity: the embedded
  * runtime registers its handlers in process, `main.ts` serves them over NestJS TCP.
  */
-import { transactionsPatterns } from '@switchyard/contracts';
+import { GIFT_CARD_STREAM_PREFIXES, transactionsPatterns, type EmbedBuyerPin } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
-import { SimulatorDirectoryServer, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
+import { SimulatorDirectoryServer, type GiftCardConnector, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
 import { FlowRules } from './flow-rules/flow-rules.slice';
-import { GiftCards } from './gift-cards/gift-cards.slice';
-import { PaymentServices } from './payment-services/payment-services.slice';
+import { PaymentServices, type PaymentServiceConnection } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
 import { transactionsUpcasters } from './event-schema';
 import { KnownMerchantAccounts } from './merchant-account-settings';
-import { GiftCardVault } from './vault/gift-card-vault';
 import {
   AccountUpdater,
   Buyers,
@@ -36,6 +34,8 @@ import {
   type PazeSigningKeys,
 } from '@switchyard/vault';
 import type { Settings } from '@switchyard/config';
+import { withoutStreams } from '@switchyard/eventstore';
+import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -102,10 +102,24 @@ export function transactionsOptionsFrom(
 
 export { merchantAccountsOverRpc } from './merchant-account-settings';
 
+/** A gift card service as a stored gift card names it. */
+export interface GiftCardServiceRef {
+  readonly id: string;
+  readonly definitionId: string;
+  readonly displayName: string;
+}
+
+/** The gift cards service's view of the merchant accounts' gift card services (these connections are ours). */
+export interface GiftCardServices {
+  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
+}
+
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRules;
-  readonly giftCards: GiftCards;
+  /** The merchant accounts' gift card services, for the gift cards service. */
+  readonly giftCardServices: GiftCardServices;
   readonly digitalWallets: DigitalWallets;
   readonly buyers: Buyers;
   readonly paymentMethods: PaymentMethods;
@@ -119,19 +133,28 @@ export class TransactionsService {
   readonly vaultKeys: VaultKeys;
   /** The vault's slices and keys (`@switchyard/vault`), composed on this service's host until the vault runs on its own. */
   readonly vaultSlices: VaultSlices;
+  /**
+   * For the gift cards service: the vault root, under which the stored gift cards' numbers and PINs were sealed before
+   * it had a key of its own (`legacyKey`: it seals them again under GIFT_CARDS_KEY), and the Idempotency-Key
+   * fingerprint key its moved keys were recorded with.
+   */
+  readonly giftCardKeys: { readonly legacyKey: Buffer; readonly fingerprintKey: Buffer };
   /** A 32-byte key for sealing one kind of secret at rest (derived from the vault root under `label`). */
   readonly sealingKey: (label: string) => Buffer;
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
   private readonly giftCardRecoveryAfterMs: number;
   private readonly reconcileAfterMs: number;
+  /** The gift cards service, once composed (`useGiftCards`): a split payment's stored cards. */
+  private giftCardSource: GiftCardCredentialSource | null = null;
   private holdTimer: NodeJS.Timeout | undefined;
   private readonly onBackgroundError: (error: unknown) => void;
   /** Null when the options ask for no retention. */
   readonly retention: RetentionSweeper | null;
 
   constructor(options: TransactionsServiceOptions) {
-    this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
+    // Stored gift cards moved to the gift cards service's store (services/gift-cards, its storage's migration).
+    this.host = new ServiceHost({ ...options, store: withoutStreams(options.store, GIFT_CARD_STREAM_PREFIXES), upcasters: transactionsUpcasters });
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
@@ -169,12 +192,8 @@ export class TransactionsService {
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
-    this.giftCards = new GiftCards(this.host.context, {
-      paymentServices: this.paymentServices,
-      connectors,
-      vault: new GiftCardVault(options.db, { key: vaultKey, now: this.host.context.now }),
-      fingerprintKey,
-    });
+    this.giftCardKeys = { legacyKey: vaultKey, fingerprintKey };
+    this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) => connectors.giftCardConnectorFor(connection));
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
@@ -186,7 +205,10 @@ export class TransactionsService {
         returnTokenKey: derived('switchyard/buyer-return-token/v1'),
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
-      giftCardCredentials: this.giftCards,
+      giftCardCredentials: {
+        credentialsFor: (merchantAccountId, giftCardId) => this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
+        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) => this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
+      },
       onBackgroundError: this.onBackgroundError,
       vault: this.vault,
       connectors,
@@ -199,7 +221,7 @@ export class TransactionsService {
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
     const oneOffCards = new OneOffCardShredder(options.db, this.vault);
-    this.host.add(this.paymentServices, this.flowRules, this.giftCards, this.transactions, oneOffCards);
+    this.host.add(this.paymentServices, this.flowRules, this.transactions, oneOffCards);
     this.host.add(...this.vaultSlices.slices());
     this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
     this.host.add(this.authorizationStats);
@@ -250,7 +272,35 @@ export class TransactionsService {
     return this.host.catchUp();
   }
 
+  /** Where a split payment's stored gift cards come from: the gift cards service (composed after this one). */
+  useGiftCards(source: GiftCardCredentialSource): void {
+    this.giftCardSource = source;
+  }
+
   rpcHandlers(): RpcHandlers {
     return this.host.rpcHandlers(transactionsPatterns.ping);
   }
+}
+
+const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({
+  id: connection.id,
+  definitionId: connection.paymentServiceDefinitionId,
+  displayName: connection.displayName,
+});
+
+/** A merchant account's gift card service: its active payment service of method `gift-card`. */
+export function giftCardServiceDirectory(
+  paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>,
+  connectorFor: (connection: PaymentServiceConnection) => GiftCardConnector,
+): GiftCardServices {
+  return {
+    activeGiftCardService: (merchantAccountId) => {
+      const connection = paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === 'gift-card');
+      return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
+    },
+    serviceRef: (merchantAccountId, id) => {
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection ? giftCardServiceRef(connection) : null;
+    },
+  };
 }

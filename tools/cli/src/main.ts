@@ -308,7 +308,7 @@ export function cli(): Command {
   readModels
     .command('rebuild')
     .description('Rebuild read models from the events, with the service running or stopped: built beside the live ones, caught up, then swapped in')
-    .argument('<service>', 'identity, transactions or webhooks')
+    .argument('<service>', 'identity, transactions, gift-cards or webhooks')
     .argument('[name]', 'one read model (default: every read model of the service; docs/operations.md lists them)')
     .action(async (service: string, name: string | undefined) => {
       print(await rebuildReadModels(loadSettings(), service, name, (line) => process.stderr.write(`${line}\n`)));

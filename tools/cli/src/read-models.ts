@@ -21,6 +21,8 @@ import { IdentityService } from '@switchyard/identity';
 import { openServiceStorage, Projector, SqliteCheckpointStore, type Projection } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
 import { TransactionsService } from '@switchyard/transactions';
+import { GiftCardsService } from '@switchyard/gift-cards';
+import { randomBytes } from 'node:crypto';
 import { WebhooksService } from '@switchyard/webhooks';
 
 /** Every read model of each service and the tables it owns (what a rebuild replaces). */
@@ -46,13 +48,16 @@ export const readModelTables: Readonly<Record<string, Readonly<Record<string, re
     'checkout-sessions': ['checkout_sessions'],
     buyers: ['buyers', 'buyer_shipping_details'],
     'account-updater': ['account_updater_jobs', 'account_updater_inquiries'],
-    'gift-cards': ['gift_cards'],
     'digital-wallets': ['digital_wallets'],
     'network-tokens': ['network_tokens'],
     'authorization-stats': ['authorization_attempts'],
   },
   webhooks: {
     'webhook-subscriptions': ['webhook_subscriptions', 'webhook_secrets'],
+  },
+  // The stored cards' usage (`gift_card_usage`) is folded from the transactions store, not from this one: not here.
+  'gift-cards': {
+    'gift-cards': ['gift_cards'],
   },
 };
 
@@ -61,6 +66,9 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
   let instance: object;
   if (service === 'identity') instance = new IdentityService({ store, db });
   else if (service === 'transactions') instance = new TransactionsService({ store, db });
+  // Keys and gift card services are not needed to fold events: random keys, no services (nothing is sealed or asked).
+  else if (service === 'gift-cards')
+    instance = { giftCards: new GiftCardsService({ store, db, key: randomBytes(32), fingerprintKey: randomBytes(32), services: { activeGiftCardService: () => null, serviceRef: () => null } }).giftCards };
   else if (service === 'webhooks')
     instance = new WebhooksService({
       store,
@@ -68,7 +76,7 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
       bus: new InProcessMessageBus(),
       rpc: new InProcessRpc(() => undefined),
     });
-  else throw new Error(`unknown service ${service}: identity, transactions or webhooks`);
+  else throw new Error(`unknown service ${service}: identity, transactions, gift-cards or webhooks`);
   const projections = new Map<string, Projection>();
   for (const slice of Object.values(instance)) {
     const projection = (slice as { projection?: Projection } | null)?.projection;
@@ -117,7 +125,8 @@ export async function rebuildReadModels(
     throw new Error(`${service} has no read model ${name}: ${Object.keys(known).join(', ')}`);
   const names = name !== undefined ? [name] : Object.keys(known);
   const started = performance.now();
-  const storage = openServiceStorage(service, { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  // The gift cards service keeps its events in SQLite also in EventStoreDB mode (services/gift-cards, its storage).
+  const storage = openServiceStorage(service, { dataDir: settings.dataDir, ...(service === 'gift-cards' ? {} : { eventStoreUrl: settings.EVENTSTORE_URL }) });
   const scratchFile = path.join(settings.dataDir, `${service}.rebuild-${process.pid}.db`);
   const scratch = new Database(scratchFile);
   // A scratch file, deleted afterwards: nothing in it needs to survive a crash.

@@ -32,39 +32,45 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { domainErrorMapper, withApiErrors } from '@switchyard/service';
-import { IdempotencyStore } from '../idempotency/idempotency-store';
-import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
-import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
+import { IdempotencyStore, requestFingerprint } from '@switchyard/transactions';
+import type { ServiceContext, ServiceSlice } from '@switchyard/service';
+import { asApiErrors } from '../errors';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
 import { giftCardDecider, giftCardStream, type GiftCardCommand, type GiftCardEvent, type GiftCardServiceRef, type GiftCardState } from './gift-card';
 import { storedSummary, toGiftCard, toSummary, unstored } from './gift-card-wire';
 import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-cards.read-model';
 
-/** Where a connection's gift card connector comes from (`ProviderConnectors`). */
-export interface GiftCardConnectors {
-  giftCardConnectorFor(connection: PaymentServiceConnection): GiftCardConnector;
+/**
+ * The merchant accounts' gift card services: a merchant account's active payment service of method `gift-card` and
+ * its connector. The connections are the transactions service's payment services (`giftCardServiceDirectory` there).
+ */
+export interface GiftCardServiceDirectory {
+  /** The merchant account's active gift card service and its connector; null without one. */
+  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  /** The connection `id` as it is now (its display name may have changed); null once deleted. */
+  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
 }
 
 export interface GiftCardsDependencies {
-  readonly paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>;
-  readonly connectors: GiftCardConnectors;
+  readonly services: GiftCardServiceDirectory;
   readonly vault: GiftCardVault;
   /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
   readonly fingerprintKey: Buffer;
 }
 
-/** The gift card codes that are not a plain 400 (the transactions service's table, `../errors.ts`, is other work's). */
-const asApiErrors = withApiErrors(domainErrorMapper({ gift_card_not_found: 404, gift_card_exists: 409 }));
+/**
+ * What an Idempotency-Key of issue and activate is recorded under (and an issued card's answer sealed for): the RPC
+ * patterns of when the transactions service held gift cards, kept so that a key used before the gift cards service
+ * had its own store still replays after its records moved (`gift-cards-storage.ts`).
+ */
+export const idempotencyOperations = { issue: 'transactions.gift-cards.issue', activate: 'transactions.gift-cards.activate' } as const;
 
-const GIFT_CARD_METHOD = 'gift-card';
-
-export class GiftCards implements TransactionsSlice {
+export class GiftCards implements ServiceSlice {
   readonly readModel: GiftCardsReadModel;
   private readonly idempotency: IdempotencyStore;
 
   constructor(
-    private readonly context: TransactionsContext,
+    private readonly context: ServiceContext,
     private readonly deps: GiftCardsDependencies,
   ) {
     this.readModel = new GiftCardsReadModel(context.db);
@@ -107,8 +113,8 @@ export class GiftCards implements TransactionsSlice {
     };
     if (key === undefined) return respond();
     // The answer to replay is kept with the number and PIN sealed (vault encryption), bound to this request's key.
-    const context = [merchantAccountId, giftCardPatterns.issue, key];
-    const kept = await this.idempotent(merchantAccountId, giftCardPatterns.issue, key, body, async () => {
+    const context = [merchantAccountId, idempotencyOperations.issue, key];
+    const kept = await this.idempotent(merchantAccountId, idempotencyOperations.issue, key, body, async () => {
       const { number, pin, ...summary } = await respond();
       return { summary, sealed: this.deps.vault.seal({ number, pin }, context) };
     });
@@ -118,7 +124,7 @@ export class GiftCards implements TransactionsSlice {
 
   /** A physical card put into use (loaded with `amount` when given): its summary with the balance. */
   activate({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
-    return this.idempotent(merchantAccountId, giftCardPatterns.activate, key, body, async () => {
+    return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async () => {
       const { connector } = this.service(merchantAccountId);
       const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
       const request = { reference: this.context.newId(), card, currency: body.currency, ...(body.amount !== undefined ? { amount: body.amount } : {}) };
@@ -154,7 +160,7 @@ export class GiftCards implements TransactionsSlice {
 
   /** Stores a card the gift card service accepts (a balance check first): number and PIN to the vault, the rest to its stream. */
   async create({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
-    const { connection, connector } = this.service(merchantAccountId);
+    const { service, connector } = this.service(merchantAccountId);
     const secret = { number: body.number, pin: body.pin };
     const checked = await provider(() => connector.balance(secret));
     if (checked.outcome === 'failed') throw refused('store the gift card', checked);
@@ -173,7 +179,7 @@ export class GiftCards implements TransactionsSlice {
           expirationDate: checked.expiresAt,
           buyerId: body.buyer_id ?? null,
           buyerExternalIdentifier: body.buyer_external_identifier ?? null,
-          giftCardService: { id: connection.id, definitionId: connection.paymentServiceDefinitionId, displayName: connection.displayName },
+          giftCardService: service,
         },
         metadata: { now: this.context.now().toISOString() },
       });
@@ -232,19 +238,17 @@ export class GiftCards implements TransactionsSlice {
   }
 
   /** The merchant account's gift card service and its connector; 400 `no_gift_card_service` without one. */
-  private service(merchantAccountId: string): { connection: PaymentServiceConnection; connector: GiftCardConnector } {
-    const connection = this.deps.paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === GIFT_CARD_METHOD);
-    if (!connection) {
+  private service(merchantAccountId: string): { service: GiftCardServiceRef; connector: GiftCardConnector } {
+    const found = this.deps.services.activeGiftCardService(merchantAccountId);
+    if (!found) {
       const message = 'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
       throw ApiError.badRequest(message, [{ location: 'body', pointer: '', message, type: 'no_gift_card_service' }]);
     }
-    return { connection, connector: this.deps.connectors.giftCardConnectorFor(connection) };
+    return found;
   }
 
   private toGiftCard(card: GiftCardView): GiftCard {
-    const current = this.deps.paymentServices.connection(card.merchantAccountId, card.giftCardService.id);
-    const service: GiftCardServiceRef = current ? { id: current.id, definitionId: current.paymentServiceDefinitionId, displayName: current.displayName } : card.giftCardService;
-    return toGiftCard(card, service);
+    return toGiftCard(card, this.deps.services.serviceRef(card.merchantAccountId, card.giftCardService.id) ?? card.giftCardService);
   }
 
   private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {

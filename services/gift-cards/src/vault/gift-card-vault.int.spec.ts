@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
 import Database from 'better-sqlite3';
-import { loadVaultKey } from '@switchyard/vault';
+import { randomBytes } from 'node:crypto';
 import { GiftCardVault } from './gift-card-vault';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
@@ -23,7 +23,7 @@ beforeEach(() => {
   dbFile = path.join(dir, 'transactions.db');
   db = new Database(dbFile);
   db.pragma('journal_mode = WAL');
-  key = loadVaultKey({});
+  key = randomBytes(32);
   vault = new GiftCardVault(db, { key });
 });
 afterEach(() => {
@@ -71,7 +71,7 @@ it('refuses a ciphertext altered, moved to another row or account, or read under
     `UPDATE vault_gift_cards SET (secret_ciphertext, secret_iv, secret_tag) = (SELECT secret_ciphertext, secret_iv, secret_tag FROM vault_gift_cards WHERE id = @from) WHERE id = @to`,
   ).run({ from: id, to: 'moved' });
   expect(() => vault.reveal('shop-b', 'moved')).toThrow(/failed decryption/);
-  expect(() => new GiftCardVault(db, { key: loadVaultKey({}) }).reveal('shop-a', id)).toThrow(/failed decryption/);
+  expect(() => new GiftCardVault(db, { key: randomBytes(32) }).reveal('shop-a', id)).toThrow(/failed decryption/);
   db.prepare('UPDATE vault_gift_cards SET secret_tag = zeroblob(16) WHERE id = ?').run(id);
   let message = '';
   try {
@@ -108,4 +108,43 @@ it('refuses malformed numbers without repeating them, and does not show its keys
   expect(db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
   expect(inspect(vault, { showHidden: true, depth: 5 })).not.toContain(key.toString('hex').slice(0, 16));
   expect(Object.keys(vault)).toEqual([]);
+});
+
+describe('rows of before the gift cards key (sealed under the transactions vault root)', () => {
+  /** A vault file as the transactions service wrote it: no key_version column, the rows under its vault root. */
+  const legacyFile = (legacyKey: Buffer) => {
+    const legacy = new GiftCardVault(db, { key: legacyKey });
+    legacy.store('shop-a', id, { number, pin });
+    legacy.store('shop-b', 'other', { number: '1234567812345678' });
+    db.exec('UPDATE vault_gift_cards SET key_version = NULL');
+    return legacy.seal({ number, pin }, ['shop-a', 'transactions.gift-cards.issue', 'key-1']);
+  };
+
+  it('reads them with the legacy key, seals them again under the gift cards key, and then needs it no more', () => {
+    const legacyKey = randomBytes(32);
+    const sealedAnswer = legacyFile(legacyKey);
+    const before = db.prepare('SELECT id, secret_ciphertext FROM vault_gift_cards ORDER BY id').all() as { id: string; secret_ciphertext: Buffer }[];
+
+    expect(() => new GiftCardVault(db, { key }).reveal('shop-a', id)).toThrow(/failed decryption/);
+    const upgraded = new GiftCardVault(db, { key, legacyKey });
+    expect(upgraded.reveal('shop-a', id)).toEqual({ number, pin });
+    expect(upgraded.open(sealedAnswer, ['shop-a', 'transactions.gift-cards.issue', 'key-1'])).toEqual({ number, pin });
+
+    expect(upgraded.rewrapLegacy(1)).toBe(2);
+    expect(upgraded.rewrapLegacy()).toBe(0);
+    const after = db.prepare('SELECT id, secret_ciphertext, key_version FROM vault_gift_cards ORDER BY id').all() as { id: string; secret_ciphertext: Buffer; key_version: string }[];
+    expect(after.map((row) => row.key_version)).toEqual(['gift-cards-key', 'gift-cards-key']);
+    after.forEach((row, index) => expect(row.secret_ciphertext.equals(before[index]!.secret_ciphertext)).toBe(false));
+
+    const withoutLegacy = new GiftCardVault(db, { key });
+    expect(withoutLegacy.reveal('shop-a', id)).toEqual({ number, pin });
+    expect(withoutLegacy.reveal('shop-b', 'other')).toEqual({ number: '1234567812345678' });
+  });
+
+  it('refuses to seal again what the legacy key does not open, and changes nothing', () => {
+    legacyFile(randomBytes(32));
+    const wrong = new GiftCardVault(db, { key, legacyKey: randomBytes(32) });
+    expect(() => wrong.rewrapLegacy()).toThrow(/failed decryption under the legacy key/);
+    expect(db.prepare('SELECT count(*) AS n FROM vault_gift_cards WHERE key_version IS NULL').get()).toEqual({ n: 2 });
+  });
 });

@@ -2,7 +2,7 @@
  * The gift cards slice over a real store, read model and vault, beside the payment services that hold the gift card
  * service, with the real gift card provider: the simulator (`mock-gift-card`, docs/simulator.md "Gift cards"), a
  * fresh one per test, called by its connector. Store, read, list, delete, balances, issue and activate, usage
- * counted from the transaction streams, and no number or PIN anywhere but the vault.
+ * counted from the transaction streams (the transactions service's store), and no number or PIN anywhere but the vault.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
@@ -16,10 +16,9 @@ import {
 } from '@switchyard/connectors';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
-import { PaymentServices } from '../payment-services/payment-services.slice';
-import { loadVaultKey } from '@switchyard/vault';
-import { GiftCardVault } from '../vault/gift-card-vault';
-import { GiftCards } from './gift-cards.slice';
+import { giftCardServiceDirectory, PaymentServices } from '@switchyard/transactions';
+import { GiftCardsService } from '../gift-cards-service';
+import type { GiftCards } from './gift-cards.slice';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const shopA = { merchant_account_id: 'shop-a' };
@@ -46,8 +45,12 @@ function counting(connector: GiftCardConnector, calls: string[]): GiftCardConnec
 }
 
 let dir: string;
+/** The transactions service's storage: the payment services (the gift card service) and the transaction streams. */
 let storage: ServiceStorage;
 let host: ServiceHost;
+/** The gift cards service's own. */
+let cardsStorage: ServiceStorage;
+let service: GiftCardsService;
 let paymentServices: PaymentServices;
 let giftCards: GiftCards;
 let simulator: RunningSimulator;
@@ -65,17 +68,24 @@ beforeEach(async () => {
   const config = { baseUrl: simulator.url, merchantId: SIMULATOR_MERCHANT };
   const connector = new MockGiftCardConnector(config, mockGiftCardDefinition);
   const provider = counting(connector, calls);
-  giftCards = new GiftCards(host.context, {
-    paymentServices,
-    connectors: { giftCardConnectorFor: () => provider },
-    vault: new GiftCardVault(storage.db, { key: loadVaultKey({}), now: host.context.now }),
+  cardsStorage = openServiceStorage('gift-cards', { dataDir: dir });
+  service = new GiftCardsService({
+    store: cardsStorage.store,
+    db: cardsStorage.db,
+    now: () => new Date((clock += 1000)),
+    key: randomBytes(32),
     fingerprintKey: randomBytes(32),
+    services: giftCardServiceDirectory(paymentServices, () => provider),
+    transactionEvents: storage.store,
   });
-  host.add(paymentServices, giftCards);
-  await host.catchUp();
+  giftCards = service.giftCards;
+  host.add(paymentServices);
+  await catchUp();
 });
 afterEach(async () => {
+  await service.stop();
   await host.stop();
+  await cardsStorage.close();
   await storage.close();
   await simulator.stop();
   removeTestDataDir(dir);
@@ -112,7 +122,13 @@ const rejection = async (promise: Promise<unknown>): Promise<ApiError> => {
   throw new Error('expected a rejection');
 };
 
-const everything = async () => JSON.stringify(await storage.store.readAll());
+/** Both stores' logs. */
+const everything = async () => JSON.stringify([await storage.store.readAll(), await cardsStorage.store.readAll()]);
+
+const catchUp = async () => {
+  await host.catchUp();
+  await service.catchUp();
+};
 
 describe('stored gift cards', () => {
   it('stores a card the service accepts: number and PIN in the vault only, the rest in its stream and read model', async () => {
@@ -150,7 +166,7 @@ describe('stored gift cards', () => {
     expect(giftCards.credentialsFor('shop-b', card.id)).toBeNull();
     expect(() => giftCards.get({ ...shopB, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
 
-    const events = await storage.store.readStream(`gift-card-${card.id}`);
+    const events = await cardsStorage.store.readStream(`gift-card-${card.id}`);
     expect(events.map((event) => event.type)).toEqual(['GiftCardStored']);
     expect(events[0]!.data).toMatchObject({ bin: '603399', subBin: '1234', last4: '4321', buyerExternalIdentifier: 'buyer-1', buyerId: null });
     const all = await everything();
@@ -173,7 +189,7 @@ describe('stored gift cards', () => {
     expect(wrongPin.message).toMatch(/invalid_gift_card/);
     expect(await rejection(store(shopA, { number: '6033991234567890000' }))).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'expired_card' })] });
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
-    expect(storage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+    expect(cardsStorage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
   });
 
   it('answers 502 when the gift card service cannot be reached, and stores nothing', async () => {
@@ -213,12 +229,12 @@ describe('stored gift cards', () => {
 
     await giftCards.delete({ ...shopA, gift_card_id: card.id });
     expect(giftCards.credentialsFor('shop-a', card.id)).toBeNull();
-    expect(storage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
+    expect(cardsStorage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
     expect(() => giftCards.get({ ...shopA, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
     expect(await rejection(giftCards.delete({ ...shopA, gift_card_id: card.id }))).toMatchObject({ status: 404 });
     expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ id: card.id }] } }))).toMatchObject({ status: 404 });
-    expect((await storage.store.readStream(`gift-card-${card.id}`)).map((event) => event.type)).toEqual(['GiftCardStored', 'GiftCardDeleted']);
+    expect((await cardsStorage.store.readStream(`gift-card-${card.id}`)).map((event) => event.type)).toEqual(['GiftCardStored', 'GiftCardDeleted']);
   });
 });
 
@@ -235,7 +251,7 @@ describe('usage, from the transaction streams', () => {
     await redeemed(cit.id, true, '2026-02-01T13:00:00.000Z');
     await redeemed(undefined, false, '2026-02-04T00:00:00.000Z'); // a card given by number: nothing stored to count
     await redeemed(randomUUID(), false, '2026-02-04T00:00:00.000Z'); // unknown card: ignored
-    await host.catchUp();
+    await catchUp();
 
     expect(giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({ usage_count: 3, cit_usage_count: 0, last_used_at: '2026-02-03T10:00:00.000Z', cit_last_used_at: null });
     expect(giftCards.get({ ...shopA, gift_card_id: cit.id })).toMatchObject({
@@ -278,10 +294,12 @@ describe('usage, from the transaction streams', () => {
     await giftCardService('shop-a');
     const card = await store();
     await redeemed(card.id, false, '2026-02-01T10:00:00.000Z');
-    await host.catchUp();
+    await catchUp();
     const before = giftCards.get({ ...shopA, gift_card_id: card.id });
-    storage.db.exec("DELETE FROM gift_cards; DELETE FROM checkpoints WHERE name = 'projection:gift-cards'");
-    await host.catchUp();
+    cardsStorage.db.exec(
+      "DELETE FROM gift_cards; DELETE FROM gift_card_usage; DELETE FROM checkpoints WHERE name IN ('projection:gift-cards', 'projection:gift-card-usage')",
+    );
+    await catchUp();
     expect(giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(before);
   });
 });
@@ -339,7 +357,7 @@ describe('balances, issue and activate', () => {
     expect(await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' })).toEqual(issued);
     expect(calls).toEqual(['issue']);
     expect(await rejection(giftCards.issue({ ...shopA, body: { ...body, amount: 1 }, idempotency_key: 'issue-1' }))).toMatchObject({ status: 409 });
-    const kept = JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all());
+    const kept = JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all());
     expect(kept).toContain('issue-1');
     for (const secret of [card.number, card.pin]) expect(kept).not.toContain(secret);
     expect(await everything()).not.toContain(card.number);
@@ -361,6 +379,6 @@ describe('balances, issue and activate', () => {
     expect(await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' })).toEqual(activated);
     expect(calls).toEqual(['activate']);
     expect(simulator.giftCard(NUMBER)).toMatchObject({ balance: 987_654 + 2_500 });
-    for (const secret of [NUMBER, '0987654']) expect(JSON.stringify(storage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
+    for (const secret of [NUMBER, '0987654']) expect(JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
   });
 });

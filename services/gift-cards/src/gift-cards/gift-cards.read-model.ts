@@ -2,6 +2,10 @@
  * Stored gift cards per merchant account, projected from `gift-card-<uuid>` (stored, deleted: the row goes), with
  * their usage counted from the transaction streams: every `GiftCardRedemptionSucceeded` naming a stored card adds one
  * use (and one buyer-initiated use when the merchant did not initiate the payment) and moves `last_used_at` forward.
+ *
+ * Two projections, as the events come from two stores: `projection` follows the gift cards service's own store,
+ * `usageProjection` the transactions service's. Usage is kept in its own table (`gift_card_usage`) and joined when
+ * read, so the two may run in any order (a use projected before its card's row still counts).
  */
 import type Database from 'better-sqlite3';
 import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
@@ -67,6 +71,7 @@ const byBuyer = 'merchant_account_id = @merchantAccountId AND (@buyerId IS NULL 
 
 export class GiftCardsReadModel {
   readonly projection: Projection;
+  readonly usageProjection: Projection;
   private readonly byId: Database.Statement<[string], GiftCardRecord>;
   private readonly older: Database.Statement<[ListParams], GiftCardRecord>;
   private readonly newer: Database.Statement<[ListParams], GiftCardRecord>;
@@ -78,43 +83,47 @@ export class GiftCardsReadModel {
         id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, bin TEXT NOT NULL, sub_bin TEXT NOT NULL, last4 TEXT NOT NULL,
         currency TEXT, expiration_date TEXT, buyer_id TEXT, buyer_external_identifier TEXT,
         gift_card_service_id TEXT NOT NULL, gift_card_service_definition_id TEXT NOT NULL, gift_card_service_display_name TEXT NOT NULL,
-        usage_count INTEGER NOT NULL, cit_usage_count INTEGER NOT NULL, last_used_at TEXT, cit_last_used_at TEXT,
         created_at TEXT NOT NULL, updated_at TEXT NOT NULL, sort_key TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS gift_card_usage (
+        id TEXT PRIMARY KEY, usage_count INTEGER NOT NULL, cit_usage_count INTEGER NOT NULL, last_used_at TEXT, cit_last_used_at TEXT);
+      CREATE VIEW IF NOT EXISTS gift_cards_with_usage AS
+        SELECT c.*, COALESCE(u.usage_count, 0) AS usage_count, COALESCE(u.cit_usage_count, 0) AS cit_usage_count,
+          u.last_used_at AS last_used_at, u.cit_last_used_at AS cit_last_used_at
+        FROM gift_cards c LEFT JOIN gift_card_usage u ON u.id = c.id;
       CREATE INDEX IF NOT EXISTS gift_cards_by_account ON gift_cards (merchant_account_id, sort_key);
       CREATE INDEX IF NOT EXISTS gift_cards_by_buyer ON gift_cards (merchant_account_id, buyer_id);
       CREATE INDEX IF NOT EXISTS gift_cards_by_buyer_external ON gift_cards (merchant_account_id, buyer_external_identifier);`);
-    this.byId = db.prepare('SELECT * FROM gift_cards WHERE id = ?');
+    this.byId = db.prepare('SELECT * FROM gift_cards_with_usage WHERE id = ?');
     // Newest first: "after" a key means an older card.
-    this.older = db.prepare(`SELECT * FROM gift_cards WHERE ${byBuyer} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`);
-    this.newer = db.prepare(`SELECT * FROM gift_cards WHERE ${byBuyer} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`);
+    this.older = db.prepare(`SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`);
+    this.newer = db.prepare(`SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`);
     // Never used: last in both directions; then newest first.
     const lastUsed = (direction: 'ASC' | 'DESC') =>
       db.prepare<[Omit<ListParams, 'key' | 'n'>], GiftCardRecord>(
-        `SELECT * FROM gift_cards WHERE ${byBuyer} ORDER BY last_used_at IS NULL, last_used_at ${direction}, sort_key DESC`,
+        `SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} ORDER BY last_used_at IS NULL, last_used_at ${direction}, sort_key DESC`,
       );
     this.buyerCards = { asc: lastUsed('ASC'), desc: lastUsed('DESC') };
 
-    const insert = db.prepare<[GiftCardRecord]>(
+    const insert = db.prepare<[StoredRecord]>(
       `INSERT OR REPLACE INTO gift_cards (id, merchant_account_id, bin, sub_bin, last4, currency, expiration_date, buyer_id, buyer_external_identifier,
-         gift_card_service_id, gift_card_service_definition_id, gift_card_service_display_name, usage_count, cit_usage_count, last_used_at,
-         cit_last_used_at, created_at, updated_at, sort_key)
+         gift_card_service_id, gift_card_service_definition_id, gift_card_service_display_name, created_at, updated_at, sort_key)
        VALUES (@id, @merchant_account_id, @bin, @sub_bin, @last4, @currency, @expiration_date, @buyer_id, @buyer_external_identifier,
-         @gift_card_service_id, @gift_card_service_definition_id, @gift_card_service_display_name, @usage_count, @cit_usage_count, @last_used_at,
-         @cit_last_used_at, @created_at, @updated_at, @sort_key)`,
+         @gift_card_service_id, @gift_card_service_definition_id, @gift_card_service_display_name, @created_at, @updated_at, @sort_key)`,
     );
     const remove = db.prepare<[string]>('DELETE FROM gift_cards WHERE id = ?');
     // `at` never moves a last use back (ISO-8601 UTC strings compare as times).
     const later = (column: string) => `CASE WHEN ${column} IS NULL OR ${column} < @at THEN @at ELSE ${column} END`;
     const used = db.prepare<[{ id: string; at: string; cit: number }]>(
-      `UPDATE gift_cards SET usage_count = usage_count + 1, last_used_at = ${later('last_used_at')},
-         cit_usage_count = cit_usage_count + @cit, cit_last_used_at = CASE WHEN @cit = 1 THEN ${later('cit_last_used_at')} ELSE cit_last_used_at END
-       WHERE id = @id`,
+      `INSERT INTO gift_card_usage (id, usage_count, cit_usage_count, last_used_at, cit_last_used_at)
+         VALUES (@id, 1, @cit, @at, CASE WHEN @cit = 1 THEN @at END)
+       ON CONFLICT (id) DO UPDATE SET usage_count = usage_count + 1, last_used_at = ${later('last_used_at')},
+         cit_usage_count = cit_usage_count + @cit, cit_last_used_at = CASE WHEN @cit = 1 THEN ${later('cit_last_used_at')} ELSE cit_last_used_at END`,
     );
 
     this.projection = {
       name: 'gift-cards',
       apply(recorded: RecordedEvent) {
-        const event = { type: recorded.type, data: recorded.data } as GiftCardEvent | GiftCardRedemptionSucceeded;
+        const event = { type: recorded.type, data: recorded.data } as GiftCardEvent;
         switch (event.type) {
           case 'GiftCardStored': {
             const { at, ...card } = event.data;
@@ -124,13 +133,18 @@ export class GiftCardsReadModel {
           case 'GiftCardDeleted':
             remove.run(event.data.id);
             return;
-          case 'GiftCardRedemptionSucceeded':
-            // A card given by number has no row; a deleted card's uses are not counted any more.
-            if (event.data.giftCardId) used.run({ id: event.data.giftCardId, at: event.data.at, cit: event.data.merchantInitiated ? 0 : 1 });
-            return;
           default:
             return;
         }
+      },
+    };
+    this.usageProjection = {
+      name: 'gift-card-usage',
+      apply(recorded: RecordedEvent) {
+        if (recorded.type !== 'GiftCardRedemptionSucceeded') return;
+        const event = { type: recorded.type, data: recorded.data } as GiftCardRedemptionSucceeded;
+        // A card given by number has none; a deleted card's row is gone, so its uses show nowhere.
+        if (event.data.giftCardId) used.run({ id: event.data.giftCardId, at: event.data.at, cit: event.data.merchantInitiated ? 0 : 1 });
       },
     };
   }
@@ -159,7 +173,9 @@ export class GiftCardsReadModel {
   }
 }
 
-function toRecord(card: StoredGiftCard, at: string): GiftCardRecord {
+type StoredRecord = Omit<GiftCardRecord, 'usage_count' | 'cit_usage_count' | 'last_used_at' | 'cit_last_used_at'>;
+
+function toRecord(card: StoredGiftCard, at: string): StoredRecord {
   return {
     id: card.id,
     merchant_account_id: card.merchantAccountId,
@@ -173,10 +189,6 @@ function toRecord(card: StoredGiftCard, at: string): GiftCardRecord {
     gift_card_service_id: card.giftCardService.id,
     gift_card_service_definition_id: card.giftCardService.definitionId,
     gift_card_service_display_name: card.giftCardService.displayName,
-    usage_count: 0,
-    cit_usage_count: 0,
-    last_used_at: null,
-    cit_last_used_at: null,
     created_at: at,
     updated_at: at,
     sort_key: `${at}|${card.id}`,

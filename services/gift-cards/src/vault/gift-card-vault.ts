@@ -7,6 +7,11 @@
  *
  * Also here: sealing a just-issued card's number and PIN into one opaque string, for a response that must be
  * replayed (Idempotency-Key) without ever being kept in clear. Nothing here logs, and no error carries a number.
+ *
+ * The key is the gift cards service's own (`GIFT_CARDS_KEY`, else `DATA_DIR/gift-cards.key`: `loadGiftCardsKey`).
+ * Rows written before it had one were sealed under the transactions service's vault root (`key_version` NULL): given
+ * that `legacyKey`, `rewrapLegacy` seals each of them again under the current key (in place, same size), after which
+ * the legacy key opens nothing here any more; until then `reveal` opens them with it.
  */
 import type Database from 'better-sqlite3';
 import type { GiftCardCredentials } from '@switchyard/connectors';
@@ -18,6 +23,17 @@ export type GiftCardSecret = GiftCardCredentials;
 /** Bumped with the encryption scheme; part of the HKDF labels and of every value's AAD. */
 const formatVersion = 'v1';
 
+/** `key_version` of a row sealed under the gift cards key (NULL: under the legacy key, the transactions vault root). */
+const currentKeyVersion = 'gift-cards-key';
+
+export interface GiftCardVaultOptions {
+  /** The gift cards key (32 bytes). */
+  readonly key: Buffer;
+  /** The key rows and sealed answers of before the gift cards key were sealed under; absent: there are none. */
+  readonly legacyKey?: Buffer;
+  readonly now?: () => Date;
+}
+
 interface VaultGiftCardRecord {
   id: string;
   merchant_account_id: string;
@@ -25,19 +41,28 @@ interface VaultGiftCardRecord {
   secret_iv: Buffer;
   secret_tag: Buffer;
   created_at: string;
+  key_version?: string | null;
 }
 
 export class GiftCardVault {
   readonly #cipher: VaultCipher;
   readonly #responses: VaultCipher;
+  readonly #legacy: { readonly cipher: VaultCipher; readonly responses: VaultCipher } | null;
+  readonly #legacyRows: Database.Statement<[number], VaultGiftCardRecord>;
+  readonly #rewrap: Database.Statement<[{ id: string; merchant_account_id: string; secret_ciphertext: Buffer; secret_iv: Buffer; secret_tag: Buffer }]>;
+  readonly #transaction: <T>(work: () => T) => T;
   readonly #now: () => Date;
   readonly #insert: Database.Statement<[VaultGiftCardRecord]>;
   readonly #secret: Database.Statement<[string, string], VaultGiftCardRecord>;
   readonly #erase: (id: string, merchantAccountId: string) => boolean;
 
-  constructor(db: Database.Database, options: { key: Buffer; now?: () => Date }) {
-    this.#cipher = new VaultCipher(options.key, `switchyard/gift-card-vault/${formatVersion}/secret-encryption`);
-    this.#responses = new VaultCipher(options.key, `switchyard/gift-card-vault/${formatVersion}/response-sealing`);
+  constructor(db: Database.Database, options: GiftCardVaultOptions) {
+    const ciphers = (key: Buffer) => ({
+      cipher: new VaultCipher(key, `switchyard/gift-card-vault/${formatVersion}/secret-encryption`),
+      responses: new VaultCipher(key, `switchyard/gift-card-vault/${formatVersion}/response-sealing`),
+    });
+    ({ cipher: this.#cipher, responses: this.#responses } = ciphers(options.key));
+    this.#legacy = options.legacyKey ? ciphers(options.legacyKey) : null;
     this.#now = options.now ?? (() => new Date());
 
     db.exec(`
@@ -47,10 +72,18 @@ export class GiftCardVault {
         created_at TEXT NOT NULL
       );
     `);
+    const columns = new Set((db.prepare('PRAGMA table_info(vault_gift_cards)').all() as { name: string }[]).map((column) => column.name));
+    if (!columns.has('key_version')) db.exec('ALTER TABLE vault_gift_cards ADD COLUMN key_version TEXT');
     this.#insert = db.prepare(`
-      INSERT INTO vault_gift_cards (id, merchant_account_id, secret_ciphertext, secret_iv, secret_tag, created_at)
-      VALUES (@id, @merchant_account_id, @secret_ciphertext, @secret_iv, @secret_tag, @created_at)
+      INSERT INTO vault_gift_cards (id, merchant_account_id, secret_ciphertext, secret_iv, secret_tag, created_at, key_version)
+      VALUES (@id, @merchant_account_id, @secret_ciphertext, @secret_iv, @secret_tag, @created_at, '${currentKeyVersion}')
     `);
+    this.#legacyRows = db.prepare('SELECT * FROM vault_gift_cards WHERE key_version IS NULL LIMIT ?');
+    this.#rewrap = db.prepare(
+      `UPDATE vault_gift_cards SET secret_ciphertext = @secret_ciphertext, secret_iv = @secret_iv, secret_tag = @secret_tag, key_version = '${currentKeyVersion}'
+       WHERE id = @id AND merchant_account_id = @merchant_account_id AND key_version IS NULL`,
+    );
+    this.#transaction = (work) => db.transaction(work).immediate();
     this.#secret = db.prepare('SELECT * FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ?');
     // Same-size overwrite: SQLite rewrites the cell in place, so the deleted row leaves zeros, not ciphertext.
     const overwrite = db.prepare<[string, string]>(
@@ -87,16 +120,48 @@ export class GiftCardVault {
     const record = this.#secret.get(id, merchantAccountId);
     if (!record) return null;
     try {
-      const aad = additionalData(record.id, record.merchant_account_id);
-      return JSON.parse(this.#cipher.open({ ciphertext: record.secret_ciphertext, iv: record.secret_iv, tag: record.secret_tag }, aad)) as GiftCardSecret;
+      return this.#openRow(record);
     } catch (error) {
       throw new Error(`vault gift card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`, { cause: error });
+    }
+  }
+
+  /**
+   * Seals every row still under the legacy key again under the gift cards key, a batch per transaction; returns how
+   * many. Safe to run again (and after a crash): a row is rewritten once, and only while it is still a legacy one.
+   */
+  rewrapLegacy(batchSize = 500): number {
+    let rewrapped = 0;
+    for (;;) {
+      const done = this.#transaction(() => {
+        const rows = this.#legacyRows.all(batchSize);
+        for (const row of rows) {
+          let secret: string;
+          try {
+            secret = serialize(this.#openRow(row));
+          } catch (error) {
+            throw new Error(`vault gift card ${row.id} failed decryption under the legacy key: it cannot be sealed under the gift cards key`, { cause: error });
+          }
+          const sealed = this.#cipher.seal(secret, additionalData(row.id, row.merchant_account_id));
+          this.#rewrap.run({ id: row.id, merchant_account_id: row.merchant_account_id, secret_ciphertext: sealed.ciphertext, secret_iv: sealed.iv, secret_tag: sealed.tag });
+        }
+        return rows.length;
+      });
+      rewrapped += done;
+      if (done < batchSize) return rewrapped;
     }
   }
 
   /** Makes the card's number and PIN unrecoverable. False when there was nothing to erase. */
   erase(merchantAccountId: string, id: string): boolean {
     return this.#erase(id, merchantAccountId);
+  }
+
+  #openRow(record: VaultGiftCardRecord): GiftCardSecret {
+    const cipher = record.key_version ? this.#cipher : this.#legacy?.cipher;
+    if (!cipher) throw new Error('sealed under the legacy key, which was not given');
+    const aad = additionalData(record.id, record.merchant_account_id);
+    return JSON.parse(cipher.open({ ciphertext: record.secret_ciphertext, iv: record.secret_iv, tag: record.secret_tag }, aad)) as GiftCardSecret;
   }
 
   /** The number and PIN as one opaque string bound to `context` (e.g. the merchant account, operation and key of a request). */
@@ -107,9 +172,18 @@ export class GiftCardVault {
 
   /** What `seal` sealed under the same context; throws when it was altered or sealed for another context. */
   open(sealed: string, context: readonly string[]): GiftCardSecret {
+    const aad = associatedData(`sealed_gift_card/${formatVersion}`, ...context);
     try {
-      return JSON.parse(this.#responses.openText(sealed, associatedData(`sealed_gift_card/${formatVersion}`, ...context))) as GiftCardSecret;
+      return JSON.parse(this.#responses.openText(sealed, aad)) as GiftCardSecret;
     } catch (error) {
+      // An answer kept before the gift cards key (they expire with their Idempotency-Key).
+      if (this.#legacy) {
+        try {
+          return JSON.parse(this.#legacy.responses.openText(sealed, aad)) as GiftCardSecret;
+        } catch {
+          // the error below
+        }
+      }
       throw new Error('a sealed gift card failed decryption: altered, or sealed for another request or under another vault key', { cause: error });
     }
   }
