@@ -32,7 +32,7 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { IdempotencyStore, requestFingerprint } from '@switchyard/transactions';
+import { IdempotencyStore } from '@switchyard/transactions';
 import type { ServiceContext, ServiceSlice } from '@switchyard/service';
 import { asApiErrors } from '../errors';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
