@@ -5,7 +5,7 @@
  * lag from the append of an event to Kafka and to the first attempt of its webhook.
  *
  *   npm run bench:distributed -- [--duration 8] [--warmup 2] [--rounds 2] [--initial-warmup 10] [--clients 1,16,64]
- *                                [--lag-rate 20] [--lag-seconds 20]
+ *                                [--lag-rate 20] [--lag-seconds 20] [--lag-only]
  *                                [--no-embedded] [--no-lag] [--profile gateway,transactions] [--trace] [--without webhooks]
  *                                [--out bench/results]
  *
@@ -19,12 +19,15 @@
  *   seconds of `authorize` at 4 clients, unrecorded (the first seconds after a start are JIT compilation). `authorize` = POST /transactions (card, intent authorize); `get` =
  *   GET /transactions/{id} over the ids `authorize` created. CPU per request is the sum over the runtime's Node
  *   processes (simulator included), and Kafka's JVM and Redis for the distributed runtime, read from /proc.
- * - Event lag (distributed only): a webhook receiver on loopback (bench/lib/receiver.ts), a subscription of merchant
- *   account `bench` to every `transaction.*` event, a kafkajs consumer on `transactions.events`, and an open-loop
- *   stream of authorizations (`--lag-rate` a second for `--lag-seconds`, after 3 s of warm-up at that rate). The
- *   append time of an event is its `recorded_at` on Kafka (set by the event store when it appends); lag =
- *   arrival − recorded_at, on Kafka (append → Kafka) and at the receiver (append → webhook first attempt). Before
+ * - Event lag: a webhook receiver on loopback (bench/lib/receiver.ts), a subscription of merchant account `bench`
+ *   to every `transaction.*` event, and an open-loop stream of authorizations (`--lag-rate` a second for
+ *   `--lag-seconds`, after 3 s of warm-up at that rate). Distributed: a kafkajs consumer on `transactions.events`
+ *   too; the append time of an event is its `recorded_at` on Kafka (set by the event store when it appends); lag =
+ *   arrival − recorded_at, on Kafka (append → Kafka) and at the receiver (append → webhook first attempt); before
  *   the stream the webhooks service must have consumed the load phases' backlog (its group's offsets at the end).
+ *   Embedded (no Kafka to watch): the append time is the webhook body's `created_at` (the event's own time, `at`,
+ *   taken when the command decided, a little before its commit: an upper bound of append → first attempt); it runs
+ *   after the load phases, before the embedded runtime stops. `--lag-only`: no load phases, only the lag streams.
  * - Kafka: started with `bash scripts/kafka.sh start` when not running, and stopped again at the end (left as
  *   found). Redis must answer on REDIS_URL (default redis://127.0.0.1:6379).
  * - `--profile a,b`: those processes (embedded, identity, transactions, webhooks, gateway, simulator) run with
@@ -74,6 +77,7 @@ const options = {
   lagSeconds: Number(argValue('--lag-seconds') ?? 20),
   embedded: !hasFlag('--no-embedded'),
   lag: !hasFlag('--no-lag'),
+  lagOnly: hasFlag('--lag-only'),
   profile: (argValue('--profile') ?? '').split(',').filter(Boolean),
   trace: hasFlag('--trace'),
   without: (argValue('--without') ?? '').split(',').filter(Boolean),
@@ -228,7 +232,8 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
   const dataDir = createTestDataDir('bench-embedded');
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
-  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', MOCK_CARD_URL: simulator.url, MOCK_CARD_WEBHOOK_SECRET: simulator.secret };
+  // The receiver of the event-lag phase listens on loopback.
+  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', MOCK_CARD_URL: simulator.url, MOCK_CARD_WEBHOOK_SECRET: simulator.secret, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
   const processes = { embedded: startTsProcess('services/standalone/src/main.ts', instrumented('embedded', env)) };
   const runtime = runtimeOf('embedded', baseUrl, env, dataDir, processes, simulator);
   try {
@@ -610,29 +615,35 @@ async function waitForWebhooksBacklog(kafka: Kafka, groupId: string, timeoutMs: 
   }
 }
 
-async function eventLag(runtime: Runtime, api: Api, kafka: Kafka) {
-  log('event lag: waiting for the webhooks service to consume the load phases\' events');
-  const drainMs = await waitForWebhooksBacklog(kafka, runtime.env.WEBHOOKS_CONSUMER_GROUP!, 10 * 60_000);
-  log(`event lag: backlog consumed (waited ${(drainMs / 1000).toFixed(1)} s)`);
+/** The event lag of a runtime; `kafka` null for the embedded one (no Kafka hop to watch). */
+async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
+  let drainMs = 0;
+  if (kafka) {
+    log(`event lag (${runtime.name}): waiting for the webhooks service to consume the load phases' events`);
+    drainMs = await waitForWebhooksBacklog(kafka, runtime.env.WEBHOOKS_CONSUMER_GROUP!, 10 * 60_000);
+    log(`event lag (${runtime.name}): backlog consumed (waited ${(drainMs / 1000).toFixed(1)} s)`);
+  }
 
   // Kafka: every message of transactions.events from now on, with its arrival time.
   const seen = new Map<string, KafkaSeen>();
-  const consumer = kafka.consumer({ groupId: `bench-lag-${randomUUID()}`, maxWaitTimeInMs: 100 });
-  const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
-  await consumer.connect();
-  await consumer.subscribe({ topics: [transactionsTopic], fromBeginning: false });
-  await consumer.run({
-    eachMessage: async ({ message }) => {
-      const arrivedAtMs = Date.now();
-      try {
-        const event = JSON.parse(message.value?.toString() ?? '') as { id: string; stream_id: string; type: string; recorded_at: string };
-        if (!seen.has(event.id)) seen.set(event.id, { streamId: event.stream_id, type: event.type, recordedAtMs: Date.parse(event.recorded_at), arrivedAtMs });
-      } catch {
-        // not an event message
-      }
-    },
-  });
-  await joined;
+  const consumer = kafka?.consumer({ groupId: `bench-lag-${randomUUID()}`, maxWaitTimeInMs: 100 });
+  if (consumer) {
+    const joined = new Promise<void>((resolve) => consumer.on(consumer.events.GROUP_JOIN, () => resolve()));
+    await consumer.connect();
+    await consumer.subscribe({ topics: [transactionsTopic], fromBeginning: false });
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        const arrivedAtMs = Date.now();
+        try {
+          const event = JSON.parse(message.value?.toString() ?? '') as { id: string; stream_id: string; type: string; recorded_at: string };
+          if (!seen.has(event.id)) seen.set(event.id, { streamId: event.stream_id, type: event.type, recordedAtMs: Date.parse(event.recorded_at), arrivedAtMs });
+        } catch {
+          // not an event message
+        }
+      },
+    });
+    await joined;
+  }
 
   const receiver = new BenchWebhookReceiver();
   await receiver.start();
@@ -653,7 +664,7 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka) {
     let firstError: string | undefined;
     const pending: Promise<void>[] = [];
     const streamStart = performance.now();
-    log(`event lag: ${total} authorizations at ${options.lagRate}/s (${warmupCount} of warm-up)`);
+    log(`event lag (${runtime.name}): ${total} authorizations at ${options.lagRate}/s (${warmupCount} of warm-up)`);
     for (let k = 0; k < total; k += 1) {
       const due = streamStart + k * interval;
       const wait = due - performance.now();
@@ -701,6 +712,8 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka) {
       }
     }
     const result = {
+      runtime: runtime.name,
+      appendTime: kafka ? 'recorded_at on Kafka' : 'the webhook body\'s created_at (the event\'s own time)',
       rate: options.lagRate,
       seconds: options.lagSeconds,
       authorizations: measuredIds.size,
@@ -719,7 +732,7 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka) {
     return result;
   } finally {
     await receiver.stop();
-    await consumer.disconnect().catch(() => undefined);
+    await consumer?.disconnect().catch(() => undefined);
   }
 }
 
@@ -755,6 +768,7 @@ async function main(): Promise<void> {
   const kafka = new Kafka({ clientId: 'bench-distributed', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
   const results: Measured[] = [];
   let lag: Awaited<ReturnType<typeof eventLag>> | null = null;
+  let embeddedLag: Awaited<ReturnType<typeof eventLag>> | null = null;
   const apis: Api[] = [];
   try {
     simulator = await startSimulatorProcess();
@@ -777,8 +791,9 @@ async function main(): Promise<void> {
     if (redisPid) infraPids.redis = redisPid;
     targets.push({ runtime: distributed, api, cpuPids: { ...distributed.pids, ...infraPids }, ids: [] });
 
-    results.push(...(await loadPhases(targets, kafka)));
+    if (!options.lagOnly) results.push(...(await loadPhases(targets, kafka)));
     if (embedded) {
+      if (options.lag) embeddedLag = await eventLag(embedded, apis[0]!, null);
       await embedded.stop();
       embedded = null;
     }
@@ -819,6 +834,9 @@ async function main(): Promise<void> {
       byClients: Object.fromEntries(authorizeAdded.map((row) => [row.clients, { addedMs: row.addedP50Ms, met: (row.addedP50Ms ?? Infinity) <= 3 }])),
     },
     eventLagP99: lag ? { target: 'append -> webhook first attempt p99 <= 250 ms', p99Ms: lag.appendToWebhook.p99Ms, met: lag.appendToWebhook.p99Ms !== null && lag.appendToWebhook.p99Ms <= 250 && lag.webhooksMissing === 0 } : null,
+    embeddedEventLagP99: embeddedLag
+      ? { target: 'append -> webhook first attempt p99 <= 250 ms (embedded)', p99Ms: embeddedLag.appendToWebhook.p99Ms, met: embeddedLag.appendToWebhook.p99Ms !== null && embeddedLag.appendToWebhook.p99Ms <= 250 && embeddedLag.webhooksMissing === 0 }
+      : null,
   };
 
   const rows = results.map((r) => {
@@ -856,24 +874,25 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${table(['process: hop', 'per request', 'mean ms', 'p99 ms'], hopRows)}\n`);
   }
-  if (lag) {
-    process.stdout.write(`\nEvent lag: ${lag.authorizations} authorizations at ${lag.rate}/s for ${lag.seconds} s (errors ${lag.errors}; webhooks missing ${lag.webhooksMissing}; repeats ${lag.webhookRepeats})\n\n`);
+  for (const measured of [embeddedLag, lag]) {
+    if (!measured) continue;
+    process.stdout.write(`\nEvent lag, ${measured.runtime} (append time: ${measured.appendTime}): ${measured.authorizations} authorizations at ${measured.rate}/s for ${measured.seconds} s (errors ${measured.errors}; webhooks missing ${measured.webhooksMissing}; repeats ${measured.webhookRepeats})\n\n`);
     const lagRow = (what: string, stats: LagStats) => [what, String(stats.count), fmt(stats.p50Ms, 1), fmt(stats.p95Ms, 1), fmt(stats.p99Ms, 1), fmt(stats.maxMs, 1)];
     process.stdout.write(
       `${table(
         ['hop', 'count', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
         [
-          lagRow('POST /transactions answer', lag.authorizeAnswer),
-          lagRow('append → Kafka consumer', lag.appendToKafka),
-          lagRow('Kafka consumer → webhook', lag.kafkaToWebhook),
-          lagRow('append → webhook 1st attempt', lag.appendToWebhook),
+          lagRow('POST /transactions answer', measured.authorizeAnswer),
+          ...(measured.appendToKafka.count > 0 ? [lagRow('append → Kafka consumer', measured.appendToKafka), lagRow('Kafka consumer → webhook', measured.kafkaToWebhook)] : []),
+          lagRow('append → webhook 1st attempt', measured.appendToWebhook),
         ],
       )}\n`,
     );
   }
   process.stdout.write('\nTargets\n');
   for (const row of authorizeAdded) process.stdout.write(`  distributed authorize @${row.clients} p50 ${fmt(row.distributedP50Ms)} ms vs embedded ${fmt(row.embeddedP50Ms)} ms: ${signed(row.addedP50Ms)} ms (target ≤ +3 ms) ${(row.addedP50Ms ?? Infinity) <= 3 ? 'MET' : 'NOT MET'}\n`);
-  if (targets.eventLagP99) process.stdout.write(`  event lag append → webhook p99 ${fmt(targets.eventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.eventLagP99.met ? 'MET' : 'NOT MET'}\n`);
+  if (targets.embeddedEventLagP99) process.stdout.write(`  event lag append → webhook p99, embedded ${fmt(targets.embeddedEventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.embeddedEventLagP99.met ? 'MET' : 'NOT MET'}\n`);
+  if (targets.eventLagP99) process.stdout.write(`  event lag append → webhook p99, distributed ${fmt(targets.eventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.eventLagP99.met ? 'MET' : 'NOT MET'}\n`);
 
   const report = {
     benchmark: 'distributed',
@@ -897,7 +916,7 @@ async function main(): Promise<void> {
         'authorize = POST /transactions (card 4111…, amount 1000 USD, intent authorize) through one shared mock-card simulator process; get = GET /transactions/{id}',
         'one ES512 token reused; closed loop (bench/lib/load.ts, node:http keep-alive)',
         'CPU ms/req = sum over the runtime processes (simulator included; Kafka and Redis for distributed)',
-        'event lag: append time = recorded_at of the Kafka message (the event store\'s append time); services on their default POLL_INTERVAL_MS, WEBHOOK_WORKER_INTERVAL_MS',
+        'event lag: append time = recorded_at of the Kafka message (the event store\'s append time) for distributed, the webhook body\'s created_at (the event\'s own time) for embedded; services on their default POLL_INTERVAL_MS, WEBHOOK_WORKER_INTERVAL_MS',
       ],
     },
     results: results.map((r) => ({
@@ -921,12 +940,13 @@ async function main(): Promise<void> {
     })),
     comparison,
     eventLag: lag,
+    embeddedEventLag: embeddedLag,
     targets,
   };
   fs.mkdirSync(options.outDir, { recursive: true });
   const stamp = runStamp;
   // A diagnostic run (instrumented processes) is kept beside the others but is never the latest figures.
-  const diagnostic = options.trace || options.profile.length > 0 || options.without.length > 0;
+  const diagnostic = options.trace || options.profile.length > 0 || options.without.length > 0 || options.lagOnly;
   const file = path.join(options.outDir, `distributed-${stamp}-${os.hostname()}${diagnostic ? '-diagnostic' : ''}.json`);
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
   if (!diagnostic) fs.writeFileSync(path.join(options.outDir, 'distributed-latest.json'), `${JSON.stringify(report, null, 2)}\n`);

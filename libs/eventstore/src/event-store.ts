@@ -80,6 +80,18 @@ export interface EventStore {
   readAll(options?: ReadAllOptions): Promise<RecordedEvent[]>;
   /** Catch up from the checkpoint, then follow new appends (by this process or any other writer). */
   subscribe(options: SubscribeOptions): Subscription;
+  /**
+   * Calls `listener` (no arguments; calls may be coalesced) soon after events became readable, so a log follower
+   * reads at once instead of at its next poll. Best effort: a notification can be missed (an adapter that learns
+   * of appends from a server starts listening a moment after the call, or reconnects), so followers keep a slower
+   * poll as the fallback. A listener that throws is ignored. Returns the function that stops the notifications.
+   */
+  onAppended(listener: () => void): () => void;
+  /**
+   * Whose appends `onAppended` reports: `this-instance` (SQLite: appends made through this store object; another
+   * process's appends to the same file are only found by polling) or `all-writers` (EventStoreDB).
+   */
+  readonly appendNotifications: 'this-instance' | 'all-writers';
   /** Resolves when the store is reachable; used by readiness checks. */
   ping(): Promise<void>;
   close(): Promise<void>;

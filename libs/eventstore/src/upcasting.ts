@@ -105,6 +105,14 @@ class UpcastingEventStore implements EventStore {
     return this.store.subscribe({ ...options, handler: (event) => options.handler(this.upcasters.upcast(event)) });
   }
 
+  onAppended(listener: () => void): () => void {
+    return this.store.onAppended(listener);
+  }
+
+  get appendNotifications(): EventStore['appendNotifications'] {
+    return this.store.appendNotifications;
+  }
+
   ping(): Promise<void> {
     return this.store.ping();
   }

@@ -20,7 +20,15 @@ runMain(async () => {
   const credentials = loadRpcCredentials('webhooks', settings);
   const tracing = startTracing('webhooks', settings);
   const storage = openServiceStorage('webhooks', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'webhooks', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
+  // The ingest waits on other services (a render RPC per event): partitions are handled side by side, so one slow
+  // render holds back only its partition (a resource's events share one, so they stay in order). 6: the partitions
+  // of transactions.events (docs/operations.md, Kafka topics).
+  const bus = new KafkaMessageBus({
+    brokers: kafkaBrokers(settings),
+    clientId: 'webhooks',
+    redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    partitionsConsumedConcurrently: 6,
+  });
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
     transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),

@@ -26,6 +26,47 @@ describe('Kafka adapter', async () => {
   messageBusContract(`KafkaMessageBus at ${brokers.join(',')}, 3 partitions per topic`, client({ topicPartitions: 3 }), availability, contractOptions);
 });
 
+describe('Kafka adapter, partitions consumed concurrently', async () => {
+  const availability = await kafkaAvailability(brokers);
+  // The whole contract (order per key, redelivery, parking) with the partitions of a member handled concurrently.
+  messageBusContract(
+    `KafkaMessageBus at ${brokers.join(',')}, 3 partitions per topic consumed concurrently`,
+    client({ topicPartitions: 3, partitionsConsumedConcurrently: 3 }),
+    availability,
+    contractOptions,
+  );
+  describeWithInfra(`a slow message at ${brokers.join(',')}`, availability, () => {
+    it('holds back only its own partition: another partition\'s messages are handled meanwhile', async () => {
+      const bus = await client({ topicPartitions: 3, partitionsConsumedConcurrently: 3 })();
+      const topic = `concurrent.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
+      let release: () => void = () => undefined;
+      const released = new Promise<void>((resolve) => (release = resolve));
+      let slowPartition: number | undefined;
+      const handled: number[] = [];
+      try {
+        await bus.subscribe({
+          groupId: `concurrent-${randomUUID().slice(0, 8)}`,
+          topics: [topic],
+          handler: async (message) => {
+            if (slowPartition === undefined) {
+              slowPartition = message.partition;
+              // Waits until a message of another partition was handled: a consumer taking one message at a time
+              // never gets there.
+              await released;
+            } else if (message.partition !== slowPartition) release();
+            handled.push(message.partition);
+          },
+        });
+        await bus.publish(topic, Array.from({ length: 24 }, (_, n) => ({ key: `k${n}`, value: String(n) })));
+        await vi.waitFor(() => expect(handled).toHaveLength(24), { timeout: 15_000 });
+      } finally {
+        release();
+        await bus.close();
+      }
+    });
+  });
+});
+
 describe('Kafka adapter metrics', async () => {
   const availability = await kafkaAvailability(brokers);
   describeWithInfra(`consumer lag from ${brokers.join(',')}`, availability, () => {

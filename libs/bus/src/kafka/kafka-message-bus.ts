@@ -31,6 +31,12 @@ export interface KafkaMessageBusOptions {
   readonly onHandlerFailure?: HandlerFailureListener;
   /** Told about every message parked, replayed or discarded. Default: a line on stderr. */
   readonly onDeadLetter?: DeadLetterListener;
+  /**
+   * Partitions a member handles at the same time (kafkajs `partitionsConsumedConcurrently`). Default 1: one message
+   * at a time across all its partitions. More lets a slow message (a handler waiting on another service) hold back
+   * only its own partition; messages of one key stay in order, as they share a partition.
+   */
+  readonly partitionsConsumedConcurrently?: number;
   /** kafkajs's own logging, as JSON lines on stderr. Default 'warn'. */
   readonly logLevel?: KafkaLogLevel;
 }
@@ -141,6 +147,7 @@ export class KafkaMessageBus implements MessageBus {
         onHandlerFailure: this.options.onHandlerFailure ?? logHandlerFailure,
         onDeadLetter: this.options.onDeadLetter ?? logDeadLetterEvent,
         heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? 1_000,
+        partitionsConsumedConcurrently: Math.max(1, Math.trunc(this.options.partitionsConsumedConcurrently ?? 1)),
         onStopped: () => this.subscriptions.delete(subscription),
       });
       await subscription.start(startAt);

@@ -35,6 +35,8 @@ export interface KafkaSubscriptionSettings {
   readonly onHandlerFailure: HandlerFailureListener;
   readonly onDeadLetter: DeadLetterListener;
   readonly heartbeatIntervalMs: number;
+  /** Partitions handled at the same time (kafkajs `partitionsConsumedConcurrently`); `DeadLettering` locks per partition. */
+  readonly partitionsConsumedConcurrently: number;
   readonly onStopped: () => void;
 }
 
@@ -62,8 +64,8 @@ const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): I
 /**
  * One consumer in the caller's group, autoCommit off, subscribed to the caller's topics and their dead-letter topics.
  * Every message goes through `DeadLettering` (retries with back-off, heart-beating meanwhile, then parking); its
- * offset is committed, with the partition's parked streams as metadata, before the next message is handled. After
- * each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
+ * offset is committed, with the partition's parked streams as metadata, before the next message of its partition is
+ * handled (`partitionsConsumedConcurrently` partitions at a time, 1 by default). After each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
  * over a partition knows which streams are parked there before it handles anything.
  */
 export class KafkaSubscription implements BusSubscription {
@@ -145,7 +147,7 @@ export class KafkaSubscription implements BusSubscription {
     const removeCrash = this.consumer.on(this.consumer.events.CRASH, (event) => (crash = event.payload.error));
     try {
       // kafkajs's run() returns after the first join, or after a crash of that join.
-      await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+      await this.consumer.run({ autoCommit: false, partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
     } finally {
       removeJoin();
       removeCrash();
@@ -167,7 +169,7 @@ export class KafkaSubscription implements BusSubscription {
       if (this.stopping) return;
       try {
         await this.consumer.connect();
-        await this.consumer.run({ autoCommit: false, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+        await this.consumer.run({ autoCommit: false, partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
         delayMs = 500;
       } catch {
         delayMs = Math.min(delayMs * 2, 10_000);

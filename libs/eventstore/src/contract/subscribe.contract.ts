@@ -123,4 +123,48 @@ export function subscribeContract({ store, options }: ContractContext): void {
       expect(completed).toBe(1);
     });
   });
+
+  describe('onAppended', () => {
+    it('calls the listener after an append, and never once stopped', async () => {
+      let calls = 0;
+      const stop = store().onAppended(() => {
+        calls += 1;
+      });
+      const streamId = newStreamId('watched');
+      try {
+        // An adapter that learns of appends from the server may start listening a moment after the call: append
+        // until it reports one (a missed wake-up costs a follower only its fallback poll).
+        let revision = -1;
+        const deadline = Date.now() + 5000;
+        while (calls === 0) {
+          if (Date.now() > deadline) throw new Error('the listener was never called');
+          await store().append(streamId, [event('Watched')], { expectedRevision: revision < 0 ? 'no_stream' : revision });
+          revision += 1;
+          await sleep(50);
+        }
+      } finally {
+        stop();
+      }
+      await sleep(100);
+      const before = calls;
+      await store().append(newStreamId('watched'), [event('Unwatched')], { expectedRevision: 'no_stream' });
+      await sleep(300);
+      expect(calls).toBe(before);
+    });
+
+    it('does not fail an append when a listener throws', async () => {
+      const stop = store().onAppended(() => {
+        throw new Error('listener failed');
+      });
+      try {
+        await expect(store().append(newStreamId('watched'), [event('Appended')], { expectedRevision: 'no_stream' })).resolves.toMatchObject({ nextExpectedRevision: 0 });
+      } finally {
+        stop();
+      }
+    });
+
+    it('says whose appends it reports', () => {
+      expect(['this-instance', 'all-writers']).toContain(store().appendNotifications);
+    });
+  });
 }

@@ -49,6 +49,11 @@ type EsdbRecordedEvent = NonNullable<ResolvedEvent['event']>;
  */
 export class EventStoreDbEventStore implements EventStore {
   private readonly subscriptions = new Set<EventStoreDbSubscription>();
+  private readonly appendListeners = new Set<() => void>();
+  /** The one catch-up subscription from the end of `$all` that tells `onAppended` listeners; open while any listens. */
+  private appendWatch: EventStoreDbSubscription | undefined;
+  /** The server pushes every writer's appends to the subscription. */
+  readonly appendNotifications = 'all-writers' as const;
 
   constructor(
     readonly client: EventStoreDBClient,
@@ -147,6 +152,40 @@ export class EventStoreDbEventStore implements EventStore {
     );
     this.subscriptions.add(subscription);
     return subscription;
+  }
+
+  onAppended(listener: () => void): () => void {
+    const entry = (): void => listener();
+    this.appendListeners.add(entry);
+    if (!this.appendWatch) {
+      const watch = new EventStoreDbSubscription(
+        // From the end: only appends from now on are news; after a reconnect it resumes from the last one seen.
+        (from) => this.client.subscribeToAll({ fromPosition: from ?? END, filter: excludeSystemEvents() }),
+        (resolved, from) => userEventOf(resolved, from),
+        undefined,
+        {
+          handler: async () => {
+            for (const notify of this.appendListeners) {
+              try {
+                notify();
+              } catch {
+                // A listener's failure is its own.
+              }
+            }
+          },
+        },
+        this.options.retryBackoff ?? {},
+        (finished) => this.subscriptions.delete(finished),
+      );
+      this.appendWatch = watch;
+      this.subscriptions.add(watch);
+    }
+    return () => {
+      if (!this.appendListeners.delete(entry) || this.appendListeners.size > 0) return;
+      const watch = this.appendWatch;
+      this.appendWatch = undefined;
+      void watch?.stop();
+    };
   }
 
   async ping(): Promise<void> {

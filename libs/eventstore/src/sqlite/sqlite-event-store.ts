@@ -90,6 +90,9 @@ export class SqliteEventStore implements EventStore {
   private readonly subscriptionBatchSize: number;
   private readonly retryBackoff: RetryBackoff;
   private readonly subscriptions = new Set<PollingSubscription>();
+  private readonly appendListeners = new Set<() => void>();
+  /** Appends through this object are reported; other processes' appends to the same file are not (SQLite cannot signal them). */
+  readonly appendNotifications = 'this-instance' as const;
   private pending: PendingAppend[] = [];
   private flushScheduled = false;
   private closed = false;
@@ -213,6 +216,13 @@ export class SqliteEventStore implements EventStore {
     return subscription;
   }
 
+  onAppended(listener: () => void): () => void {
+    // Each registration is its own entry, so the same function registered twice is stopped once per registration.
+    const entry = (): void => listener();
+    this.appendListeners.add(entry);
+    return () => void this.appendListeners.delete(entry);
+  }
+
   async ping(): Promise<void> {
     this.assertOpen();
     try {
@@ -258,6 +268,13 @@ export class SqliteEventStore implements EventStore {
     });
     if (outcomes.some((outcome) => outcome.ok)) {
       for (const subscription of this.subscriptions) subscription.notifyAppended();
+      for (const listener of this.appendListeners) {
+        try {
+          listener();
+        } catch {
+          // A listener's failure is its own: the appends are committed and their promises settled.
+        }
+      }
     }
   }
 

@@ -27,6 +27,8 @@ function withFault(inner: EventStore, fault: { current: AppendFault | null }): E
     readStream: (streamId, options) => inner.readStream(streamId, options),
     readAll: (options) => inner.readAll(options),
     subscribe: (options) => inner.subscribe(options),
+    onAppended: (listener) => inner.onAppended(listener),
+    appendNotifications: inner.appendNotifications,
     ping: () => inner.ping(),
     close: () => inner.close(),
   };

@@ -4,7 +4,9 @@ import type { Page } from '@switchyard/api';
 import { verifyWebhook } from '@switchyard/webhook-signature';
 import { lookup } from 'node:dns/promises';
 import os from 'node:os';
-import { count, eventMessage, Harness, Receiver, transactionCreated, transactionEvent } from './deliveries.fixture';
+import { InProcessMessageBus } from '@switchyard/bus';
+import { transactionsTopic } from '@switchyard/contracts';
+import { count, eventMessage, Harness, quietBus, Receiver, transactionCreated, transactionEvent } from './deliveries.fixture';
 import { deliveryFetch, type ResolveAll } from './guarded-fetch';
 import { isPrivateAddress } from '../subscriptions/webhook-url';
 
@@ -364,6 +366,36 @@ describe('delivering', () => {
     await vi.waitFor(() => expect(receiver.succeeded.map((request) => request.event.name)).toEqual(['transaction.authorized']), { timeout: 5_000 });
     // A deleted subscription is not found, nor are its deliveries.
     await expect(deliveriesOf(removed.id)).rejects.toMatchObject({ status: 404 });
+  });
+});
+
+describe('the first attempt (issue 21)', () => {
+  it('is made from the ingest, after its commit: under way when the message is acknowledged, without the worker\'s tick', async () => {
+    harness.directory.add({ url: receiver.url });
+    const attempts: string[] = [];
+    await harness.start({
+      workerIntervalMs: 60_000,
+      fetch: (async (url: string, init: RequestInit) => {
+        attempts.push(String(url));
+        return fetch(url, init);
+      }) as typeof fetch,
+    });
+    // This publisher's publish resolves once the consumer group handled and acknowledged the message.
+    const publisher = new InProcessMessageBus({ broker: harness.broker, publishWaitsForConsumers: true, ...quietBus });
+    try {
+      const transactionId = randomUUID();
+      const publish = (message: ReturnType<typeof transactionCreated>) =>
+        publisher.publish(transactionsTopic, [{ key: message.stream_id, value: JSON.stringify(message), headers: { 'event-id': message.id } }]);
+      await publish(transactionCreated(transactionId, 'default'));
+      await publish(transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized'], { authorizedAmount: 100 }));
+      expect(attempts).toEqual([receiver.url]);
+      await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1), { timeout: 5_000 });
+      // One attempt per delivery: the worker, kicked when the attempt finished, finds nothing more to do.
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect(receiver.requests).toHaveLength(1);
+    } finally {
+      await publisher.close();
+    }
   });
 });
 

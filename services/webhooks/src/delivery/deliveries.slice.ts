@@ -15,7 +15,8 @@
  * this service first subscribed (so never seen) cannot be attributed: it is skipped and reported to `onError`. API
  * key pair events are instance level (`merchant_account_id: null`): only instance-level subscriptions get them.
  *
- * Delivery: `delivery-worker.ts` (ordering per subscription and stream; deactivated and deleted subscriptions).
+ * Delivery: `delivery-worker.ts` (ordering per subscription and stream; deactivated and deleted subscriptions). The
+ * ingest starts the first attempts itself right after its commit (`attemptNow`), before the message is acknowledged.
  *
  * Replay. One delivery: scheduled again now, same webhook id, status back to `pending`, its attempts kept, backoff
  * and maximum age counted afresh. A range: every event created in [from, to] that the subscription wants now (its
@@ -273,7 +274,8 @@ export class Deliveries implements ServiceSlice {
       this.context.now(),
       owner,
     );
-    if (created > 0) this.worker.kick();
+    // The first attempt from here, not from the worker's next turn: the deliveries are committed.
+    if (created > 0) this.worker.attemptNow();
   }
 
   // ---- queries --------------------------------------------------------------------------------------------------

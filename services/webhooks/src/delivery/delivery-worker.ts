@@ -95,6 +95,15 @@ export class DeliveryWorker {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight.values()]);
   }
 
+  /**
+   * Starts the attempts that are due now, before returning (the ingest, right after its commit: a new delivery's
+   * first attempt is under way before its bus message is acknowledged). The same choice as a tick — heads of lanes
+   * not in flight, at most `concurrency` — so order and one attempt at a time per delivery hold.
+   */
+  attemptNow(): void {
+    this.tick();
+  }
+
   /** Looks for due deliveries soon (after new deliveries, a replay, or a finished attempt). */
   kick(): void {
     if (!this.running || this.kickScheduled) return;
