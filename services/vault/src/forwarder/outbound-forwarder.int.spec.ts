@@ -151,6 +151,17 @@ describe('swapping', () => {
     expect(received[0]!.body).toBe(body);
   });
 
+  it('hands a call without aliases to the fetch it was given as it came (input, headers, body), with redirects its own', async () => {
+    const calls: [string | URL, RequestInit | undefined][] = [];
+    const answer = new Response('ok', { status: 201 });
+    const send = new OutboundForwarder({ aliases, fetch: async (input, init) => (calls.push([input, init]), answer) }).fetchFor('shop-a', [hostOf(baseUrl)]);
+    const headers = { 'content-type': 'application/json', authorization: 'Bearer sk_test_1' };
+    const body = JSON.stringify({ amount: 100 });
+    expect(await send(`${baseUrl}/capture`, { method: 'POST', headers, body })).toBe(answer);
+    expect(calls).toEqual([[`${baseUrl}/capture`, { method: 'POST', headers, body, redirect: 'manual' }]]);
+    expect(calls[0]![1]!.headers).toBe(headers);
+  });
+
   it('follows a redirect to a declared host, with the swapped body', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
     const response = await shopA()(`${baseUrl}/redirect-home`, { method: 'POST', body: JSON.stringify({ number: card.number }) });

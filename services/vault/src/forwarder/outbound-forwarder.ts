@@ -48,7 +48,8 @@ export class OutboundForwarder {
       let request: RequestInit = { ...init, headers: this.#swapHeaders(merchantAccountId, init?.headers), body: this.#swapBody(merchantAccountId, init?.body) };
       const redirect = init?.redirect ?? 'follow';
       for (let hops = 0; ; hops++) {
-        const response = await this.#fetch(url, { ...request, redirect: 'manual' });
+        // The first call with the input as given; a redirect's target as the URL it resolved to.
+        const response = await this.#fetch(hops === 0 ? input : url, { ...request, redirect: 'manual' });
         const location = response.headers.get('location');
         if (redirect === 'manual' || !redirectStatuses.has(response.status) || location === null) return response;
         await response.body?.cancel();
@@ -77,18 +78,28 @@ export class OutboundForwarder {
     });
   }
 
-  #swapHeaders(merchantAccountId: string, headers: RequestInit['headers']): Headers | undefined {
+  /** The headers as given when none holds an alias; else a `Headers` with the values swapped. */
+  #swapHeaders(merchantAccountId: string, headers: RequestInit['headers']): RequestInit['headers'] {
     if (headers === undefined) return undefined;
     const swapped = new Headers();
-    for (const [name, value] of new Headers(headers)) swapped.append(name, this.#swap(merchantAccountId, value));
-    return swapped;
+    let changed = false;
+    for (const [name, value] of new Headers(headers)) {
+      const next = this.#swap(merchantAccountId, value);
+      changed ||= next !== value;
+      swapped.append(name, next);
+    }
+    return changed ? swapped : headers;
   }
 
   #swapBody(merchantAccountId: string, body: RequestInit['body']): RequestInit['body'] {
     if (body === undefined || body === null) return body;
     if (typeof body === 'string') return this.#swap(merchantAccountId, body);
     // Sent as its string with the same content type fetch gives URLSearchParams.
-    if (body instanceof URLSearchParams) return new Blob([this.#swap(merchantAccountId, body.toString())], { type: 'application/x-www-form-urlencoded;charset=UTF-8' });
+    if (body instanceof URLSearchParams) {
+      const text = body.toString();
+      const swapped = this.#swap(merchantAccountId, text);
+      return swapped === text ? body : new Blob([swapped], { type: 'application/x-www-form-urlencoded;charset=UTF-8' });
+    }
     if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
       const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
       // latin1 maps bytes to characters one to one, so whatever the encoding the bytes around an (ASCII) alias stay as they were.
