@@ -132,7 +132,11 @@ export class TransactionsService {
 
   constructor(options: TransactionsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: transactionsUpcasters });
-    const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
+    // Card-bearing provider calls go through the vault's forwarder (built with the vault's slices, below).
+    const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }, {
+      alias: (merchantAccountId, card) => this.vaultSlices.cardAliases.issue(merchantAccountId, card),
+      fetchFor: (merchantAccountId, hosts) => this.vaultSlices.forwarder.fetchFor(merchantAccountId, hosts),
+    });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
     const binData = options.binData ?? loadBinData({});

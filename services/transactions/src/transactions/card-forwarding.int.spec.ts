@@ -1,0 +1,99 @@
+/**
+ * Issue 19 item 4, authorization: the connector builds its request with the vault's card aliases, never the card,
+ * and its call goes through the vault's outbound forwarder, which puts the real values in (the simulator answers
+ * `no_match` only for the real security code 333). What the connector hands over is recorded by wrapping the
+ * forwarder's fetch; the provider is the simulator over HTTP.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { startSimulator, type ProviderFetch, type RunningSimulator } from '@switchyard/connectors';
+import { SqliteEventStore } from '@switchyard/eventstore';
+import { TransactionsService } from '../transactions-service';
+
+const account = 'shop-forwarding';
+const webhookSecret = 'whsec_test_0123456789';
+const NUMBER = '4111111111111111';
+const CVC = '333';
+
+let dir: string;
+let sqlite: SqliteEventStore;
+let simulator: RunningSimulator;
+let service: TransactionsService;
+/** The bodies the connector gave the forwarder, before the swap. */
+let handedOver: string[];
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-forwarding-'));
+  sqlite = new SqliteEventStore(path.join(dir, 'transactions.db'));
+  simulator = await startSimulator({ webhookSecret });
+  service = new TransactionsService({
+    store: sqlite,
+    db: sqlite.database,
+    vaultKey: Buffer.alloc(32, 7),
+    providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
+  });
+  handedOver = [];
+  const forwarder = service.vaultSlices.forwarder;
+  const fetchFor = forwarder.fetchFor.bind(forwarder);
+  vi.spyOn(forwarder, 'fetchFor').mockImplementation((merchantAccountId, hosts): ProviderFetch => {
+    const send = fetchFor(merchantAccountId, hosts);
+    return (input, init) => {
+      if (typeof init?.body === 'string') handedOver.push(init.body);
+      return send(input, init);
+    };
+  });
+  await service.catchUp();
+  await service.paymentServices.create(account, {
+    display_name: 'Cards',
+    payment_service_definition_id: 'mock-card',
+    fields: [{ key: 'merchant_id', value: 'm-1' }],
+    accepted_currencies: ['USD'],
+    accepted_countries: ['US'],
+  });
+});
+
+afterEach(async () => {
+  vi.restoreAllMocks();
+  await service.stop();
+  await simulator.stop();
+  await sqlite.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+const authorize = (paymentMethod: Record<string, unknown>) =>
+  service.transactions.create({
+    merchant_account_id: account,
+    body: {
+      amount: 10_000,
+      currency: 'USD',
+      payment_method: paymentMethod as never,
+      intent: 'authorize',
+      store: false,
+      merchant_initiated: false,
+      is_subsequent_payment: false,
+      is_amount_estimated: false,
+    },
+  });
+
+it('a raw card: the connector gets aliases, the provider the card (its security code answered no_match)', async () => {
+  const transaction = await authorize({ method: 'card', number: NUMBER, expiration_date: '12/30', security_code: CVC });
+  expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
+  expect(service.vaultSlices.forwarder.fetchFor).toHaveBeenCalledWith(account, [new URL(simulator.url).host]);
+  const authorization = handedOver.find((body) => body.includes('"payment_instrument"'));
+  expect(authorization).toBeDefined();
+  expect(authorization).toMatch(/"number":"tok[0-9A-Za-z]{32}"/);
+  expect(authorization).toMatch(/"security_code":"tok[0-9A-Za-z]{32}"/);
+  for (const body of handedOver) {
+    expect(body).not.toContain(NUMBER);
+    expect(body).not.toContain(`"${CVC}"`);
+  }
+});
+
+it('a stored card (decrypted by the vault) goes as aliases too', async () => {
+  const stored = await service.paymentMethods.create({ merchant_account_id: account, body: { method: 'card', number: NUMBER, expiration_date: '12/30' } } as never);
+  const transaction = await authorize({ method: 'id', id: stored.id, security_code: CVC });
+  expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
+  expect(handedOver.some((body) => /"number":"tok[0-9A-Za-z]{32}"/.test(body))).toBe(true);
+  for (const body of handedOver) expect(body).not.toContain(NUMBER);
+});
