@@ -22,6 +22,8 @@ let simulator: RunningSimulator;
 let service: TransactionsService;
 /** The bodies the connector gave the forwarder, before the swap. */
 let handedOver: string[];
+/** The forwarder's own `fetchFor`, unwrapped. */
+let realFetchFor: (merchantAccountId: string, hosts: readonly string[]) => ProviderFetch;
 
 beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-forwarding-'));
@@ -35,9 +37,9 @@ beforeEach(async () => {
   });
   handedOver = [];
   const forwarder = service.vaultSlices.forwarder;
-  const fetchFor = forwarder.fetchFor.bind(forwarder);
+  realFetchFor = forwarder.fetchFor.bind(forwarder);
   vi.spyOn(forwarder, 'fetchFor').mockImplementation((merchantAccountId, hosts): ProviderFetch => {
-    const send = fetchFor(merchantAccountId, hosts);
+    const send = realFetchFor(merchantAccountId, hosts);
     return (input, init) => {
       if (typeof init?.body === 'string') handedOver.push(init.body);
       return send(input, init);
@@ -96,4 +98,15 @@ it('a stored card (decrypted by the vault) goes as aliases too', async () => {
   expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
   expect(handedOver.some((body) => /"number":"tok[0-9A-Za-z]{32}"/.test(body))).toBe(true);
   for (const body of handedOver) expect(body).not.toContain(NUMBER);
+});
+
+it('a call the forwarder refuses is a failure of a call not sent, never an unknown outcome', async () => {
+  // The connector's request carries a token shaped like an alias the vault never issued: refused, nothing sent.
+  vi.mocked(service.vaultSlices.forwarder.fetchFor).mockImplementation((merchantAccountId, hosts): ProviderFetch => {
+    const send = realFetchFor(merchantAccountId, hosts);
+    return (input, init) => send(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-trace': `tok${'Z9'.repeat(16)}` } });
+  });
+  const transaction = await authorize({ method: 'card', number: NUMBER, expiration_date: '12/30', security_code: CVC });
+  expect(simulator.ledger.all()).toHaveLength(0);
+  expect(transaction.status).toBe('authorization_failed');
 });

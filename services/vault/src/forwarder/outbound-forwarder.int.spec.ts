@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
-import { hostOf } from '@switchyard/connectors';
+import { hostOf, notSentCode, PROVIDER_FETCH_REFUSED } from '@switchyard/connectors';
 import { CardAliases } from './card-aliases';
 import { ForwarderRefusedError, OutboundForwarder } from './outbound-forwarder';
 
@@ -78,6 +78,7 @@ async function refusal(call: Promise<Response>): Promise<ForwarderRefusedError> 
     (thrown: unknown) => thrown,
   );
   expect(error).toBeInstanceOf(ForwarderRefusedError);
+  expect(notSentCode(error)).toBe(PROVIDER_FETCH_REFUSED);
   const text = `${(error as Error).message} ${inspect(error)}`;
   for (const secret of [NUMBER, CVC, OTHER_NUMBER]) expect(text).not.toContain(secret);
   expect(received).toEqual([]);

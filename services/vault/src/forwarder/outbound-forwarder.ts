@@ -9,15 +9,18 @@
  *    another merchant account's;
  *  - follows redirects itself, only to declared hosts (fetch would otherwise resend the card to any host a 307 names);
  *  - calls the global fetch (or the one given) and returns its Response unchanged.
- * A refusal is a `ForwarderRefusedError` thrown before any call is made; its message never holds a card value or an
- * alias.
+ * A refusal is a `ForwarderRefusedError` thrown before any call is made (`code` PROVIDER_FETCH_REFUSED: the
+ * connectors take it as a call not sent); its message never holds a card value or an alias.
  */
-import type { ProviderFetch } from '@switchyard/connectors';
+import { PROVIDER_FETCH_REFUSED, type ProviderFetch } from '@switchyard/connectors';
 import { CardAliasError, cardAliasPattern, type CardAliasRefusal, type CardAliases } from './card-aliases';
 
 export type ForwarderRefusal = CardAliasRefusal | 'host_not_declared' | 'unsupported_body' | 'too_many_redirects';
 
 export class ForwarderRefusedError extends Error {
+  /** Connectors read it as "certainly not sent" (`notSentCode`, `@switchyard/connectors`). */
+  readonly code = PROVIDER_FETCH_REFUSED;
+
   constructor(
     readonly reason: ForwarderRefusal,
     message: string,
