@@ -54,7 +54,7 @@ export interface VaultSlicesOptions {
   readonly vaultTokenTimeoutMs?: number;
   /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
   readonly pazeSigningKeys?: PazeSigningKeys | null;
-  /** How long a card alias stands for its card (`CardAliases`); default 60 s. */
+  /** How long a card alias stands for its card (`CardAliases`, CARD_ALIAS_TTL_MS); default 60 s. */
   readonly cardAliasTtlMs?: number;
   /** Told of background work that failed (it is retried). */
   readonly onBackgroundError: (error: unknown) => void;

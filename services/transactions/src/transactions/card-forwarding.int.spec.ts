@@ -9,7 +9,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { startSimulator, type ProviderFetch, type RunningSimulator } from '@switchyard/connectors';
 import { SqliteEventStore } from '@switchyard/eventstore';
-import { TransactionsService } from '../transactions-service';
+import { loadSettings } from '@switchyard/config';
+import { TransactionsService, transactionsOptionsFrom } from '../transactions-service';
 
 const account = 'shop-forwarding';
 const webhookSecret = 'whsec_test_0123456789';
@@ -109,4 +110,22 @@ it('a call the forwarder refuses is a failure of a call not sent, never an unkno
   const transaction = await authorize({ method: 'card', number: NUMBER, expiration_date: '12/30', security_code: CVC });
   expect(simulator.ledger.all()).toHaveLength(0);
   expect(transaction.status).toBe('authorization_failed');
+});
+
+it('aliases live as long as the service is told (CARD_ALIAS_TTL_MS, through transactionsOptionsFrom)', async () => {
+  const where = { publicBaseUrl: () => 'http://127.0.0.1:9' };
+  expect(transactionsOptionsFrom(loadSettings({} as NodeJS.ProcessEnv), where).cardAliasTtlMs).toBe(60_000);
+  const { cardAliasTtlMs } = transactionsOptionsFrom(loadSettings({ CARD_ALIAS_TTL_MS: '2500' } as NodeJS.ProcessEnv), where);
+  expect(cardAliasTtlMs).toBe(2500);
+  const store = new SqliteEventStore(path.join(dir, 'short.db'));
+  const short = new TransactionsService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), ...(cardAliasTtlMs ? { cardAliasTtlMs } : {}) });
+  try {
+    const before = Date.now();
+    const { expiresAt } = short.vaultSlices.cardAliases.issue(account, { number: NUMBER });
+    expect(expiresAt.getTime()).toBeGreaterThanOrEqual(before + 2500);
+    expect(expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + 2500);
+  } finally {
+    await short.stop();
+    await store.close();
+  }
 });
