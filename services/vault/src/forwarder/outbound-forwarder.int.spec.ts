@@ -226,6 +226,8 @@ describe('refusals (no call made, no card value in the message)', () => {
     const error = await shopA()(`${baseUrl}/redirect-elsewhere`, { method: 'POST', body: JSON.stringify({ number: card.number }) }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ForwarderRefusedError);
     expect((error as ForwarderRefusedError).reason).toBe('host_not_declared');
+    // The provider was called: not a call "certainly not sent", its outcome is unknown.
+    expect(notSentCode(error)).toBeNull();
     expect(received.map((request) => request.path)).toEqual(['/redirect-elsewhere']);
   });
 });

@@ -9,8 +9,9 @@
  *    another merchant account's;
  *  - follows redirects itself, only to declared hosts (fetch would otherwise resend the card to any host a 307 names);
  *  - calls the global fetch (or the one given) and returns its Response unchanged.
- * A refusal is a `ForwarderRefusedError` thrown before any call is made (`code` PROVIDER_FETCH_REFUSED: the
- * connectors take it as a call not sent); its message never holds a card value or an alias.
+ * A refusal is a `ForwarderRefusedError`, thrown before any call is made (`code` PROVIDER_FETCH_REFUSED: the
+ * connectors take it as a call not sent) — except a redirect refused, after the provider was called (no `code`: the
+ * outcome is unknown). Its message never holds a card value or an alias.
  */
 import { PROVIDER_FETCH_REFUSED, type ProviderFetch } from '@switchyard/connectors';
 import { CardAliasError, cardAliasPattern, type CardAliasRefusal, type CardAliases } from './card-aliases';
@@ -18,15 +19,17 @@ import { CardAliasError, cardAliasPattern, type CardAliasRefusal, type CardAlias
 export type ForwarderRefusal = CardAliasRefusal | 'host_not_declared' | 'unsupported_body' | 'too_many_redirects';
 
 export class ForwarderRefusedError extends Error {
-  /** Connectors read it as "certainly not sent" (`notSentCode`, `@switchyard/connectors`). */
-  readonly code = PROVIDER_FETCH_REFUSED;
+  /** PROVIDER_FETCH_REFUSED when no call was made: connectors read it as "certainly not sent" (`notSentCode`, `@switchyard/connectors`). */
+  readonly code: typeof PROVIDER_FETCH_REFUSED | undefined;
 
   constructor(
     readonly reason: ForwarderRefusal,
     message: string,
+    options: { readonly afterACall?: boolean } = {},
   ) {
     super(`vault forwarder refused the call: ${message}`);
     this.name = 'ForwarderRefusedError';
+    this.code = options.afterACall ? undefined : PROVIDER_FETCH_REFUSED;
   }
 }
 
@@ -57,8 +60,8 @@ export class OutboundForwarder {
         if (redirect === 'manual' || !redirectStatuses.has(response.status) || location === null) return response;
         await response.body?.cancel();
         if (redirect === 'error') throw new TypeError(`the provider answered a redirect (${response.status}) to a call that refuses them`);
-        if (hops >= MAX_REDIRECTS) throw new ForwarderRefusedError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`);
-        url = declaredUrl(new URL(location, url), declared);
+        if (hops >= MAX_REDIRECTS) throw new ForwarderRefusedError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, { afterACall: true });
+        url = declaredUrl(new URL(location, url), declared, { afterACall: true });
         const method = (request.method ?? 'GET').toUpperCase();
         // As fetch does (WHATWG fetch, HTTP-redirect fetch step 12): 303, and 301/302 after a POST, become a bodiless GET.
         if ((response.status === 303 && method !== 'GET' && method !== 'HEAD') || ((response.status === 301 || response.status === 302) && method === 'POST')) {
@@ -115,14 +118,14 @@ export class OutboundForwarder {
   }
 }
 
-function declaredUrl(input: string | URL, declared: ReadonlySet<string>): URL {
+function declaredUrl(input: string | URL, declared: ReadonlySet<string>, options: { readonly afterACall?: boolean } = {}): URL {
   let url: URL;
   try {
     url = new URL(input);
   } catch {
-    throw new ForwarderRefusedError('host_not_declared', 'not an absolute URL');
+    throw new ForwarderRefusedError('host_not_declared', 'not an absolute URL', options);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ForwarderRefusedError('host_not_declared', `protocol ${url.protocol} is not http(s)`);
-  if (!declared.has(url.host.toLowerCase())) throw new ForwarderRefusedError('host_not_declared', `host ${url.host} is not declared by the connection's definition`);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ForwarderRefusedError('host_not_declared', `protocol ${url.protocol} is not http(s)`, options);
+  if (!declared.has(url.host.toLowerCase())) throw new ForwarderRefusedError('host_not_declared', `host ${url.host} is not declared by the connection's definition`, options);
   return url;
 }
