@@ -199,6 +199,8 @@ export const settingsSchema = z.object({
     .transform((text) => (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean))
     .refine((entries) => entries.every(isProxyAddress), 'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal'),
   VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  /** How long a card alias (the vault's stand-in for a card number or security code in a provider request) is valid. */
+  CARD_ALIAS_TTL_MS: z.coerce.number().int().positive().default(60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset:
    * DATA_DIR/vault.key, created on first start. Never logged: not enumerable on the loaded settings, and errors never

@@ -6,5 +6,20 @@
  */
 export type ProviderFetch = (input: string | URL, init?: RequestInit) => Promise<Response>;
 
+/**
+ * The `code` of the error a `ProviderFetch` throws when it refused a call without making it (the vault's forwarder:
+ * an undeclared host, an expired alias). Connectors treat it as a call certainly not sent, as a refused connection.
+ */
+export const PROVIDER_FETCH_REFUSED = 'ERR_PROVIDER_FETCH_REFUSED';
+
+/** Error codes of a call that certainly never reached the provider: retriable, and nothing to reconcile. */
+export const notSentCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', PROVIDER_FETCH_REFUSED]);
+
+/** The code of a fetch error when it says the call was never sent (undici puts it on `cause`; a ProviderFetch's refusal on the error). */
+export function notSentCode(error: unknown): string | null {
+  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && notSentCodes.has(code) ? code : null;
+}
+
 /** `host[:port]` of a base URL, as `ConnectorDefinition.hosts` declares it. */
 export const hostOf = (baseUrl: string): string => new URL(baseUrl).host;

@@ -234,6 +234,11 @@ export function withoutStreams(store: EventStore, prefixes: readonly string[]): 
           if (!moved(event.streamId)) await options.handler(event);
         },
       }),
+    // Wake-ups pass through: followers of this view read past the moved streams as they do when polling.
+    onAppended: (listener) => store.onAppended(listener),
+    get appendNotifications() {
+      return store.appendNotifications;
+    },
     ping: () => store.ping(),
     close: () => store.close(),
   };

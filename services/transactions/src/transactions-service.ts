@@ -56,6 +56,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly giftCardRecoveryAfterMs?: number;
   /** How long a method stored by a purchase waits for the provider's vault token; default 10 minutes (VAULT_TOKEN_TIMEOUT_MS). */
   readonly vaultTokenTimeoutMs?: number;
+  /** How long a card alias the vault issues for a provider call is valid; default 1 minute (CARD_ALIAS_TTL_MS). */
+  readonly cardAliasTtlMs?: number;
   /** Default 1 minute (RECONCILE_AFTER_MS). */
   readonly reconcileAfterMs?: number;
   /** Identity's merchant account settings (network tokens read them); absent: every account has network tokens off. */
@@ -79,7 +81,7 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
 export function transactionsOptionsFrom(
   settings: Settings,
   where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys' | 'retention'> {
+): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys' | 'retention'> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
@@ -155,7 +157,11 @@ export class TransactionsService {
   constructor(options: TransactionsServiceOptions) {
     // Stored gift cards moved to the gift cards service's store (services/gift-cards, its storage's migration).
     this.host = new ServiceHost({ ...options, store: withoutStreams(options.store, GIFT_CARD_STREAM_PREFIXES), upcasters: transactionsUpcasters });
-    const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' });
+    // Card-bearing provider calls go through the vault's forwarder (built with the vault's slices, below).
+    const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }, {
+      alias: (merchantAccountId, card) => this.vaultSlices.cardAliases.issue(merchantAccountId, card),
+      fetchFor: (merchantAccountId, hosts) => this.vaultSlices.forwarder.fetchFor(merchantAccountId, hosts),
+    });
     this.paymentServices = new PaymentServices(this.host.context, undefined, (id) => connectors.notificationUrl(id));
     this.flowRules = new FlowRules(this.host.context, this.paymentServices);
     const binData = options.binData ?? loadBinData({});
@@ -173,6 +179,7 @@ export class TransactionsService {
       connections: this.paymentServices,
       ...(options.networkTokensApiProvisioning !== undefined ? { networkTokensApiProvisioning: options.networkTokensApiProvisioning } : {}),
       ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
+      ...(options.cardAliasTtlMs !== undefined ? { cardAliasTtlMs: options.cardAliasTtlMs } : {}),
       ...(options.pazeSigningKeys !== undefined ? { pazeSigningKeys: options.pazeSigningKeys } : {}),
       onBackgroundError: this.onBackgroundError,
     });

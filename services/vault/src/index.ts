@@ -20,3 +20,5 @@ export { PazePayments, type PazeConnection } from './digital-wallets/paze-paymen
 export { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
 export { vaultOptionsFrom } from './vault-options';
+export { CardAliasError, CardAliases, DEFAULT_CARD_ALIAS_TTL_MS, type CardAliasRefusal, type IssuedCardAliases } from './forwarder/card-aliases';
+export { ForwarderRefusedError, OutboundForwarder, type ForwarderRefusal } from './forwarder/outbound-forwarder';

@@ -1,16 +1,17 @@
 /**
  * The vault's settings, read in one place: its key-encryption keys (VAULT_KEY, VAULT_RETIRED_KEYS or
- * DATA_DIR/vault.key), Paze's signing keys, API provisioning of network tokens, and how long a stored card waits
- * for a provider's vault token. No other package reads these settings.
+ * DATA_DIR/vault.key), Paze's signing keys, API provisioning of network tokens, how long a stored card waits
+ * for a provider's vault token, and how long a card alias is valid. No other package reads these settings.
  */
 import type { Settings } from '@switchyard/config';
 import { loadPazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import type { VaultSlicesOptions } from './vault-slices';
 import { loadKeyRing } from './vault/vault-keys';
 
-export function vaultOptionsFrom(settings: Settings): Required<Pick<VaultSlicesOptions, 'keyRing' | 'pazeSigningKeys' | 'networkTokensApiProvisioning' | 'vaultTokenTimeoutMs'>> {
+export function vaultOptionsFrom(settings: Settings): Required<Pick<VaultSlicesOptions, 'keyRing' | 'pazeSigningKeys' | 'networkTokensApiProvisioning' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs'>> {
   return {
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
+    cardAliasTtlMs: settings.CARD_ALIAS_TTL_MS,
     networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',
     // Unset in production stops the start here: an unverified Paze payload could come from anyone.
     pazeSigningKeys: loadPazeSigningKeys(settings.PAZE_SIGNING_KEYS, settings.NODE_ENV),

@@ -21,6 +21,8 @@ import { pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wall
 import { NetworkTokens, type NetworkTokenConnections, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods, type BuyerDirectory } from './payment-methods/payment-methods.slice';
+import { CardAliases } from './forwarder/card-aliases';
+import { OutboundForwarder } from './forwarder/outbound-forwarder';
 import { CardVault } from './vault/card-vault';
 import { keyRing, openVaultKeys, type KeyRing, type VaultKeys } from './vault/vault-keys';
 import type { VaultContext } from './vault-context';
@@ -52,6 +54,8 @@ export interface VaultSlicesOptions {
   readonly vaultTokenTimeoutMs?: number;
   /** Paze's signing keys (PAZE_SIGNING_KEYS, `loadPazeSigningKeys`; null: none, Paze refused); absent: the development key (docs/paze.md). */
   readonly pazeSigningKeys?: PazeSigningKeys | null;
+  /** How long a card alias stands for its card (`CardAliases`, CARD_ALIAS_TTL_MS); default 60 s. */
+  readonly cardAliasTtlMs?: number;
   /** Told of background work that failed (it is retried). */
   readonly onBackgroundError: (error: unknown) => void;
 }
@@ -70,6 +74,10 @@ export class VaultSlices {
   /** Paze payloads of payments, decrypted with the merchant's key. */
   readonly paze: PazePayments;
   readonly accountUpdater: AccountUpdater;
+  /** Short-lived aliases of card numbers and security codes, swapped back only by `forwarder`. */
+  readonly cardAliases: CardAliases;
+  /** The provider calls that carry card aliases: the only place they become card values again. */
+  readonly forwarder: OutboundForwarder;
 
   constructor(options: VaultSlicesOptions) {
     const { context } = options;
@@ -80,6 +88,8 @@ export class VaultSlices {
     // SQLite mode: the events are committed, FULL, on this same connection after every card they name.
     const syncedByEvents = options.store instanceof SqliteEventStore && options.store.database === options.db;
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: context.now, syncedByEvents });
+    this.cardAliases = new CardAliases(options.cardAliasTtlMs !== undefined ? { ttlMs: options.cardAliasTtlMs } : {});
+    this.forwarder = new OutboundForwarder({ aliases: this.cardAliases });
     this.buyers = new Buyers(context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
     this.buyerDirectory = buyerDirectory(this.buyers);
     this.checkoutSessions = new CheckoutSessions(context, {

@@ -28,6 +28,7 @@ describeConnectorContract(
       definition: adyenCardDefinition,
       connect: (capabilities) => adyenCardDefinition.create({ ...config, ...(capabilities ? { capabilities } : {}) }),
       connectUnreachable: () => adyenCardDefinition.create({ ...config, apiBaseUrl: unreachable }),
+      connectThrough: (fetch) => adyenCardDefinition.create({ ...config, fetch }),
       card: { number: '4111111111111111', expirationDate: '03/30', securityCode: '737' },
       currency: 'EUR',
       // Adyen notifies every authorisation (AUTHORISATION).

@@ -7,7 +7,7 @@
  */
 import type { Client } from '@adyen/api-library';
 import { ConnectorUnavailableError } from '../connector-errors';
-import type { ProviderFetch } from '../provider-fetch';
+import { notSentCode, type ProviderFetch } from '../provider-fetch';
 
 type AdyenHttpClient = NonNullable<ConstructorParameters<typeof Client>[1]>;
 type RequestOptions = Parameters<AdyenHttpClient['request']>[4];
@@ -30,7 +30,6 @@ export class AdyenNoAnswer extends Error {
   }
 }
 
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 export class AdyenFetchClient implements AdyenHttpClient {
   constructor(private readonly options: { readonly checkoutBaseUrl: string; readonly fetch: ProviderFetch; readonly timeoutMs: number }) {}
@@ -56,8 +55,8 @@ export class AdyenFetchClient implements AdyenHttpClient {
     } catch (error) {
       if (error instanceof ConnectorUnavailableError || error instanceof AdyenRejection) throw error;
       if (controller.signal.aborted) throw new AdyenNoAnswer(true);
-      const code = (error as { cause?: { code?: unknown } }).cause?.code;
-      if (typeof code === 'string' && notSentCodes.has(code)) throw new ConnectorUnavailableError(`Adyen unreachable (${code})`, true, undefined, { cause: error });
+      const code = notSentCode(error);
+      if (code) throw new ConnectorUnavailableError(`Adyen unreachable (${code})`, true, undefined, { cause: error });
       throw new AdyenNoAnswer(false);
     } finally {
       clearTimeout(timer);

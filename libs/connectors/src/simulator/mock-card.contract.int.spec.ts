@@ -19,6 +19,7 @@ describeConnectorContract('mock-card against the simulator', async () => {
     definition: mockCardDefinition,
     connect: (capabilities) => mockCardDefinition.create({ ...config, ...(capabilities ? { capabilities } : {}) }),
     connectUnreachable: () => mockCardDefinition.create({ ...config, baseUrl: unreachable }),
+    connectThrough: (fetch) => mockCardDefinition.create({ ...config, fetch }),
     card: { number: '4111111111111111', expirationDate: '12/30', securityCode: '123' },
     currency: 'USD',
     // 500001: pending, then settled by a notification (docs/simulator.md).

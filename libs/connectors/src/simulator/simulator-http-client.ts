@@ -6,7 +6,7 @@
  */
 import { markFailed, setAttributes, SpanKind, tracingEnabled, withSpan, type Span } from '@switchyard/telemetry';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
-import type { ProviderFetch } from '../provider-fetch';
+import { notSentCode, type ProviderFetch } from '../provider-fetch';
 
 export interface SimulatorEndpoint {
   /** Names the provider in error messages, e.g. `mock-card`. */
@@ -22,7 +22,6 @@ export interface SimulatorEndpoint {
 export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown'; readonly timedOut: boolean };
 
 /** Error codes that never reached the provider's decision (connection refused before sending). */
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 /** The path with its ids as `{id}` and without its query: a span name that does not grow with the traffic. */
 export function urlTemplate(path: string): string {
@@ -83,8 +82,8 @@ async function send<T>(
   } catch (error) {
     if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw error;
     if (controller.signal.aborted) return { kind: 'unknown', timedOut: true };
-    const code = (error as { cause?: { code?: unknown } }).cause?.code;
-    if (typeof code === 'string' && notSentCodes.has(code)) {
+    const code = notSentCode(error);
+    if (code) {
       throw new ConnectorUnavailableError(`${endpoint.name} unreachable (${code})`, true, undefined, { cause: error });
     }
     // The connection broke after the request may have been sent: the provider may have acted on it.

@@ -20,6 +20,7 @@ describeConnectorContract(
       definition: stripeCardDefinition,
       connect: (capabilities) => stripeCardDefinition.create({ ...config, ...(capabilities ? { capabilities } : {}) }),
       connectUnreachable: () => stripeCardDefinition.create({ ...config, apiBaseUrl: unreachable }),
+      connectThrough: (fetch) => stripeCardDefinition.create({ ...config, fetch }),
       card: { number: '4242424242424242', expirationDate: '12/30', securityCode: '123' },
       currency: 'USD',
       // Stripe sends an event for every payment intent it confirms.

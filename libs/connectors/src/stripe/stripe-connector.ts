@@ -31,7 +31,7 @@ import type {
 } from '../connector';
 import { ConnectorUnavailableError } from '../connector-errors';
 import { effectiveCapabilities, type ConnectorDefinition } from '../connector-registry';
-import type { ProviderFetch } from '../provider-fetch';
+import { notSentCode, type ProviderFetch } from '../provider-fetch';
 import { referenceKey, refundKey, stripeAvs, stripeCvc, stripeErrorCode } from './stripe-codes';
 import { parseStripeNotification } from './stripe-notification';
 
@@ -76,7 +76,6 @@ export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): stri
 
 const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
 const unknown = { outcome: 'unknown' } as const;
-const notSentCodes = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
 
 type Answer<T> = { readonly kind: 'answer'; readonly value: T } | { readonly kind: 'error'; readonly error: Stripe.errors.StripeError } | { readonly kind: 'unknown' };
 
@@ -269,9 +268,8 @@ export class StripeConnector implements Connector {
     } catch (error) {
       if (!(error instanceof Stripe.errors.StripeError)) throw error;
       if (error instanceof Stripe.errors.StripeConnectionError) {
-        const detail = (error as { detail?: { code?: unknown; cause?: { code?: unknown } } }).detail;
-        const code = detail?.cause?.code ?? detail?.code;
-        if (typeof code === 'string' && notSentCodes.has(code)) throw new ConnectorUnavailableError(`Stripe unreachable (${code})`, true, undefined, { cause: error });
+        const code = notSentCode((error as { detail?: unknown }).detail);
+        if (code) throw new ConnectorUnavailableError(`Stripe unreachable (${code})`, true, undefined, { cause: error });
         return { kind: 'unknown' };
       }
       if ((error.statusCode ?? 0) >= 500) throw new ConnectorUnavailableError(`Stripe answered ${error.statusCode}: ${error.message}`, true, error.statusCode);

@@ -28,6 +28,7 @@ import type {
 } from '../connector';
 import { ConnectorUnavailableError, NotificationRejectedError } from '../connector-errors';
 import type { ConnectorDefinition } from '../connector-registry';
+import { PROVIDER_FETCH_REFUSED, type ProviderFetch } from '../provider-fetch';
 
 export interface ReceivedProviderNotification {
   readonly raw: string;
@@ -41,6 +42,8 @@ export interface ConnectorContractSubject {
   connect(capabilities?: Partial<ConnectorCapabilities>): Connector;
   /** A connection whose provider is not there (a closed port). */
   connectUnreachable(): Connector;
+  /** A connection calling its provider through `fetch` (its config's `fetch`: the vault's forwarder, in the service). */
+  connectThrough(fetch: ProviderFetch): Connector;
   /** A card the provider approves, an ordinary amount it approves and one it declines (minor units, `currency`). */
   readonly card: CardDetails;
   readonly currency: string;
@@ -218,6 +221,18 @@ export function describeConnectorContract(
       expect(error).toBeInstanceOf(ConnectorUnavailableError);
       expect(error).toMatchObject({ type: 'connector_unavailable', retriable: true });
       neverTheCard({ message: (error as Error).message, cause: String((error as Error).cause) });
+    });
+
+    it('throws a retriable ConnectorUnavailableError when its fetch refused the call without making it (the vault forwarder)', async () => {
+      const refusing: ProviderFetch = async () => {
+        throw Object.assign(new Error('refused: host not declared'), { code: PROVIDER_FETCH_REFUSED });
+      };
+      const error = await subject
+        .connectThrough(refusing)
+        .authorize(request())
+        .catch((caught: unknown) => caught);
+      expect(error).toBeInstanceOf(ConnectorUnavailableError);
+      expect(error).toMatchObject({ type: 'connector_unavailable', retriable: true });
     });
 
     it('parses a genuine notification back to its transaction, and rejects an altered or foreign one', async () => {

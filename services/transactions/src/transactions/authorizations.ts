@@ -475,7 +475,7 @@ export class Authorizations {
               reference: id,
               amount: paymentMethodAmount(t),
               currency: t.currency,
-              paymentInstrument: instrument,
+              paymentInstrument: this.connectors.forProvider(connection, instrument),
               ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
               // With gift cards the payment method is captured once they are all redeemed.
               capture: t.intent === 'capture' && !t.giftCards,
