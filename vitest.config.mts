@@ -4,7 +4,9 @@ import { defineConfig } from 'vitest/config';
 
 // The tests' workers run on the Node.js that runs vitest (process.execPath): better-sqlite3 13 crashes Node.js 20.
 if (Number(process.versions.node.split('.')[0]) < 22) {
-  throw new Error(`the tests need Node.js 24 (package.json devDependencies.node), not ${process.version}: run npm test or npx vitest`);
+  throw new Error(
+    `the tests need Node.js 24 (package.json devDependencies.node), not ${process.version}: run npm test or npx vitest`,
+  );
 }
 
 // SWC (not esbuild) compiles the tests so that NestJS decorator metadata is emitted, as at run time.
@@ -14,9 +16,24 @@ export default defineConfig({
   resolve: {
     alias: { '@switchyard/client': fileURLToPath(new URL('./packages/client/src/index.ts', import.meta.url)) },
   },
-  plugins: [swc.vite({ jsc: { parser: { syntax: 'typescript', decorators: true }, transform: { decoratorMetadata: true, legacyDecorator: true }, target: 'es2022' } })],
+  plugins: [
+    swc.vite({
+      jsc: {
+        parser: { syntax: 'typescript', decorators: true },
+        transform: { decoratorMetadata: true, legacyDecorator: true },
+        target: 'es2022',
+      },
+    }),
+  ],
   test: {
-    include: ['libs/**/*.spec.ts', 'services/**/*.spec.ts', 'tools/**/*.spec.ts', 'tests/**/*.spec.ts', 'packages/**/*.spec.ts', 'bench/**/*.spec.ts'],
+    include: [
+      'libs/**/*.spec.ts',
+      'services/**/*.spec.ts',
+      'tools/**/*.spec.ts',
+      'tests/**/*.spec.ts',
+      'packages/**/*.spec.ts',
+      'bench/**/*.spec.ts',
+    ],
     globals: true,
     pool: 'forks',
     maxWorkers: 2,

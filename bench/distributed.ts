@@ -98,15 +98,23 @@ const traceHook = path.join(repoRoot, 'bench/lib/trace-hook.cjs');
 /** The environment of one process: with --cpu-prof when profiled, with the trace hook under --trace. */
 function instrumented(processName: string, env: Record<string, string>): Record<string, string> {
   const nodeOptions = [process.env.NODE_OPTIONS ?? ''];
-  if (options.profile.includes(processName)) nodeOptions.push(`--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${processName}-${runStamp}.cpuprofile`);
+  if (options.profile.includes(processName))
+    nodeOptions.push(`--cpu-prof --cpu-prof-dir=${profileDir} --cpu-prof-name=${processName}-${runStamp}.cpuprofile`);
   if (options.trace) nodeOptions.push(`--require ${traceHook}`);
   const joined = nodeOptions.join(' ').trim();
-  return joined === '' ? env : { ...env, NODE_OPTIONS: joined, ...(options.trace ? { BENCH_TRACE_DIR: traceDir, BENCH_TRACE_NAME: processName } : {}) };
+  return joined === ''
+    ? env
+    : {
+        ...env,
+        NODE_OPTIONS: joined,
+        ...(options.trace ? { BENCH_TRACE_DIR: traceDir, BENCH_TRACE_NAME: processName } : {}),
+      };
 }
 
 const log = (line: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${line}\n`);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const round = (value: number | null | undefined, digits = 2) => (value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits)));
+const round = (value: number | null | undefined, digits = 2) =>
+  value === null || value === undefined || Number.isNaN(value) ? null : Number(value.toFixed(digits));
 
 // ---- machine and infrastructure ---------------------------------------------------------------------------------
 
@@ -123,11 +131,16 @@ function machine() {
 }
 
 const kafkaScript = (command: 'start' | 'stop' | 'status') =>
-  spawnSync('bash', [path.join(repoRoot, 'scripts/kafka.sh'), command], { cwd: repoRoot, stdio: command === 'status' ? 'ignore' : 'inherit' }).status;
+  spawnSync('bash', [path.join(repoRoot, 'scripts/kafka.sh'), command], {
+    cwd: repoRoot,
+    stdio: command === 'status' ? 'ignore' : 'inherit',
+  }).status;
 
 function kafkaPid(): number | null {
   try {
-    const pid = Number(fs.readFileSync(path.join(process.env.KAFKA_HOME ?? path.join(repoRoot, '.kafka'), 'kafka.pid'), 'utf8').trim());
+    const pid = Number(
+      fs.readFileSync(path.join(process.env.KAFKA_HOME ?? path.join(repoRoot, '.kafka'), 'kafka.pid'), 'utf8').trim(),
+    );
     return Number.isInteger(pid) && pid > 0 ? pid : null;
   } catch {
     return null;
@@ -194,8 +207,16 @@ async function startSimulatorProcess(): Promise<Simulator> {
   const port = await freePort();
   const secret = randomBytes(24).toString('base64url');
   const url = `http://127.0.0.1:${port}`;
-  const child = startTsProcess('libs/connectors/src/simulator/simulator-main.ts', instrumented('simulator', { MOCK_CARD_PORT: String(port), MOCK_CARD_WEBHOOK_SECRET: secret }));
-  await waitFor('the mock-card simulator listening', async () => ((await fetch(`${url}/v1/ledger?reference=probe`)).status === 200 ? true : undefined), 30_000, () => child.output());
+  const child = startTsProcess(
+    'libs/connectors/src/simulator/simulator-main.ts',
+    instrumented('simulator', { MOCK_CARD_PORT: String(port), MOCK_CARD_WEBHOOK_SECRET: secret }),
+  );
+  await waitFor(
+    'the mock-card simulator listening',
+    async () => ((await fetch(`${url}/v1/ledger?reference=probe`)).status === 200 ? true : undefined),
+    30_000,
+    () => child.output(),
+  );
   return { url, secret, process: child };
 }
 
@@ -204,11 +225,20 @@ const readyz = (url: string) => async () => {
   const answer = await fetch(`${url}/readyz`);
   if (answer.status === 200) return true;
   const body = (await answer.json().catch(() => null)) as { checks?: Record<string, string> } | null;
-  const failing = Object.entries(body?.checks ?? { unknown: 'no checks' }).filter(([name, result]) => result !== 'ok' && !options.without.includes(name));
+  const failing = Object.entries(body?.checks ?? { unknown: 'no checks' }).filter(
+    ([name, result]) => result !== 'ok' && !options.without.includes(name),
+  );
   return body?.checks && failing.length === 0 ? true : undefined;
 };
 
-function runtimeOf(name: Runtime['name'], baseUrl: string, env: Record<string, string>, dataDir: string, processes: Record<string, RunningProcess>, simulator: Simulator): Runtime {
+function runtimeOf(
+  name: Runtime['name'],
+  baseUrl: string,
+  env: Record<string, string>,
+  dataDir: string,
+  processes: Record<string, RunningProcess>,
+  simulator: Simulator,
+): Runtime {
   const describe = () =>
     Object.entries(processes)
       .map(([processName, child]) => `${processName}:\n${child.output().slice(-4000)}`)
@@ -219,7 +249,10 @@ function runtimeOf(name: Runtime['name'], baseUrl: string, env: Record<string, s
     env,
     dataDir,
     processes,
-    pids: { ...Object.fromEntries(Object.entries(processes).map(([processName, child]) => [processName, child.child.pid!])), simulator: simulator.process.child.pid! },
+    pids: {
+      ...Object.fromEntries(Object.entries(processes).map(([processName, child]) => [processName, child.child.pid!])),
+      simulator: simulator.process.child.pid!,
+    },
     describe,
     stop: async () => {
       await Promise.all(Object.values(processes).map((child) => child.kill('SIGTERM')));
@@ -233,7 +266,14 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   // The receiver of the event-lag phase listens on loopback.
-  const env = { DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn', MOCK_CARD_URL: simulator.url, MOCK_CARD_WEBHOOK_SECRET: simulator.secret, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+  const env = {
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    LOG_LEVEL: 'warn',
+    MOCK_CARD_URL: simulator.url,
+    MOCK_CARD_WEBHOOK_SECRET: simulator.secret,
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+  };
   const processes = { embedded: startTsProcess('services/standalone/src/main.ts', instrumented('embedded', env)) };
   const runtime = runtimeOf('embedded', baseUrl, env, dataDir, processes, simulator);
   try {
@@ -248,7 +288,12 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
 async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const dataDir = createTestDataDir('bench-distributed');
   const credentials = await rpcCredentialsForTests();
-  const [identityPort, transactionsPort, webhooksPort, httpPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+  const [identityPort, transactionsPort, webhooksPort, httpPort] = [
+    await freePort(),
+    await freePort(),
+    await freePort(),
+    await freePort(),
+  ];
   const baseUrl = `http://127.0.0.1:${httpPort}`;
   const env: Record<string, string> = {
     DATA_DIR: dataDir,
@@ -272,7 +317,8 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const processes: Record<string, RunningProcess> = {};
   processes.identity = startTsProcess('services/identity/src/main.ts', envOf('identity'));
   processes.transactions = startTsProcess('services/transactions/src/main.ts', envOf('transactions'));
-  if (!options.without.includes('webhooks')) processes.webhooks = startTsProcess('services/webhooks/src/main.ts', envOf('webhooks'));
+  if (!options.without.includes('webhooks'))
+    processes.webhooks = startTsProcess('services/webhooks/src/main.ts', envOf('webhooks'));
   processes.gateway = startTsProcess('services/gateway/src/main.ts', envOf('gateway'));
   const runtime = runtimeOf('distributed', baseUrl, env, dataDir, processes, simulator);
   try {
@@ -280,7 +326,12 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
     if (processes.webhooks) {
       const webhooksRpc = TcpRpcClient.fromUrl(env.WEBHOOKS_RPC_URL!, 'webhooks', credentials.of('gateway'), 2_000);
       try {
-        await waitFor('the webhooks service ready', async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true), 60_000, runtime.describe);
+        await waitFor(
+          'the webhooks service ready',
+          async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true),
+          60_000,
+          runtime.describe,
+        );
       } finally {
         await webhooksRpc.close();
       }
@@ -307,12 +358,27 @@ async function prepare(runtime: Runtime): Promise<Api> {
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key, expiresIn: 3 * 3600 });
   const http = new HttpClient(runtime.baseUrl, { maxSockets: Math.max(...options.clients, 8) });
   const auth = { authorization: `Bearer ${token}` };
-  await waitFor(`the new key accepted by the ${runtime.name} gateway`, async () => ((await http.request('GET', '/merchant-accounts', { headers: auth })).status === 200 ? true : undefined), 30_000, runtime.describe);
-  await http.request('POST', '/merchant-accounts', { headers: auth, body: { id: MERCHANT, display_name: 'Benchmark' } });
+  await waitFor(
+    `the new key accepted by the ${runtime.name} gateway`,
+    async () =>
+      (await http.request('GET', '/merchant-accounts', { headers: auth })).status === 200 ? true : undefined,
+    30_000,
+    runtime.describe,
+  );
+  await http.request('POST', '/merchant-accounts', {
+    headers: auth,
+    body: { id: MERCHANT, display_name: 'Benchmark' },
+  });
   const headers = { ...auth, [MERCHANT_HEADER]: MERCHANT };
   await http.request('POST', '/payment-services', {
     headers,
-    body: { display_name: 'Card simulator', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'bench' }], accepted_currencies: ['USD'], accepted_countries: ['US'] },
+    body: {
+      display_name: 'Card simulator',
+      payment_service_definition_id: 'mock-card',
+      fields: [{ key: 'merchant_id', value: 'bench' }],
+      accepted_currencies: ['USD'],
+      accepted_countries: ['US'],
+    },
   });
   return { http, headers };
 }
@@ -325,7 +391,10 @@ const authorizeBody = JSON.stringify({
 });
 
 async function authorize(api: Api): Promise<{ id: string; status: string }> {
-  const created = await api.http.json<{ id: string; status: string }>('POST', '/transactions', { headers: api.headers, body: authorizeBody });
+  const created = await api.http.json<{ id: string; status: string }>('POST', '/transactions', {
+    headers: api.headers,
+    body: authorizeBody,
+  });
   if (created.status !== 'authorization_succeeded') throw new Error(`authorize answered status ${created.status}`);
   return created;
 }
@@ -442,7 +511,12 @@ async function measureRound(target: Target, scenario: Scenario, clients: number)
     await inner(i);
     if (t0 >= windowStart) samples.push(performance.now() - t0);
   };
-  const result = await runLoad({ concurrency: clients, durationMs: options.durationMs, warmupMs: options.warmupMs, request });
+  const result = await runLoad({
+    concurrency: clients,
+    durationMs: options.durationMs,
+    warmupMs: options.warmupMs,
+    request,
+  });
   clearTimeout(startReading);
   const after = cpuSnapshot(target.cpuPids);
   const machineAfter = machineCpuMs();
@@ -477,7 +551,12 @@ function merge(target: Target, scenario: Scenario, clients: number, rounds: read
   const byProcess = Object.fromEntries(
     Object.keys(target.cpuPids).map((name) => {
       const values = rounds.map((r) => r.cpuMs[name]);
-      return [name, values.some((value) => value == null) || requests === 0 ? null : round(values.reduce((sum: number, value) => sum + (value as number), 0) / requests, 3)];
+      return [
+        name,
+        values.some((value) => value == null) || requests === 0
+          ? null
+          : round(values.reduce((sum: number, value) => sum + (value as number), 0) / requests, 3),
+      ];
     }),
   );
   const known = Object.values(byProcess).filter((value): value is number => value !== null);
@@ -500,7 +579,14 @@ function merge(target: Target, scenario: Scenario, clients: number, rounds: read
         Object.fromEntries(
           Object.entries(entries)
             .sort(([a], [b]) => a.localeCompare(b))
-            .map(([key, entry]) => [key, { perRequest: round(entry.count / Math.max(1, requests), 2)!, meanMs: round(entry.totalMs / entry.count, 2)!, p99Ms: round(entry.p99Ms, 2)! }]),
+            .map(([key, entry]) => [
+              key,
+              {
+                perRequest: round(entry.count / Math.max(1, requests), 2)!,
+                meanMs: round(entry.totalMs / entry.count, 2)!,
+                p99Ms: round(entry.p99Ms, 2)!,
+              },
+            ]),
         ),
       ]),
     );
@@ -515,12 +601,22 @@ function merge(target: Target, scenario: Scenario, clients: number, rounds: read
     durationMs: windowMs,
     throughput: (requests * 1000) / Math.max(windowMs, 1e-9),
     ...latencySummary(samples),
-    cpuMsPerRequest: known.length > 0 ? round(known.reduce((sum, value) => sum + value, 0), 3) : null,
+    cpuMsPerRequest:
+      known.length > 0
+        ? round(
+            known.reduce((sum, value) => sum + value, 0),
+            3,
+          )
+        : null,
     cpuMsPerRequestByProcess: byProcess,
     roundsP50Ms: rounds.map((r) => round(latencySummary(r.samples).p50Ms)!),
     loadGeneratorCpuPercent: round((100 * rounds.reduce((sum, r) => sum + r.selfMs, 0)) / windowMs, 1),
-    otherCpuPercent: rounds.every((r) => r.otherCpuMs !== null) ? round((100 * rounds.reduce((sum, r) => sum + r.otherCpuMs!, 0)) / windowMs, 1) : null,
-    stealPercent: rounds.every((r) => r.stealMs !== null) ? round((100 * rounds.reduce((sum, r) => sum + r.stealMs!, 0)) / windowMs, 1) : null,
+    otherCpuPercent: rounds.every((r) => r.otherCpuMs !== null)
+      ? round((100 * rounds.reduce((sum, r) => sum + r.otherCpuMs!, 0)) / windowMs, 1)
+      : null,
+    stealPercent: rounds.every((r) => r.stealMs !== null)
+      ? round((100 * rounds.reduce((sum, r) => sum + r.stealMs!, 0)) / windowMs, 1)
+      : null,
     ...(hops ? { hops } : {}),
   };
 }
@@ -536,9 +632,14 @@ async function loadPhases(targets: readonly Target[], kafka: Kafka | null): Prom
   for (const target of targets) {
     if (options.initialWarmupMs <= 0) break;
     log(`${target.runtime.name}: ${options.initialWarmupMs / 1000} s of warm-up (authorize, 4 clients)`);
-    await runLoad({ concurrency: 4, durationMs: options.initialWarmupMs, request: async () => void target.ids.push((await authorize(target.api)).id) });
+    await runLoad({
+      concurrency: 4,
+      durationMs: options.initialWarmupMs,
+      request: async () => void target.ids.push((await authorize(target.api)).id),
+    });
     const groupId = target.runtime.env.WEBHOOKS_CONSUMER_GROUP;
-    if (kafka && groupId && target.runtime.processes.webhooks) await waitForWebhooksBacklog(kafka, groupId, 5 * 60_000, 500);
+    if (kafka && groupId && target.runtime.processes.webhooks)
+      await waitForWebhooksBacklog(kafka, groupId, 5 * 60_000, 500);
   }
   for (const scenario of SCENARIOS) {
     for (const clients of options.clients) {
@@ -548,7 +649,8 @@ async function loadPhases(targets: readonly Target[], kafka: Kafka | null): Prom
         for (const target of order) {
           rounds.get(target)!.push(await measureRound(target, scenario, clients));
           const groupId = target.runtime.env.WEBHOOKS_CONSUMER_GROUP;
-          if (scenario === 'authorize' && kafka && groupId && target.runtime.processes.webhooks) await waitForWebhooksBacklog(kafka, groupId, 5 * 60_000, 500);
+          if (scenario === 'authorize' && kafka && groupId && target.runtime.processes.webhooks)
+            await waitForWebhooksBacklog(kafka, groupId, 5 * 60_000, 500);
         }
       }
       for (const target of targets) {
@@ -576,7 +678,13 @@ interface LagStats {
 function lagStats(samples: readonly number[]): LagStats {
   if (samples.length === 0) return { count: 0, p50Ms: null, p95Ms: null, p99Ms: null, maxMs: null };
   const summary = latencySummary(samples);
-  return { count: samples.length, p50Ms: round(summary.p50Ms, 1), p95Ms: round(summary.p95Ms, 1), p99Ms: round(summary.p99Ms, 1), maxMs: round(Math.max(...samples), 1) };
+  return {
+    count: samples.length,
+    p50Ms: round(summary.p50Ms, 1),
+    p95Ms: round(summary.p95Ms, 1),
+    p99Ms: round(summary.p99Ms, 1),
+    maxMs: round(Math.max(...samples), 1),
+  };
 }
 
 interface KafkaSeen {
@@ -587,7 +695,12 @@ interface KafkaSeen {
 }
 
 /** Waits until the webhooks service's consumer group has consumed `transactions.events` to its end (`stableMs` stable). */
-async function waitForWebhooksBacklog(kafka: Kafka, groupId: string, timeoutMs: number, stableMs = 2_000): Promise<number> {
+async function waitForWebhooksBacklog(
+  kafka: Kafka,
+  groupId: string,
+  timeoutMs: number,
+  stableMs = 2_000,
+): Promise<number> {
   const admin = kafka.admin();
   await admin.connect();
   const started = Date.now();
@@ -607,7 +720,10 @@ async function waitForWebhooksBacklog(kafka: Kafka, groupId: string, timeoutMs: 
         if (Date.now() - stableSince >= stableMs) return Date.now() - started;
       } else stableSince = null;
       lastEnd = endKey;
-      if (Date.now() - started > timeoutMs) throw new Error(`the webhooks service is still ${behind} messages behind on ${transactionsTopic} after ${timeoutMs} ms`);
+      if (Date.now() - started > timeoutMs)
+        throw new Error(
+          `the webhooks service is still ${behind} messages behind on ${transactionsTopic} after ${timeoutMs} ms`,
+        );
       await sleep(250);
     }
   } finally {
@@ -635,8 +751,19 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
       eachMessage: async ({ message }) => {
         const arrivedAtMs = Date.now();
         try {
-          const event = JSON.parse(message.value?.toString() ?? '') as { id: string; stream_id: string; type: string; recorded_at: string };
-          if (!seen.has(event.id)) seen.set(event.id, { streamId: event.stream_id, type: event.type, recordedAtMs: Date.parse(event.recorded_at), arrivedAtMs });
+          const event = JSON.parse(message.value?.toString() ?? '') as {
+            id: string;
+            stream_id: string;
+            type: string;
+            recorded_at: string;
+          };
+          if (!seen.has(event.id))
+            seen.set(event.id, {
+              streamId: event.stream_id,
+              type: event.type,
+              recordedAtMs: Date.parse(event.recorded_at),
+              arrivedAtMs,
+            });
         } catch {
           // not an event message
         }
@@ -650,7 +777,12 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
   try {
     await api.http.request('POST', '/webhook-subscriptions', {
       headers: api.headers,
-      body: { url: receiver.url, merchant_account_id: MERCHANT, event_names: TRANSACTION_EVENT_NAMES, description: 'bench event lag' },
+      body: {
+        url: receiver.url,
+        merchant_account_id: MERCHANT,
+        event_names: TRANSACTION_EVENT_NAMES,
+        description: 'bench event lag',
+      },
     });
     await sleep(1_000);
 
@@ -688,14 +820,21 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
     await Promise.all(pending);
     const streamSeconds = (performance.now() - streamStart) / 1000;
 
-    const authorizedReceived = () => [...receiver.deliveries.values()].filter((delivery) => delivery.name === 'transaction.authorized' && delivery.targetId !== null && measuredIds.has(delivery.targetId)).length;
+    const authorizedReceived = () =>
+      [...receiver.deliveries.values()].filter(
+        (delivery) =>
+          delivery.name === 'transaction.authorized' &&
+          delivery.targetId !== null &&
+          measuredIds.has(delivery.targetId),
+      ).length;
     const deadline = Date.now() + 60_000;
     while (authorizedReceived() < measuredIds.size && Date.now() < deadline) await sleep(100);
     await sleep(1_000); // stragglers of other names
 
     const measuredStreams = new Set([...measuredIds].map((id) => `transaction-${id}`));
     const appendToKafka: number[] = [];
-    for (const event of seen.values()) if (measuredStreams.has(event.streamId)) appendToKafka.push(event.arrivedAtMs - event.recordedAtMs);
+    for (const event of seen.values())
+      if (measuredStreams.has(event.streamId)) appendToKafka.push(event.arrivedAtMs - event.recordedAtMs);
     const appendToWebhook: number[] = [];
     const kafkaToWebhook: number[] = [];
     let withoutKafka = 0;
@@ -713,7 +852,7 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
     }
     const result = {
       runtime: runtime.name,
-      appendTime: kafka ? 'recorded_at on Kafka' : 'the webhook body\'s created_at (the event\'s own time)',
+      appendTime: kafka ? 'recorded_at on Kafka' : "the webhook body's created_at (the event's own time)",
       rate: options.lagRate,
       seconds: options.lagSeconds,
       authorizations: measuredIds.size,
@@ -738,20 +877,28 @@ async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
 
 // ---- report -------------------------------------------------------------------------------------------------------
 
-const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits));
+const fmt = (value: number | null | undefined, digits = 2) =>
+  value === null || value === undefined || Number.isNaN(value) ? '—' : value.toFixed(digits);
 
-const signed = (value: number | null | undefined) => (value === null || value === undefined || Number.isNaN(value) ? '—' : `${value >= 0 ? '+' : ''}${value.toFixed(2)}`);
+const signed = (value: number | null | undefined) =>
+  value === null || value === undefined || Number.isNaN(value) ? '—' : `${value >= 0 ? '+' : ''}${value.toFixed(2)}`;
 
 function table(headers: string[], rows: string[][]): string {
   const widths = headers.map((header, i) => Math.max(header.length, ...rows.map((row) => row[i]!.length)));
-  const line = (cells: string[]) => `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
-  return [line(headers), `|${widths.map((width, i) => (i === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`, ...rows.map(line)].join('\n');
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  return [
+    line(headers),
+    `|${widths.map((width, i) => (i === 0 ? `:${'-'.repeat(width + 1)}` : `${'-'.repeat(width + 1)}:`)).join('|')}|`,
+    ...rows.map(line),
+  ].join('\n');
 }
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const redis = await probeRedis();
-  if (!redis.available) throw new Error(`Redis is not reachable (${redis.reason}): start it on ${defaultRedisUrl()} (REDIS_URL)`);
+  if (!redis.available)
+    throw new Error(`Redis is not reachable (${redis.reason}): start it on ${defaultRedisUrl()} (REDIS_URL)`);
   let kafkaStartedByUs = false;
   if (kafkaScript('status') !== 0) {
     log('Kafka is not running: bash scripts/kafka.sh start (stopped again at the end)');
@@ -765,7 +912,11 @@ async function main(): Promise<void> {
   let simulator: Simulator | null = null;
   let embedded: Runtime | null = null;
   let distributed: Runtime | null = null;
-  const kafka = new Kafka({ clientId: 'bench-distributed', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: 'bench-distributed',
+    brokers: kafkaBrokersForTests(),
+    logLevel: logLevel.NOTHING,
+  });
   const results: Measured[] = [];
   let lag: Awaited<ReturnType<typeof eventLag>> | null = null;
   let embeddedLag: Awaited<ReturnType<typeof eventLag>> | null = null;
@@ -810,7 +961,8 @@ async function main(): Promise<void> {
   }
 
   // ---- comparison and output ----
-  const find = (runtimeName: Runtime['name'], scenario: Scenario, clients: number) => results.find((r) => r.runtime === runtimeName && r.scenario === scenario && r.clients === clients);
+  const find = (runtimeName: Runtime['name'], scenario: Scenario, clients: number) =>
+    results.find((r) => r.runtime === runtimeName && r.scenario === scenario && r.clients === clients);
   const comparison = SCENARIOS.flatMap((scenario) =>
     options.clients.map((clients) => {
       const embedded = find('embedded', scenario, clients);
@@ -831,11 +983,26 @@ async function main(): Promise<void> {
   const targets = {
     distributedAuthorizeP50: {
       target: 'distributed authorize p50 <= embedded p50 + 3 ms',
-      byClients: Object.fromEntries(authorizeAdded.map((row) => [row.clients, { addedMs: row.addedP50Ms, met: (row.addedP50Ms ?? Infinity) <= 3 }])),
+      byClients: Object.fromEntries(
+        authorizeAdded.map((row) => [row.clients, { addedMs: row.addedP50Ms, met: (row.addedP50Ms ?? Infinity) <= 3 }]),
+      ),
     },
-    eventLagP99: lag ? { target: 'append -> webhook first attempt p99 <= 250 ms', p99Ms: lag.appendToWebhook.p99Ms, met: lag.appendToWebhook.p99Ms !== null && lag.appendToWebhook.p99Ms <= 250 && lag.webhooksMissing === 0 } : null,
+    eventLagP99: lag
+      ? {
+          target: 'append -> webhook first attempt p99 <= 250 ms',
+          p99Ms: lag.appendToWebhook.p99Ms,
+          met: lag.appendToWebhook.p99Ms !== null && lag.appendToWebhook.p99Ms <= 250 && lag.webhooksMissing === 0,
+        }
+      : null,
     embeddedEventLagP99: embeddedLag
-      ? { target: 'append -> webhook first attempt p99 <= 250 ms (embedded)', p99Ms: embeddedLag.appendToWebhook.p99Ms, met: embeddedLag.appendToWebhook.p99Ms !== null && embeddedLag.appendToWebhook.p99Ms <= 250 && embeddedLag.webhooksMissing === 0 }
+      ? {
+          target: 'append -> webhook first attempt p99 <= 250 ms (embedded)',
+          p99Ms: embeddedLag.appendToWebhook.p99Ms,
+          met:
+            embeddedLag.appendToWebhook.p99Ms !== null &&
+            embeddedLag.appendToWebhook.p99Ms <= 250 &&
+            embeddedLag.webhooksMissing === 0,
+        }
       : null,
   };
 
@@ -853,20 +1020,31 @@ async function main(): Promise<void> {
       `${fmt(r.loadGeneratorCpuPercent, 0)} / ${fmt(r.otherCpuPercent, 0)} / ${fmt(r.stealPercent, 0)}`,
     ];
   });
-  process.stdout.write(`\nDistributed vs embedded (${machine().cpus} × ${machine().cpuModel}, Node ${process.version}; ${options.rounds} × (${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s) per row, runtimes alternating)\n\n`);
-  process.stdout.write(`${table(['scenario', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'p50 vs embedded', 'CPU ms/req', 'errors', 'CPU % bench/other/steal'], rows)}\n`);
+  process.stdout.write(
+    `\nDistributed vs embedded (${machine().cpus} × ${machine().cpuModel}, Node ${process.version}; ${options.rounds} × (${options.warmupMs / 1000} s warm-up + ${options.durationMs / 1000} s) per row, runtimes alternating)\n\n`,
+  );
+  process.stdout.write(
+    `${table(['scenario', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'p50 vs embedded', 'CPU ms/req', 'errors', 'CPU % bench/other/steal'], rows)}\n`,
+  );
   if (results.some((r) => r.runtime === 'distributed')) {
     const pidNames = Object.keys(results.find((r) => r.runtime === 'distributed')!.cpuMsPerRequestByProcess);
     process.stdout.write(`\nCPU ms per request by process (distributed)\n\n`);
     process.stdout.write(
       `${table(
         ['scenario', ...pidNames],
-        results.filter((r) => r.runtime === 'distributed').map((r) => [`${r.scenario} @${r.clients}`, ...pidNames.map((name) => fmt(r.cpuMsPerRequestByProcess[name], 3))]),
+        results
+          .filter((r) => r.runtime === 'distributed')
+          .map((r) => [
+            `${r.scenario} @${r.clients}`,
+            ...pidNames.map((name) => fmt(r.cpuMsPerRequestByProcess[name], 3)),
+          ]),
       )}\n`,
     );
   }
   for (const r of results.filter((entry) => entry.hops && entry.clients === Math.min(...options.clients))) {
-    process.stdout.write(`\nHops of ${r.runtime} ${r.scenario} @${r.clients} (--trace; p50 ${fmt(r.p50Ms)} ms at the client)\n\n`);
+    process.stdout.write(
+      `\nHops of ${r.runtime} ${r.scenario} @${r.clients} (--trace; p50 ${fmt(r.p50Ms)} ms at the client)\n\n`,
+    );
     const hopRows = Object.entries(r.hops!).flatMap(([name, entries]) =>
       Object.entries(entries)
         .filter(([, entry]) => entry.perRequest >= 0.05)
@@ -876,23 +1054,46 @@ async function main(): Promise<void> {
   }
   for (const measured of [embeddedLag, lag]) {
     if (!measured) continue;
-    process.stdout.write(`\nEvent lag, ${measured.runtime} (append time: ${measured.appendTime}): ${measured.authorizations} authorizations at ${measured.rate}/s for ${measured.seconds} s (errors ${measured.errors}; webhooks missing ${measured.webhooksMissing}; repeats ${measured.webhookRepeats})\n\n`);
-    const lagRow = (what: string, stats: LagStats) => [what, String(stats.count), fmt(stats.p50Ms, 1), fmt(stats.p95Ms, 1), fmt(stats.p99Ms, 1), fmt(stats.maxMs, 1)];
+    process.stdout.write(
+      `\nEvent lag, ${measured.runtime} (append time: ${measured.appendTime}): ${measured.authorizations} authorizations at ${measured.rate}/s for ${measured.seconds} s (errors ${measured.errors}; webhooks missing ${measured.webhooksMissing}; repeats ${measured.webhookRepeats})\n\n`,
+    );
+    const lagRow = (what: string, stats: LagStats) => [
+      what,
+      String(stats.count),
+      fmt(stats.p50Ms, 1),
+      fmt(stats.p95Ms, 1),
+      fmt(stats.p99Ms, 1),
+      fmt(stats.maxMs, 1),
+    ];
     process.stdout.write(
       `${table(
         ['hop', 'count', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
         [
           lagRow('POST /transactions answer', measured.authorizeAnswer),
-          ...(measured.appendToKafka.count > 0 ? [lagRow('append → Kafka consumer', measured.appendToKafka), lagRow('Kafka consumer → webhook', measured.kafkaToWebhook)] : []),
+          ...(measured.appendToKafka.count > 0
+            ? [
+                lagRow('append → Kafka consumer', measured.appendToKafka),
+                lagRow('Kafka consumer → webhook', measured.kafkaToWebhook),
+              ]
+            : []),
           lagRow('append → webhook 1st attempt', measured.appendToWebhook),
         ],
       )}\n`,
     );
   }
   process.stdout.write('\nTargets\n');
-  for (const row of authorizeAdded) process.stdout.write(`  distributed authorize @${row.clients} p50 ${fmt(row.distributedP50Ms)} ms vs embedded ${fmt(row.embeddedP50Ms)} ms: ${signed(row.addedP50Ms)} ms (target ≤ +3 ms) ${(row.addedP50Ms ?? Infinity) <= 3 ? 'MET' : 'NOT MET'}\n`);
-  if (targets.embeddedEventLagP99) process.stdout.write(`  event lag append → webhook p99, embedded ${fmt(targets.embeddedEventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.embeddedEventLagP99.met ? 'MET' : 'NOT MET'}\n`);
-  if (targets.eventLagP99) process.stdout.write(`  event lag append → webhook p99, distributed ${fmt(targets.eventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.eventLagP99.met ? 'MET' : 'NOT MET'}\n`);
+  for (const row of authorizeAdded)
+    process.stdout.write(
+      `  distributed authorize @${row.clients} p50 ${fmt(row.distributedP50Ms)} ms vs embedded ${fmt(row.embeddedP50Ms)} ms: ${signed(row.addedP50Ms)} ms (target ≤ +3 ms) ${(row.addedP50Ms ?? Infinity) <= 3 ? 'MET' : 'NOT MET'}\n`,
+    );
+  if (targets.embeddedEventLagP99)
+    process.stdout.write(
+      `  event lag append → webhook p99, embedded ${fmt(targets.embeddedEventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.embeddedEventLagP99.met ? 'MET' : 'NOT MET'}\n`,
+    );
+  if (targets.eventLagP99)
+    process.stdout.write(
+      `  event lag append → webhook p99, distributed ${fmt(targets.eventLagP99.p99Ms, 1)} ms (target ≤ 250 ms) ${targets.eventLagP99.met ? 'MET' : 'NOT MET'}\n`,
+    );
 
   const report = {
     benchmark: 'distributed',
@@ -916,7 +1117,7 @@ async function main(): Promise<void> {
         'authorize = POST /transactions (card 4111…, amount 1000 USD, intent authorize) through one shared mock-card simulator process; get = GET /transactions/{id}',
         'one ES512 token reused; closed loop (bench/lib/load.ts, node:http keep-alive)',
         'CPU ms/req = sum over the runtime processes (simulator included; Kafka and Redis for distributed)',
-        'event lag: append time = recorded_at of the Kafka message (the event store\'s append time) for distributed, the webhook body\'s created_at (the event\'s own time) for embedded; services on their default POLL_INTERVAL_MS, WEBHOOK_WORKER_INTERVAL_MS',
+        "event lag: append time = recorded_at of the Kafka message (the event store's append time) for distributed, the webhook body's created_at (the event's own time) for embedded; services on their default POLL_INTERVAL_MS, WEBHOOK_WORKER_INTERVAL_MS",
       ],
     },
     results: results.map((r) => ({
@@ -947,16 +1148,24 @@ async function main(): Promise<void> {
   const stamp = runStamp;
   // A diagnostic run (instrumented processes) is kept beside the others but is never the latest figures.
   const diagnostic = options.trace || options.profile.length > 0 || options.without.length > 0 || options.lagOnly;
-  const file = path.join(options.outDir, `distributed-${stamp}-${os.hostname()}${diagnostic ? '-diagnostic' : ''}.json`);
+  const file = path.join(
+    options.outDir,
+    `distributed-${stamp}-${os.hostname()}${diagnostic ? '-diagnostic' : ''}.json`,
+  );
   fs.writeFileSync(file, `${JSON.stringify(report, null, 2)}\n`);
-  if (!diagnostic) fs.writeFileSync(path.join(options.outDir, 'distributed-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
-  process.stdout.write(`\nwritten: ${path.relative(repoRoot, file)}${diagnostic ? ' (diagnostic run: distributed-latest.json left as it was)' : ' and distributed-latest.json'}\n`);
+  if (!diagnostic)
+    fs.writeFileSync(path.join(options.outDir, 'distributed-latest.json'), `${JSON.stringify(report, null, 2)}\n`);
+  process.stdout.write(
+    `\nwritten: ${path.relative(repoRoot, file)}${diagnostic ? ' (diagnostic run: distributed-latest.json left as it was)' : ' and distributed-latest.json'}\n`,
+  );
 }
 
 main().then(
   () => process.exit(0),
   (error: unknown) => {
-    process.stderr.write(`bench:distributed failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+    process.stderr.write(
+      `bench:distributed failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -53,7 +53,13 @@ class WebCryptoSignatures implements SignatureVerifier {
   async verifySignature(check: SignatureCheck): Promise<boolean> {
     let key = this.keys.get(check.publicKey);
     if (!key) {
-      key = webcrypto.subtle.importKey('jwk', check.publicKey.export({ format: 'jwk' }) as webcrypto.JsonWebKey, { name: 'ECDSA', namedCurve: 'P-521' }, false, ['verify']);
+      key = webcrypto.subtle.importKey(
+        'jwk',
+        check.publicKey.export({ format: 'jwk' }) as webcrypto.JsonWebKey,
+        { name: 'ECDSA', namedCurve: 'P-521' },
+        false,
+        ['verify'],
+      );
       this.keys.set(check.publicKey, key);
     }
     return webcrypto.subtle.verify({ name: 'ECDSA', hash: 'SHA-512' }, await key, check.signature, check.signingInput);
@@ -100,7 +106,11 @@ interface RunResult {
 }
 
 /** The raw rate: one worker thread per core, node:crypto verify back to back (signature only). */
-async function rawRate(threads: number, publicKeyPem: string, token: string): Promise<{ perSecond: number; otherCores: number }> {
+async function rawRate(
+  threads: number,
+  publicKeyPem: string,
+  token: string,
+): Promise<{ perSecond: number; otherCores: number }> {
   const others = otherLoad();
   const rates = await Promise.all(
     Array.from({ length: threads }, async () => {
@@ -137,13 +147,28 @@ function rawRateOneThread(publicKey: KeyObject, token: string): number {
   return (count * 1000) / (performance.now() - start);
 }
 
-const percentileOf = (sorted: Float64Array, p: number) => sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
+const percentileOf = (sorted: Float64Array, p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN;
 
-async function throughVerifier(tokens: readonly string[], key: KeyRecord, signatures: SignatureVerifier): Promise<RunResult> {
-  const verifier = new TokenVerifier({ directory: { findByKid: async () => key }, cache: new InMemoryVerifiedTokenCache(), clockSkewSeconds: 30, signatures });
+async function throughVerifier(
+  tokens: readonly string[],
+  key: KeyRecord,
+  signatures: SignatureVerifier,
+): Promise<RunResult> {
+  const verifier = new TokenVerifier({
+    directory: { findByKid: async () => key },
+    cache: new InMemoryVerifiedTokenCache(),
+    clockSkewSeconds: 30,
+    signatures,
+  });
   // Warm: the key's KeyObject (and WebCrypto's CryptoKey), the workers' first message.
   await Promise.all(tokens.slice(0, 4).map((token) => verifier.verify(token)));
-  const fresh = new TokenVerifier({ directory: { findByKid: async () => key }, cache: new InMemoryVerifiedTokenCache(), clockSkewSeconds: 30, signatures });
+  const fresh = new TokenVerifier({
+    directory: { findByKid: async () => key },
+    cache: new InMemoryVerifiedTokenCache(),
+    clockSkewSeconds: 30,
+    signatures,
+  });
   await fresh.verify(tokens[0]!);
 
   const latencies = new Float64Array(tokens.length - 1);
@@ -209,14 +234,23 @@ async function main(): Promise<void> {
   const privateKeyPem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
   const publicJwk = publicKey.export({ format: 'jwk' }) as unknown as PublicJwk;
   const kid = await thumbprint({ kty: 'EC', crv: 'P-521', x: publicJwk.x, y: publicJwk.y });
-  const key: KeyRecord = { id: 'bench', kid, publicJwk: { kty: 'EC', crv: 'P-521', x: publicJwk.x, y: publicJwk.y }, active: true, permissions: ['*.read'], merchantAccountIds: [] };
+  const key: KeyRecord = {
+    id: 'bench',
+    kid,
+    publicJwk: { kty: 'EC', crv: 'P-521', x: publicJwk.x, y: publicJwk.y },
+    active: true,
+    permissions: ['*.read'],
+    merchantAccountIds: [],
+  };
 
   const signer = new TokenPool({ kid, privateKeyPem }, ['*.read'], 3600);
   const signStart = performance.now();
   await signer.fill(TOKENS);
   const tokens = Array.from({ length: TOKENS }, () => signer.take());
   await signer.close();
-  process.stderr.write(`${TOKENS} tokens signed in ${Math.round(performance.now() - signStart)} ms (worker threads); ${CONCURRENCY} concurrent callers, ${WORKERS} pool workers, ${ROUNDS} round(s)\n`);
+  process.stderr.write(
+    `${TOKENS} tokens signed in ${Math.round(performance.now() - signStart)} ms (worker threads); ${CONCURRENCY} concurrent callers, ${WORKERS} pool workers, ${ROUNDS} round(s)\n`,
+  );
 
   const publicKeyPem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
   const names = ['inline', 'webcrypto', 'pool'] as const;
@@ -239,13 +273,16 @@ async function main(): Promise<void> {
     const order = names.map((_name, i) => names[(i + round) % names.length]!);
     const line: string[] = [];
     for (const name of order) {
-      const signatures = name === 'inline' ? new InlineSignatureVerifier() : name === 'webcrypto' ? new WebCryptoSignatures() : pool;
+      const signatures =
+        name === 'inline' ? new InlineSignatureVerifier() : name === 'webcrypto' ? new WebCryptoSignatures() : pool;
       const result = await throughVerifier(tokens, key, signatures);
       const rawAfter = await measureRaw();
       const ratio = result.perSecond / ((rawBefore + rawAfter) / 2);
       runs[name].push(result);
       ratios[name].push(ratio);
-      line.push(`${name} ${Math.round(result.perSecond)}/s = ${ratio.toFixed(2)}× raw ${Math.round(rawBefore)}→${Math.round(rawAfter)}/s (others ${result.otherCores.toFixed(2)} cores)`);
+      line.push(
+        `${name} ${Math.round(result.perSecond)}/s = ${ratio.toFixed(2)}× raw ${Math.round(rawBefore)}→${Math.round(rawAfter)}/s (others ${result.otherCores.toFixed(2)} cores)`,
+      );
       rawBefore = rawAfter;
     }
     process.stderr.write(`round ${round + 1}: ${line.join('; ')}\n`);
@@ -272,8 +309,27 @@ async function main(): Promise<void> {
   console.log(lines.join('\n'));
   console.log('(× raw: the median over rounds of each run against the mean of the raw runs right before and after it)');
   const target = median(ratios.pool);
-  console.log(`\ntarget auth-fresh ≥ 0.8× raw: the pool gives ${fmt(target, 2)}× (${target >= 0.8 ? 'met' : 'NOT met'}) in this micro-benchmark`);
-  if (JSON_OUT) console.log(JSON.stringify({ tokens: TOKENS, concurrency: CONCURRENCY, workers: WORKERS, inFlightPerWorker: IN_FLIGHT, rounds: ROUNDS, raws, rawOneThread: rawOne, ratios, runs }, null, 2));
+  console.log(
+    `\ntarget auth-fresh ≥ 0.8× raw: the pool gives ${fmt(target, 2)}× (${target >= 0.8 ? 'met' : 'NOT met'}) in this micro-benchmark`,
+  );
+  if (JSON_OUT)
+    console.log(
+      JSON.stringify(
+        {
+          tokens: TOKENS,
+          concurrency: CONCURRENCY,
+          workers: WORKERS,
+          inFlightPerWorker: IN_FLIGHT,
+          rounds: ROUNDS,
+          raws,
+          rawOneThread: rawOne,
+          ratios,
+          runs,
+        },
+        null,
+        2,
+      ),
+    );
 }
 
 main().catch((error: unknown) => {

@@ -28,12 +28,29 @@ async function main() {
   const publicKey = createPublicKey({ key: pair.publicJwk as never, format: 'jwk' });
   const token = await signToken({ privateKeyPem: pair.privateKeyPem, kid, scopes: ['*.read'], expiresIn: 3600 });
   const [header = '', payload = '', signature = ''] = token.split('.');
-  const key = { id: 'k', kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read'], merchantAccountIds: [] };
-  const verifier = new TokenVerifier({ directory: { findByKid: async () => key }, cache: new InMemoryVerifiedTokenCache(), clockSkewSeconds: 30 });
+  const key = {
+    id: 'k',
+    kid,
+    publicJwk: pair.publicJwk,
+    active: true,
+    permissions: ['*.read'],
+    merchantAccountIds: [],
+  };
+  const verifier = new TokenVerifier({
+    directory: { findByKid: async () => key },
+    cache: new InMemoryVerifiedTokenCache(),
+    clockSkewSeconds: 30,
+  });
 
   const rows = [
     await rate('node:crypto verify (signature only)', () =>
-      verify('sha512', Buffer.from(`${header}.${payload}`), { key: publicKey, dsaEncoding: 'ieee-p1363' }, Buffer.from(signature, 'base64url'))),
+      verify(
+        'sha512',
+        Buffer.from(`${header}.${payload}`),
+        { key: publicKey, dsaEncoding: 'ieee-p1363' },
+        Buffer.from(signature, 'base64url'),
+      ),
+    ),
     await rate('jose jwtVerify (full check)', () => jwtVerify(token, publicKey, { algorithms: ['ES512'] })),
     await rate('TokenVerifier, token reused (cache hit)', () => verifier.verify(token)),
   ];

@@ -75,22 +75,42 @@ function findNode20(): string {
 /** better-sqlite3 12.x built for `execPath`'s ABI, in a cache folder of its own; answers its package directory. */
 function betterSqlite3For(execPath: string): string {
   const abi = spawnSync(execPath, ['-p', 'process.versions.modules'], { encoding: 'utf8' }).stdout.trim();
-  const dir = path.join(repoRoot, 'node_modules', '.cache', 'switchyard-node-ab', `abi-${abi}-better-sqlite3-${NODE20_BETTER_SQLITE3}`);
+  const dir = path.join(
+    repoRoot,
+    'node_modules',
+    '.cache',
+    'switchyard-node-ab',
+    `abi-${abi}-better-sqlite3-${NODE20_BETTER_SQLITE3}`,
+  );
   const packageDir = path.join(dir, 'node_modules', 'better-sqlite3');
   const loads = () =>
-    spawnSync(execPath, ['-e', `new (require(${JSON.stringify(packageDir)}))(':memory:').prepare('select 1').get()`]).status === 0;
+    spawnSync(execPath, ['-e', `new (require(${JSON.stringify(packageDir)}))(':memory:').prepare('select 1').get()`])
+      .status === 0;
   if (existsSync(packageDir) && loads()) return packageDir;
-  log(`building better-sqlite3 ${NODE20_BETTER_SQLITE3} for ${execPath} (ABI ${abi}) into ${path.relative(repoRoot, dir)} …`);
+  log(
+    `building better-sqlite3 ${NODE20_BETTER_SQLITE3} for ${execPath} (ABI ${abi}) into ${path.relative(repoRoot, dir)} …`,
+  );
   mkdirSync(dir, { recursive: true });
-  writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ private: true, allowScripts: { 'better-sqlite3': true } }));
+  writeFileSync(
+    path.join(dir, 'package.json'),
+    JSON.stringify({ private: true, allowScripts: { 'better-sqlite3': true } }),
+  );
   // npm runs on A (its directory first on PATH), so prebuild-install and node-gyp target A; node-gyp compiles against
   // A's own headers when its prefix has them (offline), else downloads them.
   const prefix = path.dirname(path.dirname(execPath));
-  const env: NodeJS.ProcessEnv = { ...process.env, PATH: `${path.dirname(execPath)}${path.delimiter}${process.env.PATH ?? ''}` };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    PATH: `${path.dirname(execPath)}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
   if (existsSync(path.join(prefix, 'include', 'node', 'node.h'))) env.npm_config_nodedir = prefix;
   else delete env.npm_config_nodedir;
-  const npm = spawnSync('npm', ['install', '--no-audit', '--no-fund', '--foreground-scripts', `better-sqlite3@${NODE20_BETTER_SQLITE3}`], { cwd: dir, env, stdio: 'inherit' });
-  if (npm.status !== 0 || !loads()) throw new Error(`better-sqlite3 ${NODE20_BETTER_SQLITE3} does not load in ${execPath}`);
+  const npm = spawnSync(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--foreground-scripts', `better-sqlite3@${NODE20_BETTER_SQLITE3}`],
+    { cwd: dir, env, stdio: 'inherit' },
+  );
+  if (npm.status !== 0 || !loads())
+    throw new Error(`better-sqlite3 ${NODE20_BETTER_SQLITE3} does not load in ${execPath}`);
   return packageDir;
 }
 
@@ -101,7 +121,8 @@ async function measureSide(side: Side, round: number): Promise<Run[]> {
   const runs: Run[] = [];
   try {
     const health = await setup.json<{ node?: string }>('GET', '/healthz');
-    if (health.node !== side.version) throw new Error(`${side.label}: /healthz reports ${health.node}, expected ${side.version}`);
+    if (health.node !== side.version)
+      throw new Error(`${side.label}: /healthz reports ${health.node}, expected ${side.version}`);
     await setup.request('POST', '/payment-services', {
       headers,
       body: {
@@ -114,7 +135,10 @@ async function measureSide(side: Side, round: number): Promise<Run[]> {
     });
     const ids: string[] = [];
     const authorize = async (client: HttpClient) => {
-      const tx = await client.json<{ id: string; status: string }>('POST', '/transactions', { headers, body: authorizeBody });
+      const tx = await client.json<{ id: string; status: string }>('POST', '/transactions', {
+        headers,
+        body: authorizeBody,
+      });
       if (tx.status !== 'authorization_succeeded') throw new Error(`authorize answered ${tx.status}`);
       ids.push(tx.id);
     };
@@ -168,9 +192,13 @@ async function main(): Promise<boolean> {
     },
     { label: 'B', version: process.version, runtime: defaultRuntime },
   ];
-  log(`Node.js A/B: A = ${sides[0]!.version} (${node20}, better-sqlite3 ${NODE20_BETTER_SQLITE3}), B = ${process.version} (${process.execPath})`);
+  log(
+    `Node.js A/B: A = ${sides[0]!.version} (${node20}, better-sqlite3 ${NODE20_BETTER_SQLITE3}), B = ${process.version} (${process.execPath})`,
+  );
   log(`${machine.cpuCount} x ${machine.cpuModel}; load average at start ${machine.loadAverageAtStart.join(' ')}`);
-  log(`windows: ${warmupMs} ms warm-up + ${durationMs} ms measured; clients ${clientCounts.join(', ')}; ${rounds} rounds, order alternating`);
+  log(
+    `windows: ${warmupMs} ms warm-up + ${durationMs} ms measured; clients ${clientCounts.join(', ')}; ${rounds} rounds, order alternating`,
+  );
 
   const runs: Run[] = [];
   for (let round = 1; round <= rounds; round += 1) {
@@ -182,22 +210,44 @@ async function main(): Promise<boolean> {
   const summary = [];
   for (const scenario of scenarios) {
     for (const clients of clientCounts) {
-      const [a, b] = sides.map((side) => averageRuns(runs.filter((r) => r.side === side.label && r.scenario === scenario && r.clients === clients)));
+      const [a, b] = sides.map((side) =>
+        averageRuns(runs.filter((r) => r.side === side.label && r.scenario === scenario && r.clients === clients)),
+      );
       const cpu = (r: LoadResult) => (r.cpuMsPerRequest === null ? 'n/a' : fmt(r.cpuMsPerRequest, 3));
-      rows.push([`${scenario}@${clients}`, fmt(a!.throughput), fmt(b!.throughput), fmt(b!.throughput / a!.throughput, 2), `${fmt(a!.p50Ms, 2)} / ${fmt(b!.p50Ms, 2)}`, `${fmt(a!.p99Ms, 2)} / ${fmt(b!.p99Ms, 2)}`, `${cpu(a!)} / ${cpu(b!)}`]);
+      rows.push([
+        `${scenario}@${clients}`,
+        fmt(a!.throughput),
+        fmt(b!.throughput),
+        fmt(b!.throughput / a!.throughput, 2),
+        `${fmt(a!.p50Ms, 2)} / ${fmt(b!.p50Ms, 2)}`,
+        `${fmt(a!.p99Ms, 2)} / ${fmt(b!.p99Ms, 2)}`,
+        `${cpu(a!)} / ${cpu(b!)}`,
+      ]);
       summary.push({ scenario, clients, a, b, throughputRatio: b!.throughput / a!.throughput });
     }
   }
   log('');
-  log(markdownTable(['scenario@clients', 'A req/s', 'B req/s', 'B/A', 'p50 ms A / B', 'p99 ms A / B', 'CPU ms/req A / B'], rows, [false, true, true, true, true, true, true]));
+  log(
+    markdownTable(
+      ['scenario@clients', 'A req/s', 'B req/s', 'B/A', 'p50 ms A / B', 'p99 ms A / B', 'CPU ms/req A / B'],
+      rows,
+      [false, true, true, true, true, true, true],
+    ),
+  );
   const otherCores = runs.map((r) => r.host?.otherCores ?? 0);
   const busiest = Math.max(0, ...otherCores);
-  if (busiest >= 0.15) log(`note: other processes used up to ${fmt(busiest, 2)} cores during a window: a busy machine, figures are indicative only`);
+  if (busiest >= 0.15)
+    log(
+      `note: other processes used up to ${fmt(busiest, 2)} cores during a window: a busy machine, figures are indicative only`,
+    );
 
   if (process.env.BENCH_NO_WRITE !== '1') {
     const file = path.join(repoRoot, 'bench', 'results', 'node-ab-latest.json');
     const sideInfo = sides.map((s) => ({ label: s.label, node: s.version, execPath: s.runtime.execPath }));
-    writeFileSync(file, `${JSON.stringify({ startedAt: new Date().toISOString(), machine, sides: sideInfo, durationMs, warmupMs, rounds, summary, runs }, null, 2)}\n`);
+    writeFileSync(
+      file,
+      `${JSON.stringify({ startedAt: new Date().toISOString(), machine, sides: sideInfo, durationMs, warmupMs, rounds, summary, runs }, null, 2)}\n`,
+    );
     log(`written: ${path.relative(repoRoot, file)}`);
   }
   return runs.every((r) => r.errors === 0);

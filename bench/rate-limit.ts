@@ -86,11 +86,18 @@ interface Cell {
   readonly allowedShare: number;
 }
 
-async function measure(clients: readonly Scripted[], admin: Redis, algorithm: Algorithm, workload: Workload, concurrency: number): Promise<Cell> {
+async function measure(
+  clients: readonly Scripted[],
+  admin: Redis,
+  algorithm: Algorithm,
+  workload: Workload,
+  concurrency: number,
+): Promise<Cell> {
   const used = clients.slice(0, concurrency);
   // Warm up: scripts loaded, the hot key over its limit.
   for (const client of used) await call(client, algorithm, keyFor(algorithm, workload));
-  if (workload === 'one hot key') for (let index = 0; index <= LIMIT.count; index += 1) await call(used[0]!, algorithm, keyFor(algorithm, workload));
+  if (workload === 'one hot key')
+    for (let index = 0; index <= LIMIT.count; index += 1) await call(used[0]!, algorithm, keyFor(algorithm, workload));
 
   const latencies: number[] = [];
   let allowed = 0;
@@ -110,7 +117,8 @@ async function measure(clients: readonly Scripted[], admin: Redis, algorithm: Al
   const elapsed = performance.now() - started;
   const after = await evalshaStats(admin);
   latencies.sort((a, b) => a - b);
-  const at = (quantile: number): number => latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))]!;
+  const at = (quantile: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.floor(quantile * latencies.length))]!;
   return {
     opsPerSecond: (latencies.length / elapsed) * 1000,
     p50Ms: at(0.5),
@@ -122,7 +130,13 @@ async function measure(clients: readonly Scripted[], admin: Redis, algorithm: Al
 
 const median = (values: readonly number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
-async function memoryPerKey(client: Scripted, admin: Redis, algorithm: Algorithm, requests: number, count: number): Promise<number> {
+async function memoryPerKey(
+  client: Scripted,
+  admin: Redis,
+  algorithm: Algorithm,
+  requests: number,
+  count: number,
+): Promise<number> {
   const key = `${algorithm}:memory-${requests}-${count}`;
   for (let index = 0; index < requests; index += 1) {
     if (algorithm === 'GCRA') await client.gcra(key, count, LIMIT.periodMs);
@@ -137,7 +151,9 @@ async function main(): Promise<void> {
   try {
     const info = await admin.info('server');
     const version = /redis_version:(\S+)/.exec(info)?.[1];
-    console.log(`Redis ${version} at ${url}; ${SECONDS} s per cell, ${ROUNDS} interleaved rounds, median shown; limit ${LIMIT.count} per ${LIMIT.periodMs / 1000} s\n`);
+    console.log(
+      `Redis ${version} at ${url}; ${SECONDS} s per cell, ${ROUNDS} interleaved rounds, median shown; limit ${LIMIT.count} per ${LIMIT.periodMs / 1000} s\n`,
+    );
 
     const results = new Map<string, Cell[]>();
     for (let round = 0; round < ROUNDS; round += 1) {
@@ -170,7 +186,11 @@ async function main(): Promise<void> {
     console.log('\n| algorithm | key after 1 request | after 50 (limit 50) | after 500 (limit 500) |');
     console.log('|---|---|---|---|');
     for (const algorithm of algorithms) {
-      const sizes = [await memoryPerKey(clients[0]!, admin, algorithm, 1, 50), await memoryPerKey(clients[0]!, admin, algorithm, 50, 50), await memoryPerKey(clients[0]!, admin, algorithm, 500, 500)];
+      const sizes = [
+        await memoryPerKey(clients[0]!, admin, algorithm, 1, 50),
+        await memoryPerKey(clients[0]!, admin, algorithm, 50, 50),
+        await memoryPerKey(clients[0]!, admin, algorithm, 500, 500),
+      ];
       console.log(`| ${algorithm} | ${sizes.map((bytes) => `${bytes} B`).join(' | ')} |`);
     }
   } finally {

@@ -8,7 +8,15 @@
 import 'reflect-metadata';
 import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientProxyFactory, MessagePattern, Payload, Transport, type ClientOptions, type ClientProxy, type MicroserviceOptions } from '@nestjs/microservices';
+import {
+  ClientProxyFactory,
+  MessagePattern,
+  Payload,
+  Transport,
+  type ClientOptions,
+  type ClientProxy,
+  type MicroserviceOptions,
+} from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
 
 const argValue = (name: string) => {
@@ -59,7 +67,8 @@ const transports: Transports = {
   },
 };
 
-const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+const percentile = (sorted: number[], p: number) =>
+  sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
 
 async function measure(client: ClientProxy, concurrency: number, requests: number) {
   const latencies: number[] = [];
@@ -90,19 +99,29 @@ async function main() {
       const { Kafka, logLevel } = await import('kafkajs');
       const admin = new Kafka({ clientId: `bench-admin-${runId}`, brokers, logLevel: logLevel.ERROR }).admin();
       await admin.connect();
-      await admin.createTopics({ topics: [{ topic: 'bench.echo' }, { topic: 'bench.echo.reply' }], waitForLeaders: true });
+      await admin.createTopics({
+        topics: [{ topic: 'bench.echo' }, { topic: 'bench.echo.reply' }],
+        waitForLeaders: true,
+      });
       await admin.disconnect();
     }
-    const server = await NestFactory.createMicroservice<MicroserviceOptions>(EchoModule, { ...transport.server, logger: ['error'] });
+    const server = await NestFactory.createMicroservice<MicroserviceOptions>(EchoModule, {
+      ...transport.server,
+      logger: ['error'],
+    });
     await server.listen();
-    const client = ClientProxyFactory.create(transport.client) as ClientProxy & { subscribeToResponseOf?: (pattern: string) => void };
+    const client = ClientProxyFactory.create(transport.client) as ClientProxy & {
+      subscribeToResponseOf?: (pattern: string) => void;
+    };
     client.subscribeToResponseOf?.('bench.echo');
     await client.connect();
     const requests = name === 'kafka' ? Math.min(REQUESTS, 500) : REQUESTS;
     await measure(client, 4, Math.min(200, requests)); // warm-up
     for (const concurrency of [1, 16]) {
       const result = await measure(client, concurrency, requests);
-      rows.push(`| ${name.padEnd(5)} | ${String(concurrency).padStart(2)} | ${String(requests).padStart(5)} | ${result.p50.toFixed(3).padStart(7)} | ${result.p99.toFixed(3).padStart(7)} | ${result.rps.toFixed(0).padStart(6)} |`);
+      rows.push(
+        `| ${name.padEnd(5)} | ${String(concurrency).padStart(2)} | ${String(requests).padStart(5)} | ${result.p50.toFixed(3).padStart(7)} | ${result.p99.toFixed(3).padStart(7)} | ${result.rps.toFixed(0).padStart(6)} |`,
+      );
     }
     await client.close();
     await server.close();

@@ -23,7 +23,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { HttpClient, machineCpu, processCpuMs, processRssBytes, runLoad, type LoadOptions, type LoadResult } from './lib/load';
+import {
+  HttpClient,
+  machineCpu,
+  processCpuMs,
+  processRssBytes,
+  runLoad,
+  type LoadOptions,
+  type LoadResult,
+} from './lib/load';
 import {
   averageRuns,
   describeMachine,
@@ -47,8 +55,18 @@ const quick = process.env.BENCH_QUICK === '1';
 const durationMs = Number(process.env.BENCH_DURATION_MS ?? (quick ? 1000 : 8000));
 const warmupMs = Number(process.env.BENCH_WARMUP_MS ?? (quick ? 300 : 3000));
 const clientCounts = (process.env.BENCH_CLIENTS ?? '1,16,64').split(',').map(Number);
-const allScenarios: readonly ScenarioName[] = ['authorize', 'capture', 'refund', 'get', 'list', 'auth-fresh', 'auth-reused'];
-const scenarios = process.env.BENCH_SCENARIOS ? (process.env.BENCH_SCENARIOS.split(',') as ScenarioName[]) : allScenarios;
+const allScenarios: readonly ScenarioName[] = [
+  'authorize',
+  'capture',
+  'refund',
+  'get',
+  'list',
+  'auth-fresh',
+  'auth-reused',
+];
+const scenarios = process.env.BENCH_SCENARIOS
+  ? (process.env.BENCH_SCENARIOS.split(',') as ScenarioName[])
+  : allScenarios;
 const withBaselines = process.env.BENCH_BASELINES !== '0';
 const cpuProfDir = process.env.BENCH_CPU_PROF;
 const windowSeconds = (warmupMs + durationMs) / 1000;
@@ -71,7 +89,8 @@ const summary = (r: LoadResult & { host?: HostShare | null }) =>
     ? ` [machine ${fmt(r.host.busyCores, 2)} cores busy, other processes ${fmt(r.host.otherCores, 2)} cores, steal ${fmt(r.host.stealPct, 1)}%${isSkewed(r.host) ? ': skewed' : ''}]`
     : '');
 /** Another process used at least 0.15 core on average during the window, or the hypervisor took 5% of it. */
-const isSkewed = (host: HostShare | null | undefined) => host !== null && host !== undefined && (host.otherCores >= 0.15 || host.stealPct >= 5);
+const isSkewed = (host: HostShare | null | undefined) =>
+  host !== null && host !== undefined && (host.otherCores >= 0.15 || host.stealPct >= 5);
 
 /** runLoad, plus what else used the machine during the window (warm-up included). */
 async function measure(options: LoadOptions & { cpuPid: number }): Promise<LoadResult & { host: HostShare | null }> {
@@ -102,11 +121,19 @@ async function es512Rate(): Promise<Es512Rate & { host: HostShare | null }> {
   const before = machineCpu();
   const ownBefore = processCpuMs(process.pid) ?? 0;
   const t0 = performance.now();
-  const child = startTs('bench/baselines/es512-rate.ts', {}, [], ['--ms', String(Math.max(1000, Math.min(durationMs, 5000))), '--warmup-ms', String(Math.min(warmupMs, 1000))]);
+  const child = startTs(
+    'bench/baselines/es512-rate.ts',
+    {},
+    [],
+    ['--ms', String(Math.max(1000, Math.min(durationMs, 5000))), '--warmup-ms', String(Math.min(warmupMs, 1000))],
+  );
   const code = await new Promise<number | null>((resolve) => child.child.once('exit', resolve));
   const wallMs = performance.now() - t0;
   const after = machineCpu();
-  const line = child.output().split('\n').find((l) => l.startsWith('{'));
+  const line = child
+    .output()
+    .split('\n')
+    .find((l) => l.startsWith('{'));
   if (code !== 0 || !line) throw new Error(`es512-rate failed (${code}): ${child.output()}`);
   const { cpuMs, ...rate } = JSON.parse(line) as Es512Rate & { cpuMs: number };
   const own = (processCpuMs(process.pid) ?? 0) - ownBefore + cpuMs;
@@ -123,7 +150,9 @@ async function httpBaseline(name: 'bare-fastify' | 'nest-hello', round: number):
       const request =
         name === 'bare-fastify'
           ? async () => {
-              const answer = JSON.parse((await client.request('POST', '/transactions', { body: authorizeBody })).body) as { status: string };
+              const answer = JSON.parse(
+                (await client.request('POST', '/transactions', { body: authorizeBody })).body,
+              ) as { status: string };
               if (answer.status !== 'authorization_succeeded') throw new Error(`floor answered ${answer.status}`);
             }
           : async () => {
@@ -149,9 +178,16 @@ interface Transaction {
 async function main(): Promise<boolean | null | undefined> {
   const startedAt = new Date();
   const machine = describeMachine();
-  log(`Switchyard embedded benchmark: ${machine.cpuCount} x ${machine.cpuModel}, ${fmt(machine.ramBytes / 2 ** 30, 1)} GiB, Node ${machine.node}, ${machine.os}`);
-  log(`windows: ${warmupMs} ms warm-up (not recorded) + ${durationMs} ms measured; clients ${clientCounts.join(', ')}${quick ? ' (BENCH_QUICK)' : ''}`);
-  if (machine.loadAverageAtStart[0]! > 0.5) log(`note: load average at start ${machine.loadAverageAtStart.join(' ')}: other work on this machine skews the figures`);
+  log(
+    `Switchyard embedded benchmark: ${machine.cpuCount} x ${machine.cpuModel}, ${fmt(machine.ramBytes / 2 ** 30, 1)} GiB, Node ${machine.node}, ${machine.os}`,
+  );
+  log(
+    `windows: ${warmupMs} ms warm-up (not recorded) + ${durationMs} ms measured; clients ${clientCounts.join(', ')}${quick ? ' (BENCH_QUICK)' : ''}`,
+  );
+  if (machine.loadAverageAtStart[0]! > 0.5)
+    log(
+      `note: load average at start ${machine.loadAverageAtStart.join(' ')}: other work on this machine skews the figures`,
+    );
 
   // 1. Baselines while the service is not running (nothing else of ours is using the CPU): one round now, one after
   // the scenarios (BENCH_BASELINE_ROUNDS); the ratios use the mean of the rounds not skewed by other work.
@@ -161,14 +197,18 @@ async function main(): Promise<boolean | null | undefined> {
     log(`baselines, round ${round}:`);
     const rate = await es512Rate();
     es512Rounds.push({ ...rate, round });
-    log(`  es512-rate: ${fmt(rate.verificationsPerSecond)} verifications/s on ${rate.workers} worker threads${rate.host && (process.env.BENCH_VERBOSE === '1' || isSkewed(rate.host)) ? ` [other processes ${fmt(rate.host.otherCores, 2)} cores, steal ${fmt(rate.host.stealPct, 1)}%${isSkewed(rate.host) ? ': skewed' : ''}]` : ''}`);
+    log(
+      `  es512-rate: ${fmt(rate.verificationsPerSecond)} verifications/s on ${rate.workers} worker threads${rate.host && (process.env.BENCH_VERBOSE === '1' || isSkewed(rate.host)) ? ` [other processes ${fmt(rate.host.otherCores, 2)} cores, steal ${fmt(rate.host.stealPct, 1)}%${isSkewed(rate.host) ? ': skewed' : ''}]` : ''}`,
+    );
     baselineRuns.push(...(await httpBaseline('bare-fastify', round)));
     baselineRuns.push(...(await httpBaseline('nest-hello', round)));
   };
   if (withBaselines) await baselineRound(1);
 
   // 2. The service.
-  const service: EmbeddedService = await startEmbeddedService(cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] } : {});
+  const service: EmbeddedService = await startEmbeddedService(
+    cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] } : {},
+  );
   const rssSamples: number[] = [];
   const rssTimer = setInterval(() => {
     const rss = processRssBytes(service.pid);
@@ -212,10 +252,14 @@ async function main(): Promise<boolean | null | undefined> {
     const refundWith = async (client: HttpClient) => {
       const id = captured.pop();
       if (id === undefined) throw new Error('no captured transaction left to refund (pool too small)');
-      const refund = await client.json<{ status: string }>('POST', `/transactions/${id}/refunds`, { headers, body: {} });
+      const refund = await client.json<{ status: string }>('POST', `/transactions/${id}/refunds`, {
+        headers,
+        body: {},
+      });
       if (refund.status !== 'succeeded') throw new Error(`refund answered ${refund.status}`);
     };
-    const best = (scenario: ScenarioName) => Math.max(0, ...runs.filter((r) => r.scenario === scenario).map((r) => r.throughput));
+    const best = (scenario: ScenarioName) =>
+      Math.max(0, ...runs.filter((r) => r.scenario === scenario).map((r) => r.throughput));
     /** Enough items for a window at up to twice the fastest rate seen so far for the related scenarios. */
     const needed = (rate: number) => Math.ceil(rate * 2 * windowSeconds) + 100;
 
@@ -233,7 +277,8 @@ async function main(): Promise<boolean | null | undefined> {
           const need = needed(Math.max(best('capture'), best('refund'), 200));
           if (captured.length < need) {
             const missing = need - captured.length;
-            if (authorized.length < missing) await runCount(missing - authorized.length, 16, () => authorizeWith(setup));
+            if (authorized.length < missing)
+              await runCount(missing - authorized.length, 16, () => authorizeWith(setup));
             await runCount(missing, 16, () => captureWith(setup));
           }
         } else if (scenario === 'auth-fresh') {
@@ -269,7 +314,9 @@ async function main(): Promise<boolean | null | undefined> {
         const result = await measure({ concurrency: clients, durationMs, warmupMs, request, cpuPid: service.pid });
         client.close();
         const inline = tokenPool.signedInline - inlineBefore;
-        log(`  ${scenario}@${clients}: ${summary(result)}${inline > 0 ? ` [${inline} tokens signed inline: pool ran dry]` : ''}`);
+        log(
+          `  ${scenario}@${clients}: ${summary(result)}${inline > 0 ? ` [${inline} tokens signed inline: pool ran dry]` : ''}`,
+        );
         runs.push({ scenario, clients, ...result });
       }
     }
@@ -312,19 +359,34 @@ async function main(): Promise<boolean | null | undefined> {
   log('');
   log(formatResultsTable(rows));
   log('');
-  log(`baselines (same run, same load generator; ${baselineRounds > 1 ? 'rounds before and after the scenarios and the mean of the rounds not skewed by other work; ' : ''}CPU ms/req of es512-rate = ms per verification on one thread):`);
+  log(
+    `baselines (same run, same load generator; ${baselineRounds > 1 ? 'rounds before and after the scenarios and the mean of the rounds not skewed by other work; ' : ''}CPU ms/req of es512-rate = ms per verification on one thread):`,
+  );
   log('');
-  log(formatBaselinesTable(baselineRounds > 1 ? [...baselineRuns, ...baselines] : baselineRuns, baselineRounds > 1 && es512 ? [...es512Rounds, es512] : es512Rounds));
+  log(
+    formatBaselinesTable(
+      baselineRounds > 1 ? [...baselineRuns, ...baselines] : baselineRuns,
+      baselineRounds > 1 && es512 ? [...es512Rounds, es512] : es512Rounds,
+    ),
+  );
   log('');
   const peakRss = rssSamples.length ? Math.max(...rssSamples) : null;
-  log(`service RSS: peak ${peakRss === null ? 'n/a' : `${fmt(peakRss / 2 ** 20)} MB`} (sampled every second; the soak is \`npm run bench:soak\`)`);
-  log(`auth-fresh: ${tokensSigned} tokens pre-signed in worker threads before the measured windows (never during them); ${tokenPool.signedInline} signed inline`);
+  log(
+    `service RSS: peak ${peakRss === null ? 'n/a' : `${fmt(peakRss / 2 ** 20)} MB`} (sampled every second; the soak is \`npm run bench:soak\`)`,
+  );
+  log(
+    `auth-fresh: ${tokensSigned} tokens pre-signed in worker threads before the measured windows (never during them); ${tokenPool.signedInline} signed inline`,
+  );
   const skewed = [
     ...runs.map((r) => ({ name: `${r.scenario}@${r.clients}`, host: r.host })),
     ...baselineRuns.map((b) => ({ name: `${b.baseline}@${b.clients} round ${b.round}`, host: b.host })),
     ...es512Rounds.map((r) => ({ name: `es512-rate round ${r.round}`, host: r.host })),
   ].filter((w) => isSkewed(w.host));
-  log(skewed.length === 0 ? 'no other process used the machine noticeably during the windows' : `windows shared with other work (skewed): ${skewed.map((w) => w.name).join(', ')}`);
+  log(
+    skewed.length === 0
+      ? 'no other process used the machine noticeably during the windows'
+      : `windows shared with other work (skewed): ${skewed.map((w) => w.name).join(', ')}`,
+  );
   log('');
   log('## Targets (issue 10; distributed and soak targets: `npm run bench:distributed`, `npm run bench:soak`)');
   log('');
@@ -336,10 +398,24 @@ async function main(): Promise<boolean | null | undefined> {
     startedAt: startedAt.toISOString(),
     finishedAt: finishedAt.toISOString(),
     machine,
-    settings: { quick, warmupMs, durationMs, clients: clientCounts, scenarios, baselineRounds, authPath: AUTH_PATH, loadGenerator: 'bench/lib/load.ts (closed loop, node:http keep-alive Agent)' },
+    settings: {
+      quick,
+      warmupMs,
+      durationMs,
+      clients: clientCounts,
+      scenarios,
+      baselineRounds,
+      authPath: AUTH_PATH,
+      loadGenerator: 'bench/lib/load.ts (closed loop, node:http keep-alive Agent)',
+    },
     scenarios: rows,
     baselines: { http: baselines, es512, rounds: { http: baselineRuns, es512: es512Rounds } },
-    service: { peakRssBytes: peakRss, rssSamplesBytes: rssSamples, tokensPreSigned: tokensSigned, tokensSignedInline: tokenPool.signedInline },
+    service: {
+      peakRssBytes: peakRss,
+      rssSamplesBytes: rssSamples,
+      tokensPreSigned: tokensSigned,
+      tokensSignedInline: tokenPool.signedInline,
+    },
     targets,
   };
   if (process.env.BENCH_NO_WRITE !== '1') {

@@ -27,12 +27,20 @@ const log = (line: string) => process.stdout.write(`${line}\n`);
 async function main(): Promise<void> {
   const startedAt = new Date();
   const machine = describeMachine();
-  log(`soak: authorize@${clients} for ${soakMs / 1000} s, RSS every ${sampleMs / 1000} s (${machine.cpuCount} x ${machine.cpuModel}, Node ${machine.node})`);
+  log(
+    `soak: authorize@${clients} for ${soakMs / 1000} s, RSS every ${sampleMs / 1000} s (${machine.cpuCount} x ${machine.cpuModel}, Node ${machine.node})`,
+  );
   const snapshotDir = process.env.SOAK_HEAP_SNAPSHOT_DIR;
   if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
   const service = await startEmbeddedService(
     snapshotDir
-      ? { nodeArgs: ['--expose-gc', '-r', path.join(repoRoot, 'bench/lib/memory-probe.cjs')], env: { MEMORY_PROBE_SNAPSHOT_DIR: path.resolve(snapshotDir), MEMORY_PROBE_FILE: path.resolve(snapshotDir, 'memory-probe.jsonl') } }
+      ? {
+          nodeArgs: ['--expose-gc', '-r', path.join(repoRoot, 'bench/lib/memory-probe.cjs')],
+          env: {
+            MEMORY_PROBE_SNAPSHOT_DIR: path.resolve(snapshotDir),
+            MEMORY_PROBE_FILE: path.resolve(snapshotDir, 'memory-probe.jsonl'),
+          },
+        }
       : {},
   );
   let snapshotsRequested = 0;
@@ -52,14 +60,22 @@ async function main(): Promise<void> {
     }
   };
   const firstSnapshot = setTimeout(snapshot, soakMs / 3);
-  const headers = { authorization: `Bearer ${signEs512Token(service.key, ['*.read', '*.write'], Math.ceil(soakMs / 1000) + 3600)}` };
+  const headers = {
+    authorization: `Bearer ${signEs512Token(service.key, ['*.read', '*.write'], Math.ceil(soakMs / 1000) + 3600)}`,
+  };
   const client = new HttpClient(service.url, { maxSockets: clients });
   const samples: { atS: number; rssMb: number; requests: number }[] = [];
   let completed = 0;
   try {
     await client.request('POST', '/payment-services', {
       headers,
-      body: { display_name: 'Soak cards', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'soak' }], accepted_currencies: ['USD'], accepted_countries: ['US'] },
+      body: {
+        display_name: 'Soak cards',
+        payment_service_definition_id: 'mock-card',
+        fields: [{ key: 'merchant_id', value: 'soak' }],
+        accepted_currencies: ['USD'],
+        accepted_countries: ['US'],
+      },
     });
     const t0 = performance.now();
     const sample = () => {
@@ -67,7 +83,9 @@ async function main(): Promise<void> {
       if (rss === null) return;
       const entry = { atS: Math.round((performance.now() - t0) / 1000), rssMb: rss / MB, requests: completed };
       samples.push(entry);
-      log(`  t=${String(entry.atS).padStart(4)} s  RSS ${entry.rssMb.toFixed(1).padStart(6)} MB  ${entry.requests} authorizations`);
+      log(
+        `  t=${String(entry.atS).padStart(4)} s  RSS ${entry.rssMb.toFixed(1).padStart(6)} MB  ${entry.requests} authorizations`,
+      );
     };
     sample();
     const timer = setInterval(sample, sampleMs);
@@ -80,7 +98,17 @@ async function main(): Promise<void> {
           (
             await client.request('POST', '/transactions', {
               headers,
-              body: { amount: 1000, currency: 'USD', intent: 'authorize', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } },
+              body: {
+                amount: 1000,
+                currency: 'USD',
+                intent: 'authorize',
+                payment_method: {
+                  method: 'card',
+                  number: '4111111111111111',
+                  expiration_date: '12/30',
+                  security_code: '123',
+                },
+              },
             })
           ).body,
         ) as { status: string };
@@ -102,13 +130,25 @@ async function main(): Promise<void> {
     const underLimit = peak <= RSS_LIMIT_MB;
     const flat = slopeSecondHalf <= FLAT_SLOPE_MB_PER_MIN;
     log('');
-    log(markdownTable(['t (s)', 'RSS (MB)', 'authorizations'], samples.map((s) => [String(s.atS), s.rssMb.toFixed(1), String(s.requests)]), [true, true, true]));
+    log(
+      markdownTable(
+        ['t (s)', 'RSS (MB)', 'authorizations'],
+        samples.map((s) => [String(s.atS), s.rssMb.toFixed(1), String(s.requests)]),
+        [true, true, true],
+      ),
+    );
     log('');
-    log(`load: ${result.throughput.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU ${result.cpuMsPerRequest?.toFixed(3) ?? 'n/a'} ms/req, errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`);
-    log(`RSS: start ${samples[0]!.rssMb.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, end ${samples[samples.length - 1]!.rssMb.toFixed(1)} MB`);
+    log(
+      `load: ${result.throughput.toFixed(0)} req/s, p50 ${result.p50Ms.toFixed(2)} ms, p99 ${result.p99Ms.toFixed(2)} ms, CPU ${result.cpuMsPerRequest?.toFixed(3) ?? 'n/a'} ms/req, errors ${result.errors}${result.firstError ? ` (${result.firstError})` : ''}`,
+    );
+    log(
+      `RSS: start ${samples[0]!.rssMb.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, end ${samples[samples.length - 1]!.rssMb.toFixed(1)} MB`,
+    );
     log(`slope: ${slopeAll.toFixed(2)} MB/min over the run, ${slopeSecondHalf.toFixed(2)} MB/min over the second half`);
     log(`- [${underLimit ? 'met' : 'NOT MET'}] RSS <= ${RSS_LIMIT_MB} MB: peak ${peak.toFixed(1)} MB`);
-    log(`- [${flat ? 'met' : 'NOT MET'}] flat (second-half slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min): ${slopeSecondHalf.toFixed(2)} MB/min`);
+    log(
+      `- [${flat ? 'met' : 'NOT MET'}] flat (second-half slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min): ${slopeSecondHalf.toFixed(2)} MB/min`,
+    );
 
     const report = {
       kind: 'switchyard-bench-soak',
@@ -120,8 +160,22 @@ async function main(): Promise<void> {
       load: result,
       rss: { samples, peakMb: peak, slopeMbPerMin: slopeAll, slopeSecondHalfMbPerMin: slopeSecondHalf },
       targets: [
-        { id: 'soak-rss', description: `RSS <= ${RSS_LIMIT_MB} MB under authorize@${clients}`, met: underLimit, value: peak, limit: RSS_LIMIT_MB, unit: 'MB' },
-        { id: 'soak-flat', description: `second-half RSS slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min`, met: flat, value: slopeSecondHalf, limit: FLAT_SLOPE_MB_PER_MIN, unit: 'MB/min' },
+        {
+          id: 'soak-rss',
+          description: `RSS <= ${RSS_LIMIT_MB} MB under authorize@${clients}`,
+          met: underLimit,
+          value: peak,
+          limit: RSS_LIMIT_MB,
+          unit: 'MB',
+        },
+        {
+          id: 'soak-flat',
+          description: `second-half RSS slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min`,
+          met: flat,
+          value: slopeSecondHalf,
+          limit: FLAT_SLOPE_MB_PER_MIN,
+          unit: 'MB/min',
+        },
       ],
     };
     if (process.env.BENCH_NO_WRITE !== '1') {

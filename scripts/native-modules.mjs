@@ -38,4 +38,6 @@ if (failures.length > 0) {
   console.error('Switchyard runs on the Node.js that package.json pins (devDependencies.node); see README.md.');
   process.exit(1);
 }
-console.log(`native modules: better-sqlite3, @node-rs/argon2, @swc/core and esbuild load in Node.js ${process.version}`);
+console.log(
+  `native modules: better-sqlite3, @node-rs/argon2, @swc/core and esbuild load in Node.js ${process.version}`,
+);

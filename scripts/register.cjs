@@ -8,5 +8,6 @@ if (Number(process.versions.node.split('.')[0]) < 22) {
       'Run it through npm (npm start, npm run cli, …) or with node_modules/.bin/node.',
   );
 }
-process.env.SWC_NODE_PROJECT = process.env.SWC_NODE_PROJECT || require('node:path').join(__dirname, '..', 'tsconfig.base.json');
+process.env.SWC_NODE_PROJECT =
+  process.env.SWC_NODE_PROJECT || require('node:path').join(__dirname, '..', 'tsconfig.base.json');
 require('@swc-node/register');

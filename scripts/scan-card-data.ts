@@ -89,12 +89,16 @@ function decodedForms(bytes: Buffer): Array<{ readonly form: string; readonly te
     forms.push({ form: ' (UTF-16)', text: Buffer.concat([bytes.subarray(1), Buffer.alloc(1)]).toString('utf16le') });
   }
   if (/\\u00[0-9a-f]{2}/i.test(latin1)) {
-    const unescaped = latin1.replace(/\\u00([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(parseInt(hex, 16)));
+    const unescaped = latin1.replace(/\\u00([0-9a-f]{2})/gi, (_, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    );
     forms.push({ form: ' (JSON-escaped)', text: unescaped });
   }
   const base64Runs = latin1.match(/[A-Za-z0-9+/_-]{16,}={0,2}/g) ?? [];
   if (base64Runs.length > 0) {
-    const decoded = base64Runs.map((run) => Buffer.from(run.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1'));
+    const decoded = base64Runs.map((run) =>
+      Buffer.from(run.replace(/-/g, '+').replace(/_/g, '/'), 'base64').toString('latin1'),
+    );
     forms.push({ form: ' (base64)', text: decoded.join('\n') });
   }
   return forms;
@@ -140,7 +144,9 @@ async function scanKafka(pans: readonly string[], findings: Finding[]): Promise<
   const admin = kafka.admin();
   await admin.connect();
   try {
-    const topics = (await admin.listTopics()).filter((topic) => !topic.startsWith('__') && topic.startsWith(topicPrefix));
+    const topics = (await admin.listTopics()).filter(
+      (topic) => !topic.startsWith('__') && topic.startsWith(topicPrefix),
+    );
     const ends = new Map<string, Map<number, bigint>>();
     let expected = 0n;
     for (const topic of topics) {
@@ -157,17 +163,28 @@ async function scanKafka(pans: readonly string[], findings: Finding[]): Promise<
     await consumer.connect();
     let messages = 0;
     const done = new Set<string>();
-    const partitions = [...ends.entries()].flatMap(([topic, byPartition]) => [...byPartition.entries()].filter(([, high]) => high > 0n).map(([partition]) => `${topic}/${partition}`));
+    const partitions = [...ends.entries()].flatMap(([topic, byPartition]) =>
+      [...byPartition.entries()].filter(([, high]) => high > 0n).map(([partition]) => `${topic}/${partition}`),
+    );
     await consumer.subscribe({ topics, fromBeginning: true });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Kafka scan incomplete after 120 s: ${messages} messages read`)), 120_000);
+      const timer = setTimeout(
+        () => reject(new Error(`Kafka scan incomplete after 120 s: ${messages} messages read`)),
+        120_000,
+      );
       consumer
         .run({
           eachMessage: async ({ topic, partition, message }) => {
             messages += 1;
             const where = `kafka ${topic}/${partition}@${message.offset}`;
-            scanText(`${message.key?.toString('latin1') ?? ''}\n${message.value?.toString('latin1') ?? ''}\n${JSON.stringify(message.headers ?? {})}`, where, pans, findings);
-            if (BigInt(message.offset) + 1n >= (ends.get(topic)?.get(partition) ?? 0n)) done.add(`${topic}/${partition}`);
+            scanText(
+              `${message.key?.toString('latin1') ?? ''}\n${message.value?.toString('latin1') ?? ''}\n${JSON.stringify(message.headers ?? {})}`,
+              where,
+              pans,
+              findings,
+            );
+            if (BigInt(message.offset) + 1n >= (ends.get(topic)?.get(partition) ?? 0n))
+              done.add(`${topic}/${partition}`);
             if (partitions.every((p) => done.has(p))) {
               clearTimeout(timer);
               resolve();
@@ -186,7 +203,8 @@ async function scanKafka(pans: readonly string[], findings: Finding[]): Promise<
 async function main(): Promise<void> {
   const pans = testCardNumbers();
   const findings: Finding[] = [];
-  const files = artifactsDir && fs.existsSync(artifactsDir) ? scanFiles(artifactsDir, pans, findings) : { files: 0, bytes: 0 };
+  const files =
+    artifactsDir && fs.existsSync(artifactsDir) ? scanFiles(artifactsDir, pans, findings) : { files: 0, bytes: 0 };
   const kafka = skipKafka ? { topics: 0, messages: 0 } : await scanKafka(pans, findings);
   const summary = {
     test_card_numbers: pans.length,

@@ -15,5 +15,9 @@ for (const arg of args) {
 }
 const vitest = new URL('../node_modules/vitest/vitest.mjs', import.meta.url).pathname;
 // Path filters are relative to the repository root, also when Nx runs a package's `test` script in its folder.
-const result = spawnSync(process.execPath, [vitest, ...vitestArgs], { stdio: 'inherit', env, cwd: new URL('..', import.meta.url).pathname });
+const result = spawnSync(process.execPath, [vitest, ...vitestArgs], {
+  stdio: 'inherit',
+  env,
+  cwd: new URL('..', import.meta.url).pathname,
+});
 process.exit(result.status ?? 1);

@@ -40,7 +40,12 @@ describe('kill -9 during 200 concurrent appends to the SQLite store', () => {
       });
       // A random moment inside the second or third round of 200 appends.
       const target = acks.length + 250 + Math.floor(Math.random() * 250);
-      await waitFor('enough acknowledged appends', async () => (acks.length >= target ? true : undefined), 60_000, writer.output);
+      await waitFor(
+        'enough acknowledged appends',
+        async () => (acks.length >= target ? true : undefined),
+        60_000,
+        writer.output,
+      );
       await writer.kill('SIGKILL');
     }
 
@@ -48,11 +53,14 @@ describe('kill -9 during 200 concurrent appends to the SQLite store', () => {
     try {
       const all = await store.readAll();
       const stored = new Map(all.map((event) => [event.id, event]));
-      const lost = acks.filter((ack) => stored.get(ack.id)?.streamId !== ack.streamId || stored.get(ack.id)?.revision !== ack.revision);
+      const lost = acks.filter(
+        (ack) => stored.get(ack.id)?.streamId !== ack.streamId || stored.get(ack.id)?.revision !== ack.revision,
+      );
       expect(lost).toEqual([]);
 
       const revisionsByStream = new Map<string, number[]>();
-      for (const event of all) revisionsByStream.set(event.streamId, [...(revisionsByStream.get(event.streamId) ?? []), event.revision]);
+      for (const event of all)
+        revisionsByStream.set(event.streamId, [...(revisionsByStream.get(event.streamId) ?? []), event.revision]);
       for (const [, revisions] of revisionsByStream) expect(revisions).toEqual(revisions.map((_, index) => index));
       const positions = all.map((event) => Number(event.position));
       expect(positions).toEqual([...positions].sort((a, b) => a - b));
@@ -73,12 +81,20 @@ describeWithInfra('kill -9 of the relay while it publishes to Kafka', kafka, () 
     expect(expected.length).toBeGreaterThan(0);
 
     const topic = `crash.events.${Date.now()}`;
-    const env = { STORE_FILE: storeFile, TOPIC: topic, KAFKA_BROKERS: kafkaBrokersForTests().join(','), PUBLISH_DELAY_MS: '25' };
+    const env = {
+      STORE_FILE: storeFile,
+      TOPIC: topic,
+      KAFKA_BROKERS: kafkaBrokersForTests().join(','),
+      PUBLISH_DELAY_MS: '25',
+    };
     const bus = new KafkaMessageBus({ brokers: kafkaBrokersForTests(), clientId: 'crash-consumer' });
     const received: EventMessage[] = [];
     const handled: EventMessage[] = [];
     const record = (message: IncomingMessage) => received.push(JSON.parse(message.value) as EventMessage);
-    const dedupe = deduplicating(async (message: IncomingMessage) => void handled.push(JSON.parse(message.value) as EventMessage), new InMemorySeenEventIds());
+    const dedupe = deduplicating(
+      async (message: IncomingMessage) => void handled.push(JSON.parse(message.value) as EventMessage),
+      new InMemorySeenEventIds(),
+    );
     const subscription = await bus.subscribe({
       groupId: `crash-consumer-${Date.now()}`,
       topics: [topic],
@@ -94,12 +110,21 @@ describeWithInfra('kill -9 of the relay while it publishes to Kafka', kafka, () 
         const relay = startTsProcess('tests/fixtures/relay-runner.ts', env);
         // Kill at a random moment while batches are still going out.
         const target = received.length + 50 + Math.floor(Math.random() * 200);
-        await waitFor('the relay publishing', async () => (received.length >= target ? true : undefined), 60_000, () => `run ${kill}: ${received.length} received\n${relay.output()}`);
+        await waitFor(
+          'the relay publishing',
+          async () => (received.length >= target ? true : undefined),
+          60_000,
+          () => `run ${kill}: ${received.length} received\n${relay.output()}`,
+        );
         await relay.kill('SIGKILL');
       }
       const relay = startTsProcess('tests/fixtures/relay-runner.ts', env);
       let endOffset = '?';
-      const admin = new Kafka({ clientId: 'crash-admin', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING }).admin();
+      const admin = new Kafka({
+        clientId: 'crash-admin',
+        brokers: kafkaBrokersForTests(),
+        logLevel: logLevel.NOTHING,
+      }).admin();
       const checkpoint = () => {
         const db = new Database(storeFile, { readonly: true });
         try {
@@ -109,14 +134,21 @@ describeWithInfra('kill -9 of the relay while it publishes to Kafka', kafka, () 
         }
       };
       const offsets = setInterval(() => {
-        void admin.connect().then(() => admin.fetchTopicOffsets(topic)).then((o) => (endOffset = JSON.stringify(o)), () => undefined);
+        void admin
+          .connect()
+          .then(() => admin.fetchTopicOffsets(topic))
+          .then(
+            (o) => (endOffset = JSON.stringify(o)),
+            () => undefined,
+          );
       }, 2_000);
       try {
         await waitFor(
           'every event handled',
           async () => (new Set(handled.map((e) => e.id)).size >= expected.length ? true : undefined),
           90_000,
-          () => `${expected.length} stored, ${received.length} received, ${handled.length} handled, topic end offset ${endOffset}, relay checkpoint ${checkpoint()}\n${relay.output()}`,
+          () =>
+            `${expected.length} stored, ${received.length} received, ${handled.length} handled, topic end offset ${endOffset}, relay checkpoint ${checkpoint()}\n${relay.output()}`,
         );
       } finally {
         clearInterval(offsets);
@@ -130,9 +162,12 @@ describeWithInfra('kill -9 of the relay while it publishes to Kafka', kafka, () 
 
     expect(handled.map((event) => event.id).sort()).toEqual(expected.map((event) => event.id).sort());
     const byStream = new Map<string, number[]>();
-    for (const event of handled) byStream.set(event.stream_id, [...(byStream.get(event.stream_id) ?? []), event.revision]);
+    for (const event of handled)
+      byStream.set(event.stream_id, [...(byStream.get(event.stream_id) ?? []), event.revision]);
     for (const [, revisions] of byStream) expect(revisions).toEqual(revisions.map((_, index) => index));
     expect(received.length).toBeGreaterThanOrEqual(expected.length);
-    console.log(`relay: ${expected.length} events, ${received.length} messages received (${received.length - handled.length} duplicates dropped), 3 relay runs, 2 kills`);
+    console.log(
+      `relay: ${expected.length} events, ${received.length} messages received (${received.length - handled.length} duplicates dropped), 3 relay runs, 2 kills`,
+    );
   }, 240_000);
 });

@@ -96,7 +96,13 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
   try {
     const credentials = await rpcCredentialsForTests();
-    const [rpcPort, transactionsPort, webhooksPort, httpPort, secondPort] = [await freePort(), await freePort(), await freePort(), await freePort(), await freePort()];
+    const [rpcPort, transactionsPort, webhooksPort, httpPort, secondPort] = [
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+      await freePort(),
+    ];
     const baseUrl = `http://127.0.0.1:${httpPort}`;
     const secondUrl = `http://127.0.0.1:${secondPort}`;
     const env: Record<string, string> = {
@@ -121,10 +127,22 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       const simulatorPort = await freePort();
       const webhookSecret = randomBytes(24).toString('base64url');
       simulatorUrl = `http://127.0.0.1:${simulatorPort}`;
-      processes.simulator = startTsProcess('libs/connectors/src/simulator/simulator-main.ts', { MOCK_CARD_PORT: String(simulatorPort), MOCK_CARD_WEBHOOK_SECRET: webhookSecret });
-      Object.assign(env, { MOCK_CARD_URL: simulatorUrl, MOCK_CARD_WEBHOOK_SECRET: webhookSecret, PUBLIC_BASE_URL: baseUrl });
+      processes.simulator = startTsProcess('libs/connectors/src/simulator/simulator-main.ts', {
+        MOCK_CARD_PORT: String(simulatorPort),
+        MOCK_CARD_WEBHOOK_SECRET: webhookSecret,
+      });
+      Object.assign(env, {
+        MOCK_CARD_URL: simulatorUrl,
+        MOCK_CARD_WEBHOOK_SECRET: webhookSecret,
+        PUBLIC_BASE_URL: baseUrl,
+      });
       const url = simulatorUrl;
-      await waitFor('the mock-card simulator listening', async () => ((await fetch(`${url}/v1/ledger?reference=probe`)).status === 200 ? true : undefined), 30_000, describe);
+      await waitFor(
+        'the mock-card simulator listening',
+        async () => ((await fetch(`${url}/v1/ledger?reference=probe`)).status === 200 ? true : undefined),
+        30_000,
+        describe,
+      );
     }
 
     processes.identity = startTsProcess('services/identity/src/main.ts', env);
@@ -133,14 +151,29 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     processes.gateway = startTsProcess('services/gateway/src/main.ts', env);
     processes['second-gateway'] = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
     for (const url of [baseUrl, secondUrl]) {
-      await waitFor(`gateway ${url} ready`, async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined), 60_000, describe);
+      await waitFor(
+        `gateway ${url} ready`,
+        async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
+        60_000,
+        describe,
+      );
     }
     // The gateways' readiness does not cover webhooks: ask its ping directly.
-    const rpcUrls = { identity: env.IDENTITY_RPC_URL!, transactions: env.TRANSACTIONS_RPC_URL!, webhooks: env.WEBHOOKS_RPC_URL! };
-    const rpcClient = (service: keyof typeof rpcUrls, timeoutMs = 2_000) => TcpRpcClient.fromUrl(rpcUrls[service], service, credentials.of('gateway'), timeoutMs);
+    const rpcUrls = {
+      identity: env.IDENTITY_RPC_URL!,
+      transactions: env.TRANSACTIONS_RPC_URL!,
+      webhooks: env.WEBHOOKS_RPC_URL!,
+    };
+    const rpcClient = (service: keyof typeof rpcUrls, timeoutMs = 2_000) =>
+      TcpRpcClient.fromUrl(rpcUrls[service], service, credentials.of('gateway'), timeoutMs);
     const webhooksRpc = rpcClient('webhooks');
     try {
-      await waitFor('the webhooks service ready', async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true), 60_000, describe);
+      await waitFor(
+        'the webhooks service ready',
+        async () => (await webhooksRpc.call(webhookPatterns.ping, {}), true),
+        60_000,
+        describe,
+      );
     } finally {
       await webhooksRpc.close();
     }
@@ -162,8 +195,15 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       cliOutput: () => cliOutputs.join('\n'),
       rpcClient,
       createApiKey: async (displayName, roles) => {
-        const result = await cli('api-keys', 'create', '--display-name', displayName, ...roles.flatMap((role) => ['--role', role]));
-        if (result.code !== 0) throw new Error(`the CLI could not create a key (exit ${result.code}): ${result.stderr}`);
+        const result = await cli(
+          'api-keys',
+          'create',
+          '--display-name',
+          displayName,
+          ...roles.flatMap((role) => ['--role', role]),
+        );
+        if (result.code !== 0)
+          throw new Error(`the CLI could not create a key (exit ${result.code}): ${result.stderr}`);
         return JSON.parse(result.stdout) as ApiKey;
       },
       stopProcesses,
@@ -189,12 +229,18 @@ export interface TopicMessage {
  * Every message of the topics, from the beginning, with a fresh consumer group: read until `until(messages)`
  * holds (default: at once), then on until the end offsets of that moment. Bounded by `timeoutMs`.
  */
-export async function readTopics(topics: readonly string[], options: { until?: (messages: readonly TopicMessage[]) => boolean; timeoutMs?: number } = {}): Promise<TopicMessage[]> {
+export async function readTopics(
+  topics: readonly string[],
+  options: { until?: (messages: readonly TopicMessage[]) => boolean; timeoutMs?: number } = {},
+): Promise<TopicMessage[]> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   const kafka = new Kafka({ clientId: 'e2e-reader', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
   const admin = kafka.admin();
-  const consumer = kafka.consumer({ groupId: `e2e-reader-${Date.now()}-${randomBytes(4).toString('hex')}`, maxWaitTimeInMs: 50 });
+  const consumer = kafka.consumer({
+    groupId: `e2e-reader-${Date.now()}-${randomBytes(4).toString('hex')}`,
+    maxWaitTimeInMs: 50,
+  });
   const messages: TopicMessage[] = [];
   const seen = new Map<string, bigint>(); // `${topic}/${partition}` → highest offset read
   const pause = () => new Promise((resolve) => setTimeout(resolve, 100));
@@ -204,26 +250,45 @@ export async function readTopics(topics: readonly string[], options: { until?: (
     await consumer.subscribe({ topics: [...topics], fromBeginning: true });
     await consumer.run({
       eachMessage: async ({ topic, partition, message }) => {
-        messages.push({ topic, partition, offset: message.offset, key: message.key, value: message.value, headers: message.headers ?? {} });
+        messages.push({
+          topic,
+          partition,
+          offset: message.offset,
+          key: message.key,
+          value: message.value,
+          headers: message.headers ?? {},
+        });
         const at = `${topic}/${partition}`;
         const offset = BigInt(message.offset);
         if ((seen.get(at) ?? -1n) < offset) seen.set(at, offset);
       },
     });
     while (options.until && !options.until(messages)) {
-      if (Date.now() > deadline) throw new Error(`readTopics(${topics.join(', ')}): the awaited messages did not arrive within ${timeoutMs} ms (${messages.length} read)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `readTopics(${topics.join(', ')}): the awaited messages did not arrive within ${timeoutMs} ms (${messages.length} read)`,
+        );
       await pause();
     }
     const ends = (
       await Promise.all(
         topics.map(async (topic) =>
-          (await admin.fetchTopicOffsets(topic)).map((partition) => ({ at: `${topic}/${partition.partition}`, low: BigInt(partition.low), high: BigInt(partition.high) })),
+          (
+            await admin.fetchTopicOffsets(topic)
+          ).map((partition) => ({
+            at: `${topic}/${partition.partition}`,
+            low: BigInt(partition.low),
+            high: BigInt(partition.high),
+          })),
         ),
       )
     ).flat();
     const reachedEnd = () => ends.every(({ at, low, high }) => high <= low || (seen.get(at) ?? -1n) >= high - 1n);
     while (!reachedEnd()) {
-      if (Date.now() > deadline) throw new Error(`readTopics(${topics.join(', ')}): the end offsets were not reached within ${timeoutMs} ms (${messages.length} read)`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `readTopics(${topics.join(', ')}): the end offsets were not reached within ${timeoutMs} ms (${messages.length} read)`,
+        );
       await pause();
     }
     return messages;

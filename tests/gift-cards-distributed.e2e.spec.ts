@@ -6,7 +6,13 @@
 import { randomBytes } from 'node:crypto';
 import { giftCardsTopic, transactionsTopic } from '@switchyard/contracts';
 import { describeWithInfra, signToken, waitFor } from '@switchyard/testing';
-import { distributedInfrastructure, readTopics, startDistributedRuntime, type ApiKey, type DistributedRuntime } from './distributed.fixture';
+import {
+  distributedInfrastructure,
+  readTopics,
+  startDistributedRuntime,
+  type ApiKey,
+  type DistributedRuntime,
+} from './distributed.fixture';
 
 const infrastructure = await distributedInfrastructure();
 
@@ -19,7 +25,11 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
   let runtime: DistributedRuntime;
   let key: ApiKey;
 
-  async function send(method: string, route: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
+  async function send(
+    method: string,
+    route: string,
+    body?: unknown,
+  ): Promise<{ status: number; body: any; text: string }> {
     const response = await fetch(`${runtime.baseUrl}${route}`, {
       method,
       headers: {
@@ -32,15 +42,33 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : JSON.parse(text), text };
   }
-  const balance = async (number: string) => ((await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${number}`)).json()) as { balance: number }).balance;
+  const balance = async (number: string) =>
+    ((await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${number}`)).json()) as { balance: number })
+      .balance;
 
   beforeAll(async () => {
     runtime = await startDistributedRuntime({ name: 'gift-cards-distributed', mockCard: true });
     key = await runtime.createApiKey('gift-cards-e2e', ['administrator']);
-    await waitFor('the new key accepted', async () => ((await send('GET', '/merchant-accounts')).status === 200 ? true : undefined), 10_000, runtime.describe);
-    expect((await send('POST', '/merchant-accounts', { id: account, display_name: 'Gift cards e2e' })).status).toBe(201);
-    for (const [name, definition] of [['Cards', 'mock-card'], ['Gift cards', 'mock-gift-card']] as const) {
-      const created = await send('POST', '/payment-services', { display_name: name, payment_service_definition_id: definition, fields: [{ key: 'merchant_id', value: 'm' }], accepted_currencies: ['USD'], accepted_countries: ['US'] });
+    await waitFor(
+      'the new key accepted',
+      async () => ((await send('GET', '/merchant-accounts')).status === 200 ? true : undefined),
+      10_000,
+      runtime.describe,
+    );
+    expect((await send('POST', '/merchant-accounts', { id: account, display_name: 'Gift cards e2e' })).status).toBe(
+      201,
+    );
+    for (const [name, definition] of [
+      ['Cards', 'mock-card'],
+      ['Gift cards', 'mock-gift-card'],
+    ] as const) {
+      const created = await send('POST', '/payment-services', {
+        display_name: name,
+        payment_service_definition_id: definition,
+        fields: [{ key: 'merchant_id', value: 'm' }],
+        accepted_currencies: ['USD'],
+        accepted_countries: ['US'],
+      });
       expect(created.status, created.text).toBe(201);
     }
   }, 240_000);
@@ -60,15 +88,29 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
       gift_cards: [{ id: card.body.id, amount: 2_500 }],
     });
     expect(paid.status, paid.text).toBe(201);
-    expect(paid.body).toMatchObject({ status: 'capture_succeeded', captured_amount: 7_500, gift_card_redemptions: [expect.objectContaining({ status: 'succeeded', amount: 2_500 })] });
+    expect(paid.body).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 7_500,
+      gift_card_redemptions: [expect.objectContaining({ status: 'succeeded', amount: 2_500 })],
+    });
     expect(await balance(stored.number)).toBe(2_500);
 
     // The stored card pays, a second one cannot: nothing stays charged.
     const poor = { number: giftNumber(), pin: '00100' };
-    const failed = await send('POST', '/transactions', { amount: 1_200, currency: 'USD', gift_cards: [{ id: card.body.id, amount: 1_000 }, { ...poor, amount: 200 }] });
+    const failed = await send('POST', '/transactions', {
+      amount: 1_200,
+      currency: 'USD',
+      gift_cards: [
+        { id: card.body.id, amount: 1_000 },
+        { ...poor, amount: 200 },
+      ],
+    });
     expect(failed.status, failed.text).toBe(201);
     expect(failed.body).toMatchObject({ status: 'authorization_failed', error_code: 'insufficient_funds' });
-    expect((failed.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual(['reversed', 'failed']);
+    expect((failed.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual([
+      'reversed',
+      'failed',
+    ]);
     expect(await balance(stored.number)).toBe(2_500);
     expect(await balance(poor.number)).toBe(100);
 
@@ -87,7 +129,8 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     expect(ofCard.map((message) => message.topic)).toEqual([giftCardsTopic]);
     expect(JSON.parse(ofCard[0]!.value!.toString())).toMatchObject({ type: 'GiftCardStored', stream_id: stream });
     for (const message of messages) {
-      for (const secret of [stored.number, poor.number]) expect(message.value?.includes(Buffer.from(secret)) ?? false, `${secret} on ${message.topic}`).toBe(false);
+      for (const secret of [stored.number, poor.number])
+        expect(message.value?.includes(Buffer.from(secret)) ?? false, `${secret} on ${message.topic}`).toBe(false);
     }
   }, 120_000);
 });

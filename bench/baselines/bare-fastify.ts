@@ -20,7 +20,11 @@ interface AuthorizeBody {
   readonly amount: number;
   readonly currency: string;
   readonly intent?: string;
-  readonly payment_method: { readonly number: string; readonly expiration_date: string; readonly security_code?: string };
+  readonly payment_method: {
+    readonly number: string;
+    readonly expiration_date: string;
+    readonly security_code?: string;
+  };
 }
 
 async function main(): Promise<void> {
@@ -40,7 +44,9 @@ async function main(): Promise<void> {
     recorded_at TEXT    NOT NULL,
     UNIQUE (stream_id, revision)
   )`);
-  const insert = db.prepare('INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insert = db.prepare(
+    'INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
   const append = db.transaction((id: string, streamId: string, data: string, metadata: string) => {
     insert.run(id, streamId, 0, 'TransactionCreated', data, metadata, new Date().toISOString());
   });
@@ -59,7 +65,14 @@ async function main(): Promise<void> {
       amount: body.amount,
       currency: body.currency,
       intent: body.intent ?? 'authorize',
-      paymentMethod: { id: randomUUID(), scheme: 'visa', bin: card.number.slice(0, 6), lastFour: card.number.slice(-4), expirationDate: card.expiration_date, fingerprint: 'x'.repeat(43) },
+      paymentMethod: {
+        id: randomUUID(),
+        scheme: 'visa',
+        bin: card.number.slice(0, 6),
+        lastFour: card.number.slice(-4),
+        expirationDate: card.expiration_date,
+        fingerprint: 'x'.repeat(43),
+      },
       route: [{ paymentServiceId: randomUUID(), definitionId: 'mock-card', position: 1 }],
       matchedRules: [],
       buyer: null,
@@ -83,7 +96,12 @@ async function main(): Promise<void> {
           reference: id,
           amount: body.amount,
           currency: body.currency,
-          payment_instrument: { type: 'card', number: card.number, expiration_date: card.expiration_date, security_code: card.security_code },
+          payment_instrument: {
+            type: 'card',
+            number: card.number,
+            expiration_date: card.expiration_date,
+            security_code: card.security_code,
+          },
           capture: body.intent === 'capture',
         }),
         signal: controller.signal,

@@ -39,7 +39,9 @@ async function main(): Promise<void> {
   const verificationsPerSecond = results.reduce((sum, r) => sum + (r.count * 1000) / r.elapsedMs, 0);
   const usage = process.cpuUsage();
   // cpuMs: this process's CPU (all threads) since it started, so that the caller can tell what else ran meanwhile.
-  process.stdout.write(`${JSON.stringify({ verificationsPerSecond, workers, durationMs: ms, cpuMs: (usage.user + usage.system) / 1000, perWorker: results })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ verificationsPerSecond, workers, durationMs: ms, cpuMs: (usage.user + usage.system) / 1000, perWorker: results })}\n`,
+  );
 }
 
 main().catch((error: unknown) => {

@@ -59,7 +59,9 @@ async function runCell(directory: string, config: Config, concurrency: number, c
     for (;;) {
       const started = performance.now();
       if (started >= measureUntil) return;
-      const result = await store.append(streamId, [{ type: 'TransactionAuthorized', data: payload }], { expectedRevision });
+      const result = await store.append(streamId, [{ type: 'TransactionAuthorized', data: payload }], {
+        expectedRevision,
+      });
       if (started >= measureFrom) latencies.push(performance.now() - started);
       expectedRevision = result.nextExpectedRevision;
     }
@@ -70,7 +72,8 @@ async function runCell(directory: string, config: Config, concurrency: number, c
   const appendsPerSecond = latencies.length / secondsPerCell;
 
   latencies.sort((a, b) => a - b);
-  const percentile = (p: number): number => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
+  const percentile = (p: number): number =>
+    latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] ?? NaN;
   return { appendsPerSecond, p50Ms: percentile(0.5), p99Ms: percentile(0.99) };
 }
 
@@ -82,9 +85,16 @@ async function main(): Promise<void> {
       for (const concurrency of concurrencies) {
         for (const config of configs) {
           const key = `${config.name}|${concurrency}`;
-          const cell = await runCell(directory, config, concurrency, `r${round}-c${concurrency}-${configs.indexOf(config)}`);
+          const cell = await runCell(
+            directory,
+            config,
+            concurrency,
+            `r${round}-c${concurrency}-${configs.indexOf(config)}`,
+          );
           results.set(key, [...(results.get(key) ?? []), cell]);
-          process.stderr.write(`round ${round + 1} ${config.name} c=${concurrency}: ${Math.round(cell.appendsPerSecond)}/s\n`);
+          process.stderr.write(
+            `round ${round + 1} ${config.name} c=${concurrency}: ${Math.round(cell.appendsPerSecond)}/s\n`,
+          );
         }
       }
     }

@@ -54,7 +54,9 @@ function main(): void {
     times.push(t);
   }
   const from = lastMs === undefined ? -Infinity : profile.endTime - lastMs * 1000;
-  const callersOf = process.argv.includes('--callers') ? process.argv[process.argv.indexOf('--callers') + 1] : undefined;
+  const callersOf = process.argv.includes('--callers')
+    ? process.argv[process.argv.indexOf('--callers') + 1]
+    : undefined;
   const byCaller = new Map<string, number>();
   const selfByFunction = new Map<string, number>();
   const selfByArea = new Map<string, number>();
@@ -77,7 +79,9 @@ function main(): void {
       for (let id = parent.get(node.id); id !== undefined && chain.length < 3; id = parent.get(id)) {
         const frame = byId.get(id)!.callFrame;
         if (chain.length === 0 && areaOf(frame.url, frame.functionName) === ownArea) continue;
-        chain.push(`${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|libs|services)\//, '$1/')}:${frame.lineNumber + 1}`);
+        chain.push(
+          `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*\/(node_modules|libs|services)\//, '$1/')}:${frame.lineNumber + 1}`,
+        );
       }
       const key = chain.join(' <- ');
       byCaller.set(key, (byCaller.get(key) ?? 0) + dt);
@@ -96,7 +100,9 @@ function main(): void {
   const print = (title: string, map: Map<string, number>) => {
     process.stdout.write(`\n${title} (of ${total.toFixed(0)} ms sampled)\n`);
     for (const [key, ms] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) {
-      process.stdout.write(`${((100 * ms) / total).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(7)} ms  ${key}\n`);
+      process.stdout.write(
+        `${((100 * ms) / total).toFixed(1).padStart(5)}%  ${ms.toFixed(0).padStart(7)} ms  ${key}\n`,
+      );
     }
   };
   print('self time by area', selfByArea);

@@ -94,7 +94,11 @@ export interface MachineCpu {
 export function parseProcStat(stat: string, ticks = 100): MachineCpu | null {
   const line = stat.split('\n').find((l) => l.startsWith('cpu '));
   if (!line) return null;
-  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line.trim().split(/\s+/).slice(1).map(Number);
+  const [user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0, steal = 0] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
   const ms = (value: number) => (value * 1000) / ticks;
   return { busyMs: ms(user + nice + system), irqMs: ms(irq + softirq), idleMs: ms(idle + iowait), stealMs: ms(steal) };
 }
@@ -215,8 +219,17 @@ export class HttpClient {
     this.agent = new Agent({ keepAlive: true, maxSockets: options.maxSockets ?? 64, keepAliveMsecs: 10_000 });
   }
 
-  request(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<HttpAnswer> {
-    const payload = options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+  request(
+    method: string,
+    path: string,
+    options: { headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<HttpAnswer> {
+    const payload =
+      options.body === undefined
+        ? undefined
+        : typeof options.body === 'string'
+          ? options.body
+          : JSON.stringify(options.body);
     const headers: Record<string, string | number> = { ...options.headers };
     if (payload !== undefined) {
       if (headers['content-type'] === undefined) headers['content-type'] = 'application/json';
@@ -241,7 +254,11 @@ export class HttpClient {
   }
 
   /** Same as `request`, parsing the JSON answer. */
-  async json<T = unknown>(method: string, path: string, options: { headers?: Record<string, string>; body?: unknown } = {}): Promise<T> {
+  async json<T = unknown>(
+    method: string,
+    path: string,
+    options: { headers?: Record<string, string>; body?: unknown } = {},
+  ): Promise<T> {
     const answer = await this.request(method, path, options);
     return (answer.body === '' ? undefined : JSON.parse(answer.body)) as T;
   }

@@ -56,7 +56,12 @@ describe('runLoad', () => {
   });
 
   it('reads the CPU of a process when given its pid', async () => {
-    const result = await runLoad({ concurrency: 1, durationMs: 20, request: () => new Promise((resolve) => setImmediate(resolve)), cpuPid: process.pid });
+    const result = await runLoad({
+      concurrency: 1,
+      durationMs: 20,
+      request: () => new Promise((resolve) => setImmediate(resolve)),
+      cpuPid: process.pid,
+    });
     expect(result.cpuMsPerRequest).not.toBeNull();
     expect(result.cpuMsPerRequest!).toBeGreaterThanOrEqual(0);
   });

@@ -15,8 +15,15 @@ process.on('SIGUSR2', () => {
   const before = usage();
   if (typeof global.gc === 'function') global.gc();
   const after = usage();
-  const spaces = Object.fromEntries(v8.getHeapSpaceStatistics().map((s) => [s.space_name, { usedMb: mb(s.space_used_size), sizeMb: mb(s.space_size) }]));
+  const spaces = Object.fromEntries(
+    v8.getHeapSpaceStatistics().map((s) => [s.space_name, { usedMb: mb(s.space_used_size), sizeMb: mb(s.space_size) }]),
+  );
   const dir = process.env.MEMORY_PROBE_SNAPSHOT_DIR;
-  const snapshot = dir ? v8.writeHeapSnapshot(require('node:path').join(dir, `heap-${process.pid}-${Date.now()}.heapsnapshot`)) : null;
-  fs.appendFileSync(file, `${JSON.stringify({ at: new Date().toISOString(), before, afterGc: after, spaces, snapshot })}\n`);
+  const snapshot = dir
+    ? v8.writeHeapSnapshot(require('node:path').join(dir, `heap-${process.pid}-${Date.now()}.heapsnapshot`))
+    : null;
+  fs.appendFileSync(
+    file,
+    `${JSON.stringify({ at: new Date().toISOString(), before, afterGc: after, spaces, snapshot })}\n`,
+  );
 });

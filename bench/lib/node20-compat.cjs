@@ -6,7 +6,8 @@ const Module = require('node:module');
 const path = require('node:path');
 
 const betterSqlite3 = process.env.BENCH_NODE20_BETTER_SQLITE3;
-if (!betterSqlite3) throw new Error('bench/lib/node20-compat.cjs needs BENCH_NODE20_BETTER_SQLITE3 (set by bench/node-ab.ts)');
+if (!betterSqlite3)
+  throw new Error('bench/lib/node20-compat.cjs needs BENCH_NODE20_BETTER_SQLITE3 (set by bench/node-ab.ts)');
 const entry = path.join(betterSqlite3, 'lib', 'index.js');
 const resolveFilename = Module._resolveFilename;
 Module._resolveFilename = function resolveBetterSqlite3(request, ...rest) {

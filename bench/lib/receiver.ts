@@ -40,7 +40,12 @@ export class BenchWebhookReceiver {
         const arrivedAtMs = Date.now();
         response.writeHead(204).end();
         try {
-          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id?: unknown; name?: unknown; created_at?: unknown; target?: { id?: unknown } };
+          const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+            id?: unknown;
+            name?: unknown;
+            created_at?: unknown;
+            target?: { id?: unknown };
+          };
           if (typeof body.id !== 'string' || typeof body.name !== 'string') throw new Error('no id or name');
           const key = `${body.id} ${body.name}`;
           if (this.deliveries.has(key)) {

@@ -104,19 +104,38 @@ export function averageRuns<T extends LoadResult>(runs: readonly T[]): T {
 
 /** a / b, null when either is missing or b is not positive. */
 export function ratio(a: number | null | undefined, b: number | null | undefined): number | null {
-  if (a === null || a === undefined || b === null || b === undefined || !Number.isFinite(a) || !Number.isFinite(b) || b <= 0) return null;
+  if (
+    a === null ||
+    a === undefined ||
+    b === null ||
+    b === undefined ||
+    !Number.isFinite(a) ||
+    !Number.isFinite(b) ||
+    b <= 0
+  )
+    return null;
   return a / b;
 }
 
 /** The baseline figure a scenario at `clients` is compared with: same client count for the HTTP baselines. */
-export function baselineFor(scenario: ScenarioName, clients: number, baselines: readonly BaselineRun[], es512: Es512Rate | null): BaselineFigure | null {
+export function baselineFor(
+  scenario: ScenarioName,
+  clients: number,
+  baselines: readonly BaselineRun[],
+  es512: Es512Rate | null,
+): BaselineFigure | null {
   const name = baselineOf[scenario];
-  if (name === 'es512-rate') return es512 ? { name, clients: null, throughput: es512.verificationsPerSecond, p50Ms: null, p99Ms: null } : null;
+  if (name === 'es512-rate')
+    return es512 ? { name, clients: null, throughput: es512.verificationsPerSecond, p50Ms: null, p99Ms: null } : null;
   const run = baselines.find((b) => b.baseline === name && b.clients === clients);
   return run ? { name, clients, throughput: run.throughput, p50Ms: run.p50Ms, p99Ms: run.p99Ms } : null;
 }
 
-export function reportRows(scenarios: readonly ScenarioRun[], baselines: readonly BaselineRun[], es512: Es512Rate | null): ReportRow[] {
+export function reportRows(
+  scenarios: readonly ScenarioRun[],
+  baselines: readonly BaselineRun[],
+  es512: Es512Rate | null,
+): ReportRow[] {
   return scenarios.map((run) => {
     const baseline = baselineFor(run.scenario, run.clients, baselines, es512);
     return { ...run, baseline, ratio: ratio(run.throughput, baseline?.throughput) };
@@ -134,9 +153,18 @@ export interface TargetResult {
   readonly detail: string;
 }
 
-const fmt = (value: number | null | undefined, digits = 2) => (value === null || value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits));
+const fmt = (value: number | null | undefined, digits = 2) =>
+  value === null || value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits);
 
-function target(id: string, description: string, value: number | null, limit: number, unit: string, atLeast: boolean, detail: string): TargetResult {
+function target(
+  id: string,
+  description: string,
+  value: number | null,
+  limit: number,
+  unit: string,
+  atLeast: boolean,
+  detail: string,
+): TargetResult {
   const met = value === null ? null : atLeast ? value >= limit : value <= limit;
   return { id, description, met, value, limit, unit, detail };
 }
@@ -146,8 +174,13 @@ function target(id: string, description: string, value: number | null, limit: nu
  * clients; `auth-fresh` at its best client count against the raw ES512 rate; `get@16` against Nest hello at 16;
  * and every scenario without errors. The distributed and soak targets are judged by their own commands.
  */
-export function evaluateTargets(scenarios: readonly ScenarioRun[], baselines: readonly BaselineRun[], es512: Es512Rate | null): TargetResult[] {
-  const find = (scenario: ScenarioName, clients: number) => scenarios.find((s) => s.scenario === scenario && s.clients === clients);
+export function evaluateTargets(
+  scenarios: readonly ScenarioRun[],
+  baselines: readonly BaselineRun[],
+  es512: Es512Rate | null,
+): TargetResult[] {
+  const find = (scenario: ScenarioName, clients: number) =>
+    scenarios.find((s) => s.scenario === scenario && s.clients === clients);
   const floor16 = baselines.find((b) => b.baseline === 'bare-fastify' && b.clients === 16);
   const nest16 = baselines.find((b) => b.baseline === 'nest-hello' && b.clients === 16);
   const authorize16 = find('authorize', 16);
@@ -169,11 +202,27 @@ export function evaluateTargets(scenarios: readonly ScenarioRun[], baselines: re
   );
   const p99Ratio = ratio(authorize16?.p99Ms, floor16?.p99Ms);
   results.push(
-    target('authorize-p99', 'authorize@16 p99 <= 4x the floor p99', p99Ratio, 4, 'x', false, `p99 ${fmt(authorize16?.p99Ms)} ms vs floor ${fmt(floor16?.p99Ms)} ms = ${fmt(p99Ratio)}x`),
+    target(
+      'authorize-p99',
+      'authorize@16 p99 <= 4x the floor p99',
+      p99Ratio,
+      4,
+      'x',
+      false,
+      `p99 ${fmt(authorize16?.p99Ms)} ms vs floor ${fmt(floor16?.p99Ms)} ms = ${fmt(p99Ratio)}x`,
+    ),
   );
   const addedP50 = authorize16 && floor16 ? authorize16.p50Ms - floor16.p50Ms : null;
   results.push(
-    target('authorize-added-p50', 'authorize@16 p50 - floor p50 <= 2 ms', addedP50, 2, 'ms', false, `p50 ${fmt(authorize16?.p50Ms)} ms - floor ${fmt(floor16?.p50Ms)} ms = ${fmt(addedP50)} ms`),
+    target(
+      'authorize-added-p50',
+      'authorize@16 p50 - floor p50 <= 2 ms',
+      addedP50,
+      2,
+      'ms',
+      false,
+      `p50 ${fmt(authorize16?.p50Ms)} ms - floor ${fmt(floor16?.p50Ms)} ms = ${fmt(addedP50)} ms`,
+    ),
   );
   const freshRatio = ratio(fresh?.throughput, es512?.verificationsPerSecond);
   results.push(
@@ -189,11 +238,31 @@ export function evaluateTargets(scenarios: readonly ScenarioRun[], baselines: re
   );
   const getRatio = ratio(get16?.throughput, nest16?.throughput);
   results.push(
-    target('get', 'get@16 >= 0.5x NestJS-on-Fastify hello world at 16 clients', getRatio, 0.5, 'x', true, `${fmt(get16?.throughput, 0)} req/s vs ${fmt(nest16?.throughput, 0)} req/s = ${fmt(getRatio)}x`),
+    target(
+      'get',
+      'get@16 >= 0.5x NestJS-on-Fastify hello world at 16 clients',
+      getRatio,
+      0.5,
+      'x',
+      true,
+      `${fmt(get16?.throughput, 0)} req/s vs ${fmt(nest16?.throughput, 0)} req/s = ${fmt(getRatio)}x`,
+    ),
   );
   const errors = scenarios.length === 0 ? null : scenarios.reduce((sum, s) => sum + s.errors, 0);
-  const failing = scenarios.filter((s) => s.errors > 0).map((s) => `${s.scenario}@${s.clients}: ${s.errors} (${s.firstError ?? ''})`);
-  results.push(target('errors', 'every scenario answers without errors', errors, 0, 'errors', false, failing.length === 0 ? 'none' : failing.join('; ')));
+  const failing = scenarios
+    .filter((s) => s.errors > 0)
+    .map((s) => `${s.scenario}@${s.clients}: ${s.errors} (${s.firstError ?? ''})`);
+  results.push(
+    target(
+      'errors',
+      'every scenario answers without errors',
+      errors,
+      0,
+      'errors',
+      false,
+      failing.length === 0 ? 'none' : failing.join('; '),
+    ),
+  );
   return results;
 }
 
@@ -202,14 +271,29 @@ function pad(cells: readonly string[], widths: readonly number[], rightAligned: 
 }
 
 /** A Markdown table (aligned for the terminal). */
-export function markdownTable(header: readonly string[], rows: readonly (readonly string[])[], rightAligned: readonly boolean[] = []): string {
+export function markdownTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+  rightAligned: readonly boolean[] = [],
+): string {
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const separator = `|${widths.map((w, i) => (rightAligned[i] ? `${'-'.repeat(w + 1)}:` : '-'.repeat(w + 2))).join('|')}|`;
   return [pad(header, widths, []), separator, ...rows.map((row) => pad(row, widths, rightAligned))].join('\n');
 }
 
 export function formatResultsTable(rows: readonly ReportRow[]): string {
-  const header = ['scenario', 'clients', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'CPU ms/req', 'errors', 'baseline', 'ratio'];
+  const header = [
+    'scenario',
+    'clients',
+    'req/s',
+    'p50 ms',
+    'p95 ms',
+    'p99 ms',
+    'CPU ms/req',
+    'errors',
+    'baseline',
+    'ratio',
+  ];
   const body = rows.map((row) => [
     row.scenario,
     String(row.clients),
@@ -219,24 +303,51 @@ export function formatResultsTable(rows: readonly ReportRow[]): string {
     fmt(row.p99Ms),
     fmt(row.cpuMsPerRequest),
     String(row.errors),
-    row.baseline ? `${row.baseline.name}${row.baseline.clients === null ? '' : `@${row.baseline.clients}`} ${fmt(row.baseline.throughput, 0)}/s` : 'n/a',
+    row.baseline
+      ? `${row.baseline.name}${row.baseline.clients === null ? '' : `@${row.baseline.clients}`} ${fmt(row.baseline.throughput, 0)}/s`
+      : 'n/a',
     row.ratio === null ? 'n/a' : `${fmt(row.ratio)}x`,
   ]);
   return markdownTable(header, body, [false, true, true, true, true, true, true, true, false, true]);
 }
 
-export function formatBaselinesTable(baselines: readonly BaselineRun[], es512: readonly (Es512Rate & { round?: number })[]): string {
+export function formatBaselinesTable(
+  baselines: readonly BaselineRun[],
+  es512: readonly (Es512Rate & { round?: number })[],
+): string {
   const header = ['baseline', 'round', 'clients', 'req/s', 'p50 ms', 'p95 ms', 'p99 ms', 'CPU ms/req', 'errors'];
   const round = (r: number | undefined) => (r === undefined ? 'mean' : String(r));
-  const body = baselines.map((b) => [b.baseline, round(b.round), String(b.clients), fmt(b.throughput, 0), fmt(b.p50Ms), fmt(b.p95Ms), fmt(b.p99Ms), fmt(b.cpuMsPerRequest), String(b.errors)]);
+  const body = baselines.map((b) => [
+    b.baseline,
+    round(b.round),
+    String(b.clients),
+    fmt(b.throughput, 0),
+    fmt(b.p50Ms),
+    fmt(b.p95Ms),
+    fmt(b.p99Ms),
+    fmt(b.cpuMsPerRequest),
+    String(b.errors),
+  ]);
   for (const rate of es512) {
-    body.push(['es512-rate', round(rate.round), `${rate.workers} threads`, fmt(rate.verificationsPerSecond, 0), '', '', '', fmt(1000 / (rate.verificationsPerSecond / rate.workers)), '0']);
+    body.push([
+      'es512-rate',
+      round(rate.round),
+      `${rate.workers} threads`,
+      fmt(rate.verificationsPerSecond, 0),
+      '',
+      '',
+      '',
+      fmt(1000 / (rate.verificationsPerSecond / rate.workers)),
+      '0',
+    ]);
   }
   return markdownTable(header, body, [false, true, true, true, true, true, true, true, true]);
 }
 
 export function formatTargets(targets: readonly TargetResult[]): string {
-  return targets.map((t) => `- [${t.met === null ? 'not measured' : t.met ? 'met' : 'NOT MET'}] ${t.description}: ${t.detail}`).join('\n');
+  return targets
+    .map((t) => `- [${t.met === null ? 'not measured' : t.met ? 'met' : 'NOT MET'}] ${t.description}: ${t.detail}`)
+    .join('\n');
 }
 
 export interface MachineDescription {
@@ -267,7 +378,10 @@ export function describeMachine(): MachineDescription {
 
 /** File name of a run's JSON: `<ISO date>-<hostname>.json`, safe on every file system. */
 export function resultFileName(startedAt: Date, host: string): string {
-  return `${startedAt.toISOString().replace(/:/g, '-').replace(/\.\d+Z$/, 'Z')}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
+  return `${startedAt
+    .toISOString()
+    .replace(/:/g, '-')
+    .replace(/\.\d+Z$/, 'Z')}-${host.replace(/[^A-Za-z0-9._-]/g, '_')}.json`;
 }
 
 /** Least-squares slope of (x, y) points; 0 with fewer than two distinct x. */

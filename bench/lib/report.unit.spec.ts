@@ -1,6 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import type { LoadResult } from './load';
-import { averageRuns, evaluateTargets, hostShare, markdownTable, ratio, reportRows, resultFileName, slope, type BaselineRun, type Es512Rate, type ScenarioName, type ScenarioRun } from './report';
+import {
+  averageRuns,
+  evaluateTargets,
+  hostShare,
+  markdownTable,
+  ratio,
+  reportRows,
+  resultFileName,
+  slope,
+  type BaselineRun,
+  type Es512Rate,
+  type ScenarioName,
+  type ScenarioRun,
+} from './report';
 
 const load = (throughput: number, p50Ms: number, p99Ms: number, errors = 0): LoadResult => ({
   requests: throughput * 8,
@@ -12,12 +25,25 @@ const load = (throughput: number, p50Ms: number, p99Ms: number, errors = 0): Loa
   p99Ms,
   cpuMsPerRequest: 1,
 });
-const scenario = (name: ScenarioName, clients: number, throughput: number, p50Ms = 1, p99Ms = 2, errors = 0): ScenarioRun => ({
+const scenario = (
+  name: ScenarioName,
+  clients: number,
+  throughput: number,
+  p50Ms = 1,
+  p99Ms = 2,
+  errors = 0,
+): ScenarioRun => ({
   scenario: name,
   clients,
   ...load(throughput, p50Ms, p99Ms, errors),
 });
-const baseline = (name: 'bare-fastify' | 'nest-hello', clients: number, throughput: number, p50Ms = 1, p99Ms = 2): BaselineRun => ({
+const baseline = (
+  name: 'bare-fastify' | 'nest-hello',
+  clients: number,
+  throughput: number,
+  p50Ms = 1,
+  p99Ms = 2,
+): BaselineRun => ({
   baseline: name,
   clients,
   ...load(throughput, p50Ms, p99Ms),
@@ -37,7 +63,12 @@ describe('ratio', () => {
 describe('reportRows', () => {
   it('compares each scenario with its baseline at the same client count (the raw ES512 rate for auth)', () => {
     const rows = reportRows(
-      [scenario('authorize', 16, 300), scenario('get', 1, 500), scenario('auth-fresh', 64, 700), scenario('list', 64, 10)],
+      [
+        scenario('authorize', 16, 300),
+        scenario('get', 1, 500),
+        scenario('auth-fresh', 64, 700),
+        scenario('list', 64, 10),
+      ],
       [baseline('bare-fastify', 16, 600), baseline('bare-fastify', 1, 100), baseline('nest-hello', 1, 1000)],
       es512,
     );
@@ -55,7 +86,12 @@ describe('evaluateTargets', () => {
 
   it('meets every target on figures inside the limits', () => {
     const targets = evaluateTargets(
-      [scenario('authorize', 16, 500, 7, 80), scenario('auth-fresh', 16, 500), scenario('auth-fresh', 64, 640), scenario('get', 16, 5000)],
+      [
+        scenario('authorize', 16, 500, 7, 80),
+        scenario('auth-fresh', 16, 500),
+        scenario('auth-fresh', 64, 640),
+        scenario('get', 16, 5000),
+      ],
       baselines,
       es512,
     );
@@ -70,7 +106,11 @@ describe('evaluateTargets', () => {
   });
 
   it('reports the figures of a target not met', () => {
-    const targets = evaluateTargets([scenario('authorize', 16, 499, 7.5, 81, 3), scenario('get', 16, 4999)], baselines, es512);
+    const targets = evaluateTargets(
+      [scenario('authorize', 16, 499, 7.5, 81, 3), scenario('get', 16, 4999)],
+      baselines,
+      es512,
+    );
     const byId = Object.fromEntries(targets.map((t) => [t.id, t]));
     expect(byId['authorize-throughput']).toMatchObject({ met: false, value: 0.499, limit: 0.5 });
     expect(byId['authorize-p99']).toMatchObject({ met: false, value: 4.05 });
@@ -88,17 +128,32 @@ describe('evaluateTargets', () => {
 
 describe('formatting helpers', () => {
   it('aligns a Markdown table', () => {
-    expect(markdownTable(['a', 'num'], [['xx', '1'], ['y', '100']], [false, true])).toBe(
-      ['| a  | num |', '|----|----:|', '| xx |   1 |', '| y  | 100 |'].join('\n'),
-    );
+    expect(
+      markdownTable(
+        ['a', 'num'],
+        [
+          ['xx', '1'],
+          ['y', '100'],
+        ],
+        [false, true],
+      ),
+    ).toBe(['| a  | num |', '|----|----:|', '| xx |   1 |', '| y  | 100 |'].join('\n'));
   });
 
   it('names result files by ISO date and host name', () => {
-    expect(resultFileName(new Date('2026-01-02T03:04:05.678Z'), 'host name/1')).toBe('2026-01-02T03-04-05Z-host_name_1.json');
+    expect(resultFileName(new Date('2026-01-02T03:04:05.678Z'), 'host name/1')).toBe(
+      '2026-01-02T03-04-05Z-host_name_1.json',
+    );
   });
 
   it('computes a least-squares slope', () => {
-    expect(slope([[0, 1], [1, 3], [2, 5]])).toBeCloseTo(2, 10);
+    expect(
+      slope([
+        [0, 1],
+        [1, 3],
+        [2, 5],
+      ]),
+    ).toBeCloseTo(2, 10);
     expect(slope([[0, 4]])).toBe(0);
   });
 });
@@ -106,7 +161,16 @@ describe('formatting helpers', () => {
 describe('averageRuns', () => {
   it('averages rates, latencies and CPU, and adds up counts', () => {
     const mean = averageRuns([baseline('bare-fastify', 16, 400, 2, 10), baseline('bare-fastify', 16, 600, 4, 30)]);
-    expect(mean).toMatchObject({ baseline: 'bare-fastify', clients: 16, throughput: 500, p50Ms: 3, p99Ms: 20, requests: 8000, durationMs: 16_000, cpuMsPerRequest: 1 });
+    expect(mean).toMatchObject({
+      baseline: 'bare-fastify',
+      clients: 16,
+      throughput: 500,
+      p50Ms: 3,
+      p99Ms: 20,
+      requests: 8000,
+      durationMs: 16_000,
+      cpuMsPerRequest: 1,
+    });
   });
 
   it('answers null CPU when a run has none, and keeps a single run as it is', () => {

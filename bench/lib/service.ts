@@ -46,7 +46,13 @@ export interface ChildService {
 }
 
 /** Runs a TypeScript entry of the repository as a child process (`node -r scripts/register.cjs <entry>`). */
-export function startTs(entry: string, env: Record<string, string>, nodeArgs: string[] = [], args: string[] = [], runtime = defaultRuntime): ChildService {
+export function startTs(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  args: string[] = [],
+  runtime = defaultRuntime,
+): ChildService {
   const child = spawn(runtime.execPath, [...nodeArgs, '-r', runtime.preload, path.join(repoRoot, entry), ...args], {
     cwd: repoRoot,
     env: { ...process.env, ...runtime.env, ...env },
@@ -81,7 +87,8 @@ export async function waitForHttp(url: string, service: ChildService, timeoutMs 
   const deadline = Date.now() + timeoutMs;
   let last = '';
   while (Date.now() < deadline) {
-    if (service.child.exitCode !== null) throw new Error(`process exited (${service.child.exitCode}) before ${url} answered:\n${service.output()}`);
+    if (service.child.exitCode !== null)
+      throw new Error(`process exited (${service.child.exitCode}) before ${url} answered:\n${service.output()}`);
     try {
       const response = await fetch(url);
       if (response.ok) return;
@@ -103,8 +110,12 @@ export function runCli(env: Record<string, string>, ...args: string[]): Promise<
 export function runCliOn(runtime: Runtime, env: Record<string, string>, ...args: string[]): Promise<string> {
   return new Promise((resolve, reject) => {
     const argv = ['-r', runtime.preload, path.join(repoRoot, 'tools/cli/src/main.ts'), ...args];
-    execFile(runtime.execPath, argv, { cwd: repoRoot, env: { ...process.env, ...runtime.env, ...env } }, (error, stdout, stderr) =>
-      error ? reject(new Error(`cli ${args.join(' ')} failed: ${stderr || String(error)}`)) : resolve(stdout),
+    execFile(
+      runtime.execPath,
+      argv,
+      { cwd: repoRoot, env: { ...process.env, ...runtime.env, ...env } },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`cli ${args.join(' ')} failed: ${stderr || String(error)}`)) : resolve(stdout),
     );
   });
 }
@@ -120,7 +131,9 @@ export interface EmbeddedService extends ChildService {
  * measure what `npm start` runs.
  */
 export function npmStartNodeFlags(): string[] {
-  const scripts = (JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  const scripts = (
+    JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+  ).scripts;
   const match = /^(?:exec\s+)?node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
   return match?.[1] ? match[1].split(/\s+/) : [];
 }
@@ -130,14 +143,24 @@ export function npmStartNodeFlags(): string[] {
  * (same DATA_DIR), then the service starts on a free loopback port with logs off and the in-process simulator, with
  * `npm start`'s node flags. `stop()` also removes the data directory.
  */
-export async function startEmbeddedService(options: { nodeArgs?: string[]; env?: Record<string, string>; runtime?: Runtime } = {}): Promise<EmbeddedService> {
+export async function startEmbeddedService(
+  options: { nodeArgs?: string[]; env?: Record<string, string>; runtime?: Runtime } = {},
+): Promise<EmbeddedService> {
   const runtime = options.runtime ?? defaultRuntime;
   const dataDir = mkdtempSync(path.join(tmpdir(), 'switchyard-bench-'));
   const env = { DATA_DIR: dataDir, LOG_LEVEL: 'silent', HOST: '127.0.0.1' };
-  const created = JSON.parse(await runCliOn(runtime, env, 'api-keys', 'create', '--display-name', 'bench', '--role', 'administrator')) as { kid: string; private_key: string };
+  const created = JSON.parse(
+    await runCliOn(runtime, env, 'api-keys', 'create', '--display-name', 'bench', '--role', 'administrator'),
+  ) as { kid: string; private_key: string };
   const port = await freePort();
   const nodeArgs = [...npmStartNodeFlags(), ...(options.nodeArgs ?? [])];
-  const service = startTs('services/standalone/src/main.ts', { ...env, PORT: String(port), ...options.env }, nodeArgs, [], runtime);
+  const service = startTs(
+    'services/standalone/src/main.ts',
+    { ...env, PORT: String(port), ...options.env },
+    nodeArgs,
+    [],
+    runtime,
+  );
   const url = `http://127.0.0.1:${port}`;
   try {
     await waitForHttp(`${url}/healthz`, service);
@@ -159,11 +182,17 @@ export async function startEmbeddedService(options: { nodeArgs?: string[]; env?:
 }
 
 /** Starts a baseline child that prints one JSON line `{ "url": ... }` on stdout once it listens. */
-export async function startBaseline(entry: string, env: Record<string, string> = {}): Promise<ChildService & { url: string }> {
+export async function startBaseline(
+  entry: string,
+  env: Record<string, string> = {},
+): Promise<ChildService & { url: string }> {
   const service = startTs(entry, env);
   const url = await new Promise<string>((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => reject(new Error(`${entry} did not report its address:\n${service.output()}`)), 60_000);
+    const timer = setTimeout(
+      () => reject(new Error(`${entry} did not report its address:\n${service.output()}`)),
+      60_000,
+    );
     service.child.stdout?.on('data', (chunk: Buffer) => {
       buffered += chunk.toString();
       const line = buffered.split('\n').find((candidate) => candidate.startsWith('{'));

@@ -20,7 +20,10 @@ const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('bas
 export function signEs512Token(key: SigningKey, scopes: readonly string[], expiresInSeconds = 3600): string {
   const now = Math.floor(Date.now() / 1000);
   const input = `${b64({ alg: 'ES512', typ: 'JWT', kid: key.kid })}.${b64({ scopes, iat: now, nbf: now, exp: now + expiresInSeconds, jti: randomUUID() })}`;
-  const signature = sign('sha512', Buffer.from(input), { key: createPrivateKey(key.privateKeyPem), dsaEncoding: 'ieee-p1363' });
+  const signature = sign('sha512', Buffer.from(input), {
+    key: createPrivateKey(key.privateKeyPem),
+    dsaEncoding: 'ieee-p1363',
+  });
   return `${input}.${signature.toString('base64url')}`;
 }
 
@@ -57,7 +60,11 @@ export class TokenPool {
   ) {
     this.workers = Array.from(
       { length: threads },
-      () => new Worker(workerSource, { eval: true, workerData: { privateKeyPem: key.privateKeyPem, kid: key.kid, scopes, expiresIn: expiresInSeconds } }),
+      () =>
+        new Worker(workerSource, {
+          eval: true,
+          workerData: { privateKeyPem: key.privateKeyPem, kid: key.kid, scopes, expiresIn: expiresInSeconds },
+        }),
     );
   }
 

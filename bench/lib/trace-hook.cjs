@@ -115,10 +115,17 @@ function applyPatches() {
     if (file.endsWith(path.join('libs', 'rpc', 'src', 'in-process-rpc.ts')) && exports.InProcessRpc) {
       patchAsync(exports.InProcessRpc.prototype, 'call', (args) => `inproc ${args[0]}`);
     }
-    if (file.endsWith(path.join('libs', 'eventstore', 'src', 'sqlite', 'sqlite-event-store.ts')) && exports.SqliteEventStore) {
+    if (
+      file.endsWith(path.join('libs', 'eventstore', 'src', 'sqlite', 'sqlite-event-store.ts')) &&
+      exports.SqliteEventStore
+    ) {
       patchAsync(exports.SqliteEventStore.prototype, 'append', () => 'append');
     }
-    if (file.endsWith(path.join('@nestjs', 'microservices', 'client', 'client-tcp.js')) && exports.ClientTCP && !exports.ClientTCP.prototype.send.__benchTraced) {
+    if (
+      file.endsWith(path.join('@nestjs', 'microservices', 'client', 'client-tcp.js')) &&
+      exports.ClientTCP &&
+      !exports.ClientTCP.prototype.send.__benchTraced
+    ) {
       const { defer } = require('rxjs');
       const { tap } = require('rxjs/operators');
       const send = exports.ClientTCP.prototype.send;
@@ -132,7 +139,10 @@ function applyPatches() {
               next: () => {
                 if (done) return;
                 done = true;
-                record(`call ${typeof pattern === 'string' ? pattern : JSON.stringify(pattern)}`, performance.now() - t0);
+                record(
+                  `call ${typeof pattern === 'string' ? pattern : JSON.stringify(pattern)}`,
+                  performance.now() - t0,
+                );
               },
             }),
           );
@@ -141,7 +151,11 @@ function applyPatches() {
       traced.__benchTraced = true;
       exports.ClientTCP.prototype.send = traced;
     }
-    if (file.endsWith(path.join('@nestjs', 'microservices', 'server', 'server-tcp.js')) && exports.ServerTCP && !exports.ServerTCP.prototype.getHandlerByPattern.__benchTraced) {
+    if (
+      file.endsWith(path.join('@nestjs', 'microservices', 'server', 'server-tcp.js')) &&
+      exports.ServerTCP &&
+      !exports.ServerTCP.prototype.getHandlerByPattern.__benchTraced
+    ) {
       const getHandler = exports.ServerTCP.prototype.getHandlerByPattern;
       const traced = function (pattern) {
         const handler = getHandler.call(this, pattern);

@@ -57,7 +57,13 @@ export function decodeEnvelope(value: Buffer | string | null): EventEnvelope | n
   if (value === null) return null;
   try {
     const parsed = JSON.parse(value.toString()) as Partial<EventEnvelope>;
-    if (typeof parsed.id !== 'string' || typeof parsed.type !== 'string' || !Array.isArray(parsed.names) || typeof parsed.stream_id !== 'string') return null;
+    if (
+      typeof parsed.id !== 'string' ||
+      typeof parsed.type !== 'string' ||
+      !Array.isArray(parsed.names) ||
+      typeof parsed.stream_id !== 'string'
+    )
+      return null;
     return parsed as EventEnvelope;
   } catch {
     return null;
@@ -72,7 +78,11 @@ export interface HandlerOptions {
 }
 
 /** Handles one Kafka message: decode, skip repeats, hand named events on. */
-export function createMessageHandler(options: HandlerOptions): (message: Pick<KafkaMessage, 'key' | 'value' | 'headers' | 'offset'>) => Promise<'handled' | 'repeat' | 'internal' | 'undecodable'> {
+export function createMessageHandler(
+  options: HandlerOptions,
+): (
+  message: Pick<KafkaMessage, 'key' | 'value' | 'headers' | 'offset'>,
+) => Promise<'handled' | 'repeat' | 'internal' | 'undecodable'> {
   const seen = options.seen ?? new SeenEventIds();
   const log = options.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   return async (message) => {
@@ -96,10 +106,14 @@ export function createMessageHandler(options: HandlerOptions): (message: Pick<Ka
 }
 
 /** `2025-03-01T10:00:00.123Z transaction-… #3 capture.succeeded, transaction.captured` */
-export const describeEvent = (event: EventEnvelope): string => `${event.occurred_at ?? event.recorded_at} ${event.stream_id} #${event.revision} ${event.names.join(', ')}`;
+export const describeEvent = (event: EventEnvelope): string =>
+  `${event.occurred_at ?? event.recorded_at} ${event.stream_id} #${event.revision} ${event.names.join(', ')}`;
 
 async function main(): Promise<void> {
-  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',').map((broker) => broker.trim()).filter(Boolean);
+  const brokers = (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092')
+    .split(',')
+    .map((broker) => broker.trim())
+    .filter(Boolean);
   const groupId = process.env.GROUP_ID ?? 'switchyard-example-consumer';
   const kafka = new Kafka({ clientId: 'switchyard-example-consumer', brokers, logLevel: logLevel.WARN });
   const consumer = kafka.consumer({ groupId });

@@ -78,7 +78,9 @@ const reply = (response: http.ServerResponse, status: number, message: string): 
 };
 
 /** The request handler: pass it to `http.createServer`. */
-export function createWebhookHandler(options: ReceiverOptions): (request: http.IncomingMessage, response: http.ServerResponse) => Promise<void> {
+export function createWebhookHandler(
+  options: ReceiverOptions,
+): (request: http.IncomingMessage, response: http.ServerResponse) => Promise<void> {
   const seen = options.seen ?? new SeenWebhookIds();
   /** Deliveries being handled right now: a concurrent repeat is told to come back later (409), not acknowledged. */
   const inFlight = new Set<string>();
@@ -92,7 +94,11 @@ export function createWebhookHandler(options: ReceiverOptions): (request: http.I
     try {
       rawBody = await readRawBody(request, options.maxBodyBytes ?? 1024 * 1024);
     } catch (error) {
-      return reply(response, error instanceof BodyTooLarge ? 413 : 400, error instanceof BodyTooLarge ? 'body too large' : 'unreadable body');
+      return reply(
+        response,
+        error instanceof BodyTooLarge ? 413 : 400,
+        error instanceof BodyTooLarge ? 'body too large' : 'unreadable body',
+      );
     }
 
     const verified = verifyWebhook(request.headers, rawBody, options.secrets, {
@@ -135,18 +141,24 @@ export const secretsFromEnv = (env: NodeJS.ProcessEnv): string[] =>
 if (require.main === module) {
   const secrets = secretsFromEnv(process.env);
   if (secrets.length === 0) {
-    process.stderr.write('Set WEBHOOK_SECRETS to the signing secret(s) of the subscription (POST /webhook-subscriptions/{id}/secrets)\n');
+    process.stderr.write(
+      'Set WEBHOOK_SECRETS to the signing secret(s) of the subscription (POST /webhook-subscriptions/{id}/secrets)\n',
+    );
     process.exit(1);
   }
   const handler = createWebhookHandler({
     secrets,
     onEvent: (event, webhookId) => {
       const target = event.target as { type?: string; id?: string; status?: string };
-      process.stdout.write(`${event.created_at} ${event.name} ${target.type ?? '?'} ${target.id ?? '?'}${target.status ? ` (${target.status})` : ''} [webhook ${webhookId}]\n`);
+      process.stdout.write(
+        `${event.created_at} ${event.name} ${target.type ?? '?'} ${target.id ?? '?'}${target.status ? ` (${target.status})` : ''} [webhook ${webhookId}]\n`,
+      );
     },
   });
   const server = http.createServer((request, response) => void handler(request, response));
   const port = Number(process.env.PORT ?? 3001);
-  server.listen(port, process.env.HOST ?? '127.0.0.1', () => process.stdout.write(`webhook receiver listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}/\n`));
+  server.listen(port, process.env.HOST ?? '127.0.0.1', () =>
+    process.stdout.write(`webhook receiver listening on http://${process.env.HOST ?? '127.0.0.1'}:${port}/\n`),
+  );
   for (const signal of ['SIGINT', 'SIGTERM'] as const) process.once(signal, () => server.close(() => process.exit(0)));
 }

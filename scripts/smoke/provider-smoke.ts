@@ -18,12 +18,20 @@ function connectorFor(provider: Provider): Connector | string {
   if (provider === 'adyen') {
     const missing = ['ADYEN_API_KEY', 'ADYEN_MERCHANT_ACCOUNT', 'ADYEN_HMAC_KEY'].filter((name) => !env[name]);
     if (missing.length > 0) return missing.join(', ');
-    return adyenCardDefinition.create({ apiKey: env.ADYEN_API_KEY ?? '', merchantAccount: env.ADYEN_MERCHANT_ACCOUNT ?? '', hmacKey: env.ADYEN_HMAC_KEY ?? '', returnUrl: 'https://example.com/return' });
+    return adyenCardDefinition.create({
+      apiKey: env.ADYEN_API_KEY ?? '',
+      merchantAccount: env.ADYEN_MERCHANT_ACCOUNT ?? '',
+      hmacKey: env.ADYEN_HMAC_KEY ?? '',
+      returnUrl: 'https://example.com/return',
+    });
   }
   const missing = ['STRIPE_SECRET_KEY', 'STRIPE_WEBHOOK_SECRET'].filter((name) => !env[name]);
   if (missing.length > 0) return missing.join(', ');
   if (!env.STRIPE_SECRET_KEY?.startsWith('sk_test_')) return 'STRIPE_SECRET_KEY must be a test key (sk_test_…)';
-  return stripeCardDefinition.create({ secretKey: env.STRIPE_SECRET_KEY, webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '' });
+  return stripeCardDefinition.create({
+    secretKey: env.STRIPE_SECRET_KEY,
+    webhookSecret: env.STRIPE_WEBHOOK_SECRET ?? '',
+  });
 }
 
 async function main(): Promise<void> {
@@ -36,18 +44,41 @@ async function main(): Promise<void> {
   }
   const reference = randomUUID();
   const number = provider === 'adyen' ? '4111111145551142' : '4242424242424242';
-  const authorized = await connector.authorize({ reference, amount: 1_000, currency: 'EUR', capture: false, paymentInstrument: { type: 'card', card: { number, expirationDate: '03/30', securityCode: '737' } } });
-  console.log('authorize', authorized.outcome, 'providerTransactionId' in authorized ? authorized.providerTransactionId : '');
-  if (authorized.outcome !== 'succeeded' || !('providerTransactionId' in authorized) || !authorized.providerTransactionId) throw new Error(`authorize: ${JSON.stringify(authorized)}`);
+  const authorized = await connector.authorize({
+    reference,
+    amount: 1_000,
+    currency: 'EUR',
+    capture: false,
+    paymentInstrument: { type: 'card', card: { number, expirationDate: '03/30', securityCode: '737' } },
+  });
+  console.log(
+    'authorize',
+    authorized.outcome,
+    'providerTransactionId' in authorized ? authorized.providerTransactionId : '',
+  );
+  if (
+    authorized.outcome !== 'succeeded' ||
+    !('providerTransactionId' in authorized) ||
+    !authorized.providerTransactionId
+  )
+    throw new Error(`authorize: ${JSON.stringify(authorized)}`);
   const ref = { reference, providerTransactionId: authorized.providerTransactionId };
-  const captured = await connector.capture({ ...ref, captureReference: randomUUID(), amount: 1_000, currency: 'EUR', final: true });
+  const captured = await connector.capture({
+    ...ref,
+    captureReference: randomUUID(),
+    amount: 1_000,
+    currency: 'EUR',
+    final: true,
+  });
   console.log('capture', captured.outcome);
-  if (captured.outcome !== 'succeeded' && captured.outcome !== 'pending') throw new Error(`capture: ${JSON.stringify(captured)}`);
+  if (captured.outcome !== 'succeeded' && captured.outcome !== 'pending')
+    throw new Error(`capture: ${JSON.stringify(captured)}`);
   // Adyen refunds a capture once it is processed; its test environment takes a moment.
   if (provider === 'adyen') await new Promise((resolve) => setTimeout(resolve, 5_000));
   const refunded = await connector.refund({ ...ref, refundReference: randomUUID(), amount: 1_000, currency: 'EUR' });
   console.log('refund', refunded.outcome);
-  if (refunded.outcome !== 'succeeded' && refunded.outcome !== 'pending') throw new Error(`refund: ${JSON.stringify(refunded)}`);
+  if (refunded.outcome !== 'succeeded' && refunded.outcome !== 'pending')
+    throw new Error(`refund: ${JSON.stringify(refunded)}`);
   console.log(`smoke:${provider} passed`);
 }
 

@@ -24,11 +24,8 @@ import { startHarness, type Harness } from '../../services/standalone/src/transa
 import { WebhookReceiver } from '../../services/standalone/src/webhooks.receiver';
 import { adyenCredentials, createAdyenConnections, createStripeConnections } from '../providers/provider-connections';
 
-
 const EMAIL = 'operator@example.com';
 const PASSWORD = 'a long and private pass phrase';
-
-
 
 describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
   let harness: Harness;
@@ -49,7 +46,19 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
       env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_RETRY_BASE_MS: '600000', WEBHOOK_WORKER_INTERVAL_MS: '50' },
     });
 
-    const created = await runCliWithInput({ DATA_DIR: harness.fixture.dataDir }, `${PASSWORD}\n`, 'users', 'create', '--email', EMAIL, '--display-name', 'Olive Operator', '--role', 'administrator', '--password-stdin');
+    const created = await runCliWithInput(
+      { DATA_DIR: harness.fixture.dataDir },
+      `${PASSWORD}\n`,
+      'users',
+      'create',
+      '--email',
+      EMAIL,
+      '--display-name',
+      'Olive Operator',
+      '--role',
+      'administrator',
+      '--password-stdin',
+    );
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     expect(JSON.parse(created.stdout)).toMatchObject({ email: EMAIL, has_password: true });
@@ -58,7 +67,12 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     const subscription = await http
       .post('/webhook-subscriptions')
       .set(harness.headers('default'))
-      .send({ url: receiver.url, event_names: ['transaction.captured'], merchant_account_id: 'default', description: 'dashboard test receiver' })
+      .send({
+        url: receiver.url,
+        event_names: ['transaction.captured'],
+        merchant_account_id: 'default',
+        description: 'dashboard test receiver',
+      })
       .expect(201);
     subscriptionId = subscription.body.id as string;
 
@@ -67,11 +81,16 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     expect(authorized.status).toBe('authorization_succeeded');
     transactionId = authorized.id;
     await http.post(`/transactions/${transactionId}/capture`).set(harness.headers('default')).send({}).expect(200);
-    await http.post(`/transactions/${transactionId}/refunds`).set(harness.headers('default')).send({ amount: 500 }).expect(201);
+    await http
+      .post(`/transactions/${transactionId}/refunds`)
+      .set(harness.headers('default'))
+      .send({ amount: 500 })
+      .expect(201);
     await harness.waitFor('default', transactionId, (transaction) => transaction.refunded_amount === 500);
     // The capture's delivery was attempted and refused once.
     const deadline = Date.now() + 15_000;
-    while (receiver.requests.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    while (receiver.requests.length === 0 && Date.now() < deadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
     expect(receiver.requests.map((received) => received.answered)).toEqual([503]);
 
     chrome = await launchChromium({ width: 1280, height: 1400 });
@@ -86,13 +105,16 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     await stripe?.stop();
   });
 
-  it('signs in, shows the timeline of a captured and partly refunded payment with the state after each step, and replays a failed webhook delivery', { timeout: 180_000 }, async ({ annotate }) => {
+  it('signs in, shows the timeline of a captured and partly refunded payment with the state after each step, and replays a failed webhook delivery', {
+    timeout: 180_000,
+  }, async ({ annotate }) => {
     const page: Page = browser.pages()[0] ?? (await browser.newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     const failedRequests: string[] = [];
     page.on('response', (response) => {
-      if (response.status() >= 400) failedRequests.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
+      if (response.status() >= 400)
+        failedRequests.push(`${response.status()} ${response.request().method()} ${new URL(response.url()).pathname}`);
     });
     const keep = async (name: string) => {
       const file = screenshotPath(`dashboard-${name}`);
@@ -108,13 +130,17 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     await page.locator('input[name="email"]').fill(EMAIL);
     await page.locator('input[name="password"]').fill('not the pass phrase');
     await page.locator('button[type="submit"]').click();
-    await expect.poll(() => page.locator('[data-testid="sign-in-error"]').textContent(), { timeout: 15_000 }).toBe('The email or password is wrong');
+    await expect
+      .poll(() => page.locator('[data-testid="sign-in-error"]').textContent(), { timeout: 15_000 })
+      .toBe('The email or password is wrong');
     await page.locator('input[name="password"]').fill(PASSWORD);
     await page.locator('button[type="submit"]').click();
     await page.locator('[data-testid="signed-in-as"]').waitFor({ timeout: 15_000 });
     expect(await page.locator('[data-testid="signed-in-as"]').textContent()).toBe('Olive Operator · administrator');
     // The session cookie is out of the page's reach.
-    expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).toBe('');
+    expect(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie)).toBe(
+      '',
+    );
 
     // The transactions list, then the transaction.
     await page.locator(`[data-transaction-id="${transactionId}"] a`).click();
@@ -140,7 +166,10 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     expect(step('AuthorizationSucceeded')).toMatchObject({ status: 'authorization_succeeded', refunded: '$0.00' });
     expect(step('CaptureSucceeded')).toMatchObject({ status: 'capture_succeeded', refunded: '$0.00' });
     expect(step('RefundSucceeded')).toMatchObject({ status: 'capture_succeeded', refunded: '$5.00' });
-    expect(steps.every((one) => one.status !== null), JSON.stringify(steps)).toBe(true);
+    expect(
+      steps.every((one) => one.status !== null),
+      JSON.stringify(steps),
+    ).toBe(true);
     await keep('transaction');
 
     // The subscription's deliveries: the refused one, replayed.
@@ -155,8 +184,12 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
     await keep('deliveries-before-replay');
 
     await delivery.locator('button', { hasText: 'Replay' }).click();
-    await expect.poll(() => delivery.locator('[data-testid="replay-result"]').textContent(), { timeout: 15_000 }).toMatch(/^ ?replayed: 200 /);
-    await expect.poll(() => delivery.locator('[data-testid="delivery-status"]').textContent(), { timeout: 15_000 }).toBe('succeeded');
+    await expect
+      .poll(() => delivery.locator('[data-testid="replay-result"]').textContent(), { timeout: 15_000 })
+      .toMatch(/^ ?replayed: 200 /);
+    await expect
+      .poll(() => delivery.locator('[data-testid="delivery-status"]').textContent(), { timeout: 15_000 })
+      .toBe('succeeded');
     expect(await delivery.locator('[data-testid="delivery-attempts"]').textContent()).toBe('2');
     expect(receiver.requests.map((received) => received.answered)).toEqual([503, 200]);
     expect(receiver.requests[1]?.webhookId).toBe(receiver.requests[0]?.webhookId);
@@ -170,7 +203,11 @@ describeWithInfra('dashboard in Chromium', chromiumAvailability(), () => {
 
     expect(pageErrors).toEqual([]);
     // The one refusal the page met is the wrong password (and the session check before signing in).
-    expect(failedRequests.filter((failed) => !/^401 (POST \/dashboard\/api\/login|GET \/dashboard\/api\/session)$/.test(failed))).toEqual([]);
+    expect(
+      failedRequests.filter(
+        (failed) => !/^401 (POST \/dashboard\/api\/login|GET \/dashboard\/api\/session)$/.test(failed),
+      ),
+    ).toEqual([]);
   });
 
   const title = 'shows the connections of adyen-card and stripe-card: the chart, the connection filter, a transaction';

@@ -19,7 +19,6 @@ import type { BrowserContext, Page } from 'playwright-core';
 import { chromiumAvailability, launchChromium, screenshotPath } from './chromium';
 import { startEmbeddedFixture, type EmbeddedFixture } from '../../services/standalone/src/embedded.fixture';
 
-
 const CARD_NUMBER = '4111111111111111';
 /**
  * What the page must receive while cards are typed (docs/bin-data.md, the sample data). First the card whose country
@@ -32,15 +31,20 @@ const CARD_NUMBER = '4111111111111111';
 const COUNTRY_AT_EIGHT_DIGITS = { first: '445566', rest: '7711111110' };
 const TYPED_NUMBERS = [CARD_NUMBER, COUNTRY_AT_EIGHT_DIGITS.first + COUNTRY_AT_EIGHT_DIGITS.rest];
 const visaUnknownCountry = { country: null, scheme: 'visa', cardType: null, additionalSchemes: [] };
-const EXPECTED_AT_SIX_DIGITS = [visaUnknownCountry, { country: null, scheme: 'visa', cardType: 'credit', additionalSchemes: [] }];
-const EXPECTED_AT_EIGHT_DIGITS = [...EXPECTED_AT_SIX_DIGITS, { country: 'US', scheme: 'visa', cardType: 'credit', additionalSchemes: [] }];
+const EXPECTED_AT_SIX_DIGITS = [
+  visaUnknownCountry,
+  { country: null, scheme: 'visa', cardType: 'credit', additionalSchemes: [] },
+];
+const EXPECTED_AT_EIGHT_DIGITS = [
+  ...EXPECTED_AT_SIX_DIGITS,
+  { country: 'US', scheme: 'visa', cardType: 'credit', additionalSchemes: [] },
+];
 const EXPECTED_CARD_DETAILS_EVENTS = [
   ...EXPECTED_AT_EIGHT_DIGITS,
   { country: null, scheme: null, cardType: null, additionalSchemes: [] },
   visaUnknownCountry,
   { country: 'US', scheme: 'visa', cardType: 'credit', additionalSchemes: [] },
 ];
-
 
 /**
  * The browser globals the page functions below read: the repository compiles without the DOM library, so those
@@ -59,11 +63,14 @@ interface PageGlobals {
     readonly cookie: string;
   };
   readonly window: Record<string, unknown> & { __cardDetailsEvents?: unknown[]; __observedMessages?: string[] };
-  readonly localStorage: { readonly length: number; key(index: number): string | null; getItem(key: string): string | null };
+  readonly localStorage: {
+    readonly length: number;
+    key(index: number): string | null;
+    getItem(key: string): string | null;
+  };
   readonly sessionStorage: PageGlobals['localStorage'];
   addEventListener(type: 'message', listener: (event: { data: unknown; origin: string }) => void): void;
 }
-
 
 /** Everything the merchant page's JavaScript can see that might hold one of the card numbers. Runs in the top frame. */
 function whatTheMerchantPageSees(numbers: readonly string[]) {
@@ -123,7 +130,9 @@ function whatTheMerchantPageSees(numbers: readonly string[]) {
     observedMessages: window.__observedMessages?.length ?? 0,
     inMessages: (window.__observedMessages ?? []).some(hasNumber),
     cardDetailsEvents: window.__cardDetailsEvents ?? [],
-    inEvents: hasNumber(JSON.stringify(window.__cardDetailsEvents ?? [])) || /\d{9,}/.test(JSON.stringify(window.__cardDetailsEvents ?? [])),
+    inEvents:
+      hasNumber(JSON.stringify(window.__cardDetailsEvents ?? [])) ||
+      /\d{9,}/.test(JSON.stringify(window.__cardDetailsEvents ?? [])),
   };
 }
 
@@ -146,14 +155,17 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     await fixture?.stop();
   });
 
-  it('types a card into the frames, receives card-details-changed, pays, and the merchant page never sees the number', { timeout: 120_000 }, async ({ annotate }) => {
+  it('types a card into the frames, receives card-details-changed, pays, and the merchant page never sees the number', {
+    timeout: 120_000,
+  }, async ({ annotate }) => {
     const page: Page = browser.pages()[0] ?? (await browser.newPage());
     const pageErrors: string[] = [];
     page.on('pageerror', (error) => pageErrors.push(error.message));
     // What the page itself sends (the frames' own requests go to the service's origin and are theirs).
     const merchantPageRequests: { url: string; body: string }[] = [];
     page.on('request', (sent) => {
-      if (sent.frame() === page.mainFrame()) merchantPageRequests.push({ url: sent.url(), body: sent.postData() ?? '' });
+      if (sent.frame() === page.mainFrame())
+        merchantPageRequests.push({ url: sent.url(), body: sent.postData() ?? '' });
     });
     // Every message posted to the merchant window, recorded before any of the page's scripts runs.
     await page.addInitScript(() => {
@@ -166,15 +178,25 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     const merchantOrigin = `http://localhost:${port}`;
     const serviceOrigin = `http://127.0.0.1:${port}`;
     await page.goto(`${merchantOrigin}/demo/checkout`);
-    await page.waitForFunction(() => ['ready', 'failed'].includes((globalThis as unknown as PageGlobals).document.body.dataset.state ?? ''), null, { timeout: 30_000 });
-    expect(await page.locator('#message').textContent(), `page errors: ${pageErrors.join('; ')}`).toBe('Enter a card and pay.');
+    await page.waitForFunction(
+      () => ['ready', 'failed'].includes((globalThis as unknown as PageGlobals).document.body.dataset.state ?? ''),
+      null,
+      { timeout: 30_000 },
+    );
+    expect(await page.locator('#message').textContent(), `page errors: ${pageErrors.join('; ')}`).toBe(
+      'Enter a card and pay.',
+    );
     expect(await page.locator('#amount').textContent()).toBe('$12.99');
     // Three frames, on the service's origin, not the page's.
-    const frameOrigins = page.frames().filter((frame) => frame !== page.mainFrame()).map((frame) => new URL(frame.url()).origin);
+    const frameOrigins = page
+      .frames()
+      .filter((frame) => frame !== page.mainFrame())
+      .map((frame) => new URL(frame.url()).origin);
     expect(frameOrigins).toEqual([serviceOrigin, serviceOrigin, serviceOrigin]);
 
     const number = page.frameLocator('[data-secure-field="number"]').locator('input[name="number"]');
-    const cardDetailsEvents = () => page.evaluate(() => (globalThis as unknown as PageGlobals).window.__cardDetailsEvents);
+    const cardDetailsEvents = () =>
+      page.evaluate(() => (globalThis as unknown as PageGlobals).window.__cardDetailsEvents);
     // Six digits, then a wait for their answer: an answer for a prefix the number has already left is dropped, so
     // typing on at once could skip the 6-digit event.
     await number.pressSequentially(COUNTRY_AT_EIGHT_DIGITS.first, { delay: 30 });
@@ -184,8 +206,14 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     await number.clear();
     await number.pressSequentially(CARD_NUMBER, { delay: 30 });
     await expect.poll(cardDetailsEvents, { timeout: 15_000 }).toEqual(EXPECTED_CARD_DETAILS_EVENTS);
-    await page.frameLocator('[data-secure-field="expiry"]').locator('input[name="expiry"]').pressSequentially('1230', { delay: 30 });
-    await page.frameLocator('[data-secure-field="security_code"]').locator('input[name="security_code"]').pressSequentially('123', { delay: 30 });
+    await page
+      .frameLocator('[data-secure-field="expiry"]')
+      .locator('input[name="expiry"]')
+      .pressSequentially('1230', { delay: 30 });
+    await page
+      .frameLocator('[data-secure-field="security_code"]')
+      .locator('input[name="security_code"]')
+      .pressSequentially('123', { delay: 30 });
 
     // The number is in the browser — in the card number frame, where Playwright (not the page) can read it ...
     expect((await number.inputValue()).replace(/\D/g, '')).toBe(CARD_NUMBER);
@@ -196,13 +224,21 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     expect(beforePaying.frameWindowDocuments).toEqual(['threw', 'threw', 'threw']);
 
     await page.locator('#pay').click();
-    await page.waitForFunction(() => ['done', 'failed'].includes((globalThis as unknown as PageGlobals).document.body.dataset.state ?? ''), null, { timeout: 45_000 });
-    expect(await page.locator('#message').textContent(), `page errors: ${pageErrors.join('; ')}`).toBe('Payment authorization succeeded.');
+    await page.waitForFunction(
+      () => ['done', 'failed'].includes((globalThis as unknown as PageGlobals).document.body.dataset.state ?? ''),
+      null,
+      { timeout: 45_000 },
+    );
+    expect(await page.locator('#message').textContent(), `page errors: ${pageErrors.join('; ')}`).toBe(
+      'Payment authorization succeeded.',
+    );
     expect(await page.locator('#transaction-status').textContent()).toBe('authorization_succeeded');
     const transactionId = (await page.locator('#transaction-id').textContent()) ?? '';
     expect(transactionId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     // The events list is shown on the page too, as received.
-    expect(await page.locator('#card-details-events li').allTextContents()).toEqual(EXPECTED_CARD_DETAILS_EVENTS.map((event) => JSON.stringify(event)));
+    expect(await page.locator('#card-details-events li').allTextContents()).toEqual(
+      EXPECTED_CARD_DETAILS_EVENTS.map((event) => JSON.stringify(event)),
+    );
 
     const screenshot = screenshotPath('demo-checkout');
     await page.screenshot({ path: screenshot });
@@ -226,9 +262,17 @@ describeWithInfra('demo checkout in Chromium', chromiumAvailability(), () => {
     }
     // The page's own requests: its backend, the module, and POST /transactions with the session — never the number.
     expect(merchantPageRequests.map((sent) => `${new URL(sent.url).origin}${new URL(sent.url).pathname}`)).toEqual(
-      expect.arrayContaining([`${merchantOrigin}/demo/checkout/session`, `${serviceOrigin}/secure-fields/secure-fields.js`, `${merchantOrigin}/transactions`]),
+      expect.arrayContaining([
+        `${merchantOrigin}/demo/checkout/session`,
+        `${serviceOrigin}/secure-fields/secure-fields.js`,
+        `${merchantOrigin}/transactions`,
+      ]),
     );
-    expect(merchantPageRequests.filter((sent) => TYPED_NUMBERS.some((digits) => sent.url.includes(digits) || sent.body.includes(digits)))).toEqual([]);
+    expect(
+      merchantPageRequests.filter((sent) =>
+        TYPED_NUMBERS.some((digits) => sent.url.includes(digits) || sent.body.includes(digits)),
+      ),
+    ).toEqual([]);
     expect(pageErrors).toEqual([]);
   });
 });

@@ -15,7 +15,10 @@ import { kafkaBrokersForTests } from '@switchyard/testing';
 
 const root = path.resolve(__dirname, '../..');
 const runScan = (args: string[]) =>
-  spawnSync(process.execPath, ['-r', './scripts/register.cjs', 'scripts/scan-card-data.ts', ...args], { cwd: root, encoding: 'utf8' });
+  spawnSync(process.execPath, ['-r', './scripts/register.cjs', 'scripts/scan-card-data.ts', ...args], {
+    cwd: root,
+    encoding: 'utf8',
+  });
 const scan = (dir: string) => runScan(['--artifacts', dir, '--no-kafka']);
 
 const dirs: string[] = [];
@@ -86,7 +89,11 @@ it("knows the numbers of the simulator's value files and of packages/, not only 
 
 it('finds a number in a Kafka message, and fails when the topics it scans hold no message', async () => {
   const topic = `scan-card-data-${process.pid}-${Date.now()}`;
-  const kafka = new Kafka({ clientId: 'scan-card-data-spec', brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
+  const kafka = new Kafka({
+    clientId: 'scan-card-data-spec',
+    brokers: kafkaBrokersForTests(),
+    logLevel: logLevel.NOTHING,
+  });
   const admin = kafka.admin();
   await admin.connect();
   const producer = kafka.producer();
@@ -97,7 +104,13 @@ it('finds a number in a Kafka message, and fails when the topics it scans hold n
 
     await admin.createTopics({ topics: [{ topic, numPartitions: 1 }], waitForLeaders: true });
     await producer.connect();
-    await producer.send({ topic, messages: [{ key: 'k', value: '{"clean":true}' }, { key: 'k', value: '{"pan":"5555555555554444"}' }] });
+    await producer.send({
+      topic,
+      messages: [
+        { key: 'k', value: '{"clean":true}' },
+        { key: 'k', value: '{"pan":"5555555555554444"}' },
+      ],
+    });
     const dir = fresh();
     fs.writeFileSync(path.join(dir, 'clean.log'), 'nothing here\n');
     const result = runScan(['--artifacts', dir, '--brokers', kafkaBrokersForTests().join(','), '--topics', topic]);

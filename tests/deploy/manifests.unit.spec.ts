@@ -21,7 +21,8 @@ const composeServices = Object.entries(compose.services as Record<string, Json>)
 const k8sFiles = fs.readdirSync(path.join(root, 'deploy/k8s')).filter((file) => file.endsWith('.yaml'));
 const k8sDocs: Json[] = k8sFiles.flatMap((file) =>
   parseAllDocuments(read(`deploy/k8s/${file}`)).map((doc) => {
-    if (doc.errors.length > 0) throw new Error(`deploy/k8s/${file}: ${doc.errors.map((error) => error.message).join('; ')}`);
+    if (doc.errors.length > 0)
+      throw new Error(`deploy/k8s/${file}: ${doc.errors.map((error) => error.message).join('; ')}`);
     return doc.toJS() as Json;
   }),
 );
@@ -60,7 +61,13 @@ describe('docker-compose.yml', () => {
   const built = composeServices.filter(([, service]) => service.build !== undefined);
 
   it('builds every service from the Dockerfile and gives each a health check', () => {
-    expect(built.map(([name]) => name).sort()).toEqual(['gateway', 'identity', 'simulator', 'transactions', 'webhooks']);
+    expect(built.map(([name]) => name).sort()).toEqual([
+      'gateway',
+      'identity',
+      'simulator',
+      'transactions',
+      'webhooks',
+    ]);
     for (const [name, service] of composeServices) {
       if (name === 'kafka-topics') continue; // one-shot: its dependents wait for it to exit 0
       expect(service.healthcheck?.test, `${name} has no healthcheck`).toBeDefined();
@@ -79,14 +86,20 @@ describe('docker-compose.yml', () => {
   it('starts each service only after what it depends on is healthy (or, for the topic job, has completed)', () => {
     for (const [name, service] of composeServices) {
       for (const [dependency, condition] of Object.entries((service.depends_on ?? {}) as Record<string, Json>)) {
-        expect(['service_healthy', 'service_completed_successfully'], `${name} → ${dependency}`).toContain(condition.condition);
+        expect(['service_healthy', 'service_completed_successfully'], `${name} → ${dependency}`).toContain(
+          condition.condition,
+        );
         const target = compose.services[dependency] as Json | undefined;
         expect(target, `${name} depends on unknown ${dependency}`).toBeDefined();
-        if (condition.condition === 'service_healthy') expect(target!.healthcheck, `${dependency} has no healthcheck`).toBeDefined();
+        if (condition.condition === 'service_healthy')
+          expect(target!.healthcheck, `${dependency} has no healthcheck`).toBeDefined();
       }
     }
-    expect(Object.keys(compose.services.gateway.depends_on)).toEqual(expect.arrayContaining(['identity', 'transactions', 'webhooks', 'redis']));
-    for (const service of Object.keys(rpcServices)) expect(Object.keys(compose.services[service].depends_on)).toContain('kafka-topics');
+    expect(Object.keys(compose.services.gateway.depends_on)).toEqual(
+      expect.arrayContaining(['identity', 'transactions', 'webhooks', 'redis']),
+    );
+    for (const service of Object.keys(rpcServices))
+      expect(Object.keys(compose.services[service].depends_on)).toContain('kafka-topics');
   });
 
   it('has each RPC service listen on every interface of its container, on the port its health check pings', () => {
@@ -98,11 +111,16 @@ describe('docker-compose.yml', () => {
   });
 
   it('gives every service on EventStoreDB a node of its own (a relay publishes its whole store) and a volume to every store', () => {
-    const urls = Object.keys(rpcServices).map((service) => compose.services[service].environment.EVENTSTORE_URL as string | undefined);
+    const urls = Object.keys(rpcServices).map(
+      (service) => compose.services[service].environment.EVENTSTORE_URL as string | undefined,
+    );
     const defined = urls.filter((url): url is string => url !== undefined);
     expect(new Set(defined).size).toBe(defined.length);
     for (const [name, service] of composeServices) {
-      if (String(service.image ?? '').startsWith('eventstore/') || ['kafka', ...Object.keys(rpcServices)].includes(name)) {
+      if (
+        String(service.image ?? '').startsWith('eventstore/') ||
+        ['kafka', ...Object.keys(rpcServices)].includes(name)
+      ) {
         const named = ((service.volumes ?? []) as string[]).map((volume) => volume.split(':')[0]);
         expect(named.length, `${name} keeps its data in no volume`).toBeGreaterThan(0);
         for (const volume of named) expect(Object.keys(compose.volumes)).toContain(volume);
@@ -113,7 +131,9 @@ describe('docker-compose.yml', () => {
   it('gives each service the CA certificate and its own certificate and key as secrets, never the CA key or another’s', () => {
     for (const service of rpcServiceNames) {
       const definition = compose.services[service] as Json;
-      const mounted = Object.fromEntries((definition.secrets as Json[]).map((secret) => [secret.target, compose.secrets[secret.source].file]));
+      const mounted = Object.fromEntries(
+        (definition.secrets as Json[]).map((secret) => [secret.target, compose.secrets[secret.source].file]),
+      );
       expect(mounted).toEqual({
         'rpc-ca.crt': './rpc-credentials/ca.crt',
         'rpc-service.crt': `./rpc-credentials/${service}.crt`,
@@ -133,12 +153,20 @@ describe('docker-compose.yml', () => {
 describe('deploy/k8s', () => {
   it('lists every manifest in its kustomization', () => {
     const kustomization = k8sDocs.find((doc) => doc.kind === 'Kustomization');
-    expect([...kustomization!.resources].sort()).toEqual(k8sFiles.filter((file) => file !== 'kustomization.yaml').sort());
+    expect([...kustomization!.resources].sort()).toEqual(
+      k8sFiles.filter((file) => file !== 'kustomization.yaml').sort(),
+    );
   });
 
   it('gives every Deployment container readiness and liveness probes, resource requests and limits, and a locked-down context', () => {
     const deployments = containersOf(['Deployment']);
-    expect(deployments.map(({ workload }) => workload.metadata.name).sort()).toEqual(['gateway', 'identity', 'simulator', 'transactions', 'webhooks']);
+    expect(deployments.map(({ workload }) => workload.metadata.name).sort()).toEqual([
+      'gateway',
+      'identity',
+      'simulator',
+      'transactions',
+      'webhooks',
+    ]);
     for (const { workload, container } of deployments) {
       const name = workload.metadata.name as string;
       expect(container.readinessProbe, `${name}: readinessProbe`).toBeDefined();
@@ -149,10 +177,15 @@ describe('deploy/k8s', () => {
     }
     for (const { workload, container } of containersOf(['Deployment', 'Job'])) {
       for (const bound of ['requests', 'limits']) {
-        expect(container.resources?.[bound], `${workload.metadata.name}: resources.${bound}`).toMatchObject({ cpu: expect.anything(), memory: expect.anything() });
+        expect(container.resources?.[bound], `${workload.metadata.name}: resources.${bound}`).toMatchObject({
+          cpu: expect.anything(),
+          memory: expect.anything(),
+        });
       }
     }
-    const gateway = containersOf(['Deployment']).find(({ workload }) => workload.metadata.name === 'gateway')!.container;
+    const gateway = containersOf(['Deployment']).find(
+      ({ workload }) => workload.metadata.name === 'gateway',
+    )!.container;
     expect(gateway.readinessProbe.httpGet.path).toBe('/readyz');
     expect(gateway.livenessProbe.httpGet.path).toBe('/healthz');
   });
@@ -172,7 +205,8 @@ describe('deploy/k8s', () => {
       }
       for (const entry of (container.env ?? []) as Json[]) {
         const ref = entry.valueFrom?.configMapKeyRef;
-        if (ref && !ref.optional) expect(configMaps.get(ref.name)?.[ref.key], `${workload.metadata.name}: ${entry.name}`).toBeDefined();
+        if (ref && !ref.optional)
+          expect(configMaps.get(ref.name)?.[ref.key], `${workload.metadata.name}: ${entry.name}`).toBeDefined();
       }
     }
   });
@@ -186,17 +220,26 @@ describe('deploy/k8s', () => {
       const dataDir = env.DATA_DIR?.value as string;
       const mount = (container.volumeMounts as Json[]).find((volumeMount) => volumeMount.mountPath === dataDir);
       const volume = (podSpec(workload).volumes as Json[]).find((candidate) => candidate.name === mount?.name);
-      expect(volume?.persistentVolumeClaim?.claimName, `${service}: ${dataDir} is not on a PersistentVolumeClaim`).toBeDefined();
+      expect(
+        volume?.persistentVolumeClaim?.claimName,
+        `${service}: ${dataDir} is not on a PersistentVolumeClaim`,
+      ).toBeDefined();
       expect(claims).toContain(volume!.persistentVolumeClaim.claimName);
       expect(workload.spec.replicas).toBe(1);
       expect(workload.spec.strategy.type).toBe('Recreate');
       // Listens on every interface of the pod, where its probes ping it.
       expect(env[rpcUrlSetting(service)]?.value).toBe(`tcp://0.0.0.0:${port}`);
       for (const probe of ['startupProbe', 'readinessProbe', 'livenessProbe']) {
-        expect(container[probe].exec.command, `${service}: ${probe}`).toEqual(['node', 'scripts/rpc-ping.cjs', service]);
+        expect(container[probe].exec.command, `${service}: ${probe}`).toEqual([
+          'node',
+          'scripts/rpc-ping.cjs',
+          service,
+        ]);
       }
     }
-    const transactions = podSpec(ofKind('Deployment').find((deployment) => deployment.metadata.name === 'transactions')!).containers[0] as Json;
+    const transactions = podSpec(
+      ofKind('Deployment').find((deployment) => deployment.metadata.name === 'transactions')!,
+    ).containers[0] as Json;
     const vaultKey = (transactions.env as Json[]).find((entry) => entry.name === 'VAULT_KEY');
     expect(vaultKey?.valueFrom?.secretKeyRef).toMatchObject({ name: 'switchyard-vault', key: 'VAULT_KEY' });
   });
@@ -205,7 +248,8 @@ describe('deploy/k8s', () => {
     for (const service of rpcServiceNames) {
       const workload = ofKind('Deployment').find((deployment) => deployment.metadata.name === service)!;
       const container = podSpec(workload).containers[0] as Json;
-      const dir = ((container.env ?? []) as Json[]).find((entry) => entry.name === 'RPC_CREDENTIALS_DIR')?.value as string;
+      const dir = ((container.env ?? []) as Json[]).find((entry) => entry.name === 'RPC_CREDENTIALS_DIR')
+        ?.value as string;
       const mount = (container.volumeMounts as Json[]).find((volumeMount) => volumeMount.mountPath === dir);
       expect(mount, `${service}: nothing mounted at RPC_CREDENTIALS_DIR`).toBeDefined();
       const volume = (podSpec(workload).volumes as Json[]).find((candidate) => candidate.name === mount!.name);
@@ -221,12 +265,17 @@ describe('deploy/k8s', () => {
   it('lets only a service’s callers (libs/rpc rpcServices) reach its RPC port, and only Prometheus its metrics port', () => {
     const policies = ofKind('NetworkPolicy');
     for (const service of rpcServiceNames) {
-      const callers = Object.keys(rpcCallers[service].callers).filter((caller) => caller !== service).sort();
+      const callers = Object.keys(rpcCallers[service].callers)
+        .filter((caller) => caller !== service)
+        .sort();
       const policy = policies.find((candidate) => candidate.spec.podSelector.matchLabels?.app === service);
       if (callers.length === 0) {
         // The gateway serves no RPC: its API port is open, its metrics port is Prometheus's alone.
         const rules = (policy?.spec.ingress ?? []) as Json[];
-        expect(rules.flatMap((rule) => (rule.ports as Json[]).map((port) => port.port)).sort()).toEqual(['http', 'metrics']);
+        expect(rules.flatMap((rule) => (rule.ports as Json[]).map((port) => port.port)).sort()).toEqual([
+          'http',
+          'metrics',
+        ]);
         const metrics = rules.find((rule) => rule.ports[0].port === 'metrics')!;
         expect(metrics.from[0].podSelector.matchLabels).toEqual({ 'app.kubernetes.io/name': 'prometheus' });
         continue;
@@ -234,12 +283,15 @@ describe('deploy/k8s', () => {
       expect(policy, `${service}: no NetworkPolicy`).toBeDefined();
       expect(policy!.spec.policyTypes).toContain('Ingress');
       const rules = policy!.spec.ingress as Json[];
-      const onPort = (port: string) => rules.filter((rule) => (rule.ports as Json[]).some((entry) => entry.port === port));
+      const onPort = (port: string) =>
+        rules.filter((rule) => (rule.ports as Json[]).some((entry) => entry.port === port));
       // Every rule names its port: none opens the whole pod.
       for (const rule of rules) expect(rule.ports?.length, `${service}: a rule without ports`).toBeGreaterThan(0);
       const rpc = onPort('rpc');
       expect(rpc).toHaveLength(1);
-      expect(rpc[0]!.from).toEqual([{ podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: expect.any(Array) }] } }]);
+      expect(rpc[0]!.from).toEqual([
+        { podSelector: { matchExpressions: [{ key: 'app', operator: 'In', values: expect.any(Array) }] } },
+      ]);
       expect([...rpc[0]!.from[0].podSelector.matchExpressions[0].values].sort()).toEqual(callers);
       const metrics = onPort('metrics');
       expect(metrics).toHaveLength(1);
@@ -264,7 +316,9 @@ describe('docs/operations.md', () => {
 });
 
 describe('Kafka topics', () => {
-  const topics = [...read('deploy/kafka/topics.md').matchAll(/^\| `([a-z0-9-]+\.events)` \|/gm)].map((match) => match[1]!);
+  const topics = [...read('deploy/kafka/topics.md').matchAll(/^\| `([a-z0-9-]+\.events)` \|/gm)].map(
+    (match) => match[1]!,
+  );
   const operations = read('docs/operations.md');
   const documented = Object.fromEntries(
     [...operations.matchAll(/^\| `([a-z0-9-]+\.events)` \| (\d+) \| `(\d+)`/gm)].map((match) => [
@@ -289,6 +343,7 @@ describe('Kafka topics', () => {
     expect(topicSpecs(env.TOPICS)).toEqual(documented);
     // One script for both, compose escaping `$` as `$$`.
     expect(composeJob.command[0].replaceAll('$$', '$')).toBe(container.args[0]);
-    for (const config of [composeJob.environment.TOPIC_CONFIG, env.TOPIC_CONFIG]) expect(config).toContain('cleanup.policy=delete');
+    for (const config of [composeJob.environment.TOPIC_CONFIG, env.TOPIC_CONFIG])
+      expect(config).toContain('cleanup.policy=delete');
   });
 });

@@ -7,8 +7,20 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { describeWithInfra, signToken, waitFor } from '@switchyard/testing';
-import { distributedInfrastructure, startDistributedRuntime, type ApiKey, type DistributedRuntime } from '../distributed.fixture';
-import { expectLimited, expectNeverLimited, fetchAnswer, LIMIT, sendUntilRefused, type Answer } from './enumeration-limit.support';
+import {
+  distributedInfrastructure,
+  startDistributedRuntime,
+  type ApiKey,
+  type DistributedRuntime,
+} from '../distributed.fixture';
+import {
+  expectLimited,
+  expectNeverLimited,
+  fetchAnswer,
+  LIMIT,
+  sendUntilRefused,
+  type Answer,
+} from './enumeration-limit.support';
 
 const infrastructure = await distributedInfrastructure();
 
@@ -19,33 +31,59 @@ describeWithInfra('the enumeration rate limit across two gateway processes shari
   let integration: ApiKey;
   let gateways: readonly [string, string];
 
-  const embedToken = () => signToken({ kid: integration.kid, privateKeyPem: integration.private_key, scopes: ['embed'], expiresIn: 600 });
+  const embedToken = () =>
+    signToken({ kid: integration.kid, privateKeyPem: integration.private_key, scopes: ['embed'], expiresIn: 600 });
   const serverToken = () =>
-    signToken({ kid: integration.kid, privateKeyPem: integration.private_key, scopes: ['transactions.write', 'gift-cards.read', 'gift-cards.write', 'checkout-sessions.write'], expiresIn: 600 });
+    signToken({
+      kid: integration.kid,
+      privateKeyPem: integration.private_key,
+      scopes: ['transactions.write', 'gift-cards.read', 'gift-cards.write', 'checkout-sessions.write'],
+      expiresIn: 600,
+    });
 
-  const send = (gateway: 0 | 1, label: string, path: string, token: string | null, body: unknown, method = 'POST'): Promise<Answer> =>
+  const send = (
+    gateway: 0 | 1,
+    label: string,
+    path: string,
+    token: string | null,
+    body: unknown,
+    method = 'POST',
+  ): Promise<Answer> =>
     fetchAnswer(`${label} via gateway ${gateway + 1}`, `${gateways[gateway]}${path}`, {
       method,
-      headers: { 'content-type': 'application/json', 'x-service-merchant-account-id': account, ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      headers: {
+        'content-type': 'application/json',
+        'x-service-merchant-account-id': account,
+        ...(token ? { authorization: `Bearer ${token}` } : {}),
+      },
       body: JSON.stringify(body),
     });
 
   const giftCard = { number: '7000001234567890123', pin: '1234' };
   /** Alternating between the gateways (even: the first), and through the three endpoints in turn. */
-  const acrossGatewaysAndEndpoints = (token: string) => (index: number): Promise<Answer> => {
-    const gateway = (index % 2) as 0 | 1;
-    switch (Math.floor(index / 2) % 3) {
-      case 0:
-        return send(gateway, 'balances', '/gift-cards/balances', token, { items: [giftCard] });
-      case 1:
-        return send(gateway, 'gift-cards', '/gift-cards', token, giftCard);
-      default:
-        return send(gateway, 'transactions', '/transactions', token, { amount: 1299, currency: 'USD', payment_method: { method: 'checkout-session', id: randomUUID() } });
-    }
-  };
+  const acrossGatewaysAndEndpoints =
+    (token: string) =>
+    (index: number): Promise<Answer> => {
+      const gateway = (index % 2) as 0 | 1;
+      switch (Math.floor(index / 2) % 3) {
+        case 0:
+          return send(gateway, 'balances', '/gift-cards/balances', token, { items: [giftCard] });
+        case 1:
+          return send(gateway, 'gift-cards', '/gift-cards', token, giftCard);
+        default:
+          return send(gateway, 'transactions', '/transactions', token, {
+            amount: 1299,
+            currency: 'USD',
+            payment_method: { method: 'checkout-session', id: randomUUID() },
+          });
+      }
+    };
 
   beforeAll(async () => {
-    runtime = await startDistributedRuntime({ name: 'enumeration-limit', env: { ENUMERATION_RATE_LIMIT_PER_MINUTE: String(LIMIT) } });
+    runtime = await startDistributedRuntime({
+      name: 'enumeration-limit',
+      env: { ENUMERATION_RATE_LIMIT_PER_MINUTE: String(LIMIT) },
+    });
     gateways = [runtime.baseUrl, runtime.secondUrl];
     admin = await runtime.createApiKey('edge admin', ['administrator']);
     integration = await runtime.createApiKey('shop backend', ['integration']);
@@ -58,7 +96,15 @@ describeWithInfra('the enumeration rate limit across two gateway processes shari
     expect(created.status, JSON.stringify(created.body)).toBe(201);
     const token = await serverToken();
     for (const gateway of [0, 1] as const) {
-      await waitFor(`the integration key accepted by gateway ${gateway + 1}`, async () => ((await send(gateway, 'probe', '/gift-cards/balances', token, { items: [giftCard] })).status === 400 ? true : undefined), 10_000, runtime.describe);
+      await waitFor(
+        `the integration key accepted by gateway ${gateway + 1}`,
+        async () =>
+          (await send(gateway, 'probe', '/gift-cards/balances', token, { items: [giftCard] })).status === 400
+            ? true
+            : undefined,
+        10_000,
+        runtime.describe,
+      );
     }
   });
 
@@ -72,7 +118,9 @@ describeWithInfra('the enumeration rate limit across two gateway processes shari
     expect(through.filter((answer) => answer.label.endsWith('gateway 1'))).toHaveLength(25);
     expect(through.filter((answer) => answer.label.endsWith('gateway 2'))).toHaveLength(25);
     // Both gateways refuse once the shared bucket is empty.
-    expect(new Set(run.answers.filter((answer) => answer.status === 429).map((answer) => answer.label.slice(-9)))).toEqual(new Set(['gateway 1', 'gateway 2']));
+    expect(
+      new Set(run.answers.filter((answer) => answer.status === 429).map((answer) => answer.label.slice(-9))),
+    ).toEqual(new Set(['gateway 1', 'gateway 2']));
   });
 
   it('does not touch a second embed token', async () => {
@@ -95,13 +143,20 @@ describeWithInfra('the enumeration rate limit across two gateway processes shari
       return (created.body as { id: string }).id;
     };
     // Alternating gateways; fields, fields, card details in turn (a 2-and-3 cycle: each gateway serves both kinds).
-    const fieldsOf = (session: string) => (index: number): Promise<Answer> => {
-      const gateway = (index % 2) as 0 | 1;
-      if (index % 3 === 2) return fetchAnswer(`card details via gateway ${gateway + 1}`, `${gateways[gateway]}/checkout/sessions/${session}/card-details?bin=411111`, {});
-      return send(gateway, 'fields', `/checkout/sessions/${session}/fields`, null, {
-        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' },
-      });
-    };
+    const fieldsOf =
+      (session: string) =>
+      (index: number): Promise<Answer> => {
+        const gateway = (index % 2) as 0 | 1;
+        if (index % 3 === 2)
+          return fetchAnswer(
+            `card details via gateway ${gateway + 1}`,
+            `${gateways[gateway]}/checkout/sessions/${session}/card-details?bin=411111`,
+            {},
+          );
+        return send(gateway, 'fields', `/checkout/sessions/${session}/fields`, null, {
+          payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' },
+        });
+      };
     const session = await newSession();
     const run = await sendUntilRefused(fieldsOf(session), { refusals: 2 });
     expectLimited(run, runtime.describe);

@@ -46,7 +46,10 @@ export async function fetchAnswer(label: string, url: string, init: RequestInit)
  * Sends `send(0)`, `send(1)`, … one after another until `refusals` answers have been 429 (at most `max` requests),
  * so a spec can also see that the next request to another endpoint or gateway is refused as well.
  */
-export async function sendUntilRefused(send: (index: number) => Promise<Answer>, options: { refusals?: number; max?: number } = {}): Promise<Run> {
+export async function sendUntilRefused(
+  send: (index: number) => Promise<Answer>,
+  options: { refusals?: number; max?: number } = {},
+): Promise<Run> {
   const refusals = options.refusals ?? 1;
   const max = options.max ?? 3 * LIMIT;
   const answers: Answer[] = [];

@@ -33,7 +33,8 @@ function parseExposition(text: string): Sample[] {
     const match = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)/.exec(line);
     if (!match) throw new Error(`not a sample line: ${line}`);
     const labels: Record<string, string> = {};
-    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g)) labels[label[1]!] = label[2]!;
+    for (const label of (match[2] ?? '').matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"/g))
+      labels[label[1]!] = label[2]!;
     samples.push({ name: match[1]!, labels, value: Number(match[3]) });
   }
   return samples;
@@ -47,7 +48,9 @@ const scrape = async (): Promise<{ text: string; samples: Sample[]; contentType:
 };
 
 const matching = (samples: readonly Sample[], name: string, labels: Record<string, string> = {}) =>
-  samples.filter((sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value));
+  samples.filter(
+    (sample) => sample.name === name && Object.entries(labels).every(([key, value]) => sample.labels[key] === value),
+  );
 
 /** The sum of the samples of `name` with these labels (a counter, a histogram's `_count`). */
 const total = (samples: readonly Sample[], name: string, labels: Record<string, string> = {}) =>
@@ -88,7 +91,12 @@ beforeAll(async () => {
   await dead.up();
   await dead.down();
   for (const receiver of [live, dead]) {
-    await h.http().post('/webhook-subscriptions').set(h.headers(account)).send({ url: receiver.url, event_names: ['transaction.captured'] }).expect(201);
+    await h
+      .http()
+      .post('/webhook-subscriptions')
+      .set(h.headers(account))
+      .send({ url: receiver.url, event_names: ['transaction.captured'] })
+      .expect(201);
   }
 
   const authorized = await h.authorize(account, { amount: 1_299, intent: 'authorize' });
@@ -97,8 +105,16 @@ beforeAll(async () => {
   await h.http().post(`/transactions/${transactionId}/capture`).set(h.headers(account)).send({}).expect(200);
   await live.waitFor('the capture webhook', () => live.succeeded.length > 0, 10_000);
 
-  const integration = await h.fixture.service.identity.apiKeyPairs.create({ display_name: 'shop backend', roles: ['integration'] }, { kind: 'operator' });
-  embedToken = await signToken({ kid: integration.kid, privateKeyPem: integration.private_key!, scopes: ['embed'], expiresIn: 600 });
+  const integration = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'shop backend', roles: ['integration'] },
+    { kind: 'operator' },
+  );
+  embedToken = await signToken({
+    kid: integration.kid,
+    privateKeyPem: integration.private_key!,
+    scopes: ['embed'],
+    expiresIn: 600,
+  });
   const statuses: number[] = [];
   for (let attempt = 0; attempt < 3; attempt += 1) {
     const response = await h
@@ -110,7 +126,10 @@ beforeAll(async () => {
   }
   expect(statuses).toContain(429);
 
-  await eventually('a failed delivery to the dead receiver', async () => total((await scrape()).samples, 'switchyard_webhook_delivery_failures_total') > 0);
+  await eventually(
+    'a failed delivery to the dead receiver',
+    async () => total((await scrape()).samples, 'switchyard_webhook_delivery_failures_total') > 0,
+  );
 });
 
 afterAll(async () => {
@@ -139,8 +158,14 @@ describe('GET /metrics', () => {
       switchyard_http_requests_total: total(samples, 'switchyard_http_requests_total'),
       switchyard_http_request_duration_seconds_count: total(samples, 'switchyard_http_request_duration_seconds_count'),
       switchyard_authorizations_total: total(samples, 'switchyard_authorizations_total'),
-      switchyard_provider_request_duration_seconds_count: total(samples, 'switchyard_provider_request_duration_seconds_count'),
-      switchyard_event_store_append_duration_seconds_count: total(samples, 'switchyard_event_store_append_duration_seconds_count'),
+      switchyard_provider_request_duration_seconds_count: total(
+        samples,
+        'switchyard_provider_request_duration_seconds_count',
+      ),
+      switchyard_event_store_append_duration_seconds_count: total(
+        samples,
+        'switchyard_event_store_append_duration_seconds_count',
+      ),
       switchyard_relay_lag_seconds_count: total(samples, 'switchyard_relay_lag_seconds_count'),
       switchyard_webhook_deliveries_total: total(samples, 'switchyard_webhook_deliveries_total'),
       switchyard_webhook_delivery_failures_total: total(samples, 'switchyard_webhook_delivery_failures_total'),
@@ -155,13 +180,31 @@ describe('GET /metrics', () => {
 
   it('labels requests by method, route template and status', async () => {
     const { samples } = await scrape();
-    expect(total(samples, 'switchyard_http_requests_total', { method: 'POST', route: '/transactions', status: '201' })).toBeGreaterThanOrEqual(1);
-    expect(total(samples, 'switchyard_http_requests_total', { method: 'POST', route: '/transactions/{transaction_id}/capture', status: '200' })).toBe(1);
-    expect(total(samples, 'switchyard_http_requests_total', { method: 'POST', route: '/transactions', status: '429' })).toBeGreaterThanOrEqual(1);
-    expect(total(samples, 'switchyard_http_request_duration_seconds_count', { method: 'POST', route: '/transactions/{transaction_id}/capture' })).toBe(1);
-    expect(matching(samples, 'switchyard_http_request_duration_seconds_bucket', { route: '/transactions', le: '+Inf' })).not.toEqual([]);
+    expect(
+      total(samples, 'switchyard_http_requests_total', { method: 'POST', route: '/transactions', status: '201' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      total(samples, 'switchyard_http_requests_total', {
+        method: 'POST',
+        route: '/transactions/{transaction_id}/capture',
+        status: '200',
+      }),
+    ).toBe(1);
+    expect(
+      total(samples, 'switchyard_http_requests_total', { method: 'POST', route: '/transactions', status: '429' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      total(samples, 'switchyard_http_request_duration_seconds_count', {
+        method: 'POST',
+        route: '/transactions/{transaction_id}/capture',
+      }),
+    ).toBe(1);
+    expect(
+      matching(samples, 'switchyard_http_request_duration_seconds_bucket', { route: '/transactions', le: '+Inf' }),
+    ).not.toEqual([]);
 
-    const unmatched = (list: typeof samples) => total(list, 'switchyard_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' });
+    const unmatched = (list: typeof samples) =>
+      total(list, 'switchyard_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' });
     const before = unmatched(samples);
     await fetch(`${h.baseUrl}/no/such/${transactionId}`);
     expect(unmatched((await scrape()).samples)).toBe(before + 1);
@@ -169,15 +212,24 @@ describe('GET /metrics', () => {
 
   it('counts authorization outcomes per connection and times provider calls per operation', async () => {
     const { samples } = await scrape();
-    expect(total(samples, 'switchyard_authorizations_total', { payment_service_id: connectionId, outcome: 'succeeded' })).toBeGreaterThanOrEqual(2);
+    expect(
+      total(samples, 'switchyard_authorizations_total', { payment_service_id: connectionId, outcome: 'succeeded' }),
+    ).toBeGreaterThanOrEqual(2);
     for (const operation of ['authorize', 'capture']) {
-      expect(total(samples, 'switchyard_provider_request_duration_seconds_count', { payment_service_definition_id: 'mock-card', operation })).toBeGreaterThanOrEqual(1);
+      expect(
+        total(samples, 'switchyard_provider_request_duration_seconds_count', {
+          payment_service_definition_id: 'mock-card',
+          operation,
+        }),
+      ).toBeGreaterThanOrEqual(1);
     }
   });
 
   it('times event store appends and relays, and counts webhook outcomes, the backlog and refusals', async () => {
     const { samples } = await scrape();
-    expect(total(samples, 'switchyard_event_store_append_duration_seconds_count', { store: 'sqlite' })).toBeGreaterThan(0);
+    expect(total(samples, 'switchyard_event_store_append_duration_seconds_count', { store: 'sqlite' })).toBeGreaterThan(
+      0,
+    );
     expect(total(samples, 'switchyard_relay_lag_seconds_count', { relay: 'transactions.events' })).toBeGreaterThan(0);
     expect(total(samples, 'switchyard_webhook_deliveries_total', { outcome: 'succeeded' })).toBeGreaterThanOrEqual(1);
     expect(total(samples, 'switchyard_webhook_deliveries_total', { outcome: 'retrying' })).toBeGreaterThanOrEqual(1);
@@ -198,7 +250,10 @@ describe('GET /metrics', () => {
 describe('with METRICS_ENABLED=false', () => {
   let off: EmbeddedFixture;
   beforeAll(async () => {
-    off = await startEmbeddedFixture('metrics-off', { METRICS_ENABLED: 'false', METRICS_PORT: String(await freePort()) });
+    off = await startEmbeddedFixture('metrics-off', {
+      METRICS_ENABLED: 'false',
+      METRICS_PORT: String(await freePort()),
+    });
   });
   afterAll(() => off?.stop());
 

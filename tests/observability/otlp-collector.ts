@@ -24,9 +24,13 @@ export const PRODUCER = 4;
 export const CONSUMER = 5;
 
 const plainValue = (value: OtlpValue): string | number | boolean | undefined =>
-  value.stringValue ?? (value.intValue !== undefined ? Number(value.intValue) : undefined) ?? value.doubleValue ?? value.boolValue;
+  value.stringValue ??
+  (value.intValue !== undefined ? Number(value.intValue) : undefined) ??
+  value.doubleValue ??
+  value.boolValue;
 
-const attributesOf = (list: readonly { key: string; value: OtlpValue }[] = []) => Object.fromEntries(list.map(({ key, value }) => [key, plainValue(value)]));
+const attributesOf = (list: readonly { key: string; value: OtlpValue }[] = []) =>
+  Object.fromEntries(list.map(({ key, value }) => [key, plainValue(value)]));
 
 export class OtlpCollector {
   readonly spans: ExportedSpan[] = [];
@@ -47,7 +51,16 @@ export class OtlpCollector {
       const parsed = JSON.parse(body) as {
         resourceSpans?: {
           resource?: { attributes?: { key: string; value: OtlpValue }[] };
-          scopeSpans?: { spans?: { traceId: string; spanId: string; parentSpanId?: string; name: string; kind: number; attributes?: { key: string; value: OtlpValue }[] }[] }[];
+          scopeSpans?: {
+            spans?: {
+              traceId: string;
+              spanId: string;
+              parentSpanId?: string;
+              name: string;
+              kind: number;
+              attributes?: { key: string; value: OtlpValue }[];
+            }[];
+          }[];
         }[];
       };
       for (const resourceSpans of parsed.resourceSpans ?? []) {

@@ -26,7 +26,12 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
   const send = async (method: string, route: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${runtime.baseUrl}${route}`, {
       method,
-      headers: { authorization: `Bearer ${token}`, 'x-service-merchant-account-id': account, ...(body === undefined ? {} : { 'content-type': 'application/json' }), ...headers },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'x-service-merchant-account-id': account,
+        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+        ...headers,
+      },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),
     });
     const text = await response.text();
@@ -35,7 +40,12 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
   };
 
   const deliverySpan = () =>
-    collector.spans.find((span) => span.name === 'webhook delivery' && span.attributes['webhook.resource_id'] === transactionId && span.attributes['webhook.event_name'] === 'transaction.authorized');
+    collector.spans.find(
+      (span) =>
+        span.name === 'webhook delivery' &&
+        span.attributes['webhook.resource_id'] === transactionId &&
+        span.attributes['webhook.event_name'] === 'transaction.authorized',
+    );
 
   beforeAll(async () => {
     const endpoint = await collector.start();
@@ -61,13 +71,22 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
     const paid = await send(
       'POST',
       '/transactions',
-      { amount: 4_200, currency: 'USD', payment_method: { method: 'card', number: TEST_PANS[0], expiration_date: '11/30', security_code: '737' } },
+      {
+        amount: 4_200,
+        currency: 'USD',
+        payment_method: { method: 'card', number: TEST_PANS[0], expiration_date: '11/30', security_code: '737' },
+      },
       { 'x-request-id': requestId },
     );
     expect(paid.body.status).toBe('authorization_succeeded');
     expect(paid.headers.get('x-request-id')).toBe(requestId);
     transactionId = paid.body.id as string;
-    await receiver.waitFor('the transaction.authorized webhook', () => receiver.succeeded.some((hook) => (hook.event.target as { id?: string }).id === transactionId), 30_000, () => runtime.describe());
+    await receiver.waitFor(
+      'the transaction.authorized webhook',
+      () => receiver.succeeded.some((hook) => (hook.event.target as { id?: string }).id === transactionId),
+      30_000,
+      () => runtime.describe(),
+    );
     // Each process exports its spans in batches every 5 s.
     const deadline = Date.now() + 20_000;
     while (!deliverySpan() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
@@ -83,7 +102,10 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
 
   it('links the gateway, the transactions process and the webhooks process under one trace id', () => {
     const delivery = deliverySpan();
-    expect(delivery, `no delivery span; spans: ${collector.spans.map((span) => `${span.service}/${span.name}`).join(', ')}`).toBeDefined();
+    expect(
+      delivery,
+      `no delivery span; spans: ${collector.spans.map((span) => `${span.service}/${span.name}`).join(', ')}`,
+    ).toBeDefined();
     const trace = collector.spans.filter((span) => span.traceId === delivery!.traceId);
     const byId = new Map(trace.map((span) => [span.spanId, span]));
     const parentOf = (span: ExportedSpan) => (span.parentSpanId ? byId.get(span.parentSpanId) : undefined);
@@ -92,7 +114,8 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
       for (let parent = parentOf(span); parent; parent = parentOf(parent)) chain.push(parent);
       return chain;
     };
-    const named = (service: string, name: string) => trace.filter((span) => span.service === service && span.name === name);
+    const named = (service: string, name: string) =>
+      trace.filter((span) => span.service === service && span.name === name);
 
     const gateway = named('gateway', 'POST /transactions')[0]!;
     expect(gateway).toMatchObject({ kind: SERVER, parentSpanId: undefined });
@@ -119,15 +142,32 @@ describeWithInfra('a payment traced through the distributed runtime', infrastruc
         .split('\n')
         .filter((line) => line.startsWith('{'))
         .map((line) => JSON.parse(line) as Record<string, unknown>);
-    const gatewayLine = lines(runtime.processes.gateway!.output()).find((line) => line.msg === 'request completed' && line.route === '/transactions');
-    expect(gatewayLine).toMatchObject({ name: 'gateway', request_id: requestId, correlation_id: requestId, status: 201 });
-    const deliveryLine = lines(runtime.processes.webhooks!.output()).find((line) => line.msg === 'webhook delivery attempted' && line.resource_id === transactionId);
-    expect(deliveryLine).toMatchObject({ name: 'webhooks', request_id: requestId, correlation_id: requestId, outcome: 'succeeded' });
+    const gatewayLine = lines(runtime.processes.gateway!.output()).find(
+      (line) => line.msg === 'request completed' && line.route === '/transactions',
+    );
+    expect(gatewayLine).toMatchObject({
+      name: 'gateway',
+      request_id: requestId,
+      correlation_id: requestId,
+      status: 201,
+    });
+    const deliveryLine = lines(runtime.processes.webhooks!.output()).find(
+      (line) => line.msg === 'webhook delivery attempted' && line.resource_id === transactionId,
+    );
+    expect(deliveryLine).toMatchObject({
+      name: 'webhooks',
+      request_id: requestId,
+      correlation_id: requestId,
+      outcome: 'succeeded',
+    });
     expect(deliveryLine?.trace_id).toBe(gatewayLine?.trace_id);
   });
 
   it('exports and logs no card number', () => {
-    const everything = [...collector.bodies, ...Object.values(runtime.processes).map((process) => process.output())].join('\n');
+    const everything = [
+      ...collector.bodies,
+      ...Object.values(runtime.processes).map((process) => process.output()),
+    ].join('\n');
     for (const pan of TEST_PANS) expect(everything).not.toContain(pan);
   });
 });

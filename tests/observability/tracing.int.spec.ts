@@ -42,7 +42,11 @@ let baseUrl: string;
 let token: string;
 
 const api = () => request(baseUrl);
-const headers = (extra: Record<string, string> = {}) => ({ authorization: `Bearer ${token}`, [ACCOUNT_HEADER]: account, ...extra });
+const headers = (extra: Record<string, string> = {}) => ({
+  authorization: `Bearer ${token}`,
+  [ACCOUNT_HEADER]: account,
+  ...extra,
+});
 
 beforeAll(async () => {
   const collectorUrl = await collector.start();
@@ -61,15 +65,28 @@ beforeAll(async () => {
   await service.gateway.app.listen(0, '127.0.0.1');
   baseUrl = `http://127.0.0.1:${(service.gateway.app.getHttpServer().address() as AddressInfo).port}`;
 
-  const admin = await service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, { kind: 'operator' });
+  const admin = await service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   token = await signToken({ kid: admin.kid, privateKeyPem: admin.private_key!, expiresIn: 3600 });
   await api().post('/merchant-accounts').set(headers()).send({ id: account, display_name: 'Observed' }).expect(201);
   await api()
     .post('/payment-services')
     .set(headers())
-    .send({ display_name: 'Card simulator', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'sim-observed' }], accepted_currencies: ['USD'], accepted_countries: ['US'] })
+    .send({
+      display_name: 'Card simulator',
+      payment_service_definition_id: 'mock-card',
+      fields: [{ key: 'merchant_id', value: 'sim-observed' }],
+      accepted_currencies: ['USD'],
+      accepted_countries: ['US'],
+    })
     .expect(201);
-  await api().post('/webhook-subscriptions').set(headers()).send({ url: receiver.url, event_names: ['transaction.authorized'] }).expect(201);
+  await api()
+    .post('/webhook-subscriptions')
+    .set(headers())
+    .send({ url: receiver.url, event_names: ['transaction.authorized'] })
+    .expect(201);
 });
 
 afterAll(async () => {
@@ -88,17 +105,28 @@ async function payAndAwaitWebhook(requestId: string): Promise<{ id: string; resp
   expect(response.status).toBe(201);
   expect(response.body.status).toBe('authorization_succeeded');
   const id = response.body.id as string;
-  await receiver.waitFor(`the transaction.authorized webhook of ${id}`, () => receiver.succeeded.some((hook) => (hook.event.target as { id?: string }).id === id), 10_000);
+  await receiver.waitFor(
+    `the transaction.authorized webhook of ${id}`,
+    () => receiver.succeeded.some((hook) => (hook.event.target as { id?: string }).id === id),
+    10_000,
+  );
   return { id, responseRequestId: response.headers['x-request-id'] };
 }
 
 /** Polls (flushing the span processor each time) until the predicate holds over the exported spans. */
-async function eventuallyExported(what: string, predicate: (spans: readonly ExportedSpan[]) => boolean, timeoutMs = 10_000): Promise<void> {
+async function eventuallyExported(
+  what: string,
+  predicate: (spans: readonly ExportedSpan[]) => boolean,
+  timeoutMs = 10_000,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     await flushTraces();
     if (predicate(collector.spans)) return;
-    if (Date.now() > deadline) throw new Error(`${what}: not exported within ${timeoutMs} ms; spans: ${collector.spans.map((span) => span.name).join(', ')}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `${what}: not exported within ${timeoutMs} ms; spans: ${collector.spans.map((span) => span.name).join(', ')}`,
+      );
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
@@ -107,7 +135,9 @@ describe('a payment traced from the gateway to the webhook delivery', () => {
   let transactionId: string;
 
   const deliverySpansOf = (spans: readonly ExportedSpan[]) =>
-    spans.filter((span) => span.name === 'webhook delivery' && span.attributes['webhook.event_name'] === 'transaction.authorized');
+    spans.filter(
+      (span) => span.name === 'webhook delivery' && span.attributes['webhook.event_name'] === 'transaction.authorized',
+    );
 
   beforeAll(async () => {
     ({ id: transactionId } = await payAndAwaitWebhook('trace-0001'));
@@ -141,26 +171,48 @@ describe('a payment traced from the gateway to the webhook delivery', () => {
     // The root: the gateway's server span of POST /transactions.
     const gateway = chain.at(-1)!;
     expect(gateway).toMatchObject({ name: 'POST /transactions', kind: SERVER, parentSpanId: undefined });
-    expect(gateway.attributes).toMatchObject({ 'http.request.method': 'POST', 'http.route': '/transactions', 'http.response.status_code': 201, 'request.id': 'trace-0001' });
+    expect(gateway.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'http.route': '/transactions',
+      'http.response.status_code': 201,
+      'request.id': 'trace-0001',
+    });
 
     // The transactions service handling the request (in-process RPC in the embedded runtime): a child of the gateway span.
     const handling = trace.find((span) => span.name === 'transactions.create')!;
     expect(handling).toMatchObject({ kind: SERVER, parentSpanId: gateway.spanId });
-    expect(handling.attributes).toMatchObject({ 'rpc.system': 'switchyard', 'rpc.service': 'transactions', 'rpc.method': 'transactions.create' });
+    expect(handling.attributes).toMatchObject({
+      'rpc.system': 'switchyard',
+      'rpc.service': 'transactions',
+      'rpc.method': 'transactions.create',
+    });
 
     // The provider call: the connector's operation inside the service's span, its HTTP request to the simulator inside that.
     const authorize = trace.find((span) => span.name === 'provider authorize')!;
     expect(ancestry(authorize)).toContain(handling);
-    expect(authorize.attributes).toMatchObject({ payment_service_definition_id: 'mock-card', amount: 4_200, currency: 'USD', outcome: 'succeeded', reference: transactionId });
+    expect(authorize.attributes).toMatchObject({
+      payment_service_definition_id: 'mock-card',
+      amount: 4_200,
+      currency: 'USD',
+      outcome: 'succeeded',
+      reference: transactionId,
+    });
     expect(authorize.attributes.payment_service_id).toEqual(expect.any(String));
     const providerHttp = trace.find((span) => span.name === 'POST /v1/authorizations')!;
     expect(providerHttp).toMatchObject({ kind: CLIENT, parentSpanId: authorize.spanId });
-    expect(providerHttp.attributes).toMatchObject({ 'http.request.method': 'POST', 'url.template': '/v1/authorizations', 'http.response.status_code': 201 });
+    expect(providerHttp.attributes).toMatchObject({
+      'http.request.method': 'POST',
+      'url.template': '/v1/authorizations',
+      'http.response.status_code': 201,
+    });
 
     // The event it caused: published by the transactions relay, consumed by the webhooks service, delivered later.
     const consume = parentOf(delivery)!;
     expect(consume).toMatchObject({ name: 'process transactions.events', kind: CONSUMER });
-    expect(consume.attributes).toMatchObject({ 'messaging.destination.name': 'transactions.events', 'messaging.consumer.group.name': 'webhooks' });
+    expect(consume.attributes).toMatchObject({
+      'messaging.destination.name': 'transactions.events',
+      'messaging.consumer.group.name': 'webhooks',
+    });
     const publish = parentOf(consume)!;
     expect(publish).toMatchObject({ name: 'publish transactions.events', kind: PRODUCER });
     expect(publish.attributes['messaging.message.id']).toBe(consume.attributes['messaging.message.id']);
@@ -185,14 +237,30 @@ describe('request and correlation ids in the logs', () => {
     expect(responseRequestId).toBe(requestId);
 
     const deliveryLine = () =>
-      parsedLogs().find((line) => line.msg === 'webhook delivery attempted' && line.resource_id === id && line.event_name === 'transaction.authorized');
+      parsedLogs().find(
+        (line) =>
+          line.msg === 'webhook delivery attempted' &&
+          line.resource_id === id &&
+          line.event_name === 'transaction.authorized',
+      );
     const deadline = Date.now() + 5_000;
     while (!deliveryLine() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
 
     const gatewayLine = parsedLogs().find((line) => line.msg === 'request completed' && line.request_id === requestId);
-    expect(gatewayLine).toMatchObject({ request_id: requestId, correlation_id: requestId, method: 'POST', route: '/transactions', status: 201 });
+    expect(gatewayLine).toMatchObject({
+      request_id: requestId,
+      correlation_id: requestId,
+      method: 'POST',
+      route: '/transactions',
+      status: 201,
+    });
     expect(gatewayLine?.trace_id).toEqual(expect.stringMatching(/^[0-9a-f]{32}$/));
-    expect(deliveryLine()).toMatchObject({ request_id: requestId, correlation_id: requestId, response_status: 200, outcome: 'succeeded' });
+    expect(deliveryLine()).toMatchObject({
+      request_id: requestId,
+      correlation_id: requestId,
+      response_status: 200,
+      outcome: 'succeeded',
+    });
     // The delivery's line and the request's line name the same trace.
     expect(deliveryLine()?.trace_id).toBe(gatewayLine?.trace_id);
   });
@@ -201,7 +269,10 @@ describe('request and correlation ids in the logs', () => {
     const missing = await api().get('/transactions').set(headers()).expect(200);
     expect(missing.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     for (const malformed of ['has spaces', 'x'.repeat(200), TEST_PANS[0]]) {
-      const response = await api().get('/transactions').set(headers({ 'x-request-id': malformed })).expect(200);
+      const response = await api()
+        .get('/transactions')
+        .set(headers({ 'x-request-id': malformed }))
+        .expect(200);
       expect(response.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     }
   });

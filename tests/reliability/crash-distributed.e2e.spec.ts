@@ -109,195 +109,230 @@ const brokerStarting: Promise<unknown> | null = infrastructure.available
     })().catch((error: unknown) => error ?? new Error('the broker did not start'))
   : null;
 
-describeWithInfra(`crash suite, distributed runtime: ${CRASHES} × kill -9 (each service process and the Kafka broker in turn) under authorize → capture → refund load`, infrastructure, () => {
-  const random = seededRandom();
-  let provider: RunningProvider | undefined;
-  let runtime: DistributedRuntime | undefined;
-  let receiver: WebhookReceiver | undefined;
-  let webhookSecret = '';
+describeWithInfra(
+  `crash suite, distributed runtime: ${CRASHES} × kill -9 (each service process and the Kafka broker in turn) under authorize → capture → refund load`,
+  infrastructure,
+  () => {
+    const random = seededRandom();
+    let provider: RunningProvider | undefined;
+    let runtime: DistributedRuntime | undefined;
+    let receiver: WebhookReceiver | undefined;
+    let webhookSecret = '';
 
-  // What the run produced, for the assertions and the results file.
-  const started = Date.now();
-  /** The kill schedule: each cycle holds every target once, in a seeded order. */
-  const schedule: Target[] = [];
-  const gatewayKilled: ServiceProcessName[] = [];
-  let load: LoadRun | undefined;
-  let crashes: CrashRecord[] = [];
-  let ledger: LedgerVerification | undefined;
-  let webhooks: WebhookVerification | undefined;
-  let relayed: RelayVerification | undefined;
-  let openAfterSettling = 0;
-  /** Webhook requests a second at the receiver while the backlog drained after the load (a figure). */
-  let drainRate: number | null = null;
-  let setupDone = false;
-  /** Milliseconds each phase took (figures, never asserted). */
-  const phases: Record<string, number> = {};
-  const phase = (name: string, since: number) => (phases[name] = Date.now() - since);
+    // What the run produced, for the assertions and the results file.
+    const started = Date.now();
+    /** The kill schedule: each cycle holds every target once, in a seeded order. */
+    const schedule: Target[] = [];
+    const gatewayKilled: ServiceProcessName[] = [];
+    let load: LoadRun | undefined;
+    let crashes: CrashRecord[] = [];
+    let ledger: LedgerVerification | undefined;
+    let webhooks: WebhookVerification | undefined;
+    let relayed: RelayVerification | undefined;
+    let openAfterSettling = 0;
+    /** Webhook requests a second at the receiver while the backlog drained after the load (a figure). */
+    let drainRate: number | null = null;
+    let setupDone = false;
+    /** Milliseconds each phase took (figures, never asserted). */
+    const phases: Record<string, number> = {};
+    const phase = (name: string, since: number) => (phases[name] = Date.now() - since);
 
-  while (schedule.length < CRASHES) {
-    const cycle: Target[] = [...TARGETS];
-    for (let i = cycle.length - 1; i > 0; i -= 1) {
-      const j = random.int(0, i);
-      [cycle[i], cycle[j]] = [cycle[j]!, cycle[i]!];
+    while (schedule.length < CRASHES) {
+      const cycle: Target[] = [...TARGETS];
+      for (let i = cycle.length - 1; i > 0; i -= 1) {
+        const j = random.int(0, i);
+        [cycle[i], cycle[j]] = [cycle[j]!, cycle[i]!];
+      }
+      schedule.push(...cycle.slice(0, CRASHES - schedule.length));
     }
-    schedule.push(...cycle.slice(0, CRASHES - schedule.length));
-  }
 
-  beforeAll(async () => {
-    const [brokerError, simulator] = await Promise.all([brokerStarting, startProvider({ webhookSecret: SIMULATOR_SECRET, latencyMs: [0, 40], random })]);
-    provider = simulator;
-    if (brokerError !== undefined || !ownKafka) throw brokerError;
-    const broker = ownKafka;
-    receiver = await new WebhookReceiver().up();
-    runtime = await startDistributedRuntime({
-      name: 'crash-distributed',
-      env: {
-        KAFKA_BROKERS: broker.brokers,
-        MOCK_CARD_URL: provider.url,
-        MOCK_CARD_WEBHOOK_SECRET: SIMULATOR_SECRET,
-        POLL_INTERVAL_MS: '50',
-        BUYER_APPROVAL_WINDOW_MS: String(HOLD_WINDOW_MS),
-        RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS),
-        WEBHOOK_RETRY_BASE_MS: '200',
-        WEBHOOK_RETRY_MAX_MS: '2000',
-        WEBHOOK_WORKER_INTERVAL_MS: '50',
-      },
-    });
-    const running = runtime;
-    const control: ProcessControl = processControl(running);
-    const token = await bearerToken(await running.createApiKey('crash-distributed', ['administrator']));
-    // Both gateways, one request each in turn: a killed gateway's clients carry on through the other one.
-    let turn = 0;
-    const api = new ServiceApi(() => ((turn += 1) % 2 === 0 ? running.baseUrl : running.secondUrl), () => token);
-
-    webhookSecret = await setUpCardsAndWebhooks(api, receiver.url, 'crash-distributed');
-    setupDone = true;
-    phase('setup_ms', started);
-
-    // The load, and the kills.
-    const loadStarted = Date.now();
-    // A gateway answers 502 while the service behind it is down: like no answer, retried until it is back.
-    load = startLoad({ api, clients: CLIENTS, random, runId: `r${random.seed}`, serverErrorRetries: 300 });
-    const run = load;
-    try {
-      crashes = await crashRepeatedly({
-        crashes: CRASHES,
-        random,
-        uptimeMs: [1_500, 4_000],
-        downtimeMs: [0, 300],
-        acknowledged: () => run.counters.acknowledged,
-        crash: async (round) => {
-          const target = schedule[round - 1]!;
-          if (target === 'kafka') return `kafka broker (kill -9 pid ${await kill9Broker(broker.home)})`;
-          const name: ServiceProcessName = target === 'gateway' ? (gatewayKilled.length % 2 === 0 ? 'gateway' : 'second-gateway') : target;
-          if (target === 'gateway') gatewayKilled.push(name);
-          const pid = running.processes[name]?.child.pid;
-          await control.kill9(name);
-          return `${name} (kill -9 pid ${pid})`;
-        },
-        restart: async (round, killed) => {
-          const target = schedule[round - 1]!;
-          if (target === 'kafka') await broker.start();
-          else await control.restart(killed.split(' ')[0] as ServiceProcessName);
-          await control.serving();
+    beforeAll(async () => {
+      const [brokerError, simulator] = await Promise.all([
+        brokerStarting,
+        startProvider({ webhookSecret: SIMULATOR_SECRET, latencyMs: [0, 40], random }),
+      ]);
+      provider = simulator;
+      if (brokerError !== undefined || !ownKafka) throw brokerError;
+      const broker = ownKafka;
+      receiver = await new WebhookReceiver().up();
+      runtime = await startDistributedRuntime({
+        name: 'crash-distributed',
+        env: {
+          KAFKA_BROKERS: broker.brokers,
+          MOCK_CARD_URL: provider.url,
+          MOCK_CARD_WEBHOOK_SECRET: SIMULATOR_SECRET,
+          POLL_INTERVAL_MS: '50',
+          BUYER_APPROVAL_WINDOW_MS: String(HOLD_WINDOW_MS),
+          RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS),
+          WEBHOOK_RETRY_BASE_MS: '200',
+          WEBHOOK_RETRY_MAX_MS: '2000',
+          WEBHOOK_WORKER_INTERVAL_MS: '50',
         },
       });
-      // The last start serves a little load too.
-      await waitForMoreAcknowledgements(run, 20, 60_000, running.describe);
-    } finally {
-      run.stop();
-      await run.done;
-      phase('load_ms', loadStarted);
-    }
-
-    // The transactions service's timers settle what the kills interrupted; then everything is read back.
-    const settled = await settleAndVerify({ api, load: run, provider, minWaitMs: HOLD_WINDOW_MS + RECONCILE_AFTER_MS + 1_000 });
-    ({ openAfterSettling, ledger } = settled);
-    Object.assign(phases, settled.phases);
-    const { expected } = settled;
-    let since = Date.now();
-    const requestsBeforeDrain = receiver.requests.length;
-    await waitForWebhooksWhileArriving(receiver, expected, { stallMs: WEBHOOK_STALL_MS, maxMs: WEBHOOK_DRAIN_MAX_MS });
-    webhooks = verifyWebhooks(receiver, expected, webhookSecret);
-    phase('webhooks_drain_ms', since);
-    drainRate = Math.round(((receiver.requests.length - requestsBeforeDrain) * 1000) / Math.max(1, Date.now() - since));
-
-    // Every stored event on Kafka: the processes stopped (SIGTERM), the store read from a copy, the topic from the
-    // beginning on this suite's broker.
-    since = Date.now();
-    await running.stopProcesses();
-    const stored = await readStoredEvents(path.join(running.dataDir, 'transactions.db'));
-    const messages = await readTopicOf(broker.brokers, transactionsTopic, new Set(stored.map((event) => event.id)), 20_000);
-    relayed = verifyRelayed(stored, messages);
-    phase('kafka_check_ms', since);
-  }, 1_800_000);
-
-  const outcome = (): CrashRunOutcome => ({ load, crashes, ledger, webhooks, provider, openAfterSettling });
-
-  afterAll(async () => {
-    const killsPerProcess: Record<string, number> = {};
-    for (const crash of crashes) {
-      const name = crash.killed.split(' ')[0]!;
-      killsPerProcess[name] = (killsPerProcess[name] ?? 0) + 1;
-    }
-    const run = outcome();
-    const figures = {
-      seed: random.seed,
-      clients: CLIENTS,
-      crashes_planned: CRASHES,
-      kills_per_process: killsPerProcess,
-      schedule,
-      ...crashRunFigures(run),
-      events_in_store: relayed?.inStore ?? null,
-      events_on_kafka: relayed?.onKafka ?? null,
-      kafka_messages: relayed?.messages ?? null,
-      kafka_messages_republished: relayed?.republished ?? null,
-      events_missing_on_kafka: relayed?.missing.slice(0, 50) ?? [],
-      events_unknown_on_kafka: relayed?.unknown.slice(0, 50) ?? [],
-      events_mismatched_on_kafka: relayed?.mismatched.slice(0, 50) ?? [],
-      streams_out_of_order_on_kafka: relayed?.outOfOrder ?? [],
-      webhook_requests_per_second_while_draining: drainRate,
-      phases_ms: phases,
-      elapsed_ms: Date.now() - started,
-    };
-    if (setupDone) {
-      const file = writeResults('crash-distributed', figures);
-      console.log(
-        `crash-distributed (${full ? 'full' : 'ci'}, seed ${random.seed}): ${crashes.length} kill -9 (${Object.entries(killsPerProcess).map(([name, n]) => `${name} ${n}`).join(', ')}), ` +
-          `${crashRunSummary(run)}, events ${figures.events_on_kafka}/${figures.events_in_store} on Kafka (${figures.kafka_messages} messages), ` +
-          `webhooks ${webhooks?.delivered ?? null}/${webhooks?.expected ?? null}, ${Math.round(figures.elapsed_ms / 1000)} s → ${path.relative(process.cwd(), file)}`,
+      const running = runtime;
+      const control: ProcessControl = processControl(running);
+      const token = await bearerToken(await running.createApiKey('crash-distributed', ['administrator']));
+      // Both gateways, one request each in turn: a killed gateway's clients carry on through the other one.
+      let turn = 0;
+      const api = new ServiceApi(
+        () => ((turn += 1) % 2 === 0 ? running.baseUrl : running.secondUrl),
+        () => token,
       );
-    }
-    await runtime?.stop();
-    await receiver?.down();
-    await provider?.stop();
-    await ownKafka?.destroy();
-  }, 120_000);
 
-  const context = () => `seed ${random.seed}\n${runtime?.describe().slice(-8_000) ?? ''}`;
+      webhookSecret = await setUpCardsAndWebhooks(api, receiver.url, 'crash-distributed');
+      setupDone = true;
+      phase('setup_ms', started);
 
-  it('survives every kill: each piece restarted and serving, the load acknowledged writes throughout', () => {
-    expect(crashes.map((c) => c.killed.split(' ')[0])).toHaveLength(CRASHES);
-    const killed = new Set(crashes.map((c) => (c.killed.startsWith('second-gateway') ? 'gateway' : c.killed.split(' ')[0])));
-    expect(killed).toEqual(new Set(TARGETS));
-    expect(load?.counters.acknowledged ?? 0).toBeGreaterThan(CRASHES * 5);
-  });
+      // The load, and the kills.
+      const loadStarted = Date.now();
+      // A gateway answers 502 while the service behind it is down: like no answer, retried until it is back.
+      load = startLoad({ api, clients: CLIENTS, random, runId: `r${random.seed}`, serverErrorRetries: 300 });
+      const run = load;
+      try {
+        crashes = await crashRepeatedly({
+          crashes: CRASHES,
+          random,
+          uptimeMs: [1_500, 4_000],
+          downtimeMs: [0, 300],
+          acknowledged: () => run.counters.acknowledged,
+          crash: async (round) => {
+            const target = schedule[round - 1]!;
+            if (target === 'kafka') return `kafka broker (kill -9 pid ${await kill9Broker(broker.home)})`;
+            const name: ServiceProcessName =
+              target === 'gateway' ? (gatewayKilled.length % 2 === 0 ? 'gateway' : 'second-gateway') : target;
+            if (target === 'gateway') gatewayKilled.push(name);
+            const pid = running.processes[name]?.child.pid;
+            await control.kill9(name);
+            return `${name} (kill -9 pid ${pid})`;
+          },
+          restart: async (round, killed) => {
+            const target = schedule[round - 1]!;
+            if (target === 'kafka') await broker.start();
+            else await control.restart(killed.split(' ')[0] as ServiceProcessName);
+            await control.serving();
+          },
+        });
+        // The last start serves a little load too.
+        await waitForMoreAcknowledgements(run, 20, 60_000, running.describe);
+      } finally {
+        run.stop();
+        await run.done;
+        phase('load_ms', loadStarted);
+      }
 
-  it('reflects every acknowledged write exactly: nothing lost', () => expectNothingLost(outcome(), context));
+      // The transactions service's timers settle what the kills interrupted; then everything is read back.
+      const settled = await settleAndVerify({
+        api,
+        load: run,
+        provider,
+        minWaitMs: HOLD_WINDOW_MS + RECONCILE_AFTER_MS + 1_000,
+      });
+      ({ openAfterSettling, ledger } = settled);
+      Object.assign(phases, settled.phases);
+      const { expected } = settled;
+      let since = Date.now();
+      const requestsBeforeDrain = receiver.requests.length;
+      await waitForWebhooksWhileArriving(receiver, expected, {
+        stallMs: WEBHOOK_STALL_MS,
+        maxMs: WEBHOOK_DRAIN_MAX_MS,
+      });
+      webhooks = verifyWebhooks(receiver, expected, webhookSecret);
+      phase('webhooks_drain_ms', since);
+      drainRate = Math.round(
+        ((receiver.requests.length - requestsBeforeDrain) * 1000) / Math.max(1, Date.now() - since),
+      );
 
-  it("agrees with the provider's ledger: nothing authorized or captured without our record, nothing twice", () => expectLedgerAgrees(outcome()));
+      // Every stored event on Kafka: the processes stopped (SIGTERM), the store read from a copy, the topic from the
+      // beginning on this suite's broker.
+      since = Date.now();
+      await running.stopProcesses();
+      const stored = await readStoredEvents(path.join(running.dataDir, 'transactions.db'));
+      const messages = await readTopicOf(
+        broker.brokers,
+        transactionsTopic,
+        new Set(stored.map((event) => event.id)),
+        20_000,
+      );
+      relayed = verifyRelayed(stored, messages);
+      phase('kafka_check_ms', since);
+    }, 1_800_000);
 
-  it('leaves nothing half-applied: reconciliation settles even the writes a kill interrupted', () => expectNothingUnsettled(outcome()));
+    const outcome = (): CrashRunOutcome => ({ load, crashes, ledger, webhooks, provider, openAfterSettling });
 
-  it('relays every stored event to Kafka: none missing, none unknown, each stream in order', () => {
-    expect(relayed?.inStore ?? 0).toBeGreaterThan(0);
-    expect(relayed?.missing.map((e) => `${e.streamId} r${e.revision} ${e.type} ${e.id}`)).toEqual([]);
-    expect(relayed?.unknown).toEqual([]);
-    expect(relayed?.mismatched).toEqual([]);
-    expect(relayed?.outOfOrder).toEqual([]);
-    expect(relayed?.unreadable).toBe(0);
-    expect(relayed?.onKafka).toBe(relayed?.inStore);
-  });
+    afterAll(async () => {
+      const killsPerProcess: Record<string, number> = {};
+      for (const crash of crashes) {
+        const name = crash.killed.split(' ')[0]!;
+        killsPerProcess[name] = (killsPerProcess[name] ?? 0) + 1;
+      }
+      const run = outcome();
+      const figures = {
+        seed: random.seed,
+        clients: CLIENTS,
+        crashes_planned: CRASHES,
+        kills_per_process: killsPerProcess,
+        schedule,
+        ...crashRunFigures(run),
+        events_in_store: relayed?.inStore ?? null,
+        events_on_kafka: relayed?.onKafka ?? null,
+        kafka_messages: relayed?.messages ?? null,
+        kafka_messages_republished: relayed?.republished ?? null,
+        events_missing_on_kafka: relayed?.missing.slice(0, 50) ?? [],
+        events_unknown_on_kafka: relayed?.unknown.slice(0, 50) ?? [],
+        events_mismatched_on_kafka: relayed?.mismatched.slice(0, 50) ?? [],
+        streams_out_of_order_on_kafka: relayed?.outOfOrder ?? [],
+        webhook_requests_per_second_while_draining: drainRate,
+        phases_ms: phases,
+        elapsed_ms: Date.now() - started,
+      };
+      if (setupDone) {
+        const file = writeResults('crash-distributed', figures);
+        console.log(
+          `crash-distributed (${full ? 'full' : 'ci'}, seed ${random.seed}): ${crashes.length} kill -9 (${Object.entries(
+            killsPerProcess,
+          )
+            .map(([name, n]) => `${name} ${n}`)
+            .join(', ')}), ` +
+            `${crashRunSummary(run)}, events ${figures.events_on_kafka}/${figures.events_in_store} on Kafka (${figures.kafka_messages} messages), ` +
+            `webhooks ${webhooks?.delivered ?? null}/${webhooks?.expected ?? null}, ${Math.round(figures.elapsed_ms / 1000)} s → ${path.relative(process.cwd(), file)}`,
+        );
+      }
+      await runtime?.stop();
+      await receiver?.down();
+      await provider?.stop();
+      await ownKafka?.destroy();
+    }, 120_000);
 
-  it("delivers every event's webhook at least once, signed, in order per resource", () => expectWebhooksDelivered(outcome()));
-});
+    const context = () => `seed ${random.seed}\n${runtime?.describe().slice(-8_000) ?? ''}`;
+
+    it('survives every kill: each piece restarted and serving, the load acknowledged writes throughout', () => {
+      expect(crashes.map((c) => c.killed.split(' ')[0])).toHaveLength(CRASHES);
+      const killed = new Set(
+        crashes.map((c) => (c.killed.startsWith('second-gateway') ? 'gateway' : c.killed.split(' ')[0])),
+      );
+      expect(killed).toEqual(new Set(TARGETS));
+      expect(load?.counters.acknowledged ?? 0).toBeGreaterThan(CRASHES * 5);
+    });
+
+    it('reflects every acknowledged write exactly: nothing lost', () => expectNothingLost(outcome(), context));
+
+    it("agrees with the provider's ledger: nothing authorized or captured without our record, nothing twice", () =>
+      expectLedgerAgrees(outcome()));
+
+    it('leaves nothing half-applied: reconciliation settles even the writes a kill interrupted', () =>
+      expectNothingUnsettled(outcome()));
+
+    it('relays every stored event to Kafka: none missing, none unknown, each stream in order', () => {
+      expect(relayed?.inStore ?? 0).toBeGreaterThan(0);
+      expect(relayed?.missing.map((e) => `${e.streamId} r${e.revision} ${e.type} ${e.id}`)).toEqual([]);
+      expect(relayed?.unknown).toEqual([]);
+      expect(relayed?.mismatched).toEqual([]);
+      expect(relayed?.outOfOrder).toEqual([]);
+      expect(relayed?.unreadable).toBe(0);
+      expect(relayed?.onKafka).toBe(relayed?.inStore);
+    });
+
+    it("delivers every event's webhook at least once, signed, in order per resource", () =>
+      expectWebhooksDelivered(outcome()));
+  },
+);

@@ -98,7 +98,10 @@ beforeAll(async () => {
   const running = service;
   const key = await createApiKey(running.env, 'administrator', 'crash-embedded');
   const token = await bearerToken(key);
-  const api = new ServiceApi(() => running.url, () => token);
+  const api = new ServiceApi(
+    () => running.url,
+    () => token,
+  );
 
   webhookSecret = await setUpCardsAndWebhooks(api, receiver.url, 'crash-embedded');
   setupDone = true;
@@ -131,7 +134,12 @@ beforeAll(async () => {
 
   // The service's timers: the hold window completes create requests a kill interrupted, reconciliation decides
   // their authorizations; then everything is read back and compared with the clients' records and the provider.
-  const settled = await settleAndVerify({ api, load: run, provider, minWaitMs: HOLD_WINDOW_MS + RECONCILE_AFTER_MS + 1_000 });
+  const settled = await settleAndVerify({
+    api,
+    load: run,
+    provider,
+    minWaitMs: HOLD_WINDOW_MS + RECONCILE_AFTER_MS + 1_000,
+  });
   openAfterSettling = settled.openAfterSettling;
   ledger = settled.ledger;
   Object.assign(phases, settled.phases);
@@ -172,7 +180,12 @@ afterAll(async () => {
 function unsettledByKind(): Record<string, number> {
   const kinds: Record<string, number> = {};
   for (const line of (ledger?.unsettled ?? []).flatMap((u) => u.diagnosis)) {
-    const kind = line.replace(/ [0-9a-f-]{36}/, '').replace(/\(.*?\)/g, '').replace(/ \d+/g, '').replace(/;.*$/, '').trim();
+    const kind = line
+      .replace(/ [0-9a-f-]{36}/, '')
+      .replace(/\(.*?\)/g, '')
+      .replace(/ \d+/g, '')
+      .replace(/;.*$/, '')
+      .trim();
     kinds[kind] = (kinds[kind] ?? 0) + 1;
   }
   return kinds;
@@ -195,11 +208,14 @@ describe(`crash suite, embedded runtime: ${CRASHES} Ã— kill -9 under authorize â
 
   it('reflects every acknowledged write exactly: nothing lost', () => expectNothingLost(outcome(), context));
 
-  it("agrees with the provider's ledger: nothing authorized or captured without our record, nothing twice", () => expectLedgerAgrees(outcome()));
+  it("agrees with the provider's ledger: nothing authorized or captured without our record, nothing twice", () =>
+    expectLedgerAgrees(outcome()));
 
   // An authorization, capture or refund whose provider call died with the process is settled from the provider's
   // record by the reconciliation timer (RECONCILE_AFTER_MS); anything still open is listed in `unsettled`.
-  it('leaves nothing half-applied: reconciliation settles even the writes a kill interrupted', () => expectNothingUnsettled(outcome()));
+  it('leaves nothing half-applied: reconciliation settles even the writes a kill interrupted', () =>
+    expectNothingUnsettled(outcome()));
 
-  it("delivers every event's webhook at least once, signed, in order per resource", () => expectWebhooksDelivered(outcome()));
+  it("delivers every event's webhook at least once, signed, in order per resource", () =>
+    expectWebhooksDelivered(outcome()));
 });

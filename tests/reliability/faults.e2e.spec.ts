@@ -56,7 +56,12 @@ const reconciled = { authorization_succeeded: 0, authorization_failed: 0 };
  * disagree with the provider's ledger; counted here and left out of the comparison with the provider.
  */
 const contradictions = { authorization_succeeded: 0, authorization_failed: 0 };
-const consistency = { transactions_checked: 0, corrupted_states: 0, duplicates_at_provider: 0, problems: [] as string[] };
+const consistency = {
+  transactions_checked: 0,
+  corrupted_states: 0,
+  duplicates_at_provider: 0,
+  problems: [] as string[],
+};
 const clients: ApiClient[] = [];
 const readiness503: Record<string, number> = {};
 
@@ -83,7 +88,8 @@ afterAll(() => {
   const serverErrors: Record<string, number> = {};
   const byCode: Record<string, number> = {};
   for (const client of clients) {
-    for (const [key, count] of Object.entries(client.serverErrors)) serverErrors[key] = (serverErrors[key] ?? 0) + count;
+    for (const [key, count] of Object.entries(client.serverErrors))
+      serverErrors[key] = (serverErrors[key] ?? 0) + count;
     for (const [code, count] of Object.entries(client.serverErrorsByCode())) byCode[code] = (byCode[code] ?? 0) + count;
   }
   const results = {
@@ -115,7 +121,11 @@ afterAll(() => {
 });
 
 /** Compares every transaction with the simulator; adds to the figures; returns the problems found. */
-async function checkAgainstProvider(api: ApiClient, simulatorUrl: string, transactions: readonly { account: string; id: string }[]): Promise<string[]> {
+async function checkAgainstProvider(
+  api: ApiClient,
+  simulatorUrl: string,
+  transactions: readonly { account: string; id: string }[],
+): Promise<string[]> {
   const problems: string[] = [];
   for (const { account, id } of transactions) {
     const ours = await api.send('GET', `/transactions/${id}`, { account });
@@ -128,7 +138,8 @@ async function checkAgainstProvider(api: ApiClient, simulatorUrl: string, transa
       Math.max(0, provider.ledger.authorizations - 1) +
       Math.max(0, provider.ledger.captures - (captures.body?.items?.length ?? 0)) +
       Math.max(0, provider.ledger.refunds - (refunds.body?.items?.length ?? 0));
-    if (duplicates > 0) found.push(`${id}: ${duplicates} provider operation(s) beyond our record (${JSON.stringify(provider.ledger)})`);
+    if (duplicates > 0)
+      found.push(`${id}: ${duplicates} provider operation(s) beyond our record (${JSON.stringify(provider.ledger)})`);
     consistency.transactions_checked += 1;
     consistency.duplicates_at_provider += duplicates;
     if (found.length > 0) consistency.corrupted_states += 1;
@@ -184,15 +195,26 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
   const get = async (acct: string, id: string) => {
     const answer = await api.send('GET', `/transactions/${id}`, { account: acct });
     expectStatus(answer, 200);
-    return answer.body as { id: string; status: string; captured_amount: number; refunded_amount: number; error_code: string | null; payment_service: { id: string } };
+    return answer.body as {
+      id: string;
+      status: string;
+      captured_amount: number;
+      refunded_amount: number;
+      error_code: string | null;
+      payment_service: { id: string };
+    };
   };
 
   /** Polls until the transaction leaves `processing` (nobody calls /sync: the service reconciles it). */
   async function decided(acct: string, id: string): Promise<string> {
-    const t = await waitFor(`transaction ${id} decided`, async () => {
-      const current = await get(acct, id);
-      return current.status === 'processing' ? undefined : current;
-    }, DECIDED_WITHIN_MS);
+    const t = await waitFor(
+      `transaction ${id} decided`,
+      async () => {
+        const current = await get(acct, id);
+        return current.status === 'processing' ? undefined : current;
+      },
+      DECIDED_WITHIN_MS,
+    );
     if (t.status === 'authorization_succeeded' || t.status === 'authorization_failed') reconciled[t.status] += 1;
     return t.status;
   }
@@ -212,7 +234,12 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
   }
 
   /** Each transaction decided by the service itself as `final`, with `authorizations` of it at the provider. */
-  async function reconciledAs(acct: string, ids: readonly string[], final: string, authorizations: number): Promise<void> {
+  async function reconciledAs(
+    acct: string,
+    ids: readonly string[],
+    final: string,
+    authorizations: number,
+  ): Promise<void> {
     for (const id of ids) {
       expect(await decided(acct, id)).toBe(final);
       const provider = await providerView(s.simulator.url, id);
@@ -260,9 +287,16 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     Object.entries(s.proxy.injected).reduce((sum, [kind, count]) => sum + count - (before[kind] ?? 0), 0);
 
   /** Runs `body` with `fault` on the requests `match` selects; counts what the proxy injected. */
-  async function withProxyFault(record: FaultFigure, match: (request: ProxiedRequest) => boolean, injected: Fault | (() => Fault), body: () => Promise<void>): Promise<void> {
+  async function withProxyFault(
+    record: FaultFigure,
+    match: (request: ProxiedRequest) => boolean,
+    injected: Fault | (() => Fault),
+    body: () => Promise<void>,
+  ): Promise<void> {
     const before = { ...s.proxy.injected };
-    const remove = s.proxy.inject(record.fault, (request) => (match(request) ? (typeof injected === 'function' ? injected() : injected) : undefined));
+    const remove = s.proxy.inject(record.fault, (request) =>
+      match(request) ? (typeof injected === 'function' ? injected() : injected) : undefined,
+    );
     try {
       await body();
     } finally {
@@ -273,7 +307,11 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
 
   beforeAll(async () => {
     s = await startEmbeddedBehindProxy('faults', {
-      env: { MOCK_CARD_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS), RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS), POLL_INTERVAL_MS: '50' },
+      env: {
+        MOCK_CARD_TIMEOUT_MS: String(PROVIDER_TIMEOUT_MS),
+        RECONCILE_AFTER_MS: String(RECONCILE_AFTER_MS),
+        POLL_INTERVAL_MS: '50',
+      },
       // 500006 answers after 3 s: past the provider timeout.
       simulator: { unknownOutcomeDelayMs: 3_000 },
     });
@@ -283,10 +321,19 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     for (const name of ['slow', 'timeout', 'lost', 'unseen', 'e500', 'outage', 'refused']) await account(name);
     [contradictionConnection] = (await account('contradiction')) as [string];
     failoverConnections = await account('failover', 2);
-    expectStatus(await api.send('POST', '/merchant-accounts', { body: { id: 'gc', display_name: 'Faults gift cards' } }), 201);
+    expectStatus(
+      await api.send('POST', '/merchant-accounts', { body: { id: 'gc', display_name: 'Faults gift cards' } }),
+      201,
+    );
     const giftCardService = await api.send('POST', '/payment-services', {
       account: 'gc',
-      body: { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [{ key: 'merchant_id', value: 'sim-gc' }], accepted_currencies: ['USD'], accepted_countries: ['US'] },
+      body: {
+        display_name: 'Gift cards',
+        payment_service_definition_id: 'mock-gift-card',
+        fields: [{ key: 'merchant_id', value: 'sim-gc' }],
+        accepted_currencies: ['USD'],
+        accepted_countries: ['US'],
+      },
     });
     expectStatus(giftCardService, 201);
   });
@@ -295,38 +342,51 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     await s?.stop();
   });
 
-  it('slow answers (a slow network, and the simulator’s slow band) under the timeout: every payment succeeds', { timeout: 60_000 }, async () => {
-    await fault(api, 'provider slow (proxy delay 300 ms + simulator slow band 200 ms, under the timeout)', async (record) => {
-      await withProxyFault(record, postsOf('sim-slow'), { kind: 'delay', ms: 300 }, async () => {
-        await Promise.all([
-          ...range(PER_FAULT).map(async () => {
-            const created = await authorize('slow', 501_020);
-            expect(created.body.status, created.text).toBe('authorization_succeeded');
-            expect((await capture('slow', created.body.id)).body.status).toBe('capture_succeeded');
-          }),
-          othersKeepWorking(),
-        ]);
-      });
-      await recovered('slow');
-      record.recovered_without_restart = true;
-    });
+  it('slow answers (a slow network, and the simulator’s slow band) under the timeout: every payment succeeds', {
+    timeout: 60_000,
+  }, async () => {
+    await fault(
+      api,
+      'provider slow (proxy delay 300 ms + simulator slow band 200 ms, under the timeout)',
+      async (record) => {
+        await withProxyFault(record, postsOf('sim-slow'), { kind: 'delay', ms: 300 }, async () => {
+          await Promise.all([
+            ...range(PER_FAULT).map(async () => {
+              const created = await authorize('slow', 501_020);
+              expect(created.body.status, created.text).toBe('authorization_succeeded');
+              expect((await capture('slow', created.body.id)).body.status).toBe('capture_succeeded');
+            }),
+            othersKeepWorking(),
+          ]);
+        });
+        await recovered('slow');
+        record.recovered_without_restart = true;
+      },
+    );
   });
 
-  it('a timeout with unknown outcome (500006, the slow band past the timeout): 201 processing, then reconciled to authorization_succeeded without /sync', { timeout: 60_000 }, async () => {
-    await fault(api, 'provider timeout, unknown outcome (500006 and slow band 3 s > MOCK_CARD_TIMEOUT_MS)', async (record) => {
-      const ids = await answeredProcessing('timeout', (i) => (i % 2 === 0 ? 500_006 : 501_300));
-      record.injected += ids.length;
-      await reconciledAs('timeout', ids, 'authorization_succeeded', 1);
-      for (const id of ids) expect((await capture('timeout', id)).body.status).toBe('capture_succeeded');
-      await recovered('timeout');
-      record.recovered_without_restart = true;
-    });
+  it('a timeout with unknown outcome (500006, the slow band past the timeout): 201 processing, then reconciled to authorization_succeeded without /sync', {
+    timeout: 60_000,
+  }, async () => {
+    await fault(
+      api,
+      'provider timeout, unknown outcome (500006 and slow band 3 s > MOCK_CARD_TIMEOUT_MS)',
+      async (record) => {
+        const ids = await answeredProcessing('timeout', (i) => (i % 2 === 0 ? 500_006 : 501_300));
+        record.injected += ids.length;
+        await reconciledAs('timeout', ids, 'authorization_succeeded', 1);
+        for (const id of ids) expect((await capture('timeout', id)).body.status).toBe('capture_succeeded');
+        await recovered('timeout');
+        record.recovered_without_restart = true;
+      },
+    );
   });
 
   let unseen = 0;
   const unknownOutcomes = [
     {
-      title: 'the answer lost after the provider authorized (connection reset on the way back): processing, then reconciled to authorization_succeeded',
+      title:
+        'the answer lost after the provider authorized (connection reset on the way back): processing, then reconciled to authorization_succeeded',
       fault: 'connection dropped after the provider acted (answer lost)',
       account: 'lost',
       injected: (): Fault => ({ kind: 'lose-answer' }),
@@ -334,7 +394,8 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
       authorizations: 1,
     },
     {
-      title: 'a request reset or left hanging before the provider saw it: processing, then reconciled to authorization_failed',
+      title:
+        'a request reset or left hanging before the provider saw it: processing, then reconciled to authorization_failed',
       fault: 'connection reset / hanging before the provider saw the request',
       account: 'unseen',
       // Alternately: reset at once, or no answer until the provider timeout.
@@ -357,7 +418,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   }
 
-  it('the provider answering 500: authorizations fail (201 authorization_failed), captures and refunds fail and can be retried afterwards', { timeout: 60_000 }, async () => {
+  it('the provider answering 500: authorizations fail (201 authorization_failed), captures and refunds fail and can be retried afterwards', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'provider answers 500', async (record) => {
       const authorized = await Promise.all(range(PER_FAULT).map(() => authorize('e500', 3_000)));
       for (const a of authorized) expect(a.body.status).toBe('authorization_succeeded');
@@ -380,7 +443,8 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
         ]);
       });
       // Retried after the fault: the same operations succeed, once.
-      for (const a of authorized.slice(1)) expect((await capture('e500', a.body.id)).body.status).toBe('capture_succeeded');
+      for (const a of authorized.slice(1))
+        expect((await capture('e500', a.body.id)).body.status).toBe('capture_succeeded');
       expect((await refund('e500', captured, 500)).body.status).toBe('succeeded');
       expect((await get('e500', captured)).refunded_amount).toBe(500);
       await recovered('e500');
@@ -388,7 +452,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('the provider’s outage (503 for the merchant): payments fail cleanly while other merchants are served, and succeed once it is back', { timeout: 60_000 }, async () => {
+  it('the provider’s outage (503 for the merchant): payments fail cleanly while other merchants are served, and succeed once it is back', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'provider outage (simulator 503 for one merchant id)', async (record) => {
       const before = await authorize('outage', 3_300);
       expect(before.body.status).toBe('authorization_succeeded');
@@ -416,7 +482,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('a failing connection is failed over: the next connection of the route authorizes, the provider charged once', { timeout: 60_000 }, async () => {
+  it('a failing connection is failed over: the next connection of the route authorizes, the provider charged once', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'provider 500 on the first connection of a route (failover)', async (record) => {
       await withProxyFault(record, postsOf('sim-failover'), { kind: 'status', status: 500 }, async () => {
         await Promise.all(
@@ -433,7 +501,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('connections refused (the provider unreachable): payments fail at once, reads and health still answer, and it all works once the port is back', { timeout: 60_000 }, async () => {
+  it('connections refused (the provider unreachable): payments fail at once, reads and health still answer, and it all works once the port is back', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'provider unreachable (connection refused)', async (record) => {
       const existing = await authorize('refused', 3_600);
       await s.proxy.down();
@@ -457,7 +527,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('the provider contradicting itself (500011: a failure notification and an approval): one terminal outcome, the one answered, never flipped', { timeout: 60_000 }, async () => {
+  it('the provider contradicting itself (500011: a failure notification and an approval): one terminal outcome, the one answered, never flipped', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'provider contradicts itself (500011)', async (record) => {
       const answered: Answer[] = [];
       await Promise.all([
@@ -471,7 +543,11 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
       ]);
       // Every failure notification delivered (each waits up to 20 ms); the record keeps what the response said.
       const notified = () => s.simulator.deliveries.filter((d) => d.url.includes(contradictionConnection)).length;
-      await waitFor('the 500011 notifications delivered', async () => (notified() >= PER_FAULT ? true : undefined), 10_000);
+      await waitFor(
+        'the 500011 notifications delivered',
+        async () => (notified() >= PER_FAULT ? true : undefined),
+        10_000,
+      );
       for (const created of answered) {
         const final = await get('contradiction', created.body.id);
         expect(final.status).toBe(created.body.status);
@@ -483,9 +559,15 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('the gift card provider failing (500, refused) answers 502 and timing out answers 504, in the spec’s body; balances work again afterwards', { timeout: 60_000 }, async () => {
+  it('the gift card provider failing (500, refused) answers 502 and timing out answers 504, in the spec’s body; balances work again afterwards', {
+    timeout: 60_000,
+  }, async () => {
     await fault(api, 'gift card provider failing / unreachable / timing out', async (record) => {
-      const balance = () => api.send('POST', '/gift-cards/balances', { account: 'gc', body: { items: [{ number: `60339${String(giftCardSerial++).padStart(10, '0')}4321`, pin: '01000' }] } });
+      const balance = () =>
+        api.send('POST', '/gift-cards/balances', {
+          account: 'gc',
+          body: { items: [{ number: `60339${String(giftCardSerial++).padStart(10, '0')}4321`, pin: '01000' }] },
+        });
       expectStatus(await balance(), 200);
       await withProxyFault(record, postsOf('sim-gc'), { kind: 'status', status: 500 }, async () => {
         const failed = await balance();
@@ -512,7 +594,9 @@ describe('provider faults: the embedded runtime, its card simulator behind a fau
     });
   });
 
-  it('leaves every transaction decided and agreeing with the provider: no corrupted state, no duplicate charge', { timeout: 120_000 }, async () => {
+  it('leaves every transaction decided and agreeing with the provider: no corrupted state, no duplicate charge', {
+    timeout: 120_000,
+  }, async () => {
     // Give any last reconciliation a moment, then compare.
     await sleep(RECONCILE_AFTER_MS);
     const checked = made.filter((t) => !contradictory.has(t.id));
@@ -553,158 +637,234 @@ afterAll(async () => {
   }
 }, 60_000);
 
-describeWithInfra('infrastructure faults: the distributed runtime on a Redis and a Kafka broker of its own', ownInfra, () => {
-  let infra: OwnInfra;
-  let runtime: DistributedRuntime;
-  let key: ApiKey;
-  let api: ApiClient;
-  const account = 'faults-dist';
-  const receiver = new WebhookReceiver();
-  const made: { account: string; id: string }[] = [];
-  /** The service processes and their pids at the start: a restart would change them. */
-  const pids: Record<string, number | undefined> = {};
-  const serviceNames = ['identity', 'transactions', 'webhooks', 'gateway', 'second-gateway'] as const;
+describeWithInfra(
+  'infrastructure faults: the distributed runtime on a Redis and a Kafka broker of its own',
+  ownInfra,
+  () => {
+    let infra: OwnInfra;
+    let runtime: DistributedRuntime;
+    let key: ApiKey;
+    let api: ApiClient;
+    const account = 'faults-dist';
+    const receiver = new WebhookReceiver();
+    const made: { account: string; id: string }[] = [];
+    /** The service processes and their pids at the start: a restart would change them. */
+    const pids: Record<string, number | undefined> = {};
+    const serviceNames = ['identity', 'transactions', 'webhooks', 'gateway', 'second-gateway'] as const;
 
-  const gateways = () => [runtime.baseUrl, runtime.secondUrl];
+    const gateways = () => [runtime.baseUrl, runtime.secondUrl];
 
-  async function readiness(url: string): Promise<{ status: number; body: any }> {
-    const response = await fetch(`${url}/readyz`);
-    return { status: response.status, body: await response.json() };
-  }
-
-  /** A payment through the first gateway: authorize, capture, refund part of it; each must succeed. */
-  async function payment(amount: number): Promise<string> {
-    const created = await api.send('POST', '/transactions', { account, body: cardPayment(amount) });
-    expectStatus(created, 201);
-    made.push({ account, id: created.body.id });
-    expect(created.body.status, created.text).toBe('authorization_succeeded');
-    const captured = await api.send('POST', `/transactions/${created.body.id}/capture`, { account, body: {} });
-    expectStatus(captured, 200);
-    expect(captured.body.status).toBe('capture_succeeded');
-    const refunded = await api.send('POST', `/transactions/${created.body.id}/refunds`, { account, body: { amount: 100 } });
-    expectStatus(refunded, 201);
-    expect(refunded.body.status).toBe('succeeded');
-    return created.body.id as string;
-  }
-
-  /** Both gateways and every service answer: each process is still the one started first (no restart). */
-  async function sameProcessesServing(): Promise<void> {
-    for (const name of serviceNames) {
-      const child = runtime.processes[name]!.child;
-      expect(child.exitCode, `${name} exited`).toBeNull();
-      expect(child.pid, `${name} was restarted`).toBe(pids[name]);
+    async function readiness(url: string): Promise<{ status: number; body: any }> {
+      const response = await fetch(`${url}/readyz`);
+      return { status: response.status, body: await response.json() };
     }
-    for (const url of gateways()) {
-      await waitFor(`${url} ready again`, async () => ((await readiness(url)).status === 200 ? true : undefined), 60_000, runtime.describe);
-      expect((await fetch(`${url}/healthz`)).status).toBe(200);
-    }
-  }
 
-  /** Webhook names delivered (2xx) about one transaction. */
-  const deliveredFor = (id: string) => new Set(receiver.succeeded.filter((r) => (r.event.target as { id?: string }).id === id).map((r) => r.event.name));
-  const fullyDelivered = (id: string) => ['transaction.authorized', 'transaction.captured'].every((name) => deliveredFor(id).has(name));
-
-  beforeAll(async () => {
-    const started = await infraStarting!;
-    if ('error' in started) throw started.error;
-    infra = started;
-    runtime = await startDistributedRuntime({
-      name: 'faults-distributed',
-      mockCard: true,
-      env: {
-        KAFKA_BROKERS: infra.kafka.brokers,
-        REDIS_URL: infra.redis.url,
-        POLL_INTERVAL_MS: '50',
-        WEBHOOK_RETRY_BASE_MS: '100',
-        WEBHOOK_RETRY_MAX_MS: '1000',
-        WEBHOOK_WORKER_INTERVAL_MS: '50',
-      },
-    });
-    for (const name of serviceNames) pids[name] = runtime.processes[name]!.child.pid;
-    key = await runtime.createApiKey('faults', ['administrator']);
-    // A fresh token per request: each one misses the token caches and goes to Redis first.
-    api = new ApiClient(() => runtime.baseUrl, () => signToken({ kid: key.kid, privateKeyPem: key.private_key, expiresIn: 300 }));
-    clients.push(api);
-    await waitFor('the new key accepted', async () => ((await api.send('GET', '/roles')).status === 200 ? true : undefined), 10_000, runtime.describe);
-    expectStatus(await api.send('POST', '/merchant-accounts', { body: { id: account, display_name: 'Faults distributed' } }), 201);
-    expectStatus(
-      await api.send('POST', '/payment-services', {
+    /** A payment through the first gateway: authorize, capture, refund part of it; each must succeed. */
+    async function payment(amount: number): Promise<string> {
+      const created = await api.send('POST', '/transactions', { account, body: cardPayment(amount) });
+      expectStatus(created, 201);
+      made.push({ account, id: created.body.id });
+      expect(created.body.status, created.text).toBe('authorization_succeeded');
+      const captured = await api.send('POST', `/transactions/${created.body.id}/capture`, { account, body: {} });
+      expectStatus(captured, 200);
+      expect(captured.body.status).toBe('capture_succeeded');
+      const refunded = await api.send('POST', `/transactions/${created.body.id}/refunds`, {
         account,
-        body: { display_name: 'Card simulator', payment_service_definition_id: 'mock-card', fields: [{ key: 'merchant_id', value: 'sim-dist' }], accepted_currencies: ['USD'], accepted_countries: ['US'] },
-      }),
-      201,
-    );
-    await receiver.up();
-    expectStatus(await api.send('POST', '/webhook-subscriptions', { account, body: { url: receiver.url, event_names: ['transaction.authorized', 'transaction.captured'], description: 'faults' } }), 201);
-  });
+        body: { amount: 100 },
+      });
+      expectStatus(refunded, 201);
+      expect(refunded.body.status).toBe('succeeded');
+      return created.body.id as string;
+    }
 
-  afterAll(async () => {
-    await receiver.down();
-    await runtime?.stop();
-  });
-
-  it('Redis stopped: payments are still verified and served, /readyz says the cache is unavailable; Redis back: ready again, the cache used again, no restart', { timeout: 90_000 }, async () => {
-    await fault(api, 'Redis stopped and started again', async (record) => {
-      await payment(1_100);
-      expect(Number((await redisCommand(infra.redis.port, 'DBSIZE')).slice(1)), 'the gateways cache verified tokens in Redis').toBeGreaterThan(0);
-
-      await infra.redis.stop();
-      record.injected += 1;
-      await Promise.all(range(PER_FAULT).map((i) => payment(1_200 + i)));
-      for (const url of gateways()) {
-        expect((await fetch(`${url}/healthz`)).status).toBe(200);
-        const degraded = await readiness(url);
-        expect(degraded.status).toBe(503);
-        readiness503.redis = (readiness503.redis ?? 0) + 1;
-        expect(degraded.body).toMatchObject({ status: 'not_ready', checks: { identity: 'ok', transactions: 'ok', webhooks: 'ok', bus: 'ok', cache: expect.stringMatching(/^unavailable/) } });
+    /** Both gateways and every service answer: each process is still the one started first (no restart). */
+    async function sameProcessesServing(): Promise<void> {
+      for (const name of serviceNames) {
+        const child = runtime.processes[name]!.child;
+        expect(child.exitCode, `${name} exited`).toBeNull();
+        expect(child.pid, `${name} was restarted`).toBe(pids[name]);
       }
-
-      await infra.redis.start();
-      await sameProcessesServing();
-      await payment(1_300);
-      // The same gateway processes write to the new (empty) Redis again.
-      await waitFor('verified tokens cached in Redis again', async () => (Number((await redisCommand(infra.redis.port, 'DBSIZE')).slice(1)) > 0 ? true : undefined), 10_000);
-      record.recovered_without_restart = true;
-    });
-  });
-
-  it('Kafka stopped: writes are still acknowledged (the store is the outbox) and nothing is relayed; Kafka back: every event relayed, every webhook delivered, no restart', { timeout: 120_000 }, async () => {
-    await fault(api, 'Kafka stopped and started again', async (record) => {
-      const before = await payment(2_100);
-      await waitFor('webhooks flowing before the fault', async () => (fullyDelivered(before) ? true : undefined), 30_000, runtime.describe);
-
-      await infra.kafka.stop();
-      record.injected += 1;
-      const during = await Promise.all(range(PER_FAULT).map((i) => payment(2_200 + i)));
       for (const url of gateways()) {
+        await waitFor(
+          `${url} ready again`,
+          async () => ((await readiness(url)).status === 200 ? true : undefined),
+          60_000,
+          runtime.describe,
+        );
         expect((await fetch(`${url}/healthz`)).status).toBe(200);
-        const degraded = await readiness(url);
-        expect(degraded.status).toBe(503);
-        readiness503.kafka = (readiness503.kafka ?? 0) + 1;
-        expect(degraded.body).toMatchObject({ status: 'not_ready', checks: { identity: 'ok', transactions: 'ok', webhooks: 'ok', bus: expect.stringMatching(/^unavailable/) } });
       }
-      // Nothing about these payments can have reached the receiver: their events wait in the store.
-      for (const id of during) expect([...deliveredFor(id)]).toEqual([]);
+    }
 
-      await infra.kafka.start();
-      await waitFor(
-        `every webhook of the ${during.length} payments made while Kafka was down`,
-        async () => (during.every(fullyDelivered) ? true : undefined),
-        60_000,
-        () => `${during.filter((id) => !fullyDelivered(id)).length} not yet delivered\n${runtime.describe()}`,
+    /** Webhook names delivered (2xx) about one transaction. */
+    const deliveredFor = (id: string) =>
+      new Set(receiver.succeeded.filter((r) => (r.event.target as { id?: string }).id === id).map((r) => r.event.name));
+    const fullyDelivered = (id: string) =>
+      ['transaction.authorized', 'transaction.captured'].every((name) => deliveredFor(id).has(name));
+
+    beforeAll(async () => {
+      const started = await infraStarting!;
+      if ('error' in started) throw started.error;
+      infra = started;
+      runtime = await startDistributedRuntime({
+        name: 'faults-distributed',
+        mockCard: true,
+        env: {
+          KAFKA_BROKERS: infra.kafka.brokers,
+          REDIS_URL: infra.redis.url,
+          POLL_INTERVAL_MS: '50',
+          WEBHOOK_RETRY_BASE_MS: '100',
+          WEBHOOK_RETRY_MAX_MS: '1000',
+          WEBHOOK_WORKER_INTERVAL_MS: '50',
+        },
+      });
+      for (const name of serviceNames) pids[name] = runtime.processes[name]!.child.pid;
+      key = await runtime.createApiKey('faults', ['administrator']);
+      // A fresh token per request: each one misses the token caches and goes to Redis first.
+      api = new ApiClient(
+        () => runtime.baseUrl,
+        () => signToken({ kid: key.kid, privateKeyPem: key.private_key, expiresIn: 300 }),
       );
-      await sameProcessesServing();
-      const after = await payment(2_300);
-      await waitFor('webhooks of a payment after the fault', async () => (fullyDelivered(after) ? true : undefined), 30_000, runtime.describe);
-      record.recovered_without_restart = true;
+      clients.push(api);
+      await waitFor(
+        'the new key accepted',
+        async () => ((await api.send('GET', '/roles')).status === 200 ? true : undefined),
+        10_000,
+        runtime.describe,
+      );
+      expectStatus(
+        await api.send('POST', '/merchant-accounts', { body: { id: account, display_name: 'Faults distributed' } }),
+        201,
+      );
+      expectStatus(
+        await api.send('POST', '/payment-services', {
+          account,
+          body: {
+            display_name: 'Card simulator',
+            payment_service_definition_id: 'mock-card',
+            fields: [{ key: 'merchant_id', value: 'sim-dist' }],
+            accepted_currencies: ['USD'],
+            accepted_countries: ['US'],
+          },
+        }),
+        201,
+      );
+      await receiver.up();
+      expectStatus(
+        await api.send('POST', '/webhook-subscriptions', {
+          account,
+          body: {
+            url: receiver.url,
+            event_names: ['transaction.authorized', 'transaction.captured'],
+            description: 'faults',
+          },
+        }),
+        201,
+      );
     });
-  });
 
-  it('leaves every transaction agreeing with the provider: no corrupted state, no duplicate charge', { timeout: 60_000 }, async () => {
-    // Filled by the fault tests above: run alone, this test would compare nothing and pass.
-    expect(made.length, 'transactions the fault tests above made (run the whole file)').toBeGreaterThan(0);
-    const problems = await checkAgainstProvider(api, runtime.simulatorUrl!, made);
-    expect(problems).toEqual([]);
-    expect(api.serverErrors).toEqual({});
-  });
-});
+    afterAll(async () => {
+      await receiver.down();
+      await runtime?.stop();
+    });
+
+    it('Redis stopped: payments are still verified and served, /readyz says the cache is unavailable; Redis back: ready again, the cache used again, no restart', {
+      timeout: 90_000,
+    }, async () => {
+      await fault(api, 'Redis stopped and started again', async (record) => {
+        await payment(1_100);
+        expect(
+          Number((await redisCommand(infra.redis.port, 'DBSIZE')).slice(1)),
+          'the gateways cache verified tokens in Redis',
+        ).toBeGreaterThan(0);
+
+        await infra.redis.stop();
+        record.injected += 1;
+        await Promise.all(range(PER_FAULT).map((i) => payment(1_200 + i)));
+        for (const url of gateways()) {
+          expect((await fetch(`${url}/healthz`)).status).toBe(200);
+          const degraded = await readiness(url);
+          expect(degraded.status).toBe(503);
+          readiness503.redis = (readiness503.redis ?? 0) + 1;
+          expect(degraded.body).toMatchObject({
+            status: 'not_ready',
+            checks: {
+              identity: 'ok',
+              transactions: 'ok',
+              webhooks: 'ok',
+              bus: 'ok',
+              cache: expect.stringMatching(/^unavailable/),
+            },
+          });
+        }
+
+        await infra.redis.start();
+        await sameProcessesServing();
+        await payment(1_300);
+        // The same gateway processes write to the new (empty) Redis again.
+        await waitFor(
+          'verified tokens cached in Redis again',
+          async () => (Number((await redisCommand(infra.redis.port, 'DBSIZE')).slice(1)) > 0 ? true : undefined),
+          10_000,
+        );
+        record.recovered_without_restart = true;
+      });
+    });
+
+    it('Kafka stopped: writes are still acknowledged (the store is the outbox) and nothing is relayed; Kafka back: every event relayed, every webhook delivered, no restart', {
+      timeout: 120_000,
+    }, async () => {
+      await fault(api, 'Kafka stopped and started again', async (record) => {
+        const before = await payment(2_100);
+        await waitFor(
+          'webhooks flowing before the fault',
+          async () => (fullyDelivered(before) ? true : undefined),
+          30_000,
+          runtime.describe,
+        );
+
+        await infra.kafka.stop();
+        record.injected += 1;
+        const during = await Promise.all(range(PER_FAULT).map((i) => payment(2_200 + i)));
+        for (const url of gateways()) {
+          expect((await fetch(`${url}/healthz`)).status).toBe(200);
+          const degraded = await readiness(url);
+          expect(degraded.status).toBe(503);
+          readiness503.kafka = (readiness503.kafka ?? 0) + 1;
+          expect(degraded.body).toMatchObject({
+            status: 'not_ready',
+            checks: { identity: 'ok', transactions: 'ok', webhooks: 'ok', bus: expect.stringMatching(/^unavailable/) },
+          });
+        }
+        // Nothing about these payments can have reached the receiver: their events wait in the store.
+        for (const id of during) expect([...deliveredFor(id)]).toEqual([]);
+
+        await infra.kafka.start();
+        await waitFor(
+          `every webhook of the ${during.length} payments made while Kafka was down`,
+          async () => (during.every(fullyDelivered) ? true : undefined),
+          60_000,
+          () => `${during.filter((id) => !fullyDelivered(id)).length} not yet delivered\n${runtime.describe()}`,
+        );
+        await sameProcessesServing();
+        const after = await payment(2_300);
+        await waitFor(
+          'webhooks of a payment after the fault',
+          async () => (fullyDelivered(after) ? true : undefined),
+          30_000,
+          runtime.describe,
+        );
+        record.recovered_without_restart = true;
+      });
+    });
+
+    it('leaves every transaction agreeing with the provider: no corrupted state, no duplicate charge', {
+      timeout: 60_000,
+    }, async () => {
+      // Filled by the fault tests above: run alone, this test would compare nothing and pass.
+      expect(made.length, 'transactions the fault tests above made (run the whole file)').toBeGreaterThan(0);
+      const problems = await checkAgainstProvider(api, runtime.simulatorUrl!, made);
+      expect(problems).toEqual([]);
+      expect(api.serverErrors).toEqual({});
+    });
+  },
+);

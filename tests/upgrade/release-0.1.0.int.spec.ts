@@ -27,7 +27,10 @@ interface Answer {
   readonly body: unknown;
 }
 
-const { answers, publicBaseUrl } = JSON.parse(fs.readFileSync(path.join(fixture, 'answers.json'), 'utf8')) as { answers: Answer[]; publicBaseUrl: string };
+const { answers, publicBaseUrl } = JSON.parse(fs.readFileSync(path.join(fixture, 'answers.json'), 'utf8')) as {
+  answers: Answer[];
+  publicBaseUrl: string;
+};
 const credentials = JSON.parse(fs.readFileSync(path.join(fixture, 'credentials.json'), 'utf8')) as {
   administrator: { kid: string; private_key: string };
 };
@@ -40,11 +43,21 @@ let token: string;
 beforeAll(async () => {
   dataDir = createTestDataDir('upgrade-0.1.0');
   fs.cpSync(path.join(fixture, 'data-dir'), dataDir, { recursive: true });
-  const settings = loadSettings({ DATA_DIR: dataDir, PUBLIC_BASE_URL: publicBaseUrl, LOG_LEVEL: 'silent', DEMO_CHECKOUT: 'false', JWT_VERIFY_WORKERS: '0' });
+  const settings = loadSettings({
+    DATA_DIR: dataDir,
+    PUBLIC_BASE_URL: publicBaseUrl,
+    LOG_LEVEL: 'silent',
+    DEMO_CHECKOUT: 'false',
+    JWT_VERIFY_WORKERS: '0',
+  });
   service = await startEmbedded(settings, pino({ level: 'silent' }));
   await service.gateway.app.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${(service.gateway.app.getHttpServer().address() as AddressInfo).port}`;
-  token = await signToken({ kid: credentials.administrator.kid, privateKeyPem: credentials.administrator.private_key, expiresIn: 600 });
+  token = await signToken({
+    kid: credentials.administrator.kid,
+    privateKeyPem: credentials.administrator.private_key,
+    expiresIn: 600,
+  });
 });
 
 afterAll(async () => {
@@ -54,25 +67,48 @@ afterAll(async () => {
 
 it('holds answers for every kind of resource', () => {
   const kinds = new Set(answers.map((answer) => answer.path.split(/[/?]/)[1]));
-  for (const kind of ['merchant-accounts', 'api-key-pairs', 'payment-services', 'flows', 'buyers', 'payment-methods', 'gift-cards', 'checkout', 'digital-wallets', 'transactions', 'refunds', 'webhook-subscriptions']) {
+  for (const kind of [
+    'merchant-accounts',
+    'api-key-pairs',
+    'payment-services',
+    'flows',
+    'buyers',
+    'payment-methods',
+    'gift-cards',
+    'checkout',
+    'digital-wallets',
+    'transactions',
+    'refunds',
+    'webhook-subscriptions',
+  ]) {
     expect(kinds).toContain(kind);
   }
 });
 
-it.each(answers.map((answer) => [`${answer.account ?? '-'} ${answer.path}`, answer] as const))('answers %s as release 0.1.0 did', async (_, answer) => {
-  const response = await fetch(`${base}${answer.path}`, {
-    headers: { authorization: `Bearer ${token}`, ...(answer.account ? { 'x-service-merchant-account-id': answer.account } : {}) },
-  });
-  expect(response.status).toBe(answer.status);
-  const body = (await response.json()) as unknown;
-  if (!answer.path.startsWith('/api-key-pairs')) return expect(body).toEqual(answer.body);
-  expectLaterUse(body, answer.body);
-  expect(withoutLastUse(body)).toEqual(withoutLastUse(answer.body));
-});
+it.each(answers.map((answer) => [`${answer.account ?? '-'} ${answer.path}`, answer] as const))(
+  'answers %s as release 0.1.0 did',
+  async (_, answer) => {
+    const response = await fetch(`${base}${answer.path}`, {
+      headers: {
+        authorization: `Bearer ${token}`,
+        ...(answer.account ? { 'x-service-merchant-account-id': answer.account } : {}),
+      },
+    });
+    expect(response.status).toBe(answer.status);
+    const body = (await response.json()) as unknown;
+    if (!answer.path.startsWith('/api-key-pairs')) return expect(body).toEqual(answer.body);
+    expectLaterUse(body, answer.body);
+    expect(withoutLastUse(body)).toEqual(withoutLastUse(answer.body));
+  },
+);
 
 /** A key's `last_used_at` moves with every use (the fixture's own reads included): only never earlier. */
 const keysOf = (body: unknown): { id: string; last_used_at: string | null }[] => {
-  const value = body as { items?: { id: string; last_used_at: string | null }[]; id?: string; last_used_at?: string | null };
+  const value = body as {
+    items?: { id: string; last_used_at: string | null }[];
+    id?: string;
+    last_used_at?: string | null;
+  };
   return value.items ?? (value.id ? [{ id: value.id, last_used_at: value.last_used_at ?? null }] : []);
 };
 function expectLaterUse(now: unknown, then: unknown): void {
@@ -101,7 +137,9 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
   const rawEvents = (file: string, type: string): RawEvent[] => {
     const db = new Database(file, { readonly: true });
     try {
-      return db.prepare('SELECT stream_id, type, data, metadata FROM events WHERE type = ? ORDER BY position').all(type) as RawEvent[];
+      return db
+        .prepare('SELECT stream_id, type, data, metadata FROM events WHERE type = ? ORDER BY position')
+        .all(type) as RawEvent[];
     } finally {
       db.close();
     }
@@ -124,9 +162,23 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     return {
       cards,
       created: events.map((event) => {
-        const details = (JSON.parse(event.data) as { details: { instrumentType?: string; store?: boolean; checkoutSessionId?: string; paymentMethod?: { id: string | null } } }).details;
+        const details = (
+          JSON.parse(event.data) as {
+            details: {
+              instrumentType?: string;
+              store?: boolean;
+              checkoutSessionId?: string;
+              paymentMethod?: { id: string | null };
+            };
+          }
+        ).details;
         const oneOff = details.instrumentType === 'pan' && !details.store && !details.checkoutSessionId;
-        return { streamId: event.stream_id, metadata: JSON.parse(event.metadata) as Record<string, unknown>, cardId: details.paymentMethod?.id ?? null, oneOff };
+        return {
+          streamId: event.stream_id,
+          metadata: JSON.parse(event.metadata) as Record<string, unknown>,
+          cardId: details.paymentMethod?.id ?? null,
+          oneOff,
+        };
       }),
     };
   };
@@ -140,11 +192,12 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     expect(cards).toEqual(expect.arrayContaining(oneOff));
   });
 
-  it("upcasts them: every one-off card of a completed payment is shredded, every other card is kept", async () => {
+  it('upcasts them: every one-off card of a completed payment is shredded, every other card is kept', async () => {
     await service.transactions.catchUp();
     const { created } = createdIn0_1_0();
     const left = new Set(vaultCardIds(path.join(dataDir, 'transactions.db')));
-    for (const event of created.filter((e) => e.cardId)) expect(left.has(event.cardId!), `${event.streamId}: card ${event.cardId}`).toBe(!event.oneOff);
+    for (const event of created.filter((e) => e.cardId))
+      expect(left.has(event.cardId!), `${event.streamId}: card ${event.cardId}`).toBe(!event.oneOff);
   });
 
   it('relays version 1 events in their current shape: version 2 with the vault card named', async () => {
@@ -159,7 +212,10 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
         messages.push(JSON.parse(message.value) as EventMessage);
       },
     });
-    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, { pollIntervalMs: 20, onError: () => undefined });
+    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, {
+      pollIntervalMs: 20,
+      onError: () => undefined,
+    });
     try {
       await relay.flush();
     } finally {
@@ -174,7 +230,9 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     for (const event of raw) {
       const relayed = created.find((message) => message.stream_id === event.streamId);
       expect(relayed?.metadata).toMatchObject({ schemaVersion: 2 });
-      expect((relayed!.data as { vaultCard: unknown }).vaultCard).toEqual(event.cardId ? { id: event.cardId, use: expect.any(String) } : null);
+      expect((relayed!.data as { vaultCard: unknown }).vaultCard).toEqual(
+        event.cardId ? { id: event.cardId, use: expect.any(String) } : null,
+      );
       if (event.oneOff) expect(relayed?.data).toMatchObject({ vaultCard: { use: 'one_off' } });
     }
   });
@@ -183,15 +241,23 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
     const paid = await fetch(`${base}/transactions`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ amount: 1_500, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } }),
+      body: JSON.stringify({
+        amount: 1_500,
+        currency: 'USD',
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      }),
     });
     expect(paid.status).toBe(201);
     const { id, payment_method: method } = (await paid.json()) as { id: string; payment_method: { id: string } };
     await service.transactions.catchUp();
-    const written = rawEvents(path.join(dataDir, 'transactions.db'), 'TransactionCreated').find((event) => event.stream_id === `transaction-${id}`);
+    const written = rawEvents(path.join(dataDir, 'transactions.db'), 'TransactionCreated').find(
+      (event) => event.stream_id === `transaction-${id}`,
+    );
     expect(JSON.parse(written!.metadata)).toMatchObject({ schemaVersion: 2 });
     expect(JSON.parse(written!.data)).toMatchObject({ vaultCard: { id: method.id, use: 'one_off' } });
-    const completed = rawEvents(path.join(dataDir, 'transactions.db'), 'CreateRequestCompleted').find((event) => event.stream_id === `transaction-${id}`);
+    const completed = rawEvents(path.join(dataDir, 'transactions.db'), 'CreateRequestCompleted').find(
+      (event) => event.stream_id === `transaction-${id}`,
+    );
     expect(JSON.parse(completed!.metadata)).toMatchObject({ schemaVersion: 1 });
     expect(vaultCardIds(path.join(dataDir, 'transactions.db'))).not.toContain(method.id);
   });
@@ -211,7 +277,10 @@ describe('stored gift cards moved to the gift cards service', () => {
     }
   };
   const giftCardEvents = (file: string) =>
-    read<Record<string, unknown>>(file, `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE stream_id LIKE 'gift-card-%' ORDER BY position`);
+    read<Record<string, unknown>>(
+      file,
+      `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE stream_id LIKE 'gift-card-%' ORDER BY position`,
+    );
   const vaultRows = (file: string) => read<Record<string, unknown>>(file, 'SELECT * FROM vault_gift_cards ORDER BY id');
 
   it('holds every gift card event and ciphertext of 0.1.0 in gift-cards.db, ids, revisions and times kept', () => {
@@ -221,7 +290,8 @@ describe('stored gift cards moved to the gift cards service', () => {
     const rows = vaultRows(path.join(fixture, 'data-dir', 'transactions.db'));
     expect(rows.length).toBeGreaterThan(0);
     const moved = vaultRows(path.join(dataDir, 'gift-cards.db'));
-    const owners = (list: Record<string, unknown>[]) => list.map(({ id, merchant_account_id, created_at }) => ({ id, merchant_account_id, created_at }));
+    const owners = (list: Record<string, unknown>[]) =>
+      list.map(({ id, merchant_account_id, created_at }) => ({ id, merchant_account_id, created_at }));
     expect(owners(moved)).toEqual(expect.arrayContaining(owners(rows)));
     expect(vaultRows(path.join(dataDir, 'transactions.db'))).toEqual([]); // erased from the old file
     // Sealed again under the gift cards key (DATA_DIR/gift-cards.key), which opens every one of them on its own.
@@ -242,8 +312,15 @@ describe('stored gift cards moved to the gift cards service', () => {
     const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
     const checkpoints = new Database(':memory:');
     const streams: string[] = [];
-    await bus.subscribe({ groupId: 'upgrade-gift-cards', topics: [transactionsTopic], handler: async (message) => void streams.push((JSON.parse(message.value) as EventMessage).stream_id) });
-    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, { pollIntervalMs: 20, onError: () => undefined });
+    await bus.subscribe({
+      groupId: 'upgrade-gift-cards',
+      topics: [transactionsTopic],
+      handler: async (message) => void streams.push((JSON.parse(message.value) as EventMessage).stream_id),
+    });
+    const relay = transactionsRelay({ store, db: checkpoints, close: async () => undefined }, bus, {
+      pollIntervalMs: 20,
+      onError: () => undefined,
+    });
     try {
       await relay.flush();
     } finally {

@@ -61,20 +61,20 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
     type: 'http',
     scheme: 'bearer',
     bearerFormat: 'JWT',
-    description: 'An ES512 JWT signed with the private key of an API key pair; header `kid` is the RFC 7638 thumbprint of its public key.',
+    description:
+      'An ES512 JWT signed with the private key of an API key pair; header `kid` is the RFC 7638 thumbprint of its public key.',
   });
   const merchantHeader = z.object({
-    'x-service-merchant-account-id': z.string().optional().meta({ description: 'The merchant account of the request; `default` when absent.' }),
+    'x-service-merchant-account-id': z
+      .string()
+      .optional()
+      .meta({ description: 'The merchant account of the request; `default` when absent.' }),
   });
   const idempotencyHeader = z.object({
-    'Idempotency-Key': z
-      .string()
-      .min(1)
-      .max(255)
-      .optional()
-      .meta({
-        description: 'The first answer to this key is kept 24 h and replayed to a retry with the same body; another body is a 409.',
-      }),
+    'Idempotency-Key': z.string().min(1).max(255).optional().meta({
+      description:
+        'The first answer to this key is kept 24 h and replayed to a retry with the same body; another body is a 409.',
+    }),
   });
 
   for (const spec of endpoints) {
@@ -86,13 +86,26 @@ export function buildOpenApiDocument(endpoints: readonly EndpointSpec[], info: {
       for (const [status, description] of Object.entries(errorStatuses)) {
         responses[status] = { description, content: { 'application/json': { schema: errorBodySchema } } };
       }
-      if (spec.body) responses['413'] = { description: payloadTooLarge, content: { 'application/json': { schema: errorBodySchema } } };
-      responses['422'] = { description: 'Validation error.', content: { 'application/json': { schema: validationErrorSchema } } };
+      if (spec.body)
+        responses['413'] = {
+          description: payloadTooLarge,
+          content: { 'application/json': { schema: errorBodySchema } },
+        };
+      responses['422'] = {
+        description: 'Validation error.',
+        content: { 'application/json': { schema: validationErrorSchema } },
+      };
     }
     if (spec.enumerationLimit) {
       responses['429'] = {
-        description: 'Too many requests: the enumeration-prevention rate limit (docs/rate-limits.md). Code `too_many_requests`.',
-        headers: { 'Retry-After': { description: 'Seconds until one request is allowed again (whole seconds, rounded up).', schema: { type: 'integer', minimum: 1 } } },
+        description:
+          'Too many requests: the enumeration-prevention rate limit (docs/rate-limits.md). Code `too_many_requests`.',
+        headers: {
+          'Retry-After': {
+            description: 'Seconds until one request is allowed again (whole seconds, rounded up).',
+            schema: { type: 'integer', minimum: 1 },
+          },
+        },
         content: { 'application/json': { schema: errorBodySchema } },
       };
     }

@@ -19,8 +19,10 @@ export function decodeCursor(cursor: string): Cursor | null {
   try {
     const value: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
     if (value && typeof value === 'object') {
-      if (typeof (value as { after?: unknown }).after === 'string') return { after: (value as { after: string }).after };
-      if (typeof (value as { before?: unknown }).before === 'string') return { before: (value as { before: string }).before };
+      if (typeof (value as { after?: unknown }).after === 'string')
+        return { after: (value as { after: string }).after };
+      if (typeof (value as { before?: unknown }).before === 'string')
+        return { before: (value as { before: string }).before };
     }
   } catch {
     // fall through: an undecodable cursor is a validation error
@@ -107,6 +109,7 @@ export function keysetPage<T>(
     items,
     limit: query.limit,
     next_cursor: last !== undefined && after(keyOf(last), 1).length > 0 ? encodeCursor({ after: keyOf(last) }) : null,
-    previous_cursor: first !== undefined && before(keyOf(first), 1).length > 0 ? encodeCursor({ before: keyOf(first) }) : null,
+    previous_cursor:
+      first !== undefined && before(keyOf(first), 1).length > 0 ? encodeCursor({ before: keyOf(first) }) : null,
   };
 }

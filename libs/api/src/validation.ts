@@ -29,7 +29,9 @@ export class RequestValidationError extends Error {
 export function validate<S extends z.ZodType>(schema: S, value: unknown, location: InputLocation): z.output<S> {
   const result = schema.safeParse(value);
   if (result.success) return result.data;
-  throw new RequestValidationError(result.error.issues.flatMap((issue) => toValidationIssues(issue, value, location, schema)));
+  throw new RequestValidationError(
+    result.error.issues.flatMap((issue) => toValidationIssues(issue, value, location, schema)),
+  );
 }
 
 function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
@@ -66,7 +68,8 @@ const REDACTED = '[redacted]';
  * secret field's name is masked in every echoed string.
  */
 const DIGIT_RUN = /\d(?:[ -]?\d){11,18}/g;
-const SECRET_IN_TEXT = /(number|pin|security_?code|securityCode|cvv2?|cvc|decryption_key|password)(\\?["']?\s*[:=]\s*\\?["']?)[^"'\\,}&\s]+/gi;
+const SECRET_IN_TEXT =
+  /(number|pin|security_?code|securityCode|cvv2?|cvc|decryption_key|password)(\\?["']?\s*[:=]\s*\\?["']?)[^"'\\,}&\s]+/gi;
 const masked = (text: string): string => text.replace(SECRET_IN_TEXT, `$1$2${REDACTED}`).replace(DIGIT_RUN, REDACTED);
 
 type Schema = z.core.$ZodType;
@@ -123,38 +126,81 @@ const schemasAt = (root: Schema, path: readonly PropertyKey[]): Schema[] =>
  * fields (by name, or write-only in the schema the value was checked against) are redacted at any depth.
  */
 function echoed(value: unknown, schemas: readonly Schema[], key?: string | number, depth = 0): unknown {
-  if (value !== undefined && ((typeof key === 'string' && SECRET_FIELDS.has(key)) || isWriteOnly(schemas))) return REDACTED;
+  if (value !== undefined && ((typeof key === 'string' && SECRET_FIELDS.has(key)) || isWriteOnly(schemas)))
+    return REDACTED;
   if (typeof value === 'string') return masked(value);
   if (value === null || typeof value !== 'object') return value;
   if (depth >= MAX_ECHOED_INPUT_DEPTH) return CUT;
-  if (Array.isArray(value)) return value.map((item, index) => echoed(item, childSchemas(schemas, index), undefined, depth + 1));
+  if (Array.isArray(value))
+    return value.map((item, index) => echoed(item, childSchemas(schemas, index), undefined, depth + 1));
   const copy: Record<string, unknown> = {};
-  for (const [field, item] of Object.entries(value)) copy[field] = echoed(item, childSchemas(schemas, field), field, depth + 1);
+  for (const [field, item] of Object.entries(value))
+    copy[field] = echoed(item, childSchemas(schemas, field), field, depth + 1);
   return copy;
 }
 
-function toValidationIssues(issue: z.core.$ZodIssue, root: unknown, location: InputLocation, schema: Schema): ValidationIssue[] {
+function toValidationIssues(
+  issue: z.core.$ZodIssue,
+  root: unknown,
+  location: InputLocation,
+  schema: Schema,
+): ValidationIssue[] {
   const path = issue.path.filter((key): key is string | number => typeof key !== 'symbol');
   const loc = [location, ...path];
   const input = echoed(valueAt(root, issue.path), schemasAt(schema, issue.path), path[path.length - 1]);
   switch (issue.code) {
     case 'invalid_type':
       if (input === undefined) return [{ loc, msg: 'Field required', type: 'missing', input, ctx: {} }];
-      return [{ loc, msg: issue.message, type: typeNames[issue.expected] ?? `${issue.expected}_type`, input, ctx: { expected: issue.expected } }];
+      return [
+        {
+          loc,
+          msg: issue.message,
+          type: typeNames[issue.expected] ?? `${issue.expected}_type`,
+          input,
+          ctx: { expected: issue.expected },
+        },
+      ];
     case 'too_small': {
-      if (issue.origin === 'string') return [{ loc, msg: issue.message, type: 'string_too_short', input, ctx: { min_length: Number(issue.minimum) } }];
-      if (issue.origin === 'array') return [{ loc, msg: issue.message, type: 'too_short', input, ctx: { min_length: Number(issue.minimum) } }];
+      if (issue.origin === 'string')
+        return [
+          { loc, msg: issue.message, type: 'string_too_short', input, ctx: { min_length: Number(issue.minimum) } },
+        ];
+      if (issue.origin === 'array')
+        return [{ loc, msg: issue.message, type: 'too_short', input, ctx: { min_length: Number(issue.minimum) } }];
       const bound = issue.inclusive ? 'ge' : 'gt';
-      return [{ loc, msg: issue.message, type: issue.inclusive ? 'greater_than_equal' : 'greater_than', input, ctx: { [bound]: Number(issue.minimum) } }];
+      return [
+        {
+          loc,
+          msg: issue.message,
+          type: issue.inclusive ? 'greater_than_equal' : 'greater_than',
+          input,
+          ctx: { [bound]: Number(issue.minimum) },
+        },
+      ];
     }
     case 'too_big': {
-      if (issue.origin === 'string') return [{ loc, msg: issue.message, type: 'string_too_long', input, ctx: { max_length: Number(issue.maximum) } }];
-      if (issue.origin === 'array') return [{ loc, msg: issue.message, type: 'too_long', input, ctx: { max_length: Number(issue.maximum) } }];
+      if (issue.origin === 'string')
+        return [
+          { loc, msg: issue.message, type: 'string_too_long', input, ctx: { max_length: Number(issue.maximum) } },
+        ];
+      if (issue.origin === 'array')
+        return [{ loc, msg: issue.message, type: 'too_long', input, ctx: { max_length: Number(issue.maximum) } }];
       const bound = issue.inclusive ? 'le' : 'lt';
-      return [{ loc, msg: issue.message, type: issue.inclusive ? 'less_than_equal' : 'less_than', input, ctx: { [bound]: Number(issue.maximum) } }];
+      return [
+        {
+          loc,
+          msg: issue.message,
+          type: issue.inclusive ? 'less_than_equal' : 'less_than',
+          input,
+          ctx: { [bound]: Number(issue.maximum) },
+        },
+      ];
     }
     case 'invalid_format':
-      if (issue.format === 'regex') return [{ loc, msg: issue.message, type: 'string_pattern_mismatch', input, ctx: { pattern: issue.pattern ?? '' } }];
+      if (issue.format === 'regex')
+        return [
+          { loc, msg: issue.message, type: 'string_pattern_mismatch', input, ctx: { pattern: issue.pattern ?? '' } },
+        ];
       return [{ loc, msg: issue.message, type: `${issue.format}_parsing`, input, ctx: { format: issue.format } }];
     case 'invalid_value':
       return [{ loc, msg: issue.message, type: 'enum', input, ctx: { expected: issue.values.map(String).join(', ') } }];

@@ -26,7 +26,11 @@ describe('the input a validation issue echoes', () => {
     const [number, code] = issuesOf(card, { number: '411111111111111', security_code: '12345' });
     expect(number?.input).toBe('[redacted]');
     expect(code?.input).toBe('[redacted]');
-    const gifts = z.object({ gift_cards: z.array(z.object({ number: z.string(), pin: z.string(), amount: z.number() })).refine(() => false, 'amounts do not add up') });
+    const gifts = z.object({
+      gift_cards: z
+        .array(z.object({ number: z.string(), pin: z.string(), amount: z.number() }))
+        .refine(() => false, 'amounts do not add up'),
+    });
     const [total] = issuesOf(gifts, { gift_cards: [{ number: '6060601234567890', pin: '05000', amount: 100 }] });
     expect(total?.input).toEqual([{ number: '[redacted]', pin: '[redacted]', amount: 100 }]);
     expect(JSON.stringify(total)).not.toContain('6060601234567890');
@@ -34,16 +38,21 @@ describe('the input a validation issue echoes', () => {
 
   it('masks card data inside echoed strings: a body sent as a JSON string, a number under another name', () => {
     const fields = z.object({ payment_method: z.object({ number: z.string() }) });
-    const doubleEncoded = JSON.stringify({ payment_method: { method: 'card', number: '5200000000001203', expiration_date: '02/14', security_code: '123' } });
+    const doubleEncoded = JSON.stringify({
+      payment_method: { method: 'card', number: '5200000000001203', expiration_date: '02/14', security_code: '123' },
+    });
     const [root] = issuesOf(fields, doubleEncoded);
-    expect(root?.input).toBe('{"payment_method":{"method":"card","number":"[redacted]","expiration_date":"02/14","security_code":"[redacted]"}}');
-    const [other] = issuesOf(z.object({ reference: z.string().max(5) }), { reference: 'card 4111 1111 1111 1111 and 4111-1111-1111-1111' });
+    expect(root?.input).toBe(
+      '{"payment_method":{"method":"card","number":"[redacted]","expiration_date":"02/14","security_code":"[redacted]"}}',
+    );
+    const [other] = issuesOf(z.object({ reference: z.string().max(5) }), {
+      reference: 'card 4111 1111 1111 1111 and 4111-1111-1111-1111',
+    });
     expect(other?.input).toBe('card [redacted] and [redacted]');
     const [short] = issuesOf(z.object({ reference: z.string().max(5) }), { reference: 'order 12345678901' });
     expect(short?.input).toBe('order 12345678901'); // 11 digits: not a card number
   });
 });
-
 
 describe('fields the schema marks write-only (passwords, keys, credentials)', () => {
   const secret = z.string().min(8).meta({ writeOnly: true });
@@ -53,19 +62,28 @@ describe('fields the schema marks write-only (passwords, keys, credentials)', ()
   });
 
   it('are never echoed: not their own issue, not inside a parent object the issue is about', () => {
-    const issues = issuesOf(schema, { auth: { username: 'ops', password: 'hunter2', extra: 1 }, fields: [{ key: 'api_key', value: 'sk_live_1' }] });
+    const issues = issuesOf(schema, {
+      auth: { username: 'ops', password: 'hunter2', extra: 1 },
+      fields: [{ key: 'api_key', value: 'sk_live_1' }],
+    });
     expect(JSON.stringify(issues)).not.toContain('hunter2');
     expect(JSON.stringify(issues)).not.toContain('sk_live_1');
     expect(issues.find((issue) => issue.loc.join('.') === 'body.auth.password')?.input).toBe('[redacted]');
     expect(issues.find((issue) => issue.loc.join('.') === 'body.fields.0.value')?.input).toBe('[redacted]');
-    const [parent] = issuesOf(z.object({ auth: schema.shape.auth.refine(() => false, 'no') }), { auth: { username: 'ops', password: 'longenough' } });
+    const [parent] = issuesOf(z.object({ auth: schema.shape.auth.refine(() => false, 'no') }), {
+      auth: { username: 'ops', password: 'longenough' },
+    });
     expect(parent?.input).toEqual({ username: 'ops', password: '[redacted]' });
   });
 
   it('are redacted by where they are in the schema, whatever their name', () => {
-    const [issue] = issuesOf(z.object({ credentials: z.object({ token: secret, n: z.number() }) }), { credentials: { token: 'abcdefghij', n: 'x' } });
+    const [issue] = issuesOf(z.object({ credentials: z.object({ token: secret, n: z.number() }) }), {
+      credentials: { token: 'abcdefghij', n: 'x' },
+    });
     expect(issue?.input).toBe('x');
-    const [whole] = issuesOf(z.object({ credentials: z.object({ token: secret }).refine(() => false) }), { credentials: { token: 'abcdefghij' } });
+    const [whole] = issuesOf(z.object({ credentials: z.object({ token: secret }).refine(() => false) }), {
+      credentials: { token: 'abcdefghij' },
+    });
     expect(whole?.input).toEqual({ token: '[redacted]' });
   });
 });

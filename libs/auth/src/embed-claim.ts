@@ -36,7 +36,9 @@ export const embedClaimSchema = z
 /** The pinned values; every key optional (`{}` pins nothing). */
 export type EmbedClaim = z.infer<typeof embedClaimSchema>;
 
-export type EmbedClaimParse = { readonly ok: true; readonly claim: EmbedClaim } | { readonly ok: false; readonly problem: string };
+export type EmbedClaimParse =
+  | { readonly ok: true; readonly claim: EmbedClaim }
+  | { readonly ok: false; readonly problem: string };
 
 /** The claim's value checked against {@link embedClaimSchema}; `problem` says what is wrong, field by field. */
 export function parseEmbedClaim(value: unknown): EmbedClaimParse {

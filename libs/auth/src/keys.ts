@@ -44,7 +44,8 @@ export function parsePublicKey(input: string | Record<string, unknown>): PublicJ
 
 function toPublicJwk(key: KeyObject): PublicJwk {
   const jwk = key.export({ format: 'jwk' });
-  if (jwk.kty !== 'EC' || jwk.crv !== 'P-521' || !jwk.x || !jwk.y) throw new UnsupportedKeyError('the key must be an EC P-521 key');
+  if (jwk.kty !== 'EC' || jwk.crv !== 'P-521' || !jwk.x || !jwk.y)
+    throw new UnsupportedKeyError('the key must be an EC P-521 key');
   return { kty: 'EC', crv: 'P-521', x: jwk.x, y: jwk.y };
 }
 

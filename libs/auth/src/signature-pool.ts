@@ -149,7 +149,8 @@ export class SignaturePool implements SignatureVerifier {
 
   constructor(private readonly options: SignaturePoolOptions = {}) {
     this.size = options.workers ?? availableParallelism();
-    if (!Number.isInteger(this.size) || this.size < 1) throw new RangeError(`a signature pool needs at least one worker, not ${this.size}`);
+    if (!Number.isInteger(this.size) || this.size < 1)
+      throw new RangeError(`a signature pool needs at least one worker, not ${this.size}`);
     this.maxInFlightPerWorker = options.maxInFlightPerWorker ?? 4;
     this.maxQueued = options.maxQueued ?? 4096;
     for (let i = 0; i < this.size; i += 1) this.workers.push(this.spawn());
@@ -158,9 +159,12 @@ export class SignaturePool implements SignatureVerifier {
   verifySignature(check: SignatureCheck): Promise<boolean> {
     if (this.closed) return Promise.reject(new SignaturePoolUnavailableError('the signature pool is closed'));
     if (!HASH_OF[check.alg]) return Promise.reject(new TypeError(`unsupported JWS algorithm ${String(check.alg)}`));
-    if (this.workers.every((entry) => entry.exited)) return Promise.reject(new SignaturePoolUnavailableError('no signature worker is running'));
+    if (this.workers.every((entry) => entry.exited))
+      return Promise.reject(new SignaturePoolUnavailableError('no signature worker is running'));
     if (this.queue.length - this.queueHead >= this.maxQueued) {
-      return Promise.reject(new SignaturePoolUnavailableError(`the signature pool has ${this.maxQueued} checks waiting`));
+      return Promise.reject(
+        new SignaturePoolUnavailableError(`the signature pool has ${this.maxQueued} checks waiting`),
+      );
     }
     return new Promise<boolean>((resolve, reject) => {
       this.queue.push({ id: this.nextId++, check, resolve, reject });
@@ -171,7 +175,13 @@ export class SignaturePool implements SignatureVerifier {
   stats(): SignaturePoolStats {
     let inFlight = 0;
     for (const entry of this.workers) inFlight += entry.inFlight.size;
-    return { workers: this.workers.filter((entry) => !entry.exited).length, inFlight, queued: this.queue.length - this.queueHead, replaced: this.replaced, completed: this.completed };
+    return {
+      workers: this.workers.filter((entry) => !entry.exited).length,
+      inFlight,
+      queued: this.queue.length - this.queueHead,
+      replaced: this.replaced,
+      completed: this.completed,
+    };
   }
 
   /**
@@ -198,7 +208,12 @@ export class SignaturePool implements SignatureVerifier {
 
   private spawn(): PoolWorker {
     // execArgv []: the parent's flags (the TypeScript loader, --cpu-prof) would cost each worker ~60 MB for nothing.
-    const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'jwt-signature', execArgv: [], resourceLimits: WORKER_LIMITS });
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      name: 'jwt-signature',
+      execArgv: [],
+      resourceLimits: WORKER_LIMITS,
+    });
     const entry: PoolWorker = { worker, inFlight: new Map(), exited: false };
     worker.on('message', (answer: WorkerAnswer) => this.answered(entry, answer));
     // An 'error' event with no listener would throw in the main thread; 'exit' follows it and does the clean-up.
@@ -233,7 +248,8 @@ export class SignaturePool implements SignatureVerifier {
     if (this.recentDeaths.length <= this.size) this.replace(index);
     else this.replaceLater(index);
     // With no worker alive, nothing would take the queue: fail it over to the inline check now.
-    if (this.workers.every((worker) => worker.exited)) this.failQueued(new SignaturePoolUnavailableError('no signature worker is running'));
+    if (this.workers.every((worker) => worker.exited))
+      this.failQueued(new SignaturePoolUnavailableError('no signature worker is running'));
     else this.dispatch();
   }
 
@@ -285,7 +301,11 @@ export class SignaturePool implements SignatureVerifier {
       } catch (error) {
         entry.inFlight.delete(pending.id);
         if (entry.inFlight.size === 0) entry.worker.unref();
-        pending.reject(new SignaturePoolUnavailableError(`the signature worker could not take the check: ${(error as Error).message}`));
+        pending.reject(
+          new SignaturePoolUnavailableError(
+            `the signature worker could not take the check: ${(error as Error).message}`,
+          ),
+        );
       }
     }
     if (this.queueHead === this.queue.length && this.queueHead > 0) {
@@ -305,7 +325,10 @@ export class SignaturePool implements SignatureVerifier {
 }
 
 /** JWT_VERIFY_WORKERS: undefined → one worker per core; 0 → inline on the calling thread; N → N workers. */
-export function createSignatureVerifier(workers: number | undefined, options: Omit<SignaturePoolOptions, 'workers'> = {}): SignatureVerifier {
+export function createSignatureVerifier(
+  workers: number | undefined,
+  options: Omit<SignaturePoolOptions, 'workers'> = {},
+): SignatureVerifier {
   const size = workers ?? availableParallelism();
   return size === 0 ? new InlineSignatureVerifier() : new SignaturePool({ ...options, workers: size });
 }

@@ -7,7 +7,14 @@ import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:cr
 import path from 'node:path';
 import { errors as joseErrors, jwtVerify } from 'jose';
 import { generateP521KeyPair, thumbprint } from './keys';
-import { createSignatureVerifier, InlineSignatureVerifier, SignaturePool, SignaturePoolUnavailableError, type SignatureCheck, type SignatureVerifier } from './signature-pool';
+import {
+  createSignatureVerifier,
+  InlineSignatureVerifier,
+  SignaturePool,
+  SignaturePoolUnavailableError,
+  type SignatureCheck,
+  type SignatureVerifier,
+} from './signature-pool';
 import { AuthenticationError, TokenVerifier, type KeyRecord } from './token-verifier';
 import { InMemoryVerifiedTokenCache } from './verified-token-cache';
 
@@ -19,7 +26,8 @@ const otherPublicKey: KeyObject = createPublicKey({ key: other.publicJwk as neve
 let key: KeyRecord;
 const pools: SignaturePool[] = [];
 
-const segment = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+const segment = (value: unknown) =>
+  Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
 const now = () => Math.floor(Date.now() / 1000);
 
 /** A compact JWS over exactly these segments, signed ES512 by `pair`. */
@@ -28,12 +36,23 @@ function craft(header: unknown, claims: unknown, signWith = privateKey): string 
   return `${signingInput}.${sign('sha512', Buffer.from(signingInput), { key: signWith, dsaEncoding: 'ieee-p1363' }).toString('base64url')}`;
 }
 
-const claims = (extra: Record<string, unknown> = {}) => ({ scopes: ['*.read'], iat: now(), exp: now() + 300, jti: `${Math.random()}`, ...extra });
+const claims = (extra: Record<string, unknown> = {}) => ({
+  scopes: ['*.read'],
+  iat: now(),
+  exp: now() + 300,
+  jti: `${Math.random()}`,
+  ...extra,
+});
 const token = (extra: Record<string, unknown> = {}) => craft({ alg: 'ES512', kid: key.kid, typ: 'JWT' }, claims(extra));
 
 function checkOf(jwt: string, with_: KeyObject = publicKey): SignatureCheck {
   const [header = '', payload = '', signature = ''] = jwt.split('.');
-  return { signingInput: new TextEncoder().encode(`${header}.${payload}`), signature: new Uint8Array(Buffer.from(signature, 'base64url')), publicKey: with_, alg: 'ES512' };
+  return {
+    signingInput: new TextEncoder().encode(`${header}.${payload}`),
+    signature: new Uint8Array(Buffer.from(signature, 'base64url')),
+    publicKey: with_,
+    alg: 'ES512',
+  };
 }
 
 function pool(options: ConstructorParameters<typeof SignaturePool>[0] = {}): SignaturePool {
@@ -43,7 +62,12 @@ function pool(options: ConstructorParameters<typeof SignaturePool>[0] = {}): Sig
 }
 
 const verifierOn = (signatures?: SignatureVerifier) =>
-  new TokenVerifier({ directory: { findByKid: async (kid) => (kid === key.kid ? key : null) }, cache: new InMemoryVerifiedTokenCache(), clockSkewSeconds: 30, ...(signatures ? { signatures } : {}) });
+  new TokenVerifier({
+    directory: { findByKid: async (kid) => (kid === key.kid ? key : null) },
+    cache: new InMemoryVerifiedTokenCache(),
+    clockSkewSeconds: 30,
+    ...(signatures ? { signatures } : {}),
+  });
 
 /** The outcome a verifier gives: the claims, or the refusal's message. */
 async function outcome(promise: Promise<{ claims: unknown }>): Promise<unknown> {
@@ -56,7 +80,14 @@ async function outcome(promise: Promise<{ claims: unknown }>): Promise<unknown> 
 }
 
 beforeAll(async () => {
-  key = { id: 'key-1', kid: await thumbprint(pair.publicJwk), publicJwk: pair.publicJwk, active: true, permissions: ['*.read'], merchantAccountIds: [] };
+  key = {
+    id: 'key-1',
+    kid: await thumbprint(pair.publicJwk),
+    publicJwk: pair.publicJwk,
+    active: true,
+    permissions: ['*.read'],
+    merchantAccountIds: [],
+  };
 });
 
 afterAll(async () => {
@@ -88,15 +119,23 @@ describe('SignaturePool', () => {
   it('replaces a worker killed mid-flight: its checks fail over with SignaturePoolUnavailableError, later ones pass', async () => {
     const signatures = pool({ maxInFlightPerWorker: 4 });
     const jwt = token();
-    const inFlight = Array.from({ length: 16 }, () => signatures.verifySignature(checkOf(jwt)).then((valid) => ({ valid }), (error: unknown) => ({ error })));
+    const inFlight = Array.from({ length: 16 }, () =>
+      signatures.verifySignature(checkOf(jwt)).then(
+        (valid) => ({ valid }),
+        (error: unknown) => ({ error }),
+      ),
+    );
     await signatures.killWorker(0);
     const settled = await Promise.all(inFlight);
     const failed = settled.filter((result) => 'error' in result);
     expect(failed.length).toBeGreaterThan(0);
-    for (const result of failed) expect((result as { error: unknown }).error).toBeInstanceOf(SignaturePoolUnavailableError);
+    for (const result of failed)
+      expect((result as { error: unknown }).error).toBeInstanceOf(SignaturePoolUnavailableError);
     for (const result of settled.filter((entry) => 'valid' in entry)) expect(result).toEqual({ valid: true });
     expect(signatures.stats()).toMatchObject({ workers: 2, replaced: 1 });
-    expect(await Promise.all(Array.from({ length: 6 }, () => signatures.verifySignature(checkOf(jwt))))).toEqual(Array(6).fill(true));
+    expect(await Promise.all(Array.from({ length: 6 }, () => signatures.verifySignature(checkOf(jwt))))).toEqual(
+      Array(6).fill(true),
+    );
   });
 
   it('a worker dying again and again is replaced after a pause, during which every check fails over at once', async () => {
@@ -124,9 +163,12 @@ describe('SignaturePool', () => {
   it('on close fails what is waiting or in flight, and every later check, with SignaturePoolUnavailableError', async () => {
     const signatures = pool({ workers: 1, maxInFlightPerWorker: 1 });
     const jwt = token();
-    const pending = Array.from({ length: 4 }, () => signatures.verifySignature(checkOf(jwt)).catch((error: unknown) => error));
+    const pending = Array.from({ length: 4 }, () =>
+      signatures.verifySignature(checkOf(jwt)).catch((error: unknown) => error),
+    );
     await signatures.close();
-    for (const result of await Promise.all(pending)) expect(result === true || result instanceof SignaturePoolUnavailableError).toBe(true);
+    for (const result of await Promise.all(pending))
+      expect(result === true || result instanceof SignaturePoolUnavailableError).toBe(true);
     await expect(signatures.verifySignature(checkOf(jwt))).rejects.toBeInstanceOf(SignaturePoolUnavailableError);
     expect(signatures.stats().workers).toBe(0);
     await signatures.close();
@@ -148,7 +190,11 @@ describe('SignaturePool', () => {
       const signature = sign('sha512', signingInput, { key: privateKey, dsaEncoding: 'ieee-p1363' });
       new SignaturePool({ workers: 2 }).verifySignature({ signingInput, signature, publicKey, alg: 'ES512' }).then((valid) => console.log('valid=' + valid));
     `;
-    const child = spawnSync(process.execPath, ['-r', './scripts/register.cjs', '-e', script], { cwd: root, encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync(process.execPath, ['-r', './scripts/register.cjs', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(child.stderr).toBe('');
     expect(child.stdout.trim()).toBe('valid=true');
     expect(child.status).toBe(0);
@@ -182,18 +228,26 @@ describe('TokenVerifier on the pool', () => {
 
     await signatures.close();
     expect((await verifier.verify(token())).claims.kid).toBe(key.kid);
-    await expect(verifier.verify(craft({ alg: 'ES512', kid: key.kid }, claims(), createPrivateKey(other.privateKeyPem)))).rejects.toBeInstanceOf(AuthenticationError);
+    await expect(
+      verifier.verify(craft({ alg: 'ES512', kid: key.kid }, claims(), createPrivateKey(other.privateKeyPem))),
+    ).rejects.toBeInstanceOf(AuthenticationError);
   });
 
   /** What the verifier answered when `jose.jwtVerify` checked signature and claims (before the pool). */
   async function joseOutcome(jwt: string): Promise<unknown> {
     const nowSeconds = now();
     try {
-      const { payload } = await jwtVerify(jwt, publicKey, { algorithms: ['ES512'], clockTolerance: 30, currentDate: new Date(nowSeconds * 1000), requiredClaims: ['exp'] });
+      const { payload } = await jwtVerify(jwt, publicKey, {
+        algorithms: ['ES512'],
+        clockTolerance: 30,
+        currentDate: new Date(nowSeconds * 1000),
+        requiredClaims: ['exp'],
+      });
       return { payloadExp: payload.exp };
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) return { refused: 'the token has expired' };
-      if (error instanceof joseErrors.JWTClaimValidationFailed) return { refused: `the token claim ${error.claim} is not valid` };
+      if (error instanceof joseErrors.JWTClaimValidationFailed)
+        return { refused: `the token claim ${error.claim} is not valid` };
       if (error instanceof joseErrors.JOSEError) return { refused: 'the token signature is not valid' };
       return { threw: (error as Error).constructor.name };
     }
@@ -212,27 +266,61 @@ describe('TokenVerifier on the pool', () => {
     ['an iat that is a string', 'the token claim iat is not valid', () => token({ iat: 'now' })],
     ['claims that are an array', 'the token signature is not valid', () => craft(header(), [1, 2])],
     ['claims that are not JSON', 'the token signature is not valid', () => craft(header(), 'not json')],
-    ['an unknown crit header', 'the token signature is not valid', () => craft({ ...header(), crit: ['exp2'], exp2: 1 }, claims())],
-    ['a crit header that is not an array', 'the token signature is not valid', () => craft({ ...header(), crit: 'b64' }, claims())],
-    ['an unencoded payload (b64: false)', 'the token signature is not valid', () => craft({ ...header(), crit: ['b64'], b64: false }, claims())],
+    [
+      'an unknown crit header',
+      'the token signature is not valid',
+      () => craft({ ...header(), crit: ['exp2'], exp2: 1 }, claims()),
+    ],
+    [
+      'a crit header that is not an array',
+      'the token signature is not valid',
+      () => craft({ ...header(), crit: 'b64' }, claims()),
+    ],
+    [
+      'an unencoded payload (b64: false)',
+      'the token signature is not valid',
+      () => craft({ ...header(), crit: ['b64'], b64: false }, claims()),
+    ],
     ['a b64: true header', 'ok', () => craft({ ...header(), crit: ['b64'], b64: true }, claims())],
-    ['a signature of another key', 'the token signature is not valid', () => craft(header(), claims(), createPrivateKey(other.privateKeyPem))],
-    ['an expired token with a bad signature', 'the token signature is not valid', () => craft(header(), claims({ exp: now() - 100 }), createPrivateKey(other.privateKeyPem))],
-    ['a signature with a character outside base64url', 'the token signature is not valid', () => `${token().slice(0, -3)}*${token().slice(-2)}`],
+    [
+      'a signature of another key',
+      'the token signature is not valid',
+      () => craft(header(), claims(), createPrivateKey(other.privateKeyPem)),
+    ],
+    [
+      'an expired token with a bad signature',
+      'the token signature is not valid',
+      () => craft(header(), claims({ exp: now() - 100 }), createPrivateKey(other.privateKeyPem)),
+    ],
+    [
+      'a signature with a character outside base64url',
+      'the token signature is not valid',
+      () => `${token().slice(0, -3)}*${token().slice(-2)}`,
+    ],
     ['a signature with padding', 'the token signature is not valid', () => `${token()}=`],
     ['an empty signature', 'the token signature is not valid', () => `${token().split('.').slice(0, 2).join('.')}.`],
     ['five segments', 'the token signature is not valid', () => `${token()}.a.b`],
-    ['a payload segment with a non-ASCII character', 'the token signature is not valid', () => token().replace('.', '.é')],
+    [
+      'a payload segment with a non-ASCII character',
+      'the token signature is not valid',
+      () => token().replace('.', '.é'),
+    ],
   ];
 
-  it.each(cases)('gives for %s what jose.jwtVerify gave (%s), inline and on the pool', async (_case, expected, make) => {
-    const jwt = make();
-    const before = await joseOutcome(jwt);
-    const inline = await outcome(verifierOn().verify(jwt));
-    const onPool = await outcome(verifierOn(pool({ workers: 1 })).verify(jwt));
-    expect(onPool).toEqual(inline);
-    if ('payloadExp' in (before as object)) expect(inline).toMatchObject({ claims: { exp: (before as { payloadExp: number }).payloadExp } });
-    else expect(inline).toEqual(before);
-    expect(inline).toEqual(expected === 'ok' ? { claims: expect.objectContaining({ kid: key.kid }) } : { refused: expected });
-  });
+  it.each(cases)(
+    'gives for %s what jose.jwtVerify gave (%s), inline and on the pool',
+    async (_case, expected, make) => {
+      const jwt = make();
+      const before = await joseOutcome(jwt);
+      const inline = await outcome(verifierOn().verify(jwt));
+      const onPool = await outcome(verifierOn(pool({ workers: 1 })).verify(jwt));
+      expect(onPool).toEqual(inline);
+      if ('payloadExp' in (before as object))
+        expect(inline).toMatchObject({ claims: { exp: (before as { payloadExp: number }).payloadExp } });
+      else expect(inline).toEqual(before);
+      expect(inline).toEqual(
+        expected === 'ok' ? { claims: expect.objectContaining({ kid: key.kid }) } : { refused: expected },
+      );
+    },
+  );
 });

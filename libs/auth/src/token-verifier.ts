@@ -21,7 +21,13 @@ import { createHash, createPublicKey, type KeyObject } from 'node:crypto';
 import { base64url, decodeProtectedHeader, UnsecuredJWT, errors as joseErrors } from 'jose';
 import { isCheckoutSessionIdClaim, parseEmbedClaim, type EmbedClaim } from './embed-claim';
 import type { PublicJwk } from './keys';
-import { InlineSignatureVerifier, SignaturePoolUnavailableError, verifySignatureNow, type SignatureCheck, type SignatureVerifier } from './signature-pool';
+import {
+  InlineSignatureVerifier,
+  SignaturePoolUnavailableError,
+  verifySignatureNow,
+  type SignatureCheck,
+  type SignatureVerifier,
+} from './signature-pool';
 
 export * from './embed-claim';
 
@@ -109,7 +115,8 @@ export class TokenVerifier {
       throw new AuthenticationError('the bearer token is not a JWT');
     }
     if (header.alg !== 'ES512') throw new AuthenticationError('the token must be signed with ES512');
-    if (typeof header.kid !== 'string' || header.kid === '') throw new AuthenticationError('the token header has no kid');
+    if (typeof header.kid !== 'string' || header.kid === '')
+      throw new AuthenticationError('the token header has no kid');
 
     const key = await this.activeKey(header.kid);
     const claims = await this.verifySignatureAndClaims(token, key, nowSeconds, header);
@@ -125,13 +132,19 @@ export class TokenVerifier {
     return key;
   }
 
-  private async verifySignatureAndClaims(token: string, key: KeyRecord, nowSeconds: number, header: ProtectedHeader): Promise<VerifiedClaims> {
+  private async verifySignatureAndClaims(
+    token: string,
+    key: KeyRecord,
+    nowSeconds: number,
+    header: ProtectedHeader,
+  ): Promise<VerifiedClaims> {
     let payload: Record<string, unknown>;
     try {
       payload = await this.verifyJws(token, key, nowSeconds, header);
     } catch (error) {
       if (error instanceof joseErrors.JWTExpired) throw new AuthenticationError('the token has expired');
-      if (error instanceof joseErrors.JWTClaimValidationFailed) throw new AuthenticationError(`the token claim ${error.claim} is not valid`);
+      if (error instanceof joseErrors.JWTClaimValidationFailed)
+        throw new AuthenticationError(`the token claim ${error.claim} is not valid`);
       if (error instanceof joseErrors.JOSEError) throw new AuthenticationError('the token signature is not valid');
       throw error;
     }
@@ -169,7 +182,12 @@ export class TokenVerifier {
    * `crit`/`b64` and the claims set (exp required; exp, nbf, iat with the skew) by jose's own validation, run on the
    * same header and payload through `UnsecuredJWT.decode` (the header's alg, ES512, was checked before any key).
    */
-  private async verifyJws(token: string, key: KeyRecord, nowSeconds: number, header: ProtectedHeader): Promise<Record<string, unknown>> {
+  private async verifyJws(
+    token: string,
+    key: KeyRecord,
+    nowSeconds: number,
+    header: ProtectedHeader,
+  ): Promise<Record<string, unknown>> {
     const { 0: headerSegment = '', 1: payloadSegment = '', 2: signatureSegment = '', length } = token.split('.');
     if (length !== 3) throw new joseErrors.JWSInvalid('Invalid Compact JWS');
     let signature: Uint8Array;

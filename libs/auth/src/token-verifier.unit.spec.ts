@@ -2,14 +2,27 @@
 import { createHash } from 'node:crypto';
 import { signToken } from '@switchyard/testing';
 import { generateP521KeyPair, thumbprint } from './keys';
-import { AuthenticationError, TokenVerifier, type KeyRecord, type VerifiedClaims, type VerifiedTokenCache } from './token-verifier';
+import {
+  AuthenticationError,
+  TokenVerifier,
+  type KeyRecord,
+  type VerifiedClaims,
+  type VerifiedTokenCache,
+} from './token-verifier';
 import { InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, type CacheStore } from './verified-token-cache';
 
 const pair = generateP521KeyPair();
 let key: KeyRecord;
 
 beforeAll(async () => {
-  key = { id: 'key-1', kid: await thumbprint(pair.publicJwk), publicJwk: pair.publicJwk, active: true, permissions: ['embed'], merchantAccountIds: [] };
+  key = {
+    id: 'key-1',
+    kid: await thumbprint(pair.publicJwk),
+    publicJwk: pair.publicJwk,
+    active: true,
+    permissions: ['embed'],
+    merchantAccountIds: [],
+  };
 });
 
 /** A shared store as Redis would be: strings only, so what it holds went through JSON. */
@@ -25,9 +38,14 @@ class MapStore implements CacheStore {
 }
 
 const verifierWith = (cache: VerifiedTokenCache = new InMemoryVerifiedTokenCache()) =>
-  new TokenVerifier({ directory: { findByKid: async (kid) => (kid === key.kid ? key : null) }, cache, clockSkewSeconds: 30 });
+  new TokenVerifier({
+    directory: { findByKid: async (kid) => (kid === key.kid ? key : null) },
+    cache,
+    clockSkewSeconds: 30,
+  });
 
-const embedToken = (extraClaims: Record<string, unknown>) => signToken({ kid: key.kid, privateKeyPem: pair.privateKeyPem, scopes: ['embed'], expiresIn: 300, extraClaims });
+const embedToken = (extraClaims: Record<string, unknown>) =>
+  signToken({ kid: key.kid, privateKeyPem: pair.privateKeyPem, scopes: ['embed'], expiresIn: 300, extraClaims });
 
 const SESSION = '7d0cf9bc-58f5-4b1c-9a0c-2a4b8f3f6e01';
 const BUYER = 'b6a0a8a4-0c3e-4d43-8f43-93d3f2a7c111';
@@ -57,7 +75,11 @@ describe('the embed and checkout_session_id claims', () => {
   });
 
   it.each([
-    ['not an object', 'USD', /^the token claim embed is not valid \(it must be an object of amount, currency, buyer_id, buyer_external_identifier, metadata\)$/],
+    [
+      'not an object',
+      'USD',
+      /^the token claim embed is not valid \(it must be an object of amount, currency, buyer_id, buyer_external_identifier, metadata\)$/,
+    ],
     ['null', null, /embed is not valid/],
     ['an array', [1299], /embed is not valid/],
     ['an amount as a string', { amount: '1299' }, /amount: must be an integer/],
@@ -69,13 +91,21 @@ describe('the embed and checkout_session_id claims', () => {
     ['metadata with a number', { metadata: { order: 1 } }, /metadata\.order: must be a string/],
     ['metadata as a string', { metadata: 'order=1' }, /metadata: /],
     ['a key it does not know', { amout: 1299 }, /unknown key "amout": it pins only amount, currency/],
-    ['both buyer keys', { buyer_id: BUYER, buyer_external_identifier: 'cust-1' }, /pin buyer_id or buyer_external_identifier, not both/],
+    [
+      'both buyer keys',
+      { buyer_id: BUYER, buyer_external_identifier: 'cust-1' },
+      /pin buyer_id or buyer_external_identifier, not both/,
+    ],
   ])('refuse an embed claim that is %s, saying what is wrong', async (_case, embed, reason) => {
     const error = await refusal(verifierWith().verify(await embedToken({ embed })));
     expect(error.message).toMatch(reason);
   });
 
-  it.each([['a number', 12], ['no UUID', 'session-1'], ['null', null]])('refuse a checkout_session_id claim that is %s', async (_case, value) => {
+  it.each([
+    ['a number', 12],
+    ['no UUID', 'session-1'],
+    ['null', null],
+  ])('refuse a checkout_session_id claim that is %s', async (_case, value) => {
     const error = await refusal(verifierWith().verify(await embedToken({ checkout_session_id: value })));
     expect(error.message).toBe('the token claim checkout_session_id must be a checkout session id (a UUID)');
   });
@@ -84,8 +114,13 @@ describe('the embed and checkout_session_id claims', () => {
 describe('the verified-token cache', () => {
   it('keeps the claims: another gateway reading the shared entry sees the same pins and session', async () => {
     const shared = new MapStore();
-    const token = await embedToken({ embed: { amount: 500, currency: 'EUR', metadata: { cart: 'c-9' } }, checkout_session_id: SESSION });
-    const first = await verifierWith(new LayeredVerifiedTokenCache(new InMemoryVerifiedTokenCache(), shared)).verify(token);
+    const token = await embedToken({
+      embed: { amount: 500, currency: 'EUR', metadata: { cart: 'c-9' } },
+      checkout_session_id: SESSION,
+    });
+    const first = await verifierWith(new LayeredVerifiedTokenCache(new InMemoryVerifiedTokenCache(), shared)).verify(
+      token,
+    );
     expect(shared.values.size).toBe(1);
 
     // A second instance: empty local cache, the directory refusing any signature check it would need to make.
@@ -99,7 +134,10 @@ describe('the verified-token cache', () => {
     const again = await second.verify(token);
     expect(spy).not.toHaveBeenCalled();
     expect(again.claims).toEqual(first.claims);
-    expect(again.claims).toMatchObject({ embed: { amount: 500, currency: 'EUR', metadata: { cart: 'c-9' } }, checkoutSessionId: SESSION });
+    expect(again.claims).toMatchObject({
+      embed: { amount: 500, currency: 'EUR', metadata: { cart: 'c-9' } },
+      checkoutSessionId: SESSION,
+    });
     expect(lookups).toBe(1);
   });
 

@@ -16,7 +16,14 @@ const longestPrefix = 11;
 const cardTypes: ReadonlySet<string> = new Set<CardType>(['credit', 'debit', 'prepaid']);
 /** The API's card scheme names (its `card_scheme` enum). */
 const wireSchemes: ReadonlySet<string> = new Set(cardSchemeValues);
-const nothingKnown: CardBinInfo = { bin: '', scheme: null, cardType: null, issuerCountry: null, issuerName: null, source: 'unknown' };
+const nothingKnown: CardBinInfo = {
+  bin: '',
+  scheme: null,
+  cardType: null,
+  issuerCountry: null,
+  issuerName: null,
+  source: 'unknown',
+};
 
 /** The sample shipped with the library: fictitious issuers covering the simulator's test cards. */
 export const sampleBinFile = path.resolve(__dirname, '../data/bin-ranges.sample.csv');
@@ -40,26 +47,40 @@ export class CsvBinData implements BinData {
     const prefixes = Array.from({ length: longestPrefix + 1 }, () => new Map<string, Row>());
     let headerSeen = false;
     let size = 0;
-    text.replace(/^\uFEFF/, '').split(/\r?\n/).forEach((line, index) => {
-      const where = `${sourceName}:${index + 1}`;
-      if (line.trim() === '' || line.trimStart().startsWith('#')) return;
-      if (!headerSeen) {
-        if (line.trim() !== header) throw new Error(`${where}: the header must be exactly "${header}"`);
-        headerSeen = true;
-        return;
-      }
-      const cells = parseCsvLine(line, where);
-      if (cells.length !== 5) throw new Error(`${where}: expected 5 columns (${header}), found ${cells.length}`);
-      const [bin = '', scheme = '', type = '', country = '', name = ''] = cells;
-      if (!/^\d{6,11}$/.test(bin)) throw new Error(`${where}: bin "${bin}" must be ${shortestPrefix} to ${longestPrefix} digits`);
-      if (!wireSchemes.has(scheme)) throw new Error(`${where}: scheme "${scheme}" is not a card scheme name (visa, mastercard, amex, ...)`);
-      if (type !== '' && !cardTypes.has(type)) throw new Error(`${where}: type "${type}" must be credit, debit, prepaid or empty`);
-      if (country !== '' && !/^[A-Z]{2}$/.test(country)) throw new Error(`${where}: issuer_country "${country}" must be an ISO 3166-1 alpha-2 code in upper case, or empty`);
-      const rows = prefixes[bin.length] as Map<string, Row>;
-      if (rows.has(bin)) throw new Error(`${where}: bin ${bin} is listed twice`);
-      rows.set(bin, { scheme, cardType: type === '' ? null : (type as CardType), issuerCountry: country === '' ? null : country, issuerName: name === '' ? null : name });
-      size += 1;
-    });
+    text
+      .replace(/^\uFEFF/, '')
+      .split(/\r?\n/)
+      .forEach((line, index) => {
+        const where = `${sourceName}:${index + 1}`;
+        if (line.trim() === '' || line.trimStart().startsWith('#')) return;
+        if (!headerSeen) {
+          if (line.trim() !== header) throw new Error(`${where}: the header must be exactly "${header}"`);
+          headerSeen = true;
+          return;
+        }
+        const cells = parseCsvLine(line, where);
+        if (cells.length !== 5) throw new Error(`${where}: expected 5 columns (${header}), found ${cells.length}`);
+        const [bin = '', scheme = '', type = '', country = '', name = ''] = cells;
+        if (!/^\d{6,11}$/.test(bin))
+          throw new Error(`${where}: bin "${bin}" must be ${shortestPrefix} to ${longestPrefix} digits`);
+        if (!wireSchemes.has(scheme))
+          throw new Error(`${where}: scheme "${scheme}" is not a card scheme name (visa, mastercard, amex, ...)`);
+        if (type !== '' && !cardTypes.has(type))
+          throw new Error(`${where}: type "${type}" must be credit, debit, prepaid or empty`);
+        if (country !== '' && !/^[A-Z]{2}$/.test(country))
+          throw new Error(
+            `${where}: issuer_country "${country}" must be an ISO 3166-1 alpha-2 code in upper case, or empty`,
+          );
+        const rows = prefixes[bin.length] as Map<string, Row>;
+        if (rows.has(bin)) throw new Error(`${where}: bin ${bin} is listed twice`);
+        rows.set(bin, {
+          scheme,
+          cardType: type === '' ? null : (type as CardType),
+          issuerCountry: country === '' ? null : country,
+          issuerName: name === '' ? null : name,
+        });
+        size += 1;
+      });
     if (!headerSeen) throw new Error(`${sourceName}: no header line "${header}"`);
     return new CsvBinData(prefixes, size);
   }
@@ -73,7 +94,14 @@ export class CsvBinData implements BinData {
       if (row) return { bin, ...row, source: 'bin_file' };
     }
     const scheme = detectScheme(digits);
-    return { bin, scheme, cardType: null, issuerCountry: null, issuerName: null, source: scheme ? 'detected' : 'unknown' };
+    return {
+      bin,
+      scheme,
+      cardType: null,
+      issuerCountry: null,
+      issuerName: null,
+      source: scheme ? 'detected' : 'unknown',
+    };
   }
 }
 

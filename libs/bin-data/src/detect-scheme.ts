@@ -30,6 +30,7 @@ export function detectScheme(cardNumber: string): string | null {
   const candidates = creditCardType(cardNumber);
   const first = candidates[0];
   if (!first) return null;
-  if (candidates.length > 1 && !(first.matchStrength !== undefined && first.lengths.includes(cardNumber.length))) return null;
+  if (candidates.length > 1 && !(first.matchStrength !== undefined && first.lengths.includes(cardNumber.length)))
+    return null;
   return wireSchemes[first.type] ?? null;
 }

@@ -1,7 +1,14 @@
 import type { CardBinInfo } from './bin-data';
 import { issuerMandatesAuthentication, strongCustomerAuthenticationCountries } from './issuer-mandate';
 
-const issuedIn = (issuerCountry: string | null): CardBinInfo => ({ bin: '411111', scheme: 'visa', cardType: 'credit', issuerCountry, issuerName: null, source: issuerCountry ? 'bin_file' : 'detected' });
+const issuedIn = (issuerCountry: string | null): CardBinInfo => ({
+  bin: '411111',
+  scheme: 'visa',
+  cardType: 'credit',
+  issuerCountry,
+  issuerName: null,
+  source: issuerCountry ? 'bin_file' : 'detected',
+});
 
 describe('issuerMandatesAuthentication', () => {
   it.each([

@@ -42,7 +42,8 @@ export class InMemorySeenEventIds implements SeenEventIds {
   private readonly ids = new Set<string>();
 
   constructor(private readonly capacity = 10_000) {
-    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
+    if (!Number.isInteger(capacity) || capacity < 1)
+      throw new RangeError(`capacity must be a positive integer, got ${capacity}`);
   }
 
   async has(id: string): Promise<boolean> {

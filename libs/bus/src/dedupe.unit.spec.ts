@@ -1,12 +1,22 @@
 import { deduplicating, InMemorySeenEventIds } from './dedupe';
 import type { IncomingMessage } from './message-bus';
 
-const message = (headers: Record<string, string>): IncomingMessage => ({ topic: 't', key: 'k', value: 'v', headers, partition: 0, offset: '0' });
+const message = (headers: Record<string, string>): IncomingMessage => ({
+  topic: 't',
+  key: 'k',
+  value: 'v',
+  headers,
+  partition: 0,
+  offset: '0',
+});
 
 describe('deduplicating', () => {
   it('calls the handler once per event id', async () => {
     const handled: string[] = [];
-    const handler = deduplicating(async (m) => void handled.push(m.headers['event-id'] ?? ''), new InMemorySeenEventIds());
+    const handler = deduplicating(
+      async (m) => void handled.push(m.headers['event-id'] ?? ''),
+      new InMemorySeenEventIds(),
+    );
     for (const id of ['a', 'b', 'a', 'a', 'b', 'c']) await handler(message({ 'event-id': id }));
     expect(handled).toEqual(['a', 'b', 'c']);
   });

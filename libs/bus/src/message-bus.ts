@@ -58,7 +58,11 @@ export interface MessageBus {
 
 export class BusUnavailableError extends Error {
   readonly type = 'bus_unavailable' as const;
-  constructor(message: string, readonly retriable: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'BusUnavailableError';
   }

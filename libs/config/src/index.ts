@@ -135,20 +135,32 @@ export const settingsSchema = z.object({
    * that never finished — holds failure notifications; then processing resumes and an abandoned approval fails
    * with `incomplete_buyer_approval`. 10 minutes, as the reference's `incomplete_buyer_approval` says.
    */
-  BUYER_APPROVAL_WINDOW_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+  BUYER_APPROVAL_WINDOW_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 60 * 1000),
   /**
    * How long a payment with gift cards may stay unfinished (a crash mid-way, a provider that could not take a
    * reversal) before it is rolled back: every gift card charge reversed, the payment method voided. 1 minute: far
    * longer than any provider call (MOCK_CARD_TIMEOUT_MS), so a request still running is never raced.
    */
-  GIFT_CARD_RECOVERY_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
+  GIFT_CARD_RECOVERY_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 1000),
   /**
    * Reconciliation: an authorization still `processing` this long after its create request answered (its outcome
    * unknown — a timeout, a lost answer — or a notification that never came) is synced with the provider, and again
    * on every later round until it is decided; one the provider never received fails. 1 minute: longer than any
    * provider call (MOCK_CARD_TIMEOUT_MS), so no request still on its way is taken for lost.
    */
-  RECONCILE_AFTER_MS: z.coerce.number().int().positive().default(60 * 1000),
+  RECONCILE_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 1000),
   /**
    * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
    * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
@@ -180,9 +192,19 @@ export const settingsSchema = z.object({
    */
   DASHBOARD_ENABLED: z.stringbool().default(true),
   /** A dashboard session unused this long ends (30 minutes): each request moves its end. */
-  DASHBOARD_SESSION_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(24 * 60 * 60 * 1000).default(30 * 60 * 1000),
+  DASHBOARD_SESSION_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(24 * 60 * 60 * 1000)
+    .default(30 * 60 * 1000),
   /** A dashboard session ends this long after sign-in whatever its use (12 hours). */
-  DASHBOARD_SESSION_MAX_AGE_MS: z.coerce.number().int().min(1_000).max(7 * 24 * 60 * 60 * 1000).default(12 * 60 * 60 * 1000),
+  DASHBOARD_SESSION_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(7 * 24 * 60 * 60 * 1000)
+    .default(12 * 60 * 60 * 1000),
   /**
    * The dashboard session cookie's `Secure` attribute: `auto` sets it when the request came over https (the gateway
    * terminating TLS); `always` sets it on every answer — use it behind a proxy that terminates TLS.
@@ -196,11 +218,27 @@ export const settingsSchema = z.object({
   TRUSTED_PROXIES: z
     .string()
     .optional()
-    .transform((text) => (text ?? '').split(',').map((entry) => entry.trim()).filter(Boolean))
-    .refine((entries) => entries.every(isProxyAddress), 'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal'),
-  VAULT_TOKEN_TIMEOUT_MS: z.coerce.number().int().positive().default(10 * 60 * 1000),
+    .transform((text) =>
+      (text ?? '')
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .refine(
+      (entries) => entries.every(isProxyAddress),
+      'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal',
+    ),
+  VAULT_TOKEN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(10 * 60 * 1000),
   /** How long a card alias (the vault's stand-in for a card number or security code in a provider request) is valid. */
-  CARD_ALIAS_TTL_MS: z.coerce.number().int().positive().default(60 * 1000),
+  CARD_ALIAS_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 1000),
   /**
    * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset:
    * DATA_DIR/vault.key, created on first start. Never logged: not enumerable on the loaded settings, and errors never
@@ -208,7 +246,10 @@ export const settingsSchema = z.object({
    */
   VAULT_KEY: z
     .string()
-    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .regex(
+      /^[A-Za-z0-9+/_-]{43}=?$/,
+      'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)',
+    )
     .optional(),
   /**
    * Secret. Former vault keys, comma-separated (each base64 or base64url of 32 bytes): they only unwrap data keys
@@ -216,7 +257,10 @@ export const settingsSchema = z.object({
    */
   VAULT_RETIRED_KEYS: z
     .string()
-    .regex(/^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/, 'must be comma-separated base64 or base64url keys of exactly 32 bytes each')
+    .regex(
+      /^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/,
+      'must be comma-separated base64 or base64url keys of exactly 32 bytes each',
+    )
     .optional(),
   /**
    * Webhook subscriptions may point at loopback, private (RFC 1918, link-local, unique-local) and `localhost`
@@ -229,7 +273,10 @@ export const settingsSchema = z.object({
    */
   WEBHOOK_SECRETS_KEY: z
     .string()
-    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .regex(
+      /^[A-Za-z0-9+/_-]{43}=?$/,
+      'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)',
+    )
     .optional(),
   /**
    * Secret. The gift cards service's key (stored gift cards' numbers and PINs at rest, issued cards' answers kept for
@@ -238,14 +285,25 @@ export const settingsSchema = z.object({
    */
   GIFT_CARDS_KEY: z
     .string()
-    .regex(/^[A-Za-z0-9+/_-]{43}=?$/, 'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)')
+    .regex(
+      /^[A-Za-z0-9+/_-]{43}=?$/,
+      'must be base64 or base64url of exactly 32 bytes (44 characters with `=`, or 43 without)',
+    )
     .optional(),
   /** First retry of a failed webhook delivery after this long; each next one waits twice as long. */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(30_000),
   /** Longest wait between two attempts of a delivery (6 h). */
-  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(6 * 60 * 60 * 1000),
+  WEBHOOK_RETRY_MAX_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(6 * 60 * 60 * 1000),
   /** A delivery still failing this long after its event is given up (`failed`; 7 days). */
-  WEBHOOK_MAX_AGE_MS: z.coerce.number().int().positive().default(7 * 24 * 60 * 60 * 1000),
+  WEBHOOK_MAX_AGE_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(7 * 24 * 60 * 60 * 1000),
   /** How long a receiver may take to answer a delivery before the attempt counts as failed. */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** How often the delivery worker looks for deliveries that are due. */
@@ -257,14 +315,21 @@ export const settingsSchema = z.object({
    */
   WEBHOOK_SECRETS_RETIRED_KEYS: z
     .string()
-    .regex(/^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/, 'must be comma-separated base64 or base64url keys of exactly 32 bytes each')
+    .regex(
+      /^\s*([A-Za-z0-9+/_-]{43}=?\s*)(,\s*[A-Za-z0-9+/_-]{43}=?\s*)*$/,
+      'must be comma-separated base64 or base64url keys of exactly 32 bytes each',
+    )
     .optional(),
   /** Webhook deliveries (with their attempts) this many days after their final state are deleted, then their events. */
   WEBHOOK_DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** Authorization statistics (the dashboard's chart) older than this many days are deleted. */
   AUTHORIZATION_STATS_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** How often retention runs (webhooks, transactions); the first run is a second after the start. */
-  RETENTION_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60 * 60 * 1000),
+  RETENTION_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(60 * 60 * 1000),
   /** Rows deleted per retention batch (one short transaction each). */
   RETENTION_BATCH_SIZE: z.coerce.number().int().min(1).max(10_000).default(500),
   /**
@@ -275,7 +340,15 @@ export const settingsSchema = z.object({
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */
-const secretSettings = ['VAULT_KEY', 'VAULT_RETIRED_KEYS', 'MOCK_CARD_WEBHOOK_SECRET', 'WEBHOOK_SECRETS_KEY', 'OTEL_EXPORTER_OTLP_HEADERS', 'WEBHOOK_SECRETS_RETIRED_KEYS', 'GIFT_CARDS_KEY'] as const;
+const secretSettings = [
+  'VAULT_KEY',
+  'VAULT_RETIRED_KEYS',
+  'MOCK_CARD_WEBHOOK_SECRET',
+  'WEBHOOK_SECRETS_KEY',
+  'OTEL_EXPORTER_OTLP_HEADERS',
+  'WEBHOOK_SECRETS_RETIRED_KEYS',
+  'GIFT_CARDS_KEY',
+] as const;
 
 export type Settings = z.infer<typeof settingsSchema> & { readonly dataDir: string };
 
@@ -286,12 +359,15 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new Error(`invalid configuration: ${problems}`);
   }
   const settings: Settings = { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
-  for (const name of secretSettings) Object.defineProperty(settings, name, { value: settings[name], enumerable: false, writable: false });
+  for (const name of secretSettings)
+    Object.defineProperty(settings, name, { value: settings[name], enumerable: false, writable: false });
   return settings;
 }
 
 export const kafkaBrokers = (settings: Settings): string[] =>
-  settings.KAFKA_BROKERS.split(',').map((broker) => broker.trim()).filter(Boolean);
+  settings.KAFKA_BROKERS.split(',')
+    .map((broker) => broker.trim())
+    .filter(Boolean);
 export * from './logger';
 export * from './shutdown';
 export * from './data-dir-reader';

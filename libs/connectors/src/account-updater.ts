@@ -15,7 +15,13 @@
  */
 export type AccountUpdaterOutcome = 'updated_expiry' | 'updated_number' | 'no_change' | 'closed' | 'contact_cardholder';
 
-export const accountUpdaterOutcomes: readonly AccountUpdaterOutcome[] = ['updated_expiry', 'updated_number', 'no_change', 'closed', 'contact_cardholder'];
+export const accountUpdaterOutcomes: readonly AccountUpdaterOutcome[] = [
+  'updated_expiry',
+  'updated_number',
+  'no_change',
+  'closed',
+  'contact_cardholder',
+];
 
 export interface AccountUpdaterCard {
   /** 12 to 19 digits. Only ever sent to the service: never logged, stored or emitted. */
@@ -46,7 +52,9 @@ export interface AccountUpdaterResult {
   readonly expirationDate?: string;
 }
 
-export type AccountUpdaterJobResults = { readonly status: 'pending' } | { readonly status: 'completed'; readonly results: readonly AccountUpdaterResult[] };
+export type AccountUpdaterJobResults =
+  | { readonly status: 'pending' }
+  | { readonly status: 'completed'; readonly results: readonly AccountUpdaterResult[] };
 
 export interface AccountUpdaterService {
   submit(job: AccountUpdaterJobRequest): Promise<{ readonly providerJobId: string }>;

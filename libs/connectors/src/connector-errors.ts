@@ -10,7 +10,12 @@
 export class ConnectorUnavailableError extends Error {
   readonly type = 'connector_unavailable' as const;
   readonly timedOut: boolean;
-  constructor(message: string, readonly retriable: boolean, readonly status?: number, options?: { cause?: unknown; timedOut?: boolean }) {
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    readonly status?: number,
+    options?: { cause?: unknown; timedOut?: boolean },
+  ) {
     super(message, options);
     this.name = 'ConnectorUnavailableError';
     this.timedOut = options?.timedOut ?? false;
@@ -21,7 +26,11 @@ export class ConnectorUnavailableError extends Error {
 export class ConnectorRequestRejectedError extends Error {
   readonly type = 'connector_request_rejected' as const;
   readonly retriable = false;
-  constructor(message: string, readonly status?: number, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'ConnectorRequestRejectedError';
   }
@@ -33,7 +42,11 @@ export type NotificationRejection = 'missing_signature' | 'bad_signature' | 'sta
 export class NotificationRejectedError extends Error {
   readonly type = 'notification_rejected' as const;
   readonly retriable = false;
-  constructor(readonly reason: NotificationRejection, message: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly reason: NotificationRejection,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'NotificationRejectedError';
   }

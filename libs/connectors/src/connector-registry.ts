@@ -24,7 +24,11 @@ export class ConnectorRegistry {
     for (const definition of definitions) {
       if (byId.has(definition.id)) throw new Error(`duplicate connector definition id "${definition.id}"`);
       // Every connector made from the registry has its provider calls timed (provider-call-timing.ts).
-      byId.set(definition.id, { ...definition, hosts: (config: never) => definition.hosts(config), create: (config: never) => timedConnector(definition.create(config), definition.id) });
+      byId.set(definition.id, {
+        ...definition,
+        hosts: (config: never) => definition.hosts(config),
+        create: (config: never) => timedConnector(definition.create(config), definition.id),
+      });
     }
     this.byId = byId;
   }

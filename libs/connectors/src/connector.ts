@@ -334,7 +334,9 @@ export interface Connector {
   /** Abandons an authorization that is still pending at the provider. */
   cancel(request: CancelRequest): Promise<CancelResult>;
   refund(request: RefundRequest): Promise<RefundResult>;
-  incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal>;
+  incrementAuthorization(
+    request: IncrementAuthorizationRequest,
+  ): Promise<IncrementAuthorizationResult | CapabilityRefusal>;
   sync(request: SyncRequest): Promise<SyncResult>;
   /**
    * Verifies and decodes a provider notification. Throws `NotificationRejectedError` on bad input or signature;

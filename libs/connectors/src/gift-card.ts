@@ -75,15 +75,35 @@ export interface GiftCardConnector {
   readonly definitionId: string;
   balance(card: GiftCardCredentials): Promise<GiftCardBalance | GiftCardFailure>;
   /** A new virtual card worth `amount`. */
-  issue(request: { readonly reference: string; readonly theme: string; readonly amount: number; readonly currency: string }): Promise<GiftCardIssued | GiftCardFailure>;
+  issue(request: {
+    readonly reference: string;
+    readonly theme: string;
+    readonly amount: number;
+    readonly currency: string;
+  }): Promise<GiftCardIssued | GiftCardFailure>;
   /** A physical card put into use, loaded with `amount` when given. */
-  activate(request: { readonly reference: string; readonly card: GiftCardCredentials; readonly amount?: number; readonly currency: string }): Promise<GiftCardBalance | GiftCardFailure>;
+  activate(request: {
+    readonly reference: string;
+    readonly card: GiftCardCredentials;
+    readonly amount?: number;
+    readonly currency: string;
+  }): Promise<GiftCardBalance | GiftCardFailure>;
   /** Charges `amount`; idempotent by `reference` (the redemption id). */
-  redeem(request: { readonly reference: string; readonly card: GiftCardCredentials; readonly amount: number; readonly currency: string }): Promise<GiftCardRedeemed | GiftCardFailure>;
+  redeem(request: {
+    readonly reference: string;
+    readonly card: GiftCardCredentials;
+    readonly amount: number;
+    readonly currency: string;
+  }): Promise<GiftCardRedeemed | GiftCardFailure>;
   /** Puts a whole redemption back, by its reference; idempotent; a reference never redeemed reverses nothing. */
   reverse(request: { readonly reference: string }): Promise<GiftCardReversed | GiftCardFailure>;
   /** Refunds part or all of a redemption; idempotent by `reference` (the refund id). */
-  refund(request: { readonly reference: string; readonly redemptionReference: string; readonly amount: number; readonly currency: string }): Promise<GiftCardRefunded | GiftCardFailure>;
+  refund(request: {
+    readonly reference: string;
+    readonly redemptionReference: string;
+    readonly amount: number;
+    readonly currency: string;
+  }): Promise<GiftCardRefunded | GiftCardFailure>;
 }
 
 /** What may be shown of a gift card number (the reference's `bin`, `sub_bin`, `last4`); never the whole number. */
@@ -118,7 +138,10 @@ export class GiftCardServiceRegistry {
     for (const definition of definitions) {
       if (this.byId.has(definition.id)) throw new Error(`duplicate gift card service definition id "${definition.id}"`);
       // Every connector made from the registry has its provider calls timed (provider-call-timing.ts).
-      this.byId.set(definition.id, { ...definition, create: (config: never) => timedGiftCardConnector(definition.create(config), definition.id) });
+      this.byId.set(definition.id, {
+        ...definition,
+        create: (config: never) => timedGiftCardConnector(definition.create(config), definition.id),
+      });
     }
   }
 

@@ -13,8 +13,14 @@ export { mockPaypalCapabilities, mockPaypalDefinition } from './simulator/mock-p
 export { MockGiftCardConnector, type MockGiftCardConfig } from './simulator/mock-gift-card-connector';
 export { mockGiftCardDefinition } from './simulator/mock-gift-card-definition';
 export { SimulatorDirectoryServer, type SimulatorDirectoryServerConfig } from './simulator/simulator-directory-server';
-export { SimulatorTokenServiceProvider, type SimulatorTokenServiceProviderConfig } from './simulator/simulator-token-service-provider';
-export { SimulatorAccountUpdaterService, type SimulatorAccountUpdaterConfig } from './simulator/simulator-account-updater-service';
+export {
+  SimulatorTokenServiceProvider,
+  type SimulatorTokenServiceProviderConfig,
+} from './simulator/simulator-token-service-provider';
+export {
+  SimulatorAccountUpdaterService,
+  type SimulatorAccountUpdaterConfig,
+} from './simulator/simulator-account-updater-service';
 export { accountUpdaterExamplePans } from './simulator/simulator-account-updater-values';
 export { signNotification, signatureHeader, eventIdHeader } from './simulator/notification-signature';
 export {
@@ -40,7 +46,12 @@ import { mockPaypalDefinition } from './simulator/mock-paypal-definition';
 import { stripeCardDefinition } from './stripe/stripe-definition';
 
 /** Every provider Switchyard knows. A new provider: one folder exporting one definition, added here. */
-export const connectorDefinitions = [mockCardDefinition, mockPaypalDefinition, adyenCardDefinition, stripeCardDefinition] as const;
+export const connectorDefinitions = [
+  mockCardDefinition,
+  mockPaypalDefinition,
+  adyenCardDefinition,
+  stripeCardDefinition,
+] as const;
 
 export const connectorRegistry = new ConnectorRegistry(connectorDefinitions);
 

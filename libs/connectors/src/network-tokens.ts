@@ -15,7 +15,7 @@ export interface TokenProvisionRequest {
   /** Our network token id: the provider answers a repeated request with the same reference with the same token. */
   readonly reference: string;
   /** The card, sent to the provider over HTTP only: never logged or kept. */
-  readonly card: { readonly number: string; /** MM/YY */ readonly expirationDate: string };
+  readonly card: { readonly number: string /** MM/YY */; readonly expirationDate: string };
   /** The card's scheme (`visa`, `mastercard`, `amex`, `discover`): which network's service is asked. */
   readonly scheme: string;
   /** The merchant's token requestor id with that network, when it has one. */
@@ -42,7 +42,11 @@ export type TokenProvisionResult =
   | { readonly outcome: 'failed'; readonly errorCode: string; readonly message: string };
 
 export type TokenCryptogramResult =
-  | { readonly outcome: 'succeeded'; /** Base64 (TAVV / DSRP), fresh for each payment. */ readonly cryptogram: string; readonly eci: string }
+  | {
+      readonly outcome: 'succeeded' /** Base64 (TAVV / DSRP), fresh for each payment. */;
+      readonly cryptogram: string;
+      readonly eci: string;
+    }
   | { readonly outcome: 'failed'; readonly errorCode: string; readonly message: string };
 
 export interface TokenServiceProvider {

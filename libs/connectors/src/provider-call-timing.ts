@@ -7,8 +7,23 @@ import { observeProviderCall, secondsSince } from '@switchyard/metrics';
 import type { Connector } from './connector';
 import type { GiftCardConnector } from './gift-card';
 
-const connectorOperations: ReadonlySet<PropertyKey> = new Set<keyof Connector>(['authorize', 'capture', 'void', 'cancel', 'refund', 'incrementAuthorization', 'sync']);
-const giftCardOperations: ReadonlySet<PropertyKey> = new Set<keyof GiftCardConnector>(['balance', 'issue', 'activate', 'redeem', 'reverse', 'refund']);
+const connectorOperations: ReadonlySet<PropertyKey> = new Set<keyof Connector>([
+  'authorize',
+  'capture',
+  'void',
+  'cancel',
+  'refund',
+  'incrementAuthorization',
+  'sync',
+]);
+const giftCardOperations: ReadonlySet<PropertyKey> = new Set<keyof GiftCardConnector>([
+  'balance',
+  'issue',
+  'activate',
+  'redeem',
+  'reverse',
+  'refund',
+]);
 
 const isCapabilityRefusal = (answer: unknown): boolean =>
   typeof answer === 'object' && answer !== null && (answer as { reason?: unknown }).reason === 'capability_disabled';
@@ -35,6 +50,8 @@ function timed<T extends object>(target: T, definitionId: string, operations: Re
   });
 }
 
-export const timedConnector = (connector: Connector, definitionId: string): Connector => timed(connector, definitionId, connectorOperations);
+export const timedConnector = (connector: Connector, definitionId: string): Connector =>
+  timed(connector, definitionId, connectorOperations);
 
-export const timedGiftCardConnector = (connector: GiftCardConnector, definitionId: string): GiftCardConnector => timed(connector, definitionId, giftCardOperations);
+export const timedGiftCardConnector = (connector: GiftCardConnector, definitionId: string): GiftCardConnector =>
+  timed(connector, definitionId, giftCardOperations);

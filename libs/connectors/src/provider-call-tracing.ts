@@ -7,7 +7,15 @@
 import { setAttributes, tracingEnabled, withSpan } from '@switchyard/telemetry';
 import type { Connector } from './connector';
 
-const operations: ReadonlySet<PropertyKey> = new Set<keyof Connector>(['authorize', 'capture', 'void', 'cancel', 'refund', 'incrementAuthorization', 'sync']);
+const operations: ReadonlySet<PropertyKey> = new Set<keyof Connector>([
+  'authorize',
+  'capture',
+  'void',
+  'cancel',
+  'refund',
+  'incrementAuthorization',
+  'sync',
+]);
 
 const field = (value: unknown, name: string): string | number | undefined => {
   const found = typeof value === 'object' && value !== null ? (value as Record<string, unknown>)[name] : undefined;
@@ -41,7 +49,14 @@ export function tracedConnector(connector: Connector, paymentServiceId: string):
       return (request: unknown) =>
         withSpan(
           `provider ${operation}`,
-          { attributes: { operation, payment_service_id: paymentServiceId, payment_service_definition_id: object.definitionId, ...requestAttributes(request) } },
+          {
+            attributes: {
+              operation,
+              payment_service_id: paymentServiceId,
+              payment_service_definition_id: object.definitionId,
+              ...requestAttributes(request),
+            },
+          },
           async (span) => {
             const answer: unknown = await value.call(object, request);
             setAttributes(span, answerAttributes(answer));

@@ -13,11 +13,19 @@ export type ProviderFetch = (input: string | URL, init?: RequestInit) => Promise
 export const PROVIDER_FETCH_REFUSED = 'ERR_PROVIDER_FETCH_REFUSED';
 
 /** Error codes of a call that certainly never reached the provider: retriable, and nothing to reconcile. */
-export const notSentCodes: ReadonlySet<string> = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH', PROVIDER_FETCH_REFUSED]);
+export const notSentCodes: ReadonlySet<string> = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  PROVIDER_FETCH_REFUSED,
+]);
 
 /** The code of a fetch error when it says the call was never sent (undici puts it on `cause`; a ProviderFetch's refusal on the error). */
 export function notSentCode(error: unknown): string | null {
-  const code = (error as { cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
+  const code =
+    (error as { cause?: { code?: unknown } } | null)?.cause?.code ?? (error as { code?: unknown } | null)?.code;
   return typeof code === 'string' && notSentCodes.has(code) ? code : null;
 }
 

@@ -48,7 +48,10 @@ export const accountUpdaterJobSchema = z
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .meta({ id: 'AccountUpdaterJob', description: 'The payment methods scheduled; their results arrive later, on each payment method.' });
+  .meta({
+    id: 'AccountUpdaterJob',
+    description: 'The payment methods scheduled; their results arrive later, on each payment method.',
+  });
 export type AccountUpdaterJob = z.infer<typeof accountUpdaterJobSchema>;
 
 /** `createJob`: the job, or null when no payment method was scheduled (the gateway answers 204). */

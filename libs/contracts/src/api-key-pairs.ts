@@ -20,7 +20,9 @@ export const apiKeyPairSchema = z
     type: z.literal('api-key-pair'),
     id: z.uuid(),
     display_name: z.string(),
-    kid: z.string().meta({ description: 'RFC 7638 SHA-256 thumbprint of the public key: the `kid` of tokens signed with it.' }),
+    kid: z
+      .string()
+      .meta({ description: 'RFC 7638 SHA-256 thumbprint of the public key: the `kid` of tokens signed with it.' }),
     algorithm: z.literal('ES512'),
     public_key: publicJwkSchema,
     role_ids: z.array(z.uuid()),
@@ -29,7 +31,10 @@ export const apiKeyPairSchema = z
       .array(z.string())
       .meta({ description: 'Merchant accounts the key may act on; empty: every merchant account.' }),
     active: z.boolean(),
-    last_used_at: z.iso.datetime({ offset: true }).nullable().meta({ description: 'Updated asynchronously; lags the last use by at most 5 minutes.' }),
+    last_used_at: z.iso
+      .datetime({ offset: true })
+      .nullable()
+      .meta({ description: 'Updated asynchronously; lags the last use by at most 5 minutes.' }),
     created_at: z.iso.datetime({ offset: true }),
     updated_at: z.iso.datetime({ offset: true }),
   })
@@ -39,10 +44,10 @@ export type ApiKeyPair = z.infer<typeof apiKeyPairSchema>;
 
 export const createdApiKeyPairSchema = apiKeyPairSchema
   .extend({
-    private_key: z
-      .string()
-      .optional()
-      .meta({ description: 'PKCS#8 PEM private key, present only when the service generated the pair; shown once, never stored.' }),
+    private_key: z.string().optional().meta({
+      description:
+        'PKCS#8 PEM private key, present only when the service generated the pair; shown once, never stored.',
+    }),
   })
   .meta({ id: 'CreatedApiKeyPair' });
 
@@ -60,8 +65,12 @@ export const apiKeyPairCreateSchema = z
     public_key: z
       .union([z.string().min(1).max(10_000), z.record(z.string(), z.unknown())])
       .optional()
-      .meta({ description: 'Your own public key, PEM (SPKI) or JWK, EC P-521. Absent: the service generates the pair.' }),
-    merchant_account_ids: merchantAccountIds.default([]).meta({ description: 'Limit the key to these merchant accounts; empty: all.' }),
+      .meta({
+        description: 'Your own public key, PEM (SPKI) or JWK, EC P-521. Absent: the service generates the pair.',
+      }),
+    merchant_account_ids: merchantAccountIds
+      .default([])
+      .meta({ description: 'Limit the key to these merchant accounts; empty: all.' }),
   })
   .strict()
   .meta({ id: 'ApiKeyPairCreate' });
@@ -71,7 +80,9 @@ export const apiKeyPairUpdateSchema = z
     display_name: displayName.optional(),
     role_ids: roleIds.optional().meta({ description: 'Replaces the roles.' }),
     active: z.boolean().optional().meta({ description: 'false revokes access at once; true restores it.' }),
-    merchant_account_ids: merchantAccountIds.optional().meta({ description: 'Replaces the merchant accounts, keeping the key.' }),
+    merchant_account_ids: merchantAccountIds
+      .optional()
+      .meta({ description: 'Replaces the merchant accounts, keeping the key.' }),
   })
   .strict()
   .meta({ id: 'ApiKeyPairUpdate' });

@@ -21,11 +21,64 @@ export const buyerPatterns = {
 
 /** The reference's TaxIdKind list (country prefix, then the kind of number). */
 export const taxIdKinds = [
-  'ae.trn', 'au.abn', 'ar.dni', 'ar.cuil', 'ar.cuit', 'br.cnpj', 'br.cpf', 'ca.bn', 'ca.gst_hst', 'ca.pst_bc', 'ca.pst_mb',
-  'ca.pst_sk', 'ca.qst', 'ch.vat', 'cl.tin', 'co.itin', 'co.nit', 'co.cc', 'co.ce', 'co.de', 'co.rc', 'co.ti', 'co.passport',
-  'es.cif', 'eu.vat', 'gb.vat', 'hk.br', 'id.nik', 'id.npwp', 'in.gst', 'in.pan', 'jp.cn', 'jp.rn', 'kr.brn', 'li.uid',
-  'mx.curp', 'mx.rfc', 'my.frp', 'my.itn', 'my.nric', 'my.sst', 'no.vat', 'nz.gst', 'pe.ruc', 'ph.tin', 'ru.inn', 'ru.kpp',
-  'sa.vat', 'sg.gst', 'sg.uen', 'th.id', 'th.vat', 'tw.vat', 'us.ein', 'za.vat', 'bo.ci', 'uy.rut', 'uy.ci',
+  'ae.trn',
+  'au.abn',
+  'ar.dni',
+  'ar.cuil',
+  'ar.cuit',
+  'br.cnpj',
+  'br.cpf',
+  'ca.bn',
+  'ca.gst_hst',
+  'ca.pst_bc',
+  'ca.pst_mb',
+  'ca.pst_sk',
+  'ca.qst',
+  'ch.vat',
+  'cl.tin',
+  'co.itin',
+  'co.nit',
+  'co.cc',
+  'co.ce',
+  'co.de',
+  'co.rc',
+  'co.ti',
+  'co.passport',
+  'es.cif',
+  'eu.vat',
+  'gb.vat',
+  'hk.br',
+  'id.nik',
+  'id.npwp',
+  'in.gst',
+  'in.pan',
+  'jp.cn',
+  'jp.rn',
+  'kr.brn',
+  'li.uid',
+  'mx.curp',
+  'mx.rfc',
+  'my.frp',
+  'my.itn',
+  'my.nric',
+  'my.sst',
+  'no.vat',
+  'nz.gst',
+  'pe.ruc',
+  'ph.tin',
+  'ru.inn',
+  'ru.kpp',
+  'sa.vat',
+  'sg.gst',
+  'sg.uen',
+  'th.id',
+  'th.vat',
+  'tw.vat',
+  'us.ein',
+  'za.vat',
+  'bo.ci',
+  'uy.rut',
+  'uy.ci',
 ] as const;
 export type TaxIdKind = (typeof taxIdKinds)[number];
 
@@ -41,7 +94,11 @@ const text = (max: number) => z.string().min(1).max(max);
 export const addressSchema = z
   .object({
     city: text(100).nullish(),
-    country: z.string().regex(/^[A-Z]{2}$/, 'must be a 2-letter ISO 3166-1 country code in upper case').nullish().meta({ description: 'ISO 3166-1 alpha-2, e.g. `US`.' }),
+    country: z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'must be a 2-letter ISO 3166-1 country code in upper case')
+      .nullish()
+      .meta({ description: 'ISO 3166-1 alpha-2, e.g. `US`.' }),
     postal_code: text(50).nullish(),
     state: text(100).nullish(),
     state_code: text(10).nullish().meta({ description: 'ISO 3166-2 subdivision code, e.g. `US-CA`.' }),
@@ -57,7 +114,9 @@ export type AddressInput = z.infer<typeof addressSchema>;
 export const taxIdSchema = z
   .object({
     value: text(50).meta({ description: 'The tax number.' }),
-    kind: z.enum(taxIdKinds).meta({ description: 'The kind of tax number: country, then kind (`gb.vat`, `us.ein`, …).' }),
+    kind: z
+      .enum(taxIdKinds)
+      .meta({ description: 'The kind of tax number: country, then kind (`gb.vat`, `us.ein`, …).' }),
   })
   .strict()
   .meta({ id: 'TaxId' });
@@ -78,7 +137,10 @@ const contactShape = {
 export const billingDetailsSchema = z
   .object({ ...contactShape, tax_id: taxIdSchema.nullish() })
   .strict()
-  .meta({ id: 'BillingDetails', description: "The buyer's billing details; sent on update, it replaces the buyer's billing details as a whole." });
+  .meta({
+    id: 'BillingDetails',
+    description: "The buyer's billing details; sent on update, it replaces the buyer's billing details as a whole.",
+  });
 export type BillingDetailsInput = z.infer<typeof billingDetailsSchema>;
 
 /** Billing details as stored and answered: every field present, null when not given. */
@@ -107,15 +169,23 @@ export interface BillingDetails extends Contact {
 // ---- request bodies ----------------------------------------------------------------------------------------------
 
 const buyerShape = {
-  display_name: text(MAX_BUYER_DISPLAY_NAME_LENGTH).nullish().meta({ description: "The buyer's name as shown in the dashboard." }),
-  external_identifier: text(MAX_BUYER_EXTERNAL_IDENTIFIER_LENGTH)
+  display_name: text(MAX_BUYER_DISPLAY_NAME_LENGTH)
     .nullish()
-    .meta({ description: 'Your identifier of the buyer: unique among the buyers of the merchant account (409 `duplicate_record` otherwise).' }),
+    .meta({ description: "The buyer's name as shown in the dashboard." }),
+  external_identifier: text(MAX_BUYER_EXTERNAL_IDENTIFIER_LENGTH).nullish().meta({
+    description:
+      'Your identifier of the buyer: unique among the buyers of the merchant account (409 `duplicate_record` otherwise).',
+  }),
   billing_details: billingDetailsSchema.nullish(),
-  account_number: text(100).nullish().meta({ description: "The buyer's account number (e.g. for account funding transactions)." }),
+  account_number: text(100)
+    .nullish()
+    .meta({ description: "The buyer's account number (e.g. for account funding transactions)." }),
 };
 
-export const buyerCreateSchema = z.object(buyerShape).strict().meta({ id: 'BuyerCreate', description: 'A new buyer of the merchant account.' });
+export const buyerCreateSchema = z
+  .object(buyerShape)
+  .strict()
+  .meta({ id: 'BuyerCreate', description: 'A new buyer of the merchant account.' });
 export type BuyerCreateInput = z.infer<typeof buyerCreateSchema>;
 
 export const buyerUpdateSchema = z
@@ -124,22 +194,28 @@ export const buyerUpdateSchema = z
   .meta({ id: 'BuyerUpdate', description: 'The fields to change: a field left out stays as it is, `null` clears it.' });
 export type BuyerUpdateInput = z.infer<typeof buyerUpdateSchema>;
 
-export const shippingDetailsCreateSchema = z.object(contactShape).strict().meta({ id: 'ShippingDetailsCreate', description: 'A delivery address of the buyer.' });
-export type ShippingDetailsCreateInput = z.infer<typeof shippingDetailsCreateSchema>;
-
-export const shippingDetailsUpdateSchema = z
+export const shippingDetailsCreateSchema = z
   .object(contactShape)
   .strict()
-  .meta({ id: 'ShippingDetailsUpdate', description: 'The fields to change: a field left out stays as it is, `null` clears it; `address` is replaced as a whole.' });
+  .meta({ id: 'ShippingDetailsCreate', description: 'A delivery address of the buyer.' });
+export type ShippingDetailsCreateInput = z.infer<typeof shippingDetailsCreateSchema>;
+
+export const shippingDetailsUpdateSchema = z.object(contactShape).strict().meta({
+  id: 'ShippingDetailsUpdate',
+  description:
+    'The fields to change: a field left out stays as it is, `null` clears it; `address` is replaced as a whole.',
+});
 export type ShippingDetailsUpdateInput = z.infer<typeof shippingDetailsUpdateSchema>;
 
 // ---- queries -----------------------------------------------------------------------------------------------------
 
 export const buyerListQuerySchema = z.object({
-  external_identifier: text(MAX_BUYER_EXTERNAL_IDENTIFIER_LENGTH).optional().meta({ description: 'Only the buyer with exactly this external identifier.' }),
-  search: text(MAX_BUYER_DISPLAY_NAME_LENGTH)
+  external_identifier: text(MAX_BUYER_EXTERNAL_IDENTIFIER_LENGTH)
     .optional()
-    .meta({ description: 'Only buyers whose display name or external identifier contains this text (case-insensitive).' }),
+    .meta({ description: 'Only the buyer with exactly this external identifier.' }),
+  search: text(MAX_BUYER_DISPLAY_NAME_LENGTH).optional().meta({
+    description: 'Only buyers whose display name or external identifier contains this text (case-insensitive).',
+  }),
 });
 
 // ---- responses ---------------------------------------------------------------------------------------------------
@@ -188,7 +264,12 @@ export const buyerSchema = z
 export type Buyer = z.infer<typeof buyerSchema>;
 
 export const buyersSchema = z
-  .object({ items: z.array(buyerSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(buyerSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'Buyers', description: 'A page of buyers, newest first.' });
 
 export const shippingDetailsSchema = z

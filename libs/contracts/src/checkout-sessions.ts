@@ -23,7 +23,10 @@ export const CHECKOUT_SESSION_MIN_EXPIRES_IN = 60;
 export const CHECKOUT_SESSION_MAX_EXPIRES_IN = 86_400;
 
 const timestamp = z.iso.datetime({ offset: true });
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
 const metadata = z
   .record(z.string().max(50), z.string().max(200))
   .refine((value) => Object.keys(value).length <= 20, 'at most 20 keys')
@@ -32,7 +35,9 @@ const expiresIn = z
   .number()
   .min(CHECKOUT_SESSION_MIN_EXPIRES_IN)
   .max(CHECKOUT_SESSION_MAX_EXPIRES_IN)
-  .meta({ description: `Seconds from now until the session expires, ${CHECKOUT_SESSION_MIN_EXPIRES_IN} to ${CHECKOUT_SESSION_MAX_EXPIRES_IN}.` });
+  .meta({
+    description: `Seconds from now until the session expires, ${CHECKOUT_SESSION_MIN_EXPIRES_IN} to ${CHECKOUT_SESSION_MAX_EXPIRES_IN}.`,
+  });
 
 /**
  * A flight leg or a passenger: the reference names the types without detailing them, so they are kept as given —
@@ -52,9 +57,15 @@ export const airlineSchema = z
     issuing_carrier_name: z.string().max(100).nullish(),
     issuing_iata_designator: z.string().max(10).nullish(),
     issuing_icao_code: z.string().max(10).nullish(),
-    legs: z.array(airlineRecord.meta({ id: 'AirlineLeg' })).max(100).nullish(),
+    legs: z
+      .array(airlineRecord.meta({ id: 'AirlineLeg' }))
+      .max(100)
+      .nullish(),
     passenger_name_record: z.string().max(100).nullish(),
-    passengers: z.array(airlineRecord.meta({ id: 'AirlinePassenger' })).max(100).nullish(),
+    passengers: z
+      .array(airlineRecord.meta({ id: 'AirlinePassenger' }))
+      .max(100)
+      .nullish(),
     reservation_system: z.string().max(100).nullish(),
     restricted_ticket: z.boolean().nullish(),
     ticket_delivery_method: z.enum(['electronic', 'other']).nullish(),
@@ -83,23 +94,31 @@ const sessionDetailsShape = {
 
 export const checkoutSessionCreateSchema = z
   .object({ ...sessionDetailsShape, expires_in: expiresIn.default(CHECKOUT_SESSION_DEFAULT_EXPIRES_IN) })
-  .meta({ id: 'CheckoutSessionCreate', description: 'Every field is optional; an empty body opens a session for an hour.' });
+  .meta({
+    id: 'CheckoutSessionCreate',
+    description: 'Every field is optional; an empty body opens a session for an hour.',
+  });
 export type CheckoutSessionCreateInput = z.infer<typeof checkoutSessionCreateSchema>;
 
-export const checkoutSessionUpdateSchema = z
-  .object({ ...sessionDetailsShape, expires_in: expiresIn.optional() })
-  .meta({
-    id: 'CheckoutSessionUpdate',
-    description: 'The fields given replace the session’s (null clears one); `expires_in` counts again from now. Absent fields stay as they are.',
-  });
+export const checkoutSessionUpdateSchema = z.object({ ...sessionDetailsShape, expires_in: expiresIn.optional() }).meta({
+  id: 'CheckoutSessionUpdate',
+  description:
+    'The fields given replace the session’s (null clears one); `expires_in` counts again from now. Absent fields stay as they are.',
+});
 export type CheckoutSessionUpdateInput = z.infer<typeof checkoutSessionUpdateSchema>;
 
 export const checkoutSessionCardSchema = z
   .object({
     method: z.literal('card'),
-    number: z.string().regex(/^\d{12,19}$/, 'must be 12 to 19 digits').meta({ description: 'The card number; one failing the Luhn check is a 400.' }),
+    number: z
+      .string()
+      .regex(/^\d{12,19}$/, 'must be 12 to 19 digits')
+      .meta({ description: 'The card number; one failing the Luhn check is a 400.' }),
     expiration_date: expirationDate,
-    security_code: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits').optional(),
+    security_code: z
+      .string()
+      .regex(/^\d{3,4}$/, 'must be 3 or 4 digits')
+      .optional(),
   })
   .meta({ id: 'CheckoutSessionCardFields' });
 
@@ -108,7 +127,10 @@ export const checkoutSessionStoredMethodSchema = z
   .object({
     method: z.literal('id'),
     id: z.uuid().meta({ description: 'A stored payment method of the session’s merchant account, `succeeded`.' }),
-    security_code: z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits').optional(),
+    security_code: z
+      .string()
+      .regex(/^\d{3,4}$/, 'must be 3 or 4 digits')
+      .optional(),
   })
   .meta({ id: 'CheckoutSessionStoredMethodFields' });
 
@@ -128,7 +150,10 @@ export type CheckoutSessionFieldsInput = z.infer<typeof checkoutSessionFieldsSch
  * `GET /checkout/sessions/{id}/card-details?bin=`: the first 6 to 8 digits the buyer typed into the card number frame.
  */
 export const checkoutSessionCardDetailsQuerySchema = z.object({
-  bin: z.string().regex(/^\d{6,8}$/, 'must be 6 to 8 digits').meta({ description: 'The first 6 to 8 digits of the card number typed so far.' }),
+  bin: z
+    .string()
+    .regex(/^\d{6,8}$/, 'must be 6 to 8 digits')
+    .meta({ description: 'The first 6 to 8 digits of the card number typed so far.' }),
 });
 export type CheckoutSessionCardDetailsQuery = z.infer<typeof checkoutSessionCardDetailsQuerySchema>;
 
@@ -137,10 +162,15 @@ export type CheckoutSessionCardDetailsQuery = z.infer<typeof checkoutSessionCard
 /** What BIN data says about a prefix, for the secure fields' `card-details-changed` event (spec, Events rule 5). */
 export const checkoutSessionCardDetailsSchema = z
   .object({
-    country: z.string().nullable().meta({ description: "The issuer's country (ISO 3166-1 alpha-2); null when the BIN data cannot resolve it." }),
+    country: z
+      .string()
+      .nullable()
+      .meta({ description: "The issuer's country (ISO 3166-1 alpha-2); null when the BIN data cannot resolve it." }),
     scheme: z.string().nullable(),
     card_type: z.string().nullable().meta({ description: '`credit`, `debit` or `prepaid`; null when unknown.' }),
-    additional_schemes: z.array(z.string()).meta({ description: 'Other schemes the card is co-badged with (none known from the BIN data yet).' }),
+    additional_schemes: z
+      .array(z.string())
+      .meta({ description: 'Other schemes the card is co-badged with (none known from the BIN data yet).' }),
   })
   .meta({ id: 'CheckoutSessionCardDetails' });
 export type CheckoutSessionCardDetails = z.infer<typeof checkoutSessionCardDetailsSchema>;
@@ -148,8 +178,14 @@ export type CheckoutSessionCardDetails = z.infer<typeof checkoutSessionCardDetai
 export const checkoutSessionPaymentMethodDetailsSchema = z
   .object({
     bin: z.string().nullable(),
-    card_type: z.string().nullable().meta({ description: '`credit`, `debit` or `prepaid`, from BIN data; null when unknown.' }),
-    card_country: z.string().nullable().meta({ description: "The issuer's country (ISO 3166-1 alpha-2), from BIN data." }),
+    card_type: z
+      .string()
+      .nullable()
+      .meta({ description: '`credit`, `debit` or `prepaid`, from BIN data; null when unknown.' }),
+    card_country: z
+      .string()
+      .nullable()
+      .meta({ description: "The issuer's country (ISO 3166-1 alpha-2), from BIN data." }),
     card_issuer_name: z.string().nullable(),
   })
   .meta({ id: 'CheckoutSessionPaymentMethodDetails' });
@@ -178,7 +214,9 @@ export const checkoutSessionSchema = z
     amount: z.int().nullable(),
     currency: z.string().nullable(),
     payment_service_id: z.string().nullable(),
-    payment_method: checkoutSessionPaymentMethodSchema.nullable().meta({ description: 'The card attached by the secure fields; null until then.' }),
+    payment_method: checkoutSessionPaymentMethodSchema
+      .nullable()
+      .meta({ description: 'The card attached by the secure fields; null until then.' }),
   })
   .meta({ id: 'CheckoutSession' });
 export type CheckoutSession = z.infer<typeof checkoutSessionSchema>;

@@ -30,18 +30,35 @@ const timestamp = z.iso.datetime({ offset: true });
 const hostName = z
   .string()
   .max(253)
-  .regex(/^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$/, 'must be a host name such as shop.example.com')
+  .regex(
+    /^(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+(?:[A-Za-z]{2,63}|xn--[A-Za-z0-9-]{1,59})$/,
+    'must be a host name such as shop.example.com',
+  )
   .meta({ description: 'A host name the wallet is used on (e.g. `shop.example.com`): no scheme, port or path.' });
 
 const domainNames = z
   .array(hostName)
   .max(MAX_DIGITAL_WALLET_DOMAINS)
-  .refine((names) => new Set(names.map((name) => name.toLowerCase())).size === names.length, 'must not repeat a domain name')
+  .refine(
+    (names) => new Set(names.map((name) => name.toLowerCase())).size === names.length,
+    'must not repeat a domain name',
+  )
   .meta({ description: `Up to ${MAX_DIGITAL_WALLET_DOMAINS} host names, each once (case-insensitive).` });
 
-const merchantName = z.string().min(1).max(200).meta({ description: 'The merchant name the wallet provider registers.' });
-const merchantDisplayName = z.string().min(1).max(200).meta({ description: 'The name shown to the buyer in the wallet sheet.' });
-const merchantUrl = z.url({ protocol: /^https?$/ }).max(2048).meta({ description: "The merchant's web site (http or https)." });
+const merchantName = z
+  .string()
+  .min(1)
+  .max(200)
+  .meta({ description: 'The merchant name the wallet provider registers.' });
+const merchantDisplayName = z
+  .string()
+  .min(1)
+  .max(200)
+  .meta({ description: 'The name shown to the buyer in the wallet sheet.' });
+const merchantUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .meta({ description: "The merchant's web site (http or https)." });
 const merchantCountryCode = z
   .string()
   .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 country code (two upper-case letters)')
@@ -70,11 +87,16 @@ export const digitalWalletCreateSchema = z
     merchant_url: merchantUrl.nullish(),
     merchant_country_code: merchantCountryCode.nullish(),
     domain_names: domainNames.default([]),
-    accept_terms_and_conditions: z.boolean().meta({ description: "Must be true: the provider's terms are accepted on the merchant's behalf." }),
+    accept_terms_and_conditions: z
+      .boolean()
+      .meta({ description: "Must be true: the provider's terms are accepted on the merchant's behalf." }),
     decryption_key: decryptionKey.optional(),
   })
   .strict()
-  .meta({ id: 'DigitalWalletCreate', description: 'A wallet provider to register the merchant account with; one per provider and merchant account.' });
+  .meta({
+    id: 'DigitalWalletCreate',
+    description: 'A wallet provider to register the merchant account with; one per provider and merchant account.',
+  });
 export type DigitalWalletCreateInput = z.infer<typeof digitalWalletCreateSchema>;
 
 export const digitalWalletUpdateSchema = z
@@ -84,7 +106,9 @@ export const digitalWalletUpdateSchema = z
     merchant_url: merchantUrl.nullish().meta({ description: 'null clears it.' }),
     merchant_country_code: merchantCountryCode.nullish().meta({ description: 'null clears it.' }),
     domain_names: domainNames.optional().meta({ description: 'Replaces the list.' }),
-    decryption_key: decryptionKey.optional().meta({ description: 'Paze only: replaces the decryption key (key rotation).' }),
+    decryption_key: decryptionKey
+      .optional()
+      .meta({ description: 'Paze only: replaces the decryption key (key rotation).' }),
   })
   .strict()
   .meta({ id: 'DigitalWalletUpdate', description: 'Only the fields sent change; the provider cannot.' });
@@ -106,10 +130,10 @@ export const digitalWalletSchema = z
     active_certificate_count: z.int().meta({ description: 'Apple Pay certificates are not managed yet: always 0.' }),
     pending_certificate_count: z.int(),
     expired_certificate_count: z.int(),
-    fields: z
-      .record(z.string(), z.unknown())
-      .nullable()
-      .meta({ description: 'Paze: `{decryption_key_id}`, the RFC 7638 thumbprint of the decryption key’s public key (never the key). Others: null.' }),
+    fields: z.record(z.string(), z.unknown()).nullable().meta({
+      description:
+        'Paze: `{decryption_key_id}`, the RFC 7638 thumbprint of the decryption key’s public key (never the key). Others: null.',
+    }),
     created_at: timestamp,
     updated_at: timestamp,
   })

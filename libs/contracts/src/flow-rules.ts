@@ -27,8 +27,14 @@ export type FlowAction = (typeof flowActions)[number];
 export const cardTypes = ['credit', 'debit', 'prepaid'] as const;
 
 const timestamp = z.iso.datetime({ offset: true });
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
-const country = z.string().regex(/^[A-Z]{2}$/).meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const country = z
+  .string()
+  .regex(/^[A-Z]{2}$/)
+  .meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
 const binPattern = /^\d{6,8}$/;
 const binDigits = z.string().regex(binPattern, 'must be 6 to 8 digits');
 
@@ -38,18 +44,28 @@ const binRange = z
   .superRefine((range, context) => {
     // zod still runs this after a failed pattern; comparing malformed bounds would only add noise.
     if (!binPattern.test(range.from) || !binPattern.test(range.to)) return;
-    if (range.from.length !== range.to.length) context.addIssue({ code: 'custom', path: ['to'], message: 'must have as many digits as from' });
-    else if (range.from > range.to) context.addIssue({ code: 'custom', path: ['to'], message: 'must not be below from' });
+    if (range.from.length !== range.to.length)
+      context.addIssue({ code: 'custom', path: ['to'], message: 'must have as many digits as from' });
+    else if (range.from > range.to)
+      context.addIssue({ code: 'custom', path: ['to'], message: 'must not be below from' });
   });
 
 const membership = ['one_of', 'not_one_of'] as const;
 
-const condition = <const Name extends string, const Operators extends readonly [string, ...string[]], Value extends z.ZodType>(
+const condition = <
+  const Name extends string,
+  const Operators extends readonly [string, ...string[]],
+  Value extends z.ZodType,
+>(
   name: Name,
   operators: Operators,
   value: Value,
   description: string,
-) => z.object({ name: z.literal(name), operator: z.enum(operators), value }).strict().meta({ description });
+) =>
+  z
+    .object({ name: z.literal(name), operator: z.enum(operators), value })
+    .strict()
+    .meta({ description });
 
 export const flowRuleConditionSchema = z
   .discriminatedUnion('name', [
@@ -59,18 +75,48 @@ export const flowRuleConditionSchema = z
       z.int().min(0),
       "The transaction's amount in minor units, compared with the value.",
     ),
-    condition('currency', membership, z.array(currency).min(1).max(300), "The transaction's currency is (not) one of the values."),
-    condition('country', membership, z.array(country).min(1).max(300), "The transaction's country is (not) one of the values; a transaction without a country is in none."),
-    condition('bin_range', ['in_range', 'not_in_range'], z.array(binRange).min(1).max(100), "The card number's first digits (as many as `from` has) are within one of the ranges, bounds included."),
-    condition('card_scheme', membership, z.array(z.enum(cardSchemeValues)).min(1).max(cardSchemeValues.length), "The card's scheme is (not) one of the values; an unknown scheme is in none."),
-    condition('card_type', membership, z.array(z.enum(cardTypes)).min(1).max(cardTypes.length), "The card's type is (not) one of the values; an unknown type is in none."),
+    condition(
+      'currency',
+      membership,
+      z.array(currency).min(1).max(300),
+      "The transaction's currency is (not) one of the values.",
+    ),
+    condition(
+      'country',
+      membership,
+      z.array(country).min(1).max(300),
+      "The transaction's country is (not) one of the values; a transaction without a country is in none.",
+    ),
+    condition(
+      'bin_range',
+      ['in_range', 'not_in_range'],
+      z.array(binRange).min(1).max(100),
+      "The card number's first digits (as many as `from` has) are within one of the ranges, bounds included.",
+    ),
+    condition(
+      'card_scheme',
+      membership,
+      z.array(z.enum(cardSchemeValues)).min(1).max(cardSchemeValues.length),
+      "The card's scheme is (not) one of the values; an unknown scheme is in none.",
+    ),
+    condition(
+      'card_type',
+      membership,
+      z.array(z.enum(cardTypes)).min(1).max(cardTypes.length),
+      "The card's type is (not) one of the values; an unknown type is in none.",
+    ),
     condition(
       'metadata',
       membership,
       z.object({ key: z.string().min(1).max(50), values: z.array(z.string().max(200)).min(1).max(100) }).strict(),
       "The transaction's metadata value under `key` is (not) one of `values`; a missing key is in none.",
     ),
-    condition('merchant_initiated', ['equal'], z.boolean(), 'Whether the merchant, not the buyer, initiated the transaction.'),
+    condition(
+      'merchant_initiated',
+      ['equal'],
+      z.boolean(),
+      'Whether the merchant, not the buyer, initiated the transaction.',
+    ),
   ])
   .meta({ id: 'FlowRuleCondition' });
 
@@ -103,8 +149,12 @@ export const flowRuleSchema = z
     flow: z.string(),
     action: z.string(),
     description: z.string().nullable(),
-    position: z.number().int().meta({ description: "Order among the rules of the same flow and action: lower first; equal positions, oldest first." }),
-    conditions: z.array(z.object({ name: z.string(), operator: z.string(), value: z.unknown() })).meta({ description: 'All must hold; none: always.' }),
+    position: z.number().int().meta({
+      description: 'Order among the rules of the same flow and action: lower first; equal positions, oldest first.',
+    }),
+    conditions: z
+      .array(z.object({ name: z.string(), operator: z.string(), value: z.unknown() }))
+      .meta({ description: 'All must hold; none: always.' }),
     outcome: z.object({ type: z.string(), result: z.unknown() }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -131,12 +181,16 @@ export const flowRuleCreateSchema = z
   .object({
     action,
     description,
-    position: position.optional().meta({ description: "Default: after the last rule of the action." }),
+    position: position.optional().meta({ description: 'Default: after the last rule of the action.' }),
     conditions: conditions.meta({ description: 'All must hold; send [] for a rule that always applies.' }),
     outcome: flowRuleOutcomeSchema.optional(),
   })
   .strict()
-  .meta({ id: 'FlowRuleCreate', description: '`outcome` is required for `route-transaction`; the other actions default to `{type: boolean, result: true}`.' });
+  .meta({
+    id: 'FlowRuleCreate',
+    description:
+      '`outcome` is required for `route-transaction`; the other actions default to `{type: boolean, result: true}`.',
+  });
 
 export const flowRuleUpdateSchema = z
   .object({
@@ -147,7 +201,11 @@ export const flowRuleUpdateSchema = z
     outcome: flowRuleOutcomeSchema.optional(),
   })
   .strict()
-  .meta({ id: 'FlowRuleUpdate', description: 'Only the fields sent change; `conditions` and `outcome` are replaced whole; null clears the description.' });
+  .meta({
+    id: 'FlowRuleUpdate',
+    description:
+      'Only the fields sent change; `conditions` and `outcome` are replaced whole; null clears the description.',
+  });
 
 export type FlowRuleCreateInput = z.infer<typeof flowRuleCreateSchema>;
 export type FlowRuleUpdateInput = z.infer<typeof flowRuleUpdateSchema>;

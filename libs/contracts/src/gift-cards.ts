@@ -33,19 +33,33 @@ export const giftCardPatterns = {
 export const MAX_GIFT_CARD_BALANCE_ITEMS = 10;
 
 const timestamp = z.iso.datetime({ offset: true });
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
 const amount = z.int().min(1).max(99_999_999);
 
-export const giftCardNumberSchema = z.string().regex(/^\d{16,19}$/, 'must be 16 to 19 digits').meta({ description: 'The 16 to 19 digit gift card number.' });
+export const giftCardNumberSchema = z
+  .string()
+  .regex(/^\d{16,19}$/, 'must be 16 to 19 digits')
+  .meta({ description: 'The 16 to 19 digit gift card number.' });
 export const giftCardPinSchema = z.string().min(1).max(20).meta({ description: "The gift card's PIN." });
 const buyerId = z.uuid().meta({ description: "The buyer's id (no buyers resource yet: stored and matched as given)." });
-const buyerExternalIdentifier = z.string().min(1).max(200).meta({ description: 'Your identifier of the buyer (stored and matched as given).' });
+const buyerExternalIdentifier = z
+  .string()
+  .min(1)
+  .max(200)
+  .meta({ description: 'Your identifier of the buyer (stored and matched as given).' });
 
 // ---- request bodies ----------------------------------------------------------------------------------------
 
 export const giftCardIssueSchema = z
   .object({
-    theme: z.string().min(1).max(100).meta({ description: "The provider's theme (design/programme) code to issue the card under." }),
+    theme: z
+      .string()
+      .min(1)
+      .max(100)
+      .meta({ description: "The provider's theme (design/programme) code to issue the card under." }),
     amount: amount.meta({ description: 'The amount to load onto the card, in minor units.' }),
     currency,
   })
@@ -57,15 +71,23 @@ export const giftCardActivateSchema = z
   .object({
     number: giftCardNumberSchema,
     pin: giftCardPinSchema.optional(),
-    amount: amount.optional().meta({ description: 'The amount to load onto the card, in minor units; absent: the value the card was made with.' }),
+    amount: amount.optional().meta({
+      description: 'The amount to load onto the card, in minor units; absent: the value the card was made with.',
+    }),
     currency,
   })
   .strict()
   .meta({ id: 'GiftCardActivationCreate', description: 'A physical gift card to put into use.' });
 export type GiftCardActivateInput = z.infer<typeof giftCardActivateSchema>;
 
-export const giftCardRequestSchema = z.object({ number: giftCardNumberSchema, pin: giftCardPinSchema }).strict().meta({ id: 'GiftCardRequest', description: 'A gift card given by number and PIN.' });
-export const giftCardStoredRequestSchema = z.object({ id: z.uuid() }).strict().meta({ id: 'GiftCardStoredRequest', description: 'A stored gift card (`POST /gift-cards`).' });
+export const giftCardRequestSchema = z
+  .object({ number: giftCardNumberSchema, pin: giftCardPinSchema })
+  .strict()
+  .meta({ id: 'GiftCardRequest', description: 'A gift card given by number and PIN.' });
+export const giftCardStoredRequestSchema = z
+  .object({ id: z.uuid() })
+  .strict()
+  .meta({ id: 'GiftCardStoredRequest', description: 'A stored gift card (`POST /gift-cards`).' });
 
 export const giftCardBalanceRequestSchema = z
   .object({
@@ -73,7 +95,9 @@ export const giftCardBalanceRequestSchema = z
       .array(z.union([giftCardRequestSchema, giftCardStoredRequestSchema], { error: 'must be {number, pin} or {id}' }))
       .min(1)
       .max(MAX_GIFT_CARD_BALANCE_ITEMS)
-      .meta({ description: `1 to ${MAX_GIFT_CARD_BALANCE_ITEMS} cards; the answer has one result per card, in the same order.` }),
+      .meta({
+        description: `1 to ${MAX_GIFT_CARD_BALANCE_ITEMS} cards; the answer has one result per card, in the same order.`,
+      }),
   })
   .strict()
   .meta({ id: 'GiftCardBalanceRequest' });
@@ -92,7 +116,11 @@ export const giftCardCreateSchema = z
     message: 'give either buyer_id or buyer_external_identifier, not both',
     path: ['buyer_external_identifier'],
   })
-  .meta({ id: 'GiftCardCreate', description: 'A gift card to store, checked with the gift card service first. `buyer_id` and `buyer_external_identifier` exclude each other.' });
+  .meta({
+    id: 'GiftCardCreate',
+    description:
+      'A gift card to store, checked with the gift card service first. `buyer_id` and `buyer_external_identifier` exclude each other.',
+  });
 export type GiftCardCreateInput = z.infer<typeof giftCardCreateSchema>;
 
 // ---- queries -------------------------------------------------------------------------------------------------
@@ -109,8 +137,14 @@ export const buyerGiftCardListQuerySchema = z
   .object({
     buyer_id: buyerId.optional(),
     buyer_external_identifier: buyerExternalIdentifier.optional(),
-    sort_by: z.enum(buyerGiftCardSortFields).default('last_used_at').meta({ description: 'The only sort field: `last_used_at` (never used: last).' }),
-    order_by: z.enum(buyerGiftCardSortDirections).default('desc').meta({ description: 'The direction of `sort_by`; cards never used come last either way.' }),
+    sort_by: z
+      .enum(buyerGiftCardSortFields)
+      .default('last_used_at')
+      .meta({ description: 'The only sort field: `last_used_at` (never used: last).' }),
+    order_by: z
+      .enum(buyerGiftCardSortDirections)
+      .default('desc')
+      .meta({ description: 'The direction of `sort_by`; cards never used come last either way.' }),
   })
   .refine((query) => (query.buyer_id !== undefined) !== (query.buyer_external_identifier !== undefined), {
     message: 'give buyer_id or buyer_external_identifier (one of them)',
@@ -137,8 +171,13 @@ export const giftCardSummarySchema = z
     last4: z.string(),
     currency: z.string().nullable(),
     expiration_date: timestamp.nullable(),
-    balance: z.int().nullable().meta({ description: "Minor units, as the gift card service answered; null when not asked (stored lists) or refused." }),
-    balance_error_code: z.string().nullable().meta({ description: 'Why the gift card service gave no balance (`invalid_gift_card`, `expired_card`, …).' }),
+    balance: z.int().nullable().meta({
+      description: 'Minor units, as the gift card service answered; null when not asked (stored lists) or refused.',
+    }),
+    balance_error_code: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why the gift card service gave no balance (`invalid_gift_card`, `expired_card`, …).' }),
     balance_raw_error_code: z.string().nullable(),
     balance_raw_error_message: z.string().nullable(),
     ...usageShape,
@@ -146,11 +185,16 @@ export const giftCardSummarySchema = z
   .meta({ id: 'GiftCardSummary' });
 export type GiftCardSummary = z.infer<typeof giftCardSummarySchema>;
 
-export const giftCardSummariesSchema = z.object({ items: z.array(giftCardSummarySchema) }).meta({ id: 'GiftCardSummaries' });
+export const giftCardSummariesSchema = z
+  .object({ items: z.array(giftCardSummarySchema) })
+  .meta({ id: 'GiftCardSummaries' });
 
 export const giftCardIssuedSchema = giftCardSummarySchema
   .extend({
-    number: z.string().meta({ description: 'The new card number: shown in this answer only (and its replays with the same Idempotency-Key), never stored.' }),
+    number: z.string().meta({
+      description:
+        'The new card number: shown in this answer only (and its replays with the same Idempotency-Key), never stored.',
+    }),
     pin: z.string().meta({ description: 'The PIN, shown like the number.' }),
   })
   .meta({ id: 'GiftCardIssued' });
@@ -167,7 +211,10 @@ const giftCardBuyerSchema = z
     created_at: timestamp,
     updated_at: timestamp,
   })
-  .meta({ id: 'GiftCardBuyer', description: 'The buyer as given when the card was stored (no buyers resource yet: its times are the card’s).' });
+  .meta({
+    id: 'GiftCardBuyer',
+    description: 'The buyer as given when the card was stored (no buyers resource yet: its times are the card’s).',
+  });
 
 export const giftCardSchema = z
   .object({
@@ -189,7 +236,12 @@ export const giftCardSchema = z
 export type GiftCard = z.infer<typeof giftCardSchema>;
 
 export const giftCardsSchema = z
-  .object({ items: z.array(giftCardSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(giftCardSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'GiftCards' });
 
 // ---- RPC payloads ------------------------------------------------------------------------------------------

@@ -18,9 +18,15 @@ export const roleSchema = z
     name: z.string(),
     description: z.string(),
     assignable_to: z.array(z.enum(assigneeKinds)).meta({ description: 'Kinds of assignee that may receive the role.' }),
-    applies_to: z.array(z.string()).meta({ description: 'Slugs of the roles of which a role extending them needs one.' }),
-    is_standalone_assignable: z.boolean().meta({ description: 'Whether the role can be the only usable role of an assignee.' }),
-    permissions: z.array(z.string()).meta({ description: 'The scopes the role grants (wildcards `*.read`, `*.write`).' }),
+    applies_to: z
+      .array(z.string())
+      .meta({ description: 'Slugs of the roles of which a role extending them needs one.' }),
+    is_standalone_assignable: z
+      .boolean()
+      .meta({ description: 'Whether the role can be the only usable role of an assignee.' }),
+    permissions: z
+      .array(z.string())
+      .meta({ description: 'The scopes the role grants (wildcards `*.read`, `*.write`).' }),
   })
   .meta({ id: 'Role' });
 

@@ -16,9 +16,31 @@ export const threeDsConfigurationPatterns = {
 } as const;
 
 export const cardSchemeValues = [
-  'accel', 'amex', 'bancontact', 'carte-bancaire', 'cirrus', 'culiance', 'dankort', 'diners-club', 'discover',
-  'eftpos-australia', 'elo', 'hipercard', 'jcb', 'maestro', 'mastercard', 'mir', 'nyce', 'other', 'pulse', 'qcard',
-  'rupay', 'star', 'uatp', 'unionpay', 'visa',
+  'accel',
+  'amex',
+  'bancontact',
+  'carte-bancaire',
+  'cirrus',
+  'culiance',
+  'dankort',
+  'diners-club',
+  'discover',
+  'eftpos-australia',
+  'elo',
+  'hipercard',
+  'jcb',
+  'maestro',
+  'mastercard',
+  'mir',
+  'nyce',
+  'other',
+  'pulse',
+  'qcard',
+  'rupay',
+  'star',
+  'uatp',
+  'unionpay',
+  'visa',
 ] as const;
 /** Closed on requests; responses stay open (`string`) so new schemes never break clients. */
 const cardScheme = z.enum(cardSchemeValues);
@@ -35,10 +57,16 @@ export const merchantAccountSchema = z
     account_updater_request_encryption_key_id: z.string().nullable(),
     account_updater_response_decryption_key: z.string().nullable(),
     account_updater_response_decryption_key_id: z.string().nullable(),
-    over_capture_amount: z.number().int().nullable().meta({ description: 'How far (minor units) captures may exceed the authorized amount; null: no over-capture by amount.' }),
-    over_capture_percentage: z.number().int().nullable().meta({ description: 'How far (percent of the authorized amount) captures may exceed it; null: no over-capture by percentage.' }),
+    over_capture_amount: z.number().int().nullable().meta({
+      description: 'How far (minor units) captures may exceed the authorized amount; null: no over-capture by amount.',
+    }),
+    over_capture_percentage: z.number().int().nullable().meta({
+      description:
+        'How far (percent of the authorized amount) captures may exceed it; null: no over-capture by percentage.',
+    }),
     multiple_captures_enabled: z.boolean().meta({
-      description: 'Whether a transaction may be captured in several parts; a multiple capture also needs a payment service that supports it.',
+      description:
+        'Whether a transaction may be captured in several parts; a multiple capture also needs a payment service that supports it.',
     }),
     loon_client_key: z.string().nullable(),
     loon_secret_key: z.string().nullable(),
@@ -125,8 +153,13 @@ export interface MerchantAccountListRequest {
   readonly merchant_account_ids?: readonly string[];
 }
 
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
-const metadata = z.record(z.string().max(100), z.string().max(1000)).refine((value) => Object.keys(value).length <= 50, { message: 'At most 50 keys' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const metadata = z
+  .record(z.string().max(100), z.string().max(1000))
+  .refine((value) => Object.keys(value).length <= 50, { message: 'At most 50 keys' });
 
 export const threeDsConfigurationSchema = z
   .object({
@@ -186,7 +219,10 @@ export const threeDsConfigurationUpdateSchema = z
     metadata: metadata.optional().meta({ description: 'Replaces the metadata.' }),
   })
   .strict()
-  .meta({ id: 'MerchantAccountThreeDSConfigurationUpdate', description: 'Only the fields sent change; null clears scheme or currency.' });
+  .meta({
+    id: 'MerchantAccountThreeDSConfigurationUpdate',
+    description: 'Only the fields sent change; null clears scheme or currency.',
+  });
 
 export const threeDsConfigurationListQuerySchema = z.object({ currency: currency.optional() });
 

@@ -15,28 +15,35 @@ export const networkTokenPatterns = {
 } as const;
 
 const timestamp = z.iso.datetime({ offset: true });
-const merchantInitiated = z.boolean().meta({ description: 'Whether the merchant, not the buyer, initiates the payment(s) the token is for.' });
+const merchantInitiated = z
+  .boolean()
+  .meta({ description: 'Whether the merchant, not the buyer, initiates the payment(s) the token is for.' });
 
 // ---- request bodies ----------------------------------------------------------------------------------------
 
 export const networkTokenCreateSchema = z
   .object({
     merchant_initiated: merchantInitiated,
-    is_subsequent_payment: z.boolean().meta({ description: 'Whether the token is for a payment after the first of a series (a recurring or unscheduled payment).' }),
+    is_subsequent_payment: z.boolean().meta({
+      description:
+        'Whether the token is for a payment after the first of a series (a recurring or unscheduled payment).',
+    }),
     security_code: z
       .string()
       .regex(/^\d{3,4}$/, 'must be 3 or 4 digits')
       .optional()
-      .meta({ description: "The card's security code: sent to the token service to help the issuer approve, never stored." }),
+      .meta({
+        description: "The card's security code: sent to the token service to help the issuer approve, never stored.",
+      }),
   })
   .strict()
   .meta({ id: 'NetworkTokenCreate', description: 'Provision a network token for a stored card.' });
 export type NetworkTokenCreateInput = z.infer<typeof networkTokenCreateSchema>;
 
-export const cryptogramCreateSchema = z
-  .object({ merchant_initiated: merchantInitiated })
-  .strict()
-  .meta({ id: 'CryptogramCreate', description: 'Ask the token service for a cryptogram for one payment with the token.' });
+export const cryptogramCreateSchema = z.object({ merchant_initiated: merchantInitiated }).strict().meta({
+  id: 'CryptogramCreate',
+  description: 'Ask the token service for a cryptogram for one payment with the token.',
+});
 export type CryptogramCreateInput = z.infer<typeof cryptogramCreateSchema>;
 
 // ---- responses -----------------------------------------------------------------------------------------------
@@ -49,8 +56,12 @@ export const networkTokenSchema = z
     type: z.literal('network-token'),
     id: z.uuid(),
     payment_method_id: z.uuid(),
-    status: z.enum(networkTokenStatuses).meta({ description: '`active`, or `suspended` (no cryptograms, no payments until resumed).' }),
-    token: z.string().meta({ description: 'The network token number: a stand-in for the card issued by its network, not the card number.' }),
+    status: z
+      .enum(networkTokenStatuses)
+      .meta({ description: '`active`, or `suspended` (no cryptograms, no payments until resumed).' }),
+    token: z.string().meta({
+      description: 'The network token number: a stand-in for the card issued by its network, not the card number.',
+    }),
     expiration_date: z.string().meta({ description: "MM/YY: the token's own expiry." }),
     created_at: timestamp,
     updated_at: timestamp,

@@ -20,7 +20,13 @@ const buyerExternalIdentifier = z.string().min(1).max(200);
 const externalIdentifier = z.string().min(1).max(300);
 const securityCode = z.string().regex(/^\d{3,4}$/, 'must be 3 or 4 digits');
 
-export const paymentMethodStatuses = ['processing', 'buyer_approval_required', 'succeeded', 'failed', 'paused'] as const;
+export const paymentMethodStatuses = [
+  'processing',
+  'buyer_approval_required',
+  'succeeded',
+  'failed',
+  'paused',
+] as const;
 export type PaymentMethodStatus = (typeof paymentMethodStatuses)[number];
 
 const buyerRef = {
@@ -36,26 +42,37 @@ export const cardPaymentMethodCreateSchema = z
     method: z.literal('card'),
     number: cardNumber,
     expiration_date: expirationDate,
-    security_code: securityCode.nullish().meta({ description: 'Checked by nobody here and never stored: accepted for compatibility, then dropped.' }),
+    security_code: securityCode
+      .nullish()
+      .meta({ description: 'Checked by nobody here and never stored: accepted for compatibility, then dropped.' }),
     card_type: z.string().max(20).nullish(),
     ...buyerRef,
   })
-  .meta({ id: 'CardPaymentMethodCreate', description: 'A card to store in the vault. `buyer_id` and `buyer_external_identifier` exclude each other.' });
+  .meta({
+    id: 'CardPaymentMethodCreate',
+    description: 'A card to store in the vault. `buyer_id` and `buyer_external_identifier` exclude each other.',
+  });
 
 export const checkoutSessionPaymentMethodCreateSchema = z
   .object({
     method: z.literal('checkout-session'),
-    id: z.uuid().meta({ description: 'A checkout session whose card fields were filled in: its card is stored, and the session is used.' }),
+    id: z.uuid().meta({
+      description: 'A checkout session whose card fields were filled in: its card is stored, and the session is used.',
+    }),
     ...buyerRef,
   })
   .meta({ id: 'CheckoutSessionPaymentMethodCreate' });
 
 export const paymentMethodCreateSchema = z
   .discriminatedUnion('method', [cardPaymentMethodCreateSchema, checkoutSessionPaymentMethodCreateSchema])
-  .refine(oneBuyer, { message: 'give either buyer_id or buyer_external_identifier, not both', path: ['buyer_external_identifier'] });
+  .refine(oneBuyer, {
+    message: 'give either buyer_id or buyer_external_identifier, not both',
+    path: ['buyer_external_identifier'],
+  });
 export type PaymentMethodCreateInput = z.infer<typeof paymentMethodCreateSchema>;
 
-const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]));
+const many = <T extends z.ZodType>(item: T) =>
+  z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]));
 
 export const paymentMethodListQuerySchema = z.object({
   buyer_id: buyerId.optional(),
@@ -69,9 +86,18 @@ export const buyerPaymentMethodListQuerySchema = z
   .object({
     buyer_id: buyerId.optional(),
     buyer_external_identifier: buyerExternalIdentifier.optional(),
-    country: z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code').optional(),
-    currency: z.string().regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code').optional(),
-    sort_by: z.enum(['last_used_at']).default('last_used_at').meta({ description: 'The only sort field: `last_used_at` (never used: last).' }),
+    country: z
+      .string()
+      .regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code')
+      .optional(),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code')
+      .optional(),
+    sort_by: z
+      .enum(['last_used_at'])
+      .default('last_used_at')
+      .meta({ description: 'The only sort field: `last_used_at` (never used: last).' }),
     order_by: z.enum(['asc', 'desc']).default('desc'),
   })
   .refine((query) => (query.buyer_id !== undefined) !== (query.buyer_external_identifier !== undefined), {
@@ -91,8 +117,13 @@ const summaryShape = {
   scheme: z.string().nullable(),
   label: z.string().nullable().meta({ description: 'The last four digits of the card.' }),
   expiration_date: z.string().nullable().meta({ description: 'MM/YY' }),
-  fingerprint: z.string().nullable().meta({ description: 'The same card in the same merchant account: the same value.' }),
-  details: z.object({ bin: z.string().nullable(), card_type: z.string().nullable(), card_issuer_name: z.string().nullable() }).nullable(),
+  fingerprint: z
+    .string()
+    .nullable()
+    .meta({ description: 'The same card in the same merchant account: the same value.' }),
+  details: z
+    .object({ bin: z.string().nullable(), card_type: z.string().nullable(), card_issuer_name: z.string().nullable() })
+    .nullable(),
   approval_url: z.string().nullable(),
   country: z.string().nullable(),
   currency: z.string().nullable(),
@@ -112,7 +143,8 @@ export const paymentMethodSchema = z
   .object({
     ...summaryShape,
     status: z.enum(paymentMethodStatuses).meta({
-      description: 'A card stored through the API is `succeeded`; one stored during a purchase stays `processing` until the provider confirms it vaulted the card, and then `failed` if it never does.',
+      description:
+        'A card stored through the API is `succeeded`; one stored during a purchase stays `processing` until the provider confirms it vaulted the card, and then `failed` if it never does.',
     }),
     buyer: z.record(z.string(), z.unknown()).nullable().meta({ description: 'The buyer the method is stored for.' }),
     external_identifier: z.string().nullable(),
@@ -123,9 +155,16 @@ export const paymentMethodSchema = z
 export type PaymentMethod = z.infer<typeof paymentMethodSchema>;
 
 export const paymentMethodsSchema = z
-  .object({ items: z.array(paymentMethodSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(paymentMethodSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'PaymentMethods' });
-export const paymentMethodSummariesSchema = z.object({ items: z.array(paymentMethodSummarySchema) }).meta({ id: 'PaymentMethodSummaries' });
+export const paymentMethodSummariesSchema = z
+  .object({ items: z.array(paymentMethodSummarySchema) })
+  .meta({ id: 'PaymentMethodSummaries' });
 
 // ---- RPC payloads --------------------------------------------------------------------------------------------
 

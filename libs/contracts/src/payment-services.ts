@@ -34,8 +34,14 @@ export const paymentServiceCapabilityNames = [
 export type PaymentServiceCapabilityName = (typeof paymentServiceCapabilityNames)[number];
 
 const timestamp = z.iso.datetime({ offset: true });
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
-const country = z.string().regex(/^[A-Z]{2}$/).meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const country = z
+  .string()
+  .regex(/^[A-Z]{2}$/)
+  .meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
 
 const capabilityDescriptions: Record<PaymentServiceCapabilityName, string> = {
   multiple_captures: 'More than one capture against one authorization.',
@@ -48,14 +54,28 @@ const capabilityDescriptions: Record<PaymentServiceCapabilityName, string> = {
 };
 
 export const paymentServiceCapabilitiesSchema = z
-  .object(Object.fromEntries(paymentServiceCapabilityNames.map((name) => [name, z.boolean().meta({ description: capabilityDescriptions[name] })])) as Record<PaymentServiceCapabilityName, z.ZodBoolean>)
+  .object(
+    Object.fromEntries(
+      paymentServiceCapabilityNames.map((name) => [
+        name,
+        z.boolean().meta({ description: capabilityDescriptions[name] }),
+      ]),
+    ) as Record<PaymentServiceCapabilityName, z.ZodBoolean>,
+  )
   .meta({
     id: 'PaymentServiceCapabilities',
     description: "What the connection may do: its definition's capabilities, less those the connection turned off.",
   });
 
 export const paymentServiceCapabilitiesInputSchema = z
-  .object(Object.fromEntries(paymentServiceCapabilityNames.map((name) => [name, z.boolean().optional().meta({ description: capabilityDescriptions[name] })])) as Record<PaymentServiceCapabilityName, z.ZodOptional<z.ZodBoolean>>)
+  .object(
+    Object.fromEntries(
+      paymentServiceCapabilityNames.map((name) => [
+        name,
+        z.boolean().optional().meta({ description: capabilityDescriptions[name] }),
+      ]),
+    ) as Record<PaymentServiceCapabilityName, z.ZodOptional<z.ZodBoolean>>,
+  )
   .strict()
   .meta({
     id: 'PaymentServiceCapabilitiesInput',
@@ -67,7 +87,9 @@ export type PaymentServiceCapabilities = z.infer<typeof paymentServiceCapabiliti
 export type PaymentServiceCapabilitiesInput = z.infer<typeof paymentServiceCapabilitiesInputSchema>;
 
 // Write-only: which values are credentials is the definition's to say, so a 422 echoes none of them.
-const field = z.object({ key: z.string().min(1).max(100), value: z.string().max(10_000).meta({ writeOnly: true }) }).strict();
+const field = z
+  .object({ key: z.string().min(1).max(100), value: z.string().max(10_000).meta({ writeOnly: true }) })
+  .strict();
 
 const merchantProfileScheme = z
   .object({
@@ -110,7 +132,9 @@ export const paymentServiceSchema = z
     three_d_secure_enabled: z.boolean(),
     merchant_profile: z.record(z.string(), merchantProfileSchemeSummary.nullable()).nullable(),
     webhook_url: z.string().nullable(),
-    fields: z.array(z.object({ key: z.string(), value: z.string() })).meta({ description: 'The credentials; fields the definition marks secret are never returned.' }),
+    fields: z
+      .array(z.object({ key: z.string(), value: z.string() }))
+      .meta({ description: 'The credentials; fields the definition marks secret are never returned.' }),
     reporting_fields: z.array(z.object({ key: z.string(), value: z.string() })),
     capabilities: paymentServiceCapabilitiesSchema,
     is_deleted: z.boolean(),
@@ -131,12 +155,20 @@ export const paymentServicesSchema = z
   .meta({ id: 'PaymentServices' });
 
 const settingsShape = {
-  position: z.int().min(0).max(1_000_000).optional().meta({ description: 'Routing order: lower first. Default: after the last one.' }),
+  position: z
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .optional()
+    .meta({ description: 'Routing order: lower first. Default: after the last one.' }),
   accepted_currencies: z.array(currency).min(1).max(300),
   accepted_countries: z.array(country).min(1).max(300),
   active: z.boolean().optional(),
   three_d_secure_enabled: z.boolean().optional(),
-  merchant_profile: z.record(z.string().max(50), merchantProfileScheme).optional().meta({ description: 'Per card scheme; replaces the whole profile.' }),
+  merchant_profile: z
+    .record(z.string().max(50), merchantProfileScheme)
+    .optional()
+    .meta({ description: 'Per card scheme; replaces the whole profile.' }),
   payment_method_tokenization_enabled: z.boolean().optional(),
   network_tokens_enabled: z.boolean().optional(),
   open_loop: z.boolean().optional(),
@@ -198,7 +230,11 @@ export const paymentServiceUpdateSchema = z
         description: `Sets the fields sent, by key; an empty value removes the field. The keys of each definition:
 ${definitionFieldsDescription()}`,
       }),
-    reporting_fields: z.array(field).max(100).optional().meta({ description: 'Sets the reporting fields sent, by key; an empty value removes the field.' }),
+    reporting_fields: z
+      .array(field)
+      .max(100)
+      .optional()
+      .meta({ description: 'Sets the reporting fields sent, by key; an empty value removes the field.' }),
     ...settingsShape,
     accepted_currencies: settingsShape.accepted_currencies.optional(),
     accepted_countries: settingsShape.accepted_countries.optional(),
@@ -242,8 +278,12 @@ const definitionField = z.object({
 export const paymentServiceConfigurationSchema = z
   .object({
     approval_ui_target: z.string().meta({ description: '`any` (an iframe or a new window) or `new_window`.' }),
-    approval_ui_height: z.string().meta({ description: 'Height of the approval page when framed, a CSS length such as `600px`.' }),
-    approval_ui_width: z.string().meta({ description: 'Width of the approval page when framed, a CSS length such as `500px`.' }),
+    approval_ui_height: z
+      .string()
+      .meta({ description: 'Height of the approval page when framed, a CSS length such as `600px`.' }),
+    approval_ui_width: z
+      .string()
+      .meta({ description: 'Width of the approval page when framed, a CSS length such as `500px`.' }),
     cart_items_limit: z.int().meta({ description: 'The most cart items a payment through this definition takes.' }),
     cart_items_required: z.boolean(),
     cart_items_should_match_amount: z.boolean(),

@@ -35,11 +35,19 @@ export const transactionsPatterns = {
 } as const;
 
 const timestamp = z.iso.datetime({ offset: true });
-const currency = z.string().regex(/^[A-Z]{3}$/).meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
-const country = z.string().regex(/^[A-Z]{2}$/).meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/)
+  .meta({ description: 'ISO 4217 currency code, three upper-case letters.' });
+const country = z
+  .string()
+  .regex(/^[A-Z]{2}$/)
+  .meta({ description: 'ISO 3166-1 alpha-2 country code, two upper-case letters.' });
 /** Amounts in minor units, as the reference allows them. */
 const amount = z.int().min(1).max(99_999_999);
-const metadata = z.record(z.string().max(50), z.string().max(200)).refine((value) => Object.keys(value).length <= 20, 'at most 20 keys');
+const metadata = z
+  .record(z.string().max(50), z.string().max(200))
+  .refine((value) => Object.keys(value).length <= 20, 'at most 20 keys');
 const externalIdentifier = z.string().min(1).max(300);
 
 /** The Luhn check every real card number passes (ISO/IEC 7812-1). */
@@ -95,14 +103,107 @@ export const storedPaymentMethodSchema = z
  * serves it is refused at routing.
  */
 export const redirectMethodValues = [
-  'abitab', 'affirm', 'afterpay', 'alipay', 'alipayhk', 'arcuspaynetwork', 'bacs', 'bancontact', 'banked', 'bcp', 'becs', 'bitpay', 'blik',
-  'boleto', 'boost', 'breb', 'capitec', 'cashapp', 'clearpay', 'dana', 'dcb', 'dlocal', 'ebanx', 'efecty', 'eps', 'everydaypay', 'gcash',
-  'gem', 'gemds', 'giropay', 'givingblock', 'gocardless', 'gopay', 'grabpay', 'ideal', 'kakaopay', 'kcp', 'khipu', 'klarna', 'latitude',
-  'latitudeds', 'laybuy', 'linepay', 'linkaja', 'maybankqrpay', 'mercadopago', 'multibanco', 'multipago', 'netbanking', 'nupay', 'nequi',
-  'oney_10x', 'oney_12x', 'oney_3x', 'oney_4x', 'oney_6x', 'onlinebankingcz', 'ovo', 'oxxo', 'p24', 'pagoefectivo', 'payid', 'paymaya',
-  'paypal', 'paypalpaylater', 'payto', 'payvalida', 'picpay', 'pix', 'pse', 'rabbitlinepay', 'rapipago', 'razorpay', 'redpagos', 'scalapay',
-  'sepa', 'servipag', 'shopeepay', 'singteldash', 'smartpay', 'sofort', 'spei', 'stitch', 'stripedd', 'stripetoken', 'tapi', 'tapifintechs',
-  'thaiqr', 'touchngo', 'truemoney', 'trustly', 'trustlyeurope', 'upi', 'venmo', 'vipps', 'waave', 'webpay', 'wechat', 'wero', 'yape', 'zippay',
+  'abitab',
+  'affirm',
+  'afterpay',
+  'alipay',
+  'alipayhk',
+  'arcuspaynetwork',
+  'bacs',
+  'bancontact',
+  'banked',
+  'bcp',
+  'becs',
+  'bitpay',
+  'blik',
+  'boleto',
+  'boost',
+  'breb',
+  'capitec',
+  'cashapp',
+  'clearpay',
+  'dana',
+  'dcb',
+  'dlocal',
+  'ebanx',
+  'efecty',
+  'eps',
+  'everydaypay',
+  'gcash',
+  'gem',
+  'gemds',
+  'giropay',
+  'givingblock',
+  'gocardless',
+  'gopay',
+  'grabpay',
+  'ideal',
+  'kakaopay',
+  'kcp',
+  'khipu',
+  'klarna',
+  'latitude',
+  'latitudeds',
+  'laybuy',
+  'linepay',
+  'linkaja',
+  'maybankqrpay',
+  'mercadopago',
+  'multibanco',
+  'multipago',
+  'netbanking',
+  'nupay',
+  'nequi',
+  'oney_10x',
+  'oney_12x',
+  'oney_3x',
+  'oney_4x',
+  'oney_6x',
+  'onlinebankingcz',
+  'ovo',
+  'oxxo',
+  'p24',
+  'pagoefectivo',
+  'payid',
+  'paymaya',
+  'paypal',
+  'paypalpaylater',
+  'payto',
+  'payvalida',
+  'picpay',
+  'pix',
+  'pse',
+  'rabbitlinepay',
+  'rapipago',
+  'razorpay',
+  'redpagos',
+  'scalapay',
+  'sepa',
+  'servipag',
+  'shopeepay',
+  'singteldash',
+  'smartpay',
+  'sofort',
+  'spei',
+  'stitch',
+  'stripedd',
+  'stripetoken',
+  'tapi',
+  'tapifintechs',
+  'thaiqr',
+  'touchngo',
+  'truemoney',
+  'trustly',
+  'trustlyeurope',
+  'upi',
+  'venmo',
+  'vipps',
+  'waave',
+  'webpay',
+  'wechat',
+  'wero',
+  'yape',
+  'zippay',
 ] as const;
 
 export const redirectPaymentMethodSchema = z
@@ -110,12 +211,18 @@ export const redirectPaymentMethodSchema = z
     method: z.enum(redirectMethodValues),
     country,
     currency,
-    redirect_url: z.url().max(2048).meta({ description: 'Where the buyer returns after approving (or cancelling) at the provider.' }),
+    redirect_url: z
+      .url()
+      .max(2048)
+      .meta({ description: 'Where the buyer returns after approving (or cancelling) at the provider.' }),
     external_identifier: externalIdentifier.nullish(),
     buyer_id: z.uuid().nullish(),
     buyer_external_identifier: z.string().max(200).nullish(),
   })
-  .meta({ id: 'RedirectPaymentMethodCreate', description: 'A redirect payment method (a wallet such as PayPal): the buyer approves it at the provider.' });
+  .meta({
+    id: 'RedirectPaymentMethodCreate',
+    description: 'A redirect payment method (a wallet such as PayPal): the buyer approves it at the provider.',
+  });
 
 export const checkoutSessionTransactionPaymentMethodSchema = z
   .object({
@@ -136,7 +243,10 @@ export const pazePaymentMethodSchema = z
       .min(20)
       .max(40_000)
       // A bare JWE (five parts) passes here to be refused as unsigned with the reason (400 paze_signature_invalid).
-      .regex(/^[A-Za-z0-9_-]+(?:(?:\.[A-Za-z0-9_-]*){2}|(?:\.[A-Za-z0-9_-]*){4})$/, 'must be a JWS in compact serialization')
+      .regex(
+        /^[A-Za-z0-9_-]+(?:(?:\.[A-Za-z0-9_-]*){2}|(?:\.[A-Za-z0-9_-]*){4})$/,
+        'must be a JWS in compact serialization',
+      )
       .meta({
         writeOnly: true,
         description:
@@ -144,7 +254,10 @@ export const pazePaymentMethodSchema = z
       }),
     redirect_url: z.url().max(2048).nullish(),
   })
-  .meta({ id: 'PazePaymentMethodCreate', description: 'Paze: US businesses only, in USD, through a US acquiring connection that takes network tokens.' });
+  .meta({
+    id: 'PazePaymentMethodCreate',
+    description: 'Paze: US businesses only, in USD, through a US acquiring connection that takes network tokens.',
+  });
 
 export const transactionPaymentMethodInputSchema = z.discriminatedUnion('method', [
   cardPaymentMethodSchema,
@@ -165,10 +278,28 @@ const threeDSecureDataCommon = {
 /** 3-D Secure done elsewhere (an external MPI): passed through to the payment service. */
 export const threeDSecureDataSchema = z
   .union([
-    z.object({ ...threeDSecureDataCommon, authentication_response: z.string().min(1).max(1).nullish(), directory_transaction_id: z.string().min(1).max(100) }).strict().meta({ id: 'ThreeDSecureDataV2' }),
-    z.object({ ...threeDSecureDataCommon, authentication_response: z.string().min(1).max(1), cavv_algorithm: z.string().min(1).max(1), xid: z.string().min(1).max(100) }).strict().meta({ id: 'ThreeDSecureDataV1' }),
+    z
+      .object({
+        ...threeDSecureDataCommon,
+        authentication_response: z.string().min(1).max(1).nullish(),
+        directory_transaction_id: z.string().min(1).max(100),
+      })
+      .strict()
+      .meta({ id: 'ThreeDSecureDataV2' }),
+    z
+      .object({
+        ...threeDSecureDataCommon,
+        authentication_response: z.string().min(1).max(1),
+        cavv_algorithm: z.string().min(1).max(1),
+        xid: z.string().min(1).max(100),
+      })
+      .strict()
+      .meta({ id: 'ThreeDSecureDataV1' }),
   ])
-  .meta({ description: 'Version 2 needs directory_transaction_id; version 1 needs authentication_response, cavv_algorithm and xid.' });
+  .meta({
+    description:
+      'Version 2 needs directory_transaction_id; version 1 needs authentication_response, cavv_algorithm and xid.',
+  });
 
 export type ThreeDSecureDataInput = z.infer<typeof threeDSecureDataSchema>;
 
@@ -197,7 +328,11 @@ export const cartItemSchema = z
     duty_amount: z.int().min(0).max(99_999_999).nullish(),
     shipping_amount: z.int().min(0).max(99_999_999).nullish(),
     brand: z.string().max(255).nullish().meta({ description: 'At most 255 characters.' }),
-    subcategories: z.array(z.string().max(50)).max(100).nullish().meta({ description: 'Each at most 50 characters; one level below `categories`.' }),
+    subcategories: z
+      .array(z.string().max(50))
+      .max(100)
+      .nullish()
+      .meta({ description: 'Each at most 50 characters; one level below `categories`.' }),
   })
   .meta({ id: 'CartItem' });
 
@@ -242,14 +377,20 @@ export const giftCardTransactionCreateSchema = z
     amount,
   })
   .strict()
-  .meta({ id: 'GiftCardTransactionCreate', description: 'A gift card given by number and PIN, and the amount to charge to it.' });
+  .meta({
+    id: 'GiftCardTransactionCreate',
+    description: 'A gift card given by number and PIN, and the amount to charge to it.',
+  });
 
-export const giftCardTokenTransactionCreateSchema = z
-  .object({ id: z.uuid(), amount })
-  .strict()
-  .meta({ id: 'GiftCardTokenTransactionCreate', description: 'A stored gift card (`POST /gift-cards`), and the amount to charge to it.' });
+export const giftCardTokenTransactionCreateSchema = z.object({ id: z.uuid(), amount }).strict().meta({
+  id: 'GiftCardTokenTransactionCreate',
+  description: 'A stored gift card (`POST /gift-cards`), and the amount to charge to it.',
+});
 
-export const transactionGiftCardInputSchema = z.union([giftCardTransactionCreateSchema, giftCardTokenTransactionCreateSchema]);
+export const transactionGiftCardInputSchema = z.union([
+  giftCardTransactionCreateSchema,
+  giftCardTokenTransactionCreateSchema,
+]);
 export type TransactionGiftCardInput = z.infer<typeof transactionGiftCardInputSchema>;
 
 export const paymentSourceValues = ['ecommerce', 'moto', 'recurring', 'installment', 'card_on_file'] as const;
@@ -260,13 +401,17 @@ export const transactionCreateSchema = z
     amount,
     currency,
     country: country.nullish(),
-    payment_method: transactionPaymentMethodInputSchema.nullish().meta({ description: 'Required unless `gift_cards` pay the whole amount.' }),
+    payment_method: transactionPaymentMethodInputSchema
+      .nullish()
+      .meta({ description: 'Required unless `gift_cards` pay the whole amount.' }),
     gift_cards: z
       .array(transactionGiftCardInputSchema)
       .min(1)
       .max(MAX_GIFT_CARDS_PER_TRANSACTION)
       .nullish()
-      .meta({ description: `Up to ${MAX_GIFT_CARDS_PER_TRANSACTION} gift cards, redeemed after the payment method is authorized; \`amount\` is the total, the payment method pays what the gift cards do not.` }),
+      .meta({
+        description: `Up to ${MAX_GIFT_CARDS_PER_TRANSACTION} gift cards, redeemed after the payment method is authorized; \`amount\` is the total, the payment method pays what the gift cards do not.`,
+      }),
     intent: z.enum(['authorize', 'capture']).default('authorize'),
     store: z.boolean().default(false),
     merchant_initiated: z.boolean().default(false),
@@ -287,16 +432,28 @@ export const transactionCreateSchema = z
     account_funding_transaction: z.boolean().optional(),
     allow_partial_authorization: z.boolean().optional(),
   })
-  .refine((body) => !(body.buyer && body.buyer_id), { message: 'give either buyer or buyer_id, not both', path: ['buyer_id'] })
-  .refine((body) => body.payment_method != null || (body.gift_cards?.length ?? 0) > 0, { message: 'give a payment_method, gift_cards, or both', path: ['payment_method'] })
-  .refine((body) => body.payment_method == null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) < body.amount, {
-    message: 'the gift cards must leave part of the amount to the payment method',
-    path: ['gift_cards'],
+  .refine((body) => !(body.buyer && body.buyer_id), {
+    message: 'give either buyer or buyer_id, not both',
+    path: ['buyer_id'],
   })
-  .refine((body) => body.payment_method != null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) === body.amount, {
-    message: 'without a payment_method the gift card amounts must add up to the amount',
-    path: ['gift_cards'],
+  .refine((body) => body.payment_method != null || (body.gift_cards?.length ?? 0) > 0, {
+    message: 'give a payment_method, gift_cards, or both',
+    path: ['payment_method'],
   })
+  .refine(
+    (body) => body.payment_method == null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) < body.amount,
+    {
+      message: 'the gift cards must leave part of the amount to the payment method',
+      path: ['gift_cards'],
+    },
+  )
+  .refine(
+    (body) => body.payment_method != null || !body.gift_cards?.length || giftCardTotal(body.gift_cards) === body.amount,
+    {
+      message: 'without a payment_method the gift card amounts must add up to the amount',
+      path: ['gift_cards'],
+    },
+  )
   .meta({ id: 'TransactionCreate' });
 
 /** What the gift cards of a create request pay together. */
@@ -328,7 +485,9 @@ export const trackingEntrySchema = z
 export const transactionCaptureCreateSchema = z
   .object({
     amount: amount.nullish().meta({ description: 'Omitted: everything of the authorization not yet claimed.' }),
-    final: z.boolean().nullish().meta({ description: 'true closes the authorization and releases the rest. Omitted keeps it open (multiple captures).' }),
+    final: z.boolean().nullish().meta({
+      description: 'true closes the authorization and releases the rest. Omitted keeps it open (multiple captures).',
+    }),
     tracking: z.array(trackingEntrySchema).max(MAX_TRACKING_ENTRIES).nullish(),
     cart_items: z.array(cartItemSchema).max(MAX_CART_ITEMS).nullish(),
     external_identifier: externalIdentifier.nullish(),
@@ -340,12 +499,18 @@ export type TransactionCaptureInput = z.infer<typeof transactionCaptureCreateSch
 export const refundCreateSchema = z
   .object({
     amount: amount.nullish().meta({ description: 'Omitted: everything captured and not yet refunded.' }),
-    target_type: z.enum(['payment-method', 'gift-card-redemption']).nullish().meta({ description: 'Default `payment-method`; `gift-card-redemption` needs `target_id`.' }),
+    target_type: z
+      .enum(['payment-method', 'gift-card-redemption'])
+      .nullish()
+      .meta({ description: 'Default `payment-method`; `gift-card-redemption` needs `target_id`.' }),
     target_id: z.string().nullish(),
     reason: z.string().max(100).nullish(),
     external_identifier: externalIdentifier.nullish(),
   })
-  .refine((body) => body.target_type !== 'gift-card-redemption' || Boolean(body.target_id), { message: 'a gift-card-redemption refund needs target_id', path: ['target_id'] })
+  .refine((body) => body.target_type !== 'gift-card-redemption' || Boolean(body.target_id), {
+    message: 'a gift-card-redemption refund needs target_id',
+    path: ['target_id'],
+  })
   .meta({ id: 'TransactionRefundCreate' });
 
 export type RefundCreateInput = z.infer<typeof refundCreateSchema>;
@@ -360,14 +525,17 @@ export const refundAllCreateSchema = z
 export type RefundAllCreateInput = z.infer<typeof refundAllCreateSchema>;
 
 export const authorizationIncrementCreateSchema = z
-  .object({ amount: amount.meta({ description: 'The amount to add to the authorization (minor units), not the new total.' }) })
+  .object({
+    amount: amount.meta({ description: 'The amount to add to the authorization (minor units), not the new total.' }),
+  })
   .meta({ id: 'TransactionAuthorizationIncrementCreate' });
 export type AuthorizationIncrementInput = z.infer<typeof authorizationIncrementCreateSchema>;
 
 // ---- list queries ------------------------------------------------------------------------------------------
 
 /** `status=a&status=b` and `status=a` both arrive as a list. */
-const many = <T extends z.ZodType>(item: T) => z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]) as z.output<T>[]);
+const many = <T extends z.ZodType>(item: T) =>
+  z.union([item, z.array(item)]).transform((value) => (Array.isArray(value) ? value : [value]) as z.output<T>[]);
 const intParam = z
   .string()
   .regex(/^-?\d{1,12}$/, 'must be an integer')
@@ -411,15 +579,12 @@ export type TransactionListFilters = z.infer<typeof transactionListQuerySchema>;
  * `as_of` (as the RPC callers that are not the gateway get it too), not the edge's 422; {@link asOfInstant} checks it.
  */
 export const transactionGetQuerySchema = z.object({
-  as_of: z
-    .string()
-    .optional()
-    .meta({
-      description:
-        'An RFC 3339 date-time with offset: the transaction as it stood at that moment, folded from its events recorded then or earlier. Before the transaction existed: 404; in the future: the current state.',
-      format: 'date-time',
-      example: '2025-06-01T12:00:00Z',
-    }),
+  as_of: z.string().optional().meta({
+    description:
+      'An RFC 3339 date-time with offset: the transaction as it stood at that moment, folded from its events recorded then or earlier. Before the transaction existed: 404; in the future: the current state.',
+    format: 'date-time',
+    example: '2025-06-01T12:00:00Z',
+  }),
 });
 
 export type TransactionGetQuery = z.infer<typeof transactionGetQuerySchema>;
@@ -446,7 +611,9 @@ const transactionPaymentMethodSchema = z
     approval_url: z.string().nullable(),
     country: z.string().nullable(),
     currency: z.string().nullable(),
-    details: z.object({ bin: z.string().nullable(), card_type: z.string().nullable(), card_issuer_name: z.string().nullable() }).nullable(),
+    details: z
+      .object({ bin: z.string().nullable(), card_type: z.string().nullable(), card_issuer_name: z.string().nullable() })
+      .nullable(),
     external_identifier: z.string().nullable(),
   })
   .meta({ id: 'TransactionPaymentMethod' });
@@ -479,7 +646,8 @@ export const giftCardRedemptionSchema = z
     type: z.literal('gift-card-redemption'),
     id: z.uuid(),
     status: z.enum(giftCardRedemptionStatusValues).meta({
-      description: 'created → succeeded | failed | skipped; a succeeded redemption is `reversed` when another instrument of the payment failed (ours: the reference lists the first four).',
+      description:
+        'created → succeeded | failed | skipped; a succeeded redemption is `reversed` when another instrument of the payment failed (ours: the reference lists the first four).',
     }),
     amount: z.int(),
     refunded_amount: z.int(),
@@ -487,13 +655,26 @@ export const giftCardRedemptionSchema = z
     error_code: z.string().nullable(),
     raw_error_code: z.string().nullable(),
     raw_error_message: z.string().nullable(),
-    gift_card: z.object({ type: z.literal('gift-card'), id: z.uuid().nullable(), bin: z.string(), sub_bin: z.string(), last4: z.string() }).meta({ id: 'TransactionGiftCard' }),
+    gift_card: z
+      .object({
+        type: z.literal('gift-card'),
+        id: z.uuid().nullable(),
+        bin: z.string(),
+        sub_bin: z.string(),
+        last4: z.string(),
+      })
+      .meta({ id: 'TransactionGiftCard' }),
   })
   .meta({ id: 'GiftCardRedemption' });
 export type GiftCardRedemption = z.infer<typeof giftCardRedemptionSchema>;
 
 export const giftCardServiceSchema = z
-  .object({ type: z.literal('gift-card-service'), id: z.uuid(), gift_card_service_definition_id: z.string(), display_name: z.string() })
+  .object({
+    type: z.literal('gift-card-service'),
+    id: z.uuid(),
+    gift_card_service_definition_id: z.string(),
+    display_name: z.string(),
+  })
   .meta({ id: 'GiftCardService' });
 
 const transactionSummaryShape = {
@@ -570,7 +751,10 @@ export const transactionSchema = z
       })
       .nullable()
       .meta({ id: 'TransactionThreeDSecureSummary' }),
-    redirect_url: z.string().nullable().meta({ description: 'Where the buyer returns after a 3-D Secure challenge or a redirect payment method.' }),
+    redirect_url: z
+      .string()
+      .nullable()
+      .meta({ description: 'Where the buyer returns after a 3-D Secure challenge or a redirect payment method.' }),
     payment_service_transaction_id: z.string().nullable(),
     metadata: z.record(z.string(), z.string()).nullable(),
     authorized_at: timestamp.nullable(),
@@ -592,7 +776,12 @@ export type Transaction = z.infer<typeof transactionSchema>;
 export type TransactionSummary = z.infer<typeof transactionSummarySchema>;
 
 export const transactionSummariesSchema = z
-  .object({ items: z.array(transactionSummarySchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(transactionSummarySchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'TransactionSummaries' });
 
 /** One capture of a transaction, with its own tracking (`Prefer: resource=transaction-capture`, captures list/get). */
@@ -620,7 +809,12 @@ export const transactionCaptureSchema = z
 export type TransactionCapture = z.infer<typeof transactionCaptureSchema>;
 
 export const transactionCapturesSchema = z
-  .object({ items: z.array(transactionCaptureSchema.omit({ transaction: true })), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(transactionCaptureSchema.omit({ transaction: true })),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'TransactionCaptures' });
 
 export type TransactionCaptureSummary = Omit<TransactionCapture, 'transaction'>;
@@ -633,12 +827,20 @@ const operationResultShape = {
 };
 
 export const transactionVoidSchema = z
-  .object({ type: z.literal('transaction-void'), status: z.enum(['succeeded', 'pending', 'declined', 'failed']), ...operationResultShape })
+  .object({
+    type: z.literal('transaction-void'),
+    status: z.enum(['succeeded', 'pending', 'declined', 'failed']),
+    ...operationResultShape,
+  })
   .meta({ id: 'TransactionVoid' });
 export type TransactionVoid = z.infer<typeof transactionVoidSchema>;
 
 export const transactionCancelSchema = z
-  .object({ type: z.literal('transaction-cancel'), status: z.enum(['succeeded', 'pending', 'failed']), ...operationResultShape })
+  .object({
+    type: z.literal('transaction-cancel'),
+    status: z.enum(['succeeded', 'pending', 'failed']),
+    ...operationResultShape,
+  })
   .meta({ id: 'TransactionCancel' });
 export type TransactionCancel = z.infer<typeof transactionCancelSchema>;
 
@@ -647,12 +849,19 @@ export const authorizationIncrementSchema = z
   .object({
     type: z.literal('transaction-authorization-increment'),
     status: z.enum(['succeeded', 'failed', 'pending']).meta({
-      description: '`succeeded`: `authorized_amount` was raised. `failed` or `pending`: the authorization is as it was, capturable up to the previous amount.',
+      description:
+        '`succeeded`: `authorized_amount` was raised. `failed` or `pending`: the authorization is as it was, capturable up to the previous amount.',
     }),
     amount: z.int().meta({ description: 'The amount asked for.' }),
     response_code: z.string().nullable().meta({ description: "The payment service's response code, verbatim." }),
-    response_description: z.string().nullable().meta({ description: "The payment service's response description, verbatim." }),
-    error_code: z.string().nullable().meta({ description: 'The standardized error code when the increase was not approved.' }),
+    response_description: z
+      .string()
+      .nullable()
+      .meta({ description: "The payment service's response description, verbatim." }),
+    error_code: z
+      .string()
+      .nullable()
+      .meta({ description: 'The standardized error code when the increase was not approved.' }),
     transaction: transactionSchema,
   })
   .meta({ id: 'TransactionAuthorizationIncrement' });
@@ -686,7 +895,12 @@ export const refundSchema = z
 export type Refund = z.infer<typeof refundSchema>;
 
 export const refundsSchema = z
-  .object({ items: z.array(refundSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(refundSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'Refunds' });
 
 export const transactionEventSchema = z
@@ -697,7 +911,7 @@ export const transactionEventSchema = z
     created_at: timestamp,
     context: z.record(z.string(), z.unknown()).meta({
       description:
-        'What the event recorded (`event`, the `status` after it, its data) and `explanation`: who caused it (`actor`), the connection (`payment_service_id`), the flow rule that decided (`flow_rule_id`) and the provider\'s codes (`provider_response`). See docs/events.md.',
+        "What the event recorded (`event`, the `status` after it, its data) and `explanation`: who caused it (`actor`), the connection (`payment_service_id`), the flow rule that decided (`flow_rule_id`) and the provider's codes (`provider_response`). See docs/events.md.",
     }),
   })
   .meta({ id: 'TransactionEvent' });
@@ -731,7 +945,12 @@ export interface TransactionProviderResponse {
 }
 
 export const transactionEventsSchema = z
-  .object({ items: z.array(transactionEventSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(transactionEventSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'TransactionEvents' });
 
 // ---- RPC payloads (gateway → transactions service) -----------------------------------------------------------
@@ -806,7 +1025,9 @@ export const transactionActionSchema = z
   })
   .meta({ id: 'TransactionAction' });
 
-export const transactionActionsSchema = z.object({ items: z.array(transactionActionSchema) }).meta({ id: 'TransactionActions' });
+export const transactionActionsSchema = z
+  .object({ items: z.array(transactionActionSchema) })
+  .meta({ id: 'TransactionActions' });
 export type TransactionAction = z.infer<typeof transactionActionSchema>;
 
 export interface TransactionCaptureRequest extends TransactionRequest<TransactionCaptureInput> {

@@ -36,21 +36,32 @@ describe('the event names table of docs/events.md', () => {
 
   it('lists each name once', () => expect(documented.length).toBe(new Set(documented).size));
 
-  it.each(rows.map((cells) => [cells[0], cells] as const))('%s has a trigger, a topic, stored types and a target schema', (_name, cells) => {
-    const [quotedName = '', trigger = '', topic = '', storedTypes = '', target = ''] = cells;
-    const name = quotedName.replace(/`/g, '');
-    expect(cells).toHaveLength(5);
-    expect(trigger.length).toBeGreaterThan(20);
-    expect(topic).toBe(name.startsWith('api-key-pair.') ? '`identity.events`' : '`transactions.events`');
-    expect(storedTypes).toMatch(/`[A-Z][A-Za-z]+`/);
-    const expectedTarget = { transaction: 'Transaction', capture: 'TransactionCapture', refund: 'Refund', 'api-key-pair': 'ApiKeyPair' }[name.split('.')[0]!];
-    expect(target).toContain(`\`${expectedTarget}\``);
-  });
+  it.each(rows.map((cells) => [cells[0], cells] as const))(
+    '%s has a trigger, a topic, stored types and a target schema',
+    (_name, cells) => {
+      const [quotedName = '', trigger = '', topic = '', storedTypes = '', target = ''] = cells;
+      const name = quotedName.replace(/`/g, '');
+      expect(cells).toHaveLength(5);
+      expect(trigger.length).toBeGreaterThan(20);
+      expect(topic).toBe(name.startsWith('api-key-pair.') ? '`identity.events`' : '`transactions.events`');
+      expect(storedTypes).toMatch(/`[A-Z][A-Za-z]+`/);
+      const expectedTarget = {
+        transaction: 'Transaction',
+        capture: 'TransactionCapture',
+        refund: 'Refund',
+        'api-key-pair': 'ApiKeyPair',
+      }[name.split('.')[0]!];
+      expect(target).toContain(`\`${expectedTarget}\``);
+    },
+  );
 });
 
 describe('the failure messages', () => {
   it('name a missing and an unknown event', () => {
-    const tampered = doc.replace(/^\| `refund\.failed` .*$/m, '| `refund.lost` | x | `transactions.events` | `RefundLost` | `Refund` |');
+    const tampered = doc.replace(
+      /^\| `refund\.failed` .*$/m,
+      '| `refund.lost` | x | `transactions.events` | `RefundLost` | `Refund` |',
+    );
     const names = eventRows(tampered).map((cells) => cells[0]!.replace(/`/g, ''));
     expect(webhookEventNames.filter((name) => !names.includes(name))).toEqual(['refund.failed']);
     expect(names.filter((name) => !(webhookEventNames as readonly string[]).includes(name))).toEqual(['refund.lost']);

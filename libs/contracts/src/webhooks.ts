@@ -64,22 +64,36 @@ export type WebhookEventName = (typeof webhookEventNames)[number];
 const basicAuthInput = z
   .object({ username: z.string().min(1).max(200), password: z.string().min(1).max(200).meta({ writeOnly: true }) })
   .strict()
-  .meta({ id: 'WebhookBasicAuth', description: 'Sent as `Authorization: Basic …` with every delivery. The password is never returned.' });
+  .meta({
+    id: 'WebhookBasicAuth',
+    description: 'Sent as `Authorization: Basic …` with every delivery. The password is never returned.',
+  });
 
 const subscriptionShape = {
-  url: z.url({ protocol: /^https?$/ }).max(2048).meta({ description: 'http(s). Loopback and private addresses only when WEBHOOK_ALLOW_PRIVATE_URLS is on.' }),
+  url: z
+    .url({ protocol: /^https?$/ })
+    .max(2048)
+    .meta({ description: 'http(s). Loopback and private addresses only when WEBHOOK_ALLOW_PRIVATE_URLS is on.' }),
   event_names: z
     .array(z.enum(webhookEventNames))
     .max(webhookEventNames.length)
     .nullish()
     .meta({ description: 'The events wanted; null or absent: all of them.' }),
-  merchant_account_id: z.string().min(1).max(200).nullish().meta({ description: 'null: instance level (every merchant account). Else that account only.' }),
+  merchant_account_id: z
+    .string()
+    .min(1)
+    .max(200)
+    .nullish()
+    .meta({ description: 'null: instance level (every merchant account). Else that account only.' }),
   active: z.boolean().optional(),
   basic_auth: basicAuthInput.nullish(),
   description: z.string().max(500).nullish(),
 };
 
-export const webhookSubscriptionCreateSchema = z.object(subscriptionShape).strict().meta({ id: 'WebhookSubscriptionCreate' });
+export const webhookSubscriptionCreateSchema = z
+  .object(subscriptionShape)
+  .strict()
+  .meta({ id: 'WebhookSubscriptionCreate' });
 export const webhookSubscriptionUpdateSchema = z
   .object({ ...subscriptionShape, url: subscriptionShape.url.optional() })
   .strict()
@@ -105,7 +119,12 @@ export const webhookSubscriptionSchema = z
 export type WebhookSubscription = z.infer<typeof webhookSubscriptionSchema>;
 
 export const webhookSubscriptionsSchema = z
-  .object({ items: z.array(webhookSubscriptionSchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(webhookSubscriptionSchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'WebhookSubscriptions' });
 
 // ---- signing secrets ----------------------------------------------------------------------------------------
@@ -143,7 +162,10 @@ export const deliveryStatusValues = ['pending', 'retrying', 'succeeded', 'failed
 
 export const webhookAttemptSchema = z.object({
   attempted_at: timestamp,
-  response_status: z.int().nullable().meta({ description: 'The receiver’s HTTP status; null: no answer (timeout, refused).' }),
+  response_status: z
+    .int()
+    .nullable()
+    .meta({ description: 'The receiver’s HTTP status; null: no answer (timeout, refused).' }),
   error: z.string().nullable(),
   duration_ms: z.int(),
 });
@@ -166,7 +188,12 @@ export const webhookDeliverySchema = z
 export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
 
 export const webhookDeliveriesSchema = z
-  .object({ items: z.array(webhookDeliverySchema), limit: z.int(), next_cursor: z.string().nullable(), previous_cursor: z.string().nullable() })
+  .object({
+    items: z.array(webhookDeliverySchema),
+    limit: z.int(),
+    next_cursor: z.string().nullable(),
+    previous_cursor: z.string().nullable(),
+  })
   .meta({ id: 'WebhookDeliveries' });
 
 export const webhookDeliveryListQuerySchema = z.object({
@@ -189,7 +216,10 @@ export const webhookReplayResultSchema = z
   .object({
     type: z.literal('webhook-replay'),
     scheduled: z.int().meta({ description: 'Deliveries scheduled again by this call.' }),
-    next_cursor: z.string().nullable().meta({ description: 'Pass back to replay the rest of the range; null when done.' }),
+    next_cursor: z
+      .string()
+      .nullable()
+      .meta({ description: 'Pass back to replay the rest of the range; null when done.' }),
   })
   .meta({ id: 'WebhookReplay' });
 export type WebhookReplayResult = z.infer<typeof webhookReplayResultSchema>;

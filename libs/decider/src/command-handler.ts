@@ -1,4 +1,9 @@
-import { WrongExpectedRevisionError, type AppendResult, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
+import {
+  WrongExpectedRevisionError,
+  type AppendResult,
+  type EventStore,
+  type RecordedEvent,
+} from '@switchyard/eventstore';
 import { eventMetadata } from '@switchyard/telemetry';
 import type { Decider, DomainEvent } from './decider';
 
@@ -24,7 +29,10 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt += 1) {
     const recorded = await store.readStream(streamId);
-    const state = recorded.reduce((current, event) => decider.evolve(current, asDomainEvent<Event>(event)), decider.initialState());
+    const state = recorded.reduce(
+      (current, event) => decider.evolve(current, asDomainEvent<Event>(event)),
+      decider.initialState(),
+    );
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, state };
     try {

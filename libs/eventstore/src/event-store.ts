@@ -73,7 +73,11 @@ export interface Subscription {
 
 export interface EventStore {
   /** Appends atomically: all or none. Throws WrongExpectedRevisionError when the stream moved on. */
-  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult>;
   /** Events of one stream in revision order; an empty array when the stream does not exist. */
   readStream(streamId: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Events of every stream in log order. */
@@ -114,7 +118,11 @@ export class WrongExpectedRevisionError extends Error {
 /** The store could not be reached or failed; `retriable` tells a caller whether trying again can help. */
 export class EventStoreUnavailableError extends Error {
   readonly type = 'event_store_unavailable' as const;
-  constructor(message: string, readonly retriable: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'EventStoreUnavailableError';
   }

@@ -21,7 +21,11 @@ import { existsSync } from 'node:fs';
 import type { EventStore, ReadAllOptions, RecordedEvent, SubscribeOptions, Subscription } from './event-store';
 
 /** Every event of the streams with one of the prefixes, in log order, read from any store (a page at a time). */
-export async function readStreamsWithPrefixes(store: EventStore, prefixes: readonly string[], pageSize = 1_000): Promise<RecordedEvent[]> {
+export async function readStreamsWithPrefixes(
+  store: EventStore,
+  prefixes: readonly string[],
+  pageSize = 1_000,
+): Promise<RecordedEvent[]> {
   const events: RecordedEvent[] = [];
   let after: string | undefined;
   for (;;) {
@@ -102,20 +106,28 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
   migrate(target);
   if (streamMigrationDone(target, options.name)) return { ran: false, copied: 0, alreadyPresent: 0 };
 
-  const source = existsSync(options.sourcePath) ? new BetterSqlite3(options.sourcePath, { readonly: true, fileMustExist: true }) : null;
+  const source = existsSync(options.sourcePath)
+    ? new BetterSqlite3(options.sourcePath, { readonly: true, fileMustExist: true })
+    : null;
   try {
     if (source !== null) source.pragma('busy_timeout = 5000');
     const hasEvents =
-      source !== null && source.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'`).get() !== undefined;
+      source !== null &&
+      source.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'events'`).get() !== undefined;
     const where = prefixes.map(() => `substr(stream_id, 1, ?) = ?`).join(' OR ');
     const parameters = prefixes.flatMap((prefix) => [prefix.length, prefix]);
-    const selectSource = source !== null && hasEvents
-      ? source.prepare<unknown[], EventRow>(
-          `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE ${where} ORDER BY position`,
-        )
-      : null;
-    const findById = target.prepare<[string], { stream_id: string; revision: number }>(`SELECT stream_id, revision FROM events WHERE id = ?`);
-    const findByRevision = target.prepare<[string, number], { id: string }>(`SELECT id FROM events WHERE stream_id = ? AND revision = ?`);
+    const selectSource =
+      source !== null && hasEvents
+        ? source.prepare<unknown[], EventRow>(
+            `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events WHERE ${where} ORDER BY position`,
+          )
+        : null;
+    const findById = target.prepare<[string], { stream_id: string; revision: number }>(
+      `SELECT stream_id, revision FROM events WHERE id = ?`,
+    );
+    const findByRevision = target.prepare<[string, number], { id: string }>(
+      `SELECT id FROM events WHERE stream_id = ? AND revision = ?`,
+    );
     const insert = target.prepare(
       `INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
@@ -126,7 +138,9 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
     return target
       .transaction((): StreamMigrationResult => {
         // Looked for again under the write lock: another process may have finished the same migration meanwhile.
-        if (target.prepare(`SELECT 1 FROM event_store_stream_migrations WHERE name = ?`).get(options.name) !== undefined) {
+        if (
+          target.prepare(`SELECT 1 FROM event_store_stream_migrations WHERE name = ?`).get(options.name) !== undefined
+        ) {
           return { ran: false, copied: 0, alreadyPresent: 0 };
         }
         let copied = 0;
@@ -158,7 +172,13 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
           const moved = typeof table === 'string' ? { name: table, where: '1' } : table;
           rows[moved.name] = source === null ? 0 : copyTable(source, target, moved);
         }
-        mark.run(options.name, options.sourcePath, JSON.stringify(prefixes), copied + alreadyPresent, new Date().toISOString());
+        mark.run(
+          options.name,
+          options.sourcePath,
+          JSON.stringify(prefixes),
+          copied + alreadyPresent,
+          new Date().toISOString(),
+        );
         return { ran: true, copied, alreadyPresent, ...(options.tables ? { rows } : {}) };
       })
       .immediate();
@@ -180,16 +200,23 @@ const toRow = (event: RecordedEvent): EventRow => ({
 /** Copies the rows of `table` (created in `target` as `source` declares it when missing); keeps rows already there. */
 function copyTable(source: Database, target: Database, { name: table, where }: MovedTable): number {
   const declared = (db: Database) =>
-    db.prepare<[string], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table)?.sql;
+    db.prepare<[string], { sql: string }>(`SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?`).get(table)
+      ?.sql;
   const sql = declared(source);
   if (sql === undefined) return 0;
   if (declared(target) === undefined) target.exec(sql);
   const quoted = `"${table.replaceAll('"', '""')}"`;
-  const columns = (source.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map((column) => column.name);
+  const columns = (source.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as { name: string }[]).map(
+    (column) => column.name,
+  );
   const list = columns.map((column) => `"${column.replaceAll('"', '""')}"`).join(', ');
-  const insert = target.prepare(`INSERT OR IGNORE INTO ${quoted} (${list}) VALUES (${columns.map(() => '?').join(', ')})`);
+  const insert = target.prepare(
+    `INSERT OR IGNORE INTO ${quoted} (${list}) VALUES (${columns.map(() => '?').join(', ')})`,
+  );
   let inserted = 0;
-  for (const row of source.prepare(`SELECT ${list} FROM ${quoted} WHERE ${where}`).raw().iterate() as Iterable<unknown[]>) {
+  for (const row of source.prepare(`SELECT ${list} FROM ${quoted} WHERE ${where}`).raw().iterate() as Iterable<
+    unknown[]
+  >) {
     inserted += insert.run(...row).changes;
   }
   return inserted;

@@ -6,7 +6,8 @@ import type { ExpectedRevision, NewEvent } from './event-store';
  * should not append).
  */
 export function assertAppendable(streamId: string, events: readonly NewEvent[]): void {
-  if (typeof streamId !== 'string' || streamId.length === 0) throw new TypeError('append: streamId must be a non-empty string');
+  if (typeof streamId !== 'string' || streamId.length === 0)
+    throw new TypeError('append: streamId must be a non-empty string');
   if (events.length === 0) throw new TypeError(`append to ${streamId}: at least one event is needed`);
   for (const event of events) {
     if (typeof event.type !== 'string' || event.type.length === 0) {

@@ -32,7 +32,11 @@ describe('FallbackRateLimiter over a Redis nobody listens to', () => {
 
   it('still limits, per process, with the same limit, and reports the fallback once', async () => {
     const reports: { error: unknown; decidedLocally: number }[] = [];
-    const limiter = new FallbackRateLimiter({ primary: redis, fallback: local, onFallback: (report) => reports.push(report) });
+    const limiter = new FallbackRateLimiter({
+      primary: redis,
+      fallback: local,
+      onFallback: (report) => reports.push(report),
+    });
     const decisions: RateLimitDecision[] = [];
     for (let call = 0; call <= limit.count; call += 1) decisions.push(await limiter.consume('token-a', limit));
     expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, true, true, false]);

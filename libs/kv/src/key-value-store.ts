@@ -39,7 +39,11 @@ export interface KeyValueStore {
 
 export class KeyValueUnavailableError extends Error {
   readonly type = 'key_value_unavailable' as const;
-  constructor(message: string, readonly retriable: boolean, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    readonly retriable: boolean,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.name = 'KeyValueUnavailableError';
   }
@@ -53,7 +57,10 @@ export class KeyValueUnavailableError extends Error {
 export class KeyValueNotAnIntegerError extends Error {
   readonly type = 'key_value_not_an_integer' as const;
   readonly retriable = false;
-  constructor(readonly key: string, options?: { cause?: unknown }) {
+  constructor(
+    readonly key: string,
+    options?: { cause?: unknown },
+  ) {
     super(`the value at key "${key}" is not an integer or the increment would overflow`, options);
     this.name = 'KeyValueNotAnIntegerError';
   }

@@ -48,9 +48,12 @@ export function checkRateLimitArguments(key: string, limit: RateLimit): void {
     }
   }
   // The arithmetic is on whole microseconds: the period must be one, and a request may come back at most every µs.
-  if (!Number.isSafeInteger(limit.periodMs * 1000)) throw new RangeError(`rate limit periodMs is too long: ${limit.periodMs}`);
+  if (!Number.isSafeInteger(limit.periodMs * 1000))
+    throw new RangeError(`rate limit periodMs is too long: ${limit.periodMs}`);
   if (limit.count > limit.periodMs * 1000) {
-    throw new RangeError(`rate limit count must be at most one per microsecond of periodMs, got ${limit.count} per ${limit.periodMs} ms`);
+    throw new RangeError(
+      `rate limit count must be at most one per microsecond of periodMs, got ${limit.count} per ${limit.periodMs} ms`,
+    );
   }
 }
 

@@ -39,7 +39,12 @@ export function routeLabel(template: string | undefined): string {
   return template.replace(/:([A-Za-z0-9_]+)/g, '{$1}');
 }
 
-export function observeHttpRequest(request: { readonly method: string; readonly route: string; readonly status: number; readonly seconds: number }): void {
+export function observeHttpRequest(request: {
+  readonly method: string;
+  readonly route: string;
+  readonly status: number;
+  readonly seconds: number;
+}): void {
   const method = knownMethods.has(request.method) ? request.method : 'OTHER';
   httpRequests.inc({ method, route: request.route, status: String(request.status) });
   httpRequestDuration.observe({ method, route: request.route }, request.seconds);

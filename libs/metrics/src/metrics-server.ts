@@ -12,7 +12,10 @@ export interface RunningMetricsServer {
   close(): Promise<void>;
 }
 
-export async function startMetricsServer(options: { readonly host: string; readonly port: number }): Promise<RunningMetricsServer> {
+export async function startMetricsServer(options: {
+  readonly host: string;
+  readonly port: number;
+}): Promise<RunningMetricsServer> {
   collectProcessMetrics();
   const server = http.createServer((request, response) => {
     const path = (request.url ?? '').split('?')[0];
@@ -21,7 +24,10 @@ export async function startMetricsServer(options: { readonly host: string; reado
       return;
     }
     renderMetrics().then(
-      (text) => response.writeHead(200, { 'content-type': metricsContentType }).end(request.method === 'HEAD' ? undefined : text),
+      (text) =>
+        response
+          .writeHead(200, { 'content-type': metricsContentType })
+          .end(request.method === 'HEAD' ? undefined : text),
       () => response.writeHead(500, { 'content-type': 'text/plain' }).end('metrics unavailable'),
     );
   });

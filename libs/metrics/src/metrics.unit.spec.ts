@@ -26,7 +26,9 @@ const sample = async (series: string): Promise<number | undefined> => {
 
 describe('routeLabel', () => {
   it('writes the router template in the API style', () => {
-    expect(routeLabel('/transactions/:transaction_id/refunds/:refund_id')).toBe('/transactions/{transaction_id}/refunds/{refund_id}');
+    expect(routeLabel('/transactions/:transaction_id/refunds/:refund_id')).toBe(
+      '/transactions/{transaction_id}/refunds/{refund_id}',
+    );
     expect(routeLabel('/healthz')).toBe('/healthz');
   });
 
@@ -42,7 +44,9 @@ describe('HTTP requests', () => {
     observeHttpRequest({ method: 'POST', route: '/transactions', status: 201, seconds: 0.2 });
     expect(await sample('switchyard_http_requests_total{method="POST",route="/transactions",status="201"}')).toBe(2);
     expect(await sample('switchyard_http_request_duration_seconds_count{method="POST",route="/transactions"}')).toBe(2);
-    expect(await sample('switchyard_http_request_duration_seconds_bucket{le="0.05",method="POST",route="/transactions"}')).toBe(1);
+    expect(
+      await sample('switchyard_http_request_duration_seconds_bucket{le="0.05",method="POST",route="/transactions"}'),
+    ).toBe(1);
   });
 
   it('puts methods outside HTTP’s usual set under OTHER', async () => {
@@ -59,21 +63,35 @@ describe('HTTP requests', () => {
 describe('payments', () => {
   it('counts authorization outcomes per connection', async () => {
     countAuthorization('c0a8e3f4-0000-4000-8000-000000000001', 'declined');
-    expect(await sample('switchyard_authorizations_total{payment_service_id="c0a8e3f4-0000-4000-8000-000000000001",outcome="declined"}')).toBe(1);
+    expect(
+      await sample(
+        'switchyard_authorizations_total{payment_service_id="c0a8e3f4-0000-4000-8000-000000000001",outcome="declined"}',
+      ),
+    ).toBe(1);
   });
 
   it('times provider calls per definition and operation', async () => {
     observeProviderCall('mock-card', 'refund', 0.02);
     observeProviderCall('mock-card', 'refund', 0.3);
-    expect(await sample('switchyard_provider_request_duration_seconds_count{payment_service_definition_id="mock-card",operation="refund"}')).toBe(2);
-    expect(await sample('switchyard_provider_request_duration_seconds_sum{payment_service_definition_id="mock-card",operation="refund"}')).toBeCloseTo(0.32);
+    expect(
+      await sample(
+        'switchyard_provider_request_duration_seconds_count{payment_service_definition_id="mock-card",operation="refund"}',
+      ),
+    ).toBe(2);
+    expect(
+      await sample(
+        'switchyard_provider_request_duration_seconds_sum{payment_service_definition_id="mock-card",operation="refund"}',
+      ),
+    ).toBeCloseTo(0.32);
   });
 });
 
 describe('the event log', () => {
   it('times appends whether they succeed or are refused', async () => {
     await timeEventStoreAppend('eventstoredb', Promise.resolve({ nextExpectedRevision: 0 }));
-    await expect(timeEventStoreAppend('eventstoredb', Promise.reject(new Error('conflict')))).rejects.toThrow('conflict');
+    await expect(timeEventStoreAppend('eventstoredb', Promise.reject(new Error('conflict')))).rejects.toThrow(
+      'conflict',
+    );
     expect(await sample('switchyard_event_store_append_duration_seconds_count{store="eventstoredb"}')).toBe(2);
   });
 

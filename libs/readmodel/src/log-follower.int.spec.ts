@@ -56,7 +56,9 @@ describe('LogFollower', () => {
       // The first batch is under way (it takes 100 ms): this append lands after its read.
       await new Promise((resolve) => setTimeout(resolve, 30));
       await store.append('s-1', [{ type: 'Second', data: {} }], { expectedRevision: 0 });
-      await vi.waitFor(() => expect(handled.map((event) => event.type)).toEqual(['First', 'Second']), { timeout: 2000 });
+      await vi.waitFor(() => expect(handled.map((event) => event.type)).toEqual(['First', 'Second']), {
+        timeout: 2000,
+      });
     } finally {
       await follower.stop();
     }
@@ -71,7 +73,7 @@ describe('LogFollower', () => {
     expect(handled).toHaveLength(0);
   });
 
-  it('polls only as a slow fallback when the store reports every writer\'s appends', async () => {
+  it("polls only as a slow fallback when the store reports every writer's appends", async () => {
     const reads: number[] = [];
     const allWriters: EventStore = Object.assign(Object.create(store) as EventStore, {
       appendNotifications: 'all-writers' as const,

@@ -112,7 +112,10 @@ export class LogFollower {
     const batchSize = this.options.batchSize ?? 500;
     for (;;) {
       const after = this.options.checkpoints.load(this.options.name);
-      const events = await this.options.store.readAll({ ...(after !== undefined ? { after } : {}), maxCount: batchSize });
+      const events = await this.options.store.readAll({
+        ...(after !== undefined ? { after } : {}),
+        maxCount: batchSize,
+      });
       if (events.length === 0) return;
       await this.options.handleBatch(events, after);
       const last = events[events.length - 1];

@@ -32,7 +32,11 @@ describe('Projector', () => {
     rmSync(dir, { recursive: true, force: true });
   });
   const append = (n: number, type = 'Happened') =>
-    store.append(`s-${Math.random()}`, Array.from({ length: n }, () => ({ type, data: {} })), { expectedRevision: 'any' });
+    store.append(
+      `s-${Math.random()}`,
+      Array.from({ length: n }, () => ({ type, data: {} })),
+      { expectedRevision: 'any' },
+    );
 
   it('reads and commits the read models standing at one checkpoint together, each with its own checkpoint', async () => {
     const [a, b, c] = [counting('a'), counting('b'), counting('c')];
@@ -62,7 +66,9 @@ describe('Projector', () => {
   it('lets a read model that fails a batch go on alone, and the others commit without it', async () => {
     const [good, broken, other] = [counting('good'), counting('broken', 'Poison'), counting('other')];
     const errors: string[] = [];
-    const projector = new Projector(store.database, store, [good, broken, other], { onError: (_, what) => errors.push(what) });
+    const projector = new Projector(store.database, store, [good, broken, other], {
+      onError: (_, what) => errors.push(what),
+    });
     await append(2);
     await append(1, 'Poison');
     await projector.catchUp().catch(() => undefined);
@@ -101,7 +107,10 @@ describe('Projector', () => {
 
   it('commits read models without an fsync of their own and puts the connection back to FULL', async () => {
     const seen: number[] = [];
-    const spy: Projection = { name: 'spy', apply: (_, db) => void seen.push(db.pragma('synchronous', { simple: true }) as number) };
+    const spy: Projection = {
+      name: 'spy',
+      apply: (_, db) => void seen.push(db.pragma('synchronous', { simple: true }) as number),
+    };
     await append(1);
     await new Projector(store.database, store, [spy]).catchUp();
     expect(seen).toEqual([1]); // NORMAL inside the batch

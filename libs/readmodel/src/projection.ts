@@ -109,7 +109,11 @@ class ProjectionGroup {
     const checkpoints = new SqliteCheckpointStore(db);
     // Several processes may project into the same file (the operator CLI beside the server): each member's
     // checkpoint is compared inside the write transaction, and a member that another process moved is skipped.
-    const applyTo = (targets: readonly Projection[], events: readonly RecordedEvent[], after: string | undefined): Projection[] => {
+    const applyTo = (
+      targets: readonly Projection[],
+      events: readonly RecordedEvent[],
+      after: string | undefined,
+    ): Projection[] => {
       const last = events[events.length - 1];
       const skipped: Projection[] = [];
       for (const projection of targets) {
@@ -125,21 +129,28 @@ class ProjectionGroup {
     };
     const applyBatch = db.transaction(applyTo);
     /** Commits without an fsync of its own (see Projector and `withDeferredSync`). */
-    const commit = (targets: readonly Projection[], events: readonly RecordedEvent[], after: string | undefined): Projection[] =>
-      withDeferredSync(db, () => applyBatch.immediate(targets, events, after));
+    const commit = (
+      targets: readonly Projection[],
+      events: readonly RecordedEvent[],
+      after: string | undefined,
+    ): Projection[] => withDeferredSync(db, () => applyBatch.immediate(targets, events, after));
 
     const groupCheckpoints: CheckpointStore = {
       // Read before every batch: a member moved meanwhile — by another process, or reset to be rebuilt (its rows and
       // checkpoint deleted) — leaves the group here and follows on its own from where it stands.
       load: () => {
         const at = checkpoints.load(checkpointName(this.members[0]!));
-        for (const projection of this.members.slice(1)) if (checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
+        for (const projection of this.members.slice(1))
+          if (checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
         return at;
       },
       save: () => undefined, // the batch's transaction saved every member's
     };
     this.follower = new LogFollower({
-      name: this.members.length === 1 ? checkpointName(this.members[0]!) : `projections:${this.members.map((projection) => projection.name).join(',')}`,
+      name:
+        this.members.length === 1
+          ? checkpointName(this.members[0]!)
+          : `projections:${this.members.map((projection) => projection.name).join(',')}`,
       store,
       checkpoints: groupCheckpoints,
       handleBatch: async (events, after) => {
@@ -167,10 +178,16 @@ class ProjectionGroup {
         }
         // Moved by another process to somewhere else than the group: it follows on its own from there.
         const at = checkpoints.load(checkpointName(this.members[0]!));
-        for (const projection of skipped) if (this.members.length > 1 && checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
+        for (const projection of skipped)
+          if (this.members.length > 1 && checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
       },
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
-      ...(options.onError ? { onError: (error: unknown) => options.onError?.(error, `read models ${this.members.map((projection) => projection.name).join(', ')}`) } : {}),
+      ...(options.onError
+        ? {
+            onError: (error: unknown) =>
+              options.onError?.(error, `read models ${this.members.map((projection) => projection.name).join(', ')}`),
+          }
+        : {}),
     });
   }
 

@@ -42,8 +42,14 @@ describe('toEventMessage', () => {
   it('has null names, and null correlation and causation when the metadata has none', () => {
     const message = toEventMessage(recorded());
     expect(message).toMatchObject({ name: null, names: [], correlation_id: null, causation_id: null });
-    expect(toEventMessage(recorded(), 'transaction.captured')).toMatchObject({ name: 'transaction.captured', names: ['transaction.captured'] });
-    expect(toEventMessage(recorded({ metadata: { correlationId: 7, causationId: '' } }))).toMatchObject({ correlation_id: null, causation_id: null });
+    expect(toEventMessage(recorded(), 'transaction.captured')).toMatchObject({
+      name: 'transaction.captured',
+      names: ['transaction.captured'],
+    });
+    expect(toEventMessage(recorded({ metadata: { correlationId: 7, causationId: '' } }))).toMatchObject({
+      correlation_id: null,
+      causation_id: null,
+    });
   });
 
   it.each([
@@ -59,7 +65,9 @@ describe('toEventMessage', () => {
   });
 
   it('takes an at with an offset as it is', () => {
-    expect(toEventMessage(recorded({ data: { at: '2025-03-01T11:00:00+01:00' } })).occurred_at).toBe('2025-03-01T11:00:00+01:00');
+    expect(toEventMessage(recorded({ data: { at: '2025-03-01T11:00:00+01:00' } })).occurred_at).toBe(
+      '2025-03-01T11:00:00+01:00',
+    );
   });
 });
 
@@ -68,21 +76,50 @@ describe('Relay', () => {
     const store = new SqliteEventStore(':memory:');
     const bus = new InProcessMessageBus();
     const positions = new Map<string, string>();
-    const checkpoints: CheckpointStore = { load: (name) => positions.get(name), save: (name, position) => void positions.set(name, position) };
+    const checkpoints: CheckpointStore = {
+      load: (name) => positions.get(name),
+      save: (name, position) => void positions.set(name, position),
+    };
     const received: IncomingMessage[] = [];
-    const subscription = await bus.subscribe({ groupId: 'test', topics: ['test.events'], handler: async (message) => void received.push(message) });
-    const relay = new Relay({ store, bus, topic: 'test.events', checkpoints, nameOf: (event) => (event.type === 'Named' ? ['a.b', 'c.d'] : undefined) });
+    const subscription = await bus.subscribe({
+      groupId: 'test',
+      topics: ['test.events'],
+      handler: async (message) => void received.push(message),
+    });
+    const relay = new Relay({
+      store,
+      bus,
+      topic: 'test.events',
+      checkpoints,
+      nameOf: (event) => (event.type === 'Named' ? ['a.b', 'c.d'] : undefined),
+    });
     try {
-      await store.append('thing-1', [
-        { type: 'Named', data: { at: '2025-03-01T10:00:00Z' }, metadata: { correlationId: 'corr-1', causationId: 'cause-1' } },
-        { type: 'Internal', data: {} },
-      ], { expectedRevision: 'no_stream' });
+      await store.append(
+        'thing-1',
+        [
+          {
+            type: 'Named',
+            data: { at: '2025-03-01T10:00:00Z' },
+            metadata: { correlationId: 'corr-1', causationId: 'cause-1' },
+          },
+          { type: 'Internal', data: {} },
+        ],
+        { expectedRevision: 'no_stream' },
+      );
       await relay.flush();
       await vi.waitFor(() => expect(received).toHaveLength(2));
-      const [named, internal] = received.map((message) => ({ message, envelope: JSON.parse(message.value) as EventMessage }));
+      const [named, internal] = received.map((message) => ({
+        message,
+        envelope: JSON.parse(message.value) as EventMessage,
+      }));
       expect(named!.message.key).toBe('thing-1');
       // The correlation id travels as a header too (deploy/kafka/topics.md), so consumers log and trace in it.
-      expect(named!.message.headers).toEqual({ 'event-id': named!.envelope.id, 'event-type': 'Named', 'event-name': 'a.b,c.d', 'correlation-id': 'corr-1' });
+      expect(named!.message.headers).toEqual({
+        'event-id': named!.envelope.id,
+        'event-type': 'Named',
+        'event-name': 'a.b,c.d',
+        'correlation-id': 'corr-1',
+      });
       expect(named!.envelope).toMatchObject({
         type: 'Named',
         name: 'a.b',
@@ -95,7 +132,14 @@ describe('Relay', () => {
         schema_version: 1,
       });
       expect(internal!.message.headers).toEqual({ 'event-id': internal!.envelope.id, 'event-type': 'Internal' });
-      expect(internal!.envelope).toMatchObject({ name: null, names: [], revision: 1, correlation_id: null, causation_id: null, schema_version: 1 });
+      expect(internal!.envelope).toMatchObject({
+        name: null,
+        names: [],
+        revision: 1,
+        correlation_id: null,
+        causation_id: null,
+        schema_version: 1,
+      });
       expect(internal!.envelope.occurred_at).toBe(internal!.envelope.recorded_at);
     } finally {
       await relay.stop();

@@ -1,5 +1,11 @@
 import type { MessageBus } from '@switchyard/bus';
-import { EVENT_ID_HEADER, EVENT_NAME_HEADER, EVENT_SCHEMA_VERSION, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
+import {
+  EVENT_ID_HEADER,
+  EVENT_NAME_HEADER,
+  EVENT_SCHEMA_VERSION,
+  EVENT_TYPE_HEADER,
+  type EventMessage,
+} from '@switchyard/contracts';
 import type { EventStore, RecordedEvent } from '@switchyard/eventstore';
 import { observeRelayed } from '@switchyard/metrics';
 import { traceOutgoingMessage } from '@switchyard/telemetry';
@@ -33,13 +39,19 @@ const occurredAt = (event: RecordedEvent): string => {
   return typeof at === 'string' && isoDateTime.test(at) && !Number.isNaN(Date.parse(at)) ? at : event.recordedAt;
 };
 
-const metadataId = (metadata: Readonly<Record<string, unknown>>, key: 'correlationId' | 'causationId'): string | null => {
+const metadataId = (
+  metadata: Readonly<Record<string, unknown>>,
+  key: 'correlationId' | 'causationId',
+): string | null => {
   const value = metadata?.[key];
   return typeof value === 'string' && value !== '' ? value : null;
 };
 
 /** The envelope of a stored event on the bus (`EventMessage`, deploy/kafka/topics.md). */
-export const toEventMessage = (event: RecordedEvent, names: string | readonly string[] | null = null): EventMessage => ({
+export const toEventMessage = (
+  event: RecordedEvent,
+  names: string | readonly string[] | null = null,
+): EventMessage => ({
   id: event.id,
   type: event.type,
   name: (typeof names === 'string' ? names : names?.[0]) ?? null,
@@ -80,7 +92,10 @@ export class Relay {
         const published = options.bus.publish(
           options.topic,
           events.map((event, index) => {
-            const message = toEventMessage(options.redact ? options.redact(event) : event, options.nameOf?.(event) ?? null);
+            const message = toEventMessage(
+              options.redact ? options.redact(event) : event,
+              options.nameOf?.(event) ?? null,
+            );
             return {
               key: event.streamId,
               value: JSON.stringify(message),

@@ -14,7 +14,10 @@ export interface ServiceStorage {
   close(): Promise<void>;
 }
 
-export function openServiceStorage(service: string, options: { dataDir: string; eventStoreUrl?: string | undefined }): ServiceStorage {
+export function openServiceStorage(
+  service: string,
+  options: { dataDir: string; eventStoreUrl?: string | undefined },
+): ServiceStorage {
   if (options.eventStoreUrl) {
     const store = EventStoreDbEventStore.connect(options.eventStoreUrl);
     const db = new Database(privateDatabaseFile(options.dataDir, `${service}-read.db`));

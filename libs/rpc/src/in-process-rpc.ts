@@ -1,5 +1,13 @@
 import { ApiError } from '@switchyard/api';
-import { rpcActorOf, serveCall, unwrapReply, type RpcCall, type RpcCallOptions, type RpcClient, type RpcHandlers } from './rpc';
+import {
+  rpcActorOf,
+  serveCall,
+  unwrapReply,
+  type RpcCall,
+  type RpcCallOptions,
+  type RpcClient,
+  type RpcHandlers,
+} from './rpc';
 
 /** Calls inside the one-process runtime: every caller is the same process; nothing crosses a network. */
 export const EMBEDDED_CALLER = 'embedded';
@@ -25,7 +33,13 @@ export class InProcessRpc implements RpcClient {
     const handler = this.handlers.get(pattern);
     if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
     const call = { caller: EMBEDDED_CALLER, actor: rpcActorOf(options.actor) };
-    const reply = await serveCall(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), call, this.onUnexpected);
+    const reply = await serveCall(
+      pattern,
+      handler,
+      JSON.parse(JSON.stringify(payload ?? null)),
+      call,
+      this.onUnexpected,
+    );
     return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
   }
 

@@ -50,7 +50,9 @@ const CLOCK_SKEW_MS = 5 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 const pemOfKey = (key: X509KeyPair['privateKey']): string =>
-  KeyObject.from(key as unknown as webcrypto.CryptoKey).export({ type: 'pkcs8', format: 'pem' }).toString();
+  KeyObject.from(key as unknown as webcrypto.CryptoKey)
+    .export({ type: 'pkcs8', format: 'pem' })
+    .toString();
 
 async function importSigningKey(pem: string): Promise<X509SigningKey> {
   const der = createPrivateKey(pem).export({ type: 'pkcs8', format: 'der' });

@@ -7,7 +7,9 @@
 import { ApiError, type ErrorBody } from '@switchyard/api';
 import { markFailed, serveRpc, setAttributes, type ContextHeaders } from '@switchyard/telemetry';
 
-export type RpcReply = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly error: ErrorBody };
+export type RpcReply =
+  | { readonly ok: true; readonly value: unknown }
+  | { readonly ok: false; readonly error: ErrorBody };
 
 /**
  * Who a call acts for: the API key pair or the dashboard user of the request the calling service serves. It travels
@@ -51,7 +53,12 @@ export function rpcActorOf(value: unknown): RpcActor | null {
 }
 
 /** Runs a handler and turns its outcome into a reply value. Unexpected errors become a 500 (and are logged). */
-export async function replyOf(handler: RpcHandler, payload: unknown, call: RpcCall, onUnexpected: (error: unknown) => void): Promise<RpcReply> {
+export async function replyOf(
+  handler: RpcHandler,
+  payload: unknown,
+  call: RpcCall,
+  onUnexpected: (error: unknown) => void,
+): Promise<RpcReply> {
   try {
     return { ok: true, value: await handler(payload, call) };
   } catch (error) {

@@ -24,8 +24,7 @@ const clients: TcpRpcClient[] = [];
 
 const handlers: RpcHandlers = {
   [KEYS]: async (payload, call) => (
-    served.push({ pattern: KEYS, payload, call }),
-    { created: true, actor: call.actor }
+    served.push({ pattern: KEYS, payload, call }), { created: true, actor: call.actor }
   ),
   [ACCOUNT]: async (payload, call) => (served.push({ pattern: ACCOUNT, payload, call }), { id: 'default' }),
   'identity.ping': async () => ({ status: 'ok' }),

@@ -20,24 +20,36 @@ let gateway: RpcCredentials;
 /** A pattern the gateway may call on webhooks (`webhooks.*`). */
 const PATTERN = 'webhooks.spec-context';
 /** Takes the spans and drops them. */
-const collector = http.createServer((request, response) => request.resume().on('end', () => response.writeHead(200).end('{}')));
+const collector = http.createServer((request, response) =>
+  request.resume().on('end', () => response.writeHead(200).end('{}')),
+);
 
 const seen = () => {
   const context = currentContext();
-  return { requestId: context.requestId ?? null, correlationId: context.correlationId ?? null, traceId: context.span?.spanContext().traceId ?? null };
+  return {
+    requestId: context.requestId ?? null,
+    correlationId: context.correlationId ?? null,
+    traceId: context.span?.spanContext().traceId ?? null,
+  };
 };
 
 beforeAll(async () => {
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
-  tracing = startTracing('rpc-spec', { OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}` });
+  tracing = startTracing('rpc-spec', {
+    OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${(collector.address() as AddressInfo).port}`,
+  });
   port = await freePort();
   const credentials = await rpcCredentialsForTests();
   gateway = credentials.of('gateway');
-  server = await startTcpRpcServer(`tcp://127.0.0.1:${port}`, { [PATTERN]: async (payload) => ({ payload, ...seen() }) }, {
-    credentials: credentials.of('webhooks'),
-    onUnexpected: () => undefined,
-    onRefused: () => undefined,
-  });
+  server = await startTcpRpcServer(
+    `tcp://127.0.0.1:${port}`,
+    { [PATTERN]: async (payload) => ({ payload, ...seen() }) },
+    {
+      credentials: credentials.of('webhooks'),
+      onUnexpected: () => undefined,
+      onRefused: () => undefined,
+    },
+  );
   client = new TcpRpcClient({ host: '127.0.0.1', port, service: 'webhooks', credentials: gateway, timeoutMs: 5_000 });
 });
 
@@ -50,11 +62,18 @@ afterAll(async () => {
 
 it('runs the handler in the caller’s request, correlation and trace', async () => {
   const requestSpan = startSpan('request', { parent: null });
-  const answer = await runWithContext({ requestId: 'req-42', correlationId: 'req-42', causationId: 'req-42', span: requestSpan }, () =>
-    client.call<{ payload: unknown; requestId: string; correlationId: string; traceId: string }>(PATTERN, { n: 1 }),
+  const answer = await runWithContext(
+    { requestId: 'req-42', correlationId: 'req-42', causationId: 'req-42', span: requestSpan },
+    () =>
+      client.call<{ payload: unknown; requestId: string; correlationId: string; traceId: string }>(PATTERN, { n: 1 }),
   );
   requestSpan.end();
-  expect(answer).toEqual({ payload: { n: 1 }, requestId: 'req-42', correlationId: 'req-42', traceId: requestSpan.spanContext().traceId });
+  expect(answer).toEqual({
+    payload: { n: 1 },
+    requestId: 'req-42',
+    correlationId: 'req-42',
+    traceId: requestSpan.spanContext().traceId,
+  });
 });
 
 it('serves a call made outside any request with no ids', async () => {

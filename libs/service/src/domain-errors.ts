@@ -25,7 +25,10 @@ export function domainErrorMapper(statuses: DomainErrorStatuses): (error: unknow
     }
     // handleCommand retried and still lost the race: the caller may retry.
     if (error instanceof WrongExpectedRevisionError) {
-      return new ApiError(409, 'The resource was changed by another request; retry', [], { cause: error, retryable: true });
+      return new ApiError(409, 'The resource was changed by another request; retry', [], {
+        cause: error,
+        retryable: true,
+      });
     }
     return error;
   };

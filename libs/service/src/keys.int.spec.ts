@@ -58,7 +58,12 @@ it('takes a configured key in base64 or base64url before any key file, and names
   expect(loadOrCreateKey({ ...options, configured: bytes.toString('base64url') }).equals(bytes)).toBe(true);
   expect(fs.existsSync(path.join(dir, 'things.key'))).toBe(false);
 
-  for (const configured of [Buffer.alloc(31, 9).toString('base64'), Buffer.alloc(33, 9).toString('base64'), 'my-secret-passphrase', '']) {
+  for (const configured of [
+    Buffer.alloc(31, 9).toString('base64'),
+    Buffer.alloc(33, 9).toString('base64'),
+    'my-secret-passphrase',
+    '',
+  ]) {
     let message = '';
     try {
       loadOrCreateKey({ ...options, configured });
@@ -85,7 +90,10 @@ it('gives every process racing to create the file the same key', async () => {
       Math.max(0, ${startAt} - Date.now()));`;
   const run = () =>
     new Promise<string>((resolve, reject) => {
-      const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'scripts/register.cjs'), '-e', script], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'scripts/register.cjs'), '-e', script], {
+        cwd: repoRoot,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -97,7 +105,9 @@ it('gives every process racing to create the file the same key', async () => {
   expect(new Set(keys).size).toBe(1);
   expect(keys[0]).toMatch(/^[0-9a-f]{64}$/);
   expect(fs.readdirSync(dir)).toEqual(['race.key']);
-  expect(Buffer.from(fs.readFileSync(path.join(dir, 'race.key'), 'utf8').trim(), 'base64').toString('hex')).toBe(keys[0]);
+  expect(Buffer.from(fs.readFileSync(path.join(dir, 'race.key'), 'utf8').trim(), 'base64').toString('hex')).toBe(
+    keys[0],
+  );
 });
 
 it('keeps key files 0600 in a 0700 directory whatever the umask, and narrows a key file left wider', () => {

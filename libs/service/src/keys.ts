@@ -87,7 +87,9 @@ function narrowKeyFile(file: string): void {
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;
     if (code !== 'EPERM' && code !== 'EROFS') throw error;
-    process.emitWarning(`key file ${file} is readable by others and cannot be narrowed (${code})`, { code: 'SWITCHYARD_KEY_FILE_MODE' });
+    process.emitWarning(`key file ${file} is readable by others and cannot be narrowed (${code})`, {
+      code: 'SWITCHYARD_KEY_FILE_MODE',
+    });
   }
 }
 
@@ -104,6 +106,9 @@ function readKeyFile(file: string): Buffer | null {
     throw error;
   }
   const key = decodeKey(text.trim());
-  if (!key) throw new Error(`key file ${file} does not hold base64 of exactly ${keyBytes} bytes; restore it (what was encrypted under it cannot be read without it)`);
+  if (!key)
+    throw new Error(
+      `key file ${file} does not hold base64 of exactly ${keyBytes} bytes; restore it (what was encrypted under it cannot be read without it)`,
+    );
   return key;
 }

@@ -98,6 +98,9 @@ export class ServiceHost {
 
   /** Every slice's handlers, plus the service's readiness ping. */
   rpcHandlers(pingPattern: string): RpcHandlers {
-    return Object.assign({ [pingPattern]: async () => ({ status: 'ok' }) }, ...this.slices.map((slice) => slice.rpcHandlers()));
+    return Object.assign(
+      { [pingPattern]: async () => ({ status: 'ok' }) },
+      ...this.slices.map((slice) => slice.rpcHandlers()),
+    );
   }
 }

@@ -24,7 +24,9 @@ const MESSAGE_ID_HEADER = 'event-id';
 let propagator: W3CTraceContextPropagator | undefined;
 /** W3C trace context, loaded when tracing first needs it (the SDK's packages stay unloaded while tracing is off). */
 const w3c = (): W3CTraceContextPropagator =>
-  (propagator ??= new (require('@opentelemetry/core') as typeof import('@opentelemetry/core')).W3CTraceContextPropagator());
+  (propagator ??= new (
+    require('@opentelemetry/core') as typeof import('@opentelemetry/core')
+  ).W3CTraceContextPropagator());
 
 /** The span as `traceparent` (and `tracestate`) into `headers`, when tracing is on and the span is real. */
 function injectSpan(span: Span | undefined, headers: ContextHeaders): void {
@@ -53,7 +55,10 @@ export function contextHeaders(context: RequestContext = currentContext()): Cont
  * causation id. Ids that are not well-formed are dropped; a message without a request id is attributed to the
  * request that started its chain (its correlation id).
  */
-export function contextFromHeaders(headers: Readonly<Record<string, string | undefined>>, causedBy?: string): RequestContext {
+export function contextFromHeaders(
+  headers: Readonly<Record<string, string | undefined>>,
+  causedBy?: string,
+): RequestContext {
   const correlationId = acceptableId(headers[CORRELATION_ID_HEADER]);
   const requestId = acceptableId(headers[REQUEST_ID_HEADER]) ?? correlationId;
   const causationId = causedBy ?? acceptableId(headers[CAUSATION_ID_HEADER]);
@@ -93,7 +98,11 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  * A message about to be published for a stored event: a producer span, the child of the span the event was
  * appended in (its metadata's `traceparent`), and the headers that carry both on.
  */
-export function traceOutgoingMessage(topic: string, messageId: string, metadata: Readonly<Record<string, unknown>>): OutgoingMessageTrace {
+export function traceOutgoingMessage(
+  topic: string,
+  messageId: string,
+  metadata: Readonly<Record<string, unknown>>,
+): OutgoingMessageTrace {
   const correlationId = acceptableId(metadata.correlationId);
   const headers: ContextHeaders = correlationId ? { [CORRELATION_ID_HEADER]: correlationId } : {};
   if (!tracingEnabled()) return { headers, end: () => undefined };
@@ -103,7 +112,11 @@ export function traceOutgoingMessage(topic: string, messageId: string, metadata:
   const span = startSpan(`publish ${topic}`, {
     kind: SpanKind.PRODUCER,
     parent: parent ?? null,
-    attributes: { 'messaging.operation.type': 'send', 'messaging.destination.name': topic, 'messaging.message.id': messageId },
+    attributes: {
+      'messaging.operation.type': 'send',
+      'messaging.destination.name': topic,
+      'messaging.message.id': messageId,
+    },
   });
   injectSpan(span, headers);
   return {

@@ -8,12 +8,20 @@ describe('ids from outside', () => {
     expect(acceptableId(id)).toBe(id);
   });
 
-  it.each([undefined, '', ' spaced', 'has space', 'a'.repeat(129), '-leading-dash', 'new\nline', '4111111111111111', 'order-4111111111111111', 42])(
-    'refuses %j',
-    (id) => {
-      expect(acceptableId(id)).toBeUndefined();
-    },
-  );
+  it.each([
+    undefined,
+    '',
+    ' spaced',
+    'has space',
+    'a'.repeat(129),
+    '-leading-dash',
+    'new\nline',
+    '4111111111111111',
+    'order-4111111111111111',
+    42,
+  ])('refuses %j', (id) => {
+    expect(acceptableId(id)).toBeUndefined();
+  });
 });
 
 describe('the context while tracing is off', () => {
@@ -41,9 +49,16 @@ describe('the context while tracing is off', () => {
   });
 
   it('attributes a message to the request that started its chain, caused by its event', async () => {
-    const outgoing = traceOutgoingMessage('transactions.events', 'evt-1', { correlationId: 'req-1', causationId: 'req-1' });
+    const outgoing = traceOutgoingMessage('transactions.events', 'evt-1', {
+      correlationId: 'req-1',
+      causationId: 'req-1',
+    });
     expect(outgoing.headers).toEqual({ 'correlation-id': 'req-1' });
-    const seen = await consumeMessage({ topic: 'transactions.events', headers: { ...outgoing.headers, 'event-id': 'evt-1' } }, 'webhooks', async () => currentContext());
+    const seen = await consumeMessage(
+      { topic: 'transactions.events', headers: { ...outgoing.headers, 'event-id': 'evt-1' } },
+      'webhooks',
+      async () => currentContext(),
+    );
     expect(seen).toEqual({ requestId: 'req-1', correlationId: 'req-1', causationId: 'evt-1' });
   });
 
@@ -54,12 +69,22 @@ describe('the context while tracing is off', () => {
 
 describe('OTLP settings', () => {
   it('sends to <endpoint>/v1/traces unless the traces endpoint is given', () => {
-    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toBe('http://collector:4318/v1/traces');
-    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://other/traces' })).toBe('http://other/traces');
+    expect(tracesUrl({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' })).toBe(
+      'http://collector:4318/v1/traces',
+    );
+    expect(
+      tracesUrl({
+        OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://other/traces',
+      }),
+    ).toBe('http://other/traces');
   });
 
   it('reads OTEL_EXPORTER_OTLP_HEADERS', () => {
-    expect(parseOtlpHeaders('api-key=a%3Db, x-team = payments ,broken')).toEqual({ 'api-key': 'a=b', 'x-team': 'payments' });
+    expect(parseOtlpHeaders('api-key=a%3Db, x-team = payments ,broken')).toEqual({
+      'api-key': 'a=b',
+      'x-team': 'payments',
+    });
     expect(parseOtlpHeaders(undefined)).toEqual({});
   });
 });

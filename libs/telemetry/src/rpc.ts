@@ -7,7 +7,11 @@ import { contextFromHeaders, contextHeaders, type ContextHeaders } from './propa
 import { runWithContext } from './request-context';
 import { SpanKind, withSpan, type Span } from './tracing';
 
-const rpcAttributes = (pattern: string) => ({ 'rpc.system': 'switchyard', 'rpc.service': pattern.slice(0, pattern.indexOf('.')), 'rpc.method': pattern });
+const rpcAttributes = (pattern: string) => ({
+  'rpc.system': 'switchyard',
+  'rpc.service': pattern.slice(0, pattern.indexOf('.')),
+  'rpc.method': pattern,
+});
 
 /** The caller's side of a call over the network: `send` gets the headers to put beside the payload. */
 export function callRpc<T>(pattern: string, send: (headers: ContextHeaders) => Promise<T>): Promise<T> {
@@ -18,7 +22,11 @@ export function callRpc<T>(pattern: string, send: (headers: ContextHeaders) => P
  * The service's side of a call, in a server span: in the caller's context when it came over the network
  * (`carried`), else in the current one (a call in process).
  */
-export function serveRpc<T>(pattern: string, carried: ContextHeaders | undefined, handle: (span: Span) => Promise<T>): Promise<T> {
+export function serveRpc<T>(
+  pattern: string,
+  carried: ContextHeaders | undefined,
+  handle: (span: Span) => Promise<T>,
+): Promise<T> {
   const serve = () => withSpan(pattern, { kind: SpanKind.SERVER, attributes: rpcAttributes(pattern) }, handle);
   return carried ? runWithContext(contextFromHeaders(carried), serve) : serve();
 }

@@ -7,7 +7,17 @@
  * (request-context.ts), so nothing here depends on a global context manager, and a test can start and stop the
  * embedded runtime as often as it likes.
  */
-import { INVALID_SPAN_CONTEXT, ROOT_CONTEXT, SpanKind, SpanStatusCode, trace, type Attributes, type AttributeValue, type Span, type Tracer } from '@opentelemetry/api';
+import {
+  INVALID_SPAN_CONTEXT,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Attributes,
+  type AttributeValue,
+  type Span,
+  type Tracer,
+} from '@opentelemetry/api';
 import type { TracerProvider } from '@opentelemetry/sdk-trace';
 import { currentContext, runWithContext } from './request-context';
 
@@ -70,15 +80,22 @@ export function startTracing(serviceName: string, settings: TracingSettings): Tr
   // One provider per process: a second start (a test starting the runtime again) replaces the first.
   void active?.provider.shutdown().catch(() => undefined);
   // Loaded only now: a process without tracing (and the CLI) never loads the SDK.
-  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   // OpenTelemetry JS 3: one SDK package (@opentelemetry/sdk-trace) where 2.x had sdk-trace-base and sdk-trace-node;
   // the Node provider only added register() (global context manager, propagators), which is not used here.
-  const { BatchSpanProcessor, TracerProvider } = require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
-  const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
+  const { BatchSpanProcessor, TracerProvider } =
+    require('@opentelemetry/sdk-trace') as typeof import('@opentelemetry/sdk-trace');
+  const { ATTR_SERVICE_NAME } =
+    require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
   const provider = new TracerProvider({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: settings.OTEL_SERVICE_NAME || serviceName }),
-    spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter({ url, headers: parseOtlpHeaders(settings.OTEL_EXPORTER_OTLP_HEADERS) }) })],
+    spanProcessors: [
+      new BatchSpanProcessor({
+        exporter: new OTLPTraceExporter({ url, headers: parseOtlpHeaders(settings.OTEL_EXPORTER_OTLP_HEADERS) }),
+      }),
+    ],
   });
   const started: ActiveTracing = { provider, tracer: provider.getTracer('switchyard') };
   active = started;
@@ -126,7 +143,11 @@ export function startSpan(name: string, options: StartSpanOptions = {}): Span {
  * a rejection sets the status to error with the error's type, never its message (messages can quote what a
  * provider answered). While tracing is off: `work` as is.
  */
-export async function withSpan<T>(name: string, options: StartSpanOptions, work: (span: Span) => Promise<T>): Promise<T> {
+export async function withSpan<T>(
+  name: string,
+  options: StartSpanOptions,
+  work: (span: Span) => Promise<T>,
+): Promise<T> {
   if (!active) return work(nonRecording);
   const span = startSpan(name, options);
   try {

@@ -2,7 +2,8 @@
 import fs from 'node:fs';
 import net from 'node:net';
 
-export const kafkaBrokersForTests = (): string[] => (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',').map((b) => b.trim());
+export const kafkaBrokersForTests = (): string[] =>
+  (process.env.KAFKA_BROKERS ?? '127.0.0.1:9092').split(',').map((b) => b.trim());
 
 /** Ports this process handed out already: two servers of one test never get the same one. */
 const handedOut = new Set<number>();

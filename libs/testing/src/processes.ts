@@ -15,11 +15,15 @@ export interface RunningProcess {
 }
 
 export function startTsProcess(entry: string, env: Record<string, string>, args: string[] = []): RunningProcess {
-  const child = spawn(process.execPath, ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, entry), ...args], {
-    cwd: repoRoot,
-    env: { ...process.env, ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, entry), ...args],
+    {
+      cwd: repoRoot,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let output = '';
   // Kept for the data-protection scan when the run keeps its artifacts (every log line a service wrote).
   const kept = artifactFile('logs', path.basename(entry, '.ts'));
@@ -41,7 +45,12 @@ export function startTsProcess(entry: string, env: Record<string, string>, args:
   };
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs: number, describeFailure: () => string = () => ''): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined>,
+  timeoutMs: number,
+  describeFailure: () => string = () => '',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let lastError: unknown;
   while (Date.now() < deadline) {
@@ -53,7 +62,9 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
     }
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  throw new Error(`${what} not reached within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}\n${describeFailure()}`);
+  throw new Error(
+    `${what} not reached within ${timeoutMs} ms${lastError ? ` (last error: ${String(lastError)})` : ''}\n${describeFailure()}`,
+  );
 }
 
 export interface CliResult {
@@ -69,7 +80,8 @@ export function runCli(env: Record<string, string>, ...args: string[]): Promise<
       process.execPath,
       ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, 'tools/cli/src/main.ts'), ...args],
       { cwd: repoRoot, env: { ...process.env, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
     );
   });
 }
@@ -81,7 +93,8 @@ export function runCliWithInput(env: Record<string, string>, input: string, ...a
       process.execPath,
       ['-r', path.join(repoRoot, 'scripts/register.cjs'), path.join(repoRoot, 'tools/cli/src/main.ts'), ...args],
       { cwd: repoRoot, env: { ...process.env, ...env } },
-      (error, stdout, stderr) => resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
+      (error, stdout, stderr) =>
+        resolve({ code: error ? Number((error as { code?: unknown }).code ?? 1) : 0, stdout, stderr }),
     );
     child.stdin?.end(input);
   });

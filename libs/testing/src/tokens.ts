@@ -46,7 +46,7 @@ export function hs256WithPublicKey(privateKeyPem: string, kid: string, scopes: r
 /** Flips one character of the signature. */
 export function tamperSignature(token: string): string {
   const [header, payload, signature = ''] = token.split('.');
-  const flipped = (signature[10] === 'A' ? 'B' : 'A');
+  const flipped = signature[10] === 'A' ? 'B' : 'A';
   return `${header}.${payload}.${signature.slice(0, 10)}${flipped}${signature.slice(11)}`;
 }
 

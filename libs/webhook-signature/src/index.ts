@@ -17,19 +17,31 @@ export const signPayload = (secret: string, timestamp: number, rawBody: string |
   createHmac('sha256', secret).update(`${timestamp}.`).update(rawBody).digest('hex');
 
 /** The three headers of one attempt. */
-export function signatureHeaders(options: { webhookId: string; secrets: readonly string[]; rawBody: string; timestamp: number }): Record<string, string> {
+export function signatureHeaders(options: {
+  webhookId: string;
+  secrets: readonly string[];
+  rawBody: string;
+  timestamp: number;
+}): Record<string, string> {
   return {
     [WEBHOOK_ID_HEADER]: options.webhookId,
     [WEBHOOK_TIMESTAMP_HEADER]: String(options.timestamp),
-    [WEBHOOK_SIGNATURES_HEADER]: options.secrets.map((secret) => signPayload(secret, options.timestamp, options.rawBody)).join(','),
+    [WEBHOOK_SIGNATURES_HEADER]: options.secrets
+      .map((secret) => signPayload(secret, options.timestamp, options.rawBody))
+      .join(','),
   };
 }
 
 export type VerificationFailure = 'missing_headers' | 'bad_timestamp' | 'stale_timestamp' | 'no_matching_signature';
 
-export type VerificationResult = { readonly ok: true; readonly webhookId: string; readonly timestamp: number } | { readonly ok: false; readonly reason: VerificationFailure };
+export type VerificationResult =
+  | { readonly ok: true; readonly webhookId: string; readonly timestamp: number }
+  | { readonly ok: false; readonly reason: VerificationFailure };
 
-const header = (headers: Readonly<Record<string, string | readonly string[] | undefined>>, name: string): string | undefined => {
+const header = (
+  headers: Readonly<Record<string, string | readonly string[] | undefined>>,
+  name: string,
+): string | undefined => {
   const found = Object.entries(headers).find(([key]) => key.toLowerCase() === name)?.[1];
   return Array.isArray(found) ? found.join(',') : (found as string | undefined);
 };
@@ -53,7 +65,8 @@ export function verifyWebhook(options: {
   if (!/^\d{1,12}$/.test(timestampText)) return { ok: false, reason: 'bad_timestamp' };
   const timestamp = Number(timestampText);
   const nowSeconds = Math.floor((options.now?.() ?? new Date()).getTime() / 1000);
-  if (Math.abs(nowSeconds - timestamp) > (options.toleranceSeconds ?? 300)) return { ok: false, reason: 'stale_timestamp' };
+  if (Math.abs(nowSeconds - timestamp) > (options.toleranceSeconds ?? 300))
+    return { ok: false, reason: 'stale_timestamp' };
   const received = signatures
     .split(',')
     .map((value) => value.trim())

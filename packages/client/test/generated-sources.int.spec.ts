@@ -11,14 +11,23 @@ describe('the generated client sources', () => {
     const sources = await generateClientSources(await servedOpenApiDocument());
     for (const [name, text] of Object.entries(sources)) {
       const committed = fs.readFileSync(path.join(generatedDir, name), 'utf8');
-      expect(committed === text, `packages/client/src/generated/${name} differs from the document: run npm run generate:client`).toBe(true);
+      expect(
+        committed === text,
+        `packages/client/src/generated/${name} differs from the document: run npm run generate:client`,
+      ).toBe(true);
     }
   }, 120_000);
 
   it('list every operation of the document with its scopes and whether it honours Idempotency-Key', async () => {
     const { operationFacts } = await import('../src/generated/operations');
-    expect(operationFacts['POST /transactions']).toEqual({ scopes: ['transactions.write', 'embed'], idempotencyKey: true });
-    expect(operationFacts['GET /transactions/{transaction_id}']).toEqual({ scopes: ['transactions.read'], idempotencyKey: false });
+    expect(operationFacts['POST /transactions']).toEqual({
+      scopes: ['transactions.write', 'embed'],
+      idempotencyKey: true,
+    });
+    expect(operationFacts['GET /transactions/{transaction_id}']).toEqual({
+      scopes: ['transactions.read'],
+      idempotencyKey: false,
+    });
     expect(operationFacts['GET /healthz']).toEqual({ scopes: [], idempotencyKey: false });
   });
 });

@@ -39,7 +39,8 @@ export async function bundleDashboard(esbuild: Esbuild): Promise<DashboardAssetT
     esbuild.transform(fs.readFileSync(STYLES, 'utf8'), { loader: 'css', minify: true, target: TARGET }),
   ]);
   const [output] = script.outputFiles;
-  if (!output || script.outputFiles.length !== 1) throw new Error(`esbuild built ${script.outputFiles.length} files from ${ENTRY}, expected one`);
+  if (!output || script.outputFiles.length !== 1)
+    throw new Error(`esbuild built ${script.outputFiles.length} files from ${ENTRY}, expected one`);
   return { 'app.js': output.text, 'app.css': styles.code };
 }
 
@@ -58,7 +59,9 @@ export function readBuiltDashboard(dir = dashboardDistDir): DashboardAssetTexts 
 }
 
 /** Writes both files to `dist/` (gitignored) and answers their sizes. */
-export async function buildDashboard(esbuild: Esbuild): Promise<Array<{ file: string; bytes: number; gzipBytes: number }>> {
+export async function buildDashboard(
+  esbuild: Esbuild,
+): Promise<Array<{ file: string; bytes: number; gzipBytes: number }>> {
   const texts = await bundleDashboard(esbuild);
   fs.mkdirSync(dashboardDistDir, { recursive: true });
   return Object.entries(texts).map(([name, text]) => {

@@ -31,7 +31,10 @@ interface CreatedKey extends ApiKeyPair {
 
 export function ApiKeysPage({ canWrite }: { canWrite: boolean }) {
   const [keys, reload] = useLoad(() => api.get<Page<ApiKeyPair>>('api-key-pairs'), []);
-  const [roles] = useLoad(() => api.get<Page<Role>>('roles').catch(() => ({ items: [] as Role[], next_cursor: null, previous_cursor: null })), []);
+  const [roles] = useLoad(
+    () => api.get<Page<Role>>('roles').catch(() => ({ items: [] as Role[], next_cursor: null, previous_cursor: null })),
+    [],
+  );
   const [name, setName] = useState('');
   const [chosen, setChosen] = useState<string[]>([]);
   const [accounts, setAccounts] = useState('');
@@ -43,8 +46,17 @@ export function ApiKeysPage({ canWrite }: { canWrite: boolean }) {
     setProblem(null);
     setCreated(null);
     try {
-      const merchantAccountIds = accounts.split(',').map((id) => id.trim()).filter(Boolean);
-      setCreated(await api.post<CreatedKey>('api-key-pairs', { display_name: name, role_ids: chosen, merchant_account_ids: merchantAccountIds }));
+      const merchantAccountIds = accounts
+        .split(',')
+        .map((id) => id.trim())
+        .filter(Boolean);
+      setCreated(
+        await api.post<CreatedKey>('api-key-pairs', {
+          display_name: name,
+          role_ids: chosen,
+          merchant_account_ids: merchantAccountIds,
+        }),
+      );
       setName('');
       setChosen([]);
       reload();
@@ -54,10 +66,13 @@ export function ApiKeysPage({ canWrite }: { canWrite: boolean }) {
   };
   const revoke = async (key: ApiKeyPair) => {
     if (!window.confirm(`Revoke ${key.display_name}? Every token signed with it is refused from now on.`)) return;
-    await api.post(`api-key-pairs/${encodeURIComponent(key.id)}/revoke`).catch((error: unknown) => setProblem(error instanceof Error ? error.message : String(error)));
+    await api
+      .post(`api-key-pairs/${encodeURIComponent(key.id)}/revoke`)
+      .catch((error: unknown) => setProblem(error instanceof Error ? error.message : String(error)));
     reload();
   };
-  const assignable = roles.state === 'ready' ? roles.value.items.filter((role) => role.assignable_to.includes('api-key-pair')) : [];
+  const assignable =
+    roles.state === 'ready' ? roles.value.items.filter((role) => role.assignable_to.includes('api-key-pair')) : [];
 
   return (
     <section>
@@ -78,7 +93,9 @@ export function ApiKeysPage({ canWrite }: { canWrite: boolean }) {
                   name="role"
                   value={role.slug}
                   checked={chosen.includes(role.id)}
-                  onChange={(e) => setChosen(e.target.checked ? [...chosen, role.id] : chosen.filter((id) => id !== role.id))}
+                  onChange={(e) =>
+                    setChosen(e.target.checked ? [...chosen, role.id] : chosen.filter((id) => id !== role.id))
+                  }
                 />
                 {role.name}
               </label>
@@ -99,8 +116,8 @@ export function ApiKeysPage({ canWrite }: { canWrite: boolean }) {
       {created?.private_key && (
         <div className="secret" data-testid="created-key">
           <p>
-            <strong>{created.display_name}</strong> (kid <span className="mono">{created.kid}</span>): copy its private key now. It is not stored anywhere and will not be shown
-            again.
+            <strong>{created.display_name}</strong> (kid <span className="mono">{created.kid}</span>): copy its private
+            key now. It is not stored anywhere and will not be shown again.
           </p>
           <pre>{created.private_key}</pre>
           <button type="button" onClick={() => setCreated(null)}>

@@ -15,7 +15,11 @@ export class ApiFailure extends Error {
     readonly status: number,
     readonly body: ErrorBody | null,
   ) {
-    super(body ? `${body.message}${body.details?.length ? `: ${body.details.map((detail) => `${detail.pointer ?? ''} ${detail.message}`.trim()).join('; ')}` : ''}` : `HTTP ${status}`);
+    super(
+      body
+        ? `${body.message}${body.details?.length ? `: ${body.details.map((detail) => `${detail.pointer ?? ''} ${detail.message}`.trim()).join('; ')}` : ''}`
+        : `HTTP ${status}`,
+    );
   }
 }
 

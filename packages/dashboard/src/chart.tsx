@@ -12,7 +12,6 @@ import { useLoad } from './use-load';
 
 type Bucket = AuthorizationStatsBucket;
 
-
 interface Chart {
   readonly from: string;
   readonly to: string;
@@ -38,9 +37,16 @@ function ConnectionChart({ name, from, to, buckets }: { name: string; from: stri
   const x = (minute: string) => LEFT + ((Date.parse(minute) - start) / MINUTE_MS) * slot;
   const y = (count: number) => TOP + plotHeight - (count / maxAttempts) * plotHeight;
   const latencyY = (ms: number) => TOP + plotHeight - (ms / maxLatency) * plotHeight;
-  const line = buckets.map((bucket) => `${(x(bucket.minute) + slot / 2).toFixed(1)},${latencyY(bucket.latency_ms_avg).toFixed(1)}`).join(' ');
+  const line = buckets
+    .map((bucket) => `${(x(bucket.minute) + slot / 2).toFixed(1)},${latencyY(bucket.latency_ms_avg).toFixed(1)}`)
+    .join(' ');
   return (
-    <svg viewBox={`0 0 ${WIDTH} ${HEIGHT}`} role="img" aria-label={`Authorizations per minute and latency of ${name}`} className="chart">
+    <svg
+      viewBox={`0 0 ${WIDTH} ${HEIGHT}`}
+      role="img"
+      aria-label={`Authorizations per minute and latency of ${name}`}
+      className="chart"
+    >
       <line x1={LEFT} y1={TOP + plotHeight} x2={WIDTH - RIGHT} y2={TOP + plotHeight} className="axis" />
       <text x={LEFT - 4} y={TOP + 8} className="tick" textAnchor="end">
         {maxAttempts}
@@ -65,7 +71,13 @@ function ConnectionChart({ name, from, to, buckets }: { name: string; from: stri
         return (
           <g key={bucket.minute} data-minute={bucket.minute}>
             <title>{`${new Date(bucket.minute).toLocaleTimeString()}: ${bucket.attempts} attempts, ${bucket.succeeded} succeeded, ${bucket.declined} declined, ${bucket.failed} failed; ${bucket.latency_ms_avg} ms mean, ${bucket.latency_ms_max} ms max`}</title>
-            <rect x={left} y={y(bucket.attempts)} width={width} height={declinedTop - y(bucket.attempts)} className="succeeded" />
+            <rect
+              x={left}
+              y={y(bucket.attempts)}
+              width={width}
+              height={declinedTop - y(bucket.attempts)}
+              className="succeeded"
+            />
             <rect x={left} y={declinedTop} width={width} height={failedTop - declinedTop} className="declined" />
             <rect x={left} y={failedTop} width={width} height={TOP + plotHeight - failedTop} className="failed" />
           </g>
@@ -77,7 +89,10 @@ function ConnectionChart({ name, from, to, buckets }: { name: string; from: stri
 }
 
 export function ChartPage({ account, session }: { account: string; session: SessionInfo }) {
-  const [chart, reload] = useLoad(() => api.get<Chart>('stats/authorizations', { merchant_account_id: account }), [account]);
+  const [chart, reload] = useLoad(
+    () => api.get<Chart>('stats/authorizations', { merchant_account_id: account }),
+    [account],
+  );
   const connections = usePaymentServices(account, session);
   useEffect(() => {
     const timer = setInterval(reload, 30_000);
@@ -89,17 +104,25 @@ export function ChartPage({ account, session }: { account: string; session: Sess
     <section>
       <h1>Authorizations, last hour</h1>
       <p className="legend">
-        <span className="swatch succeeded" /> succeeded <span className="swatch declined" /> declined <span className="swatch failed" /> failed <span className="swatch latency" /> mean
-        latency (right scale)
+        <span className="swatch succeeded" /> succeeded <span className="swatch declined" /> declined{' '}
+        <span className="swatch failed" /> failed <span className="swatch latency" /> mean latency (right scale)
       </p>
       {chart.state === 'loading' && <p className="muted">Loading…</p>}
       {chart.state === 'failed' && <p className="error">{chart.message}</p>}
-      {chart.state === 'ready' && chart.value.connections.length === 0 && <p className="muted">No authorization in the last hour.</p>}
+      {chart.state === 'ready' && chart.value.connections.length === 0 && (
+        <p className="muted">No authorization in the last hour.</p>
+      )}
       {chart.state === 'ready' &&
         chart.value.connections.map((totals) => (
-          <figure key={totals.payment_service_id} data-testid="connection-chart" data-payment-service-id={totals.payment_service_id}>
+          <figure
+            key={totals.payment_service_id}
+            data-testid="connection-chart"
+            data-payment-service-id={totals.payment_service_id}
+          >
             <figcaption>
-              <strong>{nameOf(totals.payment_service_id)}</strong> · {totals.attempts} {totals.attempts === 1 ? 'attempt' : 'attempts'} · <span data-testid="success-rate">{(totals.success_rate * 100).toFixed(1)}%</span> succeeded ·{' '}
+              <strong>{nameOf(totals.payment_service_id)}</strong> · {totals.attempts}{' '}
+              {totals.attempts === 1 ? 'attempt' : 'attempts'} ·{' '}
+              <span data-testid="success-rate">{(totals.success_rate * 100).toFixed(1)}%</span> succeeded ·{' '}
               {totals.latency_ms_avg} ms mean, {totals.latency_ms_max} ms max
             </figcaption>
             <ConnectionChart

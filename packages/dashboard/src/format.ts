@@ -22,7 +22,14 @@ export function money(amount: number, currency: string): string {
 export function time(iso: string, withMilliseconds = false): string {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
-  const base = date.toLocaleString('en-GB', { year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+  const base = date.toLocaleString('en-GB', {
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  });
   return withMilliseconds ? `${base}.${String(date.getMilliseconds()).padStart(3, '0')}` : base;
 }
 

@@ -10,7 +10,10 @@ import { TransactionPage } from './transaction';
 import { TransactionsPage } from './transactions';
 import { SubscriptionPage, WebhooksPage } from './webhooks';
 
-type SessionState = { readonly state: 'checking' } | { readonly state: 'signed-out'; readonly notice?: string } | { readonly state: 'signed-in'; readonly session: SessionInfo };
+type SessionState =
+  | { readonly state: 'checking' }
+  | { readonly state: 'signed-out'; readonly notice?: string }
+  | { readonly state: 'signed-in'; readonly session: SessionInfo };
 
 function App() {
   const [session, setSession] = useState<SessionState>({ state: 'checking' });
@@ -53,11 +56,25 @@ function SignIn({ notice, onSignedIn }: { notice?: string | undefined; onSignedI
         {notice && <p className="notice">{notice}</p>}
         <label>
           Email
-          <input name="email" type="email" autoComplete="username" required value={email} onChange={(e) => setEmail(e.target.value)} />
+          <input
+            name="email"
+            type="email"
+            autoComplete="username"
+            required
+            value={email}
+            onChange={(e) => setEmail(e.target.value)}
+          />
         </label>
         <label>
           Password
-          <input name="password" type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />
+          <input
+            name="password"
+            type="password"
+            autoComplete="current-password"
+            required
+            value={password}
+            onChange={(e) => setPassword(e.target.value)}
+          />
         </label>
         <button type="submit" disabled={busy}>
           Sign in
@@ -83,7 +100,10 @@ function Signed({ session, onSignedOut }: { session: SessionInfo; onSignedOut: (
   const [accounts, setAccounts] = useState<MerchantAccount[]>([{ id: 'default', display_name: 'Default' }]);
   useEffect(() => {
     if (!may(session, 'merchant-accounts.read')) return;
-    api.get<Page<MerchantAccount>>('merchant-accounts').then((page) => page.items.length > 0 && setAccounts(page.items), () => undefined);
+    api.get<Page<MerchantAccount>>('merchant-accounts').then(
+      (page) => page.items.length > 0 && setAccounts(page.items),
+      () => undefined,
+    );
   }, [session]);
   const signOut = async () => {
     await api.post('logout').catch(() => undefined);
@@ -95,7 +115,8 @@ function Signed({ session, onSignedOut }: { session: SessionInfo; onSignedOut: (
     ['api-keys', 'API keys', href('api-keys'), 'api-key-pairs.read'],
     ['chart', 'Authorizations', href('chart'), 'transactions.read'],
   ];
-  const section = route.page === 'transaction' ? 'transactions' : route.page === 'subscription' ? 'webhooks' : route.page;
+  const section =
+    route.page === 'transaction' ? 'transactions' : route.page === 'subscription' ? 'webhooks' : route.page;
   return (
     <>
       <header>
@@ -142,7 +163,9 @@ function Content({ route, account, session }: { route: Route; account: string; s
     case 'webhooks':
       return <WebhooksPage account={account} />;
     case 'subscription':
-      return <SubscriptionPage account={account} id={route.id} canReplay={may(session, 'webhook-subscriptions.write')} />;
+      return (
+        <SubscriptionPage account={account} id={route.id} canReplay={may(session, 'webhook-subscriptions.write')} />
+      );
     case 'api-keys':
       return <ApiKeysPage canWrite={may(session, 'api-key-pairs.write')} />;
     case 'chart':

@@ -1,7 +1,12 @@
 /** The signed-in user as the backend describes it, and what its roles allow (to hide what would be refused anyway). */
 
 export interface SessionInfo {
-  readonly user: { readonly id: string; readonly email: string; readonly display_name: string; readonly roles: ReadonlyArray<{ readonly slug: string; readonly name: string }> };
+  readonly user: {
+    readonly id: string;
+    readonly email: string;
+    readonly display_name: string;
+    readonly roles: ReadonlyArray<{ readonly slug: string; readonly name: string }>;
+  };
   readonly csrf_token: string;
   readonly permissions: readonly string[];
   readonly expires_at: string;
@@ -9,4 +14,9 @@ export interface SessionInfo {
 
 /** As the server's `grantCovers`: equal, or the wildcard of the same action. */
 export const may = (session: SessionInfo, scope: string): boolean =>
-  session.permissions.some((grant) => grant === scope || (grant === '*.read' && scope.endsWith('.read')) || (grant === '*.write' && scope.endsWith('.write')));
+  session.permissions.some(
+    (grant) =>
+      grant === scope ||
+      (grant === '*.read' && scope.endsWith('.read')) ||
+      (grant === '*.write' && scope.endsWith('.write')),
+  );

@@ -16,7 +16,12 @@ interface TransactionState extends TransactionSummary {
 }
 
 interface TimelineStep {
-  readonly event: { readonly id: string; readonly name: string; readonly created_at: string; readonly context: Record<string, unknown> };
+  readonly event: {
+    readonly id: string;
+    readonly name: string;
+    readonly created_at: string;
+    readonly context: Record<string, unknown>;
+  };
   readonly state_after: TransactionState | null;
 }
 
@@ -50,9 +55,13 @@ const EXPLAINED: ReadonlyArray<readonly [string, string]> = [
 function ContextFields({ context }: { context: Record<string, unknown> }) {
   const explanation = (context.explanation ?? {}) as Record<string, unknown>;
   const rows: Array<[string, string]> = [
-    ...EXPLAINED.filter(([key]) => explanation[key] !== null && explanation[key] !== undefined).map(([key, label]): [string, string] => [label, inline(explanation[key])]),
+    ...EXPLAINED.filter(([key]) => explanation[key] !== null && explanation[key] !== undefined).map(
+      ([key, label]): [string, string] => [label, inline(explanation[key])],
+    ),
     ...Object.entries(context)
-      .filter(([key, value]) => !['event', 'status', 'explanation'].includes(key) && value !== null && value !== undefined)
+      .filter(
+        ([key, value]) => !['event', 'status', 'explanation'].includes(key) && value !== null && value !== undefined,
+      )
       .map(([key, value]): [string, string] => [words(key), inline(value)]),
   ];
   if (rows.length === 0) return null;
@@ -72,14 +81,22 @@ function StateAfter({ state }: { state: TransactionState | null }) {
   if (!state) return <p className="muted">State after: not available from this transactions service.</p>;
   return (
     <p className="state-after" data-testid="state-after">
-      State after: <span className={`status ${state.status}`} data-testid="state-status">{state.status}</span> · authorized {money(state.authorized_amount, state.currency)} · captured{' '}
-      {money(state.captured_amount, state.currency)} · refunded <span data-testid="state-refunded">{money(state.refunded_amount, state.currency)}</span>
+      State after:{' '}
+      <span className={`status ${state.status}`} data-testid="state-status">
+        {state.status}
+      </span>{' '}
+      · authorized {money(state.authorized_amount, state.currency)} · captured{' '}
+      {money(state.captured_amount, state.currency)} · refunded{' '}
+      <span data-testid="state-refunded">{money(state.refunded_amount, state.currency)}</span>
     </p>
   );
 }
 
 export function TransactionPage({ account, id }: { account: string; id: string }) {
-  const [loaded] = useLoad(() => api.get<TransactionPageData>(`transactions/${encodeURIComponent(id)}`, { merchant_account_id: account }), [account, id]);
+  const [loaded] = useLoad(
+    () => api.get<TransactionPageData>(`transactions/${encodeURIComponent(id)}`, { merchant_account_id: account }),
+    [account, id],
+  );
   if (loaded.state === 'loading') return <p className="muted">Loading…</p>;
   if (loaded.state === 'failed') return <p className="error">{loaded.message}</p>;
   const { transaction, timeline, timeline_complete: complete } = loaded.value;
@@ -95,7 +112,9 @@ export function TransactionPage({ account, id }: { account: string; id: string }
         <div>
           <dt>Status</dt>
           <dd>
-            <span className={`status ${transaction.status}`} data-testid="transaction-status">{transaction.status}</span>
+            <span className={`status ${transaction.status}`} data-testid="transaction-status">
+              {transaction.status}
+            </span>
           </dd>
         </div>
         <div>
@@ -112,7 +131,11 @@ export function TransactionPage({ account, id }: { account: string; id: string }
         </div>
         <div>
           <dt>Card</dt>
-          <dd>{transaction.payment_method?.label ? `${transaction.payment_method.scheme ?? ''} •••• ${transaction.payment_method.label}` : '—'}</dd>
+          <dd>
+            {transaction.payment_method?.label
+              ? `${transaction.payment_method.scheme ?? ''} •••• ${transaction.payment_method.label}`
+              : '—'}
+          </dd>
         </div>
         <div>
           <dt>Connection</dt>
@@ -128,7 +151,8 @@ export function TransactionPage({ account, id }: { account: string; id: string }
         {timeline.map((step) => (
           <li key={step.event.id} data-event={String(step.event.context.event ?? step.event.name)}>
             <h3>
-              <span data-testid="step-event">{String(step.event.context.event ?? step.event.name)}</span> <span className="muted">{step.event.name}</span>
+              <span data-testid="step-event">{String(step.event.context.event ?? step.event.name)}</span>{' '}
+              <span className="muted">{step.event.name}</span>
               <time dateTime={step.event.created_at}>{time(step.event.created_at, true)}</time>
             </h3>
             <ContextFields context={step.event.context} />

@@ -48,10 +48,23 @@ interface Filters {
   amount_max: string;
 }
 
-const noFilters: Filters = { status: '', payment_service_id: '', created_from: '', created_to: '', amount_min: '', amount_max: '' };
+const noFilters: Filters = {
+  status: '',
+  payment_service_id: '',
+  created_from: '',
+  created_to: '',
+  amount_min: '',
+  amount_max: '',
+};
 
 export function usePaymentServices(account: string, session: SessionInfo): PaymentService[] {
-  const [loaded] = useLoad(() => (may(session, 'payment-services.read') ? api.get<Page<PaymentService>>('payment-services', { merchant_account_id: account }) : Promise.resolve({ items: [] as PaymentService[] })), [account]);
+  const [loaded] = useLoad(
+    () =>
+      may(session, 'payment-services.read')
+        ? api.get<Page<PaymentService>>('payment-services', { merchant_account_id: account })
+        : Promise.resolve({ items: [] as PaymentService[] }),
+    [account],
+  );
   return loaded.state === 'ready' ? loaded.value.items : [];
 }
 
@@ -80,7 +93,11 @@ export function TransactionsPage({ account, session }: { account: string; sessio
     setCursor(null);
     setFilters(draft);
   };
-  const field = (name: keyof Filters) => ({ name, value: draft[name], onChange: (e: { target: { value: string } }) => setDraft({ ...draft, [name]: e.target.value }) });
+  const field = (name: keyof Filters) => ({
+    name,
+    value: draft[name],
+    onChange: (e: { target: { value: string } }) => setDraft({ ...draft, [name]: e.target.value }),
+  });
 
   return (
     <section>
@@ -163,7 +180,11 @@ export function TransactionsPage({ account, session }: { account: string; sessio
                   <td className="number">{money(transaction.amount, transaction.currency)}</td>
                   <td className="number">{money(transaction.captured_amount, transaction.currency)}</td>
                   <td className="number">{money(transaction.refunded_amount, transaction.currency)}</td>
-                  <td>{transaction.payment_method?.label ? `${transaction.payment_method.scheme ?? ''} •••• ${transaction.payment_method.label}` : '—'}</td>
+                  <td>
+                    {transaction.payment_method?.label
+                      ? `${transaction.payment_method.scheme ?? ''} •••• ${transaction.payment_method.label}`
+                      : '—'}
+                  </td>
                   <td>{transaction.payment_service?.display_name ?? '—'}</td>
                   <td>
                     <a href={href('transactions', transaction.id)} className="mono">
@@ -182,7 +203,11 @@ export function TransactionsPage({ account, session }: { account: string; sessio
             </tbody>
           </table>
           <div className="pager">
-            <button type="button" disabled={!page.value.previous_cursor} onClick={() => setCursor(page.value.previous_cursor)}>
+            <button
+              type="button"
+              disabled={!page.value.previous_cursor}
+              onClick={() => setCursor(page.value.previous_cursor)}
+            >
               Newer
             </button>
             <button type="button" disabled={!page.value.next_cursor} onClick={() => setCursor(page.value.next_cursor)}>

@@ -1,7 +1,10 @@
 /** Loads something for a page, again whenever `deps` change; `reload` loads it again on demand. */
 import { useCallback, useEffect, useState } from 'react';
 
-export type Loaded<T> = { readonly state: 'loading' } | { readonly state: 'failed'; readonly message: string } | { readonly state: 'ready'; readonly value: T };
+export type Loaded<T> =
+  | { readonly state: 'loading' }
+  | { readonly state: 'failed'; readonly message: string }
+  | { readonly state: 'ready'; readonly value: T };
 
 export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): [Loaded<T>, () => void] {
   const [loaded, setLoaded] = useState<Loaded<T>>({ state: 'loading' });
@@ -10,7 +13,8 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): [L
     let current = true;
     load().then(
       (value) => current && setLoaded({ state: 'ready', value }),
-      (error: unknown) => current && setLoaded({ state: 'failed', message: error instanceof Error ? error.message : String(error) }),
+      (error: unknown) =>
+        current && setLoaded({ state: 'failed', message: error instanceof Error ? error.message : String(error) }),
     );
     return () => {
       current = false;

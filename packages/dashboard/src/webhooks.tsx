@@ -32,7 +32,10 @@ interface Delivery {
 }
 
 export function WebhooksPage({ account }: { account: string }) {
-  const [loaded] = useLoad(() => api.get<Page<Subscription>>('webhook-subscriptions', { merchant_account_id: account }), [account]);
+  const [loaded] = useLoad(
+    () => api.get<Page<Subscription>>('webhook-subscriptions', { merchant_account_id: account }),
+    [account],
+  );
   return (
     <section>
       <h1>Webhook subscriptions</h1>
@@ -79,14 +82,25 @@ export function WebhooksPage({ account }: { account: string }) {
 
 const lastAttempt = (delivery: Delivery): Attempt | undefined => delivery.attempts[delivery.attempts.length - 1];
 const attemptText = (attempt: Attempt | undefined): string =>
-  attempt ? `${attempt.response_status ?? 'no answer'}${attempt.error ? ` (${attempt.error})` : ''} at ${time(attempt.attempted_at)}, ${attempt.duration_ms} ms` : '—';
+  attempt
+    ? `${attempt.response_status ?? 'no answer'}${attempt.error ? ` (${attempt.error})` : ''} at ${time(attempt.attempted_at)}, ${attempt.duration_ms} ms`
+    : '—';
 
 export function SubscriptionPage({ account, id, canReplay }: { account: string; id: string; canReplay: boolean }) {
   const [status, setStatus] = useState('');
   const [cursor, setCursor] = useState<string | null>(null);
-  const [subscription] = useLoad(() => api.get<Subscription>(`webhook-subscriptions/${encodeURIComponent(id)}`, { merchant_account_id: account }), [account, id]);
+  const [subscription] = useLoad(
+    () => api.get<Subscription>(`webhook-subscriptions/${encodeURIComponent(id)}`, { merchant_account_id: account }),
+    [account, id],
+  );
   const [deliveries, reload] = useLoad(
-    () => api.get<Page<Delivery>>(`webhook-subscriptions/${encodeURIComponent(id)}/deliveries`, { merchant_account_id: account, status: status || undefined, cursor, limit: 25 }),
+    () =>
+      api.get<Page<Delivery>>(`webhook-subscriptions/${encodeURIComponent(id)}/deliveries`, {
+        merchant_account_id: account,
+        status: status || undefined,
+        cursor,
+        limit: 25,
+      }),
     [account, id, status, cursor],
   );
   const [replaying, setReplaying] = useState<Record<string, string>>({});
@@ -106,7 +120,10 @@ export function SubscriptionPage({ account, id, canReplay }: { account: string; 
         }
       }
     } catch (error) {
-      setReplaying((current) => ({ ...current, [delivery.id]: `replay refused: ${error instanceof Error ? error.message : String(error)}` }));
+      setReplaying((current) => ({
+        ...current,
+        [delivery.id]: `replay refused: ${error instanceof Error ? error.message : String(error)}`,
+      }));
     }
     reload();
   };
@@ -119,7 +136,8 @@ export function SubscriptionPage({ account, id, canReplay }: { account: string; 
       <h1>Deliveries</h1>
       {subscription.state === 'ready' && (
         <p>
-          to <span className="mono">{subscription.value.url}</span> · {subscription.value.event_names?.join(', ') ?? 'every event'}
+          to <span className="mono">{subscription.value.url}</span> ·{' '}
+          {subscription.value.event_names?.join(', ') ?? 'every event'}
         </p>
       )}
       <label className="inline">
@@ -174,7 +192,11 @@ export function SubscriptionPage({ account, id, canReplay }: { account: string; 
                   <td>{delivery.next_attempt_at ? time(delivery.next_attempt_at) : '—'}</td>
                   <td>
                     {canReplay && (
-                      <button type="button" onClick={() => void replay(delivery)} disabled={replaying[delivery.id] === 'replaying…'}>
+                      <button
+                        type="button"
+                        onClick={() => void replay(delivery)}
+                        disabled={replaying[delivery.id] === 'replaying…'}
+                      >
                         Replay
                       </button>
                     )}
@@ -197,10 +219,18 @@ export function SubscriptionPage({ account, id, canReplay }: { account: string; 
             </tbody>
           </table>
           <div className="pager">
-            <button type="button" disabled={!deliveries.value.previous_cursor} onClick={() => setCursor(deliveries.value.previous_cursor)}>
+            <button
+              type="button"
+              disabled={!deliveries.value.previous_cursor}
+              onClick={() => setCursor(deliveries.value.previous_cursor)}
+            >
               Newer
             </button>
-            <button type="button" disabled={!deliveries.value.next_cursor} onClick={() => setCursor(deliveries.value.next_cursor)}>
+            <button
+              type="button"
+              disabled={!deliveries.value.next_cursor}
+              onClick={() => setCursor(deliveries.value.next_cursor)}
+            >
               Older
             </button>
           </div>

@@ -14,7 +14,9 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import type { FakeSecureFields } from './testing/fake-secure-fields';
 
 const CHROMIUM = '/usr/bin/chromium';
-const availability: Availability = fs.existsSync(CHROMIUM) ? { available: true } : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
+const availability: Availability = fs.existsSync(CHROMIUM)
+  ? { available: true }
+  : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
 
 interface Wiring {
   readonly fake: FakeSecureFields;
@@ -38,7 +40,10 @@ describeWithInfra('secure fields React wrapper in Chromium', availability, () =>
       define: { 'process.env.NODE_ENV': '"production"' },
       logLevel: 'silent',
     });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
     page = await browser.newPage();
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -53,7 +58,9 @@ describeWithInfra('secure fields React wrapper in Chromium', availability, () =>
 
   it('wires onCardDetailsChanged to the library’s card-details-changed event, keeping one subscription across renders', async () => {
     await page.evaluate(() => wiring().render('first'));
-    await page.waitForFunction(() => wiring().fake.listeners('card-details-changed') === 1, undefined, { timeout: 5_000 });
+    await page.waitForFunction(() => wiring().fake.listeners('card-details-changed') === 1, undefined, {
+      timeout: 5_000,
+    });
     expect(await page.evaluate(() => wiring().fake.added)).toEqual(['number@number']);
 
     const visa = { country: null, scheme: 'visa', cardType: null, additionalSchemes: [] };
@@ -66,7 +73,9 @@ describeWithInfra('secure fields React wrapper in Chromium', availability, () =>
       { handler: 'second', event: 'card-details-changed', detail: visaUs },
     ]);
     // The new handler was read when the event came: no second subscription, no field added twice.
-    expect(await page.evaluate(() => [wiring().fake.listeners('card-details-changed'), wiring().fake.added.length])).toEqual([1, 1]);
+    expect(
+      await page.evaluate(() => [wiring().fake.listeners('card-details-changed'), wiring().fake.added.length]),
+    ).toEqual([1, 1]);
   });
 
   it('hands the card number’s onChange only its own field’s changes', async () => {
@@ -87,7 +96,11 @@ describeWithInfra('secure fields React wrapper in Chromium', availability, () =>
 
   it('unsubscribes and removes the field when unmounted, leaving a given instance to its owner', async () => {
     await page.evaluate(() => wiring().render(null));
-    await page.waitForFunction(() => wiring().fake.listeners('card-details-changed') === 0, undefined, { timeout: 5_000 });
-    expect(await page.evaluate(() => [wiring().fake.removed, wiring().fake.listeners('change'), wiring().fake.destroyed])).toEqual([['number'], 0, false]);
+    await page.waitForFunction(() => wiring().fake.listeners('card-details-changed') === 0, undefined, {
+      timeout: 5_000,
+    });
+    expect(
+      await page.evaluate(() => [wiring().fake.removed, wiring().fake.listeners('change'), wiring().fake.destroyed]),
+    ).toEqual([['number'], 0, false]);
   });
 });

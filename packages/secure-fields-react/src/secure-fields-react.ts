@@ -13,7 +13,19 @@ import {
   type FieldOptions,
   type SubmitOptions,
 } from '@switchyard/secure-fields';
-import { createContext, createElement, useCallback, useContext, useEffect, useMemo, useRef, useState, type CSSProperties, type ReactElement, type ReactNode } from 'react';
+import {
+  createContext,
+  createElement,
+  useCallback,
+  useContext,
+  useEffect,
+  useMemo,
+  useRef,
+  useState,
+  type CSSProperties,
+  type ReactElement,
+  type ReactNode,
+} from 'react';
 
 /** What the components use of a `SecureFields` (a test, or a page that also uses the plain API, can pass its own). */
 export type SecureFieldsInstance = Pick<
@@ -38,7 +50,12 @@ export interface SecureFieldsProviderProps {
   readonly children?: ReactNode;
 }
 
-export function SecureFieldsProvider({ serviceUrl, sessionId, instance, children }: SecureFieldsProviderProps): ReactElement {
+export function SecureFieldsProvider({
+  serviceUrl,
+  sessionId,
+  instance,
+  children,
+}: SecureFieldsProviderProps): ReactElement {
   const [current, setCurrent] = useState<SecureFieldsInstance | null>(null);
   const [ready, setReady] = useState(false);
   useEffect(() => {
@@ -84,7 +101,11 @@ const ADD: Record<FieldName, Add> = {
   security_code: (instance, container, options) => instance.addSecurityCodeField(container, options),
 };
 
-const COMPONENT_NAMES: Record<FieldName, string> = { number: '<CardNumber>', expiry: '<ExpiryDate>', security_code: '<SecurityCode>' };
+const COMPONENT_NAMES: Record<FieldName, string> = {
+  number: '<CardNumber>',
+  expiry: '<ExpiryDate>',
+  security_code: '<SecurityCode>',
+};
 
 function useFieldElement(field: FieldName, props: CardNumberProps): ReactElement {
   const { instance } = useSecureFieldsContext(COMPONENT_NAMES[field]);
@@ -105,7 +126,9 @@ function useFieldElement(field: FieldName, props: CardNumberProps): ReactElement
       instance.on('blur', (event) => {
         if (event.field === field) handlers.current.onBlur?.();
       }),
-      ...(field === 'number' ? [instance.on('card-details-changed', (details) => handlers.current.onCardDetailsChanged?.(details))] : []),
+      ...(field === 'number'
+        ? [instance.on('card-details-changed', (details) => handlers.current.onCardDetailsChanged?.(details))]
+        : []),
     ];
     return () => {
       for (const off of unsubscribe) off();
@@ -113,7 +136,12 @@ function useFieldElement(field: FieldName, props: CardNumberProps): ReactElement
     };
   }, [instance, field, placeholder]);
 
-  return createElement('div', { ref: container, className: props.className, style: props.style, 'data-secure-field-container': field });
+  return createElement('div', {
+    ref: container,
+    className: props.className,
+    style: props.style,
+    'data-secure-field-container': field,
+  });
 }
 
 export function CardNumber(props: CardNumberProps): ReactElement {

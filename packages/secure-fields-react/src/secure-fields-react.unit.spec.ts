@@ -38,16 +38,30 @@ describe('server rendering', () => {
 
   it('neither adds fields nor subscribes to a given instance while rendering', () => {
     const fake = new FakeSecureFields();
-    renderToString(createElement(SecureFieldsProvider, { serviceUrl, sessionId, instance: fake }, createElement(CardNumber, { onCardDetailsChanged: () => undefined })));
+    renderToString(
+      createElement(
+        SecureFieldsProvider,
+        { serviceUrl, sessionId, instance: fake },
+        createElement(CardNumber, { onCardDetailsChanged: () => undefined }),
+      ),
+    );
     expect(fake.added).toEqual([]);
     expect(fake.listeners('card-details-changed')).toBe(0);
     expect(fake.destroyed).toBe(false);
   });
 
   it('refuses a field or the hook outside <SecureFieldsProvider>', () => {
-    expect(() => renderToString(createElement(CardNumber))).toThrow('<CardNumber> must be used inside <SecureFieldsProvider>');
-    expect(() => renderToString(createElement(ExpiryDate))).toThrow('<ExpiryDate> must be used inside <SecureFieldsProvider>');
-    expect(() => renderToString(createElement(SecurityCode))).toThrow('<SecurityCode> must be used inside <SecureFieldsProvider>');
-    expect(() => renderToString(createElement(SubmitButton))).toThrow('useSecureFields() must be used inside <SecureFieldsProvider>');
+    expect(() => renderToString(createElement(CardNumber))).toThrow(
+      '<CardNumber> must be used inside <SecureFieldsProvider>',
+    );
+    expect(() => renderToString(createElement(ExpiryDate))).toThrow(
+      '<ExpiryDate> must be used inside <SecureFieldsProvider>',
+    );
+    expect(() => renderToString(createElement(SecurityCode))).toThrow(
+      '<SecurityCode> must be used inside <SecureFieldsProvider>',
+    );
+    expect(() => renderToString(createElement(SubmitButton))).toThrow(
+      'useSecureFields() must be used inside <SecureFieldsProvider>',
+    );
   });
 });

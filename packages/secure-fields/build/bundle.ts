@@ -36,7 +36,11 @@ export async function loadEsbuild(): Promise<Esbuild | null> {
   }
 }
 
-async function bundle(esbuild: Esbuild, entry: string, options: { minify: boolean; external?: string[]; banner: string }): Promise<string> {
+async function bundle(
+  esbuild: Esbuild,
+  entry: string,
+  options: { minify: boolean; external?: string[]; banner: string },
+): Promise<string> {
   const result = await esbuild.build({
     entryPoints: [entry],
     bundle: true,
@@ -52,7 +56,8 @@ async function bundle(esbuild: Esbuild, entry: string, options: { minify: boolea
     logLevel: 'silent',
   });
   const [output] = result.outputFiles;
-  if (!output || result.outputFiles.length !== 1) throw new Error(`esbuild built ${result.outputFiles.length} files from ${entry}, expected one`);
+  if (!output || result.outputFiles.length !== 1)
+    throw new Error(`esbuild built ${result.outputFiles.length} files from ${entry}, expected one`);
   return output.text;
 }
 

@@ -14,7 +14,12 @@ export const BIN_LOOKUP_MIN_DIGITS = 6;
 export const BIN_LOOKUP_MAX_DIGITS = 8;
 
 /** Nothing known: no event fires for it until something was known before. */
-export const UNKNOWN_CARD: CardDetails = Object.freeze({ country: null, scheme: null, cardType: null, additionalSchemes: Object.freeze([]) as readonly string[] });
+export const UNKNOWN_CARD: CardDetails = Object.freeze({
+  country: null,
+  scheme: null,
+  cardType: null,
+  additionalSchemes: Object.freeze([]) as readonly string[],
+});
 
 /** `[prefix length, lowest, highest]`: the number's first `length` digits, read as a number, within the range. */
 type PrefixRange = readonly [number, number, number];
@@ -22,11 +27,37 @@ type PrefixRange = readonly [number, number, number];
 /** The schemes told by their first digits (wire names, as the API's `scheme`). The ranges do not overlap. */
 const SCHEME_RANGES: ReadonlyArray<readonly [string, readonly PrefixRange[]]> = [
   ['visa', [[1, 4, 4]]],
-  ['mastercard', [[2, 51, 55], [4, 2221, 2720]]],
-  ['amex', [[2, 34, 34], [2, 37, 37]]],
-  ['discover', [[4, 6011, 6011], [2, 65, 65], [3, 644, 649]]],
+  [
+    'mastercard',
+    [
+      [2, 51, 55],
+      [4, 2221, 2720],
+    ],
+  ],
+  [
+    'amex',
+    [
+      [2, 34, 34],
+      [2, 37, 37],
+    ],
+  ],
+  [
+    'discover',
+    [
+      [4, 6011, 6011],
+      [2, 65, 65],
+      [3, 644, 649],
+    ],
+  ],
   ['jcb', [[4, 3528, 3589]]],
-  ['diners-club', [[2, 36, 36], [3, 300, 305], [2, 38, 38]]],
+  [
+    'diners-club',
+    [
+      [2, 36, 36],
+      [3, 300, 305],
+      [2, 38, 38],
+    ],
+  ],
   ['unionpay', [[2, 62, 62]]],
 ];
 
@@ -115,7 +146,12 @@ export class CardDetailsTracker {
 
   private apply(details: CardDetails): void {
     if (sameCardDetails(details, this.last)) return;
-    this.last = { country: details.country, scheme: details.scheme, cardType: details.cardType, additionalSchemes: [...details.additionalSchemes] };
+    this.last = {
+      country: details.country,
+      scheme: details.scheme,
+      cardType: details.cardType,
+      additionalSchemes: [...details.additionalSchemes],
+    };
     this.onChange({ ...this.last, additionalSchemes: [...this.last.additionalSchemes] });
   }
 }
@@ -123,7 +159,12 @@ export class CardDetailsTracker {
 /** The service's answer (`country`, `scheme`, `card_type`, `additional_schemes`) as card details; anything else is refused. */
 export function cardDetailsFromWire(body: unknown): CardDetails {
   if (body === null || typeof body !== 'object') throw new Error('card details: not an object');
-  const { country, scheme, card_type: cardType, additional_schemes: additionalSchemes } = body as Record<string, unknown>;
+  const {
+    country,
+    scheme,
+    card_type: cardType,
+    additional_schemes: additionalSchemes,
+  } = body as Record<string, unknown>;
   const text = (value: unknown, name: string): string | null => {
     if (value === null || typeof value === 'string') return value;
     throw new Error(`card details: ${name} is neither a string nor null`);
@@ -131,15 +172,28 @@ export function cardDetailsFromWire(body: unknown): CardDetails {
   if (!Array.isArray(additionalSchemes) || !additionalSchemes.every((value) => typeof value === 'string')) {
     throw new Error('card details: additional_schemes is not a list of strings');
   }
-  return { country: text(country, 'country'), scheme: text(scheme, 'scheme'), cardType: text(cardType, 'card_type'), additionalSchemes };
+  return {
+    country: text(country, 'country'),
+    scheme: text(scheme, 'scheme'),
+    cardType: text(cardType, 'card_type'),
+    additionalSchemes,
+  };
 }
 
 /** The lookup over HTTP: `GET <base>checkout/sessions/{id}/card-details?bin=`, `base` ending in `/`. */
-export function httpCardDetailsLookup(base: string, sessionId: string, fetchFn: typeof fetch = fetch): CardDetailsLookup {
+export function httpCardDetailsLookup(
+  base: string,
+  sessionId: string,
+  fetchFn: typeof fetch = fetch,
+): CardDetailsLookup {
   return async (bin) => {
     const url = new URL(`checkout/sessions/${encodeURIComponent(sessionId)}/card-details`, base);
     url.searchParams.set('bin', bin);
-    const response = await fetchFn(url.toString(), { headers: { accept: 'application/json' }, credentials: 'omit', cache: 'no-store' });
+    const response = await fetchFn(url.toString(), {
+      headers: { accept: 'application/json' },
+      credentials: 'omit',
+      cache: 'no-store',
+    });
     if (response.status !== 200) throw new Error(`card details: HTTP ${response.status}`);
     return cardDetailsFromWire(await response.json());
   };

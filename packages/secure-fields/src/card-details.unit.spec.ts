@@ -1,7 +1,20 @@
 import { loadBinData } from '@switchyard/bin-data';
-import { CardDetailsTracker, cardDetailsFromWire, detectScheme, httpCardDetailsLookup, UNKNOWN_CARD, type CardDetails, type CardDetailsLookup } from './card-details';
+import {
+  CardDetailsTracker,
+  cardDetailsFromWire,
+  detectScheme,
+  httpCardDetailsLookup,
+  UNKNOWN_CARD,
+  type CardDetails,
+  type CardDetailsLookup,
+} from './card-details';
 
-const details = (country: string | null, scheme: string | null, cardType: string | null = null, additionalSchemes: string[] = []): CardDetails => ({
+const details = (
+  country: string | null,
+  scheme: string | null,
+  cardType: string | null = null,
+  additionalSchemes: string[] = [],
+): CardDetails => ({
   country,
   scheme,
   cardType,
@@ -16,10 +29,13 @@ async function typeDigits(tracker: CardDetailsTracker, number: string): Promise<
 function recorder(lookup: CardDetailsLookup) {
   const fired: CardDetails[] = [];
   const asked: string[] = [];
-  const tracker = new CardDetailsTracker(async (bin) => {
-    asked.push(bin);
-    return lookup(bin);
-  }, (value) => fired.push(value));
+  const tracker = new CardDetailsTracker(
+    async (bin) => {
+      asked.push(bin);
+      return lookup(bin);
+    },
+    (value) => fired.push(value),
+  );
   return { tracker, fired, asked };
 }
 
@@ -50,17 +66,45 @@ describe('detectScheme (under 6 digits: the number’s pattern, client side)', (
     expect(detectScheme(digits)).toBe(scheme);
   });
 
-  it.each(['', '5', '50', '56', '2', '22', '222', '2220', '27', '272', '2721', '3', '35', '352', '3527', '359', '30', '306', '6', '60', '601', '6012', '64', '643', '1', '9', 'abc', '4a'])(
-    '%j tells nothing yet (or never)',
-    (digits) => {
-      expect(detectScheme(digits)).toBeNull();
-    },
-  );
+  it.each([
+    '',
+    '5',
+    '50',
+    '56',
+    '2',
+    '22',
+    '222',
+    '2220',
+    '27',
+    '272',
+    '2721',
+    '3',
+    '35',
+    '352',
+    '3527',
+    '359',
+    '30',
+    '306',
+    '6',
+    '60',
+    '601',
+    '6012',
+    '64',
+    '643',
+    '1',
+    '9',
+    'abc',
+    '4a',
+  ])('%j tells nothing yet (or never)', (digits) => {
+    expect(detectScheme(digits)).toBeNull();
+  });
 });
 
 describe('CardDetailsTracker (card-details-changed)', () => {
   it('typing 4111111111111111 fires once for visa with no country, then again when the country resolves at 8 digits', async () => {
-    const { tracker, fired, asked } = recorder(async (bin) => (bin.length < 8 ? details(null, 'visa') : details('US', 'visa')));
+    const { tracker, fired, asked } = recorder(async (bin) =>
+      bin.length < 8 ? details(null, 'visa') : details('US', 'visa'),
+    );
     await typeDigits(tracker, '4111111111111111');
     expect(fired).toEqual([details(null, 'visa'), details('US', 'visa')]);
     // The second differs in the country alone: it still fires (spec, Events rule 5).
@@ -89,7 +133,9 @@ describe('CardDetailsTracker (card-details-changed)', () => {
   });
 
   it('fires when additional schemes change, and hands out copies a handler cannot change', async () => {
-    const { tracker, fired } = recorder(async (bin) => (bin.length === 6 ? details('FR', 'visa', 'debit') : details('FR', 'visa', 'debit', ['carte-bancaire'])));
+    const { tracker, fired } = recorder(async (bin) =>
+      bin.length === 6 ? details('FR', 'visa', 'debit') : details('FR', 'visa', 'debit', ['carte-bancaire']),
+    );
     await typeDigits(tracker, '4970101');
     expect(fired.map((value) => value.additionalSchemes)).toEqual([[], [], ['carte-bancaire']]);
     (fired[2]!.additionalSchemes as string[]).push('tampered');
@@ -104,13 +150,21 @@ describe('CardDetailsTracker (card-details-changed)', () => {
     await typeDigits(tracker, '411111');
     await tracker.update('41111');
     await tracker.update('');
-    expect(fired).toEqual([details(null, 'visa'), details('US', 'visa', 'credit'), details(null, 'visa'), UNKNOWN_CARD]);
+    expect(fired).toEqual([
+      details(null, 'visa'),
+      details('US', 'visa', 'credit'),
+      details(null, 'visa'),
+      UNKNOWN_CARD,
+    ]);
   });
 
   it('drops an answer that arrives after the number moved to another prefix', async () => {
     const pending = new Map<string, (value: CardDetails) => void>();
     const fired: CardDetails[] = [];
-    const tracker = new CardDetailsTracker((bin) => new Promise((resolve) => pending.set(bin, resolve)), (value) => fired.push(value));
+    const tracker = new CardDetailsTracker(
+      (bin) => new Promise((resolve) => pending.set(bin, resolve)),
+      (value) => fired.push(value),
+    );
     await tracker.update('4');
     const six = tracker.update('411111');
     const seven = tracker.update('4111112');
@@ -153,17 +207,31 @@ describe('the lookup over HTTP', () => {
     const urls: string[] = [];
     const fetchFn = (async (url: string) => {
       urls.push(url);
-      return new Response(JSON.stringify({ country: 'US', scheme: 'visa', card_type: 'credit', additional_schemes: [] }), { status: 200 });
+      return new Response(
+        JSON.stringify({ country: 'US', scheme: 'visa', card_type: 'credit', additional_schemes: [] }),
+        { status: 200 },
+      );
     }) as unknown as typeof fetch;
-    const lookup = httpCardDetailsLookup('https://pay.example/switchyard/', '6f1c1f64-8c1e-4a55-9a0c-3f3e0c7b2a10', fetchFn);
+    const lookup = httpCardDetailsLookup(
+      'https://pay.example/switchyard/',
+      '6f1c1f64-8c1e-4a55-9a0c-3f3e0c7b2a10',
+      fetchFn,
+    );
     expect(await lookup('41111111')).toEqual(details('US', 'visa', 'credit'));
-    expect(urls).toEqual(['https://pay.example/switchyard/checkout/sessions/6f1c1f64-8c1e-4a55-9a0c-3f3e0c7b2a10/card-details?bin=41111111']);
+    expect(urls).toEqual([
+      'https://pay.example/switchyard/checkout/sessions/6f1c1f64-8c1e-4a55-9a0c-3f3e0c7b2a10/card-details?bin=41111111',
+    ]);
   });
 
   it('rejects any other status and any other shape', async () => {
-    const answering = (status: number, body: unknown) => (async () => new Response(JSON.stringify(body), { status })) as unknown as typeof fetch;
-    await expect(httpCardDetailsLookup('https://pay.example/', 'id', answering(404, {}))('411111')).rejects.toThrow('HTTP 404');
-    await expect(httpCardDetailsLookup('https://pay.example/', 'id', answering(200, { country: 1 }))('411111')).rejects.toThrow();
+    const answering = (status: number, body: unknown) =>
+      (async () => new Response(JSON.stringify(body), { status })) as unknown as typeof fetch;
+    await expect(httpCardDetailsLookup('https://pay.example/', 'id', answering(404, {}))('411111')).rejects.toThrow(
+      'HTTP 404',
+    );
+    await expect(
+      httpCardDetailsLookup('https://pay.example/', 'id', answering(200, { country: 1 }))('411111'),
+    ).rejects.toThrow();
     expect(() => cardDetailsFromWire({ country: null, scheme: null, card_type: null })).toThrow('additional_schemes');
     expect(() => cardDetailsFromWire(null)).toThrow();
   });

@@ -34,7 +34,8 @@ const NUMBER_LENGTHS: Readonly<Record<string, readonly number[]>> = {
 const ANY_NUMBER_LENGTH = range(12, 19);
 export const MAX_NUMBER_DIGITS = 19;
 
-export const numberLengthsFor = (scheme: string | null): readonly number[] => (scheme ? NUMBER_LENGTHS[scheme] : undefined) ?? ANY_NUMBER_LENGTH;
+export const numberLengthsFor = (scheme: string | null): readonly number[] =>
+  (scheme ? NUMBER_LENGTHS[scheme] : undefined) ?? ANY_NUMBER_LENGTH;
 
 /** The most digits the field takes for what was typed so far. */
 export const maxNumberDigits = (digits: string): number => Math.max(...numberLengthsFor(detectScheme(digits)));
@@ -104,14 +105,19 @@ export function expiryState(text: string, now: Date): InputState & { readonly va
 }
 
 /** Digits the security code takes: 4 for amex, 3 for the other schemes; 3 or 4 while the scheme is not known. */
-export const securityCodeLengthsFor = (scheme: string | null): readonly number[] => (scheme === 'amex' ? [4] : scheme ? [3] : [3, 4]);
+export const securityCodeLengthsFor = (scheme: string | null): readonly number[] =>
+  scheme === 'amex' ? [4] : scheme ? [3] : [3, 4];
 
 export const formatSecurityCode = (text: string): string => digitsOf(text).slice(0, 4);
 
 export function securityCodeState(text: string, scheme: string | null): InputState {
   const digits = formatSecurityCode(text);
   const lengths = securityCodeLengthsFor(scheme);
-  return { empty: digits.length === 0, complete: digits.length >= Math.min(...lengths), valid: lengths.includes(digits.length) };
+  return {
+    empty: digits.length === 0,
+    complete: digits.length >= Math.min(...lengths),
+    valid: lengths.includes(digits.length),
+  };
 }
 
 /**

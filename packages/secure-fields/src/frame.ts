@@ -49,7 +49,8 @@ export function frameParams(search: string): FrameParams | null {
   const session = query.get('session') ?? '';
   const parent = query.get('parent') ?? '';
   const channel = query.get('channel') ?? '';
-  if (!isFieldName(field) || !SESSION_ID_PATTERN.test(session) || !CHANNEL_PATTERN.test(channel) || !isOrigin(parent)) return null;
+  if (!isFieldName(field) || !SESSION_ID_PATTERN.test(session) || !CHANNEL_PATTERN.test(channel) || !isOrigin(parent))
+    return null;
   const placeholder = query.get('placeholder');
   return { field, session, parent, channel, placeholder: placeholder === null ? null : placeholder.slice(0, 100) };
 }
@@ -82,7 +83,14 @@ export function fieldsBody(
   }
   return {
     ok: true,
-    body: { payment_method: { method: 'card', number, expiration_date: expiry.value, ...(securityCode !== undefined ? { security_code: securityCode } : {}) } },
+    body: {
+      payment_method: {
+        method: 'card',
+        number,
+        expiration_date: expiry.value,
+        ...(securityCode !== undefined ? { security_code: securityCode } : {}),
+      },
+    },
   };
 }
 
@@ -123,19 +131,42 @@ export function refusalMessage(status: number, body: unknown): string {
 /** A message without its envelope (distributes over the union, as `Omit` alone would not). */
 type Unwrapped<T> = T extends unknown ? Omit<T, 'source' | 'channel'> : never;
 
-const randomId = (): string => Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+const randomId = (): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 
 const EMPTY: InputState = { empty: true, complete: false, valid: false };
-const sameState = (a: InputState, b: InputState) => a.empty === b.empty && a.complete === b.complete && a.valid === b.valid;
+const sameState = (a: InputState, b: InputState) =>
+  a.empty === b.empty && a.complete === b.complete && a.valid === b.valid;
 
 /** How long the card number frame waits for the other frames' values, and for the service. */
 const COLLECT_TIMEOUT_MS = 3_000;
 const POST_TIMEOUT_MS = 20_000;
 
-const INPUTS: Record<FieldName, { autocomplete: AutoFill; label: string; placeholder: string; maxLength: number; format: (text: string) => string }> = {
-  number: { autocomplete: 'cc-number', label: 'Card number', placeholder: '1234 1234 1234 1234', maxLength: 23, format: formatCardNumber },
-  expiry: { autocomplete: 'cc-exp', label: 'Expiry date (MM/YY)', placeholder: 'MM/YY', maxLength: 5, format: formatExpiry },
-  security_code: { autocomplete: 'cc-csc', label: 'Security code', placeholder: 'CVC', maxLength: 4, format: formatSecurityCode },
+const INPUTS: Record<
+  FieldName,
+  { autocomplete: AutoFill; label: string; placeholder: string; maxLength: number; format: (text: string) => string }
+> = {
+  number: {
+    autocomplete: 'cc-number',
+    label: 'Card number',
+    placeholder: '1234 1234 1234 1234',
+    maxLength: 23,
+    format: formatCardNumber,
+  },
+  expiry: {
+    autocomplete: 'cc-exp',
+    label: 'Expiry date (MM/YY)',
+    placeholder: 'MM/YY',
+    maxLength: 5,
+    format: formatExpiry,
+  },
+  security_code: {
+    autocomplete: 'cc-csc',
+    label: 'Security code',
+    placeholder: 'CVC',
+    maxLength: 4,
+    format: formatSecurityCode,
+  },
 };
 
 function start(params: FrameParams): void {
@@ -213,7 +244,12 @@ function start(params: FrameParams): void {
       scheme = message.scheme;
       tellState();
     } else if (message.type === 'collect' && field !== 'number') {
-      peers.postMessage({ type: 'value', requestId: message.requestId, field, value: input.value } satisfies ChannelMessage);
+      peers.postMessage({
+        type: 'value',
+        requestId: message.requestId,
+        field,
+        value: input.value,
+      } satisfies ChannelMessage);
     }
   });
 
@@ -278,9 +314,15 @@ function start(params: FrameParams): void {
         const stored = storedMethodBody(paymentMethodId, input.value, scheme);
         return stored.ok ? await postFields(stored.body) : stored;
       }
-      const others = fields.filter((name): name is 'expiry' | 'security_code' => name === 'expiry' || name === 'security_code');
+      const others = fields.filter(
+        (name): name is 'expiry' | 'security_code' => name === 'expiry' || name === 'security_code',
+      );
       const values = await collect(others);
-      const built = fieldsBody({ number: input.value, expiry: values.get('expiry'), securityCode: values.get('security_code') }, scheme, new Date());
+      const built = fieldsBody(
+        { number: input.value, expiry: values.get('expiry'), securityCode: values.get('security_code') },
+        scheme,
+        new Date(),
+      );
       if (!built.ok) return built;
       return await postFields(built.body);
     } catch (error) {

@@ -14,7 +14,11 @@ describe('the frame’s parameters', () => {
       channel,
       placeholder: null,
     });
-    expect(frameParams(query({ field: 'security_code', session, parent: 'http://localhost:3000', channel, placeholder: 'CVV' }))?.placeholder).toBe('CVV');
+    expect(
+      frameParams(
+        query({ field: 'security_code', session, parent: 'http://localhost:3000', channel, placeholder: 'CVV' }),
+      )?.placeholder,
+    ).toBe('CVV');
   });
 
   it.each([
@@ -43,7 +47,9 @@ describe('the fields body the card number frame posts', () => {
   it('holds the number’s digits, the expiry as MM/YY and the security code', () => {
     expect(fieldsBody({ number: '4111 1111 1111 1111', expiry: '12/28', securityCode: '123' }, 'visa', now)).toEqual({
       ok: true,
-      body: { payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/28', security_code: '123' } },
+      body: {
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/28', security_code: '123' },
+      },
     });
   });
 
@@ -55,10 +61,22 @@ describe('the fields body the card number frame posts', () => {
   });
 
   it('is not sent when a field is not valid, and the reason names the field, never its value', () => {
-    expect(fieldsBody({ number: '4111 1111 1111 1112', expiry: '12/28', securityCode: '123' }, 'visa', now)).toEqual({ ok: false, message: 'The card number is not valid' });
-    expect(fieldsBody({ number: '4111111111111111', expiry: '04/26', securityCode: '123' }, 'visa', now)).toEqual({ ok: false, message: 'The expiry date is not valid' });
-    expect(fieldsBody({ number: '4111111111111111', expiry: undefined, securityCode: '123' }, 'visa', now)).toEqual({ ok: false, message: 'The expiry date field is missing' });
-    expect(fieldsBody({ number: '378282246310005', expiry: '12/28', securityCode: '123' }, 'amex', now)).toEqual({ ok: false, message: 'The security code is not valid' });
+    expect(fieldsBody({ number: '4111 1111 1111 1112', expiry: '12/28', securityCode: '123' }, 'visa', now)).toEqual({
+      ok: false,
+      message: 'The card number is not valid',
+    });
+    expect(fieldsBody({ number: '4111111111111111', expiry: '04/26', securityCode: '123' }, 'visa', now)).toEqual({
+      ok: false,
+      message: 'The expiry date is not valid',
+    });
+    expect(fieldsBody({ number: '4111111111111111', expiry: undefined, securityCode: '123' }, 'visa', now)).toEqual({
+      ok: false,
+      message: 'The expiry date field is missing',
+    });
+    expect(fieldsBody({ number: '378282246310005', expiry: '12/28', securityCode: '123' }, 'amex', now)).toEqual({
+      ok: false,
+      message: 'The security code is not valid',
+    });
   });
 });
 
@@ -84,15 +102,41 @@ describe('the fields body the security code frame posts for a stored payment met
 
 describe('a refusal, told to the merchant’s page', () => {
   it('is the spec error body’s message', () => {
-    expect(refusalMessage(400, { type: 'error', code: 'bad_request', status: 400, message: 'The checkout session has expired', details: [] })).toBe('The checkout session has expired');
-    expect(refusalMessage(404, { type: 'error', code: 'not_found', status: 404, message: 'The resource could not be found', details: [] })).toBe('The resource could not be found');
-    expect(refusalMessage(429, { type: 'error', code: 'too_many_requests', status: 429, message: 'x', details: [] })).toMatch(/^Too many attempts/);
+    expect(
+      refusalMessage(400, {
+        type: 'error',
+        code: 'bad_request',
+        status: 400,
+        message: 'The checkout session has expired',
+        details: [],
+      }),
+    ).toBe('The checkout session has expired');
+    expect(
+      refusalMessage(404, {
+        type: 'error',
+        code: 'not_found',
+        status: 404,
+        message: 'The resource could not be found',
+        details: [],
+      }),
+    ).toBe('The resource could not be found');
+    expect(
+      refusalMessage(429, { type: 'error', code: 'too_many_requests', status: 429, message: 'x', details: [] }),
+    ).toMatch(/^Too many attempts/);
     expect(refusalMessage(502, null)).toBe('The service answered HTTP 502');
   });
 
   it('of a 422 names the fields and problems but never echoes the input', () => {
     const message = refusalMessage(422, {
-      detail: [{ loc: ['body', 'payment_method', 'number'], msg: 'must be 12 to 19 digits', type: 'string_pattern_mismatch', input: '41111111111111111111', ctx: {} }],
+      detail: [
+        {
+          loc: ['body', 'payment_method', 'number'],
+          msg: 'must be 12 to 19 digits',
+          type: 'string_pattern_mismatch',
+          input: '41111111111111111111',
+          ctx: {},
+        },
+      ],
     });
     expect(message).toBe('The card data was refused (payment_method.number: must be 12 to 19 digits)');
     expect(message).not.toContain('4111');

@@ -65,4 +65,5 @@ export const SESSION_ID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]
 /** A stored payment method's id: a UUID too. */
 export const PAYMENT_METHOD_ID_PATTERN = SESSION_ID_PATTERN;
 
-export const isFieldName = (value: unknown): value is FieldName => typeof value === 'string' && (FIELD_NAMES as readonly string[]).includes(value);
+export const isFieldName = (value: unknown): value is FieldName =>
+  typeof value === 'string' && (FIELD_NAMES as readonly string[]).includes(value);

@@ -65,7 +65,8 @@ const TITLES: Record<FieldName, string> = {
 /** How long `submit()` waits for the card number frame's answer (it waits for the service itself: 20 s). */
 const SUBMIT_TIMEOUT_MS = 30_000;
 
-const randomId = (): string => Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
+const randomId = (): string =>
+  Array.from(crypto.getRandomValues(new Uint8Array(16)), (byte) => byte.toString(16).padStart(2, '0')).join('');
 
 export class SecureFields {
   private readonly serviceOrigin: string;
@@ -92,8 +93,10 @@ export class SecureFields {
     } catch {
       throw new Error(`SecureFields: serviceUrl "${String(options.serviceUrl)}" is not an absolute URL`);
     }
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error('SecureFields: serviceUrl must be an http(s) URL');
-    if (!SESSION_ID_PATTERN.test(options.sessionId)) throw new Error('SecureFields: sessionId must be a checkout session id (a UUID)');
+    if (url.protocol !== 'https:' && url.protocol !== 'http:')
+      throw new Error('SecureFields: serviceUrl must be an http(s) URL');
+    if (!SESSION_ID_PATTERN.test(options.sessionId))
+      throw new Error('SecureFields: sessionId must be a checkout session id (a UUID)');
     this.serviceOrigin = url.origin;
     this.base = `${url.origin}${url.pathname.replace(/\/+$/, '')}/`;
     this.sessionId = options.sessionId.toLowerCase();
@@ -122,7 +125,8 @@ export class SecureFields {
 
   /** Subscribes to an event; answers the function that unsubscribes. */
   on<E extends SecureFieldsEventName>(event: E, handler: (detail: SecureFieldsEvents[E]) => void): () => void {
-    if (!EVENT_NAMES.includes(event)) throw new Error(`SecureFields: no event "${String(event)}" (${EVENT_NAMES.join(', ')})`);
+    if (!EVENT_NAMES.includes(event))
+      throw new Error(`SecureFields: no event "${String(event)}" (${EVENT_NAMES.join(', ')})`);
     let set = this.handlers.get(event);
     if (!set) this.handlers.set(event, (set = new Set()));
     const registered = handler as (detail: never) => void;
@@ -194,7 +198,8 @@ export class SecureFields {
     src.searchParams.set('session', this.sessionId);
     src.searchParams.set('parent', window.location.origin);
     src.searchParams.set('channel', this.channel);
-    if (options.placeholder !== undefined) src.searchParams.set('placeholder', String(options.placeholder).slice(0, 100));
+    if (options.placeholder !== undefined)
+      src.searchParams.set('placeholder', String(options.placeholder).slice(0, 100));
     const frame = document.createElement('iframe');
     frame.src = src.toString();
     frame.title = TITLES[field];
@@ -228,7 +233,12 @@ export class SecureFields {
         return;
       case 'change':
         if (field !== from) return;
-        this.emit('change', { field: from, empty: data.empty === true, complete: data.complete === true, valid: data.valid === true });
+        this.emit('change', {
+          field: from,
+          empty: data.empty === true,
+          complete: data.complete === true,
+          valid: data.valid === true,
+        });
         return;
       case 'blur':
         if (field !== from) return;
@@ -242,7 +252,9 @@ export class SecureFields {
           country: text(country),
           scheme: text(scheme),
           cardType: text(cardType),
-          additionalSchemes: Array.isArray(additionalSchemes) ? additionalSchemes.filter((value): value is string => typeof value === 'string') : [],
+          additionalSchemes: Array.isArray(additionalSchemes)
+            ? additionalSchemes.filter((value): value is string => typeof value === 'string')
+            : [],
         });
         return;
       }
@@ -253,7 +265,14 @@ export class SecureFields {
         this.submissions.delete(data.requestId);
         clearTimeout(pending.timer);
         if (data.ok === true) pending.resolve();
-        else pending.reject(new Error(typeof data.message === 'string' && data.message !== '' ? data.message : 'The card could not be submitted'));
+        else
+          pending.reject(
+            new Error(
+              typeof data.message === 'string' && data.message !== ''
+                ? data.message
+                : 'The card could not be submitted',
+            ),
+          );
         return;
       }
       default:
@@ -274,4 +293,3 @@ export class SecureFields {
     }
   }
 }
-

@@ -19,7 +19,8 @@ export async function createGatewayApp(dependencies: GatewayDependencies): Promi
     frameworkErrors: renderFrameworkError,
     clientErrorHandler: renderClientError,
     // TRUSTED_PROXIES: only these peers' X-Forwarded-For sets request.ip (the sign-in limit's address); none by default.
-    trustProxy: dependencies.trustedProxies && dependencies.trustedProxies.length > 0 ? [...dependencies.trustedProxies] : false,
+    trustProxy:
+      dependencies.trustedProxies && dependencies.trustedProxies.length > 0 ? [...dependencies.trustedProxies] : false,
   });
   const fastify = adapter.getInstance();
   registerBodyParsers(fastify);

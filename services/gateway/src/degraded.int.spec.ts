@@ -8,7 +8,14 @@ import { IdentityService } from '@switchyard/identity';
 import { RedisKeyValueStore } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc, TcpRpcClient } from '@switchyard/rpc';
-import { expectErrorBody, freePort, rpcCredentialsForTests, signToken, createTestDataDir, removeTestDataDir } from '@switchyard/testing';
+import {
+  expectErrorBody,
+  freePort,
+  rpcCredentialsForTests,
+  signToken,
+  createTestDataDir,
+  removeTestDataDir,
+} from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from './start-gateway';
 
@@ -24,7 +31,10 @@ beforeAll(async () => {
   storage = openServiceStorage('identity', { dataDir });
   identity = new IdentityService({ store: storage.store, db: storage.db });
   await identity.start();
-  const created = await identity.apiKeyPairs.create({ display_name: 'reader', roles: ['analyst'] }, { kind: 'operator' });
+  const created = await identity.apiKeyPairs.create(
+    { display_name: 'reader', roles: ['analyst'] },
+    { kind: 'operator' },
+  );
   key = { kid: created.kid, privateKeyPem: created.private_key! };
 });
 
@@ -38,8 +48,18 @@ afterAll(async () => {
 
 async function gatewayWith(rpc: InProcessRpc | TcpRpcClient, sharedCache?: RedisKeyValueStore): Promise<request.Agent> {
   const bus = new InProcessMessageBus();
-  closers.push(() => bus.close(), () => rpc.close(), ...(sharedCache ? [() => sharedCache.close()] : []));
-  const gateway = await startGateway({ rpc, bus, ...(sharedCache ? { sharedCache } : {}), clockSkewSeconds: 30, keyUsageFlushMs: 60_000 });
+  closers.push(
+    () => bus.close(),
+    () => rpc.close(),
+    ...(sharedCache ? [() => sharedCache.close()] : []),
+  );
+  const gateway = await startGateway({
+    rpc,
+    bus,
+    ...(sharedCache ? { sharedCache } : {}),
+    clockSkewSeconds: 30,
+    keyUsageFlushMs: 60_000,
+  });
   running.push(gateway);
   return request.agent(gateway.app.getHttpServer());
 }
@@ -51,16 +71,26 @@ describe('with Redis unreachable', () => {
     const redis = new RedisKeyValueStore({ url: `redis://127.0.0.1:${await freePort()}` });
     const http = await gatewayWith(rpc, redis);
     const token = await signToken({ ...key, scopes: ['roles.read'] });
-    for (let attempt = 0; attempt < 3; attempt += 1) await http.get('/roles').set('authorization', `Bearer ${token}`).expect(200);
+    for (let attempt = 0; attempt < 3; attempt += 1)
+      await http.get('/roles').set('authorization', `Bearer ${token}`).expect(200);
     const readiness = await http.get('/readyz').expect(503);
-    expect(readiness.body).toMatchObject({ status: 'not_ready', checks: { identity: 'ok', bus: 'ok', cache: expect.stringMatching(/^unavailable/) } });
+    expect(readiness.body).toMatchObject({
+      status: 'not_ready',
+      checks: { identity: 'ok', bus: 'ok', cache: expect.stringMatching(/^unavailable/) },
+    });
   });
 });
 
 describe('with the identity service unreachable', () => {
   it('answers 502 in the spec body, keeps /healthz up and /readyz not ready', async () => {
     const credentials = (await rpcCredentialsForTests()).of('gateway');
-    const rpc = new TcpRpcClient({ host: '127.0.0.1', port: await freePort(), service: 'identity', credentials, timeoutMs: 1_000 });
+    const rpc = new TcpRpcClient({
+      host: '127.0.0.1',
+      port: await freePort(),
+      service: 'identity',
+      credentials,
+      timeoutMs: 1_000,
+    });
     const http = await gatewayWith(rpc);
     const token = await signToken({ ...key, scopes: ['roles.read'] });
     const response = await http.get('/roles').set('authorization', `Bearer ${token}`).expect(502);

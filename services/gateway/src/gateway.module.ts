@@ -8,7 +8,12 @@ import { AccountUpdaterController } from './account-updater';
 import { ApiKeyPairsController } from './api-key-pairs/api-key-pairs.controller';
 import { AuthGuard } from './auth/auth.guard';
 import { BillingDetailsInterceptor } from './auth/billing-details';
-import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE, ENUMERATION_LIMIT, EnumerationLimitGuard, type EnumerationLimitSettings } from './auth/enumeration-limit.guard';
+import {
+  DEFAULT_ENUMERATION_LIMIT_PER_MINUTE,
+  ENUMERATION_LIMIT,
+  EnumerationLimitGuard,
+  type EnumerationLimitSettings,
+} from './auth/enumeration-limit.guard';
 import type { CachedKeyDirectory } from './auth/cached-key-directory';
 import type { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { CheckoutSessionFieldsController, CheckoutSessionsController } from './checkout-sessions';
@@ -105,7 +110,10 @@ export class GatewayModule {
         {
           provide: ENUMERATION_LIMIT,
           useFactory: (): EnumerationLimitSettings =>
-            dependencies.enumerationLimit ?? { limiter: new InMemoryRateLimiter(), perMinute: DEFAULT_ENUMERATION_LIMIT_PER_MINUTE },
+            dependencies.enumerationLimit ?? {
+              limiter: new InMemoryRateLimiter(),
+              perMinute: DEFAULT_ENUMERATION_LIMIT_PER_MINUTE,
+            },
         },
         { provide: APP_GUARD, useClass: EnumerationLimitGuard },
         { provide: APP_FILTER, useClass: ApiExceptionFilter },

@@ -6,9 +6,21 @@
 import { randomUUID } from 'node:crypto';
 import type { DynamicModule } from '@nestjs/common';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { createSignatureVerifier, InMemoryVerifiedTokenCache, LayeredVerifiedTokenCache, TokenVerifier } from '@switchyard/auth';
+import {
+  createSignatureVerifier,
+  InMemoryVerifiedTokenCache,
+  LayeredVerifiedTokenCache,
+  TokenVerifier,
+} from '@switchyard/auth';
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
-import { giftCardPatterns, identityPatterns, identityTopic, transactionsPatterns, webhookPatterns, type EventMessage } from '@switchyard/contracts';
+import {
+  giftCardPatterns,
+  identityPatterns,
+  identityTopic,
+  transactionsPatterns,
+  webhookPatterns,
+  type EventMessage,
+} from '@switchyard/contracts';
 import { InMemoryKeyValueStore, InMemoryRateLimiter, type KeyValueStore, type RateLimiter } from '@switchyard/kv';
 import type { RpcClient } from '@switchyard/rpc';
 import type { Logger } from 'pino';
@@ -85,7 +97,9 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
   });
 
   const localCache = new InMemoryVerifiedTokenCache();
-  const signatures = createSignatureVerifier(runtime.jwtVerifyWorkers, { onWorkerError: (error) => runtime.onError?.(error, 'JWT signature worker died; replaced') });
+  const signatures = createSignatureVerifier(runtime.jwtVerifyWorkers, {
+    onWorkerError: (error) => runtime.onError?.(error, 'JWT signature worker died; replaced'),
+  });
   const verifier = new TokenVerifier({
     directory,
     cache: runtime.sharedCache ? new LayeredVerifiedTokenCache(localCache, runtime.sharedCache) : localCache,
@@ -104,7 +118,9 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     ...(runtime.sharedCache ? [{ name: 'cache', check: () => runtime.sharedCache!.ping() }] : []),
     ...(runtime.readiness ?? []),
   ];
-  const keyUsage = new KeyUsageRecorder(runtime.rpc, runtime.keyUsageFlushMs, (error) => runtime.onError?.(error, 'recording key usage'));
+  const keyUsage = new KeyUsageRecorder(runtime.rpc, runtime.keyUsageFlushMs, (error) =>
+    runtime.onError?.(error, 'recording key usage'),
+  );
   keyUsage.start();
   const ownRateLimiter = runtime.rateLimiter ? undefined : new InMemoryRateLimiter();
   const enumerationLimit = {
@@ -118,15 +134,30 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
       : [
           DashboardModule.register({
             rpc: runtime.rpc,
-            sessions: new DashboardSessions(runtime.sharedCache ?? ownSessionStore!, runtime.dashboard ?? DEFAULT_DASHBOARD_SETTINGS),
+            sessions: new DashboardSessions(
+              runtime.sharedCache ?? ownSessionStore!,
+              runtime.dashboard ?? DEFAULT_DASHBOARD_SETTINGS,
+            ),
             signInLimiter: enumerationLimit.limiter,
             keyDirectory: directory,
             settings: runtime.dashboard ?? DEFAULT_DASHBOARD_SETTINGS,
           }),
         ];
   const modules = [...(runtime.modules ?? []), ...dashboard];
-  const app = await createGatewayApp({ rpc: runtime.rpc, verifier, readiness, keyDirectory: directory, keyUsage, enumerationLimit, ...(modules.length > 0 ? { modules } : {}), ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}), ...(runtime.log ? { log: runtime.log } : {}), ...(runtime.trustedProxies ? { trustedProxies: runtime.trustedProxies } : {}) });
-  const metricsServer = runtime.metricsEnabled !== false && runtime.metrics ? await startMetricsServer(runtime.metrics) : null;
+  const app = await createGatewayApp({
+    rpc: runtime.rpc,
+    verifier,
+    readiness,
+    keyDirectory: directory,
+    keyUsage,
+    enumerationLimit,
+    ...(modules.length > 0 ? { modules } : {}),
+    ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}),
+    ...(runtime.log ? { log: runtime.log } : {}),
+    ...(runtime.trustedProxies ? { trustedProxies: runtime.trustedProxies } : {}),
+  });
+  const metricsServer =
+    runtime.metricsEnabled !== false && runtime.metrics ? await startMetricsServer(runtime.metrics) : null;
   return {
     app,
     keyUsage,

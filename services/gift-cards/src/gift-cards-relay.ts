@@ -8,7 +8,11 @@ import { giftCardsUpcasters } from './event-schema';
  * The gift cards service's events (`gift-card-<uuid>`: stored, deleted — never a number or PIN), from its store to
  * `gift-cards.events`, checkpointed in its local SQLite. They have no public names.
  */
-export const giftCardsRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
+export const giftCardsRelay = (
+  storage: ServiceStorage,
+  bus: MessageBus,
+  options: { pollIntervalMs: number; onError: (error: unknown) => void },
+): Relay =>
   new Relay({
     store: withUpcasting(storage.store, giftCardsUpcasters),
     bus,

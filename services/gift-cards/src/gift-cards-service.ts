@@ -42,7 +42,11 @@ export class GiftCardsService {
 
   constructor(options: GiftCardsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: giftCardsUpcasters });
-    this.vault = new GiftCardVault(options.db, { key: options.key, ...(options.legacyKey ? { legacyKey: options.legacyKey } : {}), now: this.host.context.now });
+    this.vault = new GiftCardVault(options.db, {
+      key: options.key,
+      ...(options.legacyKey ? { legacyKey: options.legacyKey } : {}),
+      now: this.host.context.now,
+    });
     this.giftCards = new GiftCards(this.host.context, {
       services: options.services,
       vault: this.vault,

@@ -41,23 +41,37 @@ async function writeEarlierRelease(events?: SqliteEventStore): Promise<void> {
         {
           type: 'GiftCardStored',
           data: {
-            id: cardId, merchantAccountId: account, bin: '603399', subBin: '1234', last4: '4321', currency: 'USD', expirationDate: null,
-            buyerId: null, buyerExternalIdentifier: 'buyer-1', giftCardService, at: '2026-01-02T03:04:05.000Z',
+            id: cardId,
+            merchantAccountId: account,
+            bin: '603399',
+            subBin: '1234',
+            last4: '4321',
+            currency: 'USD',
+            expirationDate: null,
+            buyerId: null,
+            buyerExternalIdentifier: 'buyer-1',
+            giftCardService,
+            at: '2026-01-02T03:04:05.000Z',
           },
         },
       ],
       { expectedRevision: 'no_stream' },
     );
-    await store.append(`transaction-${randomUUID()}`, [{ type: 'TransactionCreated', data: {} }], { expectedRevision: 'no_stream' });
+    await store.append(`transaction-${randomUUID()}`, [{ type: 'TransactionCreated', data: {} }], {
+      expectedRevision: 'no_stream',
+    });
     const vault = new GiftCardVault(tables, { key: legacyKey });
     vault.store(account, cardId, secret);
     tables.exec('ALTER TABLE vault_gift_cards DROP COLUMN key_version'); // as that release's table was
     const idempotency = new IdempotencyStore(tables);
     const operation = 'transactions.gift-cards.issue';
-    await idempotency.runRequest({ merchantAccountId: account, operation, key: 'issue-1', body: issueBody, fingerprintKey }, async () => ({
-      summary: { type: 'gift-card', merchant_account_id: account },
-      sealed: vault.seal(issued, [account, operation, 'issue-1']),
-    }));
+    await idempotency.runRequest(
+      { merchantAccountId: account, operation, key: 'issue-1', body: issueBody, fingerprintKey },
+      async () => ({
+        summary: { type: 'gift-card', merchant_account_id: account },
+        sealed: vault.seal(issued, [account, operation, 'issue-1']),
+      }),
+    );
   } finally {
     if (events) tables.close();
     else await store.close();
@@ -75,9 +89,21 @@ afterEach(() => removeTestDataDir(dataDir));
 it('moves the stored cards, their numbers and PINs and the kept answers, seals them under the gift cards key, and serves them as before', async () => {
   await writeEarlierRelease();
   const storage = await openGiftCardsStorage({ dataDir });
-  const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
+  const service = new GiftCardsService({
+    store: storage.store,
+    db: storage.db,
+    key,
+    legacyKey,
+    fingerprintKey,
+    services: noServices,
+  });
   try {
-    expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
+    expect(storage.migration).toEqual({
+      ran: true,
+      copied: 1,
+      alreadyPresent: 0,
+      rows: { vault_gift_cards: 1, idempotency_keys: 1 },
+    });
     // The old file keeps no ciphertext of a moved card.
     const old = new Database(path.join(dataDir, 'transactions.db'), { readonly: true });
     expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
@@ -93,7 +119,11 @@ it('moves the stored cards, their numbers and PINs and the kept answers, seals t
     // Sealed again under the gift cards key at the start: the legacy key is needed no more.
     expect(new GiftCardVault(storage.db, { key }).reveal(account, cardId)).toEqual(secret);
     // The same key and body: the answer of the earlier release, without a gift card service to ask.
-    const replay = await service.giftCards.issue({ merchant_account_id: account, body: issueBody, idempotency_key: 'issue-1' } as never);
+    const replay = await service.giftCards.issue({
+      merchant_account_id: account,
+      body: issueBody,
+      idempotency_key: 'issue-1',
+    } as never);
     expect(replay).toMatchObject(issued);
   } finally {
     await service.stop();
@@ -101,13 +131,17 @@ it('moves the stored cards, their numbers and PINs and the kept answers, seals t
   }
   // Read from transactions.db no more: a later start copies nothing, even of a stream added there since.
   const old = new SqliteEventStore(path.join(dataDir, 'transactions.db'));
-  await old.append(`gift-card-${randomUUID()}`, [{ type: 'GiftCardStored', data: {} }], { expectedRevision: 'no_stream' });
+  await old.append(`gift-card-${randomUUID()}`, [{ type: 'GiftCardStored', data: {} }], {
+    expectedRevision: 'no_stream',
+  });
   await old.close();
   const again = await openGiftCardsStorage({ dataDir });
   try {
     expect(again.migration).toEqual({ ran: false, copied: 0, alreadyPresent: 0 });
     const db = new Database(path.join(dataDir, 'gift-cards.db'), { readonly: true });
-    expect(db.prepare('SELECT name FROM event_store_stream_migrations').all()).toEqual([{ name: GIFT_CARDS_MIGRATION }]);
+    expect(db.prepare('SELECT name FROM event_store_stream_migrations').all()).toEqual([
+      { name: GIFT_CARDS_MIGRATION },
+    ]);
     expect(db.prepare('SELECT count(*) AS n FROM events').get()).toEqual({ n: 1 });
     db.close();
   } finally {
@@ -120,14 +154,29 @@ it('in EventStoreDB mode, moves the streams from the transactions store and the 
   try {
     await writeEarlierRelease(transactionEvents);
     const storage = await openGiftCardsStorage({ dataDir, transactionEvents });
-    const service = new GiftCardsService({ store: storage.store, db: storage.db, key, legacyKey, fingerprintKey, services: noServices });
+    const service = new GiftCardsService({
+      store: storage.store,
+      db: storage.db,
+      key,
+      legacyKey,
+      fingerprintKey,
+      services: noServices,
+    });
     try {
-      expect(storage.migration).toEqual({ ran: true, copied: 1, alreadyPresent: 0, rows: { vault_gift_cards: 1, idempotency_keys: 1 } });
+      expect(storage.migration).toEqual({
+        ran: true,
+        copied: 1,
+        alreadyPresent: 0,
+        rows: { vault_gift_cards: 1, idempotency_keys: 1 },
+      });
       const old = new Database(path.join(dataDir, 'transactions-read.db'), { readonly: true });
       expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
       old.close();
       await service.start();
-      expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({ id: cardId, last4: '4321' });
+      expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
+        id: cardId,
+        last4: '4321',
+      });
       expect(service.credentialsFor(account, cardId)).toEqual(secret);
     } finally {
       await service.stop();
@@ -141,7 +190,12 @@ it('in EventStoreDB mode, moves the streams from the transactions store and the 
 it('starts empty on a new data directory, and records that nothing was there to move', async () => {
   const storage = await openGiftCardsStorage({ dataDir });
   try {
-    expect(storage.migration).toEqual({ ran: true, copied: 0, alreadyPresent: 0, rows: { vault_gift_cards: 0, idempotency_keys: 0 } });
+    expect(storage.migration).toEqual({
+      ran: true,
+      copied: 0,
+      alreadyPresent: 0,
+      rows: { vault_gift_cards: 0, idempotency_keys: 0 },
+    });
     expect(await storage.store.readAll()).toEqual([]);
   } finally {
     await storage.close();

@@ -16,7 +16,13 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { GIFT_CARD_STREAM_PREFIXES } from '@switchyard/contracts';
-import { migrateStreams, readStreamsWithPrefixes, streamMigrationDone, type EventStore, type StreamMigrationResult } from '@switchyard/eventstore';
+import {
+  migrateStreams,
+  readStreamsWithPrefixes,
+  streamMigrationDone,
+  type EventStore,
+  type StreamMigrationResult,
+} from '@switchyard/eventstore';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { idempotencyOperations } from './gift-cards/gift-cards.slice';
 
@@ -36,7 +42,9 @@ export async function openGiftCardsStorage(options: {
   try {
     const fromEventStoreDb = options.transactionEvents;
     const sourceEvents =
-      fromEventStoreDb && !streamMigrationDone(storage.db, GIFT_CARDS_MIGRATION) ? await readStreamsWithPrefixes(fromEventStoreDb, GIFT_CARD_STREAM_PREFIXES) : undefined;
+      fromEventStoreDb && !streamMigrationDone(storage.db, GIFT_CARDS_MIGRATION)
+        ? await readStreamsWithPrefixes(fromEventStoreDb, GIFT_CARD_STREAM_PREFIXES)
+        : undefined;
     const migration = migrateStreams({
       name: GIFT_CARDS_MIGRATION,
       sourcePath: path.join(options.dataDir, fromEventStoreDb ? 'transactions-read.db' : 'transactions.db'),
@@ -44,9 +52,18 @@ export async function openGiftCardsStorage(options: {
       target: storage.db,
       streamPrefixes: GIFT_CARD_STREAM_PREFIXES,
       // The stored cards' ciphertexts, and the Idempotency-Keys of issue and activate (an issued card's answer sealed).
-      tables: ['vault_gift_cards', { name: 'idempotency_keys', where: `operation IN ('${idempotencyOperations.issue}', '${idempotencyOperations.activate}')` }],
+      tables: [
+        'vault_gift_cards',
+        {
+          name: 'idempotency_keys',
+          where: `operation IN ('${idempotencyOperations.issue}', '${idempotencyOperations.activate}')`,
+        },
+      ],
     });
-    eraseMovedCiphertexts(path.join(options.dataDir, fromEventStoreDb ? 'transactions-read.db' : 'transactions.db'), storage.db);
+    eraseMovedCiphertexts(
+      path.join(options.dataDir, fromEventStoreDb ? 'transactions-read.db' : 'transactions.db'),
+      storage.db,
+    );
     return { ...storage, migration };
   } catch (error) {
     await storage.close();
@@ -60,9 +77,13 @@ export async function openGiftCardsStorage(options: {
  * start, so a crash between the move and this step only delays it; rows not (or no longer) here are left alone.
  */
 function eraseMovedCiphertexts(file: string, target: Database.Database): void {
-  const hasTable = (db: Database.Database) => db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_gift_cards'`).get() !== undefined;
+  const hasTable = (db: Database.Database) =>
+    db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'vault_gift_cards'`).get() !== undefined;
   if (!existsSync(file) || !hasTable(target)) return;
-  const moved = target.prepare(`SELECT id, merchant_account_id FROM vault_gift_cards`).all() as { id: string; merchant_account_id: string }[];
+  const moved = target.prepare(`SELECT id, merchant_account_id FROM vault_gift_cards`).all() as {
+    id: string;
+    merchant_account_id: string;
+  }[];
   if (moved.length === 0) return;
   const source = new Database(file);
   try {
@@ -72,7 +93,9 @@ function eraseMovedCiphertexts(file: string, target: Database.Database): void {
       `UPDATE vault_gift_cards SET secret_ciphertext = zeroblob(length(secret_ciphertext)), secret_iv = zeroblob(length(secret_iv)),
          secret_tag = zeroblob(length(secret_tag)) WHERE id = ? AND merchant_account_id = ?`,
     );
-    const remove = source.prepare<[string, string]>(`DELETE FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ?`);
+    const remove = source.prepare<[string, string]>(
+      `DELETE FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ?`,
+    );
     source
       .transaction(() => {
         for (const row of moved) {

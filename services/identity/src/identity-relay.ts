@@ -24,7 +24,11 @@ export const withoutSecrets = (event: RecordedEvent): RecordedEvent => {
 };
 
 /** The identity service's events, from its store to `identity.events`, checkpointed in its local SQLite. */
-export const identityRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
+export const identityRelay = (
+  storage: ServiceStorage,
+  bus: MessageBus,
+  options: { pollIntervalMs: number; onError: (error: unknown) => void },
+): Relay =>
   new Relay({
     store: withUpcasting(storage.store, identityUpcasters),
     bus,

@@ -26,10 +26,18 @@ runMain(async () => {
   const credentials = loadRpcCredentials('identity', settings);
   const tracing = startTracing('identity', settings);
   const storage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
-  const identity = new IdentityService({ store: storage.store, db: storage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  const identity = new IdentityService({
+    store: storage.store,
+    db: storage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+  });
   await identity.start();
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'identity', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
+  const bus = new KafkaMessageBus({
+    brokers: kafkaBrokers(settings),
+    clientId: 'identity',
+    redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+  });
   const relay = identityRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
@@ -41,10 +49,16 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir }, 'identity service listening');
+  log.info(
+    { node: process.version, rpc: settings.IDENTITY_RPC_URL, dataDir: settings.dataDir },
+    'identity service listening',
+  );
   // Without EventStoreDB, the CLI writes keys into this data directory: this file tells it a server reads them.
   const releaseDataDir = settings.EVENTSTORE_URL ? () => undefined : holdDataDirReader(settings.dataDir, 'identity');
-  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  const metrics =
+    settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined
+      ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT })
+      : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {

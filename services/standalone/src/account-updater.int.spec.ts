@@ -39,17 +39,35 @@ const kept = <T extends { text: string }>(response: T): T => {
   answers.push(response.text);
   return response;
 };
-const post = async (body: unknown, account = enabled) => kept(await h.http().post('/account-updater/jobs').set(h.headers(account)).send(body as object));
-const getMethod = async (id: string, account = enabled) => kept(await h.http().get(`/payment-methods/${id}`).set(h.headers(account)).expect(200)).body as Record<string, unknown>;
+const post = async (body: unknown, account = enabled) =>
+  kept(
+    await h
+      .http()
+      .post('/account-updater/jobs')
+      .set(h.headers(account))
+      .send(body as object),
+  );
+const getMethod = async (id: string, account = enabled) =>
+  kept(await h.http().get(`/payment-methods/${id}`).set(h.headers(account)).expect(200)).body as Record<
+    string,
+    unknown
+  >;
 
 async function storeCard(number: string, account = enabled, expirationDate = '11/25'): Promise<string> {
-  const response = await h.http().post('/payment-methods').set(h.headers(account)).send({ method: 'card', number, expiration_date: expirationDate });
+  const response = await h
+    .http()
+    .post('/payment-methods')
+    .set(h.headers(account))
+    .send({ method: 'card', number, expiration_date: expirationDate });
   if (kept(response).status !== 201) throw new Error(`POST /payment-methods answered ${response.status}`);
   return response.body.id as string;
 }
 
 /** Lets the service's timer round run now (the same `poll()` the timer calls) until `done`, at most 5 s. */
-async function untilAnswered(id: string, done: (method: Record<string, unknown>) => boolean): Promise<Record<string, unknown>> {
+async function untilAnswered(
+  id: string,
+  done: (method: Record<string, unknown>) => boolean,
+): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 5_000;
   for (;;) {
     await h.fixture.service.transactions.accountUpdater.poll().catch(() => undefined);
@@ -99,7 +117,13 @@ describe('POST /account-updater/jobs: 201, then the answer on the payment method
       type: 'account-updater-job',
       id: expect.stringMatching(/^[0-9a-f-]{36}$/) as string,
       merchant_account_id: enabled,
-      inquiries: [{ type: 'account-updater-inquiry', id: expect.stringMatching(/^[0-9a-f-]{36}$/) as string, payment_method_id: id }],
+      inquiries: [
+        {
+          type: 'account-updater-inquiry',
+          id: expect.stringMatching(/^[0-9a-f-]{36}$/) as string,
+          payment_method_id: id,
+        },
+      ],
       created_at: expect.any(String) as string,
       updated_at: expect.any(String) as string,
     });
@@ -107,7 +131,12 @@ describe('POST /account-updater/jobs: 201, then the answer on the payment method
     expectNoContent(await post({ payment_method_ids: [id] }));
 
     const updated = await untilAnswered(id, (method) => method.expiration_date === '11/28');
-    expect(updated).toMatchObject({ id, expiration_date: '11/28', label: EXPIRY_PAN.slice(-4), has_replacement: false });
+    expect(updated).toMatchObject({
+      id,
+      expiration_date: '11/28',
+      label: EXPIRY_PAN.slice(-4),
+      has_replacement: false,
+    });
 
     // Answered: it may be scheduled again.
     expect((await post({ payment_method_ids: [id] })).status).toBe(201);
@@ -135,7 +164,12 @@ describe('POST /account-updater/jobs: refusals', () => {
   it.each([
     ['no body field', {}, ['body', 'payment_method_ids'], 'missing'],
     ['an empty list', { payment_method_ids: [] }, ['body', 'payment_method_ids'], 'too_short'],
-    ['1,001 ids', { payment_method_ids: Array.from({ length: 1001 }, () => randomUUID()) }, ['body', 'payment_method_ids'], 'too_long'],
+    [
+      '1,001 ids',
+      { payment_method_ids: Array.from({ length: 1001 }, () => randomUUID()) },
+      ['body', 'payment_method_ids'],
+      'too_long',
+    ],
     ['an id that is not a UUID', { payment_method_ids: ['pm-1'] }, ['body', 'payment_method_ids', 0], undefined],
     ['an unknown field', { payment_method_ids: [randomUUID()], extra: true }, ['body', 'extra'], undefined],
   ])('%s → 422', async (_, body, loc, type) => {
@@ -145,9 +179,22 @@ describe('POST /account-updater/jobs: refusals', () => {
   });
 
   it('a key without account-updater.write → 403', async () => {
-    const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: 'reader', roles: ['administrator'] }, { kind: 'operator' });
-    const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: ['payment-methods.read'], expiresIn: 600 });
-    await h.http().post('/account-updater/jobs').set({ authorization: `Bearer ${token}`, 'x-service-merchant-account-id': enabled }).send({ payment_method_ids: [randomUUID()] }).expect(403);
+    const key = await h.fixture.service.identity.apiKeyPairs.create(
+      { display_name: 'reader', roles: ['administrator'] },
+      { kind: 'operator' },
+    );
+    const token = await signToken({
+      kid: key.kid,
+      privateKeyPem: key.private_key!,
+      scopes: ['payment-methods.read'],
+      expiresIn: 600,
+    });
+    await h
+      .http()
+      .post('/account-updater/jobs')
+      .set({ authorization: `Bearer ${token}`, 'x-service-merchant-account-id': enabled })
+      .send({ payment_method_ids: [randomUUID()] })
+      .expect(403);
   });
 });
 
@@ -155,11 +202,15 @@ describe('card data', () => {
   it('no answer and no file holds a card number sent or received', () => {
     expect(h.leaks).toEqual([]);
     expect(answers.length).toBeGreaterThan(10);
-    expect(answers.filter((text) => [EXPIRY_PAN, NUMBER_PAN, REPLACEMENT].some((pan) => text.includes(pan)))).toEqual([]);
+    expect(answers.filter((text) => [EXPIRY_PAN, NUMBER_PAN, REPLACEMENT].some((pan) => text.includes(pan)))).toEqual(
+      [],
+    );
     const files = dataFiles(h);
     expect(files.length).toBeGreaterThan(0);
     const pans = [EXPIRY_PAN, NUMBER_PAN, REPLACEMENT];
-    const found = files.filter((file) => pans.some((pan) => fs.readFileSync(file).includes(pan))).map((file) => path.basename(file));
+    const found = files
+      .filter((file) => pans.some((pan) => fs.readFileSync(file).includes(pan)))
+      .map((file) => path.basename(file));
     expect(found).toEqual([]);
   });
 });

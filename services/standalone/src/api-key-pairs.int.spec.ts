@@ -45,13 +45,21 @@ beforeAll(async () => {
     operator,
   );
   manager = { id: created.id, kid: created.kid, private_key: created.private_key! };
-  roles = (await http().get('/roles').set(await bearer(manager)).expect(200)).body.items;
+  roles = (
+    await http()
+      .get('/roles')
+      .set(await bearer(manager))
+      .expect(200)
+  ).body.items;
 });
 
 afterAll(() => fixture?.stop());
 
 async function createKey(body: Record<string, unknown>, by: Key = manager): Promise<request.Response> {
-  return http().post('/api-key-pairs').set(await bearer(by)).send(body);
+  return http()
+    .post('/api-key-pairs')
+    .set(await bearer(by))
+    .send(body);
 }
 
 describe('creating a key pair over the API', () => {
@@ -71,26 +79,36 @@ describe('creating a key pair over the API', () => {
     expect(response.body.roles).toEqual([roles.find((role) => role.slug === 'integration')]);
     expect(response.body.kid).toBe(await thumbprint(response.body.public_key));
 
-    const fetched = await http().get(`/api-key-pairs/${response.body.id}`).set(await bearer(manager)).expect(200);
+    const fetched = await http()
+      .get(`/api-key-pairs/${response.body.id}`)
+      .set(await bearer(manager))
+      .expect(200);
     expect(fetched.body.private_key).toBeUndefined();
     const key = response.body as Key;
-    await http().get('/roles').set(await bearer(key, ['roles.read'])).expect(200);
+    await http()
+      .get('/roles')
+      .set(await bearer(key, ['roles.read']))
+      .expect(200);
   });
 
-  it('takes the caller\'s public key as PEM or JWK, never returning a private key', async () => {
+  it("takes the caller's public key as PEM or JWK, never returning a private key", async () => {
     const { publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-521' });
     const pem = publicKey.export({ format: 'pem', type: 'spki' }).toString();
     const response = await createKey({ display_name: 'own key', role_ids: [roleId('analyst')], public_key: pem });
     expect(response.status).toBe(201);
     expect(response.body.private_key).toBeUndefined();
     const jwk = await exportJWK(generateKeyPairSync('ec', { namedCurve: 'P-521' }).publicKey);
-    expect((await createKey({ display_name: 'jwk key', role_ids: [roleId('analyst')], public_key: jwk })).status).toBe(201);
+    expect((await createKey({ display_name: 'jwk key', role_ids: [roleId('analyst')], public_key: jwk })).status).toBe(
+      201,
+    );
 
     const again = await createKey({ display_name: 'same key', role_ids: [roleId('analyst')], public_key: pem });
     expect(again.status).toBe(409);
     expect(again.body).toMatchObject({ type: 'error', code: 'duplicate_record', resource_id: response.body.id });
 
-    const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' }).publicKey.export({ format: 'pem', type: 'spki' }).toString();
+    const p256 = generateKeyPairSync('ec', { namedCurve: 'P-256' })
+      .publicKey.export({ format: 'pem', type: 'spki' })
+      .toString();
     const wrongCurve = await createKey({ display_name: 'p256', role_ids: [roleId('analyst')], public_key: p256 });
     expect(wrongCurve.status).toBe(400);
     expect(wrongCurve.body.details[0]).toMatchObject({ location: 'body', pointer: '/public_key' });
@@ -99,23 +117,41 @@ describe('creating a key pair over the API', () => {
   it('validates the body in the 422 format', async () => {
     const missing = await createKey({ role_ids: [roleId('analyst')] });
     expect(missing.status).toBe(422);
-    expect(missing.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'display_name'], type: 'missing' }));
+    expect(missing.body.detail).toContainEqual(
+      expect.objectContaining({ loc: ['body', 'display_name'], type: 'missing' }),
+    );
     const extra = await createKey({ display_name: 'x', role_ids: [roleId('analyst')], admin: true });
     expect(extra.status).toBe(422);
-    expect(extra.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', 'admin'], type: 'extra_forbidden' }));
+    expect(extra.body.detail).toContainEqual(
+      expect.objectContaining({ loc: ['body', 'admin'], type: 'extra_forbidden' }),
+    );
     const notUuid = await createKey({ display_name: 'x', role_ids: ['analyst'] });
     expect(notUuid.status).toBe(422);
-    const badJson = await http().post('/api-key-pairs').set(await bearer(manager)).set('content-type', 'application/json').send('{"display_name":');
+    const badJson = await http()
+      .post('/api-key-pairs')
+      .set(await bearer(manager))
+      .set('content-type', 'application/json')
+      .send('{"display_name":');
     expect(badJson.status).toBe(400);
-    expect(badJson.body).toMatchObject({ type: 'error', code: 'bad_request', message: 'The request body is not valid JSON' });
-    const empty = await http().post('/api-key-pairs').set(await bearer(manager)).set('content-type', 'application/json').send('');
+    expect(badJson.body).toMatchObject({
+      type: 'error',
+      code: 'bad_request',
+      message: 'The request body is not valid JSON',
+    });
+    const empty = await http()
+      .post('/api-key-pairs')
+      .set(await bearer(manager))
+      .set('content-type', 'application/json')
+      .send('');
     expect(empty.status).toBe(422); // an empty JSON body is {}: its fields are missing
   });
 });
 
 describe('the role rules over HTTP, read from the role metadata of GET /roles', () => {
   it('refuses a set without a standalone-assignable role (400 naming the rule)', async () => {
-    const alone = roles.filter((role) => !role.is_standalone_assignable && !role.permissions.includes('api-key-pairs.write'));
+    const alone = roles.filter(
+      (role) => !role.is_standalone_assignable && !role.permissions.includes('api-key-pairs.write'),
+    );
     expect(alone.length).toBeGreaterThan(0);
     for (const role of alone) {
       const response = await createKey({ display_name: 'alone', role_ids: [role.id] });
@@ -125,28 +161,49 @@ describe('the role rules over HTTP, read from the role metadata of GET /roles', 
   });
 
   it('refuses a role that extends others without one of them (applies_to)', async () => {
-    for (const role of roles.filter((candidate) => candidate.applies_to.length > 0 && !candidate.permissions.includes('api-key-pairs.write'))) {
-      const companion = roles.find((candidate) => candidate.is_standalone_assignable && !role.applies_to.includes(candidate.slug) && candidate.slug !== 'administrator' && candidate.assignable_to.includes('api-key-pair'));
+    for (const role of roles.filter(
+      (candidate) => candidate.applies_to.length > 0 && !candidate.permissions.includes('api-key-pairs.write'),
+    )) {
+      const companion = roles.find(
+        (candidate) =>
+          candidate.is_standalone_assignable &&
+          !role.applies_to.includes(candidate.slug) &&
+          candidate.slug !== 'administrator' &&
+          candidate.assignable_to.includes('api-key-pair'),
+      );
       const response = await createKey({ display_name: 'extends', role_ids: [role.id, companion!.id] });
       expect(response.status).toBe(400);
-      expect(response.body.message).toContain(`role ${role.slug} needs one of these roles beside it: ${role.applies_to.join(', ')}`);
+      expect(response.body.message).toContain(
+        `role ${role.slug} needs one of these roles beside it: ${role.applies_to.join(', ')}`,
+      );
       expect(response.body.details[0]).toMatchObject({ location: 'body', pointer: '/role_ids' });
     }
   });
 
   it('forbids an API key to assign administrator or a role that manages API keys (403)', async () => {
-    const userOnly = roles.filter((role) => role.slug === 'administrator' || role.permissions.includes('api-key-pairs.write'));
+    const userOnly = roles.filter(
+      (role) => role.slug === 'administrator' || role.permissions.includes('api-key-pairs.write'),
+    );
     expect(userOnly.map((role) => role.slug).sort()).toEqual(['administrator', 'key-manager']);
     for (const role of userOnly) {
-      const body = { display_name: 'escalate', role_ids: role.slug === 'administrator' ? [role.id] : [role.id, roleId('analyst')] };
+      const body = {
+        display_name: 'escalate',
+        role_ids: role.slug === 'administrator' ? [role.id] : [role.id, roleId('analyst')],
+      };
       const response = await createKey(body);
       expect(response.status).toBe(403);
-      expect(response.body).toMatchObject({ code: 'forbidden', message: `only a dashboard user can assign ${role.slug}` });
+      expect(response.body).toMatchObject({
+        code: 'forbidden',
+        message: `only a dashboard user can assign ${role.slug}`,
+      });
     }
   });
 
   it('refuses administrator beside another role (400), before asking who assigns it', async () => {
-    const response = await createKey({ display_name: 'admin plus', role_ids: [roleId('administrator'), roleId('analyst')] });
+    const response = await createKey({
+      display_name: 'admin plus',
+      role_ids: [roleId('administrator'), roleId('analyst')],
+    });
     expect(response.status).toBe(400);
     expect(response.body.message).toContain('administrator must be the only role of its set');
   });
@@ -158,18 +215,31 @@ describe('the role rules over HTTP, read from the role metadata of GET /roles', 
   });
 
   it('combines the permissions of several roles', async () => {
-    const created = (await createKey({ display_name: 'analyst+pii', role_ids: [roleId('analyst'), roleId('pii-viewer')] })).body as Key;
-    await http().get('/roles').set(await bearer(created, ['roles.read'])).expect(200);
+    const created = (
+      await createKey({ display_name: 'analyst+pii', role_ids: [roleId('analyst'), roleId('pii-viewer')] })
+    ).body as Key;
+    await http()
+      .get('/roles')
+      .set(await bearer(created, ['roles.read']))
+      .expect(200);
   });
 
   it('needs key-manager (scope api-key-pairs.*): 403 for keys without it', async () => {
     const analyst = (await createKey({ display_name: 'analyst', role_ids: [roleId('analyst')] })).body as Key;
-    for (const call of [http().get('/api-key-pairs'), http().post('/api-key-pairs').send({ display_name: 'x', role_ids: [roleId('analyst')] })]) {
+    for (const call of [
+      http().get('/api-key-pairs'),
+      http()
+        .post('/api-key-pairs')
+        .send({ display_name: 'x', role_ids: [roleId('analyst')] }),
+    ]) {
       const response = await call.set(await bearer(analyst));
       expect(response.status).toBe(403);
     }
     // A token of the key manager without the scope is refused too: effective permission = roles ∩ token scopes.
-    await http().get('/api-key-pairs').set(await bearer(manager, ['roles.read'])).expect(403);
+    await http()
+      .get('/api-key-pairs')
+      .set(await bearer(manager, ['roles.read']))
+      .expect(403);
   });
 });
 
@@ -182,27 +252,59 @@ describe('updating a key pair', () => {
   it('revokes it at once (the very next request is 401) and restores it', async () => {
     const headers = await bearer(key, ['roles.read']);
     await http().get('/roles').set(headers).expect(200);
-    const revoked = await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ active: false }).expect(200);
+    const revoked = await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ active: false })
+      .expect(200);
     expect(revoked.body.active).toBe(false);
     await http().get('/roles').set(headers).expect(401);
-    await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ active: true }).expect(200);
+    await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ active: true })
+      .expect(200);
     await http().get('/roles').set(headers).expect(200);
   });
 
   it('replaces the roles, checking the new set, and edits merchant accounts without a new key', async () => {
-    const updated = await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ role_ids: [roleId('system-manager')], merchant_account_ids: ['default'] }).expect(200);
-    expect(updated.body).toMatchObject({ role_ids: [roleId('system-manager')], merchant_account_ids: ['default'], kid: key.kid });
+    const updated = await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ role_ids: [roleId('system-manager')], merchant_account_ids: ['default'] })
+      .expect(200);
+    expect(updated.body).toMatchObject({
+      role_ids: [roleId('system-manager')],
+      merchant_account_ids: ['default'],
+      kid: key.kid,
+    });
     expect(updated.body.roles.map((role: Role) => role.slug)).toEqual(['system-manager']);
-    const refused = await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ role_ids: [roleId('pii-viewer')] });
+    const refused = await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ role_ids: [roleId('pii-viewer')] });
     expect(refused.status).toBe(400);
-    const unknownAccount = await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ merchant_account_ids: ['nowhere'] });
+    const unknownAccount = await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ merchant_account_ids: ['nowhere'] });
     expect(unknownAccount.status).toBe(400);
   });
 
   it('404 for a key that does not exist', async () => {
-    await http().put('/api-key-pairs/00000000-0000-4000-8000-000000000000').set(await bearer(manager)).send({ active: false }).expect(404);
-    await http().get('/api-key-pairs/00000000-0000-4000-8000-000000000000').set(await bearer(manager)).expect(404);
-    await http().get('/api-key-pairs/not-a-uuid').set(await bearer(manager)).expect(422);
+    await http()
+      .put('/api-key-pairs/00000000-0000-4000-8000-000000000000')
+      .set(await bearer(manager))
+      .send({ active: false })
+      .expect(404);
+    await http()
+      .get('/api-key-pairs/00000000-0000-4000-8000-000000000000')
+      .set(await bearer(manager))
+      .expect(404);
+    await http()
+      .get('/api-key-pairs/not-a-uuid')
+      .set(await bearer(manager))
+      .expect(422);
   });
 });
 
@@ -213,19 +315,46 @@ describe('a key that holds key-manager alone (made before the companion rule)', 
     const pair = generateP521KeyPair();
     const kid = await thumbprint(pair.publicJwk);
     const store = new SqliteEventStore(path.join(fixture.dataDir, 'identity.db'));
-    await store.append(`api-key-pair-${id}`, [{ type: 'ApiKeyPairCreated', data: {
-      id, displayName: 'legacy', kid, publicJwk: pair.publicJwk, roleIds: [roleId('key-manager')], merchantAccountIds: [], active: true,
-      generated: true, createdBy: { kind: 'operator' }, at: new Date().toISOString(),
-    } }], { expectedRevision: 'no_stream' });
+    await store.append(
+      `api-key-pair-${id}`,
+      [
+        {
+          type: 'ApiKeyPairCreated',
+          data: {
+            id,
+            displayName: 'legacy',
+            kid,
+            publicJwk: pair.publicJwk,
+            roleIds: [roleId('key-manager')],
+            merchantAccountIds: [],
+            active: true,
+            generated: true,
+            createdBy: { kind: 'operator' },
+            at: new Date().toISOString(),
+          },
+        },
+      ],
+      { expectedRevision: 'no_stream' },
+    );
     await store.close();
     await service.identity.catchUp();
 
     const legacy = { id, kid, private_key: pair.privateKeyPem };
-    await http().get('/api-key-pairs').set(await bearer(legacy)).expect(200);
-    const stillAlone = await http().put(`/api-key-pairs/${id}`).set(await bearer(manager)).send({ role_ids: [roleId('key-manager')] });
+    await http()
+      .get('/api-key-pairs')
+      .set(await bearer(legacy))
+      .expect(200);
+    const stillAlone = await http()
+      .put(`/api-key-pairs/${id}`)
+      .set(await bearer(manager))
+      .send({ role_ids: [roleId('key-manager')] });
     expect(stillAlone.status).toBe(400);
     expect(stillAlone.body.message).toMatch(/needs one of these roles beside it/);
-    await http().put(`/api-key-pairs/${id}`).set(await bearer(manager)).send({ active: false }).expect(200);
+    await http()
+      .put(`/api-key-pairs/${id}`)
+      .set(await bearer(manager))
+      .send({ active: false })
+      .expect(200);
   });
 });
 
@@ -234,19 +363,34 @@ describe('deleting a key pair', () => {
     const key = (await createKey({ display_name: 'short-lived', role_ids: [roleId('integration')] })).body as Key;
     const headers = await bearer(key, ['roles.read']);
     await http().get('/roles').set(headers).expect(200);
-    const deleted = await http().delete(`/api-key-pairs/${key.id}`).set(await bearer(manager));
+    const deleted = await http()
+      .delete(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager));
     expect(deleted.status).toBe(204);
     expect(deleted.text).toBe('');
     await http().get('/roles').set(headers).expect(401);
-    await http().get(`/api-key-pairs/${key.id}`).set(await bearer(manager)).expect(404);
-    await http().delete(`/api-key-pairs/${key.id}`).set(await bearer(manager)).expect(404);
+    await http()
+      .get(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .expect(404);
+    await http()
+      .delete(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .expect(404);
   });
 });
 
 describe('listing', () => {
   it('pages with limit=2 over every key exactly once, forward and back', async () => {
-    for (let index = 0; index < 5; index += 1) await createKey({ display_name: `page ${index}`, role_ids: [roleId('analyst')] });
-    const all = (await http().get('/api-key-pairs').query({ limit: 100 }).set(await bearer(manager)).expect(200)).body;
+    for (let index = 0; index < 5; index += 1)
+      await createKey({ display_name: `page ${index}`, role_ids: [roleId('analyst')] });
+    const all = (
+      await http()
+        .get('/api-key-pairs')
+        .query({ limit: 100 })
+        .set(await bearer(manager))
+        .expect(200)
+    ).body;
     expect(all.next_cursor).toBeNull();
     const ids = all.items.map((key: Key) => key.id);
     expect(ids.length).toBeGreaterThanOrEqual(6);
@@ -254,7 +398,11 @@ describe('listing', () => {
     const pages: { items: Key[]; next_cursor: string | null; previous_cursor: string | null }[] = [];
     let cursor: string | null = null;
     do {
-      const page: request.Response = await http().get('/api-key-pairs').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(await bearer(manager)).expect(200);
+      const page: request.Response = await http()
+        .get('/api-key-pairs')
+        .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+        .set(await bearer(manager))
+        .expect(200);
       pages.push(page.body);
       cursor = page.body.next_cursor;
     } while (cursor);
@@ -265,7 +413,11 @@ describe('listing', () => {
     const backwards: string[] = [];
     cursor = pages[pages.length - 1]!.previous_cursor;
     while (cursor) {
-      const page: request.Response = await http().get('/api-key-pairs').query({ limit: 2, cursor }).set(await bearer(manager)).expect(200);
+      const page: request.Response = await http()
+        .get('/api-key-pairs')
+        .query({ limit: 2, cursor })
+        .set(await bearer(manager))
+        .expect(200);
       backwards.unshift(...page.body.items.map((key: Key) => key.id));
       cursor = page.body.previous_cursor;
     }
@@ -273,18 +425,31 @@ describe('listing', () => {
   });
 
   it('refuses limits out of 1..100 with 422', async () => {
-    for (const limit of [0, 101]) await http().get('/api-key-pairs').query({ limit }).set(await bearer(manager)).expect(422);
+    for (const limit of [0, 101])
+      await http()
+        .get('/api-key-pairs')
+        .query({ limit })
+        .set(await bearer(manager))
+        .expect(422);
   });
 });
 
 describe('last_used_at', () => {
   it('is null until first use, then set by the batched usage flush', async () => {
-    const key = (await createKey({ display_name: 'used', role_ids: [roleId('analyst')] })).body as Key & { last_used_at: string | null };
+    const key = (await createKey({ display_name: 'used', role_ids: [roleId('analyst')] })).body as Key & {
+      last_used_at: string | null;
+    };
     expect(key.last_used_at).toBeNull();
     const before = new Date().toISOString();
-    await http().get('/roles').set(await bearer(key, ['roles.read'])).expect(200);
+    await http()
+      .get('/roles')
+      .set(await bearer(key, ['roles.read']))
+      .expect(200);
     await service.gateway.keyUsage.flush();
-    const fetched = await http().get(`/api-key-pairs/${key.id}`).set(await bearer(manager)).expect(200);
+    const fetched = await http()
+      .get(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .expect(200);
     expect(fetched.body.last_used_at >= before).toBe(true);
   });
 });
@@ -292,7 +457,9 @@ describe('last_used_at', () => {
 describe('removed endpoints', () => {
   it.each(['get', 'post', 'put', 'delete'] as const)('%s /roles/assignments… is 404', async (method) => {
     for (const url of ['/roles/assignments', '/roles/assignments/x', '/roles/assignments/x/y']) {
-      const response = await http()[method](url).set(await bearer(manager));
+      const response = await http()
+        [method](url)
+        .set(await bearer(manager));
       expect(response.status).toBe(404);
       expect(response.body).toMatchObject({ type: 'error', code: 'not_found' });
     }
@@ -302,10 +469,19 @@ describe('removed endpoints', () => {
 describe('events on the identity topic', () => {
   it('carries api-key-pair.created, .updated and .deleted with the key id', async () => {
     const key = (await createKey({ display_name: 'evented', role_ids: [roleId('analyst')] })).body as Key;
-    await http().put(`/api-key-pairs/${key.id}`).set(await bearer(manager)).send({ display_name: 'renamed' }).expect(200);
-    await http().delete(`/api-key-pairs/${key.id}`).set(await bearer(manager)).expect(204);
+    await http()
+      .put(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .send({ display_name: 'renamed' })
+      .expect(200);
+    await http()
+      .delete(`/api-key-pairs/${key.id}`)
+      .set(await bearer(manager))
+      .expect(204);
     await expect
-      .poll(() => events.filter((event) => (event.data as { id?: string }).id === key.id).map((event) => event.name), { timeout: 5_000 })
+      .poll(() => events.filter((event) => (event.data as { id?: string }).id === key.id).map((event) => event.name), {
+        timeout: 5_000,
+      })
       .toEqual(['api-key-pair.created', 'api-key-pair.updated', 'api-key-pair.deleted']);
     expect(JSON.stringify(events)).not.toContain('PRIVATE KEY');
   });
@@ -316,7 +492,9 @@ describe('the OpenAPI document', () => {
     const document = (await http().get('/openapi.json').expect(200)).body;
     expect(Object.keys(document.paths['/api-key-pairs']).sort()).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/api-key-pairs/{api_key_pair_id}']).sort()).toEqual(['delete', 'get', 'put']);
-    expect(document.paths['/api-key-pairs'].post.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ApiKeyPairCreate' });
+    expect(document.paths['/api-key-pairs'].post.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/ApiKeyPairCreate',
+    });
     expect(document.components.schemas.ApiKeyPairCreate.properties).toHaveProperty('public_key');
     expect(document.components.schemas.ApiKeyPairCreate.properties).toHaveProperty('merchant_account_ids');
   });

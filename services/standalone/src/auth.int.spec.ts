@@ -3,7 +3,14 @@
  * through HTTP.
  */
 import { findRoleBySlug } from '@switchyard/identity';
-import { expectErrorBody, hs256WithPublicKey, signToken, swapPayload, tamperSignature, unsignedToken } from '@switchyard/testing';
+import {
+  expectErrorBody,
+  hs256WithPublicKey,
+  signToken,
+  swapPayload,
+  tamperSignature,
+  unsignedToken,
+} from '@switchyard/testing';
 import request from 'supertest';
 import type { EmbeddedService } from './embedded';
 import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';
@@ -19,7 +26,10 @@ beforeAll(async () => {
   service = fixture.service;
   const server = service.gateway.app.getHttpServer();
   http = () => request.agent(server);
-  const created = await service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, operator);
+  const created = await service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    operator,
+  );
   admin = { kid: created.kid, privateKeyPem: created.private_key! };
 });
 
@@ -27,15 +37,23 @@ afterAll(() => fixture?.stop());
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-
 describe('GET /roles with a valid ES512 token', () => {
   it('lists the six roles with all their metadata', async () => {
     const token = await signToken({ ...admin, scopes: ['*.read'] });
-    const response = await http().get('/roles').set(bearer(token)).expect(200).expect('content-type', /application\/json/);
+    const response = await http()
+      .get('/roles')
+      .set(bearer(token))
+      .expect(200)
+      .expect('content-type', /application\/json/);
     expect(response.body).toMatchObject({ limit: 20, next_cursor: null, previous_cursor: null });
-    expect(response.body.items.map((role: { slug: string }) => role.slug).sort()).toEqual(
-      ['administrator', 'analyst', 'integration', 'key-manager', 'pii-viewer', 'system-manager'],
-    );
+    expect(response.body.items.map((role: { slug: string }) => role.slug).sort()).toEqual([
+      'administrator',
+      'analyst',
+      'integration',
+      'key-manager',
+      'pii-viewer',
+      'system-manager',
+    ]);
     for (const role of response.body.items) {
       expect(role).toEqual({
         type: 'role',
@@ -57,7 +75,11 @@ describe('GET /roles with a valid ES512 token', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response: request.Response = await http().get('/roles').query({ limit: 4, ...(cursor ? { cursor } : {}) }).set(bearer(token)).expect(200);
+      const response: request.Response = await http()
+        .get('/roles')
+        .query({ limit: 4, ...(cursor ? { cursor } : {}) })
+        .set(bearer(token))
+        .expect(200);
       slugs.push(...response.body.items.map((role: { slug: string }) => role.slug));
       cursor = response.body.next_cursor;
       pages += 1;
@@ -68,7 +90,10 @@ describe('GET /roles with a valid ES512 token', () => {
 
   it('ignores the merchant account header, and accepts an empty Cookie header', async () => {
     const token = await signToken({ ...admin, scopes: ['*.read'] });
-    await http().get('/roles').set({ ...bearer(token), 'x-service-merchant-account-id': 'elsewhere', cookie: '' }).expect(200);
+    await http()
+      .get('/roles')
+      .set({ ...bearer(token), 'x-service-merchant-account-id': 'elsewhere', cookie: '' })
+      .expect(200);
   });
 
   it('refuses a limit out of range with the 422 body', async () => {
@@ -76,7 +101,15 @@ describe('GET /roles with a valid ES512 token', () => {
     for (const limit of ['0', '101', 'ten']) {
       const response = await http().get('/roles').query({ limit }).set(bearer(token)).expect(422);
       expect(response.body).toEqual({
-        detail: [{ loc: ['query', 'limit'], msg: expect.any(String), type: expect.any(String), input: limit, ctx: expect.any(Object) }],
+        detail: [
+          {
+            loc: ['query', 'limit'],
+            msg: expect.any(String),
+            type: expect.any(String),
+            input: limit,
+            ctx: expect.any(Object),
+          },
+        ],
       });
     }
   });
@@ -89,8 +122,11 @@ describe('refusals', () => {
     expectErrorBody(response.body, 403, 'forbidden');
   });
 
-  it('403 when the key\'s roles do not grant the scope, whatever the token claims', async () => {
-    const created = await service.identity.apiKeyPairs.create({ display_name: 'keys only', roles: ['key-manager', 'analyst'] }, operator);
+  it("403 when the key's roles do not grant the scope, whatever the token claims", async () => {
+    const created = await service.identity.apiKeyPairs.create(
+      { display_name: 'keys only', roles: ['key-manager', 'analyst'] },
+      operator,
+    );
     const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key!, scopes: ['*.write'] });
     const response = await http().get('/roles').set(bearer(token)).expect(403);
     expectErrorBody(response.body, 403, 'forbidden');
@@ -106,17 +142,32 @@ describe('refusals', () => {
     ['alg none', async () => bearer(unsignedToken(admin.kid))],
     ['HS256 signed with the public key', async () => bearer(hs256WithPublicKey(admin.privateKeyPem, admin.kid))],
     ['a tampered signature', async () => bearer(tamperSignature(await signToken(admin)))],
-    ['a swapped payload', async () => bearer(swapPayload(await signToken({ ...admin, scopes: ['buyers.read'] }), { scopes: ['*.read'], exp: Math.floor(Date.now() / 1000) + 30 }))],
+    [
+      'a swapped payload',
+      async () =>
+        bearer(
+          swapPayload(await signToken({ ...admin, scopes: ['buyers.read'] }), {
+            scopes: ['*.read'],
+            exp: Math.floor(Date.now() / 1000) + 30,
+          }),
+        ),
+    ],
     ['an unknown kid', async () => bearer(await signToken({ ...admin, kid: 'unknown-kid' }))],
     ['a token without exp', async () => bearer(swapPayload(await signToken(admin), { scopes: ['*.read'] }))],
   ];
   it.each(unauthorized)('401 for %s', async (_case, headers) => {
-    const response = await http().get('/roles').set(await headers()).expect(401);
+    const response = await http()
+      .get('/roles')
+      .set(await headers())
+      .expect(401);
     expectErrorBody(response.body, 401, 'unauthorized');
   });
 
   it('401 for a key that is not active', async () => {
-    const created = await service.identity.apiKeyPairs.create({ display_name: 'inactive', roles: ['analyst'], active: false }, operator);
+    const created = await service.identity.apiKeyPairs.create(
+      { display_name: 'inactive', roles: ['analyst'], active: false },
+      operator,
+    );
     const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key!, scopes: ['*.read'] });
     expectErrorBody((await http().get('/roles').set(bearer(token)).expect(401)).body, 401, 'unauthorized');
   });
@@ -138,14 +189,20 @@ describe('merchant account scoping', () => {
       operator,
     );
     const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key!, scopes: ['*.read'] });
-    await http().get('/roles').set({ ...bearer(token), 'x-service-merchant-account-id': 'default' }).expect(200);
+    await http()
+      .get('/roles')
+      .set({ ...bearer(token), 'x-service-merchant-account-id': 'default' })
+      .expect(200);
   });
 });
 
 describe('operations endpoints', () => {
   it('serves /healthz and /readyz without a token', async () => {
     expect((await http().get('/healthz').expect(200)).body).toEqual({ status: 'ok', node: process.version });
-    expect((await http().get('/readyz').expect(200)).body).toMatchObject({ status: 'ready', checks: { identity: 'ok', bus: 'ok' } });
+    expect((await http().get('/readyz').expect(200)).body).toMatchObject({
+      status: 'ready',
+      checks: { identity: 'ok', bus: 'ok' },
+    });
   });
 
   it('serves an OpenAPI 3.1.0 document generated from the endpoints', async () => {
@@ -153,7 +210,9 @@ describe('operations endpoints', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(document.info.version).toBe('1.0.0');
     expect(document.paths['/roles'].get.operationId).toBe('list_roles');
-    expect(document.paths['/roles'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Roles' });
+    expect(document.paths['/roles'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/Roles',
+    });
     expect(document.components.schemas.Role.properties.is_standalone_assignable).toBeDefined();
     expect(document.components.securitySchemes.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' });
   });

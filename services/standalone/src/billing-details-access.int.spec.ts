@@ -8,7 +8,12 @@ import { card, startHarness, ACCOUNT_HEADER, type Harness } from './transactions
 import { WebhookReceiver } from './webhooks.receiver';
 
 const TAX_ID = 'GB987654321';
-const billingDetails = { first_name: 'Grace', last_name: 'Hopper', email_address: 'grace@example.com', tax_id: { value: TAX_ID, kind: 'gb.vat' } };
+const billingDetails = {
+  first_name: 'Grace',
+  last_name: 'Hopper',
+  email_address: 'grace@example.com',
+  tax_id: { value: TAX_ID, kind: 'gb.vat' },
+};
 const account = 'pii-shop';
 let h: Harness;
 let buyerId: string;
@@ -17,24 +22,48 @@ let paymentMethodId: string;
 const receivers = { full: new WebhookReceiver(), redacted: new WebhookReceiver() };
 
 async function headersOf(roles: string[], scopes = ['*.read', '*.write']): Promise<Record<string, string>> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: roles.join('+'), roles }, { kind: 'operator' });
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: roles.join('+'), roles },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600 });
   return { authorization: `Bearer ${token}`, [ACCOUNT_HEADER]: account };
 }
 
 beforeAll(async () => {
-  h = await startHarness('billing-details-access', { env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '20' } });
+  h = await startHarness('billing-details-access', {
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', WEBHOOK_WORKER_INTERVAL_MS: '20' },
+  });
   await h.createAccount(account);
   await h.createConnection(account);
   for (const receiver of Object.values(receivers)) await receiver.up();
   // One subscription made by a key that reads billing details, one by a system manager, which does not.
   const subscribe = async (headers: Record<string, string>, url: string) =>
-    h.http().post('/webhook-subscriptions').set(headers).send({ url, event_names: ['transaction.authorized'] }).expect(201);
+    h
+      .http()
+      .post('/webhook-subscriptions')
+      .set(headers)
+      .send({ url, event_names: ['transaction.authorized'] })
+      .expect(201);
   await subscribe(h.headers(account), receivers.full.url);
   await subscribe(await headersOf(['system-manager']), receivers.redacted.url);
 
-  buyerId = (await h.http().post('/buyers').set(h.headers(account)).send({ display_name: 'Grace', billing_details: billingDetails }).expect(201)).body.id;
-  paymentMethodId = (await h.http().post('/payment-methods').set(h.headers(account)).send({ ...card(), buyer_id: buyerId }).expect(201)).body.id;
+  buyerId = (
+    await h
+      .http()
+      .post('/buyers')
+      .set(h.headers(account))
+      .send({ display_name: 'Grace', billing_details: billingDetails })
+      .expect(201)
+  ).body.id;
+  paymentMethodId = (
+    await h
+      .http()
+      .post('/payment-methods')
+      .set(h.headers(account))
+      .send({ ...card(), buyer_id: buyerId })
+      .expect(201)
+  ).body.id;
   transactionId = (await h.authorize(account, { buyer_id: buyerId, amount: 1500 })).id;
 });
 
@@ -50,7 +79,12 @@ async function billingDetailsSeen(headers: Record<string, string>): Promise<unkn
   const buyers = await get('/buyers');
   const transaction = await get(`/transactions/${transactionId}`);
   const method = await get(`/payment-methods/${paymentMethodId}`);
-  return [buyer.billing_details, buyers.items.find((item: { id: string }) => item.id === buyerId).billing_details, transaction.buyer.billing_details, method.buyer.billing_details];
+  return [
+    buyer.billing_details,
+    buyers.items.find((item: { id: string }) => item.id === buyerId).billing_details,
+    transaction.buyer.billing_details,
+    method.buyer.billing_details,
+  ];
 }
 
 describe('over the API', () => {
@@ -60,8 +94,11 @@ describe('over the API', () => {
   });
 
   it('analyst + pii-viewer sees them, tax id included; so does a narrower token of an administrator key only with the scope', async () => {
-    for (const seen of await billingDetailsSeen(await headersOf(['analyst', 'pii-viewer']))) expect(seen).toMatchObject({ tax_id: { value: TAX_ID } });
-    const narrow = await billingDetailsSeen(await headersOf(['administrator'], ['buyers.read', 'transactions.read', 'payment-methods.read']));
+    for (const seen of await billingDetailsSeen(await headersOf(['analyst', 'pii-viewer'])))
+      expect(seen).toMatchObject({ tax_id: { value: TAX_ID } });
+    const narrow = await billingDetailsSeen(
+      await headersOf(['administrator'], ['buyers.read', 'transactions.read', 'payment-methods.read']),
+    );
     expect(narrow).toEqual([null, null, null, null]);
   });
 });
@@ -69,10 +106,25 @@ describe('over the API', () => {
 describe('in the dashboard', () => {
   it('an analyst user sees the transaction without billing details; an analyst + pii-viewer with them', async () => {
     const seenBy = async (roles: string[], email: string) => {
-      await h.fixture.service.identity.users.create({ email, display_name: email, roles, password: 'a long pass phrase' });
-      const login = await h.http().post('/dashboard/api/login').set({ origin: h.baseUrl, 'sec-fetch-site': 'same-origin' }).send({ email, password: 'a long pass phrase' }).expect(200);
+      await h.fixture.service.identity.users.create({
+        email,
+        display_name: email,
+        roles,
+        password: 'a long pass phrase',
+      });
+      const login = await h
+        .http()
+        .post('/dashboard/api/login')
+        .set({ origin: h.baseUrl, 'sec-fetch-site': 'same-origin' })
+        .send({ email, password: 'a long pass phrase' })
+        .expect(200);
       const cookie = String(login.headers['set-cookie']).split(';')[0]!;
-      const page = await h.http().get(`/dashboard/api/transactions/${transactionId}`).query({ merchant_account_id: account }).set('cookie', cookie).expect(200);
+      const page = await h
+        .http()
+        .get(`/dashboard/api/transactions/${transactionId}`)
+        .query({ merchant_account_id: account })
+        .set('cookie', cookie)
+        .expect(200);
       return page.body;
     };
     const analyst = await seenBy(['analyst'], 'analyst@example.com');
@@ -85,8 +137,12 @@ describe('in the dashboard', () => {
 
 describe('in webhook payloads', () => {
   it('a subscription made by a caller without the scope gets them as null; one made by a caller with it, in full', async () => {
-    await vi.waitFor(() => expect(receivers.full.requests.length * receivers.redacted.requests.length).toBeGreaterThan(0), { timeout: 10_000 });
-    const target = (receiver: WebhookReceiver) => receiver.requests[0]!.event.target as { buyer: { billing_details: unknown } };
+    await vi.waitFor(
+      () => expect(receivers.full.requests.length * receivers.redacted.requests.length).toBeGreaterThan(0),
+      { timeout: 10_000 },
+    );
+    const target = (receiver: WebhookReceiver) =>
+      receiver.requests[0]!.event.target as { buyer: { billing_details: unknown } };
     expect(target(receivers.full).buyer.billing_details).toMatchObject({ tax_id: { value: TAX_ID } });
     expect(target(receivers.redacted).buyer.billing_details).toBeNull();
     expect(receivers.redacted.requests.every((request) => !request.rawBody.includes(TAX_ID))).toBe(true);

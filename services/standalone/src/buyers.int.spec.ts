@@ -20,8 +20,18 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 type Body = Record<string, unknown>;
-const post = (url: string, body: unknown, acct = account) => h.http().post(url).set(h.headers(acct)).send(body as object);
-const put = (url: string, body: unknown, acct = account) => h.http().put(url).set(h.headers(acct)).send(body as object);
+const post = (url: string, body: unknown, acct = account) =>
+  h
+    .http()
+    .post(url)
+    .set(h.headers(acct))
+    .send(body as object);
+const put = (url: string, body: unknown, acct = account) =>
+  h
+    .http()
+    .put(url)
+    .set(h.headers(acct))
+    .send(body as object);
 const get = (url: string, acct = account) => h.http().get(url).set(h.headers(acct));
 const del = (url: string, acct = account) => h.http().delete(url).set(h.headers(acct));
 
@@ -33,7 +43,10 @@ const createBuyer = async (body: Body, acct = account): Promise<Body & { id: str
 
 /** A token of a new API key with `roles`, carrying only `scopes`. */
 async function tokenWith(roles: string[], scopes: string[]): Promise<Record<string, string>> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: `scopes ${scopes.join(' ')}`, roles }, { kind: 'operator' });
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: `scopes ${scopes.join(' ')}`, roles },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600 });
   return { authorization: `Bearer ${token}`, [ACCOUNT_HEADER]: account };
 }
@@ -46,11 +59,26 @@ const billingDetails = {
   address: { city: 'London', country: 'GB', postal_code: 'N1 9GU', line1: '1 Analytical Row' },
   tax_id: { value: 'GB123456789', kind: 'gb.vat' },
 };
-const fullAddress = { city: 'London', country: 'GB', postal_code: 'N1 9GU', state: null, state_code: null, house_number_or_name: null, line1: '1 Analytical Row', line2: null, organization: null };
+const fullAddress = {
+  city: 'London',
+  country: 'GB',
+  postal_code: 'N1 9GU',
+  state: null,
+  state_code: null,
+  house_number_or_name: null,
+  line1: '1 Analytical Row',
+  line2: null,
+  organization: null,
+};
 
 describe('POST /buyers and GET /buyers/{buyer_id}', () => {
   it('creates a buyer (201) with billing details and reads it back', async () => {
-    const response = await post('/buyers', { display_name: 'Ada Lovelace', external_identifier: 'http-ada', billing_details: billingDetails, account_number: 'ACC-7' }).expect(201);
+    const response = await post('/buyers', {
+      display_name: 'Ada Lovelace',
+      external_identifier: 'http-ada',
+      billing_details: billingDetails,
+      account_number: 'ACC-7',
+    }).expect(201);
     expect(response.headers['content-type']).toMatch(/^application\/json/);
     expect(response.body).toEqual({
       type: 'buyer',
@@ -69,7 +97,12 @@ describe('POST /buyers and GET /buyers/{buyer_id}', () => {
 
   it('creates a buyer from an empty body, every field null', async () => {
     const empty = await createBuyer({});
-    expect(empty).toMatchObject({ display_name: null, external_identifier: null, billing_details: null, account_number: null });
+    expect(empty).toMatchObject({
+      display_name: null,
+      external_identifier: null,
+      billing_details: null,
+      account_number: null,
+    });
   });
 
   it('answers 404 for an unknown buyer and for another merchant account’s, 422 for an id that is not a UUID', async () => {
@@ -92,7 +125,9 @@ describe('the external identifier', () => {
       code: 'duplicate_record',
       status: 409,
       message: expect.stringContaining('http-dup'),
-      details: [{ location: 'body', pointer: '/external_identifier', message: expect.any(String), type: 'duplicate_record' }],
+      details: [
+        { location: 'body', pointer: '/external_identifier', message: expect.any(String), type: 'duplicate_record' },
+      ],
       resource_id: first.id,
     });
     await createBuyer({ external_identifier: 'http-dup' }, otherAccount);
@@ -130,20 +165,29 @@ describe('GET /buyers', () => {
     const ids = (body: { items: { id: string }[] }) => body.items.map((item) => item.id);
     const newestFirst = made.map((buyer) => buyer.id).reverse();
     const first = (await get(`/buyers?limit=2&search=${prefix}`, otherAccount).expect(200)).body;
-    expect(first).toEqual({ items: expect.any(Array), limit: 2, next_cursor: expect.any(String), previous_cursor: null });
+    expect(first).toEqual({
+      items: expect.any(Array),
+      limit: 2,
+      next_cursor: expect.any(String),
+      previous_cursor: null,
+    });
     expect(ids(first)).toEqual(newestFirst.slice(0, 2));
     expect(first.items[0]).toEqual(made[2]);
-    const second = (await get(`/buyers?limit=2&search=${prefix}&cursor=${first.next_cursor}`, otherAccount).expect(200)).body;
+    const second = (await get(`/buyers?limit=2&search=${prefix}&cursor=${first.next_cursor}`, otherAccount).expect(200))
+      .body;
     expect(ids(second)).toEqual(newestFirst.slice(2));
     expect(second.next_cursor).toBeNull();
-    const back = (await get(`/buyers?limit=2&search=${prefix}&cursor=${second.previous_cursor}`, otherAccount).expect(200)).body;
+    const back = (
+      await get(`/buyers?limit=2&search=${prefix}&cursor=${second.previous_cursor}`, otherAccount).expect(200)
+    ).body;
     expect(ids(back)).toEqual(newestFirst.slice(0, 2));
     const all = (await get('/buyers', otherAccount).expect(200)).body;
     expect(all.limit).toBe(20);
   });
 
   it('filters by exact external_identifier and by search over display name and external identifier, case-insensitively', async () => {
-    const ids = async (query: string) => (await get(`/buyers?${query}`, otherAccount).expect(200)).body.items.map((item: { id: string }) => item.id);
+    const ids = async (query: string) =>
+      (await get(`/buyers?${query}`, otherAccount).expect(200)).body.items.map((item: { id: string }) => item.id);
     expect(await ids(`external_identifier=${prefix}-kj`)).toEqual([made[2]!.id]);
     expect(await ids(`external_identifier=${prefix}-KJ`)).toEqual([]);
     expect(await ids(`search=${prefix}-alan`)).toEqual([made[1]!.id]);
@@ -154,19 +198,44 @@ describe('GET /buyers', () => {
   });
 
   it('refuses a limit outside 1..100 and a malformed cursor (422)', async () => {
-    expect((await get('/buyers?limit=0').expect(422)).body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'greater_than_equal' });
-    expect((await get('/buyers?limit=101').expect(422)).body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
+    expect((await get('/buyers?limit=0').expect(422)).body.detail[0]).toMatchObject({
+      loc: ['query', 'limit'],
+      type: 'greater_than_equal',
+    });
+    expect((await get('/buyers?limit=101').expect(422)).body.detail[0]).toMatchObject({
+      loc: ['query', 'limit'],
+      type: 'less_than_equal',
+    });
     expect((await get('/buyers?cursor=zzz').expect(422)).body.detail[0]).toMatchObject({ loc: ['query', 'cursor'] });
   });
 });
 
 describe('PUT /buyers/{buyer_id}', () => {
   it('changes only the fields sent (200); null clears one; billing details are replaced as a whole', async () => {
-    const buyer = await createBuyer({ display_name: 'Ada', external_identifier: 'http-put', billing_details: billingDetails, account_number: 'ACC' });
-    const renamed = (await put(`/buyers/${buyer.id}`, { display_name: 'Ada L.', account_number: null }).expect(200)).body;
-    expect(renamed).toEqual({ ...buyer, display_name: 'Ada L.', account_number: null, updated_at: expect.stringMatching(isoWithOffset) });
-    const rebilled = (await put(`/buyers/${buyer.id}`, { billing_details: { first_name: 'Augusta' } }).expect(200)).body;
-    expect(rebilled.billing_details).toEqual({ first_name: 'Augusta', last_name: null, email_address: null, phone_number: null, address: null, tax_id: null });
+    const buyer = await createBuyer({
+      display_name: 'Ada',
+      external_identifier: 'http-put',
+      billing_details: billingDetails,
+      account_number: 'ACC',
+    });
+    const renamed = (await put(`/buyers/${buyer.id}`, { display_name: 'Ada L.', account_number: null }).expect(200))
+      .body;
+    expect(renamed).toEqual({
+      ...buyer,
+      display_name: 'Ada L.',
+      account_number: null,
+      updated_at: expect.stringMatching(isoWithOffset),
+    });
+    const rebilled = (await put(`/buyers/${buyer.id}`, { billing_details: { first_name: 'Augusta' } }).expect(200))
+      .body;
+    expect(rebilled.billing_details).toEqual({
+      first_name: 'Augusta',
+      last_name: null,
+      email_address: null,
+      phone_number: null,
+      address: null,
+      tax_id: null,
+    });
     expect((await get(`/buyers/${buyer.id}`).expect(200)).body).toEqual(rebilled);
     const unchanged = (await put(`/buyers/${buyer.id}`, {}).expect(200)).body;
     expect(unchanged).toEqual(rebilled);
@@ -195,7 +264,13 @@ describe('shipping details', () => {
     const base = `/buyers/${buyer.id}/shipping-details`;
     expect((await get(base).expect(200)).body).toEqual({ items: [] });
 
-    const home = (await post(base, { first_name: 'Ada', email_address: 'ada@example.com', address: { line1: '1 Analytical Row', country: 'GB' } }).expect(201)).body;
+    const home = (
+      await post(base, {
+        first_name: 'Ada',
+        email_address: 'ada@example.com',
+        address: { line1: '1 Analytical Row', country: 'GB' },
+      }).expect(201)
+    ).body;
     expect(home).toEqual({
       type: 'shipping-details',
       id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -210,7 +285,9 @@ describe('shipping details', () => {
     expect((await get(base).expect(200)).body).toEqual({ items: [home, office] });
     expect((await get(`${base}/${home.id}`).expect(200)).body).toEqual(home);
 
-    const changed = (await put(`${base}/${home.id}`, { email_address: null, phone_number: '+442071234567' }).expect(200)).body;
+    const changed = (
+      await put(`${base}/${home.id}`, { email_address: null, phone_number: '+442071234567' }).expect(200)
+    ).body;
     expect(changed).toEqual({ ...home, email_address: null, phone_number: '+442071234567' });
 
     const deleted = await del(`${base}/${home.id}`).expect(204);
@@ -243,32 +320,54 @@ describe('validation (422)', () => {
     const response = await post('/buyers', {
       display_name: 'x'.repeat(201),
       external_identifier: '',
-      billing_details: { email_address: 'not-an-email', phone_number: '0207 123', address: { country: 'gb' }, tax_id: { value: '1', kind: 'xx.vat' } },
+      billing_details: {
+        email_address: 'not-an-email',
+        phone_number: '0207 123',
+        address: { country: 'gb' },
+        tax_id: { value: '1', kind: 'xx.vat' },
+      },
       nickname: 'Ada',
     }).expect(422);
     expect(Object.keys(response.body)).toEqual(['detail']);
-    const byLoc = Object.fromEntries(response.body.detail.map((issue: { loc: unknown[] }) => [issue.loc.join('.'), issue]));
-    expect(byLoc['body.display_name']).toMatchObject({ type: 'string_too_long', ctx: { max_length: 200 }, msg: expect.any(String) });
+    const byLoc = Object.fromEntries(
+      response.body.detail.map((issue: { loc: unknown[] }) => [issue.loc.join('.'), issue]),
+    );
+    expect(byLoc['body.display_name']).toMatchObject({
+      type: 'string_too_long',
+      ctx: { max_length: 200 },
+      msg: expect.any(String),
+    });
     expect(byLoc['body.external_identifier']).toMatchObject({ type: 'string_too_short', input: '' });
     expect(byLoc['body.billing_details.email_address']).toMatchObject({ type: 'email_parsing', input: 'not-an-email' });
     expect(byLoc['body.billing_details.phone_number']).toMatchObject({ type: 'string_pattern_mismatch' });
-    expect(byLoc['body.billing_details.address.country']).toMatchObject({ type: 'string_pattern_mismatch', input: 'gb' });
+    expect(byLoc['body.billing_details.address.country']).toMatchObject({
+      type: 'string_pattern_mismatch',
+      input: 'gb',
+    });
     expect(byLoc['body.billing_details.tax_id.kind']).toMatchObject({ type: 'enum', input: 'xx.vat' });
     expect(byLoc['body.nickname']).toMatchObject({ type: 'extra_forbidden' });
-    for (const issue of response.body.detail) expect(Object.keys(issue).sort()).toEqual(['ctx', 'input', 'loc', 'msg', 'type']);
+    for (const issue of response.body.detail)
+      expect(Object.keys(issue).sort()).toEqual(['ctx', 'input', 'loc', 'msg', 'type']);
     expect(await count()).toBe(before);
   });
 
   it('checks updates and shipping details the same way', async () => {
     const buyer = await createBuyer({ display_name: 'Valid' });
-    expect((await put(`/buyers/${buyer.id}`, { external_identifier: 'y'.repeat(201) }).expect(422)).body.detail[0]).toMatchObject({
+    expect(
+      (await put(`/buyers/${buyer.id}`, { external_identifier: 'y'.repeat(201) }).expect(422)).body.detail[0],
+    ).toMatchObject({
       loc: ['body', 'external_identifier'],
       type: 'string_too_long',
     });
-    expect((await post(`/buyers/${buyer.id}/shipping-details`, { address: { country: 'GBR' } }).expect(422)).body.detail[0]).toMatchObject({
+    expect(
+      (await post(`/buyers/${buyer.id}/shipping-details`, { address: { country: 'GBR' } }).expect(422)).body.detail[0],
+    ).toMatchObject({
       loc: ['body', 'address', 'country'],
     });
-    expect((await post(`/buyers/${buyer.id}/shipping-details`, { tax_id: { value: '1', kind: 'gb.vat' } }).expect(422)).body.detail[0]).toMatchObject({
+    expect(
+      (await post(`/buyers/${buyer.id}/shipping-details`, { tax_id: { value: '1', kind: 'gb.vat' } }).expect(422)).body
+        .detail[0],
+    ).toMatchObject({
       loc: ['body', 'tax_id'],
       type: 'extra_forbidden',
     });
@@ -308,7 +407,11 @@ describe('OpenAPI', () => {
     const document = (await h.http().get('/openapi.json').expect(200)).body;
     expect(document.paths['/buyers'].post).toMatchObject({ operationId: 'create_buyer', tags: ['Buyers'] });
     expect(Object.keys(document.paths['/buyers/{buyer_id}']).sort()).toEqual(['delete', 'get', 'put']);
-    expect(Object.keys(document.paths['/buyers/{buyer_id}/shipping-details/{shipping_details_id}']).sort()).toEqual(['delete', 'get', 'put']);
+    expect(Object.keys(document.paths['/buyers/{buyer_id}/shipping-details/{shipping_details_id}']).sort()).toEqual([
+      'delete',
+      'get',
+      'put',
+    ]);
     expect(document.components.schemas.Buyer).toBeDefined();
     expect(document.components.schemas.ShippingDetailsCreate).toBeDefined();
   });

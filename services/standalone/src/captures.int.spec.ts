@@ -67,29 +67,57 @@ describe('tracking', () => {
       amount: 30,
       currency: 'USD',
       final: false,
-      tracking: [...tracking(4).map((entry) => ({ ...entry, url: null })), { number: 'JD0001', carrier: 'DHL', url: 'https://track.example/JD0001' }],
+      tracking: [
+        ...tracking(4).map((entry) => ({ ...entry, url: null })),
+        { number: 'JD0001', carrier: 'DHL', url: 'https://track.example/JD0001' },
+      ],
       code: null,
       transaction: { type: 'transaction', id: t.id, status: 'capture_succeeded', captured_amount: 30 },
     });
     expect(first.body.created_at).toMatch(isoWithOffset);
-    const second = await capture(multi, t.id, { amount: 20, tracking: [{ number: 'FX-2', carrier: 'FedEx' }] }, preferCapture).expect(200);
+    const second = await capture(
+      multi,
+      t.id,
+      { amount: 20, tracking: [{ number: 'FX-2', carrier: 'FedEx' }] },
+      preferCapture,
+    ).expect(200);
     expect(second.body.tracking).toEqual([{ number: 'FX-2', carrier: 'FedEx', url: null }]);
 
     const listed = (await h.http().get(`/transactions/${t.id}/captures`).set(h.headers(multi)).expect(200)).body;
     expect(listed).toMatchObject({ next_cursor: null });
     const { transaction: _t1, ...firstCapture } = first.body;
     const { transaction: _t2, ...secondCapture } = second.body;
-    expect(listed.items).toEqual([{ ...firstCapture, updated_at: expect.any(String) }, { ...secondCapture, updated_at: expect.any(String) }]);
+    expect(listed.items).toEqual([
+      { ...firstCapture, updated_at: expect.any(String) },
+      { ...secondCapture, updated_at: expect.any(String) },
+    ]);
 
     const got = await h.http().get(`/transactions/${t.id}/captures/${first.body.id}`).set(h.headers(multi)).expect(200);
-    expect(got.body).toMatchObject({ id: first.body.id, tracking: first.body.tracking, transaction: { id: t.id, captured_amount: 50 } });
-    const gotSecond = await h.http().get(`/transactions/${t.id}/captures/${second.body.id}`).set(h.headers(multi)).expect(200);
+    expect(got.body).toMatchObject({
+      id: first.body.id,
+      tracking: first.body.tracking,
+      transaction: { id: t.id, captured_amount: 50 },
+    });
+    const gotSecond = await h
+      .http()
+      .get(`/transactions/${t.id}/captures/${second.body.id}`)
+      .set(h.headers(multi))
+      .expect(200);
     expect(gotSecond.body.tracking).toEqual(second.body.tracking);
     await h.http().get(`/transactions/${t.id}/captures/nope`).set(h.headers(multi)).expect(404);
 
-    const page1 = (await h.http().get(`/transactions/${t.id}/captures`).query({ limit: 1 }).set(h.headers(multi)).expect(200)).body;
+    const page1 = (
+      await h.http().get(`/transactions/${t.id}/captures`).query({ limit: 1 }).set(h.headers(multi)).expect(200)
+    ).body;
     expect(page1.items.map((c: { id: string }) => c.id)).toEqual([first.body.id]);
-    const page2 = (await h.http().get(`/transactions/${t.id}/captures`).query({ limit: 1, cursor: page1.next_cursor }).set(h.headers(multi)).expect(200)).body;
+    const page2 = (
+      await h
+        .http()
+        .get(`/transactions/${t.id}/captures`)
+        .query({ limit: 1, cursor: page1.next_cursor })
+        .set(h.headers(multi))
+        .expect(200)
+    ).body;
     expect(page2.items.map((c: { id: string }) => c.id)).toEqual([second.body.id]);
     expect(page2.next_cursor).toBeNull();
   });
@@ -100,17 +128,30 @@ describe('tracking', () => {
     await h.createConnection(account, { capabilities: { tracking_forwarding: false } });
     const t = await h.authorize(account, { amount: 100 });
     const captured = await capture(account, t.id, { tracking: tracking(2) }, preferCapture).expect(200);
-    expect(captured.body).toMatchObject({ status: 'succeeded', tracking: tracking(2).map((entry) => ({ ...entry, url: null })) });
+    expect(captured.body).toMatchObject({
+      status: 'succeeded',
+      tracking: tracking(2).map((entry) => ({ ...entry, url: null })),
+    });
   });
 });
 
 describe('multiple captures', () => {
   it('flag on: 30 + 30 with final omitted keep it open; final: true closes it; a further capture is 400', async () => {
     const t = await h.authorize(multi, { amount: 100 });
-    expect((await capture(multi, t.id, { amount: 30 }).expect(200)).body).toMatchObject({ status: 'capture_succeeded', captured_amount: 30 });
-    expect((await capture(multi, t.id, { amount: 30 }).expect(200)).body).toMatchObject({ status: 'capture_succeeded', captured_amount: 60 });
+    expect((await capture(multi, t.id, { amount: 30 }).expect(200)).body).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 30,
+    });
+    expect((await capture(multi, t.id, { amount: 30 }).expect(200)).body).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 60,
+    });
     const last = await capture(multi, t.id, { amount: 10, final: true }, preferCapture).expect(200);
-    expect(last.body).toMatchObject({ status: 'succeeded', final: true, transaction: { captured_amount: 70, authorized_amount: 100 } });
+    expect(last.body).toMatchObject({
+      status: 'succeeded',
+      final: true,
+      transaction: { captured_amount: 70, authorized_amount: 100 },
+    });
     const refused = await capture(multi, t.id, { amount: 10 }).expect(400);
     expectErrorBody(refused.body, 400, 'bad_request');
     expect(refused.body.message).toMatch(/final/i);
@@ -134,13 +175,18 @@ describe('multiple captures', () => {
     expect(h.simulator.ledger.counts(t.id).captures).toBe(1);
     // Even final: false asks for a multiple capture the account does not allow.
     const u = await h.authorize(single, { amount: 100 });
-    expect((await capture(single, u.id, { amount: 30, final: false }, preferCapture).expect(200)).body).toMatchObject({ final: true });
+    expect((await capture(single, u.id, { amount: 30, final: false }, preferCapture).expect(200)).body).toMatchObject({
+      final: true,
+    });
     await capture(single, u.id, { amount: 30 }).expect(400);
   });
 
   it('flag on but the payment service does not support multiple captures: a second capture is 400', async () => {
     const t = await h.authorize(noCapability, { amount: 100 });
-    expect((await capture(noCapability, t.id, { amount: 30 }, preferCapture).expect(200)).body).toMatchObject({ status: 'succeeded', final: true });
+    expect((await capture(noCapability, t.id, { amount: 30 }, preferCapture).expect(200)).body).toMatchObject({
+      status: 'succeeded',
+      final: true,
+    });
     await capture(noCapability, t.id, { amount: 30 }).expect(400);
     expect(h.simulator.ledger.counts(t.id).captures).toBe(1);
   });
@@ -148,7 +194,10 @@ describe('multiple captures', () => {
   it('POST /transactions/{id}/sync works with one capture and is refused (400) once there are two', async () => {
     const t = await h.authorize(multi, { amount: 100 });
     await capture(multi, t.id, { amount: 30 }).expect(200);
-    expect((await h.http().post(`/transactions/${t.id}/sync`).set(h.headers(multi)).expect(200)).body).toMatchObject({ id: t.id, status: 'capture_succeeded' });
+    expect((await h.http().post(`/transactions/${t.id}/sync`).set(h.headers(multi)).expect(200)).body).toMatchObject({
+      id: t.id,
+      status: 'capture_succeeded',
+    });
     await capture(multi, t.id, { amount: 30 }).expect(200);
     const refused = await h.http().post(`/transactions/${t.id}/sync`).set(h.headers(multi)).expect(400);
     expectErrorBody(refused.body, 400, 'bad_request');
@@ -159,8 +208,12 @@ describe('multiple captures', () => {
 describe('idempotent capture', () => {
   it('the same Idempotency-Key replays the capture without capturing twice', async () => {
     const t = await h.authorize(multi, { amount: 100 });
-    const first = await capture(multi, t.id, { amount: 40 }, { ...preferCapture, 'Idempotency-Key': 'cap-1' }).expect(200);
-    const replay = await capture(multi, t.id, { amount: 40 }, { ...preferCapture, 'Idempotency-Key': 'cap-1' }).expect(200);
+    const first = await capture(multi, t.id, { amount: 40 }, { ...preferCapture, 'Idempotency-Key': 'cap-1' }).expect(
+      200,
+    );
+    const replay = await capture(multi, t.id, { amount: 40 }, { ...preferCapture, 'Idempotency-Key': 'cap-1' }).expect(
+      200,
+    );
     expect(replay.body).toEqual(first.body);
     expect(h.simulator.ledger.counts(t.id).captures).toBe(1);
     expect(await h.get(multi, t.id)).toMatchObject({ captured_amount: 40 });
@@ -198,7 +251,11 @@ describe('over-capture', () => {
   it('over_capture_amount: a capture beyond the authorization, within the limit, succeeds at the payment service', async () => {
     const t = await h.authorize(over, { amount: 10_000 });
     const upTo = await capture(over, t.id, { amount: 12_000 }, preferCapture).expect(200);
-    expect(upTo.body).toMatchObject({ status: 'succeeded', amount: 12_000, transaction: { status: 'capture_succeeded', authorized_amount: 10_000, captured_amount: 12_000 } });
+    expect(upTo.body).toMatchObject({
+      status: 'succeeded',
+      amount: 12_000,
+      transaction: { status: 'capture_succeeded', authorized_amount: 10_000, captured_amount: 12_000 },
+    });
   });
 
   it('without over-capture the authorization is the limit', async () => {

@@ -39,7 +39,15 @@ const fields = (id: string, card: Record<string, unknown> = {}, method: 'post' |
   h
     .http()
     [method](`/checkout/sessions/${id}/fields`)
-    .send({ payment_method: { method: 'card', number: TEST_PANS[0], expiration_date: '11/30', security_code: SECURITY_CODE, ...card } });
+    .send({
+      payment_method: {
+        method: 'card',
+        number: TEST_PANS[0],
+        expiration_date: '11/30',
+        security_code: SECURITY_CODE,
+        ...card,
+      },
+    });
 
 const newSession = async (body: object = {}): Promise<string> => {
   const response = await sessions().create(body);
@@ -49,7 +57,10 @@ const newSession = async (body: object = {}): Promise<string> => {
 
 /** A token of a new API key with `roles`, carrying only `scopes`. */
 async function tokenWith(roles: string[], scopes: string[]): Promise<Record<string, string>> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: `scopes ${scopes.join(' ')}`, roles }, { kind: 'operator' });
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: `scopes ${scopes.join(' ')}`, roles },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600 });
   return { authorization: `Bearer ${token}`, 'x-service-merchant-account-id': account };
 }
@@ -84,8 +95,16 @@ describe('the merchant’s session', () => {
     const body = {
       cart_items: [{ name: 'Shoes', quantity: 2, unit_amount: 650, sku: 'SH-1', categories: ['shoes'] }],
       metadata: { order: 'A-1' },
-      buyer: { display_name: 'Ada Lovelace', billing_details: { first_name: 'Ada', address: { city: 'London', country: 'GB' } } },
-      airline: { booking_code: 'X36Q9C', is_cardholder_traveling: true, legs: [{ departure_airport: 'LHR', flight_number: 'BA117' }], ticket_delivery_method: 'electronic' },
+      buyer: {
+        display_name: 'Ada Lovelace',
+        billing_details: { first_name: 'Ada', address: { city: 'London', country: 'GB' } },
+      },
+      airline: {
+        booking_code: 'X36Q9C',
+        is_cardholder_traveling: true,
+        legs: [{ departure_airport: 'LHR', flight_number: 'BA117' }],
+        ticket_delivery_method: 'electronic',
+      },
       amount: 1300,
       currency: 'USD',
       payment_service_id: paymentServiceId,
@@ -119,14 +138,34 @@ describe('the merchant’s session', () => {
 
   it('answers 422 with the field for a bad body or id', async () => {
     const short = await sessions().create({ expires_in: 59 }).expect(422);
-    expect(short.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'expires_in'], type: 'greater_than_equal' })]);
+    expect(short.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'expires_in'], type: 'greater_than_equal' }),
+    ]);
     const long = await sessions().create({ expires_in: 86_401 }).expect(422);
     expect(long.body.detail[0]).toMatchObject({ loc: ['body', 'expires_in'], type: 'less_than_equal' });
-    expect((await sessions().create({ currency: 'usd' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'currency'] });
-    expect((await sessions().create({ cart_items: [{ name: 'x', quantity: 0, unit_amount: 1 }] }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'cart_items', 0, 'quantity'] });
-    expect((await sessions().create({ payment_service_id: 'nope' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'payment_service_id'] });
-    expect((await sessions().put(await newSession(), { expires_in: 10 }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'expires_in'] });
-    expect((await sessions().get('not-a-uuid').expect(422)).body.detail[0]).toMatchObject({ loc: ['path', 'session_id'] });
+    expect((await sessions().create({ currency: 'usd' }).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'currency'],
+    });
+    expect(
+      (
+        await sessions()
+          .create({ cart_items: [{ name: 'x', quantity: 0, unit_amount: 1 }] })
+          .expect(422)
+      ).body.detail[0],
+    ).toMatchObject({ loc: ['body', 'cart_items', 0, 'quantity'] });
+    expect((await sessions().create({ payment_service_id: 'nope' }).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'payment_service_id'],
+    });
+    expect(
+      (
+        await sessions()
+          .put(await newSession(), { expires_in: 10 })
+          .expect(422)
+      ).body.detail[0],
+    ).toMatchObject({ loc: ['body', 'expires_in'] });
+    expect((await sessions().get('not-a-uuid').expect(422)).body.detail[0]).toMatchObject({
+      loc: ['path', 'session_id'],
+    });
   });
 });
 
@@ -169,7 +208,9 @@ describe('card fields from the buyer’s browser', () => {
     const id = await newSession();
     const luhn = await fields(id, { number: '4111111111111112' }).expect(400);
     expectErrorBody(luhn.body, 400, 'bad_request');
-    expect(luhn.body.details).toEqual([expect.objectContaining({ location: 'body', pointer: '/payment_method/number', type: 'invalid_card_number' })]);
+    expect(luhn.body.details).toEqual([
+      expect.objectContaining({ location: 'body', pointer: '/payment_method/number', type: 'invalid_card_number' }),
+    ]);
     expect(luhn.text).not.toContain('4111111111111112');
 
     const shape = await fields(id, { number: '4111 1111 1111 1111', expiration_date: '2030-11' }).expect(422);
@@ -178,9 +219,17 @@ describe('card fields from the buyer’s browser', () => {
       ['body', 'payment_method', 'expiration_date'],
     ]);
     expect(shape.body.detail[0].input).toBe('[redacted]');
-    expect((await fields(id, { method: 'paypal' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'payment_method', 'method'] });
-    expect((await fields(id, { security_code: '12' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'payment_method', 'security_code'], input: '[redacted]' });
-    expect((await h.http().post(`/checkout/sessions/${id}/fields`).send({}).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'payment_method'], type: 'missing' });
+    expect((await fields(id, { method: 'paypal' }).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'payment_method', 'method'],
+    });
+    expect((await fields(id, { security_code: '12' }).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'payment_method', 'security_code'],
+      input: '[redacted]',
+    });
+    expect((await h.http().post(`/checkout/sessions/${id}/fields`).send({}).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'payment_method'],
+      type: 'missing',
+    });
     expect((await sessions().get(id).expect(200)).body.payment_method).toBeNull();
   });
 
@@ -224,7 +273,9 @@ describe('card fields from the buyer’s browser', () => {
     }
     const refused = await fields(id).expect(400);
     expectErrorBody(refused.body, 400, 'bad_request');
-    expect(refused.body.details).toEqual([expect.objectContaining({ location: 'path', pointer: '/session_id', type: 'checkout_session_expired' })]);
+    expect(refused.body.details).toEqual([
+      expect.objectContaining({ location: 'path', pointer: '/session_id', type: 'checkout_session_expired' }),
+    ]);
     await sessions().put(id, { amount: 1 }).expect(400);
   });
 
@@ -235,7 +286,9 @@ describe('card fields from the buyer’s browser', () => {
     expect(claimed.card).toEqual({ number: TEST_PANS[0], expirationDate: '11/30', securityCode: SECURITY_CODE });
     const refused = await fields(id).expect(400);
     expect(refused.body.details[0]).toMatchObject({ type: 'checkout_session_used' });
-    expect((await sessions().put(id, { amount: 1 }).expect(400)).body.details[0]).toMatchObject({ type: 'checkout_session_used' });
+    expect((await sessions().put(id, { amount: 1 }).expect(400)).body.details[0]).toMatchObject({
+      type: 'checkout_session_used',
+    });
   });
 });
 
@@ -244,7 +297,11 @@ describe('access', () => {
     const id = await newSession();
     const reader = await tokenWith(['administrator'], ['checkout-sessions.read']);
     await h.http().get(`/checkout/sessions/${id}`).set(reader).expect(200);
-    expectErrorBody((await h.http().post('/checkout/sessions').set(reader).send({}).expect(403)).body, 403, 'forbidden');
+    expectErrorBody(
+      (await h.http().post('/checkout/sessions').set(reader).send({}).expect(403)).body,
+      403,
+      'forbidden',
+    );
     await h.http().put(`/checkout/sessions/${id}`).set(reader).send({}).expect(403);
     await h.http().delete(`/checkout/sessions/${id}`).set(reader).expect(403);
     const embed = await tokenWith(['administrator'], ['embed']);
@@ -270,7 +327,9 @@ describe('no card number or security code kept or answered', () => {
     const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'), { readonly: true });
     let events: { stream_id: string; type: string; data: string; metadata: string }[];
     try {
-      events = db.prepare("SELECT stream_id, type, data, metadata FROM events WHERE stream_id LIKE 'checkout-session-%'").all() as typeof events;
+      events = db
+        .prepare("SELECT stream_id, type, data, metadata FROM events WHERE stream_id LIKE 'checkout-session-%'")
+        .all() as typeof events;
     } finally {
       db.close();
     }
@@ -278,7 +337,17 @@ describe('no card number or security code kept or answered', () => {
     expect(attached.length).toBeGreaterThan(3);
     for (const event of attached) {
       expect(Object.keys((JSON.parse(event.data) as { card: object }).card).sort()).toEqual(
-        ['bin', 'cardId', 'cardType', 'expirationDate', 'fingerprint', 'issuerCountry', 'issuerName', 'last4', 'scheme'].sort(),
+        [
+          'bin',
+          'cardId',
+          'cardType',
+          'expirationDate',
+          'fingerprint',
+          'issuerCountry',
+          'issuerName',
+          'last4',
+          'scheme',
+        ].sort(),
       );
     }
     const everything = events.map((event) => `${event.data}${event.metadata}`).join('\n');
@@ -287,6 +356,7 @@ describe('no card number or security code kept or answered', () => {
 
     expect(dataFiles(h).length).toBeGreaterThan(0);
     expect(h.filesWithPan()).toEqual([]);
-    for (const file of dataFiles(h)) expect(fs.readFileSync(file).includes(`"security_code":"${SECURITY_CODE}"`), file).toBe(false);
+    for (const file of dataFiles(h))
+      expect(fs.readFileSync(file).includes(`"security_code":"${SECURITY_CODE}"`), file).toBe(false);
   });
 });

@@ -17,12 +17,21 @@ export interface EmbeddedFixture {
  * `listen: true` binds the gateway to a free loopback port, for tests where something calls it back over real
  * HTTP (the simulator's notifications).
  */
-export async function startEmbeddedFixture(name: string, env: Record<string, string> = {}, options: { listen?: boolean } = {}): Promise<EmbeddedFixture> {
+export async function startEmbeddedFixture(
+  name: string,
+  env: Record<string, string> = {},
+  options: { listen?: boolean } = {},
+): Promise<EmbeddedFixture> {
   const dataDir = createTestDataDir(name);
   // A run that keeps its artifacts keeps the service's log lines too, for the data-protection scan.
   const logFile = artifactFile('logs', `embedded-${name}`);
-  const logger = logFile ? pino({ level: 'info' }, pino.destination({ dest: logFile, sync: true })) : pino({ level: 'silent' });
-  const service = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: logFile ? 'info' : 'silent', ...env }), logger);
+  const logger = logFile
+    ? pino({ level: 'info' }, pino.destination({ dest: logFile, sync: true }))
+    : pino({ level: 'silent' });
+  const service = await startEmbedded(
+    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: logFile ? 'info' : 'silent', ...env }),
+    logger,
+  );
   if (options.listen) await service.gateway.app.listen(0, '127.0.0.1');
   return {
     service,

@@ -13,7 +13,12 @@ import { IdentityService, identityRelay } from '@switchyard/identity';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
 import { startTracing } from '@switchyard/telemetry';
-import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom, transactionsRelay } from '@switchyard/transactions';
+import {
+  merchantAccountsOverRpc,
+  TransactionsService,
+  transactionsOptionsFrom,
+  transactionsRelay,
+} from '@switchyard/transactions';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 import { DemoCheckout, DemoCheckoutModule, demoCheckoutEnabled } from './demo';
@@ -51,14 +56,21 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
 
   const identityStorage = openServiceStorage('identity', { dataDir: settings.dataDir });
-  const identity = new IdentityService({ store: identityStorage.store, db: identityStorage.db, pollIntervalMs: settings.POLL_INTERVAL_MS });
+  const identity = new IdentityService({
+    store: identityStorage.store,
+    db: identityStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+  });
   await identity.start();
   const transactionsStorage = openServiceStorage('transactions', { dataDir: settings.dataDir });
   // The simulator calls the gateway back: at PUBLIC_BASE_URL, else where the gateway ended up listening.
   let gateway: RunningGateway | undefined;
-  const publicBaseUrl = () => settings.PUBLIC_BASE_URL ?? listeningUrl(gateway) ?? `http://${settings.HOST}:${settings.PORT}`;
+  const publicBaseUrl = () =>
+    settings.PUBLIC_BASE_URL ?? listeningUrl(gateway) ?? `http://${settings.HOST}:${settings.PORT}`;
   const webhookSecret = settings.MOCK_CARD_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
-  const simulator = settings.MOCK_CARD_URL ? null : await startSimulator({ host: '127.0.0.1', port: settings.MOCK_CARD_PORT, webhookSecret });
+  const simulator = settings.MOCK_CARD_URL
+    ? null
+    : await startSimulator({ host: '127.0.0.1', port: settings.MOCK_CARD_PORT, webhookSecret });
   if (simulator) log.info({ url: simulator.url }, 'mock-card simulator listening');
   const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
   rpc.register(identity.rpcHandlers());
@@ -66,7 +78,10 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: transactionsStorage.store,
     db: transactionsStorage.db,
-    ...transactionsOptionsFrom(settings, { publicBaseUrl, mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret } }),
+    ...transactionsOptionsFrom(settings, {
+      publicBaseUrl,
+      mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret },
+    }),
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
@@ -76,7 +91,8 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
   // moved gift card rows are erased from its file.
   const giftCardsStorage = await openGiftCardsStorage({ dataDir: settings.dataDir });
-  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
+  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0)
+    log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
   const giftCards = new GiftCardsService({
     store: giftCardsStorage.store,
     db: giftCardsStorage.db,
@@ -151,7 +167,12 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       await Promise.all([identity.stop(), giftCards.stop(), transactions.stop()]);
       await bus.close();
       await busState.close();
-      await Promise.all([identityStorage.close(), giftCardsStorage.close(), transactionsStorage.close(), webhooksStorage.close()]);
+      await Promise.all([
+        identityStorage.close(),
+        giftCardsStorage.close(),
+        transactionsStorage.close(),
+        webhooksStorage.close(),
+      ]);
       await tracing.shutdown();
       releaseDataDir();
     },

@@ -31,12 +31,18 @@ it(`gives one terminal outcome and never a success after a failure, over ${RUNS}
     const created = await h.authorize(account, { amount: simulatorValues.scenarioAmounts.failureNotifiedThenApproved });
     expect(terminal.has(created.status), `run ${run}: ${created.status}`).toBe(true);
     // Wait for the notification to have reached the gateway (it may still be on its way after the response).
-    for (let i = 0; h.simulator.deliveries.length === delivered && i < 200; i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
-    expect(h.simulator.deliveries.length, `run ${run}: the notification was never delivered`).toBeGreaterThan(delivered);
+    for (let i = 0; h.simulator.deliveries.length === delivered && i < 200; i += 1)
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(h.simulator.deliveries.length, `run ${run}: the notification was never delivered`).toBeGreaterThan(
+      delivered,
+    );
     const final = await h.get(account, created.id);
-    expect(final.status, `run ${run}: the response said ${created.status}, the record says ${final.status}`).toBe(created.status);
+    expect(final.status, `run ${run}: the response said ${created.status}, the record says ${final.status}`).toBe(
+      created.status,
+    );
 
-    const history = (await h.http().get(`/transactions/${created.id}/events`).set(h.headers(account)).expect(200)).body.items as { context: { event: string } }[];
+    const history = (await h.http().get(`/transactions/${created.id}/events`).set(h.headers(account)).expect(200)).body
+      .items as { context: { event: string } }[];
     const events = history.map((item) => item.context.event);
     const decided = events.filter((event) => event === 'AuthorizationSucceeded' || event === 'AuthorizationFailed');
     expect(decided, `run ${run}: ${events.join(', ')}`).toHaveLength(1);

@@ -6,10 +6,24 @@
  * card; the simulator's ledger shows every balance back where it started. The held third request is then let
  * through, late, as a network could: the provider refuses its reference (already reversed), so nothing is charged.
  */
-import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
-import { createTestDataDir, removeTestDataDir, runCli, signToken, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing';
+import {
+  createTestDataDir,
+  removeTestDataDir,
+  runCli,
+  signToken,
+  startTsProcess,
+  waitFor,
+  type RunningProcess,
+} from '@switchyard/testing';
 
 const webhookSecret = 'whsec_recovery_0123456789abcdef';
 // Kept for the card data scan when the run keeps its artifacts (CI).
@@ -24,13 +38,20 @@ let baseUrl: string;
 let redemptions = 0;
 let held: { body: Buffer; release: () => Promise<{ status: number; body: string }> } | undefined;
 
-function forward(method: string, url: string, headers: IncomingMessage['headers'], body: Buffer): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
+function forward(
+  method: string,
+  url: string,
+  headers: IncomingMessage['headers'],
+  body: Buffer,
+): Promise<{ status: number; headers: IncomingMessage['headers']; body: Buffer }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url, simulator.url);
     const outgoing = httpRequest(target, { method, headers: { ...headers, host: target.host } }, (answer) => {
       const chunks: Buffer[] = [];
       answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-      answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
+      answer.on('end', () =>
+        resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }),
+      );
     });
     outgoing.on('error', reject);
     outgoing.end(body);
@@ -67,7 +88,12 @@ async function freePort(): Promise<number> {
 
 async function startService(): Promise<RunningProcess> {
   const started = startTsProcess('services/standalone/src/main.ts', env);
-  await waitFor('the service ready', async () => ((await fetch(`${baseUrl}/readyz`).catch(() => null))?.status === 200 ? true : undefined), 60_000, started.output);
+  await waitFor(
+    'the service ready',
+    async () => ((await fetch(`${baseUrl}/readyz`).catch(() => null))?.status === 200 ? true : undefined),
+    60_000,
+    started.output,
+  );
   return started;
 }
 
@@ -107,11 +133,27 @@ it('kill -9 right after the second redemption: after the restart the reversal co
   const key = JSON.parse(created.stdout) as { kid: string; private_key: string };
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key, expiresIn: 600 });
   const api = (method: string, url: string, body?: unknown) =>
-    fetch(`${baseUrl}${url}`, { method, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+    fetch(`${baseUrl}${url}`, {
+      method,
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      ...(body ? { body: JSON.stringify(body) } : {}),
+    });
 
   for (const connection of [
-    { display_name: 'Cards', payment_service_definition_id: 'mock-card', fields: [], accepted_currencies: ['USD'], accepted_countries: ['US'] },
-    { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [], accepted_currencies: ['USD'], accepted_countries: ['US'] },
+    {
+      display_name: 'Cards',
+      payment_service_definition_id: 'mock-card',
+      fields: [],
+      accepted_currencies: ['USD'],
+      accepted_countries: ['US'],
+    },
+    {
+      display_name: 'Gift cards',
+      payment_service_definition_id: 'mock-gift-card',
+      fields: [],
+      accepted_currencies: ['USD'],
+      accepted_countries: ['US'],
+    },
   ]) {
     const response = await api('POST', '/payment-services', connection);
     expect(response.status, await response.clone().text()).toBe(201);
@@ -120,7 +162,12 @@ it('kill -9 right after the second redemption: after the restart the reversal co
   const numbers = ['6060601000000011', '6060601000000022', '6060601000000033'];
   const gift_cards = numbers.map((number) => ({ number, pin: '05000', amount: 1_000 }));
   // The request never gets its answer: the service dies while the third redemption is held.
-  const paying = api('POST', '/transactions', { amount: 10_000, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards }).catch((error: unknown) => error);
+  const paying = api('POST', '/transactions', {
+    amount: 10_000,
+    currency: 'USD',
+    payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' },
+    gift_cards,
+  }).catch((error: unknown) => error);
   await waitFor('the third redemption held', async () => held ?? undefined, 30_000, service?.output);
   const balance = async (number: string) => {
     const card = await fetch(`${simulator.url}/v1/gift-cards/cards/${number}`);
@@ -133,19 +180,32 @@ it('kill -9 right after the second redemption: after the restart the reversal co
   service = await startService();
 
   // Nobody asks for anything: the recovery timer finds the unfinished payment and undoes it.
-  const list = async () => ((await (await api('GET', '/transactions?limit=5')).json()) as { items: { id: string; status: string; error_code: string | null; gift_card_redemptions: { status: string }[] }[] }).items;
-  const recovered = await waitFor('the payment rolled back', async () => {
-    const [t] = await list();
-    // Voided first, then the process's completion records the error code: wait for both.
-    return t && t.status === 'authorization_voided' && t.error_code !== null ? t : undefined;
-  }, 30_000, service.output);
+  const list = async () =>
+    (
+      (await (await api('GET', '/transactions?limit=5')).json()) as {
+        items: { id: string; status: string; error_code: string | null; gift_card_redemptions: { status: string }[] }[];
+      }
+    ).items;
+  const recovered = await waitFor(
+    'the payment rolled back',
+    async () => {
+      const [t] = await list();
+      // Voided first, then the process's completion records the error code: wait for both.
+      return t && t.status === 'authorization_voided' && t.error_code !== null ? t : undefined;
+    },
+    30_000,
+    service.output,
+  );
   expect(recovered.error_code).toBe('operation_canceled');
   // The card's authorization is voided at the provider, not only in our record: nothing stays held on the card.
   expect(simulator.ledger.counts(recovered.id)).toMatchObject({ authorizations: 1, voids: 1, captures: 0 });
   expect(simulator.ledger.findByReference(recovered.id)).toMatchObject({ status: 'voided', capturedAmount: 0 });
   expect(recovered.gift_card_redemptions.map((r) => r.status)).toEqual(['reversed', 'reversed', 'skipped']);
   for (const number of numbers.slice(0, 2)) {
-    const shown = (await (await fetch(`${simulator.url}/v1/gift-cards/cards/${number}`)).json()) as { balance: number; redemptions: { status: string }[] };
+    const shown = (await (await fetch(`${simulator.url}/v1/gift-cards/cards/${number}`)).json()) as {
+      balance: number;
+      redemptions: { status: string }[];
+    };
     expect(shown).toMatchObject({ balance: 5_000, redemptions: [{ status: 'reversed' }] });
   }
 

@@ -52,7 +52,12 @@ const cardNumber = (last4 = '4321'): string => {
   return number;
 };
 
-const post = (url: string, body: unknown, acct = account) => h.http().post(url).set(h.headers(acct)).send(body as object);
+const post = (url: string, body: unknown, acct = account) =>
+  h
+    .http()
+    .post(url)
+    .set(h.headers(acct))
+    .send(body as object);
 const get = (url: string, acct = account) => h.http().get(url).set(h.headers(acct));
 const balances = (items: unknown[], acct = account) => post('/gift-cards/balances', { items }, acct);
 const store = async (body: Record<string, unknown>) => {
@@ -62,8 +67,15 @@ const store = async (body: Record<string, unknown>) => {
 };
 
 /** A token of a new API key with `roles`, carrying only `scopes`. */
-async function tokenWith(roles: string[], scopes: string[], extraClaims: Record<string, unknown> = {}): Promise<Record<string, string>> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: `scopes ${scopes.join(' ')}`, roles }, { kind: 'operator' });
+async function tokenWith(
+  roles: string[],
+  scopes: string[],
+  extraClaims: Record<string, unknown> = {},
+): Promise<Record<string, string>> {
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: `scopes ${scopes.join(' ')}`, roles },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600, extraClaims });
   return { authorization: `Bearer ${token}`, 'x-service-merchant-account-id': account };
 }
@@ -72,11 +84,16 @@ describe('POST /gift-cards/balances', () => {
   it('11 items → 422 naming the field', async () => {
     const items = Array.from({ length: 11 }, () => ({ number: cardNumber(), pin: '01000' }));
     const response = await balances(items).expect(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'items'], type: 'too_long', ctx: { max_length: 10 } })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'items'], type: 'too_long', ctx: { max_length: 10 } }),
+    ]);
     const empty = await balances([]).expect(422);
     expect(empty.body.detail[0]).toMatchObject({ loc: ['body', 'items'], type: 'too_short' });
     const malformed = await balances([{ number: '1234', pin: '01000' }]).expect(422);
-    expect(malformed.body.detail[0]).toMatchObject({ loc: ['body', 'items', 0, 'number'], type: 'string_pattern_mismatch' });
+    expect(malformed.body.detail[0]).toMatchObject({
+      loc: ['body', 'items', 0, 'number'],
+      type: 'string_pattern_mismatch',
+    });
   });
 
   it('a valid, an expired and a wrong-PIN card → one result each, in order', async () => {
@@ -140,7 +157,9 @@ describe('POST /gift-cards/balances', () => {
     const number = cardNumber();
     const response = await balances([{ number, pin: '01000' }, { id: randomUUID() }]).expect(404);
     expectErrorBody(response.body, 404, 'not_found');
-    expect(response.body.details).toEqual([expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' })]);
+    expect(response.body.details).toEqual([
+      expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' }),
+    ]);
     expect(h.simulator.giftCard(number)).toBeUndefined();
   });
 });
@@ -155,13 +174,23 @@ describe('stored gift cards', () => {
       type: 'gift-card',
       id: expect.any(String),
       merchant_account_id: account,
-      gift_card_service: { type: 'gift-card-service', id: serviceId, gift_card_service_definition_id: 'mock-gift-card', display_name: 'Gift cards' },
+      gift_card_service: {
+        type: 'gift-card-service',
+        id: serviceId,
+        gift_card_service_definition_id: 'mock-gift-card',
+        display_name: 'Gift cards',
+      },
       bin: '603390',
       sub_bin: first.slice(6, 10),
       last4: '1111',
       currency: 'USD',
       expiration_date: null,
-      buyer: expect.objectContaining({ type: 'buyer', id: null, external_identifier: buyer, merchant_account_id: account }),
+      buyer: expect.objectContaining({
+        type: 'buyer',
+        id: null,
+        external_identifier: buyer,
+        merchant_account_id: account,
+      }),
       usage_count: 0,
       cit_usage_count: 0,
       last_used_at: null,
@@ -177,16 +206,27 @@ describe('stored gift cards', () => {
     const list = await get(`/gift-cards?buyer_external_identifier=${buyer}&limit=2`).expect(200);
     expect(list.body).toMatchObject({ limit: 2, previous_cursor: null, next_cursor: expect.any(String) });
     expect(list.body.items.map((item: { id: string }) => item.id)).toEqual([cit.id, used.id]);
-    const rest = await get(`/gift-cards?buyer_external_identifier=${buyer}&limit=2&cursor=${list.body.next_cursor}`).expect(200);
+    const rest = await get(
+      `/gift-cards?buyer_external_identifier=${buyer}&limit=2&cursor=${list.body.next_cursor}`,
+    ).expect(200);
     expect(rest.body).toMatchObject({ items: [{ id: card.id }], next_cursor: null });
 
     // Payments that redeemed two of the cards, as the split-payment flow records them (another writer on the store).
     const writer = openServiceStorage('transactions', { dataDir: h.fixture.dataDir });
     try {
       const redeemed = (giftCardId: string, merchantInitiated: boolean, at: string) =>
-        writer.store.append(`transaction-${randomUUID()}`, [{ type: 'GiftCardRedemptionSucceeded', data: { redemptionId: randomUUID(), giftCardId, merchantInitiated, at } }], {
-          expectedRevision: 'no_stream',
-        });
+        writer.store.append(
+          `transaction-${randomUUID()}`,
+          [
+            {
+              type: 'GiftCardRedemptionSucceeded',
+              data: { redemptionId: randomUUID(), giftCardId, merchantInitiated, at },
+            },
+          ],
+          {
+            expectedRevision: 'no_stream',
+          },
+        );
       await redeemed(used.id, true, '2026-03-02T10:00:00.000Z');
       await redeemed(cit.id, false, '2026-03-01T10:00:00.000Z');
       await redeemed(used.id, true, '2026-03-01T09:00:00.000Z');
@@ -205,8 +245,19 @@ describe('stored gift cards', () => {
     };
     const newestUse = await buyerCards('');
     expect(newestUse.map((item) => item.id)).toEqual([used.id, cit.id, card.id]);
-    expect(newestUse[0]).toMatchObject({ usage_count: 2, cit_usage_count: 0, last_used_at: '2026-03-02T10:00:00.000Z', cit_last_used_at: null, balance: null });
-    expect(newestUse[1]).toMatchObject({ usage_count: 1, cit_usage_count: 1, last_used_at: '2026-03-01T10:00:00.000Z', cit_last_used_at: '2026-03-01T10:00:00.000Z' });
+    expect(newestUse[0]).toMatchObject({
+      usage_count: 2,
+      cit_usage_count: 0,
+      last_used_at: '2026-03-02T10:00:00.000Z',
+      cit_last_used_at: null,
+      balance: null,
+    });
+    expect(newestUse[1]).toMatchObject({
+      usage_count: 1,
+      cit_usage_count: 1,
+      last_used_at: '2026-03-01T10:00:00.000Z',
+      cit_last_used_at: '2026-03-01T10:00:00.000Z',
+    });
     expect(Object.keys(newestUse[2]!).sort()).toEqual(
       [
         'type',
@@ -227,9 +278,16 @@ describe('stored gift cards', () => {
         'cit_last_used_at',
       ].sort(),
     );
-    expect((await buyerCards('&sort_by=last_used_at&order_by=asc')).map((item) => item.id)).toEqual([cit.id, used.id, card.id]);
+    expect((await buyerCards('&sort_by=last_used_at&order_by=asc')).map((item) => item.id)).toEqual([
+      cit.id,
+      used.id,
+      card.id,
+    ]);
     expect((await buyerCards('&order_by=desc')).map((item) => item.id)).toEqual([used.id, cit.id, card.id]);
-    expect((await get(`/gift-cards/${used.id}`).expect(200)).body).toMatchObject({ usage_count: 2, last_used_at: '2026-03-02T10:00:00.000Z' });
+    expect((await get(`/gift-cards/${used.id}`).expect(200)).body).toMatchObject({
+      usage_count: 2,
+      last_used_at: '2026-03-02T10:00:00.000Z',
+    });
 
     // Stored cards by id: their current balance, with what is stored about them.
     const checked = await balances([{ id: used.id }, { id: card.id }]).expect(200);
@@ -240,42 +298,84 @@ describe('stored gift cards', () => {
   });
 
   it('a payment with a stored card (POST /transactions, gift_cards) counts as a use of it', async () => {
-    const card = await store({ number: cardNumber('7777'), pin: '05000', buyer_external_identifier: `payer-${randomUUID()}` });
-    const payment = await post('/transactions', { amount: 700, currency: 'USD', gift_cards: [{ id: card.id, amount: 700 }] });
+    const card = await store({
+      number: cardNumber('7777'),
+      pin: '05000',
+      buyer_external_identifier: `payer-${randomUUID()}`,
+    });
+    const payment = await post('/transactions', {
+      amount: 700,
+      currency: 'USD',
+      gift_cards: [{ id: card.id, amount: 700 }],
+    });
     expect(payment.status, payment.text).toBe(201);
-    expect(payment.body.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'succeeded', amount: 700, gift_card: expect.objectContaining({ id: card.id, last4: '7777' }) })]);
+    expect(payment.body.gift_card_redemptions).toEqual([
+      expect.objectContaining({
+        status: 'succeeded',
+        amount: 700,
+        gift_card: expect.objectContaining({ id: card.id, last4: '7777' }),
+      }),
+    ]);
     const deadline = Date.now() + 5_000;
     let used = (await get(`/gift-cards/${card.id}`).expect(200)).body;
     while (used.usage_count === 0 && Date.now() < deadline) {
       await new Promise((resolve) => setTimeout(resolve, 20));
       used = (await get(`/gift-cards/${card.id}`).expect(200)).body;
     }
-    expect(used).toMatchObject({ usage_count: 1, cit_usage_count: 1, last_used_at: expect.stringMatching(isoWithOffset) });
+    expect(used).toMatchObject({
+      usage_count: 1,
+      cit_usage_count: 1,
+      last_used_at: expect.stringMatching(isoWithOffset),
+    });
     expect(used.cit_last_used_at).toBe(used.last_used_at);
     expect((await balances([{ id: card.id }]).expect(200)).body.items[0]).toMatchObject({ balance: 4300 });
   });
 
   it('the sort field is last_used_at only, the direction asc or desc, and one buyer filter is needed (422)', async () => {
-    const byCreation = await get('/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b&sort_by=created_at').expect(422);
+    const byCreation = await get(
+      '/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b&sort_by=created_at',
+    ).expect(422);
     expect(byCreation.body.detail[0]).toMatchObject({ loc: ['query', 'sort_by'], type: 'enum', input: 'created_at' });
-    const sideways = await get('/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b&order_by=sideways').expect(422);
+    const sideways = await get(
+      '/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b&order_by=sideways',
+    ).expect(422);
     expect(sideways.body.detail[0]).toMatchObject({ loc: ['query', 'order_by'], type: 'enum' });
     expect((await get('/buyers/gift-cards').expect(422)).body.detail[0]).toMatchObject({ loc: ['query', 'buyer_id'] });
-    expect((await get('/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b').expect(200)).body).toEqual({ items: [] });
+    expect((await get('/buyers/gift-cards?buyer_id=0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b').expect(200)).body).toEqual({
+      items: [],
+    });
   });
 
   it('refuses a card the gift card service refuses (400 with its code), and bad bodies (422)', async () => {
-    const wrongPin = await post('/gift-cards', { number: cardNumber(), pin: '10000', buyer_external_identifier: 'b' }).expect(400);
+    const wrongPin = await post('/gift-cards', {
+      number: cardNumber(),
+      pin: '10000',
+      buyer_external_identifier: 'b',
+    }).expect(400);
     expectErrorBody(wrongPin.body, 400, 'bad_request');
     expect(wrongPin.body.details).toEqual([expect.objectContaining({ type: 'invalid_gift_card' })]);
-    const expired = await post('/gift-cards', { number: cardNumber('0000'), pin: '01000', buyer_external_identifier: 'b' }).expect(400);
+    const expired = await post('/gift-cards', {
+      number: cardNumber('0000'),
+      pin: '01000',
+      buyer_external_identifier: 'b',
+    }).expect(400);
     expect(expired.body.details[0].type).toBe('expired_card');
     expect((await get('/gift-cards?buyer_external_identifier=b').expect(200)).body.items).toEqual([]);
 
-    const both = await post('/gift-cards', { number: cardNumber(), pin: '01000', buyer_id: randomUUID(), buyer_external_identifier: 'b' }).expect(422);
+    const both = await post('/gift-cards', {
+      number: cardNumber(),
+      pin: '01000',
+      buyer_id: randomUUID(),
+      buyer_external_identifier: 'b',
+    }).expect(422);
     expect(both.body.detail[0]).toMatchObject({ loc: ['body', 'buyer_external_identifier'] });
-    expect((await post('/gift-cards', { number: '12345678901234a', pin: '1' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'number'] });
-    expect((await post('/gift-cards', { number: cardNumber(), pin: '' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'pin'], type: 'string_too_short' });
+    expect(
+      (await post('/gift-cards', { number: '12345678901234a', pin: '1' }).expect(422)).body.detail[0],
+    ).toMatchObject({ loc: ['body', 'number'] });
+    expect((await post('/gift-cards', { number: cardNumber(), pin: '' }).expect(422)).body.detail[0]).toMatchObject({
+      loc: ['body', 'pin'],
+      type: 'string_too_short',
+    });
   });
 
   it('delete → 204; then 404 everywhere, and the number is gone', async () => {
@@ -288,7 +388,9 @@ describe('stored gift cards', () => {
     await get(`/gift-cards/${card.id}`).expect(404);
     await h.http().delete(`/gift-cards/${card.id}`).set(h.headers(account)).expect(404);
     await balances([{ id: card.id }]).expect(404);
-    expect((await get('/gift-cards').expect(200)).body.items.map((item: { id: string }) => item.id)).not.toContain(card.id);
+    expect((await get('/gift-cards').expect(200)).body.items.map((item: { id: string }) => item.id)).not.toContain(
+      card.id,
+    );
     expect(h.fixture.service.giftCards.credentialsFor(account, card.id)).toBeNull();
   });
 });
@@ -296,27 +398,59 @@ describe('stored gift cards', () => {
 describe('issue and activate', () => {
   it('issues a virtual card: number and PIN answered once (201, no-store), then its balance; replayed for the same Idempotency-Key', async () => {
     const key = `issue-${randomUUID()}`;
-    const response = await post('/gift-cards/issue', { theme: 'birthday', amount: 5000, currency: 'USD' }).set('Idempotency-Key', key).expect(201);
+    const response = await post('/gift-cards/issue', { theme: 'birthday', amount: 5000, currency: 'USD' })
+      .set('Idempotency-Key', key)
+      .expect(201);
     expect(response.headers['cache-control']).toBe('no-store');
     const issued = response.body as { number: string; pin: string } & Record<string, unknown>;
     secrets.push(issued.number, issued.pin);
-    expect(issued).toMatchObject({ type: 'gift-card', id: null, merchant_account_id: account, balance: 5000, currency: 'USD', balance_error_code: null, usage_count: 0 });
+    expect(issued).toMatchObject({
+      type: 'gift-card',
+      id: null,
+      merchant_account_id: account,
+      balance: 5000,
+      currency: 'USD',
+      balance_error_code: null,
+      usage_count: 0,
+    });
     expect(issued.number).toMatch(/^\d{16,19}$/);
-    expect([issued.bin, issued.sub_bin, issued.last4]).toEqual([issued.number.slice(0, 6), issued.number.slice(6, 10), issued.number.slice(-4)]);
+    expect([issued.bin, issued.sub_bin, issued.last4]).toEqual([
+      issued.number.slice(0, 6),
+      issued.number.slice(6, 10),
+      issued.number.slice(-4),
+    ]);
 
-    const replay = await post('/gift-cards/issue', { theme: 'birthday', amount: 5000, currency: 'USD' }).set('Idempotency-Key', key).expect(201);
+    const replay = await post('/gift-cards/issue', { theme: 'birthday', amount: 5000, currency: 'USD' })
+      .set('Idempotency-Key', key)
+      .expect(201);
     expect(replay.body).toEqual(issued);
-    await post('/gift-cards/issue', { theme: 'birthday', amount: 6000, currency: 'USD' }).set('Idempotency-Key', key).expect(409);
+    await post('/gift-cards/issue', { theme: 'birthday', amount: 6000, currency: 'USD' })
+      .set('Idempotency-Key', key)
+      .expect(409);
 
     const checked = await balances([{ number: issued.number, pin: issued.pin }]).expect(200);
     expect(checked.body.items[0]).toMatchObject({ balance: 5000, currency: 'USD', last4: issued.last4 });
-    expect((await post('/gift-cards/issue', { theme: 'x', amount: 0, currency: 'USD' }).expect(422)).body.detail[0]).toMatchObject({ loc: ['body', 'amount'] });
+    expect(
+      (await post('/gift-cards/issue', { theme: 'x', amount: 0, currency: 'USD' }).expect(422)).body.detail[0],
+    ).toMatchObject({ loc: ['body', 'amount'] });
   });
 
   it('activates a physical card, loading it with amount: 200 with its balance', async () => {
     const number = cardNumber();
-    const activated = await post('/gift-cards/activate', { number, pin: '00500', amount: 2000, currency: 'USD' }).expect(200);
-    expect(activated.body).toMatchObject({ type: 'gift-card', id: null, last4: '4321', balance: 2500, currency: 'USD', balance_error_code: null });
+    const activated = await post('/gift-cards/activate', {
+      number,
+      pin: '00500',
+      amount: 2000,
+      currency: 'USD',
+    }).expect(200);
+    expect(activated.body).toMatchObject({
+      type: 'gift-card',
+      id: null,
+      last4: '4321',
+      balance: 2500,
+      currency: 'USD',
+      balance_error_code: null,
+    });
     expect(h.simulator.giftCard(number)).toMatchObject({ balance: 2500 });
     const refused = await post('/gift-cards/activate', { number: cardNumber('0000'), currency: 'USD' }).expect(400);
     expect(refused.body.details[0].type).toBe('expired_card');
@@ -327,17 +461,36 @@ describe('issue and activate', () => {
 describe('access and availability', () => {
   it('a gift-cards.read token reads but cannot store; an embed token checks balances and lists a buyer’s cards only', async () => {
     const reader = await tokenWith(['administrator'], ['gift-cards.read']);
-    const forbidden = await h.http().post('/gift-cards').set(reader).send({ number: cardNumber(), pin: '01000' }).expect(403);
+    const forbidden = await h
+      .http()
+      .post('/gift-cards')
+      .set(reader)
+      .send({ number: cardNumber(), pin: '01000' })
+      .expect(403);
     expectErrorBody(forbidden.body, 403, 'forbidden');
     await h.http().post('/gift-cards/issue').set(reader).send({ theme: 't', amount: 1, currency: 'USD' }).expect(403);
     await h.http().get('/gift-cards').set(reader).expect(200);
-    await h.http().post('/gift-cards/balances').set(reader).send({ items: [{ number: cardNumber(), pin: '01000' }] }).expect(200);
+    await h
+      .http()
+      .post('/gift-cards/balances')
+      .set(reader)
+      .send({ items: [{ number: cardNumber(), pin: '01000' }] })
+      .expect(200);
 
     // A buyer's cards are listed only for the buyer the token pins (issue 22, item 2: docs/embed-tokens.md).
     const embed = await tokenWith(['integration'], ['embed'], { embed: { buyer_external_identifier: 'nobody' } });
-    await h.http().post('/gift-cards/balances').set(embed).send({ items: [{ number: cardNumber(), pin: '01000' }] }).expect(200);
+    await h
+      .http()
+      .post('/gift-cards/balances')
+      .set(embed)
+      .send({ items: [{ number: cardNumber(), pin: '01000' }] })
+      .expect(200);
     await h.http().get('/buyers/gift-cards?buyer_external_identifier=nobody').set(embed).expect(200);
-    await h.http().get('/buyers/gift-cards?buyer_external_identifier=nobody').set(await tokenWith(['integration'], ['embed'])).expect(403);
+    await h
+      .http()
+      .get('/buyers/gift-cards?buyer_external_identifier=nobody')
+      .set(await tokenWith(['integration'], ['embed']))
+      .expect(403);
     await h.http().post('/gift-cards').set(embed).send({ number: cardNumber(), pin: '01000' }).expect(201);
     await h.http().get('/gift-cards').set(embed).expect(403);
     await h.http().post('/gift-cards/issue').set(embed).send({ theme: 't', amount: 1, currency: 'USD' }).expect(403);
@@ -361,7 +514,11 @@ describe('access and availability', () => {
     h.simulator.setOutage(simulatorMerchant, true);
     try {
       const number = cardNumber();
-      expectErrorBody((await post('/gift-cards', { number, pin: '01000', buyer_external_identifier: 'outage' }).expect(502)).body, 502, 'bad_gateway');
+      expectErrorBody(
+        (await post('/gift-cards', { number, pin: '01000', buyer_external_identifier: 'outage' }).expect(502)).body,
+        502,
+        'bad_gateway',
+      );
       await balances([{ number, pin: '01000' }]).expect(502);
       await post('/gift-cards/issue', { theme: 't', amount: 100, currency: 'USD' }).expect(502);
     } finally {
@@ -372,7 +529,8 @@ describe('access and availability', () => {
 
   it('documents every gift card endpoint in /openapi.json', async () => {
     const document = (await h.http().get('/openapi.json').expect(200)).body;
-    const operations = (p: string) => Object.values(document.paths[p] ?? {}).map((operation) => (operation as { operationId: string }).operationId);
+    const operations = (p: string) =>
+      Object.values(document.paths[p] ?? {}).map((operation) => (operation as { operationId: string }).operationId);
     expect(operations('/gift-cards/issue')).toEqual(['issue_gift_card']);
     expect(operations('/gift-cards/activate')).toEqual(['activate_gift_card']);
     expect(operations('/gift-cards/balances')).toEqual(['list_gift_card_balances']);
@@ -380,7 +538,9 @@ describe('access and availability', () => {
     expect(operations('/gift-cards/{gift_card_id}').sort()).toEqual(['delete_gift_card', 'get_gift_card']);
     expect(operations('/buyers/gift-cards')).toEqual(['list_buyer_gift_cards']);
     expect(document.paths['/gift-cards/issue'].post.responses['201'].content['application/json'].schema).toBeDefined();
-    expect(document.components.schemas.GiftCardSummary.required).toEqual(expect.arrayContaining(['usage_count', 'cit_usage_count', 'last_used_at', 'cit_last_used_at']));
+    expect(document.components.schemas.GiftCardSummary.required).toEqual(
+      expect.arrayContaining(['usage_count', 'cit_usage_count', 'last_used_at', 'cit_last_used_at']),
+    );
   });
 });
 
@@ -401,7 +561,19 @@ describe('no card number or PIN kept in clear', () => {
     for (const event of stored) {
       expect(Object.keys(JSON.parse(event.data) as object).sort()).toEqual(
         event.type === 'GiftCardStored'
-          ? ['at', 'bin', 'buyerExternalIdentifier', 'buyerId', 'currency', 'expirationDate', 'giftCardService', 'id', 'last4', 'merchantAccountId', 'subBin']
+          ? [
+              'at',
+              'bin',
+              'buyerExternalIdentifier',
+              'buyerId',
+              'currency',
+              'expirationDate',
+              'giftCardService',
+              'id',
+              'last4',
+              'merchantAccountId',
+              'subBin',
+            ]
           : ['at', 'id', 'merchantAccountId'],
       );
     }
@@ -414,7 +586,8 @@ describe('no card number or PIN kept in clear', () => {
     const numbers = secrets.filter((secret) => secret.length >= 16);
     for (const file of files) {
       const bytes = fs.readFileSync(file);
-      for (const number of numbers) expect(bytes.includes(Buffer.from(number, 'latin1')), `${number} in ${file}`).toBe(false);
+      for (const number of numbers)
+        expect(bytes.includes(Buffer.from(number, 'latin1')), `${number} in ${file}`).toBe(false);
     }
   });
 });

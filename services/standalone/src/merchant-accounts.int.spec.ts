@@ -17,7 +17,10 @@ beforeAll(async () => {
   fixture = await startEmbeddedFixture('merchant-accounts');
   service = fixture.service;
   http = () => request.agent(service.gateway.app.getHttpServer());
-  const created = await service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, operator);
+  const created = await service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    operator,
+  );
   admin = { kid: created.kid, privateKeyPem: created.private_key! };
 });
 
@@ -28,9 +31,12 @@ const bearer = async (key = admin, scopes?: readonly string[]) => ({
 });
 const isoWithOffset = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/;
 
-
 async function createAccount(id: string, extra: Record<string, unknown> = {}) {
-  return http().post('/merchant-accounts').set(await bearer()).send({ id, display_name: `Account ${id}`, ...extra }).expect(201);
+  return http()
+    .post('/merchant-accounts')
+    .set(await bearer())
+    .send({ id, display_name: `Account ${id}`, ...extra })
+    .expect(201);
 }
 
 const threeDs = {
@@ -86,24 +92,58 @@ describe('merchant accounts', () => {
       created_at: expect.stringMatching(isoWithOffset),
       updated_at: expect.stringMatching(isoWithOffset),
     });
-    expect((await http().get('/merchant-accounts/acme').set(await bearer()).expect(200)).body).toEqual(response.body);
+    expect(
+      (
+        await http()
+          .get('/merchant-accounts/acme')
+          .set(await bearer())
+          .expect(200)
+      ).body,
+    ).toEqual(response.body);
   });
 
   it('gets the default account, ignoring the merchant account header', async () => {
-    const response = await http().get('/merchant-accounts/default').set({ ...(await bearer()), 'x-service-merchant-account-id': 'elsewhere' }).expect(200);
-    expect(response.body).toMatchObject({ type: 'merchant-account', id: 'default', account_updater_enabled: false, async_network_tokens_enabled: false });
+    const response = await http()
+      .get('/merchant-accounts/default')
+      .set({ ...(await bearer()), 'x-service-merchant-account-id': 'elsewhere' })
+      .expect(200);
+    expect(response.body).toMatchObject({
+      type: 'merchant-account',
+      id: 'default',
+      account_updater_enabled: false,
+      async_network_tokens_enabled: false,
+    });
   });
 
   it('has multiple captures off unless asked, and toggles them on update', async () => {
     const created = await createAccount('captures');
     expect(created.body.multiple_captures_enabled).toBe(false);
-    const enabled = await http().put('/merchant-accounts/captures').set(await bearer()).send({ multiple_captures_enabled: true }).expect(200);
+    const enabled = await http()
+      .put('/merchant-accounts/captures')
+      .set(await bearer())
+      .send({ multiple_captures_enabled: true })
+      .expect(200);
     expect(enabled.body).toMatchObject({ id: 'captures', multiple_captures_enabled: true });
-    const renamed = await http().put('/merchant-accounts/captures').set(await bearer()).send({ display_name: 'Renamed' }).expect(200);
+    const renamed = await http()
+      .put('/merchant-accounts/captures')
+      .set(await bearer())
+      .send({ display_name: 'Renamed' })
+      .expect(200);
     expect(renamed.body.multiple_captures_enabled).toBe(true);
-    const disabled = await http().put('/merchant-accounts/captures').set(await bearer()).send({ multiple_captures_enabled: false }).expect(200);
+    const disabled = await http()
+      .put('/merchant-accounts/captures')
+      .set(await bearer())
+      .send({ multiple_captures_enabled: false })
+      .expect(200);
     expect(disabled.body.multiple_captures_enabled).toBe(false);
-    expect((await http().get('/merchant-accounts/captures').set(await bearer()).expect(200)).body).toEqual(disabled.body);
+    expect(
+      (
+        await http()
+          .get('/merchant-accounts/captures')
+          .set(await bearer())
+          .expect(200)
+      ).body,
+    ).toEqual(disabled.body);
   });
 
   it('updates only the fields sent; null clears a setting', async () => {
@@ -111,7 +151,12 @@ describe('merchant accounts', () => {
     const response = await http()
       .put('/merchant-accounts/to-update')
       .set(await bearer())
-      .send({ display_name: 'Renamed', over_capture_amount: null, mastercard_network_tokens_app_id: 'mc-app', account_updater_enabled: true })
+      .send({
+        display_name: 'Renamed',
+        over_capture_amount: null,
+        mastercard_network_tokens_app_id: 'mc-app',
+        account_updater_enabled: true,
+      })
       .expect(200);
     expect(response.body).toMatchObject({
       id: 'to-update',
@@ -122,49 +167,123 @@ describe('merchant accounts', () => {
       account_updater_enabled: true,
     });
     expect(response.body.updated_at >= response.body.created_at).toBe(true);
-    expect((await http().get('/merchant-accounts/to-update').set(await bearer()).expect(200)).body).toEqual(response.body);
+    expect(
+      (
+        await http()
+          .get('/merchant-accounts/to-update')
+          .set(await bearer())
+          .expect(200)
+      ).body,
+    ).toEqual(response.body);
   });
 
   it('409 duplicate_record for an existing id', async () => {
     await createAccount('twice');
-    const response = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'twice', display_name: 'Again' }).expect(409);
+    const response = await http()
+      .post('/merchant-accounts')
+      .set(await bearer())
+      .send({ id: 'twice', display_name: 'Again' })
+      .expect(409);
     expectErrorBody(response.body, 409, 'duplicate_record');
   });
 
   it('404 for an unknown account on get and update', async () => {
-    expectErrorBody((await http().get('/merchant-accounts/nope').set(await bearer()).expect(404)).body, 404, 'not_found');
-    expectErrorBody((await http().put('/merchant-accounts/nope').set(await bearer()).send({ display_name: 'x' }).expect(404)).body, 404, 'not_found');
+    expectErrorBody(
+      (
+        await http()
+          .get('/merchant-accounts/nope')
+          .set(await bearer())
+          .expect(404)
+      ).body,
+      404,
+      'not_found',
+    );
+    expectErrorBody(
+      (
+        await http()
+          .put('/merchant-accounts/nope')
+          .set(await bearer())
+          .send({ display_name: 'x' })
+          .expect(404)
+      ).body,
+      404,
+      'not_found',
+    );
   });
 
   it('400 with details for an id outside the pattern or a blank name; 422 for wrong types and unknown fields', async () => {
-    const badId = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'Not_Valid', display_name: 'x' }).expect(400);
-    expect(badId.body).toMatchObject({ type: 'error', code: 'bad_request', status: 400, details: [{ location: 'body', pointer: '/id', message: expect.any(String), type: 'invalid_merchant_account' }] });
-    const blank = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'blank-name', display_name: '  ' }).expect(400);
+    const badId = await http()
+      .post('/merchant-accounts')
+      .set(await bearer())
+      .send({ id: 'Not_Valid', display_name: 'x' })
+      .expect(400);
+    expect(badId.body).toMatchObject({
+      type: 'error',
+      code: 'bad_request',
+      status: 400,
+      details: [{ location: 'body', pointer: '/id', message: expect.any(String), type: 'invalid_merchant_account' }],
+    });
+    const blank = await http()
+      .post('/merchant-accounts')
+      .set(await bearer())
+      .send({ id: 'blank-name', display_name: '  ' })
+      .expect(400);
     expect(blank.body.details[0]).toMatchObject({ pointer: '/display_name' });
 
-    const wrongType = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'typed', display_name: 'x', over_capture_amount: 'lots' }).expect(422);
+    const wrongType = await http()
+      .post('/merchant-accounts')
+      .set(await bearer())
+      .send({ id: 'typed', display_name: 'x', over_capture_amount: 'lots' })
+      .expect(422);
     expect(wrongType.body.detail[0]).toMatchObject({ loc: ['body', 'over_capture_amount'] });
-    const unknown = await http().put('/merchant-accounts/default').set(await bearer()).send({ colour: 'blue' }).expect(422);
+    const unknown = await http()
+      .put('/merchant-accounts/default')
+      .set(await bearer())
+      .send({ colour: 'blue' })
+      .expect(422);
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['body', 'colour'], type: 'extra_forbidden' });
-    const negative = await http().put('/merchant-accounts/default').set(await bearer()).send({ over_capture_percentage: -5 }).expect(422);
+    const negative = await http()
+      .put('/merchant-accounts/default')
+      .set(await bearer())
+      .send({ over_capture_percentage: -5 })
+      .expect(422);
     expect(negative.body.detail[0]).toMatchObject({ loc: ['body', 'over_capture_percentage'] });
-    const notBoolean = await http().post('/merchant-accounts').set(await bearer()).send({ id: 'typed', display_name: 'x', multiple_captures_enabled: 'yes' }).expect(422);
+    const notBoolean = await http()
+      .post('/merchant-accounts')
+      .set(await bearer())
+      .send({ id: 'typed', display_name: 'x', multiple_captures_enabled: 'yes' })
+      .expect(422);
     expect(notBoolean.body.detail[0]).toMatchObject({ loc: ['body', 'multiple_captures_enabled'] });
-    const nullSwitch = await http().put('/merchant-accounts/default').set(await bearer()).send({ multiple_captures_enabled: null }).expect(422);
+    const nullSwitch = await http()
+      .put('/merchant-accounts/default')
+      .set(await bearer())
+      .send({ multiple_captures_enabled: null })
+      .expect(422);
     expect(nullSwitch.body.detail[0]).toMatchObject({ loc: ['body', 'multiple_captures_enabled'] });
   });
 
   it('pages by id with limit=2, forward to next_cursor null and back to previous_cursor null', async () => {
     for (const id of ['page-c', 'page-a', 'page-e', 'page-b', 'page-d']) await createAccount(id);
     const headers = await bearer();
-    const all = (await http().get('/merchant-accounts').query({ limit: 100 }).set(headers).expect(200)).body.items.map((item: { id: string }) => item.id);
+    const all = (await http().get('/merchant-accounts').query({ limit: 100 }).set(headers).expect(200)).body.items.map(
+      (item: { id: string }) => item.id,
+    );
     expect(all).toEqual([...all].sort());
     expect(all).toEqual(expect.arrayContaining(['default', 'page-a', 'page-b', 'page-c', 'page-d', 'page-e']));
 
-    const pages: { items: { id: string }[]; limit: number; next_cursor: string | null; previous_cursor: string | null }[] = [];
+    const pages: {
+      items: { id: string }[];
+      limit: number;
+      next_cursor: string | null;
+      previous_cursor: string | null;
+    }[] = [];
     let cursor: string | null = null;
     do {
-      const response: request.Response = await http().get('/merchant-accounts').query({ limit: 2, ...(cursor ? { cursor } : {}) }).set(headers).expect(200);
+      const response: request.Response = await http()
+        .get('/merchant-accounts')
+        .query({ limit: 2, ...(cursor ? { cursor } : {}) })
+        .set(headers)
+        .expect(200);
       pages.push(response.body);
       cursor = response.body.next_cursor;
     } while (cursor);
@@ -176,7 +295,11 @@ describe('merchant accounts', () => {
     const backward: string[][] = [];
     let previous: string | null = pages[pages.length - 1]!.previous_cursor;
     while (previous) {
-      const response: request.Response = await http().get('/merchant-accounts').query({ limit: 2, cursor: previous }).set(headers).expect(200);
+      const response: request.Response = await http()
+        .get('/merchant-accounts')
+        .query({ limit: 2, cursor: previous })
+        .set(headers)
+        .expect(200);
       backward.unshift(response.body.items.map((item: { id: string }) => item.id));
       previous = response.body.previous_cursor;
     }
@@ -184,19 +307,38 @@ describe('merchant accounts', () => {
   });
 
   it('searches by part of the id or display name', async () => {
-    const response = await http().get('/merchant-accounts').query({ search: 'PAGE-C' }).set(await bearer()).expect(200);
+    const response = await http()
+      .get('/merchant-accounts')
+      .query({ search: 'PAGE-C' })
+      .set(await bearer())
+      .expect(200);
     expect(response.body.items.map((item: { id: string }) => item.id)).toEqual(['page-c']);
   });
 
   it('422 for a limit out of range or a bad cursor', async () => {
-    await http().get('/merchant-accounts').query({ limit: 101 }).set(await bearer()).expect(422);
-    await http().get('/merchant-accounts').query({ cursor: 'garbage' }).set(await bearer()).expect(422);
+    await http()
+      .get('/merchant-accounts')
+      .query({ limit: 101 })
+      .set(await bearer())
+      .expect(422);
+    await http()
+      .get('/merchant-accounts')
+      .query({ cursor: 'garbage' })
+      .set(await bearer())
+      .expect(422);
   });
 
   it('403 on POST for a token without merchant-accounts.write', async () => {
-    const response = await http().post('/merchant-accounts').set(await bearer(admin, ['merchant-accounts.read'])).send({ id: 'denied', display_name: 'x' }).expect(403);
+    const response = await http()
+      .post('/merchant-accounts')
+      .set(await bearer(admin, ['merchant-accounts.read']))
+      .send({ id: 'denied', display_name: 'x' })
+      .expect(403);
     expectErrorBody(response.body, 403, 'forbidden');
-    await http().get('/merchant-accounts').set(await bearer(admin, ['merchant-accounts.read'])).expect(200);
+    await http()
+      .get('/merchant-accounts')
+      .set(await bearer(admin, ['merchant-accounts.read']))
+      .expect(200);
   });
 });
 
@@ -219,7 +361,11 @@ describe('3-D Secure configurations', () => {
       created_at: expect.stringMatching(isoWithOffset),
       updated_at: expect.stringMatching(isoWithOffset),
     });
-    const eur = await http().post(base('tds-a')).set(headers).send({ ...threeDs, currency: 'EUR', scheme: 'mastercard' }).expect(201);
+    const eur = await http()
+      .post(base('tds-a'))
+      .set(headers)
+      .send({ ...threeDs, currency: 'EUR', scheme: 'mastercard' })
+      .expect(201);
 
     const list = await http().get(base('tds-a')).set(headers).expect(200);
     expect(Object.keys(list.body)).toEqual(['items']);
@@ -232,29 +378,63 @@ describe('3-D Secure configurations', () => {
       .set(headers)
       .send({ merchant_name: 'Shop US', metadata: { region: 'us-east' } })
       .expect(200);
-    expect(updated.body).toEqual({ ...usd.body, merchant_name: 'Shop US', metadata: { region: 'us-east' }, updated_at: expect.stringMatching(isoWithOffset) });
+    expect(updated.body).toEqual({
+      ...usd.body,
+      merchant_name: 'Shop US',
+      metadata: { region: 'us-east' },
+      updated_at: expect.stringMatching(isoWithOffset),
+    });
 
-    const deleted = await http().delete(`${base('tds-a')}/${eur.body.id}`).set(headers).expect(204);
+    const deleted = await http()
+      .delete(`${base('tds-a')}/${eur.body.id}`)
+      .set(headers)
+      .expect(204);
     expect(deleted.text).toBe('');
     expect((await http().get(base('tds-a')).set(headers).expect(200)).body).toEqual({ items: [updated.body] });
-    await http().delete(`${base('tds-a')}/${eur.body.id}`).set(headers).expect(404);
+    await http()
+      .delete(`${base('tds-a')}/${eur.body.id}`)
+      .set(headers)
+      .expect(404);
   });
 
   it('422 in the spec body for currency=usd on the list, and for a bad currency or missing field on create', async () => {
     const headers = await bearer();
     const response = await http().get(base('tds-a')).query({ currency: 'usd' }).set(headers).expect(422);
     expect(response.body).toEqual({
-      detail: [{ loc: ['query', 'currency'], msg: expect.any(String), type: 'string_pattern_mismatch', input: 'usd', ctx: expect.any(Object) }],
+      detail: [
+        {
+          loc: ['query', 'currency'],
+          msg: expect.any(String),
+          type: 'string_pattern_mismatch',
+          input: 'usd',
+          ctx: expect.any(Object),
+        },
+      ],
     });
-    await http().post(base('tds-a')).set(headers).send({ ...threeDs, currency: 'usd' }).expect(422);
+    await http()
+      .post(base('tds-a'))
+      .set(headers)
+      .send({ ...threeDs, currency: 'usd' })
+      .expect(422);
     const { merchant_name: _omitted, ...missing } = threeDs;
     const missingName = await http().post(base('tds-a')).set(headers).send(missing).expect(422);
     expect(missingName.body.detail[0]).toMatchObject({ loc: ['body', 'merchant_name'], type: 'missing' });
   });
 
   it('400 with details for a blank profile field', async () => {
-    const response = await http().post(base('tds-a')).set(await bearer()).send({ ...threeDs, merchant_url: ' ' }).expect(400);
-    expect(response.body.details).toEqual([{ location: 'body', pointer: '/merchant_url', message: expect.any(String), type: 'invalid_three_ds_configuration' }]);
+    const response = await http()
+      .post(base('tds-a'))
+      .set(await bearer())
+      .send({ ...threeDs, merchant_url: ' ' })
+      .expect(400);
+    expect(response.body.details).toEqual([
+      {
+        location: 'body',
+        pointer: '/merchant_url',
+        message: expect.any(String),
+        type: 'invalid_three_ds_configuration',
+      },
+    ]);
   });
 
   it('404 for an unknown merchant account', async () => {
@@ -266,13 +446,24 @@ describe('3-D Secure configurations', () => {
   it("404 for B's configuration addressed under A", async () => {
     const headers = await bearer();
     const ofB = await http().post(base('tds-b')).set(headers).send(threeDs).expect(201);
-    await http().put(`${base('tds-a')}/${ofB.body.id}`).set(headers).send({ merchant_name: 'hijack' }).expect(404);
-    await http().delete(`${base('tds-a')}/${ofB.body.id}`).set(headers).expect(404);
+    await http()
+      .put(`${base('tds-a')}/${ofB.body.id}`)
+      .set(headers)
+      .send({ merchant_name: 'hijack' })
+      .expect(404);
+    await http()
+      .delete(`${base('tds-a')}/${ofB.body.id}`)
+      .set(headers)
+      .expect(404);
     expect((await http().get(base('tds-b')).set(headers).expect(200)).body.items).toEqual([ofB.body]);
   });
 
   it('403 on POST for a token without merchant-accounts.write', async () => {
-    await http().post(base('tds-a')).set(await bearer(admin, ['merchant-accounts.read'])).send(threeDs).expect(403);
+    await http()
+      .post(base('tds-a'))
+      .set(await bearer(admin, ['merchant-accounts.read']))
+      .send(threeDs)
+      .expect(403);
   });
 });
 
@@ -283,8 +474,17 @@ describe('a key limited to merchant account A', () => {
   beforeAll(async () => {
     await createAccount('only-a');
     await createAccount('only-b');
-    configurationOfB = (await http().post('/merchant-accounts/only-b/three-ds-configurations').set(await bearer()).send(threeDs).expect(201)).body.id;
-    const created = await service.identity.apiKeyPairs.create({ display_name: 'limited', roles: ['system-manager'], merchant_account_ids: ['only-a'] }, operator);
+    configurationOfB = (
+      await http()
+        .post('/merchant-accounts/only-b/three-ds-configurations')
+        .set(await bearer())
+        .send(threeDs)
+        .expect(201)
+    ).body.id;
+    const created = await service.identity.apiKeyPairs.create(
+      { display_name: 'limited', roles: ['system-manager'], merchant_account_ids: ['only-a'] },
+      operator,
+    );
     limited = { kid: created.kid, privateKeyPem: created.private_key! };
   });
 
@@ -292,42 +492,82 @@ describe('a key limited to merchant account A', () => {
     const headers = await bearer(limited);
     await http().get('/merchant-accounts/only-a').set(headers).expect(200);
     await http().put('/merchant-accounts/only-a').set(headers).send({ display_name: 'Mine' }).expect(200);
-    const created = await http().post('/merchant-accounts/only-a/three-ds-configurations').set(headers).send(threeDs).expect(201);
+    const created = await http()
+      .post('/merchant-accounts/only-a/three-ds-configurations')
+      .set(headers)
+      .send(threeDs)
+      .expect(201);
     await http().get('/merchant-accounts/only-a/three-ds-configurations').set(headers).expect(200);
-    await http().delete(`/merchant-accounts/only-a/three-ds-configurations/${created.body.id}`).set(headers).expect(204);
+    await http()
+      .delete(`/merchant-accounts/only-a/three-ds-configurations/${created.body.id}`)
+      .set(headers)
+      .expect(204);
   });
 
-  it('gets 403 on B and on B\'s configurations', async () => {
+  it("gets 403 on B and on B's configurations", async () => {
     const headers = await bearer(limited);
     expectErrorBody((await http().get('/merchant-accounts/only-b').set(headers).expect(403)).body, 403, 'forbidden');
     await http().put('/merchant-accounts/only-b').set(headers).send({ display_name: 'Theirs' }).expect(403);
     await http().get('/merchant-accounts/only-b/three-ds-configurations').set(headers).expect(403);
     await http().post('/merchant-accounts/only-b/three-ds-configurations').set(headers).send(threeDs).expect(403);
-    await http().put(`/merchant-accounts/only-b/three-ds-configurations/${configurationOfB}`).set(headers).send({ merchant_name: 'x' }).expect(403);
-    await http().delete(`/merchant-accounts/only-b/three-ds-configurations/${configurationOfB}`).set(headers).expect(403);
-    expect((await http().get('/merchant-accounts/only-b').set(await bearer()).expect(200)).body.display_name).toBe('Account only-b');
+    await http()
+      .put(`/merchant-accounts/only-b/three-ds-configurations/${configurationOfB}`)
+      .set(headers)
+      .send({ merchant_name: 'x' })
+      .expect(403);
+    await http()
+      .delete(`/merchant-accounts/only-b/three-ds-configurations/${configurationOfB}`)
+      .set(headers)
+      .expect(403);
+    expect(
+      (
+        await http()
+          .get('/merchant-accounts/only-b')
+          .set(await bearer())
+          .expect(200)
+      ).body.display_name,
+    ).toBe('Account only-b');
   });
 
   it('gets 404 for a resource of B addressed under A', async () => {
     const headers = await bearer(limited);
     expectErrorBody(
-      (await http().put(`/merchant-accounts/only-a/three-ds-configurations/${configurationOfB}`).set(headers).send({ merchant_name: 'x' }).expect(404)).body,
+      (
+        await http()
+          .put(`/merchant-accounts/only-a/three-ds-configurations/${configurationOfB}`)
+          .set(headers)
+          .send({ merchant_name: 'x' })
+          .expect(404)
+      ).body,
       404,
       'not_found',
     );
-    await http().delete(`/merchant-accounts/only-a/three-ds-configurations/${configurationOfB}`).set(headers).expect(404);
+    await http()
+      .delete(`/merchant-accounts/only-a/three-ds-configurations/${configurationOfB}`)
+      .set(headers)
+      .expect(404);
   });
 
   it('lists only A', async () => {
-    const response = await http().get('/merchant-accounts').set(await bearer(limited)).expect(200);
+    const response = await http()
+      .get('/merchant-accounts')
+      .set(await bearer(limited))
+      .expect(200);
     expect(response.body).toMatchObject({ limit: 20, next_cursor: null, previous_cursor: null });
     expect(response.body.items.map((item: { id: string }) => item.id)).toEqual(['only-a']);
   });
 
   it('gets 403 on POST /merchant-accounts', async () => {
-    const response = await http().post('/merchant-accounts').set(await bearer(limited)).send({ id: 'sneaky', display_name: 'x' }).expect(403);
+    const response = await http()
+      .post('/merchant-accounts')
+      .set(await bearer(limited))
+      .send({ id: 'sneaky', display_name: 'x' })
+      .expect(403);
     expectErrorBody(response.body, 403, 'forbidden');
-    await http().get('/merchant-accounts/sneaky').set(await bearer()).expect(404);
+    await http()
+      .get('/merchant-accounts/sneaky')
+      .set(await bearer())
+      .expect(404);
   });
 });
 
@@ -336,17 +576,32 @@ describe('the OpenAPI document', () => {
     const document = (await http().get('/openapi.json').expect(200)).body;
     expect(Object.keys(document.paths['/merchant-accounts']).sort()).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/merchant-accounts/{merchant_account_id}']).sort()).toEqual(['get', 'put']);
-    expect(Object.keys(document.paths['/merchant-accounts/{merchant_account_id}/three-ds-configurations']).sort()).toEqual(['get', 'post']);
-    expect(Object.keys(document.paths['/merchant-accounts/{merchant_account_id}/three-ds-configurations/{three_ds_configuration_id}']).sort()).toEqual(['delete', 'put']);
-    expect(document.paths['/merchant-accounts'].post.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MerchantAccount' });
-    expect(document.paths['/merchant-accounts'].get.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/MerchantAccounts' });
+    expect(
+      Object.keys(document.paths['/merchant-accounts/{merchant_account_id}/three-ds-configurations']).sort(),
+    ).toEqual(['get', 'post']);
+    expect(
+      Object.keys(
+        document.paths['/merchant-accounts/{merchant_account_id}/three-ds-configurations/{three_ds_configuration_id}'],
+      ).sort(),
+    ).toEqual(['delete', 'put']);
+    expect(document.paths['/merchant-accounts'].post.responses['201'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/MerchantAccount',
+    });
+    expect(document.paths['/merchant-accounts'].get.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/MerchantAccounts',
+    });
     expect(document.components.schemas).toHaveProperty('MerchantAccountCreate');
     expect(document.components.schemas).toHaveProperty('MerchantAccountUpdate');
     expect(document.components.schemas).toHaveProperty('MerchantAccountThreeDSConfiguration');
     expect(document.components.schemas).toHaveProperty('MerchantAccountThreeDSConfigurations');
     expect(document.components.schemas.MerchantAccount.properties.over_capture_amount).toBeDefined();
-    expect(document.components.schemas.MerchantAccount.properties.multiple_captures_enabled).toMatchObject({ type: 'boolean', description: expect.any(String) });
+    expect(document.components.schemas.MerchantAccount.properties.multiple_captures_enabled).toMatchObject({
+      type: 'boolean',
+      description: expect.any(String),
+    });
     expect(document.components.schemas.MerchantAccount.required).toContain('multiple_captures_enabled');
-    expect(document.components.schemas.MerchantAccountUpdate.properties.multiple_captures_enabled).toMatchObject({ type: 'boolean' });
+    expect(document.components.schemas.MerchantAccountUpdate.properties.multiple_captures_enabled).toMatchObject({
+      type: 'boolean',
+    });
   });
 });

@@ -32,7 +32,12 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 type Body = Record<string, unknown>;
-const post = (url: string, body: unknown, acct = account) => h.http().post(url).set(h.headers(acct)).send(body as object);
+const post = (url: string, body: unknown, acct = account) =>
+  h
+    .http()
+    .post(url)
+    .set(h.headers(acct))
+    .send(body as object);
 const get = (url: string, acct = account) => h.http().get(url).set(h.headers(acct));
 const tokensOf = (paymentMethodId: string) => `/payment-methods/${paymentMethodId}/network-tokens`;
 const provisionBody = { merchant_initiated: false, is_subsequent_payment: false };
@@ -50,7 +55,8 @@ async function provision(paymentMethodId: string, acct = account): Promise<Body 
 }
 
 /** The simulator token service's record of our token (by our token id, its reference). */
-const simulated = (networkTokenId: string) => [...h.simulator.ledger.networkTokens.values()].find((token) => token.reference === networkTokenId);
+const simulated = (networkTokenId: string) =>
+  [...h.simulator.ledger.networkTokens.values()].find((token) => token.reference === networkTokenId);
 
 async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   const deadline = Date.now() + 5_000;
@@ -64,7 +70,10 @@ async function poll<T>(read: () => Promise<T>, done: (value: T) => boolean, what
 
 /** A token of a new API key with `roles`, carrying only `scopes`. */
 async function tokenWith(roles: string[], scopes: string[]): Promise<Record<string, string>> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: `scopes ${scopes.join(' ')}`, roles }, { kind: 'operator' });
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: `scopes ${scopes.join(' ')}`, roles },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes, expiresIn: 600 });
   return { authorization: `Bearer ${token}`, 'x-service-merchant-account-id': account };
 }
@@ -92,22 +101,50 @@ describe('POST /payment-methods/{id}/network-tokens', () => {
     const refused = await post(tokensOf(paymentMethodId), provisionBody).expect(400);
     expectErrorBody(refused.body, 400, 'bad_request');
     expect(refused.body.message).toMatch(/discover_network_tokens_requestor_id and discover_network_tokens_app_id/);
-    expect(refused.body.details).toEqual([expect.objectContaining({ type: 'discover_network_token_settings_missing', location: 'path', pointer: '/payment_method_id' })]);
+    expect(refused.body.details).toEqual([
+      expect.objectContaining({
+        type: 'discover_network_token_settings_missing',
+        location: 'path',
+        pointer: '/payment_method_id',
+      }),
+    ]);
 
-    await h.http().put(`/merchant-accounts/${account}`).set(h.headers()).send({ discover_network_tokens_requestor_id: 'disc-req' }).expect(200);
-    expect((await post(tokensOf(paymentMethodId), provisionBody).expect(400)).body.details[0].type).toBe('discover_network_token_settings_missing');
+    await h
+      .http()
+      .put(`/merchant-accounts/${account}`)
+      .set(h.headers())
+      .send({ discover_network_tokens_requestor_id: 'disc-req' })
+      .expect(200);
+    expect((await post(tokensOf(paymentMethodId), provisionBody).expect(400)).body.details[0].type).toBe(
+      'discover_network_token_settings_missing',
+    );
 
-    await h.http().put(`/merchant-accounts/${account}`).set(h.headers()).send({ discover_network_tokens_app_id: 'disc-app' }).expect(200);
+    await h
+      .http()
+      .put(`/merchant-accounts/${account}`)
+      .set(h.headers())
+      .send({ discover_network_tokens_app_id: 'disc-app' })
+      .expect(200);
     const token = await provision(paymentMethodId);
     expect(token).toMatchObject({ status: 'active', token: expect.stringMatching(/^6011\d{12}$/) });
-    expect(simulated(token.id)).toMatchObject({ scheme: 'discover', status: 'active', requestorId: 'disc-req', appId: 'disc-app' });
+    expect(simulated(token.id)).toMatchObject({
+      scheme: 'discover',
+      status: 'active',
+      requestorId: 'disc-req',
+      appId: 'disc-app',
+    });
   });
 
   it('answers 409 with the live token as resource_id while the card has one', async () => {
     const paymentMethodId = await storeCard(MASTERCARD);
     const first = await provision(paymentMethodId);
     const duplicate = await post(tokensOf(paymentMethodId), provisionBody).expect(409);
-    expect(duplicate.body).toMatchObject({ type: 'error', code: 'duplicate_record', status: 409, resource_id: first.id });
+    expect(duplicate.body).toMatchObject({
+      type: 'error',
+      code: 'duplicate_record',
+      status: 409,
+      resource_id: first.id,
+    });
   });
 
   it("answers the network's refusal as a 400 with its code (card ending 0002), and lists nothing", async () => {
@@ -120,7 +157,9 @@ describe('POST /payment-methods/{id}/network-tokens', () => {
   it('validates the body: both booleans required (422), a security code of 3 or 4 digits', async () => {
     const paymentMethodId = await storeCard(VISA);
     const missing = await post(tokensOf(paymentMethodId), { merchant_initiated: false }).expect(422);
-    expect(missing.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'is_subsequent_payment'], type: 'missing' })]);
+    expect(missing.body.detail).toEqual([
+      expect.objectContaining({ loc: ['body', 'is_subsequent_payment'], type: 'missing' }),
+    ]);
     const badCode = await post(tokensOf(paymentMethodId), { ...provisionBody, security_code: '12' }).expect(422);
     expect(badCode.body.detail[0]).toMatchObject({ loc: ['body', 'security_code'] });
     expect((await get(tokensOf(paymentMethodId)).expect(200)).body).toEqual({ items: [] });
@@ -150,7 +189,10 @@ describe("a network token's life over HTTP", () => {
 
     expect((await post(`${tokenUrl}/resume`, {}).expect(200)).body).toMatchObject({ status: 'active' });
     const cryptogram = await post(`${tokenUrl}/cryptogram`, { merchant_initiated: true }).expect(201);
-    expect(cryptogram.body).toEqual({ type: 'network-token-cryptogram', cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/) });
+    expect(cryptogram.body).toEqual({
+      type: 'network-token-cryptogram',
+      cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/),
+    });
     const again = await post(`${tokenUrl}/cryptogram`, { merchant_initiated: true }).expect(201);
     expect(again.body.cryptogram).not.toBe(cryptogram.body.cryptogram);
     await post(`${tokenUrl}/cryptogram`, {}).expect(422);
@@ -171,7 +213,11 @@ describe("a network token's life over HTTP", () => {
     const elsewhere = await storeCard(VISA);
     await post(`${tokensOf(elsewhere)}/${token.id}/suspend`, {}).expect(404);
     await post(`${tokensOf(paymentMethodId)}/${token.id}/cryptogram`, { merchant_initiated: false }, other).expect(404);
-    await h.http().delete(`${tokensOf(paymentMethodId)}/${token.id}`).set(h.headers(other)).expect(404);
+    await h
+      .http()
+      .delete(`${tokensOf(paymentMethodId)}/${token.id}`)
+      .set(h.headers(other))
+      .expect(404);
     expect(simulated(token.id)?.status).toBe('active');
   });
 
@@ -179,11 +225,27 @@ describe("a network token's life over HTTP", () => {
     const paymentMethodId = await storeCard(VISA);
     const reader = await tokenWith(['administrator'], ['payment-methods.read']);
     await h.http().get(tokensOf(paymentMethodId)).set(reader).expect(200);
-    expectErrorBody((await h.http().post(tokensOf(paymentMethodId)).set(reader).send(provisionBody).expect(403)).body, 403, 'forbidden');
+    expectErrorBody(
+      (await h.http().post(tokensOf(paymentMethodId)).set(reader).send(provisionBody).expect(403)).body,
+      403,
+      'forbidden',
+    );
     const writer = await tokenWith(['administrator'], ['payment-methods.write']);
-    const token = (await h.http().post(tokensOf(paymentMethodId)).set(writer).send(provisionBody).expect(201)).body as { id: string };
-    await h.http().post(`${tokensOf(paymentMethodId)}/${token.id}/suspend`).set(reader).send({}).expect(403);
-    await h.http().post(`${tokensOf(paymentMethodId)}/${token.id}/suspend`).set(writer).send({}).expect(200);
+    const token = (await h.http().post(tokensOf(paymentMethodId)).set(writer).send(provisionBody).expect(201)).body as {
+      id: string;
+    };
+    await h
+      .http()
+      .post(`${tokensOf(paymentMethodId)}/${token.id}/suspend`)
+      .set(reader)
+      .send({})
+      .expect(403);
+    await h
+      .http()
+      .post(`${tokensOf(paymentMethodId)}/${token.id}/suspend`)
+      .set(writer)
+      .send({})
+      .expect(200);
   });
 });
 
@@ -191,25 +253,41 @@ describe('automatic provisioning', () => {
   it("gives a card stored in an account whose card connection takes network tokens a token, with the scheme's requestor id", async () => {
     const paymentMethodId = await storeCard(VISA, automatic);
     const listed = await poll(
-      async () => (await get(tokensOf(paymentMethodId), automatic).expect(200)).body as { items: { id: string; status: string }[] },
+      async () =>
+        (await get(tokensOf(paymentMethodId), automatic).expect(200)).body as {
+          items: { id: string; status: string }[];
+        },
       (body) => body.items.length === 1,
       'the automatic network token',
     );
     expect(listed.items[0]).toMatchObject({ status: 'active', payment_method_id: paymentMethodId });
-    expect(simulated(listed.items[0]!.id)).toMatchObject({ scheme: 'visa', status: 'active', requestorId: 'visa-req-auto', appId: null });
+    expect(simulated(listed.items[0]!.id)).toMatchObject({
+      scheme: 'visa',
+      status: 'active',
+      requestorId: 'visa-req-auto',
+      appId: null,
+    });
   });
 
   it('gives none where no card connection takes network tokens', async () => {
     const paymentMethodId = await storeCard(VISA);
     // The automatic account's card is provisioned within a poll; give this one the same chance, then look.
     const control = await storeCard(MASTERCARD, automatic);
-    await poll(async () => (await get(tokensOf(control), automatic)).body.items.length as number, (n) => n === 1, 'the control token');
+    await poll(
+      async () => (await get(tokensOf(control), automatic)).body.items.length as number,
+      (n) => n === 1,
+      'the control token',
+    );
     expect((await get(tokensOf(paymentMethodId)).expect(200)).body).toEqual({ items: [] });
   });
 
   it('deletes the token at the token service when its payment method is deleted', async () => {
     const paymentMethodId = await storeCard(MASTERCARD, automatic);
-    const listed = await poll(async () => (await get(tokensOf(paymentMethodId), automatic)).body.items as { id: string }[], (items) => items.length === 1, 'the token');
+    const listed = await poll(
+      async () => (await get(tokensOf(paymentMethodId), automatic)).body.items as { id: string }[],
+      (items) => items.length === 1,
+      'the token',
+    );
     await h.http().delete(`/payment-methods/${paymentMethodId}`).set(h.headers(automatic)).expect(204);
     expect(simulated(listed[0]!.id)?.status).toBe('deleted');
     await get(tokensOf(paymentMethodId), automatic).expect(404);
@@ -241,7 +319,12 @@ describe('with API provisioning switched off (NETWORK_TOKENS_API_PROVISIONING=fa
   afterAll(() => off?.stop());
 
   it('answers 403 forbidden to POST, and still lists', async () => {
-    const created = await off.http().post('/payment-methods').set(off.headers(account)).send({ method: 'card', number: VISA, expiration_date: '11/30' }).expect(201);
+    const created = await off
+      .http()
+      .post('/payment-methods')
+      .set(off.headers(account))
+      .send({ method: 'card', number: VISA, expiration_date: '11/30' })
+      .expect(201);
     const url = `/payment-methods/${created.body.id as string}/network-tokens`;
     const refused = await off.http().post(url).set(off.headers(account)).send(provisionBody).expect(403);
     expectErrorBody(refused.body, 403, 'forbidden');

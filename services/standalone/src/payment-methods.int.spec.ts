@@ -25,7 +25,12 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 type Body = Record<string, unknown>;
-const post = (url: string, body: unknown, acct = account) => h.http().post(url).set(h.headers(acct)).send(body as object);
+const post = (url: string, body: unknown, acct = account) =>
+  h
+    .http()
+    .post(url)
+    .set(h.headers(acct))
+    .send(body as object);
 const get = (url: string, acct = account) => h.http().get(url).set(h.headers(acct));
 
 async function waitForMethod(id: string, status: string): Promise<Body> {
@@ -33,14 +38,21 @@ async function waitForMethod(id: string, status: string): Promise<Body> {
   for (;;) {
     const response = await get(`/payment-methods/${id}`);
     if (response.status === 200 && response.body.status === status) return response.body as Body;
-    if (Date.now() > deadline) throw new Error(`payment method ${id} never became ${status}: ${response.status} ${response.text}`);
+    if (Date.now() > deadline)
+      throw new Error(`payment method ${id} never became ${status}: ${response.status} ${response.text}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
 describe('POST /payment-methods', () => {
   it('stores a card: 201, succeeded, only BIN, last four, scheme and expiry shown', async () => {
-    const response = await post('/payment-methods', { method: 'card', number: TEST_PANS[1], expiration_date: '12/30', security_code: '123', external_identifier: 'pm-ext-1' }).expect(201);
+    const response = await post('/payment-methods', {
+      method: 'card',
+      number: TEST_PANS[1],
+      expiration_date: '12/30',
+      security_code: '123',
+      external_identifier: 'pm-ext-1',
+    }).expect(201);
     expect(response.body).toMatchObject({
       type: 'payment-method',
       merchant_account_id: account,
@@ -62,18 +74,45 @@ describe('POST /payment-methods', () => {
   });
 
   it('refuses bad input with the 422 detail body and an unknown buyer with a 400', async () => {
-    const bad = await post('/payment-methods', { method: 'card', number: '4111111111111112', expiration_date: '13/30' }).expect(422);
-    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(expect.arrayContaining(['body.number', 'body.expiration_date']));
-    const unknown = await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30', buyer_id: '00000000-0000-4000-8000-000000000000' }).expect(400);
+    const bad = await post('/payment-methods', {
+      method: 'card',
+      number: '4111111111111112',
+      expiration_date: '13/30',
+    }).expect(422);
+    expect(bad.body.detail.map((d: { loc: string[] }) => d.loc.join('.'))).toEqual(
+      expect.arrayContaining(['body.number', 'body.expiration_date']),
+    );
+    const unknown = await post('/payment-methods', {
+      method: 'card',
+      number: TEST_PANS[0],
+      expiration_date: '12/30',
+      buyer_id: '00000000-0000-4000-8000-000000000000',
+    }).expect(400);
     expect(unknown.body.details[0]).toMatchObject({ type: 'buyer_not_found' });
-    const both = await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30', buyer_id: '00000000-0000-4000-8000-000000000000', buyer_external_identifier: 'x' }).expect(422);
+    const both = await post('/payment-methods', {
+      method: 'card',
+      number: TEST_PANS[0],
+      expiration_date: '12/30',
+      buyer_id: '00000000-0000-4000-8000-000000000000',
+      buyer_external_identifier: 'x',
+    }).expect(422);
     expect(JSON.stringify(both.body)).toContain('buyer_external_identifier');
   });
 
   it('pays with a stored method (instrument_type card_token) and counts the use', async () => {
-    const stored = (await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30' }).expect(201)).body;
-    const paid = await h.authorize(account, { amount: 1000, currency: 'USD', payment_method: { method: 'id', id: stored.id } });
-    expect(paid).toMatchObject({ status: 'authorization_succeeded', instrument_type: 'card_token', payment_method: { id: stored.id, label: '1111' } });
+    const stored = (
+      await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30' }).expect(201)
+    ).body;
+    const paid = await h.authorize(account, {
+      amount: 1000,
+      currency: 'USD',
+      payment_method: { method: 'id', id: stored.id },
+    });
+    expect(paid).toMatchObject({
+      status: 'authorization_succeeded',
+      instrument_type: 'card_token',
+      payment_method: { id: stored.id, label: '1111' },
+    });
     const after = (await get(`/payment-methods/${stored.id}`).expect(200)).body;
     expect(after).toMatchObject({ usage_count: 1, cit_usage_count: 1 });
     expect(after.last_used_at).toEqual(expect.any(String));
@@ -82,18 +121,42 @@ describe('POST /payment-methods', () => {
 
 describe('listing and deleting', () => {
   it('lists newest first with filters and pages, and deletes for good', async () => {
-    const buyer = (await post('/buyers', { display_name: 'List Buyer', external_identifier: 'pm-list-buyer' }).expect(201)).body;
-    const a = (await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '01/31', buyer_id: buyer.id }).expect(201)).body;
-    const b = (await post('/payment-methods', { method: 'card', number: TEST_PANS[1], expiration_date: '02/31', buyer_external_identifier: 'pm-list-buyer' }).expect(201)).body;
+    const buyer = (
+      await post('/buyers', { display_name: 'List Buyer', external_identifier: 'pm-list-buyer' }).expect(201)
+    ).body;
+    const a = (
+      await post('/payment-methods', {
+        method: 'card',
+        number: TEST_PANS[0],
+        expiration_date: '01/31',
+        buyer_id: buyer.id,
+      }).expect(201)
+    ).body;
+    const b = (
+      await post('/payment-methods', {
+        method: 'card',
+        number: TEST_PANS[1],
+        expiration_date: '02/31',
+        buyer_external_identifier: 'pm-list-buyer',
+      }).expect(201)
+    ).body;
     expect(b.buyer).toMatchObject({ type: 'buyer', id: buyer.id, display_name: 'List Buyer' });
 
     const ofBuyer = (await get(`/payment-methods?buyer_id=${buyer.id}`).expect(200)).body;
     expect(ofBuyer.items.map((m: Body) => m.id)).toEqual([b.id, a.id]);
     const byExternal = (await get('/payment-methods?buyer_external_identifier=pm-list-buyer&limit=1').expect(200)).body;
     expect(byExternal.items.map((m: Body) => m.id)).toEqual([b.id]);
-    const next = (await get(`/payment-methods?buyer_external_identifier=pm-list-buyer&limit=1&cursor=${encodeURIComponent(byExternal.next_cursor)}`).expect(200)).body;
+    const next = (
+      await get(
+        `/payment-methods?buyer_external_identifier=pm-list-buyer&limit=1&cursor=${encodeURIComponent(byExternal.next_cursor)}`,
+      ).expect(200)
+    ).body;
     expect(next.items.map((m: Body) => m.id)).toEqual([a.id]);
-    expect((await get('/payment-methods?status=failed&status=processing').expect(200)).body.items.every((m: Body) => m.status !== 'succeeded')).toBe(true);
+    expect(
+      (await get('/payment-methods?status=failed&status=processing').expect(200)).body.items.every(
+        (m: Body) => m.status !== 'succeeded',
+      ),
+    ).toBe(true);
     await get('/payment-methods?status=nope').expect(422);
 
     const buyerList = (await get(`/buyers/payment-methods?buyer_id=${buyer.id}`).expect(200)).body;
@@ -104,14 +167,23 @@ describe('listing and deleting', () => {
     await h.http().delete(`/payment-methods/${a.id}`).set(h.headers(account)).expect(204);
     await get(`/payment-methods/${a.id}`).expect(404);
     await h.http().delete(`/payment-methods/${a.id}`).set(h.headers(account)).expect(404);
-    const refused = await post('/transactions', { amount: 1000, currency: 'USD', payment_method: { method: 'id', id: a.id } }).expect(400);
+    const refused = await post('/transactions', {
+      amount: 1000,
+      currency: 'USD',
+      payment_method: { method: 'id', id: a.id },
+    }).expect(400);
     expect(refused.body.details[0]).toMatchObject({ pointer: '/payment_method/id', type: 'payment_method_not_found' });
   });
 });
 
 describe('a method stored during a purchase (spec, Events rule 3)', () => {
   it('is processing until the vault-token notification arrives, then succeeded and usable', async () => {
-    const paid = await h.authorize(account, { amount: 1200, currency: 'USD', store: true, payment_method: card({ number: TEST_PANS[2], security_code: '1234' }) });
+    const paid = await h.authorize(account, {
+      amount: 1200,
+      currency: 'USD',
+      store: true,
+      payment_method: card({ number: TEST_PANS[2], security_code: '1234' }),
+    });
     expect(paid.status).toBe('authorization_succeeded');
     const id = (paid.payment_method as Body).id as string;
     const stored = await waitForMethod(id, 'succeeded');
@@ -122,14 +194,27 @@ describe('a method stored during a purchase (spec, Events rule 3)', () => {
 
   it('without the notification the payment succeeds, the method stays processing (unusable), then fails', async () => {
     // 500012: the simulator approves but never vaults the card.
-    const paid = await h.authorize(account, { amount: 500012, currency: 'USD', store: true, payment_method: card({ number: TEST_PANS[1] }) });
+    const paid = await h.authorize(account, {
+      amount: 500012,
+      currency: 'USD',
+      store: true,
+      payment_method: card({ number: TEST_PANS[1] }),
+    });
     expect(paid.status).toBe('authorization_succeeded');
     const id = (paid.payment_method as Body).id as string;
     expect((await get(`/payment-methods/${id}`).expect(200)).body.status).toBe('processing');
-    const early = await post('/transactions', { amount: 1000, currency: 'USD', payment_method: { method: 'id', id } }).expect(400);
+    const early = await post('/transactions', {
+      amount: 1000,
+      currency: 'USD',
+      payment_method: { method: 'id', id },
+    }).expect(400);
     expect(early.body.details[0]).toMatchObject({ type: 'payment_method_not_ready' });
     await waitForMethod(id, 'failed');
-    const late = await post('/transactions', { amount: 1000, currency: 'USD', payment_method: { method: 'id', id } }).expect(400);
+    const late = await post('/transactions', {
+      amount: 1000,
+      currency: 'USD',
+      payment_method: { method: 'id', id },
+    }).expect(400);
     expect(late.body.details[0]).toMatchObject({ type: 'payment_method_failed' });
   });
 
@@ -137,7 +222,11 @@ describe('a method stored during a purchase (spec, Events rule 3)', () => {
     const paid = await h.authorize(account, { amount: 1000, currency: 'USD', payment_method: card() });
     const id = (paid.payment_method as Body).id as string;
     await get(`/payment-methods/${id}`).expect(404);
-    const refused = await post('/transactions', { amount: 1000, currency: 'USD', payment_method: { method: 'id', id } }).expect(400);
+    const refused = await post('/transactions', {
+      amount: 1000,
+      currency: 'USD',
+      payment_method: { method: 'id', id },
+    }).expect(400);
     expect(refused.body.details[0]).toMatchObject({ type: 'payment_method_not_found' });
   });
 });
@@ -145,14 +234,32 @@ describe('a method stored during a purchase (spec, Events rule 3)', () => {
 describe('deleting a buyer (crypto-shredding)', () => {
   it('takes their methods, makes their card ciphertext undecryptable, and the read models still rebuild from events', async () => {
     const buyer = (await post('/buyers', { display_name: 'Shred Me' }).expect(201)).body;
-    const kept = (await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30' }).expect(201)).body;
-    const stored = (await post('/payment-methods', { method: 'card', number: TEST_PANS[1], expiration_date: '12/30', buyer_id: buyer.id }).expect(201)).body;
+    const kept = (
+      await post('/payment-methods', { method: 'card', number: TEST_PANS[0], expiration_date: '12/30' }).expect(201)
+    ).body;
+    const stored = (
+      await post('/payment-methods', {
+        method: 'card',
+        number: TEST_PANS[1],
+        expiration_date: '12/30',
+        buyer_id: buyer.id,
+      }).expect(201)
+    ).body;
     // Stored by the purchase: a card given for one payment only is shredded once it answered (issue 22, item 13).
-    const purchase = await h.authorize(account, { amount: 1000, currency: 'USD', buyer_id: buyer.id, store: true, payment_method: card({ number: TEST_PANS[2] }) });
+    const purchase = await h.authorize(account, {
+      amount: 1000,
+      currency: 'USD',
+      buyer_id: buyer.id,
+      store: true,
+      payment_method: card({ number: TEST_PANS[2] }),
+    });
     expect(purchase.buyer).toMatchObject({ id: buyer.id, display_name: 'Shred Me' });
 
     const db = new Database(`${h.fixture.dataDir}/transactions.db`, { readonly: true, fileMustExist: true });
-    const rowsOf = (ids: string[]) => db.prepare(`SELECT id, data_key_id FROM vault_cards WHERE id IN (${ids.map(() => '?').join(',')})`).all(...ids) as { id: string; data_key_id: string }[];
+    const rowsOf = (ids: string[]) =>
+      db
+        .prepare(`SELECT id, data_key_id FROM vault_cards WHERE id IN (${ids.map(() => '?').join(',')})`)
+        .all(...ids) as { id: string; data_key_id: string }[];
     const theirs = rowsOf([stored.id, (purchase.payment_method as Body).id as string]);
     expect(theirs).toHaveLength(2);
     expect(new Set(theirs.map((row) => row.data_key_id)).size).toBe(1); // one data key per buyer
@@ -178,7 +285,9 @@ describe('deleting a buyer (crypto-shredding)', () => {
     try {
       await rebuilt.catchUp();
       const again = rebuilt.paymentMethods.list({ merchant_account_id: account, limit: 100 }).items;
-      expect(again.map((m) => [m.id, m.status, m.label, m.usage_count])).toEqual(listed.map((m) => [m.id, m.status, m.label, m.usage_count]));
+      expect(again.map((m) => [m.id, m.status, m.label, m.usage_count])).toEqual(
+        listed.map((m) => [m.id, m.status, m.label, m.usage_count]),
+      );
       expect(rebuilt.buyers.find(account, buyer.id)).toBeNull();
       expect(rebuilt.transactions.readModel.find(purchase.id)?.state.status).toBe('authorization_succeeded');
     } finally {

@@ -22,8 +22,19 @@ const pem = (key: KeyObject) => key.export({ type: 'pkcs8', format: 'pem' }) as 
 /** A Paze Complete payload: a Visa network token (Luhn-valid, not a card the specs use), its cryptogram and ECI. */
 const TOKEN = '4895370012003478';
 const payload = (overrides: Record<string, unknown> = {}) => ({
-  token: { paymentToken: TOKEN, tokenExpirationMonth: '12', tokenExpirationYear: '2030', paymentAccountReference: 'V0010013022298169667651347803' },
-  dynamicData: [{ dynamicDataType: 'CARD_APPLICATION_CRYPTOGRAM_SHORT_FORM', dynamicDataValue: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=', dynamicDataExpiration: String(Math.floor(Date.now() / 1000) + 900) }],
+  token: {
+    paymentToken: TOKEN,
+    tokenExpirationMonth: '12',
+    tokenExpirationYear: '2030',
+    paymentAccountReference: 'V0010013022298169667651347803',
+  },
+  dynamicData: [
+    {
+      dynamicDataType: 'CARD_APPLICATION_CRYPTOGRAM_SHORT_FORM',
+      dynamicDataValue: 'AgAAAAAABk4DWZ4C28yUQAAAAAA=',
+      dynamicDataExpiration: String(Math.floor(Date.now() / 1000) + 900),
+    },
+  ],
   cardNetwork: 'VISA',
   eci: '07',
   ...overrides,
@@ -35,7 +46,13 @@ async function registerPaze(account: string, country: string): Promise<void> {
     .http()
     .post('/digital-wallets')
     .set(h.headers(account))
-    .send({ provider: 'paze', merchant_name: `Shop ${account}`, merchant_country_code: country, accept_terms_and_conditions: true, decryption_key: pem(privateKey) })
+    .send({
+      provider: 'paze',
+      merchant_name: `Shop ${account}`,
+      merchant_country_code: country,
+      accept_terms_and_conditions: true,
+      decryption_key: pem(privateKey),
+    })
     .expect(201);
 }
 
@@ -53,7 +70,11 @@ beforeAll(async () => {
 afterAll(() => h?.stop());
 
 const pay = async (account: string, token: string, extra: Record<string, unknown> = {}) =>
-  h.http().post('/transactions').set(h.headers(account)).send({ amount: 1000, currency: 'USD', payment_method: { method: 'paze', token }, ...extra });
+  h
+    .http()
+    .post('/transactions')
+    .set(h.headers(account))
+    .send({ amount: 1000, currency: 'USD', payment_method: { method: 'paze', token }, ...extra });
 
 it('decrypts the payload and pays with its network token through a US network-token connection', async () => {
   const response = await pay(us, await encrypt(payload()));
@@ -84,14 +105,24 @@ it.each([
   expect((await refusal(account, await encrypt(payload()), extra)).type).toBe(type);
 });
 
-it("refuses a payload Paze did not sign, or that another key signed, naming the reason (400 paze_signature_invalid)", async () => {
+it('refuses a payload Paze did not sign, or that another key signed, naming the reason (400 paze_signature_invalid)', async () => {
   const unsignedJwe = await refusal(us, await sealPazePayload(payload(), publicKey, { unsigned: 'outer' }));
-  expect(unsignedJwe).toMatchObject({ type: 'paze_signature_invalid', pointer: '/payment_method/token', message: expect.stringMatching(/not signed/) });
+  expect(unsignedJwe).toMatchObject({
+    type: 'paze_signature_invalid',
+    pointer: '/payment_method/token',
+    message: expect.stringMatching(/not signed/),
+  });
   const unsignedInside = await refusal(us, await sealPazePayload(payload(), publicKey, { unsigned: 'inner' }));
-  expect(unsignedInside).toMatchObject({ type: 'paze_signature_invalid', message: expect.stringMatching(/decrypted Paze payload is not signed/) });
+  expect(unsignedInside).toMatchObject({
+    type: 'paze_signature_invalid',
+    message: expect.stringMatching(/decrypted Paze payload is not signed/),
+  });
   const forger = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
   const forged = await refusal(us, await sealPazePayload(payload(), publicKey, { signingKey: forger }));
-  expect(forged).toMatchObject({ type: 'paze_signature_invalid', message: expect.stringMatching(/does not verify against Paze's signing keys/) });
+  expect(forged).toMatchObject({
+    type: 'paze_signature_invalid',
+    message: expect.stringMatching(/does not verify against Paze's signing keys/),
+  });
   const signed = (await encrypt(payload())).split('.');
   signed[1] = Buffer.from(`${Buffer.from(signed[1]!, 'base64url').toString()}x`).toString('base64url');
   expect((await refusal(us, signed.join('.'))).type).toBe('paze_signature_invalid');
@@ -106,5 +137,7 @@ it('refuses a payload encrypted to another key, unreadable, or expired', async (
 
 it('a payment_service_id that cannot take Paze is refused', async () => {
   const plain = await h.createConnection(us, { display_name: 'No tokens', position: 99 });
-  expect((await refusal(us, await encrypt(payload()), { payment_service_id: plain })).type).toBe('payment_method_not_supported');
+  expect((await refusal(us, await encrypt(payload()), { payment_service_id: plain })).type).toBe(
+    'payment_method_not_supported',
+  );
 });

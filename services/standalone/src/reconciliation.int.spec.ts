@@ -10,7 +10,10 @@ const account = 'reconcile';
 
 beforeAll(async () => {
   // 500006: the simulator authorizes at once but answers after 2 s; the connector gives up after 300 ms (unknown).
-  h = await startHarness('reconciliation', { simulator: { unknownOutcomeDelayMs: 2_000 }, env: { MOCK_CARD_TIMEOUT_MS: '300', RECONCILE_AFTER_MS: '400' } });
+  h = await startHarness('reconciliation', {
+    simulator: { unknownOutcomeDelayMs: 2_000 },
+    env: { MOCK_CARD_TIMEOUT_MS: '300', RECONCILE_AFTER_MS: '400' },
+  });
   await h.createAccount(account);
   await h.createConnection(account);
 });
@@ -24,6 +27,9 @@ it('an authorization with an unknown outcome ends authorization_succeeded by its
   expect(created.status).toBe('processing');
   const settled = await h.waitFor(account, created.id, (t) => t.status !== 'processing', 10_000);
   expect(settled).toMatchObject({ status: 'authorization_succeeded', authorized_amount: 500_006 });
-  const ledger = (await (await fetch(`${h.simulator.url}/v1/ledger?reference=${created.id}`)).json()) as Record<string, number>;
+  const ledger = (await (await fetch(`${h.simulator.url}/v1/ledger?reference=${created.id}`)).json()) as Record<
+    string,
+    number
+  >;
   expect(ledger).toMatchObject({ authorizations: 1 });
 });

@@ -22,14 +22,31 @@ const refund = (id: string, body: object = {}, extra: Record<string, string> = {
   h.http().post(`/transactions/${id}/refunds`).set(h.headers(acct)).set(extra).send(body);
 const captured = (amount: number) => h.authorize(account, { amount, intent: 'capture' });
 const ingest = (file: { fileName: string; content: string }, acct = account, paymentServiceId = connectionId) =>
-  h.http().post(`/payment-services/${paymentServiceId}/settlement-files`).set(h.headers(acct)).send({ file_name: file.fileName, content: file.content });
+  h
+    .http()
+    .post(`/payment-services/${paymentServiceId}/settlement-files`)
+    .set(h.headers(acct))
+    .send({ file_name: file.fileName, content: file.content });
 
 describe('refund lifecycle', () => {
   it('a partial refund, then the rest → refunded; nothing more can be refunded', async () => {
     const t = await captured(10_000);
     const partial = await refund(t.id, { amount: 4_000, reason: 'damaged', external_identifier: 'rma-1' }).expect(201);
-    expect(partial.body).toMatchObject({ type: 'refund', transaction_id: t.id, status: 'succeeded', amount: 4_000, currency: 'USD', reason: 'damaged', external_identifier: 'rma-1', target_type: 'payment-method' });
-    expect(await h.get(account, t.id)).toMatchObject({ status: 'capture_succeeded', captured_amount: 10_000, refunded_amount: 4_000 });
+    expect(partial.body).toMatchObject({
+      type: 'refund',
+      transaction_id: t.id,
+      status: 'succeeded',
+      amount: 4_000,
+      currency: 'USD',
+      reason: 'damaged',
+      external_identifier: 'rma-1',
+      target_type: 'payment-method',
+    });
+    expect(await h.get(account, t.id)).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 10_000,
+      refunded_amount: 4_000,
+    });
     const rest = await refund(t.id).expect(201);
     expect(rest.body).toMatchObject({ status: 'succeeded', amount: 6_000 });
     expect(await h.get(account, t.id)).toMatchObject({ status: 'refunded', refunded_amount: 10_000 });
@@ -59,11 +76,18 @@ describe('refund lifecycle', () => {
   it('500009: the refund fails (refund_period_expired), the money stays captured and can be asked for again', async () => {
     const t = await captured(500_009);
     const failed = await refund(t.id, { amount: 100 }).expect(201);
-    expect(failed.body).toMatchObject({ status: 'failed', amount: 100, error_code: 'refund_period_expired', raw_response_code: '300012' });
+    expect(failed.body).toMatchObject({
+      status: 'failed',
+      amount: 100,
+      error_code: 'refund_period_expired',
+      raw_response_code: '300012',
+    });
     expect(await h.get(account, t.id)).toMatchObject({ status: 'capture_succeeded', refunded_amount: 0 });
     const again = await refund(t.id).expect(201);
     expect(again.body).toMatchObject({ status: 'failed', amount: 500_009 });
-    expect((await h.http().get(`/refunds/${failed.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe('failed');
+    expect((await h.http().get(`/refunds/${failed.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe(
+      'failed',
+    );
   });
 });
 
@@ -78,9 +102,13 @@ describe('refunds settling asynchronously (500008, spec: Refund statuses)', () =
 
     // The simulator's refund notification is lost: only the file can settle the refund.
     const realFetch = globalThis.fetch;
-    const lost = vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) =>
-      String(input instanceof Request ? input.url : input).includes('/notifications') ? Promise.reject(new TypeError('lost')) : realFetch(input, init),
-    );
+    const lost = vi
+      .spyOn(globalThis, 'fetch')
+      .mockImplementation((input, init) =>
+        String(input instanceof Request ? input.url : input).includes('/notifications')
+          ? Promise.reject(new TypeError('lost'))
+          : realFetch(input, init),
+      );
     let file: { fileName: string; content: string };
     try {
       file = await h.simulator.produceSettlementFile();
@@ -89,17 +117,26 @@ describe('refunds settling asynchronously (500008, spec: Refund statuses)', () =
     }
     expect(file.content).toContain(`refund,`);
     expect(file.content).toContain(pending.body.id);
-    expect((await h.http().get(`/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe('processing');
+    expect((await h.http().get(`/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe(
+      'processing',
+    );
 
     const ingested = await ingest(file).expect(200);
-    expect(ingested.body).toMatchObject({ type: 'settlement-file-ingestion', file_name: file.fileName, refunds_settled: 1, unmatched: 0 });
+    expect(ingested.body).toMatchObject({
+      type: 'settlement-file-ingestion',
+      file_name: file.fileName,
+      refunds_settled: 1,
+      unmatched: 0,
+    });
     const settled = (await h.http().get(`/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body;
     expect(settled).toMatchObject({ status: 'succeeded', amount: 500_008 });
     expect(settled.updated_at >= settled.created_at).toBe(true);
     // The transaction-level `refunded` status is unchanged by the way the refund settled.
     expect(await h.get(account, t.id)).toMatchObject({ status: 'refunded', refunded_amount: 500_008 });
     const history = (await h.http().get(`/transactions/${t.id}/events`).set(h.headers(account)).expect(200)).body.items;
-    expect(history.at(-1)).toMatchObject({ context: { event: 'RefundSucceeded', via: 'settlement', refundId: pending.body.id } });
+    expect(history.at(-1)).toMatchObject({
+      context: { event: 'RefundSucceeded', via: 'settlement', refundId: pending.body.id },
+    });
 
     // The same file again changes nothing.
     expect((await ingest(file).expect(200)).body).toMatchObject({ refunds_settled: 0 });
@@ -111,8 +148,15 @@ describe('refunds settling asynchronously (500008, spec: Refund statuses)', () =
     expect(pending.body.status).toBe('processing');
     const from = h.simulator.deliveries.length;
     const file = await h.simulator.produceSettlementFile();
-    expect(h.simulator.deliveries.slice(from)).toEqual([expect.objectContaining({ url: expect.stringContaining(`/payment-services/${connectionId}/notifications`), status: 204 })]);
-    expect((await h.http().get(`/transactions/${t.id}/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body).toMatchObject({ status: 'succeeded', payment_service_refund_id: expect.any(String) });
+    expect(h.simulator.deliveries.slice(from)).toEqual([
+      expect.objectContaining({
+        url: expect.stringContaining(`/payment-services/${connectionId}/notifications`),
+        status: 204,
+      }),
+    ]);
+    expect(
+      (await h.http().get(`/transactions/${t.id}/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body,
+    ).toMatchObject({ status: 'succeeded', payment_service_refund_id: expect.any(String) });
     expect((await ingest(file).expect(200)).body).toMatchObject({ refunds_settled: 0, already_settled: 1 });
     expect(await h.get(account, t.id)).toMatchObject({ status: 'capture_succeeded', refunded_amount: 8 });
   });
@@ -121,9 +165,13 @@ describe('refunds settling asynchronously (500008, spec: Refund statuses)', () =
     const t = await captured(500_008);
     const pending = await refund(t.id, { amount: 5 }).expect(201);
     const realFetch = globalThis.fetch;
-    const lost = vi.spyOn(globalThis, 'fetch').mockImplementation((input, init) =>
-      String(input instanceof Request ? input.url : input).includes('/notifications') ? Promise.reject(new TypeError('lost')) : realFetch(input, init),
-    );
+    const lost = vi
+      .spyOn(globalThis, 'fetch')
+      .mockImplementation((input, init) =>
+        String(input instanceof Request ? input.url : input).includes('/notifications')
+          ? Promise.reject(new TypeError('lost'))
+          : realFetch(input, init),
+      );
     const file = await h.simulator.produceSettlementFile().finally(() => lost.mockRestore());
     const stranger = 'ref-stranger';
     await h.createAccount(stranger);
@@ -131,7 +179,9 @@ describe('refunds settling asynchronously (500008, spec: Refund statuses)', () =
     expect((await ingest(file, stranger, theirs).expect(200)).body).toMatchObject({ refunds_settled: 0, unmatched: 1 });
     // Not even addressing our connection from their account works.
     await ingest(file, stranger, connectionId).expect(404);
-    expect((await h.http().get(`/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe('processing');
+    expect((await h.http().get(`/refunds/${pending.body.id}`).set(h.headers(account)).expect(200)).body.status).toBe(
+      'processing',
+    );
     const malformed = await ingest({ fileName: 'x.csv', content: 'not,a,settlement,file\n' }).expect(400);
     expect(malformed.body.details[0]).toMatchObject({ pointer: '/content', type: 'invalid_settlement_file' });
     expect((await ingest(file).expect(200)).body).toMatchObject({ refunds_settled: 1 });
@@ -150,13 +200,26 @@ describe('idempotent refunds', () => {
     expect(conflict.body).toMatchObject({ type: 'error', code: 'duplicate_record', status: 409 });
     // The same key on another transaction is another request.
     const u = await captured(5_000);
-    expect((await refund(u.id, { amount: 1_000 }, { 'Idempotency-Key': 'refund-1' }).expect(201)).body.transaction_id).toBe(u.id);
+    expect(
+      (await refund(u.id, { amount: 1_000 }, { 'Idempotency-Key': 'refund-1' }).expect(201)).body.transaction_id,
+    ).toBe(u.id);
   });
 });
 
 describe('refund reads', () => {
   // Every field the reference (wire-compat §b, Refund) marks R.
-  const required = ['id', 'transaction_id', 'status', 'currency', 'amount', 'target_type', 'reconciliation_id', 'transaction_reconciliation_id', 'created_at', 'updated_at'];
+  const required = [
+    'id',
+    'transaction_id',
+    'status',
+    'currency',
+    'amount',
+    'target_type',
+    'reconciliation_id',
+    'transaction_reconciliation_id',
+    'created_at',
+    'updated_at',
+  ];
 
   it('GET /refunds/{id}, /transactions/{id}/refunds and /transactions/{id}/refunds/{id}; 404 from another account', async () => {
     const t = await captured(2_000);
@@ -166,12 +229,23 @@ describe('refund reads', () => {
     expect(a.created_at).toMatch(isoWithOffset);
     expect(a.updated_at).toMatch(isoWithOffset);
     expect((await h.http().get(`/refunds/${a.id}`).set(h.headers(account)).expect(200)).body).toEqual(a);
-    expect((await h.http().get(`/transactions/${t.id}/refunds/${b.id}`).set(h.headers(account)).expect(200)).body).toEqual(b);
+    expect(
+      (await h.http().get(`/transactions/${t.id}/refunds/${b.id}`).set(h.headers(account)).expect(200)).body,
+    ).toEqual(b);
     const listed = (await h.http().get(`/transactions/${t.id}/refunds`).set(h.headers(account)).expect(200)).body;
     expect(listed).toMatchObject({ items: [a, b], next_cursor: null });
-    const page1 = (await h.http().get(`/transactions/${t.id}/refunds`).query({ limit: 1 }).set(h.headers(account)).expect(200)).body;
+    const page1 = (
+      await h.http().get(`/transactions/${t.id}/refunds`).query({ limit: 1 }).set(h.headers(account)).expect(200)
+    ).body;
     expect(page1.items).toEqual([a]);
-    const page2 = (await h.http().get(`/transactions/${t.id}/refunds`).query({ limit: 1, cursor: page1.next_cursor }).set(h.headers(account)).expect(200)).body;
+    const page2 = (
+      await h
+        .http()
+        .get(`/transactions/${t.id}/refunds`)
+        .query({ limit: 1, cursor: page1.next_cursor })
+        .set(h.headers(account))
+        .expect(200)
+    ).body;
     expect(page2).toMatchObject({ items: [b], next_cursor: null });
 
     const other = 'ref-other';

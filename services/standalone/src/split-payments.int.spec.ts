@@ -24,7 +24,11 @@ async function ledger(number: string): Promise<{ balance: number; redemptions: {
 }
 
 async function pay(body: Record<string, unknown>, on = account) {
-  return h.http().post('/transactions').set(h.headers(on)).send({ currency: 'USD', ...body });
+  return h
+    .http()
+    .post('/transactions')
+    .set(h.headers(on))
+    .send({ currency: 'USD', ...body });
 }
 
 beforeAll(async () => {
@@ -32,7 +36,11 @@ beforeAll(async () => {
   await h.createAccount(account);
   await h.createAccount(bare);
   cardService = await h.createConnection(account);
-  giftService = await h.createConnection(account, { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [] });
+  giftService = await h.createConnection(account, {
+    display_name: 'Gift cards',
+    payment_service_definition_id: 'mock-gift-card',
+    fields: [],
+  });
   await h.createConnection(bare);
 });
 
@@ -54,12 +62,33 @@ describe('gift cards alone', () => {
       payment_method: null,
       payment_service: null,
       multi_tender: false,
-      gift_card_service: { type: 'gift-card-service', id: giftService, gift_card_service_definition_id: 'mock-gift-card' },
+      gift_card_service: {
+        type: 'gift-card-service',
+        id: giftService,
+        gift_card_service_definition_id: 'mock-gift-card',
+      },
     });
     const redemptions = response.body.gift_card_redemptions as Record<string, unknown>[];
     expect(redemptions).toEqual([
-      expect.objectContaining({ type: 'gift-card-redemption', status: 'succeeded', amount: 3_000, refunded_amount: 0, error_code: null, gift_card: { type: 'gift-card', id: null, bin: '606060', sub_bin: first.number.slice(6, 10), last4: first.number.slice(-4) } }),
-      expect.objectContaining({ status: 'succeeded', amount: 1_500, gift_card_service_redemption_id: expect.any(String) }),
+      expect.objectContaining({
+        type: 'gift-card-redemption',
+        status: 'succeeded',
+        amount: 3_000,
+        refunded_amount: 0,
+        error_code: null,
+        gift_card: {
+          type: 'gift-card',
+          id: null,
+          bin: '606060',
+          sub_bin: first.number.slice(6, 10),
+          last4: first.number.slice(-4),
+        },
+      }),
+      expect.objectContaining({
+        status: 'succeeded',
+        amount: 1_500,
+        gift_card_service_redemption_id: expect.any(String),
+      }),
     ]);
     expect((await ledger(first.number)).balance).toBe(2_000);
     expect((await ledger(second.number)).balance).toBe(3_500);
@@ -72,8 +101,15 @@ describe('gift cards alone', () => {
     const response = await pay({ amount: 2_000, gift_cards: [first, second] });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({ status: 'authorization_failed', error_code: 'insufficient_funds' });
-    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual(['reversed', 'failed']);
-    expect(response.body.gift_card_redemptions[1]).toMatchObject({ error_code: 'insufficient_funds', raw_error_code: expect.any(String), raw_error_message: expect.any(String) });
+    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual([
+      'reversed',
+      'failed',
+    ]);
+    expect(response.body.gift_card_redemptions[1]).toMatchObject({
+      error_code: 'insufficient_funds',
+      raw_error_code: expect.any(String),
+      raw_error_message: expect.any(String),
+    });
     expect((await ledger(first.number)).balance).toBe(5_000);
     expect((await ledger(second.number)).balance).toBe(100);
   });
@@ -82,7 +118,12 @@ describe('gift cards alone', () => {
 describe('split tender: a card for the rest', () => {
   it('card authorized first, gift cards redeemed after; intent capture captures the card part', async () => {
     const gift = giftCard('05000', 2_500);
-    const response = await pay({ amount: 10_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' }, gift_cards: [gift] });
+    const response = await pay({
+      amount: 10_000,
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' },
+      gift_cards: [gift],
+    });
     expect(response.status).toBe(201);
     expect(response.body).toMatchObject({
       status: 'capture_succeeded',
@@ -94,29 +135,58 @@ describe('split tender: a card for the rest', () => {
       gift_card_redemptions: [expect.objectContaining({ status: 'succeeded', amount: 2_500 })],
     });
     expect((await ledger(gift.number)).balance).toBe(2_500);
-    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200)).body.items as { name: string }[];
+    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200))
+      .body.items as { name: string }[];
     const names = events.map((e) => e.name);
     // The card's authorization comes before the gift card's redemption, and the capture after both (oldest first).
     const at = (name: string) => names.indexOf(name);
     expect(at('payment-connector-response-transaction-authorization-succeeded')).toBeGreaterThan(-1);
-    expect(at('payment-connector-response-transaction-authorization-succeeded')).toBeLessThan(at('gift-card-redemption-succeeded'));
-    expect(at('gift-card-redemption-succeeded')).toBeLessThan(at('payment-connector-response-transaction-capture-succeeded'));
+    expect(at('payment-connector-response-transaction-authorization-succeeded')).toBeLessThan(
+      at('gift-card-redemption-succeeded'),
+    );
+    expect(at('gift-card-redemption-succeeded')).toBeLessThan(
+      at('payment-connector-response-transaction-capture-succeeded'),
+    );
   });
 
   it('acceptance: the third of three gift cards fails — the first two are reversed, the card voided, every balance back where it started', async () => {
     const cards = [giftCard('05000', 1_000), giftCard('05000', 2_000), giftCard('10006', 500)];
-    const response = await pay({ amount: 10_000, intent: 'authorize', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: cards });
+    const response = await pay({
+      amount: 10_000,
+      intent: 'authorize',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' },
+      gift_cards: cards,
+    });
     expect(response.status).toBe(201);
-    expect(response.body).toMatchObject({ status: 'authorization_voided', error_code: 'insufficient_funds', authorized_amount: 6_500, captured_amount: 0 });
-    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual(['reversed', 'reversed', 'failed']);
-    expect(response.body.gift_card_redemptions[2]).toMatchObject({ error_code: 'insufficient_funds', raw_error_code: '10006' });
+    expect(response.body).toMatchObject({
+      status: 'authorization_voided',
+      error_code: 'insufficient_funds',
+      authorized_amount: 6_500,
+      captured_amount: 0,
+    });
+    expect((response.body.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual([
+      'reversed',
+      'reversed',
+      'failed',
+    ]);
+    expect(response.body.gift_card_redemptions[2]).toMatchObject({
+      error_code: 'insufficient_funds',
+      raw_error_code: '10006',
+    });
     for (const card of cards.slice(0, 2)) {
       const shown = await ledger(card.number);
       expect(shown.balance).toBe(5_000);
       expect(shown.redemptions.map((r) => r.status)).toEqual(['reversed']);
     }
-    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200)).body.items as { name: string }[];
-    expect(events.map((e) => e.name)).toEqual(expect.arrayContaining(['gift-card-reversal-succeeded', 'gift-card-redemption-failed', 'payment-connector-response-transaction-void-succeeded']));
+    const events = (await h.http().get(`/transactions/${response.body.id}/events`).set(h.headers(account)).expect(200))
+      .body.items as { name: string }[];
+    expect(events.map((e) => e.name)).toEqual(
+      expect.arrayContaining([
+        'gift-card-reversal-succeeded',
+        'gift-card-redemption-failed',
+        'payment-connector-response-transaction-void-succeeded',
+      ]),
+    );
     // Voided at the provider too, not only in our record: nothing stays held on the card.
     expect(h.simulator.ledger.counts(response.body.id)).toMatchObject({ authorizations: 1, voids: 1, captures: 0 });
     expect(h.simulator.ledger.findByReference(response.body.id)).toMatchObject({ status: 'voided', capturedAmount: 0 });
@@ -125,10 +195,16 @@ describe('split tender: a card for the rest', () => {
   it('a declined card charges no gift card: every redemption skipped, the ledger untouched', async () => {
     const gift = giftCard('05000', 1_000);
     // The card pays 200001 − … the simulator declines amount 200001 (issuer_decline scenario) on the card's part.
-    const response = await pay({ amount: 201_001, payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [gift] });
+    const response = await pay({
+      amount: 201_001,
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' },
+      gift_cards: [gift],
+    });
     expect(response.status).toBe(201);
     expect(response.body.status).toBe('authorization_declined');
-    expect(response.body.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'skipped', error_code: null })]);
+    expect(response.body.gift_card_redemptions).toEqual([
+      expect.objectContaining({ status: 'skipped', error_code: null }),
+    ]);
     const shown = await fetch(`${h.simulator.url}/v1/gift-cards/cards/${gift.number}`);
     expect(shown.status).toBe(404); // never seen by the provider
   });
@@ -137,27 +213,66 @@ describe('split tender: a card for the rest', () => {
 describe('refunds of a redemption', () => {
   it('targets one redemption: its refunded_amount rises, the card gets the money back, never more than it took', async () => {
     const gift = giftCard('05000', 2_000);
-    const paid = (await pay({ amount: 5_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [gift] })).body;
+    const paid = (
+      await pay({
+        amount: 5_000,
+        intent: 'capture',
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' },
+        gift_cards: [gift],
+      })
+    ).body;
     const redemption = paid.gift_card_redemptions[0].id as string;
-    const refund = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ amount: 500, target_type: 'gift-card-redemption', target_id: redemption }).expect(201);
-    expect(refund.body).toMatchObject({ status: 'succeeded', amount: 500, target_type: 'gift-card-redemption', target_id: redemption });
+    const refund = await h
+      .http()
+      .post(`/transactions/${paid.id}/refunds`)
+      .set(h.headers(account))
+      .send({ amount: 500, target_type: 'gift-card-redemption', target_id: redemption })
+      .expect(201);
+    expect(refund.body).toMatchObject({
+      status: 'succeeded',
+      amount: 500,
+      target_type: 'gift-card-redemption',
+      target_id: redemption,
+    });
     expect((await ledger(gift.number)).balance).toBe(3_500);
     const after = await h.get(account, paid.id);
-    expect(after).toMatchObject({ refunded_amount: 0, gift_card_redemptions: [expect.objectContaining({ refunded_amount: 500 })] });
+    expect(after).toMatchObject({
+      refunded_amount: 0,
+      gift_card_redemptions: [expect.objectContaining({ refunded_amount: 500 })],
+    });
 
-    const over = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ amount: 1_501, target_type: 'gift-card-redemption', target_id: redemption });
+    const over = await h
+      .http()
+      .post(`/transactions/${paid.id}/refunds`)
+      .set(h.headers(account))
+      .send({ amount: 1_501, target_type: 'gift-card-redemption', target_id: redemption });
     expect(over.status).toBe(400);
     expect(JSON.stringify(over.body)).toContain('at most 1500');
-    const unknown = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ target_type: 'gift-card-redemption', target_id: cardService });
+    const unknown = await h
+      .http()
+      .post(`/transactions/${paid.id}/refunds`)
+      .set(h.headers(account))
+      .send({ target_type: 'gift-card-redemption', target_id: cardService });
     expect(unknown.status).toBe(400);
-    const missing = await h.http().post(`/transactions/${paid.id}/refunds`).set(h.headers(account)).send({ target_type: 'gift-card-redemption' });
+    const missing = await h
+      .http()
+      .post(`/transactions/${paid.id}/refunds`)
+      .set(h.headers(account))
+      .send({ target_type: 'gift-card-redemption' });
     expect(missing.status).toBe(422);
 
-    const all = await h.http().post(`/transactions/${paid.id}/refunds/all`).set(h.headers(account)).send({}).expect(201);
-    expect((all.body.items as { target_type: string; amount: number }[]).map((r) => [r.target_type, r.amount])).toEqual([
-      ['payment-method', 3_000],
-      ['gift-card-redemption', 1_500],
-    ]);
+    const all = await h
+      .http()
+      .post(`/transactions/${paid.id}/refunds/all`)
+      .set(h.headers(account))
+      .send({})
+      .expect(201);
+    expect((all.body.items as { target_type: string; amount: number }[]).map((r) => [r.target_type, r.amount])).toEqual(
+      [
+        ['payment-method', 3_000],
+        ['gift-card-redemption', 1_500],
+      ],
+    );
     expect((await ledger(gift.number)).balance).toBe(5_000);
     expect((await h.get(account, paid.id)).status).toBe('refunded');
   });
@@ -208,7 +323,8 @@ describe('refused before anything is charged', () => {
     const unknownWithCard = await refusedUntouched({ amount: 2_000, payment_method: card, gift_cards: [unknownCard] });
     expect(unknownWithCard.status).toBe(400);
 
-    const list = (await h.http().get('/transactions?limit=100').set(h.headers(bare)).expect(200)).body.items as unknown[];
+    const list = (await h.http().get('/transactions?limit=100').set(h.headers(bare)).expect(200)).body
+      .items as unknown[];
     expect(list).toEqual([]);
   });
 });
@@ -218,9 +334,18 @@ describe('refunds/all when one instrument cannot be refunded', () => {
     const shop = 'split-refund-all';
     await h.createAccount(shop);
     await h.createConnection(shop);
-    const gifts = await h.createConnection(shop, { display_name: 'Gift cards', payment_service_definition_id: 'mock-gift-card', fields: [] });
+    const gifts = await h.createConnection(shop, {
+      display_name: 'Gift cards',
+      payment_service_definition_id: 'mock-gift-card',
+      fields: [],
+    });
     const paid = await pay(
-      { amount: 4_000, intent: 'capture', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' }, gift_cards: [giftCard('05000', 1_000)] },
+      {
+        amount: 4_000,
+        intent: 'capture',
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30' },
+        gift_cards: [giftCard('05000', 1_000)],
+      },
       shop,
     );
     expect(paid.status).toBe(201);

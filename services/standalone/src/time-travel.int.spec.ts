@@ -23,7 +23,10 @@ beforeAll(async () => {
   h = await startHarness('time-travel');
   await h.createAccount(account);
   connectionId = await h.createConnection(account);
-  const keys = (await h.http().get('/api-key-pairs').set(h.headers()).expect(200)).body.items as { id: string; display_name: string }[];
+  const keys = (await h.http().get('/api-key-pairs').set(h.headers()).expect(200)).body.items as {
+    id: string;
+    display_name: string;
+  }[];
   apiKeyPairId = keys.find((key) => key.display_name === 'admin')!.id;
 });
 
@@ -37,16 +40,27 @@ const moment = async (): Promise<string> => {
   return now;
 };
 
-const asOf = (id: string, when: string, acct = account) => h.http().get(`/transactions/${id}`).query({ as_of: when }).set(h.headers(acct));
-const eventsOf = async (id: string): Promise<EventItem[]> => (await h.http().get(`/transactions/${id}/events`).set(h.headers(account)).expect(200)).body.items;
+const asOf = (id: string, when: string, acct = account) =>
+  h.http().get(`/transactions/${id}`).query({ as_of: when }).set(h.headers(acct));
+const eventsOf = async (id: string): Promise<EventItem[]> =>
+  (await h.http().get(`/transactions/${id}/events`).set(h.headers(account)).expect(200)).body.items;
 
 describe('an authorization, captured, then partly refunded', () => {
   let id: string;
-  const at: Record<'beforeCreation' | 'authorized' | 'captured' | 'refunded', string> = { beforeCreation: '', authorized: '', captured: '', refunded: '' };
+  const at: Record<'beforeCreation' | 'authorized' | 'captured' | 'refunded', string> = {
+    beforeCreation: '',
+    authorized: '',
+    captured: '',
+    refunded: '',
+  };
 
   beforeAll(async () => {
     at.beforeCreation = await moment();
-    const authorized = await h.authorize(account, { amount: 10_000, intent: 'authorize', buyer: { billing_details: { address: { postal_code: '7788' } } } });
+    const authorized = await h.authorize(account, {
+      amount: 10_000,
+      intent: 'authorize',
+      buyer: { billing_details: { address: { postal_code: '7788' } } },
+    });
     id = authorized.id;
     expect(authorized).toMatchObject({ status: 'authorization_succeeded' });
     at.authorized = await moment();
@@ -58,18 +72,34 @@ describe('an authorization, captured, then partly refunded', () => {
 
   it('as_of between the authorization and the capture: authorized, nothing captured', async () => {
     const then = (await asOf(id, at.authorized).expect(200)).body;
-    expect(then).toMatchObject({ type: 'transaction', id, status: 'authorization_succeeded', authorized_amount: 10_000, captured_amount: 0, refunded_amount: 0, captured_at: null });
+    expect(then).toMatchObject({
+      type: 'transaction',
+      id,
+      status: 'authorization_succeeded',
+      authorized_amount: 10_000,
+      captured_amount: 0,
+      refunded_amount: 0,
+      captured_at: null,
+    });
     // The same moment written with another offset is the same moment.
     const shifted = new Date(Date.parse(at.authorized) + 2 * 3600_000).toISOString().replace('Z', '+02:00');
     expect((await asOf(id, shifted).expect(200)).body).toEqual(then);
   });
 
   it('as_of after the capture: captured', async () => {
-    expect((await asOf(id, at.captured).expect(200)).body).toMatchObject({ status: 'capture_succeeded', captured_amount: 10_000, refunded_amount: 0 });
+    expect((await asOf(id, at.captured).expect(200)).body).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 10_000,
+      refunded_amount: 0,
+    });
   });
 
   it('as_of after the partial refund: the refunded amount', async () => {
-    expect((await asOf(id, at.refunded).expect(200)).body).toMatchObject({ status: 'capture_succeeded', captured_amount: 10_000, refunded_amount: 4_000 });
+    expect((await asOf(id, at.refunded).expect(200)).body).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 10_000,
+      refunded_amount: 4_000,
+    });
   });
 
   it('as_of in the future: the current state, exactly as the plain GET answers it', async () => {
@@ -86,11 +116,16 @@ describe('an authorization, captured, then partly refunded', () => {
     expectErrorBody((await asOf(id, at.refunded, 'time-travel-other').expect(404)).body, 404, 'not_found');
   });
 
-  it.each([['yesterday-ish'], ['2025-06-01T12:00:00'], ['2025-06-01'], ['2025-02-30T12:00:00Z'], ['']])('as_of=%j: 400 naming as_of', async (value) => {
-    const response = await asOf(id, value).expect(400);
-    expectErrorBody(response.body, 400, 'bad_request');
-    expect(response.body.details).toEqual([{ location: 'query', pointer: '/as_of', message: expect.any(String), type: 'invalid_as_of' }]);
-  });
+  it.each([['yesterday-ish'], ['2025-06-01T12:00:00'], ['2025-06-01'], ['2025-02-30T12:00:00Z'], ['']])(
+    'as_of=%j: 400 naming as_of',
+    async (value) => {
+      const response = await asOf(id, value).expect(400);
+      expectErrorBody(response.body, 400, 'bad_request');
+      expect(response.body.details).toEqual([
+        { location: 'query', pointer: '/as_of', message: expect.any(String), type: 'invalid_as_of' },
+      ]);
+    },
+  );
 
   it('never answers the card number, as_of or not', () => {
     expect(h.leaks).toEqual([]);
@@ -107,12 +142,20 @@ describe('an authorization, captured, then partly refunded', () => {
           actor: { type: 'api-key-pair', id: apiKeyPairId },
           payment_service_id: connectionId,
           flow_rule_id: null,
-          provider_response: expect.objectContaining({ avs_response_code: 'no_match', cvv_response_code: 'match', payment_service_transaction_id: expect.any(String) }),
+          provider_response: expect.objectContaining({
+            avs_response_code: 'no_match',
+            cvv_response_code: 'match',
+            payment_service_transaction_id: expect.any(String),
+          }),
         },
       },
     });
     // Every step of this transaction was asked for by the same key, at the same connection.
-    for (const item of events) expect(item.context.explanation).toMatchObject({ actor: { type: 'api-key-pair', id: apiKeyPairId }, payment_service_id: connectionId });
+    for (const item of events)
+      expect(item.context.explanation).toMatchObject({
+        actor: { type: 'api-key-pair', id: apiKeyPairId },
+        payment_service_id: connectionId,
+      });
     const refund = events.find((item) => item.context.event === 'RefundSucceeded');
     expect(refund?.context.explanation.provider_response).toMatchObject({ provider_operation_id: expect.any(String) });
   });
@@ -128,10 +171,18 @@ describe('an authorization, captured, then partly refunded', () => {
 
 describe('the events explain', () => {
   it('which flow rule decided the route', async () => {
-    const rule = await h.createFlowRule(account, { action: 'route-transaction', conditions: [{ name: 'amount', operator: 'greater_than_or_equal', value: 70_000 }], outcome: { type: 'list', result: [connectionId] } });
+    const rule = await h.createFlowRule(account, {
+      action: 'route-transaction',
+      conditions: [{ name: 'amount', operator: 'greater_than_or_equal', value: 70_000 }],
+      outcome: { type: 'list', result: [connectionId] },
+    });
     const t = await h.authorize(account, { amount: 70_000 });
     const created = (await eventsOf(t.id)).find((item) => item.context.event === 'TransactionCreated');
-    expect(created?.context.explanation).toMatchObject({ flow_rule_id: rule, payment_service_id: connectionId, provider_response: null });
+    expect(created?.context.explanation).toMatchObject({
+      flow_rule_id: rule,
+      payment_service_id: connectionId,
+      provider_response: null,
+    });
   });
 
   it('`system` for what a provider notification recorded', async () => {
@@ -140,7 +191,9 @@ describe('the events explain', () => {
     expect(t.status).toBe('processing');
     await h.waitFor(account, t.id, (current) => current.status === 'authorization_succeeded');
     const events = await eventsOf(t.id);
-    expect(events.find((item) => item.context.event === 'AuthorizationPending')?.context.explanation).toMatchObject({ actor: { type: 'api-key-pair', id: apiKeyPairId } });
+    expect(events.find((item) => item.context.event === 'AuthorizationPending')?.context.explanation).toMatchObject({
+      actor: { type: 'api-key-pair', id: apiKeyPairId },
+    });
     expect(events.find((item) => item.context.event === 'AuthorizationSucceeded')?.context.explanation).toMatchObject({
       actor: { type: 'system', id: 'provider-notification' },
       payment_service_id: connectionId,

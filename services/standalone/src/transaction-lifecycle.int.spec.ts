@@ -28,13 +28,16 @@ const post = (path: string, body?: object, extra: Record<string, string> = {}) =
   return body === undefined ? req : req.send(body);
 };
 const eventsOf = async (id: string): Promise<string[]> =>
-  (await h.http().get(`/transactions/${id}/events`).set(h.headers(account)).expect(200)).body.items.map((item: { context: { event: string } }) => item.context.event);
+  (await h.http().get(`/transactions/${id}/events`).set(h.headers(account)).expect(200)).body.items.map(
+    (item: { context: { event: string } }) => item.context.event,
+  );
 const notificationUrl = () => `${h.baseUrl}/payment-services/${connectionId}/notifications`;
 /** Waits until `count` more notifications (than `from`) were delivered; returns them. */
 async function deliveriesAfter(from: number, count: number, timeoutMs = 5_000) {
   const deadline = Date.now() + timeoutMs;
   while (h.simulator.deliveries.length < from + count) {
-    if (Date.now() > deadline) throw new Error(`expected ${count} deliveries, saw ${h.simulator.deliveries.length - from}`);
+    if (Date.now() > deadline)
+      throw new Error(`expected ${count} deliveries, saw ${h.simulator.deliveries.length - from}`);
     await new Promise((resolve) => setTimeout(resolve, 20));
   }
   return h.simulator.deliveries.slice(from, from + count);
@@ -45,7 +48,14 @@ describe('authorize, then', () => {
     const t = await h.authorize(account, { amount: 7_500 });
     expect(t).toMatchObject({ status: 'authorization_succeeded', captured_at: null });
     const captured = await post(`/transactions/${t.id}/capture`, {}).expect(200);
-    expect(captured.body).toMatchObject({ type: 'transaction', id: t.id, status: 'capture_succeeded', authorized_amount: 7_500, captured_amount: 7_500, intent_outcome: 'succeeded' });
+    expect(captured.body).toMatchObject({
+      type: 'transaction',
+      id: t.id,
+      status: 'capture_succeeded',
+      authorized_amount: 7_500,
+      captured_amount: 7_500,
+      intent_outcome: 'succeeded',
+    });
     expect(captured.body.captured_at).toMatch(isoWithOffset);
     expect(await h.get(account, t.id)).toEqual(captured.body);
     expect(h.simulator.ledger.counts(t.id)).toMatchObject({ authorizations: 1, captures: 1 });
@@ -55,8 +65,15 @@ describe('authorize, then', () => {
 
   it('void → authorization_voided; nothing can be captured or voided afterwards', async () => {
     const t = await h.authorize(account, { amount: 1_500 });
-    const voided = await post(`/transactions/${t.id}/void`, undefined, { Prefer: 'resource=transaction-void' }).expect(200);
-    expect(voided.body).toMatchObject({ type: 'transaction-void', status: 'succeeded', code: null, transaction: { id: t.id, status: 'authorization_voided' } });
+    const voided = await post(`/transactions/${t.id}/void`, undefined, { Prefer: 'resource=transaction-void' }).expect(
+      200,
+    );
+    expect(voided.body).toMatchObject({
+      type: 'transaction-void',
+      status: 'succeeded',
+      code: null,
+      transaction: { id: t.id, status: 'authorization_voided' },
+    });
     expect(voided.body.transaction.voided_at).toMatch(isoWithOffset);
     expect(await h.get(account, t.id)).toMatchObject({ status: 'authorization_voided', captured_amount: 0 });
     expect((await post(`/transactions/${t.id}/capture`, {}).expect(400)).body.message).toMatch(/void/i);
@@ -84,9 +101,18 @@ describe('authorize, then', () => {
 describe('intent: capture', () => {
   it('processing → capture_succeeded in one call, with one direct, final capture', async () => {
     const t = await h.authorize(account, { amount: 2_200, intent: 'capture' });
-    expect(t).toMatchObject({ status: 'capture_succeeded', intent: 'capture', authorized_amount: 2_200, captured_amount: 2_200, intent_outcome: 'succeeded' });
+    expect(t).toMatchObject({
+      status: 'capture_succeeded',
+      intent: 'capture',
+      authorized_amount: 2_200,
+      captured_amount: 2_200,
+      intent_outcome: 'succeeded',
+    });
     const captures = (await h.http().get(`/transactions/${t.id}/captures`).set(h.headers(account)).expect(200)).body;
-    expect(captures).toMatchObject({ items: [{ type: 'transaction-capture', status: 'succeeded', amount: 2_200, final: true, tracking: [] }], next_cursor: null });
+    expect(captures).toMatchObject({
+      items: [{ type: 'transaction-capture', status: 'succeeded', amount: 2_200, final: true, tracking: [] }],
+      next_cursor: null,
+    });
     expect(h.simulator.ledger.counts(t.id)).toMatchObject({ authorizations: 1, captures: 0 });
     await post(`/transactions/${t.id}/capture`, { amount: 1 }).expect(400);
   });
@@ -96,7 +122,11 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
   it('500001: processing → authorization_succeeded when the notification arrives', async () => {
     const from = h.simulator.deliveries.length;
     const t = await h.authorize(account, { amount: 500_001 });
-    expect(t).toMatchObject({ status: 'processing', intent_outcome: 'pending', payment_service_transaction_id: expect.any(String) });
+    expect(t).toMatchObject({
+      status: 'processing',
+      intent_outcome: 'pending',
+      payment_service_transaction_id: expect.any(String),
+    });
     const settled = await h.waitFor(account, t.id, (x) => x.status !== 'processing', SETTLE_DELAY_MS + 5_000);
     expect(settled).toMatchObject({ status: 'authorization_succeeded', authorized_amount: 500_001, error_code: null });
     expect(await deliveriesAfter(from, 1)).toEqual([expect.objectContaining({ url: notificationUrl(), status: 204 })]);
@@ -105,7 +135,10 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
   it('500001 with intent capture: processing → capture_succeeded by notification', async () => {
     const t = await h.authorize(account, { amount: 500_001, intent: 'capture' });
     expect(t.status).toBe('processing');
-    expect(await h.waitFor(account, t.id, (x) => x.status !== 'processing', SETTLE_DELAY_MS + 5_000)).toMatchObject({ status: 'capture_succeeded', captured_amount: 500_001 });
+    expect(await h.waitFor(account, t.id, (x) => x.status !== 'processing', SETTLE_DELAY_MS + 5_000)).toMatchObject({
+      status: 'capture_succeeded',
+      captured_amount: 500_001,
+    });
   });
 
   it('500001 canceled before it settles: cancel succeeds, and the transaction stays canceled', async () => {
@@ -118,7 +151,11 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
     expect(canceled.body).toMatchObject({ type: 'transaction-cancel', status: 'succeeded', transaction: { id: t.id } });
     expect(canceled.body.transaction.canceled_at).toMatch(isoWithOffset);
     // None of the reference's nine statuses says "canceled": a canceled authorization ends failed, error_code canceled.
-    expect(canceled.body.transaction).toMatchObject({ status: 'authorization_failed', error_code: 'canceled', intent_outcome: 'failed' });
+    expect(canceled.body.transaction).toMatchObject({
+      status: 'authorization_failed',
+      error_code: 'canceled',
+      intent_outcome: 'failed',
+    });
     expect(h.simulator.ledger.counts(t.id).cancels).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, SETTLE_DELAY_MS + 200));
     const after = await h.get(account, t.id);
@@ -131,7 +168,12 @@ describe('pending authorizations settled by notification (over real HTTP)', () =
     const t = await h.authorize(account, { amount: 500_002 });
     expect(t.status).toBe('processing');
     const settled = await h.waitFor(account, t.id, (x) => x.status !== 'processing', SETTLE_DELAY_MS + 5_000);
-    expect(settled).toMatchObject({ status: 'authorization_declined', error_code: 'issuer_decline', raw_response_code: '200012', intent_outcome: 'failed' });
+    expect(settled).toMatchObject({
+      status: 'authorization_declined',
+      error_code: 'issuer_decline',
+      raw_response_code: '200012',
+      intent_outcome: 'failed',
+    });
     // The decline reached the issuer: its AVS and CVV results come with it.
     expect(settled).toMatchObject({ avs_response_code: 'unavailable', cvv_response_code: 'match' });
   });
@@ -257,7 +299,9 @@ describe('the provider-notification endpoint, against an authorization still pen
 describe('capture declined (500007)', () => {
   it('the capture is declined and the transaction is back to authorization_succeeded', async () => {
     const t = await h.authorize(account, { amount: 500_007 });
-    const declined = await post(`/transactions/${t.id}/capture`, {}, { Prefer: 'resource=transaction-capture' }).expect(200);
+    const declined = await post(`/transactions/${t.id}/capture`, {}, { Prefer: 'resource=transaction-capture' }).expect(
+      200,
+    );
     expect(declined.body).toMatchObject({
       type: 'transaction-capture',
       status: 'declined',
@@ -266,7 +310,11 @@ describe('capture declined (500007)', () => {
       raw_response_code: '200004',
       transaction: { id: t.id, status: 'authorization_succeeded', captured_amount: 0 },
     });
-    expect(await h.get(account, t.id)).toMatchObject({ status: 'authorization_succeeded', captured_amount: 0, captured_at: null });
+    expect(await h.get(account, t.id)).toMatchObject({
+      status: 'authorization_succeeded',
+      captured_amount: 0,
+      captured_at: null,
+    });
     const events = await eventsOf(t.id);
     expect(events.slice(-2)).toEqual(['CaptureRequested', 'CaptureDeclined']);
     // The authorization is still open: a void releases it.

@@ -25,8 +25,19 @@ export const THREE_DS_PANS = {
 } as const;
 
 /** Full test PANs the specs send; none may ever be stored or answered. */
-export const TEST_PANS = ['4111111111111111', '5555555555554444', '378282246310005', ...Object.values(THREE_DS_PANS)] as const;
-export const card = (overrides: Record<string, unknown> = {}) => ({ method: 'card', number: TEST_PANS[0], expiration_date: '11/30', security_code: '123', ...overrides });
+export const TEST_PANS = [
+  '4111111111111111',
+  '5555555555554444',
+  '378282246310005',
+  ...Object.values(THREE_DS_PANS),
+] as const;
+export const card = (overrides: Record<string, unknown> = {}) => ({
+  method: 'card',
+  number: TEST_PANS[0],
+  expiration_date: '11/30',
+  security_code: '123',
+  ...overrides,
+});
 
 type Body = Record<string, unknown>;
 
@@ -49,10 +60,19 @@ export interface Harness {
   /** A card-transaction flow rule of the account; returns its id. */
   createFlowRule(account: string, rule: Body): Promise<string>;
   /** POST /transactions, expecting 201; the response body. */
-  authorize(account: string, body?: Body, extraHeaders?: Record<string, string>): Promise<Body & { id: string; status: string }>;
+  authorize(
+    account: string,
+    body?: Body,
+    extraHeaders?: Record<string, string>,
+  ): Promise<Body & { id: string; status: string }>;
   get(account: string, id: string): Promise<Body & { id: string; status: string }>;
   /** Polls GET /transactions/{id} until the predicate holds; fails after `timeoutMs`. */
-  waitFor(account: string, id: string, predicate: (t: Body) => boolean, timeoutMs?: number): Promise<Body & { id: string; status: string }>;
+  waitFor(
+    account: string,
+    id: string,
+    predicate: (t: Body) => boolean,
+    timeoutMs?: number,
+  ): Promise<Body & { id: string; status: string }>;
   /** Every file under the data directory (WAL and journal files included) that holds a test PAN. */
   filesWithPan(): string[];
   stop(): Promise<void>;
@@ -76,8 +96,17 @@ export const HARNESS_WEBHOOK_SECRET = 'whsec_harness_0123456789abcdef';
 export async function startHarness(name: string, options: HarnessOptions = {}): Promise<Harness> {
   const webhookSecret = HARNESS_WEBHOOK_SECRET;
   const outside = options.settleDelayMs !== undefined || options.simulator !== undefined;
-  const external = outside ? await startSimulator({ webhookSecret, ...options.simulator, ...(options.settleDelayMs !== undefined ? { settleDelayMs: options.settleDelayMs } : {}) }) : null;
-  const env: Record<string, string> = { ...options.env, ...(external ? { MOCK_CARD_URL: external.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret } : {}) };
+  const external = outside
+    ? await startSimulator({
+        webhookSecret,
+        ...options.simulator,
+        ...(options.settleDelayMs !== undefined ? { settleDelayMs: options.settleDelayMs } : {}),
+      })
+    : null;
+  const env: Record<string, string> = {
+    ...options.env,
+    ...(external ? { MOCK_CARD_URL: external.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret } : {}),
+  };
   const fixture = await startEmbeddedFixture(name, env, { listen: true });
   const simulator = external ?? fixture.service.simulator;
   if (!simulator) throw new Error('no simulator');
@@ -107,12 +136,19 @@ export async function startHarness(name: string, options: HarnessOptions = {}): 
     }) as typeof res.end;
   });
 
-  const created = await fixture.service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, { kind: 'operator' });
+  const created = await fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key!, expiresIn: 3600 });
   const http = () => request.agent(baseUrl);
-  const headers = (account?: string) => ({ authorization: `Bearer ${token}`, ...(account ? { [ACCOUNT_HEADER]: account } : {}) });
+  const headers = (account?: string) => ({
+    authorization: `Bearer ${token}`,
+    ...(account ? { [ACCOUNT_HEADER]: account } : {}),
+  });
 
-  const get = async (account: string, id: string) => (await http().get(`/transactions/${id}`).set(headers(account)).expect(200)).body;
+  const get = async (account: string, id: string) =>
+    (await http().get(`/transactions/${id}`).set(headers(account)).expect(200)).body;
 
   return {
     fixture,
@@ -122,7 +158,11 @@ export async function startHarness(name: string, options: HarnessOptions = {}): 
     headers,
     leaks,
     async createAccount(id, settings = {}) {
-      await http().post('/merchant-accounts').set(headers()).send({ id, display_name: `Account ${id}`, ...settings }).expect(201);
+      await http()
+        .post('/merchant-accounts')
+        .set(headers())
+        .send({ id, display_name: `Account ${id}`, ...settings })
+        .expect(201);
     },
     async createConnection(account, overrides = {}) {
       const response = await http()
@@ -156,7 +196,8 @@ export async function startHarness(name: string, options: HarnessOptions = {}): 
     },
     async createFlowRule(account, rule) {
       const response = await http().post('/flows/card-transaction/rules').set(headers(account)).send(rule);
-      if (response.status !== 201) throw new Error(`POST /flows/card-transaction/rules answered ${response.status}: ${response.text}`);
+      if (response.status !== 201)
+        throw new Error(`POST /flows/card-transaction/rules answered ${response.status}: ${response.text}`);
       return response.body.id as string;
     },
     async authorize(account, body = {}, extraHeaders = {}) {
@@ -174,7 +215,10 @@ export async function startHarness(name: string, options: HarnessOptions = {}): 
       for (;;) {
         const t = await get(account, id);
         if (predicate(t)) return t;
-        if (Date.now() > deadline) throw new Error(`transaction ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(t)}`);
+        if (Date.now() > deadline)
+          throw new Error(
+            `transaction ${id} did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(t)}`,
+          );
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     },

@@ -23,11 +23,21 @@ let managerToken: string;
 const receiver = new WebhookReceiver();
 
 beforeAll(async () => {
-  fixture = await startEmbeddedFixture('webhooks-deleted-resources', { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', POLL_INTERVAL_MS: '20', WEBHOOK_WORKER_INTERVAL_MS: '20' }, { listen: true });
+  fixture = await startEmbeddedFixture(
+    'webhooks-deleted-resources',
+    { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', POLL_INTERVAL_MS: '20', WEBHOOK_WORKER_INTERVAL_MS: '20' },
+    { listen: true },
+  );
   baseUrl = `http://127.0.0.1:${(fixture.service.gateway.app.getHttpServer().address() as { port: number }).port}`;
-  const admin = await fixture.service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, { kind: 'operator' });
+  const admin = await fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   token = await signToken({ kid: admin.kid, privateKeyPem: admin.private_key!, expiresIn: 3600 });
-  const manager = await fixture.service.identity.apiKeyPairs.create({ display_name: 'keys', roles: ['key-manager', 'analyst'] }, { kind: 'operator' });
+  const manager = await fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'keys', roles: ['key-manager', 'analyst'] },
+    { kind: 'operator' },
+  );
   managerToken = await signToken({ kid: manager.kid, privateKeyPem: manager.private_key!, expiresIn: 3600 });
   await receiver.up();
 });
@@ -45,13 +55,32 @@ const asManager = () => ({ authorization: `Bearer ${managerToken}` });
 const ONE_CATCH_UP = 7;
 
 it(`after an outage, ${UPDATES} updates of a key pair deleted meanwhile cost one catch-up, not one each`, async () => {
-  await http().post('/webhook-subscriptions').set(auth()).send({ url: receiver.url, merchant_account_id: null, event_names: ['api-key-pair.updated', 'api-key-pair.deleted'] }).expect(201);
+  await http()
+    .post('/webhook-subscriptions')
+    .set(auth())
+    .send({
+      url: receiver.url,
+      merchant_account_id: null,
+      event_names: ['api-key-pair.updated', 'api-key-pair.deleted'],
+    })
+    .expect(201);
   const roles = (await http().get('/roles').set(auth()).expect(200)).body.items as { id: string; slug: string }[];
-  const pair = (await http().post('/api-key-pairs').set(asManager()).send({ display_name: 'rotated', role_ids: [roles.find((r) => r.slug === 'analyst')!.id] }).expect(201)).body;
+  const pair = (
+    await http()
+      .post('/api-key-pairs')
+      .set(asManager())
+      .send({ display_name: 'rotated', role_ids: [roles.find((r) => r.slug === 'analyst')!.id] })
+      .expect(201)
+  ).body;
 
   // The webhooks service's consumer stops (an outage); the key is changed, then deleted (a rotation).
   await fixture.service.webhooks.deliveries.stop();
-  for (let i = 0; i < UPDATES; i += 1) await http().put(`/api-key-pairs/${pair.id}`).set(asManager()).send({ display_name: `rotated-${i}` }).expect(200);
+  for (let i = 0; i < UPDATES; i += 1)
+    await http()
+      .put(`/api-key-pairs/${pair.id}`)
+      .set(asManager())
+      .send({ display_name: `rotated-${i}` })
+      .expect(200);
   await http().delete(`/api-key-pairs/${pair.id}`).set(asManager()).expect(204);
   await new Promise((resolve) => setTimeout(resolve, 200));
 

@@ -49,7 +49,10 @@ beforeAll(async () => {
   );
   const address = fixture.service.gateway.app.getHttpServer().address() as { port: number };
   baseUrl = `http://127.0.0.1:${address.port}`;
-  const admin = await fixture.service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, { kind: 'operator' });
+  const admin = await fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'admin', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   token = await signToken({ kid: admin.kid, privateKeyPem: admin.private_key!, expiresIn: 3600 });
 });
 
@@ -62,7 +65,10 @@ afterAll(async () => {
 // ---- HTTP helpers -------------------------------------------------------------------------------------------------
 
 const http = () => request(baseUrl);
-const headers = (account?: string) => ({ authorization: `Bearer ${token}`, ...(account ? { [ACCOUNT_HEADER]: account } : {}) });
+const headers = (account?: string) => ({
+  authorization: `Bearer ${token}`,
+  ...(account ? { [ACCOUNT_HEADER]: account } : {}),
+});
 const get = (account: string, route: string) => http().get(route).set(headers(account));
 const post = (account: string, route: string, body?: object, extra: Record<string, string> = {}) => {
   const req = http().post(route).set(headers(account)).set(extra);
@@ -76,7 +82,11 @@ async function newReceiver(): Promise<WebhookReceiver> {
 }
 
 async function accountWithConnection(id: string, settings: object = {}): Promise<void> {
-  await http().post('/merchant-accounts').set(headers()).send({ id, display_name: `Webhooks ${id}`, ...settings }).expect(201);
+  await http()
+    .post('/merchant-accounts')
+    .set(headers())
+    .send({ id, display_name: `Webhooks ${id}`, ...settings })
+    .expect(201);
   await post(id, '/payment-services', {
     display_name: 'Card simulator',
     payment_service_definition_id: 'mock-card',
@@ -92,7 +102,13 @@ async function subscribe(account: string, body: object): Promise<{ id: string }>
 
 async function newSecret(account: string, subscriptionId: string): Promise<{ id: string; secret: string }> {
   const created = (await post(account, `/webhook-subscriptions/${subscriptionId}/secrets`).expect(201)).body;
-  expect(created).toMatchObject({ type: 'webhook-secret', subscription_id: subscriptionId, active: true, revoked_at: null, secret: expect.stringMatching(/^whsec_/) });
+  expect(created).toMatchObject({
+    type: 'webhook-secret',
+    subscription_id: subscriptionId,
+    active: true,
+    revoked_at: null,
+    secret: expect.stringMatching(/^whsec_/),
+  });
   return created;
 }
 
@@ -108,7 +124,11 @@ async function authorize(account: string, body: object = {}): Promise<{ id: stri
 }
 
 const deliveries = async (account: string, subscriptionId: string, query: Record<string, string | number> = {}) =>
-  (await get(account, `/webhook-subscriptions/${subscriptionId}/deliveries`).query({ limit: 100, ...query }).expect(200)).body as {
+  (
+    await get(account, `/webhook-subscriptions/${subscriptionId}/deliveries`)
+      .query({ limit: 100, ...query })
+      .expect(200)
+  ).body as {
     items: WebhookDelivery[];
     next_cursor: string | null;
     previous_cursor: string | null;
@@ -116,7 +136,8 @@ const deliveries = async (account: string, subscriptionId: string, query: Record
   };
 
 const delivery = async (account: string, subscriptionId: string, deliveryId: string) =>
-  (await get(account, `/webhook-subscriptions/${subscriptionId}/deliveries/${deliveryId}`).expect(200)).body as WebhookDelivery;
+  (await get(account, `/webhook-subscriptions/${subscriptionId}/deliveries/${deliveryId}`).expect(200))
+    .body as WebhookDelivery;
 
 /** Polls until `probe` answers something; fails with the last value after `timeoutMs`. */
 async function eventually<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 5_000): Promise<T> {
@@ -132,7 +153,10 @@ async function eventually<T>(what: string, probe: () => Promise<T | undefined>, 
 const names = (requests: readonly ReceivedWebhook[]) => requests.map((r) => r.event.name);
 const firstSuccessPerWebhook = (requests: readonly ReceivedWebhook[]) => {
   const seen = new Set<string>();
-  return requests.filter((r) => r.answered !== null && r.answered >= 200 && r.answered < 300 && !seen.has(r.webhookId) && seen.add(r.webhookId));
+  return requests.filter(
+    (r) =>
+      r.answered !== null && r.answered >= 200 && r.answered < 300 && !seen.has(r.webhookId) && seen.add(r.webhookId),
+  );
 };
 
 // ---- 1. retries -------------------------------------------------------------------------------------------------
@@ -146,7 +170,13 @@ describe('1. a receiver that fails the first 3 attempts, then answers 2xx', () =
   beforeAll(async () => {
     await accountWithConnection(account);
     receiver = await newReceiver();
-    subscriptionId = (await subscribe(account, { url: receiver.url, event_names: ['transaction.authorized'], basic_auth: { username: 'hook', password: 'p4ssw0rd' } })).id;
+    subscriptionId = (
+      await subscribe(account, {
+        url: receiver.url,
+        event_names: ['transaction.authorized'],
+        basic_auth: { username: 'hook', password: 'p4ssw0rd' },
+      })
+    ).id;
     secrets = [await newSecret(account, subscriptionId), await newSecret(account, subscriptionId)];
   });
 
@@ -181,7 +211,8 @@ describe('1. a receiver that fails the first 3 attempts, then answers 2xx', () =
       expect(r.signatures).toHaveLength(2);
       for (const signature of r.signatures) expect(signature).toMatch(/^[0-9a-f]{64}$/);
       // Each active secret verifies on its own; another one does not.
-      for (const { secret } of secrets) expect(verifiesWith(r, secret)).toEqual({ ok: true, webhookId, timestamp: r.timestamp });
+      for (const { secret } of secrets)
+        expect(verifiesWith(r, secret)).toEqual({ ok: true, webhookId, timestamp: r.timestamp });
       expect(verifiesWith(r, 'whsec_not_ours')).toEqual({ ok: false, reason: 'no_matching_signature' });
       // Signed at the time the attempt was made, by the service's own record of it.
       expect(r.timestamp).toBe(Math.floor(Date.parse(listed.attempts[index]!.attempted_at) / 1000));
@@ -203,7 +234,12 @@ describe('1. a receiver that fails the first 3 attempts, then answers 2xx', () =
       name: 'transaction.authorized',
       created_at: expect.stringMatching(isoMs),
       merchant_account_id: account,
-      target: expect.objectContaining({ type: 'transaction', id: t.id, status: 'authorization_succeeded', merchant_account_id: account }),
+      target: expect.objectContaining({
+        type: 'transaction',
+        id: t.id,
+        status: 'authorization_succeeded',
+        merchant_account_id: account,
+      }),
     });
     const { updated_at: _u1, ...target } = event.target as Record<string, unknown>;
     const { updated_at: _u2, ...now } = current;
@@ -220,7 +256,11 @@ describe('1. a receiver that fails the first 3 attempts, then answers 2xx', () =
       next_attempt_at: null,
     });
     expect(listed.attempts.map((attempt) => attempt.response_status)).toEqual([500, 302, 503, 200]);
-    expect(listed.attempts.every((attempt) => attempt.error === null && attempt.duration_ms >= 0 && isoMs.test(attempt.attempted_at))).toBe(true);
+    expect(
+      listed.attempts.every(
+        (attempt) => attempt.error === null && attempt.duration_ms >= 0 && isoMs.test(attempt.attempted_at),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -249,7 +289,10 @@ describe('3. signing secrets: a revoked secret signs nothing more; a replayed re
     expect(verifiesWith(receiver.requests[0]!, oldSecret.secret).ok).toBe(true);
     expect(verifiesWith(receiver.requests[0]!, newSecretValue.secret).ok).toBe(true);
 
-    await http().delete(`/webhook-subscriptions/${subscriptionId}/secrets/${oldSecret.id}`).set(headers(account)).expect(204);
+    await http()
+      .delete(`/webhook-subscriptions/${subscriptionId}/secrets/${oldSecret.id}`)
+      .set(headers(account))
+      .expect(204);
     // One more attempt may have been signed just before the revocation (in flight): it fails too; the ones after
     // it were all signed after the revocation, and the first of them is accepted.
     const boundary = receiver.requests.length;
@@ -278,9 +321,16 @@ describe('3. signing secrets: a revoked secret signs nothing more; a replayed re
     expect(verifiesWith(secondRequest, newSecretValue.secret).ok).toBe(true);
     expect(verifiesWith(secondRequest, oldSecret.secret)).toEqual({ ok: false, reason: 'no_matching_signature' });
 
-    const listed = (await get(account, `/webhook-subscriptions/${subscriptionId}/secrets`).expect(200)).body.items as Array<Record<string, unknown>>;
+    const listed = (await get(account, `/webhook-subscriptions/${subscriptionId}/secrets`).expect(200)).body
+      .items as Array<Record<string, unknown>>;
     expect(listed).toEqual([
-      expect.objectContaining({ id: oldSecret.id, active: false, secret: null, masked: `••••${oldSecret.secret.slice(-4)}`, revoked_at: expect.any(String) }),
+      expect.objectContaining({
+        id: oldSecret.id,
+        active: false,
+        secret: null,
+        masked: `••••${oldSecret.secret.slice(-4)}`,
+        revoked_at: expect.any(String),
+      }),
       expect.objectContaining({ id: newSecretValue.id, active: true, secret: null, revoked_at: null }),
     ]);
   });
@@ -289,18 +339,30 @@ describe('3. signing secrets: a revoked secret signs nothing more; a replayed re
     const captured = receiver.succeeded.at(-1)!;
     const at = (seconds: number) => () => new Date((captured.timestamp + seconds) * 1000);
     expect(verifiesWith(captured, newSecretValue.secret, { now: at(299) }).ok).toBe(true);
-    expect(verifiesWith(captured, newSecretValue.secret, { now: at(301) })).toEqual({ ok: false, reason: 'stale_timestamp' });
-    expect(verifiesWith(captured, newSecretValue.secret, { now: at(-301) })).toEqual({ ok: false, reason: 'stale_timestamp' });
+    expect(verifiesWith(captured, newSecretValue.secret, { now: at(301) })).toEqual({
+      ok: false,
+      reason: 'stale_timestamp',
+    });
+    expect(verifiesWith(captured, newSecretValue.secret, { now: at(-301) })).toEqual({
+      ok: false,
+      reason: 'stale_timestamp',
+    });
     expect(verifiesWith(captured, newSecretValue.secret, { now: at(3_600), toleranceSeconds: 7_200 }).ok).toBe(true);
     // A replay cannot be refreshed: a new timestamp breaks the signature.
-    const refreshed = { raw: captured.raw, headers: { ...captured.headers, 'x-service-webhook-timestamp': String(Math.floor(Date.now() / 1000) + 1) } };
+    const refreshed = {
+      raw: captured.raw,
+      headers: { ...captured.headers, 'x-service-webhook-timestamp': String(Math.floor(Date.now() / 1000) + 1) },
+    };
     expect(verifiesWith(refreshed, newSecretValue.secret)).toEqual({ ok: false, reason: 'no_matching_signature' });
 
     // The CLI, on the bytes and headers as received.
     const bodyFile = path.join(tmp, 'captured.json');
     fs.writeFileSync(bodyFile, captured.raw);
-    const headerArgs = ['x-service-webhook-id', 'x-service-webhook-timestamp', 'x-service-webhook-signatures'].flatMap((name) => ['--header', `${name}: ${String(captured.headers[name])}`]);
-    const verify = (...args: string[]) => runCli({}, 'webhooks', 'verify', '--body-file', bodyFile, ...headerArgs, ...args);
+    const headerArgs = ['x-service-webhook-id', 'x-service-webhook-timestamp', 'x-service-webhook-signatures'].flatMap(
+      (name) => ['--header', `${name}: ${String(captured.headers[name])}`],
+    );
+    const verify = (...args: string[]) =>
+      runCli({}, 'webhooks', 'verify', '--body-file', bodyFile, ...headerArgs, ...args);
     // At least one second old, so a tolerance of 0 s refuses it as a replay.
     while (Math.floor(Date.now() / 1000) <= captured.timestamp) await sleep(50);
     const [valid, revoked, replayed] = await Promise.all([
@@ -316,7 +378,10 @@ describe('3. signing secrets: a revoked secret signs nothing more; a replayed re
   });
 
   it('with every secret revoked, deliveries go unsigned (no secret verifies them)', async () => {
-    await http().delete(`/webhook-subscriptions/${subscriptionId}/secrets/${newSecretValue.id}`).set(headers(account)).expect(204);
+    await http()
+      .delete(`/webhook-subscriptions/${subscriptionId}/secrets/${newSecretValue.id}`)
+      .set(headers(account))
+      .expect(204);
     const before = receiver.succeeded.length;
     const t = await authorize(account);
     await receiver.waitFor('the unsigned delivery', () => receiver.succeeded.length === before + 1, 5_000);
@@ -345,16 +410,21 @@ describe('4. captures of a multi-capture transaction are announced for the captu
 
   /** The requests about one transaction (its own events and its captures'), first success per webhook id, in arrival order. */
   const ofTransaction = (id: string) =>
-    firstSuccessPerWebhook(receiver.requests).filter((r) => r.event.target.id === id || (r.event.target as { transaction_id?: string }).transaction_id === id);
+    firstSuccessPerWebhook(receiver.requests).filter(
+      (r) => r.event.target.id === id || (r.event.target as { transaction_id?: string }).transaction_id === id,
+    );
 
   it('two captures: capture.pending + transaction.capture-pending, then capture.succeeded + transaction.captured, for each', async () => {
     const t = await authorize(account, { amount: 100 });
     await receiver.waitFor('transaction.authorized', () => ofTransaction(t.id).length === 1, 5_000);
 
-    const first = (await post(account, `/transactions/${t.id}/capture`, { amount: 30 }, preferCapture).expect(200)).body;
+    const first = (await post(account, `/transactions/${t.id}/capture`, { amount: 30 }, preferCapture).expect(200))
+      .body;
     expect(first).toMatchObject({ status: 'succeeded', final: false });
     await receiver.waitFor('the first capture announced', () => ofTransaction(t.id).length === 5, 5_000);
-    const second = (await post(account, `/transactions/${t.id}/capture`, { amount: 20, final: true }, preferCapture).expect(200)).body;
+    const second = (
+      await post(account, `/transactions/${t.id}/capture`, { amount: 20, final: true }, preferCapture).expect(200)
+    ).body;
     expect(second).toMatchObject({ status: 'succeeded', final: true });
     await receiver.waitFor('the second capture announced', () => ofTransaction(t.id).length === 9, 5_000);
     await sleep(100);
@@ -376,7 +446,11 @@ describe('4. captures of a multi-capture transaction are announced for the captu
     expect(receiver.requests.filter((r) => got.some((g) => g.webhookId === r.webhookId))).toHaveLength(9);
     for (const r of got) {
       expect(verifiesWith(r, secret).ok).toBe(true);
-      expect(r.event).toMatchObject({ type: 'event', merchant_account_id: account, created_at: expect.stringMatching(isoMs) });
+      expect(r.event).toMatchObject({
+        type: 'event',
+        merchant_account_id: account,
+        created_at: expect.stringMatching(isoMs),
+      });
     }
     // Created in order.
     const times = got.map((r) => Date.parse(r.event.created_at));
@@ -386,18 +460,44 @@ describe('4. captures of a multi-capture transaction are announced for the captu
       [1, first, 30],
       [5, second, 50],
     ] as const) {
-      const [pending, transactionPending, succeeded, captured] = got.slice(offset, offset + 4) as [ReceivedWebhook, ReceivedWebhook, ReceivedWebhook, ReceivedWebhook];
+      const [pending, transactionPending, succeeded, captured] = got.slice(offset, offset + 4) as [
+        ReceivedWebhook,
+        ReceivedWebhook,
+        ReceivedWebhook,
+        ReceivedWebhook,
+      ];
       // Two names of one stored event: the same event id and time, two webhook ids.
       expect(pending.event.id).toBe(transactionPending.event.id);
       expect(succeeded.event.id).toBe(captured.event.id);
       expect(succeeded.event.created_at).toBe(captured.event.created_at);
       expect(succeeded.webhookId).not.toBe(captured.webhookId);
       expect(pending.event.id).not.toBe(succeeded.event.id);
-      expect(pending.event.target).toMatchObject({ type: 'transaction-capture', id: capture.id, transaction_id: t.id, amount: capture.amount });
+      expect(pending.event.target).toMatchObject({
+        type: 'transaction-capture',
+        id: capture.id,
+        transaction_id: t.id,
+        amount: capture.amount,
+      });
       expect(transactionPending.event.target).toMatchObject({ type: 'transaction', id: t.id });
-      expect(succeeded.event.target).toMatchObject({ type: 'transaction-capture', id: capture.id, transaction_id: t.id, status: 'succeeded', amount: capture.amount, final: capture.final });
-      expect(captured.event.target).toMatchObject({ type: 'transaction', id: t.id, status: 'capture_succeeded', captured_amount: capturedAmount });
-      const { transaction: _t, updated_at: _u, ...captureNow } = (await get(account, `/transactions/${t.id}/captures/${capture.id}`).expect(200)).body;
+      expect(succeeded.event.target).toMatchObject({
+        type: 'transaction-capture',
+        id: capture.id,
+        transaction_id: t.id,
+        status: 'succeeded',
+        amount: capture.amount,
+        final: capture.final,
+      });
+      expect(captured.event.target).toMatchObject({
+        type: 'transaction',
+        id: t.id,
+        status: 'capture_succeeded',
+        captured_amount: capturedAmount,
+      });
+      const {
+        transaction: _t,
+        updated_at: _u,
+        ...captureNow
+      } = (await get(account, `/transactions/${t.id}/captures/${capture.id}`).expect(200)).body;
       expect(succeeded.event.target).toMatchObject(captureNow);
     }
   });
@@ -409,12 +509,35 @@ describe('4. captures of a multi-capture transaction are announced for the captu
     await receiver.waitFor('the declined capture announced', () => ofTransaction(t.id).length === 5, 5_000);
     await sleep(100);
     const got = ofTransaction(t.id);
-    expect(names(got)).toEqual(['transaction.authorized', 'capture.pending', 'transaction.capture-pending', 'capture.declined', 'transaction.capture-failed']);
-    const [, , , captureDeclined, captureFailed] = got as [ReceivedWebhook, ReceivedWebhook, ReceivedWebhook, ReceivedWebhook, ReceivedWebhook];
+    expect(names(got)).toEqual([
+      'transaction.authorized',
+      'capture.pending',
+      'transaction.capture-pending',
+      'capture.declined',
+      'transaction.capture-failed',
+    ]);
+    const [, , , captureDeclined, captureFailed] = got as [
+      ReceivedWebhook,
+      ReceivedWebhook,
+      ReceivedWebhook,
+      ReceivedWebhook,
+      ReceivedWebhook,
+    ];
     expect(captureDeclined.event.id).toBe(captureFailed.event.id);
     expect(captureDeclined.webhookId).not.toBe(captureFailed.webhookId);
-    expect(captureDeclined.event.target).toMatchObject({ type: 'transaction-capture', id: declined.id, transaction_id: t.id, status: 'declined', code: 'expired_authorization' });
-    expect(captureFailed.event.target).toMatchObject({ type: 'transaction', id: t.id, status: 'authorization_succeeded', captured_amount: 0 });
+    expect(captureDeclined.event.target).toMatchObject({
+      type: 'transaction-capture',
+      id: declined.id,
+      transaction_id: t.id,
+      status: 'declined',
+      code: 'expired_authorization',
+    });
+    expect(captureFailed.event.target).toMatchObject({
+      type: 'transaction',
+      id: t.id,
+      status: 'authorization_succeeded',
+      captured_amount: 0,
+    });
     for (const r of got) expect(verifiesWith(r, secret).ok).toBe(true);
   });
 
@@ -425,7 +548,13 @@ describe('4. captures of a multi-capture transaction are announced for the captu
     const got = ofTransaction(t.id);
     expect(names(got)).toEqual(['transaction.authorized', 'transaction.captured', 'capture.succeeded']);
     expect(new Set(got.map((r) => r.event.id)).size).toBe(1);
-    expect(got[2]!.event.target).toMatchObject({ type: 'transaction-capture', id: t.id, transaction_id: t.id, status: 'succeeded', amount: 700 });
+    expect(got[2]!.event.target).toMatchObject({
+      type: 'transaction-capture',
+      id: t.id,
+      transaction_id: t.id,
+      status: 'succeeded',
+      amount: 700,
+    });
   });
 });
 
@@ -457,7 +586,13 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
       const page = await deliveries(account, subscriptionId, { status: 'retrying' });
       return page.items.length === 1 && page.items[0]!.attempts.length >= 2 ? page.items[0]! : undefined;
     });
-    expect(retrying).toMatchObject({ type: 'webhook-delivery', subscription_id: subscriptionId, event_name: 'transaction.authorized', resource_id: transactionId, status: 'retrying' });
+    expect(retrying).toMatchObject({
+      type: 'webhook-delivery',
+      subscription_id: subscriptionId,
+      event_name: 'transaction.authorized',
+      resource_id: transactionId,
+      status: 'retrying',
+    });
     expect(retrying.next_attempt_at).toMatch(isoMs);
     expect(retrying.attempts.every((attempt) => attempt.response_status === 500 && attempt.error === null)).toBe(true);
     expect((await deliveries(account, subscriptionId, { status: 'succeeded' })).items).toEqual([]);
@@ -477,7 +612,11 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
     // More deliveries: two captures (4 names each).
     await post(account, `/transactions/${transactionId}/capture`, { amount: 300 }).expect(200);
     await post(account, `/transactions/${transactionId}/capture`, { amount: 200 }).expect(200);
-    await receiver.waitFor('9 deliveries succeeded', () => firstSuccessPerWebhook(receiver.requests).length === 9, 5_000);
+    await receiver.waitFor(
+      '9 deliveries succeeded',
+      () => firstSuccessPerWebhook(receiver.requests).length === 9,
+      5_000,
+    );
 
     const all = await deliveries(account, subscriptionId);
     expect(all.items).toHaveLength(9);
@@ -509,7 +648,9 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
     const page1 = await deliveries(account, subscriptionId, { limit: 4 });
     const page2 = await deliveries(account, subscriptionId, { limit: 4, cursor: page1.next_cursor! });
     const page3 = await deliveries(account, subscriptionId, { limit: 4, cursor: page2.next_cursor! });
-    expect([...page1.items, ...page2.items, ...page3.items].map((item) => item.id)).toEqual(all.items.map((item) => item.id));
+    expect([...page1.items, ...page2.items, ...page3.items].map((item) => item.id)).toEqual(
+      all.items.map((item) => item.id),
+    );
     expect(page3.next_cursor).toBeNull();
     const back = await deliveries(account, subscriptionId, { limit: 4, cursor: page2.previous_cursor! });
     expect(back.items.map((item) => item.id)).toEqual(page1.items.map((item) => item.id));
@@ -517,16 +658,24 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
 
   it('replays one delivery: now, under its own webhook id, the same bytes, freshly signed; the attempt is recorded', async () => {
     const before = receiver.of(firstDelivery.id);
-    const replayed = (await post(account, `/webhook-subscriptions/${subscriptionId}/deliveries/${firstDelivery.id}/replay`).expect(200)).body as WebhookDelivery;
+    const replayed = (
+      await post(account, `/webhook-subscriptions/${subscriptionId}/deliveries/${firstDelivery.id}/replay`).expect(200)
+    ).body as WebhookDelivery;
     expect(replayed).toMatchObject({ id: firstDelivery.id, status: 'pending', event_id: firstDelivery.event_id });
-    await receiver.waitFor('the replayed delivery', () => receiver.of(firstDelivery.id).length === before.length + 1, 5_000);
+    await receiver.waitFor(
+      'the replayed delivery',
+      () => receiver.of(firstDelivery.id).length === before.length + 1,
+      5_000,
+    );
     const again = receiver.of(firstDelivery.id).at(-1)!;
     expect(again.rawBody).toBe(before[0]!.rawBody);
     expect(again.answered).toBe(204);
     expect(verifiesWith(again, secret).ok).toBe(true);
     const after = await eventually('the replay recorded', async () => {
       const found = await delivery(account, subscriptionId, firstDelivery.id);
-      return found.status === 'succeeded' && found.attempts.length === firstDelivery.attempts.length + 1 ? found : undefined;
+      return found.status === 'succeeded' && found.attempts.length === firstDelivery.attempts.length + 1
+        ? found
+        : undefined;
     });
     expect(after.attempts.at(-1)!.response_status).toBe(204);
     await post(account, `/webhook-subscriptions/${subscriptionId}/deliveries/not-a-delivery/replay`).expect(404);
@@ -542,7 +691,11 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
     let calls = 0;
     do {
       const answer: { scheduled: number; next_cursor: string | null } = (
-        await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, { ...range, limit: 4, ...(cursor ? { cursor } : {}) }).expect(200)
+        await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, {
+          ...range,
+          limit: 4,
+          ...(cursor ? { cursor } : {}),
+        }).expect(200)
       ).body;
       expect(answer).toMatchObject({ type: 'webhook-replay', scheduled: expect.any(Number) });
       scheduled += answer.scheduled;
@@ -551,26 +704,50 @@ describe('deliveries are queryable over HTTP, and replays work', () => {
     } while (cursor !== null && calls < 10);
     expect(scheduled).toBe(9);
     expect(calls).toBe(3);
-    await receiver.waitFor('every delivery of the range again', () => all.every((item) => receiver.of(item.id).length === countsBefore.get(item.id)! + 1), 5_000);
+    await receiver.waitFor(
+      'every delivery of the range again',
+      () => all.every((item) => receiver.of(item.id).length === countsBefore.get(item.id)! + 1),
+      5_000,
+    );
     // No new webhook ids: the same deliveries again.
     const ids = new Set(receiver.requests.map((r) => r.webhookId));
     expect(ids.size).toBe(9);
 
     // A range before anything happened schedules nothing; from after to is refused.
-    const empty = (await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, { from: '2000-01-01T00:00:00Z', to: '2000-01-02T00:00:00Z' }).expect(200)).body;
+    const empty = (
+      await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, {
+        from: '2000-01-01T00:00:00Z',
+        to: '2000-01-02T00:00:00Z',
+      }).expect(200)
+    ).body;
     expect(empty).toEqual({ type: 'webhook-replay', scheduled: 0, next_cursor: null });
-    await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, { from: range.to, to: range.from }).expect(400);
+    await post(account, `/webhook-subscriptions/${subscriptionId}/replay`, { from: range.to, to: range.from }).expect(
+      400,
+    );
   });
 
   it('a range replay delivers events from before the subscription existed, to a new subscription', async () => {
     const late = await newReceiver();
-    const lateId = (await subscribe(account, { url: late.url, event_names: ['transaction.authorized', 'capture.succeeded'] })).id;
+    const lateId = (
+      await subscribe(account, { url: late.url, event_names: ['transaction.authorized', 'capture.succeeded'] })
+    ).id;
     expect((await deliveries(account, lateId)).items).toEqual([]);
-    const answer = (await post(account, `/webhook-subscriptions/${lateId}/replay`, { from: startedAt, to: new Date().toISOString() }).expect(200)).body;
+    const answer = (
+      await post(account, `/webhook-subscriptions/${lateId}/replay`, {
+        from: startedAt,
+        to: new Date().toISOString(),
+      }).expect(200)
+    ).body;
     expect(answer).toEqual({ type: 'webhook-replay', scheduled: 3, next_cursor: null });
     await late.waitFor('3 deliveries', () => late.succeeded.length === 3, 5_000);
     expect(names(late.succeeded)).toEqual(['transaction.authorized', 'capture.succeeded', 'capture.succeeded']);
-    expect(late.succeeded.every((r) => r.event.target.id === transactionId || (r.event.target as { transaction_id?: string }).transaction_id === transactionId)).toBe(true);
+    expect(
+      late.succeeded.every(
+        (r) =>
+          r.event.target.id === transactionId ||
+          (r.event.target as { transaction_id?: string }).transaction_id === transactionId,
+      ),
+    ).toBe(true);
     const listed = (await deliveries(account, lateId)).items;
     expect(listed).toHaveLength(3);
     expect(listed.every((item) => item.status === 'succeeded' && item.attempts.length === 1)).toBe(true);

@@ -8,7 +8,12 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { WebhookEvent } from '@switchyard/contracts';
 import { artifactFile } from '@switchyard/testing';
-import { verifyWebhook, WEBHOOK_ID_HEADER, WEBHOOK_SIGNATURES_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '@switchyard/webhook-signature';
+import {
+  verifyWebhook,
+  WEBHOOK_ID_HEADER,
+  WEBHOOK_SIGNATURES_HEADER,
+  WEBHOOK_TIMESTAMP_HEADER,
+} from '@switchyard/webhook-signature';
 
 export interface ReceivedWebhook {
   /** Order of arrival, from 0. */
@@ -67,7 +72,9 @@ export class WebhookReceiver {
 
   /** Requests about an event (its id, and its name when given), in order of arrival. */
   about(eventId: string, name?: string): ReceivedWebhook[] {
-    return this.requests.filter((request) => request.event.id === eventId && (name === undefined || request.event.name === name));
+    return this.requests.filter(
+      (request) => request.event.id === eventId && (name === undefined || request.event.name === name),
+    );
   }
 
   /** Opens the port (the same one again after `down()`; a free one the first time). */
@@ -152,11 +159,19 @@ export class WebhookReceiver {
   }
 
   /** Resolves once `predicate` holds (checked after every request); rejects after `timeoutMs` with `describe()`. */
-  async waitFor(what: string, predicate: () => boolean, timeoutMs: number, describe: () => string = () => ''): Promise<void> {
+  async waitFor(
+    what: string,
+    predicate: () => boolean,
+    timeoutMs: number,
+    describe: () => string = () => '',
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!predicate()) {
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`receiver: ${what} not reached within ${timeoutMs} ms (${this.requests.length} requests so far)\n${describe()}`);
+      if (left <= 0)
+        throw new Error(
+          `receiver: ${what} not reached within ${timeoutMs} ms (${this.requests.length} requests so far)\n${describe()}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.min(left, 200));
         this.waiters.push(() => {
@@ -169,8 +184,11 @@ export class WebhookReceiver {
 }
 
 /** `verifyWebhook` on a received request with ONE secret (so that each secret is proved on its own). */
-export const verifiesWith = (request: Pick<ReceivedWebhook, 'raw' | 'headers'>, secret: string, options: { toleranceSeconds?: number; now?: () => Date } = {}) =>
-  verifyWebhook({ rawBody: request.raw, headers: request.headers, secrets: [secret], ...options });
+export const verifiesWith = (
+  request: Pick<ReceivedWebhook, 'raw' | 'headers'>,
+  secret: string,
+  options: { toleranceSeconds?: number; now?: () => Date } = {},
+) => verifyWebhook({ rawBody: request.raw, headers: request.headers, secrets: [secret], ...options });
 
 /** Waits `ms` milliseconds. */
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -20,16 +20,23 @@ runMain(async () => {
   const log = createLogger('transactions', settings);
   const credentials = loadRpcCredentials('transactions', settings);
   const tracing = startTracing('transactions', settings);
-  const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const storage = openServiceStorage('transactions', {
+    dataDir: settings.dataDir,
+    eventStoreUrl: settings.EVENTSTORE_URL,
+  });
   // Merchant account settings (network tokens, account updater) are the identity service's: asked when used.
-  const rpc = new RoutingRpcClient({ identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS) });
+  const rpc = new RoutingRpcClient({
+    identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
+  });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: storage.store,
     db: storage.db,
     ...transactionsOptionsFrom(settings, {
       publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
-      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } } : {}),
+      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
+        ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
+        : {}),
     }),
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
@@ -40,7 +47,8 @@ runMain(async () => {
     dataDir: settings.dataDir,
     ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
   });
-  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0) log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to their own store');
+  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0)
+    log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to their own store');
   const giftCards = new GiftCardsService({
     store: giftCardsStorage.store,
     db: giftCardsStorage.db,
@@ -53,7 +61,11 @@ runMain(async () => {
   await giftCards.start();
   transactions.useGiftCards(giftCards);
 
-  const bus = new KafkaMessageBus({ brokers: kafkaBrokers(settings), clientId: 'transactions', redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS } });
+  const bus = new KafkaMessageBus({
+    brokers: kafkaBrokers(settings),
+    clientId: 'transactions',
+    redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+  });
   const relay = transactionsRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
@@ -65,13 +77,23 @@ runMain(async () => {
   });
   giftCardsRelayToKafka.start();
 
-  const server = await startTcpRpcServer(settings.TRANSACTIONS_RPC_URL, { ...transactions.rpcHandlers(), ...giftCards.rpcHandlers() }, {
-    credentials,
-    onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
-    onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
-  });
-  log.info({ node: process.version, rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir }, 'transactions service listening');
-  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  const server = await startTcpRpcServer(
+    settings.TRANSACTIONS_RPC_URL,
+    { ...transactions.rpcHandlers(), ...giftCards.rpcHandlers() },
+    {
+      credentials,
+      onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
+      onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
+    },
+  );
+  log.info(
+    { node: process.version, rpc: settings.TRANSACTIONS_RPC_URL, dataDir: settings.dataDir },
+    'transactions service listening',
+  );
+  const metrics =
+    settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined
+      ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT })
+      : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {

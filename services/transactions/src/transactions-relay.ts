@@ -9,7 +9,11 @@ import { transactionEventNames } from './transactions/transaction-names';
  * The transactions service's events, from its store to `transactions.events`, checkpointed in its local SQLite; read
  * through the service's schema registry, so the topic carries every event in its current shape.
  */
-export const transactionsRelay = (storage: ServiceStorage, bus: MessageBus, options: { pollIntervalMs: number; onError: (error: unknown) => void }): Relay =>
+export const transactionsRelay = (
+  storage: ServiceStorage,
+  bus: MessageBus,
+  options: { pollIntervalMs: number; onError: (error: unknown) => void },
+): Relay =>
   new Relay({
     // Stored gift cards are the gift cards service's (`gift-cards.events`), also those an older release wrote here.
     store: withUpcasting(withoutStreams(storage.store, GIFT_CARD_STREAM_PREFIXES), transactionsUpcasters),

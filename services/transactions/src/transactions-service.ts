@@ -7,7 +7,12 @@ import { GIFT_CARD_STREAM_PREFIXES, transactionsPatterns, type EmbedBuyerPin } f
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
-import { SimulatorDirectoryServer, type GiftCardConnector, type ThreeDSecureDirectory, type TokenServiceProvider } from '@switchyard/connectors';
+import {
+  SimulatorDirectoryServer,
+  type GiftCardConnector,
+  type ThreeDSecureDirectory,
+  type TokenServiceProvider,
+} from '@switchyard/connectors';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
@@ -71,7 +76,11 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** Told of a failed round of the hold-window timer (it tries again on its next tick). */
   readonly onBackgroundError?: (error: unknown) => void;
   /** Pruning of authorization statistics and expired idempotency records (docs/operations.md, Retention); absent: none. */
-  readonly retention?: { readonly intervalMs: number; readonly batchSize: number; readonly authorizationStatsDays: number };
+  readonly retention?: {
+    readonly intervalMs: number;
+    readonly batchSize: number;
+    readonly authorizationStatsDays: number;
+  };
 }
 
 /**
@@ -80,12 +89,33 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
  */
 export function transactionsOptionsFrom(
   settings: Settings,
-  where: { readonly publicBaseUrl: () => string; readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string } },
-): Pick<TransactionsServiceOptions, 'pollIntervalMs' | 'keyRing' | 'providers' | 'binData' | 'directory' | 'issuerMandatedThreeDSecure' | 'buyerApprovalWindowMs' | 'giftCardRecoveryAfterMs' | 'reconcileAfterMs' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs' | 'networkTokensApiProvisioning' | 'pazeSigningKeys' | 'retention'> {
+  where: {
+    readonly publicBaseUrl: () => string;
+    readonly mockCard?: { readonly baseUrl: string; readonly webhookSecret: string };
+  },
+): Pick<
+  TransactionsServiceOptions,
+  | 'pollIntervalMs'
+  | 'keyRing'
+  | 'providers'
+  | 'binData'
+  | 'directory'
+  | 'issuerMandatedThreeDSecure'
+  | 'buyerApprovalWindowMs'
+  | 'giftCardRecoveryAfterMs'
+  | 'reconcileAfterMs'
+  | 'vaultTokenTimeoutMs'
+  | 'cardAliasTtlMs'
+  | 'networkTokensApiProvisioning'
+  | 'pazeSigningKeys'
+  | 'retention'
+> {
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
-    ...(directoryUrl ? { directory: new SimulatorDirectoryServer({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) } : {}),
+    ...(directoryUrl
+      ? { directory: new SimulatorDirectoryServer({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) }
+      : {}),
     issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
@@ -93,7 +123,11 @@ export function transactionsOptionsFrom(
     // The vault's own settings (VAULT_KEY and the rest): read by the vault package only.
     ...vaultOptionsFrom(settings),
     pollIntervalMs: settings.POLL_INTERVAL_MS,
-    retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS },
+    retention: {
+      intervalMs: settings.RETENTION_INTERVAL_MS,
+      batchSize: settings.RETENTION_BATCH_SIZE,
+      authorizationStatsDays: settings.AUTHORIZATION_STATS_RETENTION_DAYS,
+    },
     providers: {
       publicBaseUrl: where.publicBaseUrl,
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
@@ -113,7 +147,9 @@ export interface GiftCardServiceRef {
 
 /** The gift cards service's view of the merchant accounts' gift card services (these connections are ours). */
 export interface GiftCardServices {
-  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  activeGiftCardService(
+    merchantAccountId: string,
+  ): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
   serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
 }
 
@@ -156,7 +192,11 @@ export class TransactionsService {
 
   constructor(options: TransactionsServiceOptions) {
     // Stored gift cards moved to the gift cards service's store (services/gift-cards, its storage's migration).
-    this.host = new ServiceHost({ ...options, store: withoutStreams(options.store, GIFT_CARD_STREAM_PREFIXES), upcasters: transactionsUpcasters });
+    this.host = new ServiceHost({
+      ...options,
+      store: withoutStreams(options.store, GIFT_CARD_STREAM_PREFIXES),
+      upcasters: transactionsUpcasters,
+    });
     // Card-bearing provider calls go through the vault's forwarder (built with the vault's slices, below).
     const connectors = new ProviderConnectors(options.providers ?? { publicBaseUrl: () => 'http://127.0.0.1' }, {
       alias: (merchantAccountId, card) => this.vaultSlices.cardAliases.issue(merchantAccountId, card),
@@ -177,7 +217,9 @@ export class TransactionsService {
       ...(options.tokenService ? { tokenService: options.tokenService } : {}),
       ...(options.merchantAccounts ? { merchantAccounts: options.merchantAccounts } : {}),
       connections: this.paymentServices,
-      ...(options.networkTokensApiProvisioning !== undefined ? { networkTokensApiProvisioning: options.networkTokensApiProvisioning } : {}),
+      ...(options.networkTokensApiProvisioning !== undefined
+        ? { networkTokensApiProvisioning: options.networkTokensApiProvisioning }
+        : {}),
       ...(options.vaultTokenTimeoutMs !== undefined ? { vaultTokenTimeoutMs: options.vaultTokenTimeoutMs } : {}),
       ...(options.cardAliasTtlMs !== undefined ? { cardAliasTtlMs: options.cardAliasTtlMs } : {}),
       ...(options.pazeSigningKeys !== undefined ? { pazeSigningKeys: options.pazeSigningKeys } : {}),
@@ -200,7 +242,9 @@ export class TransactionsService {
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     const fingerprintKey = derived('switchyard/idempotency-fingerprint/v1');
     this.giftCardKeys = { legacyKey: vaultKey, fingerprintKey };
-    this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) => connectors.giftCardConnectorFor(connection));
+    this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) =>
+      connectors.giftCardConnectorFor(connection),
+    );
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
@@ -213,8 +257,10 @@ export class TransactionsService {
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
       giftCardCredentials: {
-        credentialsFor: (merchantAccountId, giftCardId) => this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
-        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) => this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
+        credentialsFor: (merchantAccountId, giftCardId) =>
+          this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
+        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
+          this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
       },
       onBackgroundError: this.onBackgroundError,
       vault: this.vault,
@@ -235,7 +281,10 @@ export class TransactionsService {
     const retention = options.retention;
     this.retention = retention
       ? new RetentionSweeper({
-          tasks: [authorizationStatsRetention(options.db, retention.authorizationStatsDays), idempotencyRetention(options.db)],
+          tasks: [
+            authorizationStatsRetention(options.db, retention.authorizationStatsDays),
+            idempotencyRetention(options.db),
+          ],
           now: this.host.context.now,
           intervalMs: retention.intervalMs,
           batchSize: retention.batchSize,
@@ -250,14 +299,24 @@ export class TransactionsService {
    */
   async start(): Promise<void> {
     await this.host.catchUpAndFollow();
-    const shortest = Math.min(this.holdWindowMs, this.giftCardRecoveryAfterMs, this.reconcileAfterMs, this.paymentMethods.vaultTokenTimeoutMs);
+    const shortest = Math.min(
+      this.holdWindowMs,
+      this.giftCardRecoveryAfterMs,
+      this.reconcileAfterMs,
+      this.paymentMethods.vaultTokenTimeoutMs,
+    );
     const every = Math.max(50, Math.min(Math.floor(shortest / 4), 5_000));
     let running = false;
     this.holdTimer = setInterval(() => {
       if (running) return;
       running = true;
       // Each round settles independently: one failing (a provider down) does not hold the others back.
-      Promise.allSettled([this.transactions.expireHolds(), this.transactions.recoverGiftCardPayments(), this.transactions.reconcile(this.reconcileAfterMs), ...this.vaultSlices.backgroundRound()])
+      Promise.allSettled([
+        this.transactions.expireHolds(),
+        this.transactions.recoverGiftCardPayments(),
+        this.transactions.reconcile(this.reconcileAfterMs),
+        ...this.vaultSlices.backgroundRound(),
+      ])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .catch(this.onBackgroundError) // retried on the next tick
         .finally(() => {
@@ -302,7 +361,9 @@ export function giftCardServiceDirectory(
 ): GiftCardServices {
   return {
     activeGiftCardService: (merchantAccountId) => {
-      const connection = paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === 'gift-card');
+      const connection = paymentServices
+        .activeConnections(merchantAccountId)
+        .find((candidate) => candidate.method === 'gift-card');
       return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
     },
     serviceRef: (merchantAccountId, id) => {

@@ -5,7 +5,15 @@
  */
 export { CardVault, loadVaultKey, type StoredCard } from './vault/card-vault';
 export { associatedData, VaultCipher } from './vault/vault-cipher';
-export { kekId, keyRing, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, VaultKeys, type KeyRing } from './vault/vault-keys';
+export {
+  kekId,
+  keyRing,
+  loadKeyRing,
+  openVaultKeys,
+  RETIRED_KEYS_FILE,
+  VaultKeys,
+  type KeyRing,
+} from './vault/vault-keys';
 export { Buyers } from './buyers/buyers.slice';
 export { buyerDirectory } from './payment-methods/buyer-directory';
 export { PaymentMethods, type BuyerDirectory } from './payment-methods/payment-methods.slice';
@@ -17,8 +25,18 @@ export { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 export type { DigitalWalletView } from './digital-wallets/digital-wallets.read-model';
 export { decryptPazePayload, PazeError, pazeEligibility } from './digital-wallets/paze';
 export { PazePayments, type PazeConnection } from './digital-wallets/paze-payments';
-export { loadPazeSigningKeys, pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
+export {
+  loadPazeSigningKeys,
+  pazeDevelopmentSigningKeys,
+  type PazeSigningKeys,
+} from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
 export { vaultOptionsFrom } from './vault-options';
-export { CardAliasError, CardAliases, DEFAULT_CARD_ALIAS_TTL_MS, type CardAliasRefusal, type IssuedCardAliases } from './forwarder/card-aliases';
+export {
+  CardAliasError,
+  CardAliases,
+  DEFAULT_CARD_ALIAS_TTL_MS,
+  type CardAliasRefusal,
+  type IssuedCardAliases,
+} from './forwarder/card-aliases';
 export { ForwarderRefusedError, OutboundForwarder, type ForwarderRefusal } from './forwarder/outbound-forwarder';

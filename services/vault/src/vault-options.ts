@@ -8,7 +8,14 @@ import { loadPazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import type { VaultSlicesOptions } from './vault-slices';
 import { loadKeyRing } from './vault/vault-keys';
 
-export function vaultOptionsFrom(settings: Settings): Required<Pick<VaultSlicesOptions, 'keyRing' | 'pazeSigningKeys' | 'networkTokensApiProvisioning' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs'>> {
+export function vaultOptionsFrom(
+  settings: Settings,
+): Required<
+  Pick<
+    VaultSlicesOptions,
+    'keyRing' | 'pazeSigningKeys' | 'networkTokensApiProvisioning' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs'
+  >
+> {
   return {
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
     cardAliasTtlMs: settings.CARD_ALIAS_TTL_MS,

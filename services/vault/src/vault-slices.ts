@@ -18,7 +18,11 @@ import { CheckoutSessions } from './checkout-sessions/checkout-sessions.slice';
 import { DigitalWallets } from './digital-wallets/digital-wallets.slice';
 import { PazePayments } from './digital-wallets/paze-payments';
 import { pazeDevelopmentSigningKeys, type PazeSigningKeys } from './digital-wallets/paze-signing-keys';
-import { NetworkTokens, type NetworkTokenConnections, type NetworkTokenMerchantAccounts } from './network-tokens/network-tokens.slice';
+import {
+  NetworkTokens,
+  type NetworkTokenConnections,
+  type NetworkTokenMerchantAccounts,
+} from './network-tokens/network-tokens.slice';
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods, type BuyerDirectory } from './payment-methods/payment-methods.slice';
 import { CardAliases } from './forwarder/card-aliases';
@@ -81,7 +85,11 @@ export class VaultSlices {
 
   constructor(options: VaultSlicesOptions) {
     const { context } = options;
-    this.vaultKeys = openVaultKeys(options.db, options.keyRing ?? keyRing(options.vaultKey ?? randomBytes(32)), context.now);
+    this.vaultKeys = openVaultKeys(
+      options.db,
+      options.keyRing ?? keyRing(options.vaultKey ?? randomBytes(32)),
+      context.now,
+    );
     // Every vault-derived key comes from the root, which a rotation of the key-encryption key leaves unchanged.
     const root = this.vaultKeys.root();
     this.sealingKey = (label) => Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), label, 32));
@@ -90,7 +98,9 @@ export class VaultSlices {
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: context.now, syncedByEvents });
     this.cardAliases = new CardAliases(options.cardAliasTtlMs !== undefined ? { ttlMs: options.cardAliasTtlMs } : {});
     this.forwarder = new OutboundForwarder({ aliases: this.cardAliases });
-    this.buyers = new Buyers(context, { onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId) });
+    this.buyers = new Buyers(context, {
+      onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId),
+    });
     this.buyerDirectory = buyerDirectory(this.buyers);
     this.checkoutSessions = new CheckoutSessions(context, {
       vault: this.vault,
@@ -113,13 +123,20 @@ export class VaultSlices {
       paymentServices: options.connections,
       tokenService:
         options.tokenService ??
-        new SimulatorTokenServiceProvider({ baseUrl: simulator?.baseUrl ?? 'http://127.0.0.1:4010', ...(simulator?.timeoutMs ? { timeoutMs: simulator.timeoutMs } : {}) }),
+        new SimulatorTokenServiceProvider({
+          baseUrl: simulator?.baseUrl ?? 'http://127.0.0.1:4010',
+          ...(simulator?.timeoutMs ? { timeoutMs: simulator.timeoutMs } : {}),
+        }),
       sealingKey: this.sealingKey('switchyard/network-tokens/v1'),
       apiProvisioning: options.networkTokensApiProvisioning ?? true,
       onBackgroundError: options.onBackgroundError,
     });
     this.digitalWallets = new DigitalWallets(context, { sealingKey: this.sealingKey('switchyard/digital-wallets/v1') });
-    this.paze = new PazePayments(this.digitalWallets, context.now, options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys);
+    this.paze = new PazePayments(
+      this.digitalWallets,
+      context.now,
+      options.pazeSigningKeys === undefined ? pazeDevelopmentSigningKeys() : options.pazeSigningKeys,
+    );
     this.accountUpdater = new AccountUpdater(context, {
       paymentMethods: this.paymentMethods,
       merchantAccounts: options.merchantAccounts ?? { get: async () => null },
@@ -130,7 +147,14 @@ export class VaultSlices {
 
   /** The slices a host adds, in the order their projections must run. */
   slices(): readonly ServiceSlice[] {
-    return [this.buyers, this.paymentMethods, this.checkoutSessions, this.digitalWallets, this.networkTokens, this.accountUpdater];
+    return [
+      this.buyers,
+      this.paymentMethods,
+      this.checkoutSessions,
+      this.digitalWallets,
+      this.networkTokens,
+      this.accountUpdater,
+    ];
   }
 
   /**
@@ -138,7 +162,12 @@ export class VaultSlices {
    * the account updater's results, the network tokens of deleted methods still owed a deletion.
    */
   backgroundRound(): Promise<unknown>[] {
-    return [this.checkoutSessions.expireSessions(), this.paymentMethods.expireWaiting(), this.accountUpdater.poll(), this.networkTokens.deleteTokensOfDeletedMethods()];
+    return [
+      this.checkoutSessions.expireSessions(),
+      this.paymentMethods.expireWaiting(),
+      this.accountUpdater.poll(),
+      this.networkTokens.deleteTokensOfDeletedMethods(),
+    ];
   }
 
   stop(): void {

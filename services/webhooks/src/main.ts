@@ -31,7 +31,12 @@ runMain(async () => {
   });
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
-    transactions: TcpRpcClient.fromUrl(settings.TRANSACTIONS_RPC_URL, 'transactions', credentials, settings.RPC_TIMEOUT_MS),
+    transactions: TcpRpcClient.fromUrl(
+      settings.TRANSACTIONS_RPC_URL,
+      'transactions',
+      credentials,
+      settings.RPC_TIMEOUT_MS,
+    ),
   });
   const webhooks = new WebhooksService({
     store: storage.store,
@@ -54,8 +59,19 @@ runMain(async () => {
     onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
     onRefused: (refusal) => log.warn({ refusal }, 'RPC call refused'),
   });
-  log.info({ node: process.version, rpc: settings.WEBHOOKS_RPC_URL, dataDir: settings.dataDir, allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS }, 'webhooks service listening');
-  const metrics = settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT }) : null;
+  log.info(
+    {
+      node: process.version,
+      rpc: settings.WEBHOOKS_RPC_URL,
+      dataDir: settings.dataDir,
+      allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
+    },
+    'webhooks service listening',
+  );
+  const metrics =
+    settings.METRICS_ENABLED && settings.METRICS_PORT !== undefined
+      ? await startMetricsServer({ host: settings.HOST, port: settings.METRICS_PORT })
+      : null;
   if (metrics) log.info({ url: metrics.url }, 'metrics served');
 
   stopOnSignals(log, async () => {

@@ -33,5 +33,7 @@ export interface SubscriptionDirectory {
  */
 export function visibleTo(caller: WebhookCaller, subscription: Pick<SubscriptionTarget, 'merchantAccountId'>): boolean {
   const limited = (caller.caller_merchant_account_ids ?? []).length > 0;
-  return subscription.merchantAccountId === null ? !limited : subscription.merchantAccountId === caller.merchant_account_id;
+  return subscription.merchantAccountId === null
+    ? !limited
+    : subscription.merchantAccountId === caller.merchant_account_id;
 }

@@ -45,18 +45,43 @@ export interface WebhooksServiceOptions extends ServiceHostOptions {
 export function webhooksOptionsFrom(
   settings: Settings,
   onError: NonNullable<DeliveriesOptions['onError']>,
-): Pick<WebhooksServiceOptions, 'pollIntervalMs' | 'key' | 'reloadKeys' | 'allowPrivateUrls' | 'retry' | 'workerIntervalMs' | 'onError' | 'groupId' | 'retention'> {
-  const keys = () => loadWebhooksKeyRing({ configured: settings.WEBHOOK_SECRETS_KEY, retired: settings.WEBHOOK_SECRETS_RETIRED_KEYS, dataDir: settings.dataDir });
+): Pick<
+  WebhooksServiceOptions,
+  | 'pollIntervalMs'
+  | 'key'
+  | 'reloadKeys'
+  | 'allowPrivateUrls'
+  | 'retry'
+  | 'workerIntervalMs'
+  | 'onError'
+  | 'groupId'
+  | 'retention'
+> {
+  const keys = () =>
+    loadWebhooksKeyRing({
+      configured: settings.WEBHOOK_SECRETS_KEY,
+      retired: settings.WEBHOOK_SECRETS_RETIRED_KEYS,
+      dataDir: settings.dataDir,
+    });
   return {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     key: keys(),
     reloadKeys: keys,
     allowPrivateUrls: settings.WEBHOOK_ALLOW_PRIVATE_URLS,
-    retry: { baseMs: settings.WEBHOOK_RETRY_BASE_MS, maxMs: settings.WEBHOOK_RETRY_MAX_MS, maxAgeMs: settings.WEBHOOK_MAX_AGE_MS, timeoutMs: settings.WEBHOOK_TIMEOUT_MS },
+    retry: {
+      baseMs: settings.WEBHOOK_RETRY_BASE_MS,
+      maxMs: settings.WEBHOOK_RETRY_MAX_MS,
+      maxAgeMs: settings.WEBHOOK_MAX_AGE_MS,
+      timeoutMs: settings.WEBHOOK_TIMEOUT_MS,
+    },
     workerIntervalMs: settings.WEBHOOK_WORKER_INTERVAL_MS,
     groupId: settings.WEBHOOKS_CONSUMER_GROUP,
     onError,
-    retention: { intervalMs: settings.RETENTION_INTERVAL_MS, batchSize: settings.RETENTION_BATCH_SIZE, deliveriesDays: settings.WEBHOOK_DELIVERY_RETENTION_DAYS },
+    retention: {
+      intervalMs: settings.RETENTION_INTERVAL_MS,
+      batchSize: settings.RETENTION_BATCH_SIZE,
+      deliveriesDays: settings.WEBHOOK_DELIVERY_RETENTION_DAYS,
+    },
   };
 }
 

@@ -77,36 +77,65 @@ export const cardPayment = (amount: number, extra: Record<string, unknown> = {})
 
 /** What the simulator holds for one reference (direct to the simulator, never through the proxy). */
 export interface ProviderView {
-  readonly ledger: { readonly authorizations: number; readonly captures: number; readonly refunds: number; readonly voids: number; readonly syncs: number };
+  readonly ledger: {
+    readonly authorizations: number;
+    readonly captures: number;
+    readonly refunds: number;
+    readonly voids: number;
+    readonly syncs: number;
+  };
   /** The latest authorization with that reference; null when none reached the simulator. */
-  readonly transaction: { readonly status: string; readonly authorized_amount: number; readonly captured_amount: number; readonly refunded_amount: number } | null;
+  readonly transaction: {
+    readonly status: string;
+    readonly authorized_amount: number;
+    readonly captured_amount: number;
+    readonly refunded_amount: number;
+  } | null;
 }
 
 export async function providerView(simulatorUrl: string, reference: string): Promise<ProviderView> {
-  const ledger = (await (await fetch(`${simulatorUrl}/v1/ledger?reference=${encodeURIComponent(reference)}`)).json()) as ProviderView['ledger'];
+  const ledger = (await (
+    await fetch(`${simulatorUrl}/v1/ledger?reference=${encodeURIComponent(reference)}`)
+  ).json()) as ProviderView['ledger'];
   const found = await fetch(`${simulatorUrl}/v1/authorizations?reference=${encodeURIComponent(reference)}`);
   const transaction = found.status === 200 ? ((await found.json()) as ProviderView['transaction']) : null;
   return { ledger, transaction };
 }
 
 /** Our statuses whose authorization the provider must hold (authorized or captured at it). */
-const heldAtProvider = new Set(['authorization_succeeded', 'capture_pending', 'capture_succeeded', 'refunded', 'authorization_void_pending']);
+const heldAtProvider = new Set([
+  'authorization_succeeded',
+  'capture_pending',
+  'capture_succeeded',
+  'refunded',
+  'authorization_void_pending',
+]);
 
 /**
  * Where our record and the provider's disagree, as readable strings (empty: consistent). Checked: the transaction
  * is decided (not `processing`), at most one authorization reached the provider, the authorization exists there
  * exactly when we say it succeeded, and captured and refunded amounts agree.
  */
-export function inconsistencies(ours: { id: string; status: string; captured_amount: number; refunded_amount: number }, provider: ProviderView): string[] {
+export function inconsistencies(
+  ours: { id: string; status: string; captured_amount: number; refunded_amount: number },
+  provider: ProviderView,
+): string[] {
   const problems: string[] = [];
   const at = `${ours.id} (ours ${ours.status}, provider ${provider.transaction?.status ?? 'none'})`;
   if (ours.status === 'processing') problems.push(`${at}: still processing`);
-  if (provider.ledger.authorizations > 1) problems.push(`${at}: ${provider.ledger.authorizations} authorizations at the provider`);
-  const providerHolds = provider.transaction !== null && ['authorized', 'captured'].includes(provider.transaction.status);
-  if (heldAtProvider.has(ours.status) !== providerHolds) problems.push(`${at}: authorization held at the provider ${providerHolds}, by us ${heldAtProvider.has(ours.status)}`);
+  if (provider.ledger.authorizations > 1)
+    problems.push(`${at}: ${provider.ledger.authorizations} authorizations at the provider`);
+  const providerHolds =
+    provider.transaction !== null && ['authorized', 'captured'].includes(provider.transaction.status);
+  if (heldAtProvider.has(ours.status) !== providerHolds)
+    problems.push(
+      `${at}: authorization held at the provider ${providerHolds}, by us ${heldAtProvider.has(ours.status)}`,
+    );
   const captured = provider.transaction?.captured_amount ?? 0;
   const refunded = provider.transaction?.refunded_amount ?? 0;
-  if (ours.captured_amount !== captured) problems.push(`${at}: captured ${ours.captured_amount} here, ${captured} at the provider`);
-  if (ours.refunded_amount !== refunded) problems.push(`${at}: refunded ${ours.refunded_amount} here, ${refunded} at the provider`);
+  if (ours.captured_amount !== captured)
+    problems.push(`${at}: captured ${ours.captured_amount} here, ${captured} at the provider`);
+  if (ours.refunded_amount !== refunded)
+    problems.push(`${at}: refunded ${ours.refunded_amount} here, ${refunded} at the provider`);
   return problems;
 }

@@ -24,13 +24,20 @@ const webhookSecret = 'whsec_faults_0123456789abcdef';
 
 export async function startEmbeddedBehindProxy(
   name: string,
-  options: { readonly env: Readonly<Record<string, string>>; readonly simulator?: Partial<Omit<SimulatorOptions, 'webhookSecret'>> },
+  options: {
+    readonly env: Readonly<Record<string, string>>;
+    readonly simulator?: Partial<Omit<SimulatorOptions, 'webhookSecret'>>;
+  },
 ): Promise<EmbeddedBehindProxy> {
   const simulator = await startSimulator({ webhookSecret, ...options.simulator });
   const proxy = await new FaultProxy(simulator.url).up();
   let fixture: EmbeddedFixture;
   try {
-    fixture = await startEmbeddedFixture(name, { ...options.env, MOCK_CARD_URL: proxy.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret }, { listen: true });
+    fixture = await startEmbeddedFixture(
+      name,
+      { ...options.env, MOCK_CARD_URL: proxy.url, MOCK_CARD_WEBHOOK_SECRET: webhookSecret },
+      { listen: true },
+    );
   } catch (error) {
     await proxy.down();
     await simulator.stop();
@@ -38,14 +45,20 @@ export async function startEmbeddedBehindProxy(
   }
   const port = (fixture.service.gateway.app.getHttpServer().address() as AddressInfo).port;
   const baseUrl = `http://127.0.0.1:${port}`;
-  const admin = await fixture.service.identity.apiKeyPairs.create({ display_name: 'faults admin', roles: ['administrator'] }, { kind: 'operator' });
+  const admin = await fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'faults admin', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
   const token = await signToken({ kid: admin.kid, privateKeyPem: admin.private_key!, expiresIn: 3_600 });
   return {
     fixture,
     simulator,
     proxy,
     baseUrl,
-    api: new ApiClient(() => baseUrl, async () => token),
+    api: new ApiClient(
+      () => baseUrl,
+      async () => token,
+    ),
     async stop() {
       await fixture.stop();
       await proxy.down();

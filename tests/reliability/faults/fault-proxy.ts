@@ -110,7 +110,12 @@ export class FaultProxy {
         body = undefined;
       }
       const merchant = request.headers['x-mock-card-merchant-id'];
-      const proxied: ProxiedRequest = { method: request.method ?? 'GET', path: request.url ?? '/', merchantId: typeof merchant === 'string' ? merchant : undefined, body };
+      const proxied: ProxiedRequest = {
+        method: request.method ?? 'GET',
+        path: request.url ?? '/',
+        merchantId: typeof merchant === 'string' ? merchant : undefined,
+        body,
+      };
       this.seen.push(proxied);
       let fault: Fault = { kind: 'pass' };
       for (const { rule } of this.rules) {
@@ -128,7 +133,9 @@ export class FaultProxy {
           request.socket.resetAndDestroy();
           return;
         case 'status':
-          response.writeHead(fault.status, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'injected_fault', message: `injected ${fault.status}` }));
+          response
+            .writeHead(fault.status, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ error: 'injected_fault', message: `injected ${fault.status}` }));
           return;
         case 'delay':
           setTimeout(() => this.forward(request, response, raw, false), fault.ms);
@@ -142,7 +149,12 @@ export class FaultProxy {
     });
   }
 
-  private forward(request: http.IncomingMessage, response: http.ServerResponse, raw: Buffer, loseAnswer: boolean): void {
+  private forward(
+    request: http.IncomingMessage,
+    response: http.ServerResponse,
+    raw: Buffer,
+    loseAnswer: boolean,
+  ): void {
     if (request.socket.destroyed) return; // the caller gave up meanwhile
     const target = new URL(request.url ?? '/', this.upstream);
     const headers = { ...request.headers, host: target.host, 'content-length': String(raw.length) };

@@ -25,10 +25,15 @@ const onPath = (command: string): boolean =>
 
 /** What the suite needs to run a Redis and a Kafka broker of its own. */
 export function ownInfraAvailability(): Availability {
-  if (!onPath('redis-server')) return { available: false, reason: 'redis-server is not on PATH (apt-get install redis-server)' };
+  if (!onPath('redis-server'))
+    return { available: false, reason: 'redis-server is not on PATH (apt-get install redis-server)' };
   if (!onPath('java')) return { available: false, reason: 'java is not on PATH: scripts/kafka.sh needs it' };
   const jars = fs.existsSync(path.join(repoRoot, '.kafka/libs/.pom.sha256'));
-  if (!jars && !onPath('mvn')) return { available: false, reason: 'neither .kafka/libs (bash scripts/kafka.sh start) nor mvn to fetch the broker jars' };
+  if (!jars && !onPath('mvn'))
+    return {
+      available: false,
+      reason: 'neither .kafka/libs (bash scripts/kafka.sh start) nor mvn to fetch the broker jars',
+    };
   return { available: true };
 }
 
@@ -38,7 +43,9 @@ export function redisCommand(port: number, ...args: string[]): Promise<string> {
     const socket = net.connect(port, '127.0.0.1');
     let reply = '';
     socket.setTimeout(1_000, () => socket.destroy(new Error('redis: no answer in 1 s')));
-    socket.on('connect', () => socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`));
+    socket.on('connect', () =>
+      socket.write(`*${args.length}\r\n${args.map((a) => `$${Buffer.byteLength(a)}\r\n${a}\r\n`).join('')}`),
+    );
     socket.on('data', (chunk) => {
       reply += chunk.toString();
       if (reply.includes('\r\n')) {
@@ -78,11 +85,19 @@ export class OwnRedis {
   /** Starts it (again, on the same port) and resolves once it answers PING. */
   async start(): Promise<void> {
     if (this.child) return;
-    const child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: ['ignore', 'pipe', 'pipe'] },
+    );
     child.stdout?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     child.stderr?.on('data', (chunk: Buffer) => (this.output += chunk.toString()));
     this.child = child;
-    await until(`redis-server on ${this.port} answering PING (output: ${this.output.slice(-500)})`, async () => (await redisCommand(this.port, 'PING')) === '+PONG', 10_000);
+    await until(
+      `redis-server on ${this.port} answering PING (output: ${this.output.slice(-500)})`,
+      async () => (await redisCommand(this.port, 'PING')) === '+PONG',
+      10_000,
+    );
   }
 
   /** Stops it (SIGTERM) and resolves once the process is gone. */
@@ -121,8 +136,19 @@ export class OwnKafka {
       execFile(
         'bash',
         [path.join(repoRoot, 'scripts/kafka.sh'), command],
-        { cwd: repoRoot, env: { ...process.env, KAFKA_HOME: this.home, KAFKA_PORT: String(this.port), KAFKA_CONTROLLER_PORT: String(this.controllerPort) } },
-        (error, stdout, stderr) => (error ? reject(new Error(`kafka.sh ${command} failed: ${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout)),
+        {
+          cwd: repoRoot,
+          env: {
+            ...process.env,
+            KAFKA_HOME: this.home,
+            KAFKA_PORT: String(this.port),
+            KAFKA_CONTROLLER_PORT: String(this.controllerPort),
+          },
+        },
+        (error, stdout, stderr) =>
+          error
+            ? reject(new Error(`kafka.sh ${command} failed: ${error.message}\n${stdout}\n${stderr}`))
+            : resolve(stdout),
       );
     });
   }

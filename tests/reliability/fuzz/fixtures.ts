@@ -30,22 +30,44 @@ export interface FuzzFixtures {
 type Json = Record<string, any>;
 
 export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver): Promise<FuzzFixtures> {
-  const key = await h.fixture.service.identity.apiKeyPairs.create({ display_name: 'fuzz', roles: ['administrator'] }, { kind: 'operator' });
-  const token = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: ['*.read', '*.write'], expiresIn: 4 * 3600 });
-  const headers = (account: string | null = FUZZ_ACCOUNT) => ({ authorization: `Bearer ${token}`, ...(account ? { 'x-service-merchant-account-id': account } : {}) });
-  const call = async (method: 'get' | 'post' | 'put', path: string, body: unknown, expected: number, account: string | null = FUZZ_ACCOUNT): Promise<Json> => {
+  const key = await h.fixture.service.identity.apiKeyPairs.create(
+    { display_name: 'fuzz', roles: ['administrator'] },
+    { kind: 'operator' },
+  );
+  const token = await signToken({
+    kid: key.kid,
+    privateKeyPem: key.private_key!,
+    scopes: ['*.read', '*.write'],
+    expiresIn: 4 * 3600,
+  });
+  const headers = (account: string | null = FUZZ_ACCOUNT) => ({
+    authorization: `Bearer ${token}`,
+    ...(account ? { 'x-service-merchant-account-id': account } : {}),
+  });
+  const call = async (
+    method: 'get' | 'post' | 'put',
+    path: string,
+    body: unknown,
+    expected: number,
+    account: string | null = FUZZ_ACCOUNT,
+  ): Promise<Json> => {
     const request = h.http()[method](path).set(headers(account));
     const response = await (body === undefined ? request : request.send(body as object));
-    if (response.status !== expected) throw new Error(`${method.toUpperCase()} ${path} answered ${response.status}: ${response.text.slice(0, 500)}`);
+    if (response.status !== expected)
+      throw new Error(`${method.toUpperCase()} ${path} answered ${response.status}: ${response.text.slice(0, 500)}`);
     return response.body as Json;
   };
-  const post = (path: string, body: unknown, expected = 201, account: string | null = FUZZ_ACCOUNT) => call('post', path, body, expected, account);
+  const post = (path: string, body: unknown, expected = 201, account: string | null = FUZZ_ACCOUNT) =>
+    call('post', path, body, expected, account);
   const get = (path: string, account: string | null = FUZZ_ACCOUNT) => call('get', path, undefined, 200, account);
 
   await h.createAccount(FUZZ_ACCOUNT);
   await h.createAccount(OTHER_ACCOUNT);
   const cardConnection = await h.createConnection(FUZZ_ACCOUNT);
-  const decoyConnections = [await h.createConnection(FUZZ_ACCOUNT, { display_name: 'Decoy A', active: false }), await h.createConnection(FUZZ_ACCOUNT, { display_name: 'Decoy B', active: false })];
+  const decoyConnections = [
+    await h.createConnection(FUZZ_ACCOUNT, { display_name: 'Decoy A', active: false }),
+    await h.createConnection(FUZZ_ACCOUNT, { display_name: 'Decoy B', active: false }),
+  ];
   const giftCardConnection = (
     await post('/payment-services', {
       display_name: 'Gift cards',
@@ -59,17 +81,29 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
 
   await h.createThreeDsConfiguration(FUZZ_ACCOUNT);
   await h.createThreeDsConfiguration(FUZZ_ACCOUNT, { scheme: 'mastercard' });
-  const threeDs = ((await get(`/merchant-accounts/${FUZZ_ACCOUNT}/three-ds-configurations`, null)).items as Json[]).map((item) => item.id as string);
+  const threeDs = ((await get(`/merchant-accounts/${FUZZ_ACCOUNT}/three-ds-configurations`, null)).items as Json[]).map(
+    (item) => item.id as string,
+  );
 
   // Rules that never match an ordinary fuzz amount.
   const rules = [
-    await h.createFlowRule(FUZZ_ACCOUNT, { action: 'decline-early', conditions: [{ name: 'amount', operator: 'equal', value: 424_242 }] }),
-    await h.createFlowRule(FUZZ_ACCOUNT, { action: 'skip-3ds', conditions: [{ name: 'amount', operator: 'equal', value: 434_343 }] }),
+    await h.createFlowRule(FUZZ_ACCOUNT, {
+      action: 'decline-early',
+      conditions: [{ name: 'amount', operator: 'equal', value: 424_242 }],
+    }),
+    await h.createFlowRule(FUZZ_ACCOUNT, {
+      action: 'skip-3ds',
+      conditions: [{ name: 'amount', operator: 'equal', value: 434_343 }],
+    }),
   ];
 
   const subscription = (await post('/webhook-subscriptions', { url: receiver.url }, 201)).id as string;
-  const decoySubscription = (await post('/webhook-subscriptions', { url: `${receiver.url}/decoy`, active: false }, 201)).id as string;
-  const secrets = [(await post(`/webhook-subscriptions/${subscription}/secrets`, undefined, 201)).id as string, (await post(`/webhook-subscriptions/${decoySubscription}/secrets`, undefined, 201)).id as string];
+  const decoySubscription = (await post('/webhook-subscriptions', { url: `${receiver.url}/decoy`, active: false }, 201))
+    .id as string;
+  const secrets = [
+    (await post(`/webhook-subscriptions/${subscription}/secrets`, undefined, 201)).id as string,
+    (await post(`/webhook-subscriptions/${decoySubscription}/secrets`, undefined, 201)).id as string,
+  ];
 
   // Gift card numbers the simulator has not seen; a PIN starting with 0 holds its value (05000 → 50.00).
   let serial = 7_000;
@@ -81,16 +115,42 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
   };
   const gift = (amount: number) => ({ number: giftCardNumber(), pin: '05000', amount });
   // The vault: buyers, stored payment methods, a checkout session with card fields, a digital wallet.
-  const buyerId = (await post('/buyers', { display_name: 'Fuzz buyer', external_identifier: 'fuzz-buyer' })).id as string;
+  const buyerId = (await post('/buyers', { display_name: 'Fuzz buyer', external_identifier: 'fuzz-buyer' }))
+    .id as string;
   const decoyBuyer = (await post('/buyers', { display_name: 'Decoy buyer' })).id as string;
-  const shippingDetails = (await post(`/buyers/${buyerId}/shipping-details`, { first_name: 'Fuzz', address: { country: 'US' } })).id as string;
-  const paymentMethod = (await post('/payment-methods', { method: 'card', number: '4111111111111111', expiration_date: '12/30', buyer_id: buyerId })).id as string;
-  const decoyPaymentMethod = (await post('/payment-methods', { method: 'card', number: '5555555555554444', expiration_date: '12/30' })).id as string;
+  const shippingDetails = (
+    await post(`/buyers/${buyerId}/shipping-details`, { first_name: 'Fuzz', address: { country: 'US' } })
+  ).id as string;
+  const paymentMethod = (
+    await post('/payment-methods', {
+      method: 'card',
+      number: '4111111111111111',
+      expiration_date: '12/30',
+      buyer_id: buyerId,
+    })
+  ).id as string;
+  const decoyPaymentMethod = (
+    await post('/payment-methods', { method: 'card', number: '5555555555554444', expiration_date: '12/30' })
+  ).id as string;
   const checkoutSession = (await post('/checkout/sessions', {})).id as string;
   const decoySession = (await post('/checkout/sessions', { amount: 1_000, currency: 'USD' })).id as string;
-  const wallet = (await post('/digital-wallets', { provider: 'google', merchant_name: 'Fuzz shop', accept_terms_and_conditions: true })).id as string;
-  const decoyWallet = (await post('/digital-wallets', { provider: 'apple', merchant_name: 'Decoy shop', domain_names: ['fuzz.example.com'], accept_terms_and_conditions: true })).id as string;
-  const storedGiftCard = (await post('/gift-cards', { number: giftCardNumber(), pin: '05000', buyer_id: buyerId })).id as string;
+  const wallet = (
+    await post('/digital-wallets', {
+      provider: 'google',
+      merchant_name: 'Fuzz shop',
+      accept_terms_and_conditions: true,
+    })
+  ).id as string;
+  const decoyWallet = (
+    await post('/digital-wallets', {
+      provider: 'apple',
+      merchant_name: 'Decoy shop',
+      domain_names: ['fuzz.example.com'],
+      accept_terms_and_conditions: true,
+    })
+  ).id as string;
+  const storedGiftCard = (await post('/gift-cards', { number: giftCardNumber(), pin: '05000', buyer_id: buyerId }))
+    .id as string;
   const decoyGiftCard = (await post('/gift-cards', { number: giftCardNumber(), pin: '05000' })).id as string;
 
   const authorized = await h.authorize(FUZZ_ACCOUNT, { amount: 5_000 });
@@ -103,16 +163,39 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
   await post(`/transactions/${voided.id}/void`, undefined, 200);
   const declined = await h.authorize(FUZZ_ACCOUNT, { amount: 200_011 });
   const split = await h.authorize(FUZZ_ACCOUNT, { amount: 3_000, intent: 'capture', gift_cards: [gift(1_000)] });
-  const giftOnly = await h.authorize(FUZZ_ACCOUNT, { amount: 1_500, intent: 'capture', gift_cards: [gift(1_000), gift(500)], payment_method: null });
+  const giftOnly = await h.authorize(FUZZ_ACCOUNT, {
+    amount: 1_500,
+    intent: 'capture',
+    gift_cards: [gift(1_000), gift(500)],
+    payment_method: null,
+  });
   const otherAccountTransaction = await h.authorize(OTHER_ACCOUNT, { amount: 1_234 });
   // A captured transaction whose payment service is deleted afterwards.
-  const doomedConnection = await h.createConnection(FUZZ_ACCOUNT, { display_name: 'Deleted later', position: 1_000_000 });
-  const orphaned = await h.authorize(FUZZ_ACCOUNT, { amount: 2_500, intent: 'capture', payment_service_id: doomedConnection });
+  const doomedConnection = await h.createConnection(FUZZ_ACCOUNT, {
+    display_name: 'Deleted later',
+    position: 1_000_000,
+  });
+  const orphaned = await h.authorize(FUZZ_ACCOUNT, {
+    amount: 2_500,
+    intent: 'capture',
+    payment_service_id: doomedConnection,
+  });
   const deleted = await h.http().delete(`/payment-services/${doomedConnection}`).set(headers());
-  if (deleted.status !== 204) throw new Error(`DELETE /payment-services/${doomedConnection} answered ${deleted.status}: ${deleted.text.slice(0, 300)}`);
-  const redemptions = [...((split.gift_card_redemptions as Json[] | undefined) ?? []), ...((giftOnly.gift_card_redemptions as Json[] | undefined) ?? [])].map((r) => r.id as string);
-  const captureIds = ((await get(`/transactions/${partlyCaptured.id}/captures`)).items as Json[]).map((c) => c.id as string);
-  const refundIds = [partRefund.id as string, ...((fullRefund.items as Json[] | undefined) ?? []).map((r) => r.id as string)];
+  if (deleted.status !== 204)
+    throw new Error(
+      `DELETE /payment-services/${doomedConnection} answered ${deleted.status}: ${deleted.text.slice(0, 300)}`,
+    );
+  const redemptions = [
+    ...((split.gift_card_redemptions as Json[] | undefined) ?? []),
+    ...((giftOnly.gift_card_redemptions as Json[] | undefined) ?? []),
+  ].map((r) => r.id as string);
+  const captureIds = ((await get(`/transactions/${partlyCaptured.id}/captures`)).items as Json[]).map(
+    (c) => c.id as string,
+  );
+  const refundIds = [
+    partRefund.id as string,
+    ...((fullRefund.items as Json[] | undefined) ?? []).map((r) => r.id as string),
+  ];
 
   const deliveries = await waitForDeliveries(h, subscription, headers());
 
@@ -122,10 +205,19 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
   const decoyKeys: string[] = [];
   // Made by the operator: over the API only a key-manager key may (an administrator key is refused: spec rule 6).
   for (const name of ['decoy-1', 'decoy-2', 'decoy-3']) {
-    decoyKeys.push((await h.fixture.service.identity.apiKeyPairs.create({ display_name: name, roles: [integrationRole] }, { kind: 'operator' })).id);
+    decoyKeys.push(
+      (
+        await h.fixture.service.identity.apiKeyPairs.create(
+          { display_name: name, roles: [integrationRole] },
+          { kind: 'operator' },
+        )
+      ).id,
+    );
   }
 
-  const transactions = [authorized, partlyCaptured, captured, voided, declined, split, giftOnly, orphaned].map((t) => t.id);
+  const transactions = [authorized, partlyCaptured, captured, voided, declined, split, giftOnly, orphaned].map(
+    (t) => t.id,
+  );
   const idsByName: Record<string, readonly string[]> = {
     merchant_account_id: [FUZZ_ACCOUNT, OTHER_ACCOUNT, 'default'],
     payment_service_id: [cardConnection, giftCardConnection, ...decoyConnections],
@@ -162,15 +254,38 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
     session_id: [decoySession],
     digital_wallet_id: [decoyWallet],
   };
-  const allIds = [...new Set([...Object.values(idsByName).flat(), otherConnection, doomedConnection, otherAccountTransaction.id, key.id])];
+  const allIds = [
+    ...new Set([
+      ...Object.values(idsByName).flat(),
+      otherConnection,
+      doomedConnection,
+      otherAccountTransaction.id,
+      key.id,
+    ]),
+  ];
 
   const forgedKid = key.kid;
-  const readOnly = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: ['*.read'], expiresIn: 4 * 3600 });
-  const embed = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: ['embed'], expiresIn: 4 * 3600 });
+  const readOnly = await signToken({
+    kid: key.kid,
+    privateKeyPem: key.private_key!,
+    scopes: ['*.read'],
+    expiresIn: 4 * 3600,
+  });
+  const embed = await signToken({
+    kid: key.kid,
+    privateKeyPem: key.private_key!,
+    scopes: ['embed'],
+    expiresIn: 4 * 3600,
+  });
   const expired = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, iatOffset: -7_200, expiresIn: 60 });
   const notYet = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, nbfOffset: 3_600, expiresIn: 7_200 });
   const noScopes = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: [], expiresIn: 4 * 3600 });
-  const oddScopes = await signToken({ kid: key.kid, privateKeyPem: key.private_key!, scopes: ['admin', '*', '*.*', 'transactions.write.all'], expiresIn: 4 * 3600 });
+  const oddScopes = await signToken({
+    kid: key.kid,
+    privateKeyPem: key.private_key!,
+    scopes: ['admin', '*', '*.*', 'transactions.write.all'],
+    expiresIn: 4 * 3600,
+  });
   const hostileAuthorizations = [
     'Bearer',
     'Bearer ',
@@ -212,7 +327,11 @@ export async function createFuzzFixtures(h: Harness, receiver: WebhookReceiver):
     allIds,
     cardNumbers: TEST_PANS,
     giftCardNumbers: giftCardNumbersUsed,
-    knownIssueIds: { giftCardServiceId: giftCardConnection, giftCardOnlyTransactionId: giftOnly.id, orphanedTransactionId: orphaned.id },
+    knownIssueIds: {
+      giftCardServiceId: giftCardConnection,
+      giftCardOnlyTransactionId: giftOnly.id,
+      orphanedTransactionId: orphaned.id,
+    },
   };
 }
 
@@ -222,7 +341,8 @@ async function waitForDeliveries(h: Harness, subscription: string, headers: Reco
     const response = await h.http().get(`/webhook-subscriptions/${subscription}/deliveries`).set(headers);
     const ids = ((response.body.items as Json[] | undefined) ?? []).map((d) => d.id as string);
     if (ids.length > 0) return ids.slice(0, 5);
-    if (Date.now() > deadline) throw new Error(`no webhook delivery within 10 s: ${response.status} ${response.text.slice(0, 300)}`);
+    if (Date.now() > deadline)
+      throw new Error(`no webhook delivery within 10 s: ${response.status} ${response.text.slice(0, 300)}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }

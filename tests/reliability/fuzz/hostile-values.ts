@@ -38,7 +38,7 @@ const nastyStrings = [
   '/etc/passwd\u0000.png',
   "' OR '1'='1",
   '"; DROP TABLE events; --',
-  "1; SELECT * FROM vault_cards --",
+  '1; SELECT * FROM vault_cards --',
   '<script>alert(1)</script>',
   // biome-ignore lint/suspicious/noTemplateCurlyInString: a Log4Shell lookup, sent as the literal text it is.
   '${jndi:ldap://127.0.0.1:1/a}',
@@ -84,11 +84,18 @@ const anyCodePoints = fc
   .array(fc.oneof(fc.integer({ min: 0, max: 0xd7ff }), fc.integer({ min: 0xe000, max: 0x10ffff })), { maxLength: 40 })
   .map((points) => String.fromCodePoint(...points));
 
-const loneSurrogates = fc.array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 }).map((units) => String.fromCharCode(...units));
+const loneSurrogates = fc
+  .array(fc.integer({ min: 0xd800, max: 0xdfff }), { minLength: 1, maxLength: 4 })
+  .map((units) => String.fromCharCode(...units));
 
 /** A huge string: up to `max` characters of one (possibly multi-byte or unpaired) character. */
 const hugeString = (max: number) =>
-  fc.tuple(fc.constantFrom('x', 'é', '😀', '\u0000', '\uD800', '\u202E', '"', '\\', '%'), fc.integer({ min: 1_000, max })).map(([c, n]) => c.repeat(Math.max(1, Math.floor(n / c.length))));
+  fc
+    .tuple(
+      fc.constantFrom('x', 'é', '😀', '\u0000', '\uD800', '\u202E', '"', '\\', '%'),
+      fc.integer({ min: 1_000, max }),
+    )
+    .map(([c, n]) => c.repeat(Math.max(1, Math.floor(n / c.length))));
 
 export const hostileString: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.constantFrom(...nastyStrings) },
@@ -101,14 +108,56 @@ export const hostileString: fc.Arbitrary<string> = fc.oneof(
 
 /** Numbers that JSON can carry. */
 export const hostileNumber: fc.Arbitrary<number> = fc.oneof(
-  fc.constantFrom(0, -0, -1, 1, -99_999_999, 99_999_999, 100_000_000, 2 ** 31, 2 ** 31 - 1, -(2 ** 31), 2 ** 32, 2 ** 53, 2 ** 53 + 2, -(2 ** 53), 1e21, 1e308, -1e308, 5e-324, 0.1, 0.5, 1.5, 99.99, 99_999_999.5, 1e-7),
+  fc.constantFrom(
+    0,
+    -0,
+    -1,
+    1,
+    -99_999_999,
+    99_999_999,
+    100_000_000,
+    2 ** 31,
+    2 ** 31 - 1,
+    -(2 ** 31),
+    2 ** 32,
+    2 ** 53,
+    2 ** 53 + 2,
+    -(2 ** 53),
+    1e21,
+    1e308,
+    -1e308,
+    5e-324,
+    0.1,
+    0.5,
+    1.5,
+    99.99,
+    99_999_999.5,
+    1e-7,
+  ),
   fc.integer(),
   fc.integer({ min: -1_000, max: 1_000 }),
   fc.double({ noNaN: true, noDefaultInfinity: true }),
 );
 
 /** Number literals only raw JSON text can carry: exponents, beyond double range or precision, negative zero. */
-export const rawNumberLiterals = ['1e400', '-1e400', '1e-400', '1E2', '1e2', '1.0e2', '100.0', '1e+2', '0.0000001e9', '9007199254740993', '123456789012345678901234567890', '-0', '-0.0', '0e0', '1e21', '2.5e-3'] as const;
+export const rawNumberLiterals = [
+  '1e400',
+  '-1e400',
+  '1e-400',
+  '1E2',
+  '1e2',
+  '1.0e2',
+  '100.0',
+  '1e+2',
+  '0.0000001e9',
+  '9007199254740993',
+  '123456789012345678901234567890',
+  '-0',
+  '-0.0',
+  '0e0',
+  '1e21',
+  '2.5e-3',
+] as const;
 
 /** Values of any JSON type, for type confusion. */
 export const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
@@ -124,7 +173,9 @@ export const anyJsonValue: fc.Arbitrary<unknown> = fc.oneof(
 
 /** JSON text `depth` levels deep, as an array or object chain, around `inner`. */
 export function deeplyNested(depth: number, kind: 'array' | 'object', inner = '1'): string {
-  return kind === 'array' ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
+  return kind === 'array'
+    ? `${'['.repeat(depth)}${inner}${']'.repeat(depth)}`
+    : `${'{"a":'.repeat(depth)}${inner}${'}'.repeat(depth)}`;
 }
 
 export const nestingDepth = fc.constantFrom(32, 100, 1_000, 10_000, 10_000, 10_000, 30_000, 100_000);
@@ -234,7 +285,12 @@ export const hostileSegment = fc.oneof(
   },
   { weight: 2, arbitrary: fc.uuid().map((id) => id.toUpperCase()) },
   { weight: 2, arbitrary: fc.uuid().map((id) => id.replace(/-/g, '')) },
-  { weight: 3, arbitrary: hostileString.filter((s) => s.length < 3_000 && s !== '' && s !== '.' && s !== '..').map((s) => encodeURIComponent(s.replace(/[\uD800-\uDFFF]/g, '\uFFFD'))) },
+  {
+    weight: 3,
+    arbitrary: hostileString
+      .filter((s) => s.length < 3_000 && s !== '' && s !== '.' && s !== '..')
+      .map((s) => encodeURIComponent(s.replace(/[\uD800-\uDFFF]/g, '\uFFFD'))),
+  },
 );
 
 export const hostileContentType = fc.constantFrom(

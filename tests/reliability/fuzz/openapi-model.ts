@@ -44,7 +44,18 @@ export interface Operation {
 }
 
 interface OpenApiDocument {
-  readonly paths: Record<string, Record<string, { operationId: string; security?: unknown[]; parameters?: Parameter[]; requestBody?: { content: Record<string, { schema: JsonSchema }> } }>>;
+  readonly paths: Record<
+    string,
+    Record<
+      string,
+      {
+        operationId: string;
+        security?: unknown[];
+        parameters?: Parameter[];
+        requestBody?: { content: Record<string, { schema: JsonSchema }> };
+      }
+    >
+  >;
   readonly components: { readonly schemas: Record<string, JsonSchema> };
 }
 

@@ -21,7 +21,11 @@ export interface ValueContext {
  * Amounts that stay clear of the simulator's scenario amounts (500001–501999: pending, timeouts of 30 s, slow
  * answers): the fuzz is about input handling, the fault suite covers the provider's misbehaviour.
  */
-const ordinaryAmount = fc.oneof(fc.integer({ min: 1, max: 199_999 }), fc.integer({ min: 502_000, max: 99_999_999 }), fc.constantFrom(1, 100, 1_000, 1_299, 5_000, 99_999_999));
+const ordinaryAmount = fc.oneof(
+  fc.integer({ min: 1, max: 199_999 }),
+  fc.integer({ min: 502_000, max: 99_999_999 }),
+  fc.constantFrom(1, 100, 1_000, 1_299, 5_000, 99_999_999),
+);
 
 const ABSENT = Symbol('absent');
 
@@ -31,7 +35,8 @@ const likelyValues: Readonly<Record<string, fc.Arbitrary<string>>> = {
   country: fc.constantFrom('US', 'DE'),
 };
 
-const typesOf = (schema: JsonSchema): readonly string[] => (schema.type === undefined ? [] : typeof schema.type === 'string' ? [schema.type] : schema.type);
+const typesOf = (schema: JsonSchema): readonly string[] =>
+  schema.type === undefined ? [] : typeof schema.type === 'string' ? [schema.type] : schema.type;
 
 /** A valid value of `schema` (as far as a schema can tell: the services check more). */
 export function validValue(context: ValueContext, schema: JsonSchema, name = '', depth = 0): fc.Arbitrary<unknown> {
@@ -39,12 +44,19 @@ export function validValue(context: ValueContext, schema: JsonSchema, name = '',
   if (depth > 8) return fc.constant(null);
   const alternatives = resolved.oneOf ?? resolved.anyOf;
   // The first alternative three times as often as each other one: it is the common case (a card payment method).
-  if (alternatives) return fc.oneof(...alternatives.map((alternative, index) => ({ weight: index === 0 ? 3 : 1, arbitrary: validValue(context, alternative, name, depth + 1) })));
+  if (alternatives)
+    return fc.oneof(
+      ...alternatives.map((alternative, index) => ({
+        weight: index === 0 ? 3 : 1,
+        arbitrary: validValue(context, alternative, name, depth + 1),
+      })),
+    );
   if (resolved.allOf?.[0]) return validValue(context, resolved.allOf[0], name, depth + 1);
   if (resolved.const !== undefined) return fc.constant(resolved.const);
   if (resolved.enum) return fc.constantFrom(...resolved.enum);
   const types = typesOf(resolved);
-  if (types.length > 1) return fc.oneof(...types.map((type) => validValue(context, { ...resolved, type }, name, depth + 1)));
+  if (types.length > 1)
+    return fc.oneof(...types.map((type) => validValue(context, { ...resolved, type }, name, depth + 1)));
   switch (types[0]) {
     case 'null':
       return fc.constant(null);
@@ -68,7 +80,10 @@ export function validValue(context: ValueContext, schema: JsonSchema, name = '',
       const properties = resolved.properties ?? {};
       const keys = Object.keys(properties);
       if (keys.length === 0) {
-        const additional = typeof resolved.additionalProperties === 'object' ? validValue(context, resolved.additionalProperties, name, depth + 1) : anyJsonValue;
+        const additional =
+          typeof resolved.additionalProperties === 'object'
+            ? validValue(context, resolved.additionalProperties, name, depth + 1)
+            : anyJsonValue;
         return fc.dictionary(fc.string({ minLength: 1, maxLength: 12 }), additional, { maxKeys: 3 });
       }
       // Optional fields one time in four: every one of them is a chance for the services to refuse, and valid
@@ -76,9 +91,15 @@ export function validValue(context: ValueContext, schema: JsonSchema, name = '',
       const required = new Set(resolved.required ?? []);
       const fields = keys.map((key) => {
         const value = validValue(context, properties[key]!, key, depth + 1);
-        return required.has(key) ? value : fc.oneof({ weight: 3, arbitrary: fc.constant(ABSENT) }, { weight: 1, arbitrary: value });
+        return required.has(key)
+          ? value
+          : fc.oneof({ weight: 3, arbitrary: fc.constant(ABSENT) }, { weight: 1, arbitrary: value });
       });
-      return fc.tuple(...fields).map((values) => Object.fromEntries(keys.map((key, i) => [key, values[i]]).filter(([, value]) => value !== ABSENT)));
+      return fc
+        .tuple(...fields)
+        .map((values) =>
+          Object.fromEntries(keys.map((key, i) => [key, values[i]]).filter(([, value]) => value !== ABSENT)),
+        );
     }
     default:
       return fc.jsonValue({ maxDepth: 2 });
@@ -89,10 +110,15 @@ const singular = (name: string) => (name.endsWith('_ids') ? name.slice(0, -1) : 
 
 function validString(context: ValueContext, schema: JsonSchema, name: string): fc.Arbitrary<string> {
   const ids = context.idsByName[name];
-  if (schema.format === 'uuid') return ids ? fc.oneof(fc.constantFrom(...ids), fc.uuid()) : fc.oneof(fc.constantFrom(...context.allIds), fc.uuid());
+  if (schema.format === 'uuid')
+    return ids ? fc.oneof(fc.constantFrom(...ids), fc.uuid()) : fc.oneof(fc.constantFrom(...context.allIds), fc.uuid());
   if (ids) return fc.constantFrom(...ids);
   const likely = likelyValues[name];
-  if (likely && schema.pattern) return fc.oneof({ weight: 4, arbitrary: likely }, { weight: 1, arbitrary: fc.stringMatching(new RegExp(schema.pattern)) });
+  if (likely && schema.pattern)
+    return fc.oneof(
+      { weight: 4, arbitrary: likely },
+      { weight: 1, arbitrary: fc.stringMatching(new RegExp(schema.pattern)) },
+    );
   // Loopback only: no request may make the service call anything else (webhook targets, redirect and return URLs).
   if (schema.format === 'uri') {
     const loopback = ['http://127.0.0.1:9/return', 'https://127.0.0.1/hooks/a?b=c', 'http://127.0.0.1:1/'];
@@ -100,9 +126,18 @@ function validString(context: ValueContext, schema: JsonSchema, name: string): f
     // the service refuses whatever WEBHOOK_ALLOW_PRIVATE_URLS says, so that the check that every stored target is on
     // 127.0.0.1 has something to catch. Redirect and return URLs stay on loopback.
     if (name !== 'url') return fc.constantFrom(...loopback);
-    return fc.constantFrom(...loopback, 'ftp://192.0.2.1/hooks', 'http://user:secret@192.0.2.1/hooks', 'file:///etc/passwd', 'javascript:alert(1)');
+    return fc.constantFrom(
+      ...loopback,
+      'ftp://192.0.2.1/hooks',
+      'http://user:secret@192.0.2.1/hooks',
+      'file:///etc/passwd',
+      'javascript:alert(1)',
+    );
   }
-  if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+  if (schema.format === 'date-time')
+    return fc
+      .date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true })
+      .map((date) => date.toISOString());
   if (schema.pattern === '^\\d{12,19}$' && name === 'number') return fc.constantFrom(...context.cardNumbers);
   if (name === 'security_code') return fc.constantFrom('123', '1234', '222', '333');
   if (schema.pattern) return fc.stringMatching(new RegExp(schema.pattern));
@@ -116,11 +151,16 @@ type Path = readonly (string | number)[];
 function placesIn(value: unknown, path: Path = [], out: Path[] = []): Path[] {
   out.push(path);
   if (Array.isArray(value)) value.forEach((item, index) => placesIn(item, [...path, index], out));
-  else if (value !== null && typeof value === 'object') for (const [key, item] of Object.entries(value)) placesIn(item, [...path, key], out);
+  else if (value !== null && typeof value === 'object')
+    for (const [key, item] of Object.entries(value)) placesIn(item, [...path, key], out);
   return out;
 }
 
-function setAt(root: unknown, path: Path, update: (container: Record<string | number, unknown>, key: string | number) => void): unknown {
+function setAt(
+  root: unknown,
+  path: Path,
+  update: (container: Record<string | number, unknown>, key: string | number) => void,
+): unknown {
   if (path.length === 0) return root;
   const copy = structuredClone(root);
   let container = copy as Record<string | number, unknown>;
@@ -141,7 +181,11 @@ export function mutate(value: unknown, mutation: Mutation, index: number, hostil
     case 'replace':
       return place.length === 0 ? hostile : setAt(value, place, (container, key) => (container[key] = hostile));
     case 'delete':
-      return place.length === 0 ? value : setAt(value, place, (container, key) => (Array.isArray(container) ? container.splice(Number(key), 1) : delete container[key]));
+      return place.length === 0
+        ? value
+        : setAt(value, place, (container, key) =>
+            Array.isArray(container) ? container.splice(Number(key), 1) : delete container[key],
+          );
     case 'extra-field': {
       const objects = places.filter((candidate) => {
         const target = candidate.reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], value);
@@ -159,13 +203,22 @@ export function mutate(value: unknown, mutation: Mutation, index: number, hostil
 /** A value of `schema`: valid about one time in five, else mutated at one place. */
 export function fuzzedValue(context: ValueContext, schema: JsonSchema, name = ''): fc.Arbitrary<unknown> {
   const valid = validValue(context, schema, name);
-  const hostile = fc.oneof({ weight: 3, arbitrary: hostileString }, { weight: 3, arbitrary: hostileNumber }, { weight: 2, arbitrary: anyJsonValue });
+  const hostile = fc.oneof(
+    { weight: 3, arbitrary: hostileString },
+    { weight: 3, arbitrary: hostileNumber },
+    { weight: 2, arbitrary: anyJsonValue },
+  );
   return fc.oneof(
     { weight: 1, arbitrary: valid },
     {
       weight: 4,
       arbitrary: fc
-        .tuple(valid, fc.constantFrom<Mutation>('replace', 'replace', 'replace', 'delete', 'extra-field', 'wrong-type-root'), fc.nat(), hostile)
+        .tuple(
+          valid,
+          fc.constantFrom<Mutation>('replace', 'replace', 'replace', 'delete', 'extra-field', 'wrong-type-root'),
+          fc.nat(),
+          hostile,
+        )
         .map(([value, mutation, index, replacement]) => mutate(value, mutation, index, replacement)),
     },
   );

@@ -76,14 +76,26 @@ export class FuzzSender {
       req.on('response', (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
-        res.on('end', () => done({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (error) => done({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8'), error: error.message }));
+        res.on('end', () =>
+          done({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', (error) =>
+          done({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            text: Buffer.concat(chunks).toString('utf8'),
+            error: error.message,
+          }),
+        );
       });
       req.on('timeout', () => req.destroy(new Error('timeout')));
-      req.on('error', (error: NodeJS.ErrnoException) => done({ status: 0, headers: {}, text: '', error: error.code ?? error.message }));
+      req.on('error', (error: NodeJS.ErrnoException) =>
+        done({ status: 0, headers: {}, text: '', error: error.code ?? error.message }),
+      );
       if (request.body && request.chunked) {
         const size = 64 * 1024;
-        for (let offset = 0; offset < request.body.length; offset += size) req.write(request.body.subarray(offset, offset + size));
+        for (let offset = 0; offset < request.body.length; offset += size)
+          req.write(request.body.subarray(offset, offset + size));
         req.end();
       } else {
         req.end(request.body);
@@ -117,13 +129,26 @@ export class FuzzSender {
 }
 
 function headBytes(request: FuzzRequest): number {
-  return request.method.length + request.target.length + Object.entries(request.headers).reduce((sum, [name, value]) => sum + name.length + Buffer.byteLength(value, 'latin1') + 4, 0) + 64;
+  return (
+    request.method.length +
+    request.target.length +
+    Object.entries(request.headers).reduce(
+      (sum, [name, value]) => sum + name.length + Buffer.byteLength(value, 'latin1') + 4,
+      0,
+    ) +
+    64
+  );
 }
 
 function serialize(request: FuzzRequest): Buffer {
-  const headers = Object.entries(request.headers).map(([name, value]) => `${name}: ${value}\r\n`).join('');
+  const headers = Object.entries(request.headers)
+    .map(([name, value]) => `${name}: ${value}\r\n`)
+    .join('');
   const length = request.body ? `content-length: ${request.body.length}\r\n` : '';
-  const head = Buffer.from(`${request.method} ${request.target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n${headers}${length}\r\n`, 'latin1');
+  const head = Buffer.from(
+    `${request.method} ${request.target} HTTP/1.1\r\nhost: 127.0.0.1\r\nconnection: close\r\n${headers}${length}\r\n`,
+    'latin1',
+  );
   return request.body ? Buffer.concat([head, request.body]) : head;
 }
 
@@ -160,7 +185,13 @@ function parseRawResponse(buffer: Buffer, error?: string): FuzzAnswer {
   let body = parts.body;
   if (headers['transfer-encoding']?.toLowerCase() === 'chunked') body = dechunk(body);
   else if (headers['content-length'] !== undefined) body = body.subarray(0, Number(headers['content-length']));
-  return { status, headers, text: body.toString('utf8'), raw: true, ...(status === 0 ? { error: error ?? 'unparseable response' } : {}) };
+  return {
+    status,
+    headers,
+    text: body.toString('utf8'),
+    raw: true,
+    ...(status === 0 ? { error: error ?? 'unparseable response' } : {}),
+  };
 }
 
 function dechunk(body: Buffer): Buffer {

@@ -12,19 +12,27 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** Codes the services use beside the status table: 409 of an Idempotency-Key still in use (`concurrent_request`). */
 const EXTRA_CODES: Readonly<Record<number, readonly string[]>> = { 409: ['concurrent_request'] };
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** What is wrong with a 4xx answer, or null when it is the spec's. */
-export function errorBodyProblem(method: string, status: number, headers: Readonly<Record<string, string | string[] | undefined>>, text: string): string | null {
+export function errorBodyProblem(
+  method: string,
+  status: number,
+  headers: Readonly<Record<string, string | string[] | undefined>>,
+  text: string,
+): string | null {
   if (status < 400 || status >= 500) return null;
   if (status === 405) {
     const allow = String(headers.allow ?? '');
     if (allow === '') return '405 without an Allow header';
-    if (allow.split(/,\s*/).includes(method.toUpperCase())) return `405 for ${method}, which its Allow header (${allow}) permits`;
+    if (allow.split(/,\s*/).includes(method.toUpperCase()))
+      return `405 for ${method}, which its Allow header (${allow}) permits`;
   }
   // A HEAD answer carries the headers of the GET answer and no body (RFC 9110 §9.3.2).
   if (method.toUpperCase() === 'HEAD') return text === '' ? null : 'HEAD answer with a body';
-  if (!/^application\/json\b/i.test(String(headers['content-type'] ?? ''))) return `content-type ${String(headers['content-type'])}`;
+  if (!/^application\/json\b/i.test(String(headers['content-type'] ?? '')))
+    return `content-type ${String(headers['content-type'])}`;
   let body: unknown;
   try {
     body = JSON.parse(text);
@@ -43,13 +51,15 @@ function errorShapeProblem(status: number, body: Record<string, unknown>): strin
   if (typeof body.code !== 'string' || body.code === '') return 'no code';
   const expected = (errorCodes as Record<number, string | undefined>)[status];
   if (expected === undefined) return `status ${status} has no code in the spec's table`;
-  if (body.code !== expected && !(EXTRA_CODES[status] ?? []).includes(body.code)) return `code ${body.code} for status ${status} (expected ${expected})`;
+  if (body.code !== expected && !(EXTRA_CODES[status] ?? []).includes(body.code))
+    return `code ${body.code} for status ${status} (expected ${expected})`;
   if (typeof body.message !== 'string' || body.message === '') return 'no message';
   if (!Array.isArray(body.details)) return 'details is not an array';
   for (const detail of body.details) {
     if (!isObject(detail)) return 'a detail is not an object';
     if (!LOCATIONS.has(String(detail.location))) return `detail location ${String(detail.location)}`;
-    if (typeof detail.pointer !== 'string' || typeof detail.message !== 'string' || typeof detail.type !== 'string') return 'a detail lacks pointer, message or type';
+    if (typeof detail.pointer !== 'string' || typeof detail.message !== 'string' || typeof detail.type !== 'string')
+      return 'a detail lacks pointer, message or type';
   }
   if ('resource_id' in body) {
     if (status !== 409) return 'resource_id outside a 409';
@@ -67,7 +77,12 @@ function validationBodyProblem(body: Record<string, unknown>): string | null {
     const unexpected = Object.keys(issue).filter((key) => !ISSUE_KEYS.has(key));
     if (unexpected.length > 0) return `unexpected issue fields ${unexpected.join(', ')}`;
     const loc = issue.loc;
-    if (!Array.isArray(loc) || loc.length === 0 || !loc.every((part) => typeof part === 'string' || typeof part === 'number')) return 'loc is not an array of strings and numbers';
+    if (
+      !Array.isArray(loc) ||
+      loc.length === 0 ||
+      !loc.every((part) => typeof part === 'string' || typeof part === 'number')
+    )
+      return 'loc is not an array of strings and numbers';
     if (!['body', 'query', 'path', 'header'].includes(String(loc[0]))) return `loc starts with ${String(loc[0])}`;
     if (typeof issue.msg !== 'string' || typeof issue.type !== 'string') return 'an issue lacks msg or type';
     if (!isObject(issue.ctx)) return 'ctx is not an object';

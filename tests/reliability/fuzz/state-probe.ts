@@ -66,7 +66,8 @@ export class StateProbe {
     for (const [service, db] of this.dbs) {
       positions[service] = (db.prepare('SELECT coalesce(max(position), 0) AS p FROM events').get() as { p: number }).p;
       for (const table of DIRECT_TABLES[service] ?? []) rows[`${service}.${table}`] = tableContent(db, table);
-      if (service === 'transactions' || service === 'gift-cards') idempotencyRecords += (db.prepare('SELECT count(*) AS n FROM idempotency_keys').get() as { n: number }).n;
+      if (service === 'transactions' || service === 'gift-cards')
+        idempotencyRecords += (db.prepare('SELECT count(*) AS n FROM idempotency_keys').get() as { n: number }).n;
     }
     return { positions, rows, provider: this.providerFingerprint(), idempotencyRecords };
   }
@@ -79,15 +80,19 @@ export class StateProbe {
       const to = after.positions[service] ?? 0;
       if (to === from) continue;
       const events = db
-        .prepare(`SELECT stream_id AS stream, type FROM events WHERE position > ? AND position <= ? AND type NOT IN (${IGNORED_EVENT_TYPES.map(() => '?').join(', ')}) AND ${FOLLOW_UPS} ORDER BY position`)
+        .prepare(
+          `SELECT stream_id AS stream, type FROM events WHERE position > ? AND position <= ? AND type NOT IN (${IGNORED_EVENT_TYPES.map(() => '?').join(', ')}) AND ${FOLLOW_UPS} ORDER BY position`,
+        )
         .all(from, to, ...IGNORED_EVENT_TYPES) as { stream: string; type: string }[];
-      for (const event of events) changes.push({ what: `${service} event`, detail: `${event.type} on ${event.stream}` });
+      for (const event of events)
+        changes.push({ what: `${service} event`, detail: `${event.type} on ${event.stream}` });
     }
     for (const [table, content] of Object.entries(after.rows)) {
       const previous = before.rows[table] ?? 'absent';
       if (content !== previous) changes.push({ what: `${table} rows`, detail: `${previous} → ${content}` });
     }
-    if (after.provider !== before.provider) changes.push({ what: 'provider ledger', detail: `${before.provider} → ${after.provider}` });
+    if (after.provider !== before.provider)
+      changes.push({ what: 'provider ledger', detail: `${before.provider} → ${after.provider}` });
     return changes;
   }
 
@@ -106,11 +111,14 @@ export class StateProbe {
       statuses.set(t.status, (statuses.get(t.status) ?? 0) + 1);
     }
     const giftCards = createHash('sha256');
-    for (const number of [...new Set(this.giftCardNumbers())].sort()) giftCards.update(`${number}:${JSON.stringify(this.simulator.giftCard(number) ?? null)}\n`);
+    for (const number of [...new Set(this.giftCardNumbers())].sort())
+      giftCards.update(`${number}:${JSON.stringify(this.simulator.giftCard(number) ?? null)}\n`);
     const cards = createHash('sha256').update(JSON.stringify(all)).digest('hex').slice(0, 16);
     return (
-      `${all.length} transactions, ${captures} captures, ${refunds} refunds, ${[...statuses].sort().map(([s, n]) => `${s}:${n}`).join(' ')}, ` +
-      `card ledger ${cards}, gift card ledger ${giftCards.digest('hex').slice(0, 16)}`
+      `${all.length} transactions, ${captures} captures, ${refunds} refunds, ${[...statuses]
+        .sort()
+        .map(([s, n]) => `${s}:${n}`)
+        .join(' ')}, ` + `card ledger ${cards}, gift card ledger ${giftCards.digest('hex').slice(0, 16)}`
     );
   }
 }
@@ -121,7 +129,9 @@ function tableContent(db: Database.Database, table: string): string {
   let count = 0;
   for (const row of db.prepare(`SELECT * FROM ${table} ORDER BY rowid`).iterate()) {
     count += 1;
-    digest.update(JSON.stringify(row, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString('base64') : value)));
+    digest.update(
+      JSON.stringify(row, (_key, value: unknown) => (Buffer.isBuffer(value) ? value.toString('base64') : value)),
+    );
     digest.update('\n');
   }
   return `${count} rows, ${digest.digest('hex').slice(0, 16)}`;

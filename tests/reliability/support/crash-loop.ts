@@ -45,7 +45,10 @@ export async function crashRepeatedly(options: CrashLoopOptions): Promise<CrashR
     await sleep(random.int(options.uptimeMs[0], options.uptimeMs[1]));
     const flowDeadline = Date.now() + (options.flowTimeoutMs ?? 60_000);
     while (options.acknowledged() - ackAtStart < (options.minAcknowledgedBetween ?? 5)) {
-      if (Date.now() > flowDeadline) throw new Error(`round ${round}: the load acknowledged only ${options.acknowledged() - ackAtStart} writes since the last restart`);
+      if (Date.now() > flowDeadline)
+        throw new Error(
+          `round ${round}: the load acknowledged only ${options.acknowledged() - ackAtStart} writes since the last restart`,
+        );
       await sleep(50);
     }
     const acknowledgedAtKill = options.acknowledged();

@@ -30,11 +30,19 @@ export async function setUpCardsAndWebhooks(api: ServiceApi, receiverUrl: string
 }
 
 /** Waits until the load got `count` more acknowledgements (after the last restart: the last start serves too). */
-export async function waitForMoreAcknowledgements(load: LoadRun, count: number, timeoutMs: number, describe: () => string): Promise<void> {
+export async function waitForMoreAcknowledgements(
+  load: LoadRun,
+  count: number,
+  timeoutMs: number,
+  describe: () => string,
+): Promise<void> {
   const from = load.counters.acknowledged;
   const deadline = Date.now() + timeoutMs;
   while (load.counters.acknowledged - from < count) {
-    if (Date.now() > deadline) throw new Error(`only ${load.counters.acknowledged - from} of ${count} writes acknowledged within ${timeoutMs} ms after the last restart\n${describe()}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `only ${load.counters.acknowledged - from} of ${count} writes acknowledged within ${timeoutMs} ms after the last restart\n${describe()}`,
+      );
     await sleep(50);
   }
 }
@@ -54,14 +62,28 @@ export interface SettledRun {
  * interrupted, reconciliation settles the provider calls whose answer died with a process: at least `minWaitMs`),
  * then reads every transaction back and checks it against the clients' records and the provider.
  */
-export async function settleAndVerify(input: { readonly api: ServiceApi; readonly load: LoadRun; readonly provider: RunningProvider; readonly minWaitMs: number }): Promise<SettledRun> {
+export async function settleAndVerify(input: {
+  readonly api: ServiceApi;
+  readonly load: LoadRun;
+  readonly provider: RunningProvider;
+  readonly minWaitMs: number;
+}): Promise<SettledRun> {
   const started = Date.now();
-  const openAfterSettling = await waitUntilSettled(input.api, { minWaitMs: input.minWaitMs, quietMs: 3_000, maxWaitMs: 30_000 });
+  const openAfterSettling = await waitUntilSettled(input.api, {
+    minWaitMs: input.minWaitMs,
+    quietMs: 3_000,
+    maxWaitMs: 30_000,
+  });
   const settled = Date.now();
   const snapshots = await snapshotTransactions(input.api);
   const ledger = await verifyAgainstLedger({ snapshots, flows: input.load.flows, provider: input.provider });
   const expected = await expectedWebhooks(input.api, snapshots.keys());
-  return { openAfterSettling, ledger, expected, phases: { settle_ms: settled - started, verify_ms: Date.now() - settled } };
+  return {
+    openAfterSettling,
+    ledger,
+    expected,
+    phases: { settle_ms: settled - started, verify_ms: Date.now() - settled },
+  };
 }
 
 export interface CrashRunOutcome {
@@ -149,8 +171,10 @@ export function writesInterruptedByAKill(run: CrashRunOutcome): number {
 
 /** Nothing is left half-applied (the provider's view is left out of the comparison: it is in the results). */
 export function expectNothingUnsettled(run: CrashRunOutcome): void {
-  expect(writesInterruptedByAKill(run), 'no kill landed mid-write: nothing was left for reconciliation to settle')
-    .toBeGreaterThan(0);
+  expect(
+    writesInterruptedByAKill(run),
+    'no kill landed mid-write: nothing was left for reconciliation to settle',
+  ).toBeGreaterThan(0);
   expect((run.ledger?.unsettled ?? []).map((u) => ({ ...u, provider: undefined }))).toEqual([]);
 }
 

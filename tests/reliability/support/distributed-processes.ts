@@ -34,7 +34,8 @@ export function processControl(runtime: DistributedRuntime): ProcessControl {
   // The fixture's record of processes: replaced entries keep the runtime's `describe` and `stop` accurate.
   const processes = runtime.processes as Record<string, RunningProcess>;
   const kills = new Map<string, number>();
-  const envOf = (name: ServiceProcessName) => (name === 'second-gateway' ? { ...runtime.env, PORT: new URL(runtime.secondUrl).port } : { ...runtime.env });
+  const envOf = (name: ServiceProcessName) =>
+    name === 'second-gateway' ? { ...runtime.env, PORT: new URL(runtime.secondUrl).port } : { ...runtime.env };
   return {
     kill9: async (name) => {
       const current = processes[name];
@@ -50,7 +51,13 @@ export function processControl(runtime: DistributedRuntime): ProcessControl {
     },
     serving: async (timeoutMs = 60_000) => {
       for (const url of [runtime.baseUrl, runtime.secondUrl]) {
-        await waitFor(`${url}/readyz 200`, async () => ((await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) })).status === 200 ? true : undefined), timeoutMs, runtime.describe);
+        await waitFor(
+          `${url}/readyz 200`,
+          async () =>
+            (await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(3_000) })).status === 200 ? true : undefined,
+          timeoutMs,
+          runtime.describe,
+        );
       }
     },
   };

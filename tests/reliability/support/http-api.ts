@@ -12,7 +12,9 @@ export interface HttpAnswer {
   readonly text: string;
 }
 
-export type Attempt = { readonly kind: 'answer'; readonly answer: HttpAnswer } | { readonly kind: 'no-answer'; readonly error: string };
+export type Attempt =
+  | { readonly kind: 'answer'; readonly answer: HttpAnswer }
+  | { readonly kind: 'no-answer'; readonly error: string };
 
 export interface SendOptions {
   readonly body?: unknown;
@@ -68,7 +70,8 @@ export class ServiceApi {
     while (Date.now() < deadline) {
       const attempt = await this.send('GET', path);
       if (attempt.kind === 'answer' && attempt.answer.status < 500) return attempt.answer;
-      last = attempt.kind === 'answer' ? `${attempt.answer.status} ${attempt.answer.text.slice(0, 200)}` : attempt.error;
+      last =
+        attempt.kind === 'answer' ? `${attempt.answer.status} ${attempt.answer.text.slice(0, 200)}` : attempt.error;
       await sleep(100);
     }
     throw new Error(`GET ${path}: no usable answer within ${timeoutMs} ms (last: ${last})`);
@@ -87,7 +90,9 @@ export class ServiceApi {
     let cursor: string | null = null;
     do {
       const separator = path.includes('?') ? '&' : '?';
-      const page: { items: T[]; next_cursor: string | null } = await this.get(`${path}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const page: { items: T[]; next_cursor: string | null } = await this.get(
+        `${path}${separator}limit=${limit}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       items.push(...page.items);
       cursor = page.next_cursor;
     } while (cursor);
@@ -98,7 +103,10 @@ export class ServiceApi {
   async must<T>(method: string, path: string, status: number, body?: unknown): Promise<T> {
     const attempt = await this.send(method, path, body === undefined ? {} : { body });
     if (attempt.kind !== 'answer') throw new Error(`${method} ${path}: no answer (${attempt.error})`);
-    if (attempt.answer.status !== status) throw new Error(`${method} ${path} answered ${attempt.answer.status}, expected ${status}: ${attempt.answer.text.slice(0, 500)}`);
+    if (attempt.answer.status !== status)
+      throw new Error(
+        `${method} ${path} answered ${attempt.answer.status}, expected ${status}: ${attempt.answer.text.slice(0, 500)}`,
+      );
     return attempt.answer.body as T;
   }
 }

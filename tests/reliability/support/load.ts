@@ -107,7 +107,12 @@ export interface LoadRun {
   readonly done: Promise<void>;
 }
 
-const transactionOpen = new Set(['processing', 'buyer_approval_pending', 'capture_pending', 'authorization_void_pending']);
+const transactionOpen = new Set([
+  'processing',
+  'buyer_approval_pending',
+  'capture_pending',
+  'authorization_void_pending',
+]);
 
 export function startLoad(options: LoadOptions): LoadRun {
   const { api, random } = options;
@@ -118,11 +123,34 @@ export function startLoad(options: LoadOptions): LoadRun {
   const [minAmount, maxAmount] = options.amountRange ?? [100, 99_999];
   const flows: FlowRecord[] = [];
   const requests: RequestLogEntry[] = [];
-  const counters: LoadCounters = { sent: 0, acknowledged: 0, noAnswer: 0, concurrentRequest: 0, serverErrors: 0, reads: 0 };
+  const counters: LoadCounters = {
+    sent: 0,
+    acknowledged: 0,
+    noAnswer: 0,
+    concurrentRequest: 0,
+    serverErrors: 0,
+    reads: 0,
+  };
   let stopping = false;
 
-  async function write(flow: FlowRecord, kind: OpKind, path: string, body: Record<string, unknown>, amount: number, headers: Record<string, string> = {}): Promise<OpRecord> {
-    const op: OpRecord = { kind, key: `${flow.id}:${kind}:${flow.ops.length}`, path, body, amount, attempts: 0, noAnswers: 0, outcome: 'running' };
+  async function write(
+    flow: FlowRecord,
+    kind: OpKind,
+    path: string,
+    body: Record<string, unknown>,
+    amount: number,
+    headers: Record<string, string> = {},
+  ): Promise<OpRecord> {
+    const op: OpRecord = {
+      kind,
+      key: `${flow.id}:${kind}:${flow.ops.length}`,
+      path,
+      body,
+      amount,
+      attempts: 0,
+      noAnswers: 0,
+      outcome: 'running',
+    };
     flow.ops.push(op);
     const started = Date.now();
     let concurrent = 0;
@@ -135,7 +163,16 @@ export function startLoad(options: LoadOptions): LoadRun {
       if (attempt.kind === 'no-answer') {
         op.noAnswers += 1;
         counters.noAnswer += 1;
-        requests.push({ flow: flow.id, kind, key: op.key, attempt: op.attempts, at, ms: Date.now() - at, result: 'no-answer', error: attempt.error });
+        requests.push({
+          flow: flow.id,
+          kind,
+          key: op.key,
+          attempt: op.attempts,
+          at,
+          ms: Date.now() - at,
+          result: 'no-answer',
+          error: attempt.error,
+        });
         if (Date.now() - started > giveUpAfterMs) {
           op.outcome = 'unknown';
           op.why = `no answer within ${giveUpAfterMs} ms (${attempt.error})`;
@@ -146,7 +183,15 @@ export function startLoad(options: LoadOptions): LoadRun {
         continue;
       }
       const { status, body: answerBody } = attempt.answer;
-      requests.push({ flow: flow.id, kind, key: op.key, attempt: op.attempts, at, ms: Date.now() - at, result: status });
+      requests.push({
+        flow: flow.id,
+        kind,
+        key: op.key,
+        attempt: op.attempts,
+        at,
+        ms: Date.now() - at,
+        result: status,
+      });
       if (status >= 200 && status < 300) {
         counters.acknowledged += 1;
         op.outcome = 'acknowledged';
@@ -158,7 +203,8 @@ export function startLoad(options: LoadOptions): LoadRun {
         concurrent += 1;
         if (concurrent >= concurrentLimit) {
           op.outcome = 'unknown';
-          op.why = 'the Idempotency-Key stayed `running` (409 concurrent_request): the request was under way when the service was killed';
+          op.why =
+            'the Idempotency-Key stayed `running` (409 concurrent_request): the request was under way when the service was killed';
           return op;
         }
         await sleep(200);
@@ -186,14 +232,28 @@ export function startLoad(options: LoadOptions): LoadRun {
 
   async function runFlow(client: number, n: number): Promise<void> {
     const amount = random.int(minAmount, maxAmount);
-    const flow: FlowRecord = { id: `${options.runId}-c${client}-f${n}`, client, amount, transactionId: null, ops: [], end: '' };
+    const flow: FlowRecord = {
+      id: `${options.runId}-c${client}-f${n}`,
+      client,
+      amount,
+      transactionId: null,
+      ops: [],
+      end: '',
+    };
     flows.push(flow);
 
     const create = await write(
       flow,
       'create',
       '/transactions',
-      { amount, currency: 'USD', country: 'US', intent: 'authorize', external_identifier: flow.id, payment_method: { method: 'card', ...card } },
+      {
+        amount,
+        currency: 'USD',
+        country: 'US',
+        intent: 'authorize',
+        external_identifier: flow.id,
+        payment_method: { method: 'card', ...card },
+      },
       amount,
     );
     if (create.outcome !== 'acknowledged') {
@@ -215,7 +275,14 @@ export function startLoad(options: LoadOptions): LoadRun {
         return;
       }
       const captureAmount = random.chance(0.5) ? amount : random.int(1, amount);
-      const capture = await write(flow, 'capture', `/transactions/${id}/capture`, { amount: captureAmount }, captureAmount, { prefer: 'resource=transaction-capture' });
+      const capture = await write(
+        flow,
+        'capture',
+        `/transactions/${id}/capture`,
+        { amount: captureAmount },
+        captureAmount,
+        { prefer: 'resource=transaction-capture' },
+      );
       if (capture.outcome === 'acknowledged') {
         if (capture.ack?.body?.status !== 'succeeded') {
           flow.end = `capture ${capture.ack?.body?.status}`;

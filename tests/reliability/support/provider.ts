@@ -4,7 +4,14 @@
  * that kills land while calls are in flight. Like a network, the proxy delivers a request it has fully received
  * even when the caller died meanwhile: the provider acts on it, and nobody hears the answer.
  */
-import { createServer, request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  request as httpRequest,
+  type IncomingHttpHeaders,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+} from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
 import { seededRandom, sleep, type Random } from './random';
@@ -37,7 +44,12 @@ export interface ProviderTransaction {
   readonly captured_amount: number;
   readonly refunded_amount: number;
   readonly captures: readonly { readonly id: string; readonly amount: number; readonly status: string }[];
-  readonly refunds: readonly { readonly id: string; readonly amount: number; readonly status: string; readonly refund_reference?: string }[];
+  readonly refunds: readonly {
+    readonly id: string;
+    readonly amount: number;
+    readonly status: string;
+    readonly refund_reference?: string;
+  }[];
 }
 
 /** What the checks ask of a provider: over HTTP, as any client could. */
@@ -72,12 +84,18 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
   const forward = (method: string, url: string, headers: IncomingHttpHeaders, body: Buffer) =>
     new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
       const target = new URL(url, simulator.url);
-      const outgoing = httpRequest(target, { method, headers: { ...headers, host: target.host, connection: 'close' } }, (answer) => {
-        const chunks: Buffer[] = [];
-        answer.on('data', (chunk: Buffer) => chunks.push(chunk));
-        answer.on('end', () => resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }));
-        answer.on('error', reject);
-      });
+      const outgoing = httpRequest(
+        target,
+        { method, headers: { ...headers, host: target.host, connection: 'close' } },
+        (answer) => {
+          const chunks: Buffer[] = [];
+          answer.on('data', (chunk: Buffer) => chunks.push(chunk));
+          answer.on('end', () =>
+            resolve({ status: answer.statusCode ?? 502, headers: answer.headers, body: Buffer.concat(chunks) }),
+          );
+          answer.on('error', reject);
+        },
+      );
       outgoing.on('error', reject);
       outgoing.end(body);
     });
@@ -128,7 +146,8 @@ export async function startProvider(options: ProviderOptions): Promise<RunningPr
     get forwardedAfterCallerLeft() {
       return orphaned;
     },
-    counts: async (reference) => (await getJson(`/v1/ledger?reference=${encodeURIComponent(reference)}`)).body as LedgerCounts,
+    counts: async (reference) =>
+      (await getJson(`/v1/ledger?reference=${encodeURIComponent(reference)}`)).body as LedgerCounts,
     authorization: async (reference) => {
       const found = await getJson(`/v1/authorizations?reference=${encodeURIComponent(reference)}`);
       return found.status === 200 ? (found.body as ProviderTransaction) : null;

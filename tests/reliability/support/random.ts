@@ -9,7 +9,9 @@ export interface Random {
   chance(p: number): boolean;
 }
 
-export function seededRandom(seed: number = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31))): Random {
+export function seededRandom(
+  seed: number = Number(process.env.RELIABILITY_SEED ?? Math.floor(Math.random() * 2 ** 31)),
+): Random {
   let state = seed >>> 0;
   const next = (): number => {
     state = (state + 0x6d2b79f5) >>> 0;

@@ -32,7 +32,11 @@ export interface RelayVerification {
   readonly republished: number;
   readonly missing: readonly StoredEvent[];
   readonly unknown: readonly string[];
-  readonly mismatched: readonly { readonly id: string; readonly stored: StoredEvent; readonly published: StoredEvent }[];
+  readonly mismatched: readonly {
+    readonly id: string;
+    readonly stored: StoredEvent;
+    readonly published: StoredEvent;
+  }[];
   readonly outOfOrder: readonly { readonly streamId: string; readonly revisions: readonly number[] }[];
   /** Messages whose value is not an event envelope. */
   readonly unreadable: number;
@@ -51,7 +55,12 @@ export async function readStoredEvents(storeFile: string): Promise<StoredEvent[]
     const store = new SqliteEventStore(copy);
     try {
       const events: RecordedEvent[] = await store.readAll();
-      return events.map((event) => ({ id: event.id, streamId: event.streamId, revision: event.revision, type: event.type }));
+      return events.map((event) => ({
+        id: event.id,
+        streamId: event.streamId,
+        revision: event.revision,
+        type: event.type,
+      }));
     } finally {
       await store.close();
     }
@@ -64,7 +73,12 @@ export async function readStoredEvents(storeFile: string): Promise<StoredEvent[]
  * Every message of `topic` on `brokers`, from the beginning (the distributed fixture's `readTopics`, pointed at
  * this broker): read until every id of `expectIds` was seen or `timeoutMs` passed, then on to the end offsets.
  */
-export async function readTopicOf(brokers: string, topic: string, expectIds: ReadonlySet<string>, timeoutMs = 30_000): Promise<TopicMessage[]> {
+export async function readTopicOf(
+  brokers: string,
+  topic: string,
+  expectIds: ReadonlySet<string>,
+  timeoutMs = 30_000,
+): Promise<TopicMessage[]> {
   const before = process.env.KAFKA_BROKERS;
   process.env.KAFKA_BROKERS = brokers;
   try {
@@ -80,9 +94,16 @@ export async function readTopicOf(brokers: string, topic: string, expectIds: Rea
   }
 }
 
-const envelopeOf = (message: Pick<TopicMessage, 'value'>): { id?: string; stream_id?: string; revision?: number; type?: string } | null => {
+const envelopeOf = (
+  message: Pick<TopicMessage, 'value'>,
+): { id?: string; stream_id?: string; revision?: number; type?: string } | null => {
   try {
-    return JSON.parse(message.value?.toString() ?? '') as { id?: string; stream_id?: string; revision?: number; type?: string };
+    return JSON.parse(message.value?.toString() ?? '') as {
+      id?: string;
+      stream_id?: string;
+      revision?: number;
+      type?: string;
+    };
   } catch {
     return null;
   }
@@ -90,13 +111,18 @@ const envelopeOf = (message: Pick<TopicMessage, 'value'>): { id?: string; stream
 
 const eventIdOf = (message: Pick<TopicMessage, 'value'>): string | undefined => envelopeOf(message)?.id;
 
-export function verifyRelayed(stored: readonly StoredEvent[], messages: readonly Pick<TopicMessage, 'partition' | 'offset' | 'value'>[]): RelayVerification {
+export function verifyRelayed(
+  stored: readonly StoredEvent[],
+  messages: readonly Pick<TopicMessage, 'partition' | 'offset' | 'value'>[],
+): RelayVerification {
   const byId = new Map(stored.map((event) => [event.id, event]));
   const firstArrival = new Map<string, StoredEvent>();
   const unknown: string[] = [];
   const mismatched: { id: string; stored: StoredEvent; published: StoredEvent }[] = [];
   let unreadable = 0;
-  const inTopicOrder = [...messages].sort((a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)));
+  const inTopicOrder = [...messages].sort(
+    (a, b) => a.partition - b.partition || Number(BigInt(a.offset) - BigInt(b.offset)),
+  );
   for (const message of inTopicOrder) {
     const envelope = envelopeOf(message);
     if (!envelope?.id || typeof envelope.stream_id !== 'string' || typeof envelope.revision !== 'number') {
@@ -104,15 +130,22 @@ export function verifyRelayed(stored: readonly StoredEvent[], messages: readonly
       continue;
     }
     if (firstArrival.has(envelope.id)) continue;
-    const published: StoredEvent = { id: envelope.id, streamId: envelope.stream_id, revision: envelope.revision, type: envelope.type ?? '' };
+    const published: StoredEvent = {
+      id: envelope.id,
+      streamId: envelope.stream_id,
+      revision: envelope.revision,
+      type: envelope.type ?? '',
+    };
     firstArrival.set(envelope.id, published);
     const own = byId.get(envelope.id);
     if (!own) unknown.push(envelope.id);
-    else if (own.streamId !== published.streamId || own.revision !== published.revision || own.type !== published.type) mismatched.push({ id: envelope.id, stored: own, published });
+    else if (own.streamId !== published.streamId || own.revision !== published.revision || own.type !== published.type)
+      mismatched.push({ id: envelope.id, stored: own, published });
   }
 
   const revisionsByStream = new Map<string, number[]>();
-  for (const event of firstArrival.values()) revisionsByStream.set(event.streamId, [...(revisionsByStream.get(event.streamId) ?? []), event.revision]);
+  for (const event of firstArrival.values())
+    revisionsByStream.set(event.streamId, [...(revisionsByStream.get(event.streamId) ?? []), event.revision]);
   const outOfOrder = [...revisionsByStream]
     .filter(([, revisions]) => revisions.some((revision, i) => i > 0 && revision <= (revisions[i - 1] ?? -1)))
     .map(([streamId, revisions]) => ({ streamId, revisions }));

@@ -15,14 +15,26 @@ let offset = 0;
 const message = (event: StoredEvent, partition = 0) => ({
   partition,
   offset: String(offset++),
-  value: Buffer.from(JSON.stringify({ id: event.id, stream_id: event.streamId, revision: event.revision, type: event.type, data: {} })),
+  value: Buffer.from(
+    JSON.stringify({ id: event.id, stream_id: event.streamId, revision: event.revision, type: event.type, data: {} }),
+  ),
 });
 
 describe('verifyRelayed', () => {
   it('passes every stored event on the topic once or more, in order per stream, and counts the repeats', () => {
     const [e0, e1, e2] = stored as [StoredEvent, StoredEvent, StoredEvent];
     const result = verifyRelayed(stored, [message(e0), message(e2), message(e1), message(e1), message(e2)]);
-    expect(result).toMatchObject({ inStore: 3, onKafka: 3, messages: 5, republished: 2, missing: [], unknown: [], mismatched: [], outOfOrder: [], unreadable: 0 });
+    expect(result).toMatchObject({
+      inStore: 3,
+      onKafka: 3,
+      messages: 5,
+      republished: 2,
+      missing: [],
+      unknown: [],
+      mismatched: [],
+      outOfOrder: [],
+      unreadable: 0,
+    });
   });
 
   it('finds an event never published, one the store does not hold, one published otherwise, and a stream out of order', () => {

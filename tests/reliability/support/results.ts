@@ -12,7 +12,12 @@ export const resultsDir = path.join(repoRoot, 'tests/reliability/results');
 export function writeResults(suite: string, figures: Record<string, unknown>): string {
   fs.mkdirSync(resultsDir, { recursive: true });
   const file = path.join(resultsDir, `${suite}.json`);
-  const body = { suite, mode: process.env.RELIABILITY_FULL === '1' ? 'full' : 'ci', finished_at: new Date().toISOString(), ...figures };
+  const body = {
+    suite,
+    mode: process.env.RELIABILITY_FULL === '1' ? 'full' : 'ci',
+    finished_at: new Date().toISOString(),
+    ...figures,
+  };
   fs.writeFileSync(file, `${JSON.stringify(body, null, 2)}\n`);
   return file;
 }

@@ -36,7 +36,10 @@ export interface StandaloneOptions {
  * Starts the service and waits until it is ready. `env` must hold DATA_DIR; PORT is chosen when absent, and HOST
  * defaults to 127.0.0.1.
  */
-export async function startStandaloneProcess(env: Record<string, string>, options: StandaloneOptions = {}): Promise<StandaloneService> {
+export async function startStandaloneProcess(
+  env: Record<string, string>,
+  options: StandaloneOptions = {},
+): Promise<StandaloneService> {
   if (!env.DATA_DIR) throw new Error('startStandaloneProcess needs DATA_DIR');
   const fullEnv: Record<string, string> = { HOST: '127.0.0.1', ...env, PORT: env.PORT ?? String(await freePort()) };
   const url = `http://127.0.0.1:${fullEnv.PORT}`;
@@ -46,7 +49,8 @@ export async function startStandaloneProcess(env: Record<string, string>, option
   let earlier = '';
   let starts = 0;
 
-  const output = (chars = 20_000) => `${earlier}${current ? `\n--- start ${starts} ---\n${current.output()}` : ''}`.slice(-chars);
+  const output = (chars = 20_000) =>
+    `${earlier}${current ? `\n--- start ${starts} ---\n${current.output()}` : ''}`.slice(-chars);
 
   const start = async (): Promise<void> => {
     if (current) earlier += `\n--- start ${starts} ---\n${current.output().slice(-5_000)}`;
@@ -55,13 +59,15 @@ export async function startStandaloneProcess(env: Record<string, string>, option
     starts += 1;
     const deadline = Date.now() + readyTimeoutMs;
     for (;;) {
-      if (child.child.exitCode !== null || child.child.signalCode !== null) throw new Error(`the service exited while starting (start ${starts})\n${output()}`);
+      if (child.child.exitCode !== null || child.child.signalCode !== null)
+        throw new Error(`the service exited while starting (start ${starts})\n${output()}`);
       const ready = await fetch(`${url}/readyz`, { signal: AbortSignal.timeout(2_000) }).then(
         (response) => response.status === 200,
         () => false,
       );
       if (ready) return;
-      if (Date.now() > deadline) throw new Error(`the service was not ready within ${readyTimeoutMs} ms (start ${starts})\n${output()}`);
+      if (Date.now() > deadline)
+        throw new Error(`the service was not ready within ${readyTimeoutMs} ms (start ${starts})\n${output()}`);
       await sleep(50);
     }
   };
@@ -94,7 +100,11 @@ export interface ApiKeyFile {
 }
 
 /** `cli api-keys create` against the data directory of `env` (the server may be running or not). */
-export async function createApiKey(env: Record<string, string>, role = 'administrator', displayName = 'reliability'): Promise<ApiKeyFile> {
+export async function createApiKey(
+  env: Record<string, string>,
+  role = 'administrator',
+  displayName = 'reliability',
+): Promise<ApiKeyFile> {
   const created = await runCli(env, 'api-keys', 'create', '--display-name', displayName, '--role', role);
   if (created.code !== 0) throw new Error(`api-keys create failed (${created.code}): ${created.stderr}`);
   return JSON.parse(created.stdout) as ApiKeyFile;

@@ -9,10 +9,28 @@ import { verifyAgainstLedger, type Snapshot } from './verify';
 import { verifyWebhooks, type ExpectedWebhook } from './webhooks';
 import type { ReceivedWebhook, WebhookReceiver } from '../../../services/standalone/src/webhooks.receiver';
 
-const zero: LedgerCounts = { authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 };
+const zero: LedgerCounts = {
+  authorizations: 0,
+  captures: 0,
+  voids: 0,
+  cancels: 0,
+  refunds: 0,
+  increments: 0,
+  syncs: 0,
+};
 
 function op(kind: OpRecord['kind'], amount: number, outcome: OpRecord['outcome'], ack?: unknown): OpRecord {
-  return { kind, key: `k-${kind}-${amount}`, path: '/', body: {}, amount, attempts: 1, noAnswers: 0, outcome, ...(ack ? { ack: { status: 200, body: ack } } : {}) };
+  return {
+    kind,
+    key: `k-${kind}-${amount}`,
+    path: '/',
+    body: {},
+    amount,
+    attempts: 1,
+    noAnswers: 0,
+    outcome,
+    ...(ack ? { ack: { status: 200, body: ack } } : {}),
+  };
 }
 
 /** An order: authorized 1000, captured 600 and refunded 200, each acknowledged. */
@@ -24,14 +42,23 @@ function flow(id = 'f1', transactionId = 't1'): FlowRecord {
     transactionId,
     end: 'partly refunded',
     ops: [
-      op('create', 1_000, 'acknowledged', { id: transactionId, amount: 1_000, authorized_amount: 1_000, status: 'authorization_succeeded' }),
+      op('create', 1_000, 'acknowledged', {
+        id: transactionId,
+        amount: 1_000,
+        authorized_amount: 1_000,
+        status: 'authorization_succeeded',
+      }),
       op('capture', 600, 'acknowledged', { id: 'c1', amount: 600, status: 'succeeded' }),
       op('refund', 200, 'acknowledged', { id: 'r1', amount: 200, status: 'succeeded' }),
     ],
   };
 }
 
-function snapshot(overrides: Partial<{ status: string; captured: number; refunded: number; captures: any[]; refunds: any[] }> = {}, id = 't1', flowId = 'f1'): Snapshot {
+function snapshot(
+  overrides: Partial<{ status: string; captured: number; refunded: number; captures: any[]; refunds: any[] }> = {},
+  id = 't1',
+  flowId = 'f1',
+): Snapshot {
   return {
     transaction: {
       id,
@@ -47,10 +74,20 @@ function snapshot(overrides: Partial<{ status: string; captured: number; refunde
   };
 }
 
-function provider(held: Record<string, Partial<ProviderTransaction>>, counts: Record<string, Partial<LedgerCounts>> = {}): ProviderLedger {
+function provider(
+  held: Record<string, Partial<ProviderTransaction>>,
+  counts: Record<string, Partial<LedgerCounts>> = {},
+): ProviderLedger {
   return {
-    counts: async (reference) => ({ ...zero, ...(held[reference] ? { authorizations: 1, captures: 1, refunds: 1 } : {}), ...counts[reference] }),
-    authorization: async (reference) => (held[reference] ? ({ id: `sim-${reference}`, reference, captures: [], refunds: [], ...held[reference] } as ProviderTransaction) : null),
+    counts: async (reference) => ({
+      ...zero,
+      ...(held[reference] ? { authorizations: 1, captures: 1, refunds: 1 } : {}),
+      ...counts[reference],
+    }),
+    authorization: async (reference) =>
+      held[reference]
+        ? ({ id: `sim-${reference}`, reference, captures: [], refunds: [], ...held[reference] } as ProviderTransaction)
+        : null,
     references: () => Object.keys(held),
   };
 }
@@ -69,32 +106,75 @@ const agreeing = {
 
 describe('verifyAgainstLedger', () => {
   it('passes a run where everything acknowledged is there, once, on both sides', async () => {
-    const result = await verifyAgainstLedger({ snapshots: new Map([['t1', snapshot()]]), flows: [flow()], provider: provider(agreeing) });
-    expect(result).toMatchObject({ transactions: 1, acknowledgedWrites: 3, lost: [], duplicates: [], disagreements: [], orphans: [], unsettled: [] });
+    const result = await verifyAgainstLedger({
+      snapshots: new Map([['t1', snapshot()]]),
+      flows: [flow()],
+      provider: provider(agreeing),
+    });
+    expect(result).toMatchObject({
+      transactions: 1,
+      acknowledgedWrites: 3,
+      lost: [],
+      duplicates: [],
+      disagreements: [],
+      orphans: [],
+      unsettled: [],
+    });
   });
 
   it('finds an acknowledged refund that is gone, and an acknowledged create whose transaction is gone', async () => {
     const noRefund = snapshot({ refunded: 0, status: 'capture_succeeded', refunds: [] });
-    const result = await verifyAgainstLedger({ snapshots: new Map([['t1', noRefund]]), flows: [flow(), flow('f2', 't2')], provider: provider({ t1: { ...agreeing.t1, refunded_amount: 0, refunds: [] } }) });
+    const result = await verifyAgainstLedger({
+      snapshots: new Map([['t1', noRefund]]),
+      flows: [flow(), flow('f2', 't2')],
+      provider: provider({ t1: { ...agreeing.t1, refunded_amount: 0, refunds: [] } }),
+    });
     expect(result.lost.map((f) => f.what)).toEqual(
-      expect.arrayContaining(['acknowledged refund r1: not found', 'refunded_amount below the acknowledged refunds', 'acknowledged create: the transaction does not exist']),
+      expect.arrayContaining([
+        'acknowledged refund r1: not found',
+        'refunded_amount below the acknowledged refunds',
+        'acknowledged create: the transaction does not exist',
+      ]),
     );
   });
 
   it('finds a status that the acknowledged writes do not imply', async () => {
-    const result = await verifyAgainstLedger({ snapshots: new Map([['t1', snapshot({ status: 'refunded' })]]), flows: [flow()], provider: provider(agreeing) });
-    expect(result.lost).toEqual([expect.objectContaining({ what: 'status differs from what the acknowledged writes imply', expected: 'capture_succeeded', actual: 'refunded' })]);
+    const result = await verifyAgainstLedger({
+      snapshots: new Map([['t1', snapshot({ status: 'refunded' })]]),
+      flows: [flow()],
+      provider: provider(agreeing),
+    });
+    expect(result.lost).toEqual([
+      expect.objectContaining({
+        what: 'status differs from what the acknowledged writes imply',
+        expected: 'capture_succeeded',
+        actual: 'refunded',
+      }),
+    ]);
   });
 
   it('finds an authorization or a refund made twice at the provider, and two transactions for one order', async () => {
-    const twice = { t1: { ...agreeing.t1, refunds: [...agreeing.t1.refunds, { id: 'sr2', amount: 200, status: 'succeeded', refund_reference: 'r1' }] } };
+    const twice = {
+      t1: {
+        ...agreeing.t1,
+        refunds: [...agreeing.t1.refunds, { id: 'sr2', amount: 200, status: 'succeeded', refund_reference: 'r1' }],
+      },
+    };
     const snapshots = new Map([
       ['t1', snapshot()],
       ['t1b', snapshot({}, 't1b', 'f1')],
     ]);
-    const result = await verifyAgainstLedger({ snapshots, flows: [flow()], provider: provider({ ...twice, t1b: agreeing.t1 }, { t1: { authorizations: 2 } }) });
+    const result = await verifyAgainstLedger({
+      snapshots,
+      flows: [flow()],
+      provider: provider({ ...twice, t1b: agreeing.t1 }, { t1: { authorizations: 2 } }),
+    });
     expect(result.duplicates.map((f) => f.what)).toEqual(
-      expect.arrayContaining(['2 transactions for one order (one create request)', 'authorized at the provider more than once', 'refund r1 made at the provider 2 times']),
+      expect.arrayContaining([
+        '2 transactions for one order (one create request)',
+        'authorized at the provider more than once',
+        'refund r1 made at the provider 2 times',
+      ]),
     );
   });
 
@@ -102,16 +182,30 @@ describe('verifyAgainstLedger', () => {
     const result = await verifyAgainstLedger({
       snapshots: new Map([['t1', snapshot()]]),
       flows: [flow()],
-      provider: provider({ t1: { ...agreeing.t1, captured_amount: 700, captures: [{ id: 'sc1', amount: 700, status: 'succeeded' }] }, stranger: { status: 'authorized', authorized_amount: 5 } }),
+      provider: provider({
+        t1: { ...agreeing.t1, captured_amount: 700, captures: [{ id: 'sc1', amount: 700, status: 'succeeded' }] },
+        stranger: { status: 'authorized', authorized_amount: 5 },
+      }),
     });
     expect(result.orphans).toEqual([expect.objectContaining({ transaction_id: 'stranger' })]);
-    expect(result.disagreements.map((f) => f.what)).toEqual(expect.arrayContaining(["our record (capture_succeeded) and the provider's (captured) disagree", 'succeeded captures differ from the provider']));
+    expect(result.disagreements.map((f) => f.what)).toEqual(
+      expect.arrayContaining([
+        "our record (capture_succeeded) and the provider's (captured) disagree",
+        'succeeded captures differ from the provider',
+      ]),
+    );
   });
 
   it('reports an open capture as unsettled, with what the provider did and the write the kill interrupted', async () => {
     const interrupted = flow();
     interrupted.ops.splice(1, 2, { ...op('capture', 600, 'unknown'), why: 'killed' });
-    const open = snapshot({ status: 'capture_pending', captured: 0, refunded: 0, captures: [{ id: 'c1', amount: 600, status: 'pending' }], refunds: [] });
+    const open = snapshot({
+      status: 'capture_pending',
+      captured: 0,
+      refunded: 0,
+      captures: [{ id: 'c1', amount: 600, status: 'pending' }],
+      refunds: [],
+    });
     const result = await verifyAgainstLedger({
       snapshots: new Map([['t1', open]]),
       flows: [interrupted],
@@ -119,7 +213,12 @@ describe('verifyAgainstLedger', () => {
     });
     expect(result.lost).toEqual([]);
     expect(result.unsettled).toEqual([
-      expect.objectContaining({ transaction_id: 't1', reasons: ['transaction capture_pending', 'capture c1 pending'], diagnosis: ['capture c1 pending: the provider captured 600; its answer was lost with the process'], interruptedWrite: expect.stringContaining('capture') }),
+      expect.objectContaining({
+        transaction_id: 't1',
+        reasons: ['transaction capture_pending', 'capture c1 pending'],
+        diagnosis: ['capture c1 pending: the provider captured 600; its answer was lost with the process'],
+        interruptedWrite: expect.stringContaining('capture'),
+      }),
     ]);
   });
 });
@@ -133,7 +232,17 @@ describe('verifyWebhooks', () => {
   ];
   const received = (arrivals: [string, string, string][]): WebhookReceiver =>
     ({
-      requests: arrivals.map(([webhookId, eventId, name], index) => ({ index, webhookId, event: { id: eventId, name }, answered: 200, raw: Buffer.from('{}'), headers: {} }) as unknown as ReceivedWebhook),
+      requests: arrivals.map(
+        ([webhookId, eventId, name], index) =>
+          ({
+            index,
+            webhookId,
+            event: { id: eventId, name },
+            answered: 200,
+            raw: Buffer.from('{}'),
+            headers: {},
+          }) as unknown as ReceivedWebhook,
+      ),
     }) as WebhookReceiver;
 
   it('counts a webhook delivered once however often it came, and finds one missing and one out of order', () => {

@@ -6,7 +6,11 @@
  */
 import type { ServiceApi } from './http-api';
 import { transactionEventNames } from '@switchyard/transactions/src/transactions/transaction-names';
-import { verifiesWith, type ReceivedWebhook, type WebhookReceiver } from '../../../services/standalone/src/webhooks.receiver';
+import {
+  verifiesWith,
+  type ReceivedWebhook,
+  type WebhookReceiver,
+} from '../../../services/standalone/src/webhooks.receiver';
 
 export interface ExpectedWebhook {
   readonly eventId: string;
@@ -38,18 +42,26 @@ const keyOf = (eventId: string, name: string) => `${eventId}\u0000${name}`;
 export async function expectedWebhooks(api: ServiceApi, transactionIds: Iterable<string>): Promise<ExpectedWebhook[]> {
   const expected: ExpectedWebhook[] = [];
   for (const transactionId of transactionIds) {
-    const history = await api.listAll<{ id: string; context: { event: string } & Record<string, unknown> }>(`/transactions/${transactionId}/events`);
+    const history = await api.listAll<{ id: string; context: { event: string } & Record<string, unknown> }>(
+      `/transactions/${transactionId}/events`,
+    );
     history.forEach((item, revision) => {
-      for (const name of transactionEventNames({ type: item.context.event, data: item.context }) ?? []) expected.push({ eventId: item.id, name, transactionId, revision });
+      for (const name of transactionEventNames({ type: item.context.event, data: item.context }) ?? [])
+        expected.push({ eventId: item.id, name, transactionId, revision });
     });
   }
   return expected;
 }
 
-const succeeded = (request: ReceivedWebhook) => request.answered !== null && request.answered >= 200 && request.answered < 300;
+const succeeded = (request: ReceivedWebhook) =>
+  request.answered !== null && request.answered >= 200 && request.answered < 300;
 
 /** Waits until every expected webhook was received with a 2xx; resolves with how many are still missing. */
-export async function waitForWebhooks(receiver: WebhookReceiver, expected: readonly ExpectedWebhook[], timeoutMs: number): Promise<number> {
+export async function waitForWebhooks(
+  receiver: WebhookReceiver,
+  expected: readonly ExpectedWebhook[],
+  timeoutMs: number,
+): Promise<number> {
   const missing = () => {
     const got = new Set(receiver.requests.filter(succeeded).map((r) => keyOf(r.event.id, r.event.name)));
     return expected.filter((e) => !got.has(keyOf(e.eventId, e.name))).length;
@@ -63,7 +75,11 @@ export async function waitForWebhooks(receiver: WebhookReceiver, expected: reado
  * up only after `stallMs` without a new request at the receiver (or `maxMs` in all), so that a slow backlog is
  * told from a lost one. Resolves with how many are still missing.
  */
-export async function waitForWebhooksWhileArriving(receiver: WebhookReceiver, expected: readonly ExpectedWebhook[], options: { readonly stallMs: number; readonly maxMs: number }): Promise<number> {
+export async function waitForWebhooksWhileArriving(
+  receiver: WebhookReceiver,
+  expected: readonly ExpectedWebhook[],
+  options: { readonly stallMs: number; readonly maxMs: number },
+): Promise<number> {
   const started = Date.now();
   let seen = receiver.requests.length;
   let lastArrival = Date.now();
@@ -78,7 +94,11 @@ export async function waitForWebhooksWhileArriving(receiver: WebhookReceiver, ex
   }
 }
 
-export function verifyWebhooks(receiver: WebhookReceiver, expected: readonly ExpectedWebhook[], secret: string): WebhookVerification {
+export function verifyWebhooks(
+  receiver: WebhookReceiver,
+  expected: readonly ExpectedWebhook[],
+  secret: string,
+): WebhookVerification {
   const requests = receiver.requests;
   const byKey = new Map(expected.map((e) => [keyOf(e.eventId, e.name), e]));
   const delivered = new Set<string>();
@@ -102,7 +122,8 @@ export function verifyWebhooks(receiver: WebhookReceiver, expected: readonly Exp
   const revisionsByTransaction = new Map<string, number[]>();
   for (const request of [...firstArrival.values()].sort((a, b) => a.index - b.index)) {
     const e = byKey.get(keyOf(request.event.id, request.event.name));
-    if (e) revisionsByTransaction.set(e.transactionId, [...(revisionsByTransaction.get(e.transactionId) ?? []), e.revision]);
+    if (e)
+      revisionsByTransaction.set(e.transactionId, [...(revisionsByTransaction.get(e.transactionId) ?? []), e.revision]);
   }
   const outOfOrder = [...revisionsByTransaction]
     .filter(([, revisions]) => revisions.some((revision, i) => i > 0 && revision < (revisions[i - 1] ?? 0)))

@@ -7,7 +7,6 @@ import { startEmbedded, type EmbeddedService } from '@switchyard/standalone';
 import { signToken, runCli } from '@switchyard/testing';
 import pino from 'pino';
 
-
 const cli = (dataDir: string, ...args: string[]) => runCli({ DATA_DIR: dataDir }, ...args);
 
 const dirs: string[] = [];
@@ -19,7 +18,10 @@ const freshDir = () => {
 afterAll(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
 async function startServer(dataDir: string): Promise<{ service: EmbeddedService; url: string }> {
-  const service = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '100' }), pino({ level: 'silent' }));
+  const service = await startEmbedded(
+    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', POLL_INTERVAL_MS: '100' }),
+    pino({ level: 'silent' }),
+  );
   await service.gateway.app.listen(0, '127.0.0.1');
   return { service, url: await service.gateway.app.getUrl() };
 }
@@ -54,8 +56,22 @@ describe('api-keys create', () => {
     const dataDir = freshDir();
     const account = await cli(dataDir, 'merchant-accounts', 'create', '--id', 'shop-1', '--display-name', 'Shop one');
     expect(account.code).toBe(0);
-    expect(JSON.parse(account.stdout)).toMatchObject({ type: 'merchant-account', id: 'shop-1', display_name: 'Shop one' });
-    const result = await cli(dataDir, 'api-keys', 'create', '--display-name', 'shop', '--role', 'integration', '--merchant-account', 'shop-1');
+    expect(JSON.parse(account.stdout)).toMatchObject({
+      type: 'merchant-account',
+      id: 'shop-1',
+      display_name: 'Shop one',
+    });
+    const result = await cli(
+      dataDir,
+      'api-keys',
+      'create',
+      '--display-name',
+      'shop',
+      '--role',
+      'integration',
+      '--merchant-account',
+      'shop-1',
+    );
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout);
     expect(printed.merchant_account_ids).toEqual(['shop-1']);
@@ -96,9 +112,12 @@ describe('api-keys revoke', () => {
     const dataDir = freshDir();
     const { service, url } = await startServer(dataDir);
     try {
-      const created = JSON.parse((await cli(dataDir, 'api-keys', 'create', '--display-name', 'leaked', '--role', 'administrator')).stdout);
+      const created = JSON.parse(
+        (await cli(dataDir, 'api-keys', 'create', '--display-name', 'leaked', '--role', 'administrator')).stdout,
+      );
       const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key, scopes: ['*.read'] });
-      const status = () => fetch(`${url}/roles`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
+      const status = () =>
+        fetch(`${url}/roles`, { headers: { authorization: `Bearer ${token}` } }).then((response) => response.status);
       await vi.waitFor(async () => expect(await status()).toBe(200), { timeout: 2_000, interval: 50 });
 
       const revoked = await cli(dataDir, 'api-keys', 'revoke', '--id', created.id);

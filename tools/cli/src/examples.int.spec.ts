@@ -19,7 +19,10 @@ const event: WebhookEvent = {
 };
 const rawBody = JSON.stringify(event);
 
-function deliver(url: string, options: { webhookId?: string; secrets?: string[]; body?: string; timestamp?: number; method?: string } = {}): Promise<Response> {
+function deliver(
+  url: string,
+  options: { webhookId?: string; secrets?: string[]; body?: string; timestamp?: number; method?: string } = {},
+): Promise<Response> {
   const body = options.body ?? rawBody;
   const headers = signatureHeaders({
     webhookId: options.webhookId ?? 'wh_1',
@@ -27,7 +30,11 @@ function deliver(url: string, options: { webhookId?: string; secrets?: string[];
     rawBody: body,
     timestamp: options.timestamp ?? Math.floor(Date.now() / 1000),
   });
-  return fetch(url, { method: options.method ?? 'POST', headers: { ...headers, 'content-type': 'application/json' }, ...(options.method === 'GET' ? {} : { body }) });
+  return fetch(url, {
+    method: options.method ?? 'POST',
+    headers: { ...headers, 'content-type': 'application/json' },
+    ...(options.method === 'GET' ? {} : { body }),
+  });
 }
 
 describe('the webhook receiver handler', () => {
@@ -82,8 +89,15 @@ describe('the webhook receiver handler', () => {
   });
 
   it('refuses a body changed after signing, unsigned requests and other methods', async () => {
-    const headers = signatureHeaders({ webhookId: 'wh_4', secrets: ['whsec_test'], rawBody, timestamp: Math.floor(Date.now() / 1000) });
-    expect((await fetch(url, { method: 'POST', headers, body: rawBody.replace('captured', 'voided') })).status).toBe(400);
+    const headers = signatureHeaders({
+      webhookId: 'wh_4',
+      secrets: ['whsec_test'],
+      rawBody,
+      timestamp: Math.floor(Date.now() / 1000),
+    });
+    expect((await fetch(url, { method: 'POST', headers, body: rawBody.replace('captured', 'voided') })).status).toBe(
+      400,
+    );
     expect((await fetch(url, { method: 'POST', body: rawBody })).status).toBe(400);
     const get = await fetch(url);
     expect(get.status).toBe(405);
@@ -125,20 +139,40 @@ describe('the webhook receiver example, run as documented', () => {
         probe.close(() => resolve(free));
       });
     });
-    const receiver = startTsProcess('examples/webhook-receiver/receiver.ts', { WEBHOOK_SECRETS: 'whsec_test', PORT: String(port) });
+    const receiver = startTsProcess('examples/webhook-receiver/receiver.ts', {
+      WEBHOOK_SECRETS: 'whsec_test',
+      PORT: String(port),
+    });
     try {
-      await waitFor('the receiver listening', async () => (receiver.output().includes('listening') ? true : undefined), 15_000, () => receiver.output());
+      await waitFor(
+        'the receiver listening',
+        async () => (receiver.output().includes('listening') ? true : undefined),
+        15_000,
+        () => receiver.output(),
+      );
       expect((await deliver(`http://127.0.0.1:${port}/`, { webhookId: 'wh_run' })).status).toBe(200);
-      await waitFor('the event printed', async () => (receiver.output().includes('transaction.captured') ? true : undefined), 5_000, () => receiver.output());
-      expect(receiver.output()).toContain('2025-03-01T10:00:05.012Z transaction.captured transaction 6f1c2e8b-0a01-4c61-9d11-5b3ac0a47e2a (capture_succeeded) [webhook wh_run]');
+      await waitFor(
+        'the event printed',
+        async () => (receiver.output().includes('transaction.captured') ? true : undefined),
+        5_000,
+        () => receiver.output(),
+      );
+      expect(receiver.output()).toContain(
+        '2025-03-01T10:00:05.012Z transaction.captured transaction 6f1c2e8b-0a01-4c61-9d11-5b3ac0a47e2a (capture_succeeded) [webhook wh_run]',
+      );
     } finally {
       await receiver.kill('SIGTERM');
     }
   });
 
   it('refuses to start without a secret', async () => {
-    const receiver = startTsProcess('examples/webhook-receiver/receiver.ts', { WEBHOOK_SECRETS: '', WEBHOOK_SECRET: '' });
-    const code = await new Promise<number | null>((resolve) => receiver.child.once('exit', (exitCode) => resolve(exitCode)));
+    const receiver = startTsProcess('examples/webhook-receiver/receiver.ts', {
+      WEBHOOK_SECRETS: '',
+      WEBHOOK_SECRET: '',
+    });
+    const code = await new Promise<number | null>((resolve) =>
+      receiver.child.once('exit', (exitCode) => resolve(exitCode)),
+    );
     expect(code).toBe(1);
     expect(receiver.output()).toMatch(/Set WEBHOOK_SECRETS/);
   });

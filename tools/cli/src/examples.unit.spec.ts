@@ -5,7 +5,14 @@
  */
 import type { EventMessage } from '@switchyard/contracts';
 import type { KafkaMessage } from 'kafkajs';
-import { createMessageHandler, decodeEnvelope, describeEvent, SeenEventIds, TOPIC, type EventEnvelope } from '../../../examples/kafka-consumer/consumer';
+import {
+  createMessageHandler,
+  decodeEnvelope,
+  describeEvent,
+  SeenEventIds,
+  TOPIC,
+  type EventEnvelope,
+} from '../../../examples/kafka-consumer/consumer';
 import { secretsFromEnv, type WebhookEvent as ExampleWebhookEvent } from '../../../examples/webhook-receiver/receiver';
 import type { WebhookEvent } from '@switchyard/contracts';
 
@@ -32,7 +39,10 @@ const envelope = (overrides: Partial<EventMessage> = {}): EventMessage => ({
 });
 
 let offset = 0;
-const kafkaMessage = (value: EventMessage | string | null, headers: KafkaMessage['headers'] = {}): Pick<KafkaMessage, 'key' | 'value' | 'headers' | 'offset'> => ({
+const kafkaMessage = (
+  value: EventMessage | string | null,
+  headers: KafkaMessage['headers'] = {},
+): Pick<KafkaMessage, 'key' | 'value' | 'headers' | 'offset'> => ({
   key: Buffer.from('transaction-1'),
   value: value === null ? null : Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)),
   headers,
@@ -53,7 +63,9 @@ describe('examples/kafka-consumer', () => {
       ['e-1', ['capture.succeeded', 'transaction.captured']],
       ['e-2', ['capture.succeeded', 'transaction.captured']],
     ]);
-    expect(describeEvent(handled[0]!)).toBe('2025-03-01T10:00:05.012Z transaction-1 #4 capture.succeeded, transaction.captured');
+    expect(describeEvent(handled[0]!)).toBe(
+      '2025-03-01T10:00:05.012Z transaction-1 #4 capture.succeeded, transaction.captured',
+    );
   });
 
   it('skips internal events and what is not an envelope, and keeps an event whose handler failed for its redelivery', async () => {
@@ -68,7 +80,9 @@ describe('examples/kafka-consumer', () => {
       },
       log: (line) => logged.push(line),
     });
-    expect(await handle(kafkaMessage(envelope({ id: 'e-3', type: 'VoidRequested', name: null, names: [] })))).toBe('internal');
+    expect(await handle(kafkaMessage(envelope({ id: 'e-3', type: 'VoidRequested', name: null, names: [] })))).toBe(
+      'internal',
+    );
     expect(await handle(kafkaMessage('not json'))).toBe('undecodable');
     expect(await handle(kafkaMessage(null))).toBe('undecodable');
     expect(logged).toHaveLength(2);
@@ -79,7 +93,10 @@ describe('examples/kafka-consumer', () => {
   });
 
   it('reads the envelope with fields it does not know', () => {
-    expect(decodeEnvelope(JSON.stringify({ ...envelope(), added_later: true }))).toMatchObject({ id: 'e-1', added_later: true });
+    expect(decodeEnvelope(JSON.stringify({ ...envelope(), added_later: true }))).toMatchObject({
+      id: 'e-1',
+      added_later: true,
+    });
     expect(decodeEnvelope(JSON.stringify({ id: 'e-1' }))).toBeNull();
     expect(envelopeOf(envelope()).schema_version).toBe(1);
   });
@@ -90,7 +107,14 @@ describe('examples/webhook-receiver', () => {
     expect(secretsFromEnv({ WEBHOOK_SECRETS: ' a, b ,' })).toEqual(['a', 'b']);
     expect(secretsFromEnv({ WEBHOOK_SECRET: 'c' })).toEqual(['c']);
     expect(secretsFromEnv({})).toEqual([]);
-    const event: WebhookEvent = { type: 'event', id: 'e', name: 'refund.succeeded', created_at: '2025-03-01T10:00:00Z', merchant_account_id: null, target: {} };
+    const event: WebhookEvent = {
+      type: 'event',
+      id: 'e',
+      name: 'refund.succeeded',
+      created_at: '2025-03-01T10:00:00Z',
+      merchant_account_id: null,
+      target: {},
+    };
     expect(webhookEventOf(event).name).toBe('refund.succeeded');
   });
 });

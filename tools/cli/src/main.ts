@@ -16,11 +16,23 @@ import { IDENTITY_READER_FILE, loadSettings, runningDataDirReader } from '@switc
 import { IdentityService, resolveSingleSignOnRoles, rolesOf } from '@switchyard/identity';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { createRpcCredentialSet, readRpcCertificateAuthority, writeRpcCredentialSet } from '@switchyard/rpc';
-import { deadLettersDiscard, deadLettersList, deadLettersReplay, defaultSource, type DeadLetterSource } from './dead-letters';
+import {
+  deadLettersDiscard,
+  deadLettersList,
+  deadLettersReplay,
+  defaultSource,
+  type DeadLetterSource,
+} from './dead-letters';
 import { rebuildReadModels } from './read-models';
 import { vaultRewrap, vaultRotateKey, vaultStatus } from './vault';
 import { webhooksKeyStatus, webhooksReseal, webhooksRotateKey } from './webhooks-keys';
-import { collectHeader, DEFAULT_TOLERANCE_SECONDS, parseToleranceSeconds, verifyReceivedWebhook, type ReceivedHeaders } from './webhooks-verify';
+import {
+  collectHeader,
+  DEFAULT_TOLERANCE_SECONDS,
+  parseToleranceSeconds,
+  verifyReceivedWebhook,
+  type ReceivedHeaders,
+} from './webhooks-verify';
 
 /** A command that ran and says no (an invalid webhook): its message goes to stderr as it is, with a non-zero exit. */
 class CommandFailed extends Error {
@@ -34,7 +46,10 @@ class CommandFailed extends Error {
 
 async function withIdentity<T>(action: (identity: IdentityService) => Promise<T>): Promise<T> {
   const settings = loadSettings();
-  const storage: ServiceStorage = openServiceStorage('identity', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const storage: ServiceStorage = openServiceStorage('identity', {
+    dataDir: settings.dataDir,
+    eventStoreUrl: settings.EVENTSTORE_URL,
+  });
   const identity = new IdentityService({ store: storage.store, db: storage.db });
   try {
     await identity.catchUp();
@@ -95,8 +110,16 @@ export function cli(): Command {
     .requiredOption('--id <id>', 'account id: lower-case letters, digits and hyphens')
     .requiredOption('--display-name <name>', 'display name')
     .action(async (options: { id: string; displayName: string }) => {
-      const account = await withIdentity((identity) => identity.merchantAccounts.create({ id: options.id, displayName: options.displayName }));
-      print({ type: 'merchant-account', id: account.id, display_name: account.displayName, created_at: account.createdAt, updated_at: account.updatedAt });
+      const account = await withIdentity((identity) =>
+        identity.merchantAccounts.create({ id: options.id, displayName: options.displayName }),
+      );
+      print({
+        type: 'merchant-account',
+        id: account.id,
+        display_name: account.displayName,
+        created_at: account.createdAt,
+        updated_at: account.updatedAt,
+      });
     });
 
   const apiKeys = program.command('api-keys').description('API key pairs');
@@ -105,14 +128,22 @@ export function cli(): Command {
     .description('Generate a P-521 API key pair; prints its private key once (it is never stored)')
     .requiredOption('--display-name <name>', 'display name')
     .requiredOption('--role <slug>', 'a role slug or id; repeat for several roles', collect, [])
-    .option('--merchant-account <id>', 'limit the key to a merchant account; repeat for several (default: all accounts)', collect, [])
+    .option(
+      '--merchant-account <id>',
+      'limit the key to a merchant account; repeat for several (default: all accounts)',
+      collect,
+      [],
+    )
     .option(
       '--out <file>',
       'write the key file (with the private key) to FILE, readable by its owner only (0600), instead of standard output',
     )
     .action(async (options: { displayName: string; role: string[]; merchantAccount: string[]; out?: string }) => {
       const created = await withIdentity((identity) =>
-        identity.apiKeyPairs.create({ display_name: options.displayName, roles: options.role, merchant_account_ids: options.merchantAccount }, { kind: 'operator' }),
+        identity.apiKeyPairs.create(
+          { display_name: options.displayName, roles: options.role, merchant_account_ids: options.merchantAccount },
+          { kind: 'operator' },
+        ),
       );
       const keyFile = {
         id: created.id,
@@ -132,10 +163,16 @@ export function cli(): Command {
 
   apiKeys
     .command('revoke')
-    .description('Revoke an API key pair (active: false, as PUT /api-key-pairs/{id}); a running server refuses its tokens within its poll interval')
+    .description(
+      'Revoke an API key pair (active: false, as PUT /api-key-pairs/{id}); a running server refuses its tokens within its poll interval',
+    )
     .requiredOption('--id <id>', 'the key pair id (`id` of `api-keys create`)')
     .action(async (options: { id: string }) => {
-      print(await withIdentity((identity) => identity.apiKeyPairs.update(options.id, { active: false }, { kind: 'operator' })));
+      print(
+        await withIdentity((identity) =>
+          identity.apiKeyPairs.update(options.id, { active: false }, { kind: 'operator' }),
+        ),
+      );
     });
 
   program
@@ -144,33 +181,54 @@ export function cli(): Command {
     .requiredOption('--key-file <path>', 'the JSON that `api-keys create` printed (needs kid and private_key)')
     .option('--scope <scope>', 'a scope; repeat for several (default: *.read and *.write)', collect, [])
     .option('--expires-in <seconds>', 'lifetime in seconds', '300')
-    .option('--embed <json>', 'embed token pins (docs/embed-tokens.md), e.g. \'{"amount":1299,"currency":"USD"}\': amount, currency, buyer_id, buyer_external_identifier, metadata', parseEmbedOption)
-    .option('--checkout-session-id <uuid>', 'bind the embed token to one checkout session: it pays with that session only', parseCheckoutSessionIdOption)
-    .action(async (options: { keyFile: string; scope: string[]; expiresIn: string; embed?: EmbedClaim; checkoutSessionId?: string }) => {
-      const key = JSON.parse(fs.readFileSync(options.keyFile, 'utf8')) as { kid?: string; private_key?: string };
-      if (!key.kid || !key.private_key) throw new Error(`${options.keyFile} has no kid and private_key`);
-      const lifetime = Number(options.expiresIn);
-      if (!Number.isInteger(lifetime) || lifetime <= 0) throw new Error('--expires-in must be a positive number of seconds');
-      const pinned = options.embed !== undefined || options.checkoutSessionId !== undefined;
-      if (pinned && !options.scope.includes('embed')) {
-        process.stderr.write('note: --embed and --checkout-session-id pin only calls made through the embed scope; this token has no --scope embed\n');
-      }
-      const now = Math.floor(Date.now() / 1000);
-      const token = await new SignJWT({
-        scopes: options.scope.length > 0 ? options.scope : ['*.read', '*.write'],
-        ...(options.embed !== undefined ? { embed: options.embed } : {}),
-        ...(options.checkoutSessionId !== undefined ? { checkout_session_id: options.checkoutSessionId } : {}),
-      })
-        .setProtectedHeader({ alg: 'ES512', typ: 'JWT', kid: key.kid })
-        .setIssuedAt(now)
-        .setNotBefore(now)
-        .setExpirationTime(now + lifetime)
-        .setJti(randomUUID())
-        .sign(createPrivateKey(key.private_key));
-      process.stdout.write(`${token}\n`);
-    });
+    .option(
+      '--embed <json>',
+      'embed token pins (docs/embed-tokens.md), e.g. \'{"amount":1299,"currency":"USD"}\': amount, currency, buyer_id, buyer_external_identifier, metadata',
+      parseEmbedOption,
+    )
+    .option(
+      '--checkout-session-id <uuid>',
+      'bind the embed token to one checkout session: it pays with that session only',
+      parseCheckoutSessionIdOption,
+    )
+    .action(
+      async (options: {
+        keyFile: string;
+        scope: string[];
+        expiresIn: string;
+        embed?: EmbedClaim;
+        checkoutSessionId?: string;
+      }) => {
+        const key = JSON.parse(fs.readFileSync(options.keyFile, 'utf8')) as { kid?: string; private_key?: string };
+        if (!key.kid || !key.private_key) throw new Error(`${options.keyFile} has no kid and private_key`);
+        const lifetime = Number(options.expiresIn);
+        if (!Number.isInteger(lifetime) || lifetime <= 0)
+          throw new Error('--expires-in must be a positive number of seconds');
+        const pinned = options.embed !== undefined || options.checkoutSessionId !== undefined;
+        if (pinned && !options.scope.includes('embed')) {
+          process.stderr.write(
+            'note: --embed and --checkout-session-id pin only calls made through the embed scope; this token has no --scope embed\n',
+          );
+        }
+        const now = Math.floor(Date.now() / 1000);
+        const token = await new SignJWT({
+          scopes: options.scope.length > 0 ? options.scope : ['*.read', '*.write'],
+          ...(options.embed !== undefined ? { embed: options.embed } : {}),
+          ...(options.checkoutSessionId !== undefined ? { checkout_session_id: options.checkoutSessionId } : {}),
+        })
+          .setProtectedHeader({ alg: 'ES512', typ: 'JWT', kid: key.kid })
+          .setIssuedAt(now)
+          .setNotBefore(now)
+          .setExpirationTime(now + lifetime)
+          .setJti(randomUUID())
+          .sign(createPrivateKey(key.private_key));
+        process.stdout.write(`${token}\n`);
+      },
+    );
 
-  const users = program.command('users').description('Dashboard users: who signs in to /dashboard, with which roles (docs/dashboard.md)');
+  const users = program
+    .command('users')
+    .description('Dashboard users: who signs in to /dashboard, with which roles (docs/dashboard.md)');
   users
     .command('create')
     .description('Create a dashboard user with its roles')
@@ -182,13 +240,20 @@ export function cli(): Command {
       const password = options.passwordStdin ? readPasswordFromStdin() : undefined;
       print(
         await withIdentity((identity) =>
-          identity.users.create({ email: options.email, display_name: options.displayName, roles: options.role, ...(password !== undefined ? { password } : {}) }),
+          identity.users.create({
+            email: options.email,
+            display_name: options.displayName,
+            roles: options.role,
+            ...(password !== undefined ? { password } : {}),
+          }),
         ),
       );
     });
   users
     .command('set-password')
-    .description('Set or replace a dashboard user\'s password, read from standard input (only its argon2id hash is stored)')
+    .description(
+      "Set or replace a dashboard user's password, read from standard input (only its argon2id hash is stored)",
+    )
     .requiredOption('--id <id>', 'the user id')
     .requiredOption('--password-stdin', 'read the password from standard input (one line; at least 12 characters)')
     .action(async (options: { id: string }) => {
@@ -235,17 +300,25 @@ export function cli(): Command {
     });
   sso
     .command('sign-in')
-    .description('Sign a user in through single sign-on: create it, or replace its roles, with the roles the claim resolves to')
+    .description(
+      'Sign a user in through single sign-on: create it, or replace its roles, with the roles the claim resolves to',
+    )
     .requiredOption('--email <email>', 'the email the identity provider asserts')
     .option('--claim <slug-or-id>', 'an entry of the roles claim; repeat for several', collect, [])
     .option('--display-name <name>', 'display name for a new user (default: the email)')
     .action(async (options: { email: string; claim: string[]; displayName?: string }) => {
       const { user, resolution } = await withIdentity((identity) =>
-        identity.users.signInWithSingleSignOn({ email: options.email, claim: options.claim, ...(options.displayName !== undefined ? { display_name: options.displayName } : {}) }),
+        identity.users.signInWithSingleSignOn({
+          email: options.email,
+          claim: options.claim,
+          ...(options.displayName !== undefined ? { display_name: options.displayName } : {}),
+        }),
       );
       if (resolution.added.length > 0 || resolution.ignored.length > 0) {
         const added = rolesOf(resolution.added).map((role) => role.slug);
-        process.stderr.write(`note: roles claim resolved with ${JSON.stringify(added)} added, ${JSON.stringify(resolution.ignored)} ignored\n`);
+        process.stderr.write(
+          `note: roles claim resolved with ${JSON.stringify(added)} added, ${JSON.stringify(resolution.ignored)} ignored\n`,
+        );
       }
       print(user);
     });
@@ -254,60 +327,96 @@ export function cli(): Command {
   webhooks
     .command('verify')
     .description('Check a received webhook request: its signatures against the secrets, and the age of its timestamp')
-    .requiredOption('--secret <secret>', 'a signing secret of the subscription; repeat for several (one matching signature is enough)', collectOptional)
+    .requiredOption(
+      '--secret <secret>',
+      'a signing secret of the subscription; repeat for several (one matching signature is enough)',
+      collectOptional,
+    )
     .requiredOption('--body-file <path>', "the raw body exactly as received, byte for byte ('-': standard input)")
-    .option('--header <name: value>', "a header of the request, e.g. 'x-service-webhook-id: …'; repeat for each", collectHeader)
-    .option('--tolerance-seconds <n>', 'how far the timestamp may be from now', parseToleranceSeconds, DEFAULT_TOLERANCE_SECONDS)
+    .option(
+      '--header <name: value>',
+      "a header of the request, e.g. 'x-service-webhook-id: …'; repeat for each",
+      collectHeader,
+    )
+    .option(
+      '--tolerance-seconds <n>',
+      'how far the timestamp may be from now',
+      parseToleranceSeconds,
+      DEFAULT_TOLERANCE_SECONDS,
+    )
     .action((options: { secret: string[]; bodyFile: string; header?: ReceivedHeaders; toleranceSeconds: number }) => {
       const rawBody = fs.readFileSync(options.bodyFile === '-' ? 0 : options.bodyFile);
-      const outcome = verifyReceivedWebhook({ secrets: options.secret, rawBody, headers: options.header ?? {}, toleranceSeconds: options.toleranceSeconds });
+      const outcome = verifyReceivedWebhook({
+        secrets: options.secret,
+        rawBody,
+        headers: options.header ?? {},
+        toleranceSeconds: options.toleranceSeconds,
+      });
       if (!outcome.valid) throw new CommandFailed(outcome.message);
       process.stdout.write(`${outcome.message}\n`);
     });
 
   webhooks
     .command('key-status')
-    .description('The webhooks key: the active key id, retired key ids, and how many signing secrets and passwords each key seals')
+    .description(
+      'The webhooks key: the active key id, retired key ids, and how many signing secrets and passwords each key seals',
+    )
     .action(async () => {
       print(await webhooksKeyStatus(loadSettings()));
     });
   webhooks
     .command('reseal')
-    .description('Seal every signing secret and basic-auth password again under WEBHOOK_SECRETS_KEY (after a rotation); safe to repeat')
+    .description(
+      'Seal every signing secret and basic-auth password again under WEBHOOK_SECRETS_KEY (after a rotation); safe to repeat',
+    )
     .action(async () => {
       print(await webhooksReseal(loadSettings()));
     });
   webhooks
     .command('rotate-key')
-    .description('Key file installations (no WEBHOOK_SECRETS_KEY): a new DATA_DIR/webhooks.key, the old one kept in webhooks.retired-keys, then reseal')
+    .description(
+      'Key file installations (no WEBHOOK_SECRETS_KEY): a new DATA_DIR/webhooks.key, the old one kept in webhooks.retired-keys, then reseal',
+    )
     .action(async () => {
       print(await webhooksRotateKey(loadSettings()));
     });
 
-  const vault = program.command('vault').description('The card vault: its key-encryption key and data keys (docs/vault.md)');
+  const vault = program
+    .command('vault')
+    .description('The card vault: its key-encryption key and data keys (docs/vault.md)');
   vault
     .command('status')
-    .description('The active and retired key ids, how many data keys each wraps, and card rows still in the pre-envelope format')
+    .description(
+      'The active and retired key ids, how many data keys each wraps, and card rows still in the pre-envelope format',
+    )
     .action(async () => {
       print(await vaultStatus(loadSettings()));
     });
   vault
     .command('rewrap')
-    .description('Re-wrap every data key under VAULT_KEY (after a rotation) and move pre-envelope card rows to data keys; safe to repeat')
+    .description(
+      'Re-wrap every data key under VAULT_KEY (after a rotation) and move pre-envelope card rows to data keys; safe to repeat',
+    )
     .action(async () => {
       print(await vaultRewrap(loadSettings()));
     });
   vault
     .command('rotate-key')
-    .description('Key file installations (no VAULT_KEY): a new DATA_DIR/vault.key, the old one kept in vault.retired-keys, then rewrap')
+    .description(
+      'Key file installations (no VAULT_KEY): a new DATA_DIR/vault.key, the old one kept in vault.retired-keys, then rewrap',
+    )
     .action(async () => {
       print(await vaultRotateKey(loadSettings()));
     });
 
-  const readModels = program.command('read-models').description("A service's read models: the tables its projections fold from its events");
+  const readModels = program
+    .command('read-models')
+    .description("A service's read models: the tables its projections fold from its events");
   readModels
     .command('rebuild')
-    .description('Rebuild read models from the events, with the service running or stopped: built beside the live ones, caught up, then swapped in')
+    .description(
+      'Rebuild read models from the events, with the service running or stopped: built beside the live ones, caught up, then swapped in',
+    )
     .argument('<service>', 'identity, transactions, gift-cards or webhooks')
     .argument('[name]', 'one read model (default: every read model of the service; docs/operations.md lists them)')
     .action(async (service: string, name: string | undefined) => {
@@ -316,9 +425,14 @@ export function cli(): Command {
 
   const deadLetters = program
     .command('dead-letters')
-    .description('Messages a consumer group parked after its handler failed every attempt, and those parked behind them (docs/operations.md)');
+    .description(
+      'Messages a consumer group parked after its handler failed every attempt, and those parked behind them (docs/operations.md)',
+    );
   const sourceOption = () =>
-    new Option('--source <source>', 'kafka (KAFKA_BROKERS) or data-dir (the embedded runtime: DATA_DIR/bus.db); default kafka when KAFKA_BROKERS is set')
+    new Option(
+      '--source <source>',
+      'kafka (KAFKA_BROKERS) or data-dir (the embedded runtime: DATA_DIR/bus.db); default kafka when KAFKA_BROKERS is set',
+    )
       .choices(['kafka', 'data-dir'])
       .default(defaultSource());
   deadLetters
@@ -329,24 +443,40 @@ export function cli(): Command {
     .option('--group <group>', 'a consumer group')
     .option('--key <key>', 'a stream (message key)')
     .option('--all', 'also entries already replayed or discarded')
-    .action(async (options: { source: DeadLetterSource; topic?: string; group?: string; key?: string; all?: boolean }) => {
-      print({ items: await deadLettersList(loadSettings(), options.source, options) });
-    });
+    .action(
+      async (options: { source: DeadLetterSource; topic?: string; group?: string; key?: string; all?: boolean }) => {
+        print({ items: await deadLettersList(loadSettings(), options.source, options) });
+      },
+    );
   deadLetters
     .command('replay')
-    .description("Hand a group's parked messages to its handler again, in order; each stream is released after its last")
+    .description(
+      "Hand a group's parked messages to its handler again, in order; each stream is released after its last",
+    )
     .addOption(sourceOption())
     .requiredOption('--group <group>', 'the consumer group that parked them')
     .requiredOption('--topic <topic>', 'the topic they came from')
     .option('--key <key>', 'one stream (default: every parked stream of the group on the topic)')
     .option('--wait-seconds <n>', 'how long to follow the replay (0: request it and return)', parseSeconds, 60)
-    .action(async (options: { source: DeadLetterSource; group: string; topic: string; key?: string; waitSeconds: number }) => {
-      const outcome = await deadLettersReplay(loadSettings(), options.source, options, options.waitSeconds, (line) => process.stderr.write(`${line}\n`));
-      print(outcome);
-      if (options.waitSeconds > 0 && Object.keys(outcome.still_parked).length > 0) {
-        throw new CommandFailed('some streams are still parked: is the consumer running, and does its handler take the messages now? (its log says why)');
-      }
-    });
+    .action(
+      async (options: {
+        source: DeadLetterSource;
+        group: string;
+        topic: string;
+        key?: string;
+        waitSeconds: number;
+      }) => {
+        const outcome = await deadLettersReplay(loadSettings(), options.source, options, options.waitSeconds, (line) =>
+          process.stderr.write(`${line}\n`),
+        );
+        print(outcome);
+        if (options.waitSeconds > 0 && Object.keys(outcome.still_parked).length > 0) {
+          throw new CommandFailed(
+            'some streams are still parked: is the consumer running, and does its handler take the messages now? (its log says why)',
+          );
+        }
+      },
+    );
   deadLetters
     .command('discard')
     .description("Drop a stream's parked messages for good; its later messages are handled again")
@@ -358,13 +488,20 @@ export function cli(): Command {
       print(await deadLettersDiscard(loadSettings(), options.source, options));
     });
 
-  const rpcCredentials = program.command('rpc-credentials').description('Mutual TLS between the distributed services (docs/operations.md)');
+  const rpcCredentials = program
+    .command('rpc-credentials')
+    .description('Mutual TLS between the distributed services (docs/operations.md)');
   rpcCredentials
     .command('create')
-    .description('A CA and a certificate with its key per service, in a new 0700 directory (files 0600); prints the files')
+    .description(
+      'A CA and a certificate with its key per service, in a new 0700 directory (files 0600); prints the files',
+    )
     .requiredOption('--out <dir>', 'the directory to write (made if missing; must not hold credentials already)')
     .option('--days <n>', 'how long the certificates are valid', parsePositiveInteger, 365)
-    .option('--ca-from <dir>', "issue under the CA of an earlier set (its ca.crt and ca.key): certificates for a running installation")
+    .option(
+      '--ca-from <dir>',
+      'issue under the CA of an earlier set (its ca.crt and ca.key): certificates for a running installation',
+    )
     .action(async (options: { out: string; days: number; caFrom?: string }) => {
       const ca = options.caFrom === undefined ? undefined : readRpcCertificateAuthority(options.caFrom);
       const set = await createRpcCredentialSet({ days: options.days, ...(ca ? { ca } : {}) });
@@ -376,13 +513,15 @@ export function cli(): Command {
 
 function parseSeconds(value: string): number {
   const seconds = Number(value);
-  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600) throw new InvalidArgumentError('a whole number of seconds, 0–3600');
+  if (!Number.isInteger(seconds) || seconds < 0 || seconds > 3600)
+    throw new InvalidArgumentError('a whole number of seconds, 0–3600');
   return seconds;
 }
 
 function parsePositiveInteger(value: string): number {
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed <= 0 || parsed > 3650) throw new InvalidArgumentError('expected a whole number of days, 1 to 3650');
+  if (!Number.isInteger(parsed) || parsed <= 0 || parsed > 3650)
+    throw new InvalidArgumentError('expected a whole number of days, 1 to 3650');
   return parsed;
 }
 

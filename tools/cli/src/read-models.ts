@@ -68,7 +68,15 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
   else if (service === 'transactions') instance = new TransactionsService({ store, db });
   // Keys and gift card services are not needed to fold events: random keys, no services (nothing is sealed or asked).
   else if (service === 'gift-cards')
-    instance = { giftCards: new GiftCardsService({ store, db, key: randomBytes(32), fingerprintKey: randomBytes(32), services: { activeGiftCardService: () => null, serviceRef: () => null } }).giftCards };
+    instance = {
+      giftCards: new GiftCardsService({
+        store,
+        db,
+        key: randomBytes(32),
+        fingerprintKey: randomBytes(32),
+        services: { activeGiftCardService: () => null, serviceRef: () => null },
+      }).giftCards,
+    };
   else if (service === 'webhooks')
     instance = new WebhooksService({
       store,
@@ -126,7 +134,10 @@ export async function rebuildReadModels(
   const names = name !== undefined ? [name] : Object.keys(known);
   const started = performance.now();
   // The gift cards service keeps its events in SQLite also in EventStoreDB mode (services/gift-cards, its storage).
-  const storage = openServiceStorage(service, { dataDir: settings.dataDir, ...(service === 'gift-cards' ? {} : { eventStoreUrl: settings.EVENTSTORE_URL }) });
+  const storage = openServiceStorage(service, {
+    dataDir: settings.dataDir,
+    ...(service === 'gift-cards' ? {} : { eventStoreUrl: settings.EVENTSTORE_URL }),
+  });
   const scratchFile = path.join(settings.dataDir, `${service}.rebuild-${process.pid}.db`);
   const scratch = new Database(scratchFile);
   // A scratch file, deleted afterwards: nothing in it needs to survive a crash.

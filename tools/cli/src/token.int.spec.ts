@@ -14,7 +14,8 @@ const SESSION = '7d0cf9bc-58f5-4b1c-9a0c-2a4b8f3f6e01';
 let dataDir: string;
 let keyFile: string;
 const cli = (...args: string[]) => runCli({ DATA_DIR: dataDir }, ...args);
-const claimsOf = (token: string): Record<string, unknown> => JSON.parse(Buffer.from(token.trim().split('.')[1]!, 'base64url').toString('utf8'));
+const claimsOf = (token: string): Record<string, unknown> =>
+  JSON.parse(Buffer.from(token.trim().split('.')[1]!, 'base64url').toString('utf8'));
 
 beforeAll(async () => {
   dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-cli-token-'));
@@ -27,20 +28,43 @@ beforeAll(async () => {
 afterAll(() => fs.rmSync(dataDir, { recursive: true, force: true }));
 
 it('signs the pins and the session binding into the token, which the gateway applies', async () => {
-  const signed = await cli('token', '--key-file', keyFile, '--scope', 'embed', '--embed', JSON.stringify({ amount: 1299, currency: 'USD', buyer_id: BUYER, metadata: { order: 'A-1' } }), '--checkout-session-id', SESSION);
+  const signed = await cli(
+    'token',
+    '--key-file',
+    keyFile,
+    '--scope',
+    'embed',
+    '--embed',
+    JSON.stringify({ amount: 1299, currency: 'USD', buyer_id: BUYER, metadata: { order: 'A-1' } }),
+    '--checkout-session-id',
+    SESSION,
+  );
   expect(signed.code, signed.stderr).toBe(0);
   expect(signed.stderr).toBe('');
-  expect(claimsOf(signed.stdout)).toMatchObject({ scopes: ['embed'], embed: { amount: 1299, currency: 'USD', buyer_id: BUYER, metadata: { order: 'A-1' } }, checkout_session_id: SESSION });
+  expect(claimsOf(signed.stdout)).toMatchObject({
+    scopes: ['embed'],
+    embed: { amount: 1299, currency: 'USD', buyer_id: BUYER, metadata: { order: 'A-1' } },
+    checkout_session_id: SESSION,
+  });
 
-  const service: EmbeddedService = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+  const service: EmbeddedService = await startEmbedded(
+    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent' }),
+    pino({ level: 'silent' }),
+  );
   try {
     await service.gateway.app.listen(0, '127.0.0.1');
     const url = await service.gateway.app.getUrl();
-    const list = (buyer: string) => fetch(`${url}/buyers/gift-cards?buyer_id=${buyer}`, { headers: { authorization: `Bearer ${signed.stdout.trim()}` } });
+    const list = (buyer: string) =>
+      fetch(`${url}/buyers/gift-cards?buyer_id=${buyer}`, {
+        headers: { authorization: `Bearer ${signed.stdout.trim()}` },
+      });
     expect((await list(BUYER)).status).toBe(200);
     const other = await list(OTHER_BUYER);
     expect(other.status).toBe(403);
-    expect((await other.json()) as { message: string }).toMatchObject({ code: 'forbidden', message: `buyer_id ${OTHER_BUYER} does not match the buyer_id ${BUYER} this embed token is limited to` });
+    expect((await other.json()) as { message: string }).toMatchObject({
+      code: 'forbidden',
+      message: `buyer_id ${OTHER_BUYER} does not match the buyer_id ${BUYER} this embed token is limited to`,
+    });
   } finally {
     await service.stop();
   }
@@ -59,7 +83,10 @@ it.each([
   [['--embed', '{"amout":1299}'], /unknown key "amout"/],
   [['--embed', '[1299]'], /it must be an object of amount, currency, buyer_id, buyer_external_identifier, metadata/],
   [['--embed', '{"currency":"usd"}'], /currency: must be an ISO 4217 code/],
-  [['--checkout-session-id', 'session-1'], /option '--checkout-session-id <uuid>' argument 'session-1' is invalid\. must be a checkout session id \(a UUID\)/],
+  [
+    ['--checkout-session-id', 'session-1'],
+    /option '--checkout-session-id <uuid>' argument 'session-1' is invalid\. must be a checkout session id \(a UUID\)/,
+  ],
 ])('refuses %j with a clear error, a non-zero exit and no token', async (args, reason) => {
   const result = await cli('token', '--key-file', keyFile, '--scope', 'embed', ...args);
   expect(result.code).not.toBe(0);

@@ -13,8 +13,15 @@ import pino from 'pino';
 const dirs: string[] = [];
 afterAll(() => dirs.forEach((dir) => fs.rmSync(dir, { recursive: true, force: true })));
 
-const withServer = async <T>(dataDir: string, env: Record<string, string>, action: (service: Awaited<ReturnType<typeof startEmbedded>>) => T | Promise<T>): Promise<T> => {
-  const service = await startEmbedded(loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MOCK_CARD_PORT: '0', ...env }), pino({ level: 'silent' }));
+const withServer = async <T>(
+  dataDir: string,
+  env: Record<string, string>,
+  action: (service: Awaited<ReturnType<typeof startEmbedded>>) => T | Promise<T>,
+): Promise<T> => {
+  const service = await startEmbedded(
+    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MOCK_CARD_PORT: '0', ...env }),
+    pino({ level: 'silent' }),
+  );
   try {
     return await action(service);
   } finally {
@@ -28,7 +35,11 @@ it('rotates the key file: the old key is retired, every data key re-wrapped, the
   const card = { number: '4111111111111111', expirationDate: '12/30' };
   const stored = await withServer(dataDir, {}, (service) => [
     service.transactions.vault.store('default', card),
-    service.transactions.vault.store('default', { number: '5555555555554444', expirationDate: '01/31' }, { buyerId: 'buyer-1' }),
+    service.transactions.vault.store(
+      'default',
+      { number: '5555555555554444', expirationDate: '01/31' },
+      { buyerId: 'buyer-1' },
+    ),
   ]);
   const before = JSON.parse((await runCli({ DATA_DIR: dataDir }, 'vault', 'status')).stdout);
   expect(before).toMatchObject({ retired_key_ids: [], legacy_card_rows: 0 });
@@ -37,7 +48,11 @@ it('rotates the key file: the old key is retired, every data key re-wrapped, the
   const rotated = await runCli({ DATA_DIR: dataDir }, 'vault', 'rotate-key');
   expect(rotated.code).toBe(0);
   const outcome = JSON.parse(rotated.stdout);
-  expect(outcome).toMatchObject({ previous_key_id: before.active_key_id, rewrapped: 3, retired_key_ids: [before.active_key_id] });
+  expect(outcome).toMatchObject({
+    previous_key_id: before.active_key_id,
+    rewrapped: 3,
+    retired_key_ids: [before.active_key_id],
+  });
   expect(outcome.active_key_id).not.toBe(before.active_key_id);
   expect(outcome.data_keys_by_key_id).toEqual({ [outcome.active_key_id]: 3 });
   expect(fs.statSync(path.join(dataDir, 'vault.retired-keys')).mode & 0o777).toBe(0o600);
@@ -52,7 +67,11 @@ it('rotates the key file: the old key is retired, every data key re-wrapped, the
   });
 
   // With VAULT_KEY configured the file rotation is refused with what to do instead.
-  const refused = await runCli({ DATA_DIR: dataDir, VAULT_KEY: Buffer.alloc(32, 3).toString('base64') }, 'vault', 'rotate-key');
+  const refused = await runCli(
+    { DATA_DIR: dataDir, VAULT_KEY: Buffer.alloc(32, 3).toString('base64') },
+    'vault',
+    'rotate-key',
+  );
   expect(refused.code).not.toBe(0);
   expect(refused.stderr).toMatch(/VAULT_RETIRED_KEYS/);
 });

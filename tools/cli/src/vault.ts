@@ -31,9 +31,15 @@ const ringOf = (settings: Settings): KeyRing =>
     dataDir: settings.dataDir,
   });
 
-async function withVault<T>(settings: Settings, action: (vault: { keys: ReturnType<typeof openVaultKeys>; cards: CardVault; ring: KeyRing }) => T): Promise<T> {
+async function withVault<T>(
+  settings: Settings,
+  action: (vault: { keys: ReturnType<typeof openVaultKeys>; cards: CardVault; ring: KeyRing }) => T,
+): Promise<T> {
   const ring = ringOf(settings);
-  const storage = openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL });
+  const storage = openServiceStorage('transactions', {
+    dataDir: settings.dataDir,
+    eventStoreUrl: settings.EVENTSTORE_URL,
+  });
   try {
     const keys = openVaultKeys(storage.db, ring);
     return action({ keys, cards: new CardVault(storage.db, { keys }), ring });
@@ -64,9 +70,13 @@ export const vaultRewrap = (settings: Settings): Promise<RewrapOutcome> =>
  * `vault.retired-keys`, then a rewrap. A server running meanwhile keeps wrapping new data keys under the old key
  * until it restarts: run `vault rewrap` once more after the restart, then the old key can be removed from the file.
  */
-export async function vaultRotateKey(settings: Settings): Promise<RewrapOutcome & { readonly previous_key_id: string }> {
+export async function vaultRotateKey(
+  settings: Settings,
+): Promise<RewrapOutcome & { readonly previous_key_id: string }> {
   if (settings.VAULT_KEY) {
-    throw new Error('VAULT_KEY is configured: put the new key in VAULT_KEY and the old one in VAULT_RETIRED_KEYS, restart, then run `vault rewrap` (docs/vault.md)');
+    throw new Error(
+      'VAULT_KEY is configured: put the new key in VAULT_KEY and the old one in VAULT_RETIRED_KEYS, restart, then run `vault rewrap` (docs/vault.md)',
+    );
   }
   const keyFile = path.join(settings.dataDir, 'vault.key');
   if (!fs.existsSync(keyFile)) throw new Error(`${keyFile} does not exist: there is no key to rotate`);
@@ -74,7 +84,11 @@ export async function vaultRotateKey(settings: Settings): Promise<RewrapOutcome 
   const next = randomBytes(32);
   const retiredFile = path.join(settings.dataDir, RETIRED_KEYS_FILE);
   // The old key goes to the retired file first, so that no moment exists where it is in neither file.
-  fs.appendFileSync(retiredFile, `# retired ${new Date().toISOString()} (key id ${previous.id})\n${previous.key.toString('base64')}\n`, { mode: 0o600 });
+  fs.appendFileSync(
+    retiredFile,
+    `# retired ${new Date().toISOString()} (key id ${previous.id})\n${previous.key.toString('base64')}\n`,
+    { mode: 0o600 },
+  );
   fs.chmodSync(retiredFile, PRIVATE_FILE_MODE); // the mode above applies only on creation, and through the umask
   const temporary = `${keyFile}.${process.pid}.tmp`;
   fs.writeFileSync(temporary, `${next.toString('base64')}\n`, { mode: 0o600, flag: 'wx' });

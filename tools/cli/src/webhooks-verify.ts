@@ -19,7 +19,8 @@ export type ReceivedHeaders = Readonly<Record<string, readonly string[]>>;
 export function collectHeader(value: string, previous: ReceivedHeaders = {}): ReceivedHeaders {
   const colon = value.indexOf(':');
   const name = colon > 0 ? value.slice(0, colon).trim().toLowerCase() : '';
-  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name)) throw new InvalidArgumentError(`expected 'name: value', got ${JSON.stringify(value)}`);
+  if (!/^[!#$%&'*+.^_`|~0-9a-z-]+$/.test(name))
+    throw new InvalidArgumentError(`expected 'name: value', got ${JSON.stringify(value)}`);
   return { ...previous, [name]: [...(previous[name] ?? []), value.slice(colon + 1).trim()] };
 }
 
@@ -37,12 +38,18 @@ export interface VerifyInput {
   readonly now?: () => Date;
 }
 
-export type VerifyOutcome = { readonly valid: true; readonly webhookId: string; readonly message: string } | { readonly valid: false; readonly reason: VerificationFailure | 'no_secret'; readonly message: string };
+export type VerifyOutcome =
+  | { readonly valid: true; readonly webhookId: string; readonly message: string }
+  | { readonly valid: false; readonly reason: VerificationFailure | 'no_secret'; readonly message: string };
 
 export function verifyReceivedWebhook(input: VerifyInput): VerifyOutcome {
   const toleranceSeconds = input.toleranceSeconds ?? DEFAULT_TOLERANCE_SECONDS;
   if (input.secrets.length === 0 || input.secrets.some((secret) => secret === '')) {
-    return { valid: false, reason: 'no_secret', message: 'invalid: no_secret (give the signing secret with --secret; repeat it for several)' };
+    return {
+      valid: false,
+      reason: 'no_secret',
+      message: 'invalid: no_secret (give the signing secret with --secret; repeat it for several)',
+    };
   }
   const result = verifyWebhook({
     rawBody: input.rawBody,
@@ -52,13 +59,19 @@ export function verifyReceivedWebhook(input: VerifyInput): VerifyOutcome {
     ...(input.now ? { now: input.now } : {}),
   });
   if (result.ok) return { valid: true, webhookId: result.webhookId, message: `valid (webhook id ${result.webhookId})` };
-  return { valid: false, reason: result.reason, message: `invalid: ${result.reason} (${explain(result.reason, input, toleranceSeconds)})` };
+  return {
+    valid: false,
+    reason: result.reason,
+    message: `invalid: ${result.reason} (${explain(result.reason, input, toleranceSeconds)})`,
+  };
 }
 
 function explain(reason: VerificationFailure, input: VerifyInput, toleranceSeconds: number): string {
   switch (reason) {
     case 'missing_headers': {
-      const missing = [WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER, WEBHOOK_SIGNATURES_HEADER].filter((name) => !(input.headers[name] ?? []).some((value) => value !== ''));
+      const missing = [WEBHOOK_ID_HEADER, WEBHOOK_TIMESTAMP_HEADER, WEBHOOK_SIGNATURES_HEADER].filter(
+        (name) => !(input.headers[name] ?? []).some((value) => value !== ''),
+      );
       return `missing ${missing.join(', ')}: pass each received header with --header 'name: value'`;
     }
     case 'bad_timestamp':

@@ -9,7 +9,13 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { describeWithInfra, type Availability } from '@switchyard/testing';
 import { deduplicating, InMemorySeenEventIds } from '../dedupe';
 import { listDeadLetters, requestDiscard, requestReplay, type DeadLetterLog } from '../dead-letter/dead-letter-log';
-import { BusUnavailableError, type BusSubscription, type IncomingMessage, type MessageBus, type SubscribeOptions } from '../message-bus';
+import {
+  BusUnavailableError,
+  type BusSubscription,
+  type IncomingMessage,
+  type MessageBus,
+  type SubscribeOptions,
+} from '../message-bus';
 
 export interface MessageBusContractOptions {
   /** How long a test waits for deliveries. Default 15 s. */
@@ -97,7 +103,12 @@ export function messageBusContract(
 
     it('round-trips headers as strings, and gives a message without headers an empty record', async () => {
       const topic = unique('headers');
-      const headers = { 'event-id': randomUUID(), 'event-type': 'ThingHappened', 'content-type': 'application/json', note: 'déjà vu ✓' };
+      const headers = {
+        'event-id': randomUUID(),
+        'event-type': 'ThingHappened',
+        'content-type': 'application/json',
+        note: 'déjà vu ✓',
+      };
       const received = collect();
       await subscribe({ groupId: unique('g'), topics: [topic], handler: received.handler });
       await bus.publish(topic, [
@@ -113,10 +124,13 @@ export function messageBusContract(
       const topic = unique('order');
       const received = collect();
       await subscribe({ groupId: unique('g'), topics: [topic], handler: received.handler });
-      const messages = Array.from({ length: 50 }, (_, seq) => ['a', 'b', 'c'].map((key) => ({ key, value: String(seq) }))).flat();
+      const messages = Array.from({ length: 50 }, (_, seq) =>
+        ['a', 'b', 'c'].map((key) => ({ key, value: String(seq) })),
+      ).flat();
       // Some one at a time, the rest in batches: both paths must keep the order.
       for (const message of messages.slice(0, 30)) await bus.publish(topic, [message]);
-      for (let start = 30; start < messages.length; start += 20) await bus.publish(topic, messages.slice(start, start + 20));
+      for (let start = 30; start < messages.length; start += 20)
+        await bus.publish(topic, messages.slice(start, start + 20));
 
       await eventually('150 messages', () => received.messages.length >= 150);
       await pause(quietMs);
@@ -143,7 +157,13 @@ export function messageBusContract(
           handled.push(message);
         },
       });
-      await bus.publish(topic, ['0', '1', '2', '3', '4'].flatMap((value) => [{ key: 'k', value }, { key: 'other', value }]));
+      await bus.publish(
+        topic,
+        ['0', '1', '2', '3', '4'].flatMap((value) => [
+          { key: 'k', value },
+          { key: 'other', value },
+        ]),
+      );
 
       await eventually('all 10 handled', () => handled.length >= 10);
       await pause(quietMs);
@@ -173,10 +193,16 @@ export function messageBusContract(
       const groupId = unique('g');
       const before = collect();
       const firstRun = await subscribe({ groupId, topics: [topic], handler: before.handler });
-      await bus.publish(topic, range(0, 5).map((n) => ({ key: 'k', value: String(n) })));
+      await bus.publish(
+        topic,
+        range(0, 5).map((n) => ({ key: 'k', value: String(n) })),
+      );
       await eventually('the first 5', () => before.messages.length >= 5);
       await firstRun.stop();
-      await bus.publish(topic, range(5, 10).map((n) => ({ key: 'k', value: String(n) })));
+      await bus.publish(
+        topic,
+        range(5, 10).map((n) => ({ key: 'k', value: String(n) })),
+      );
 
       const after = collect();
       await subscribe({ groupId, topics: [topic], handler: after.handler }, await newClient());
@@ -218,7 +244,10 @@ export function messageBusContract(
       await bus.publish(topic, [{ key: 'k', value: 'old' }]);
       const received = collect();
       await subscribe({ groupId: unique('g'), topics: [topic], fromBeginning: false, handler: received.handler });
-      await bus.publish(topic, [{ key: 'k', value: 'new-1' }, { key: 'other', value: 'new-2' }]);
+      await bus.publish(topic, [
+        { key: 'k', value: 'new-1' },
+        { key: 'other', value: 'new-2' },
+      ]);
 
       await eventually('the 2 new messages', () => received.messages.length >= 2);
       await pause(quietMs);
@@ -229,18 +258,25 @@ export function messageBusContract(
       const topic = unique('members');
       const groupId = unique('g');
       const handled: Array<{ member: 'first' | 'second'; message: IncomingMessage }> = [];
-      const member = (tag: 'first' | 'second') => async (message: IncomingMessage) => void handled.push({ member: tag, message });
+      const member = (tag: 'first' | 'second') => async (message: IncomingMessage) =>
+        void handled.push({ member: tag, message });
       const first = await subscribe({ groupId, topics: [topic], handler: member('first') });
       // Resolves once the group is stable again with both members: nothing rebalances while messages flow.
       await subscribe({ groupId, topics: [topic], handler: member('second') }, await newClient());
       const keys = ['a', 'b', 'c', 'd', 'e', 'f'];
-      await bus.publish(topic, range(0, 30).map((n) => ({ key: keys[n % keys.length] ?? 'a', value: String(n) })));
+      await bus.publish(
+        topic,
+        range(0, 30).map((n) => ({ key: keys[n % keys.length] ?? 'a', value: String(n) })),
+      );
       await eventually('30 messages', () => handled.length >= 30);
       await pause(quietMs);
       expect(handled.map(({ message }) => message.value).sort()).toEqual(range(0, 30).map(String).sort());
 
       await first.stop();
-      await bus.publish(topic, range(30, 40).map((n) => ({ key: keys[n % keys.length] ?? 'a', value: String(n) })));
+      await bus.publish(
+        topic,
+        range(30, 40).map((n) => ({ key: keys[n % keys.length] ?? 'a', value: String(n) })),
+      );
       await eventually('40 messages', () => handled.length >= 40);
       await pause(quietMs);
       expect(handled).toHaveLength(40);
@@ -305,12 +341,25 @@ export function messageBusContract(
         { key: 'a', value: 'a1' },
       ]);
       const parked = () => listDeadLetters(log, { topic, group: groupId });
-      await eventually('the other streams', () => valuesOf(handled, 'a').length === 2 && valuesOf(handled, 'b').length === 1);
-      await eventuallyAsync('the poison message and the one behind it parked', async () => (await parked()).length === 2);
+      await eventually(
+        'the other streams',
+        () => valuesOf(handled, 'a').length === 2 && valuesOf(handled, 'b').length === 1,
+      );
+      await eventuallyAsync(
+        'the poison message and the one behind it parked',
+        async () => (await parked()).length === 2,
+      );
 
       // Parked: the partition moves on (later messages of other streams are handled), the stream's wait behind it.
-      await bus.publish(topic, [{ key: 'p', value: 'p3' }, { key: 'b', value: 'b1' }, { key: 'a', value: 'a2' }]);
-      await eventually('the later messages of other streams', () => valuesOf(handled, 'b').length === 2 && valuesOf(handled, 'a').length === 3);
+      await bus.publish(topic, [
+        { key: 'p', value: 'p3' },
+        { key: 'b', value: 'b1' },
+        { key: 'a', value: 'a2' },
+      ]);
+      await eventually(
+        'the later messages of other streams',
+        () => valuesOf(handled, 'b').length === 2 && valuesOf(handled, 'a').length === 3,
+      );
       await eventuallyAsync('p3 parked behind', async () => (await parked()).length === 3);
       await pause(quietMs);
       expect(valuesOf(handled, 'p')).toEqual(['p0']);
@@ -336,7 +385,11 @@ export function messageBusContract(
       expect(replay).toMatchObject({ streams: 1, messages: 3 });
       await eventually('the replayed messages', () => valuesOf(handled, 'p').length === 4);
       expect(valuesOf(handled, 'p')).toEqual(['p0', 'poison', 'p2', 'p3']);
-      expect(handled.find((message) => message.value === 'poison')).toMatchObject({ topic, key: 'p', headers: { 'event-id': 'evt-poison' } });
+      expect(handled.find((message) => message.value === 'poison')).toMatchObject({
+        topic,
+        key: 'p',
+        headers: { 'event-id': 'evt-poison' },
+      });
       await eventuallyAsync('nothing parked', async () => (await parked()).length === 0);
 
       // Released: the stream's next message is handled at once.
@@ -380,17 +433,29 @@ export function messageBusContract(
       };
       const first = await subscribe({ groupId, topics: [topic], handler });
       await bus.publish(topic, [{ key: 's', value: 'poison' }]);
-      await eventuallyAsync('the poison message parked', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 1);
+      await eventuallyAsync(
+        'the poison message parked',
+        async () => (await listDeadLetters(log, { topic, group: groupId })).length === 1,
+      );
       await first.stop();
 
       await subscribe({ groupId, topics: [topic], handler }, await newClient());
-      await bus.publish(topic, [{ key: 's', value: 's1' }, { key: 'other', value: 'o1' }]);
+      await bus.publish(topic, [
+        { key: 's', value: 's1' },
+        { key: 'other', value: 'o1' },
+      ]);
       await eventually('the other stream', () => valuesOf(handled, 'other').length === 1);
-      await eventuallyAsync('s1 parked behind', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 2);
+      await eventuallyAsync(
+        's1 parked behind',
+        async () => (await listDeadLetters(log, { topic, group: groupId })).length === 2,
+      );
       expect(valuesOf(handled, 's')).toEqual([]);
 
       expect(await requestDiscard(log, { group: groupId, topic, key: 's' })).toMatchObject({ streams: 1, messages: 2 });
-      await eventuallyAsync('the stream released', async () => (await listDeadLetters(log, { topic, group: groupId })).length === 0);
+      await eventuallyAsync(
+        'the stream released',
+        async () => (await listDeadLetters(log, { topic, group: groupId })).length === 0,
+      );
       const all = await listDeadLetters(log, { topic, group: groupId, all: true });
       expect(all.map((entry) => [entry.key, entry.state])).toEqual([
         ['s', 'done'],
@@ -404,7 +469,9 @@ export function messageBusContract(
     it('refuses work with a non-retriable BusUnavailableError once closed', async () => {
       const closing = await newClient();
       await closing.close();
-      const refusal = await closing.publish(unique('closed'), [{ key: 'k', value: 'v' }]).catch((error: unknown) => error);
+      const refusal = await closing
+        .publish(unique('closed'), [{ key: 'k', value: 'v' }])
+        .catch((error: unknown) => error);
       expect(refusal).toBeInstanceOf(BusUnavailableError);
       expect(refusal).toMatchObject({ type: 'bus_unavailable', retriable: false });
     });

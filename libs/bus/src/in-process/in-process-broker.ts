@@ -166,7 +166,8 @@ class ConsumerGroup {
         await member.deliver(message);
         attempt = 0;
         // Not committed by a member still in charge of the partition: wait for a change rather than spin.
-        if (this.committed.get(slot) === offset && this.assignee(topic, partition) === member) await this.changed.wait();
+        if (this.committed.get(slot) === offset && this.assignee(topic, partition) === member)
+          await this.changed.wait();
       } catch (error) {
         attempt += 1;
         await member.backOff(error, message, attempt);
@@ -176,7 +177,8 @@ class ConsumerGroup {
 }
 
 const partitionSlot = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
-const groupSlot = (groupId: string, topic: string, partition: number): string => `${groupId}\u0000${topic}\u0000${partition}`;
+const groupSlot = (groupId: string, topic: string, partition: number): string =>
+  `${groupId}\u0000${topic}\u0000${partition}`;
 
 /** FNV-1a over the key's UTF-16 code units: stable across runs, which is all partitioning needs here. */
 const hashKey = (key: string): number => {
@@ -201,15 +203,20 @@ export class InProcessBroker {
 
   constructor(options: InProcessBrokerOptions = {}) {
     const partitions = options.partitions ?? 1;
-    if (!Number.isInteger(partitions) || partitions < 1) throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
+    if (!Number.isInteger(partitions) || partitions < 1)
+      throw new RangeError(`partitions must be a positive integer, got ${partitions}`);
     const unconsumedRetention = options.unconsumedRetention ?? 10_000;
-    if (!Number.isInteger(unconsumedRetention) || unconsumedRetention < 0) throw new RangeError(`unconsumedRetention must be a non-negative integer, got ${unconsumedRetention}`);
+    if (!Number.isInteger(unconsumedRetention) || unconsumedRetention < 0)
+      throw new RangeError(`unconsumedRetention must be a non-negative integer, got ${unconsumedRetention}`);
     this.partitions = partitions;
     this.unconsumedRetention = unconsumedRetention;
     this.durable = options.durable;
     if (this.durable) {
       for (const saved of this.durable.positions()) {
-        this.savedPositions.set(groupSlot(saved.groupId, saved.topic, saved.partition), { offset: saved.offset, metadata: saved.metadata });
+        this.savedPositions.set(groupSlot(saved.groupId, saved.topic, saved.partition), {
+          offset: saved.offset,
+          metadata: saved.metadata,
+        });
       }
       this.pullDurable();
       this.durablePoll = setInterval(() => this.pullDurable(), options.durablePollIntervalMs ?? 100);
@@ -264,7 +271,13 @@ export class InProcessBroker {
         const changed = (group.metadata.get(slot) ?? null) !== commit.metadata;
         // Data topics live in memory only, so their offsets mean nothing to the next run; their parked streams do.
         if (isDeadLetterTopic(commit.topic) || changed) {
-          this.durable.savePosition(groupId, commit.topic, commit.partition, isDeadLetterTopic(commit.topic) ? Number(commit.offset) : null, commit.metadata);
+          this.durable.savePosition(
+            groupId,
+            commit.topic,
+            commit.partition,
+            isDeadLetterTopic(commit.topic) ? Number(commit.offset) : null,
+            commit.metadata,
+          );
         }
       }
     }
@@ -288,7 +301,10 @@ export class InProcessBroker {
     const group = this.groups.get(groupId);
     return this.topic(topic).map((log, partition) => ({
       partition,
-      lag: Math.max(0, log.end - Math.max(group?.committed.get(partitionSlot(topic, partition)) ?? log.start, log.start)),
+      lag: Math.max(
+        0,
+        log.end - Math.max(group?.committed.get(partitionSlot(topic, partition)) ?? log.start, log.start),
+      ),
     }));
   }
 
@@ -355,7 +371,9 @@ export class InProcessBroker {
   async consumed(topic: string): Promise<void> {
     const ends = this.topic(topic).map((log) => log.end);
     for (const group of this.groups.values()) {
-      const behind = () => group.hasMemberFor(topic) && ends.some((end, partition) => (group.committed.get(partitionSlot(topic, partition)) ?? 0) < end);
+      const behind = () =>
+        group.hasMemberFor(topic) &&
+        ends.some((end, partition) => (group.committed.get(partitionSlot(topic, partition)) ?? 0) < end);
       while (behind()) await group.progressed.wait();
     }
   }

@@ -5,15 +5,24 @@ import { InProcessBroker } from './in-process-broker';
 import { InProcessDeadLetterLog } from './in-process-dead-letter-log';
 import { InProcessMessageBus } from './in-process-message-bus';
 
-const quiet = { onHandlerFailure: () => undefined, onDeadLetter: () => undefined, redelivery: { initialDelayMs: 20, maxAttempts: 3 } };
+const quiet = {
+  onHandlerFailure: () => undefined,
+  onDeadLetter: () => undefined,
+  redelivery: { initialDelayMs: 20, maxAttempts: 3 },
+};
 
 // Each contract run gets one broker; every bus the contract opens is another client of it.
 const contractOn = (name: string, partitions: number) => {
   const broker = new InProcessBroker({ partitions });
-  messageBusContract(name, async () => new InProcessMessageBus({ broker, ...quiet }), { available: true }, {
-    quietMs: 50,
-    deadLetterLog: async () => new InProcessDeadLetterLog(broker),
-  });
+  messageBusContract(
+    name,
+    async () => new InProcessMessageBus({ broker, ...quiet }),
+    { available: true },
+    {
+      quietMs: 50,
+      deadLetterLog: async () => new InProcessDeadLetterLog(broker),
+    },
+  );
 };
 
 contractOn('in-process, 1 partition per topic', 1);
@@ -26,7 +35,10 @@ describe('InProcessMessageBus', () => {
     const handledBy = { one: [] as IncomingMessage[], two: [] as IncomingMessage[] };
     await one.subscribe({ groupId: 'g', topics: ['t'], handler: async (message) => void handledBy.one.push(message) });
     await two.subscribe({ groupId: 'g', topics: ['t'], handler: async (message) => void handledBy.two.push(message) });
-    await one.publish('t', Array.from({ length: 40 }, (_, n) => ({ key: `stream-${n}`, value: String(n) })));
+    await one.publish(
+      't',
+      Array.from({ length: 40 }, (_, n) => ({ key: `stream-${n}`, value: String(n) })),
+    );
     await vi.waitFor(() => expect(handledBy.one.length + handledBy.two.length).toBe(40));
 
     expect(handledBy.one.length).toBeGreaterThan(0);
@@ -43,10 +55,20 @@ describe('InProcessMessageBus', () => {
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
     const handled: string[] = [];
-    await bus.subscribe({ groupId: 'slow', topics: ['t'], fromBeginning: false, handler: async (message) => void (await gate, handled.push(message.value)) });
+    await bus.subscribe({
+      groupId: 'slow',
+      topics: ['t'],
+      fromBeginning: false,
+      handler: async (message) => void (await gate, handled.push(message.value)),
+    });
     await bus.subscribe({ groupId: 'fast', topics: ['t'], fromBeginning: false, handler: async () => undefined });
     let published = false;
-    const publishing = bus.publish('t', [{ key: 'k', value: 'one' }, { key: 'k', value: 'two' }]).then(() => (published = true));
+    const publishing = bus
+      .publish('t', [
+        { key: 'k', value: 'one' },
+        { key: 'k', value: 'two' },
+      ])
+      .then(() => (published = true));
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(published).toBe(false);
     open();
@@ -67,7 +89,7 @@ describe('InProcessMessageBus', () => {
 });
 
 describe('bus metrics', () => {
-  it('shows each group\'s lag per partition, the parked streams and the dead letters in /metrics', async () => {
+  it("shows each group's lag per partition, the parked streams and the dead letters in /metrics", async () => {
     const broker = new InProcessBroker({ partitions: 2 });
     const bus = new InProcessMessageBus({ broker, ...quiet });
     let open: () => void = () => undefined;
@@ -80,19 +102,36 @@ describe('bus metrics', () => {
         await gate;
       },
     });
-    await bus.publish('metrics-topic', [{ key: 'p', value: 'poison' }, { key: 'p', value: 'behind' }]);
-    await vi.waitFor(async () => expect(await renderMetrics()).toMatch(/switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="behind-parked"\} 1/));
+    await bus.publish('metrics-topic', [
+      { key: 'p', value: 'poison' },
+      { key: 'p', value: 'behind' },
+    ]);
+    await vi.waitFor(async () =>
+      expect(await renderMetrics()).toMatch(
+        /switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="behind-parked"\} 1/,
+      ),
+    );
     const slow = Array.from({ length: 10 }, (_, n) => ({ key: `k${n}`, value: String(n) }));
     await bus.publish('metrics-topic', slow);
     const text = await renderMetrics();
-    expect(text).toMatch(/switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="failed"\} 1/);
+    expect(text).toMatch(
+      /switchyard_bus_dead_letters_total\{group="metrics-group",topic="metrics-topic",reason="failed"\} 1/,
+    );
     expect(text).toMatch(/switchyard_bus_parked_streams\{group="metrics-group",topic="metrics-topic"\} 1/);
-    const lags = [...text.matchAll(/switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="(\d)"\} (\d+)/g)];
+    const lags = [
+      ...text.matchAll(
+        /switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="(\d)"\} (\d+)/g,
+      ),
+    ];
     expect(lags.map(([, partition]) => partition).sort()).toEqual(['0', '1']);
     // Ten published, one of them under way in the handler: nine or ten still to handle.
     expect(lags.reduce((sum, [, , lag]) => sum + Number(lag), 0)).toBeGreaterThanOrEqual(9);
     open();
-    await vi.waitFor(async () => expect(await renderMetrics()).toMatch(/switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="0"\} 0/));
+    await vi.waitFor(async () =>
+      expect(await renderMetrics()).toMatch(
+        /switchyard_bus_consumer_lag\{group="metrics-group",topic="metrics-topic",partition="0"\} 0/,
+      ),
+    );
     await bus.close();
     expect(await renderMetrics()).not.toContain('group="metrics-group",topic="metrics-topic",partition');
   });
@@ -112,8 +151,15 @@ describe('InProcessBroker retention', () => {
     const gate = new Promise<void>((resolve) => (open = resolve));
     const slow: string[] = [];
     await bus.subscribe({ groupId: 'fast', topics: ['t'], handler: async () => undefined });
-    await bus.subscribe({ groupId: 'slow', topics: ['t'], handler: async (message) => void (await gate, slow.push(message.value)) });
-    await bus.publish('t', Array.from({ length: 3000 }, (_, n) => ({ key: 'k', value: String(n) })));
+    await bus.subscribe({
+      groupId: 'slow',
+      topics: ['t'],
+      handler: async (message) => void (await gate, slow.push(message.value)),
+    });
+    await bus.publish(
+      't',
+      Array.from({ length: 3000 }, (_, n) => ({ key: 'k', value: String(n) })),
+    );
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(kept(broker, 't')).toBe(3000); // the slow group has committed nothing yet
 
@@ -134,7 +180,10 @@ describe('InProcessBroker retention', () => {
     const broker = new InProcessBroker({ unconsumedRetention: 2000 });
     const bus = new InProcessMessageBus({ broker, ...quiet });
     for (let batch = 0; batch < 5; batch += 1) {
-      await bus.publish('nobody', Array.from({ length: 1000 }, (_, n) => ({ key: 'k', value: `${batch}-${n}` })));
+      await bus.publish(
+        'nobody',
+        Array.from({ length: 1000 }, (_, n) => ({ key: 'k', value: `${batch}-${n}` })),
+      );
     }
     expect(kept(broker, 'nobody')).toBeLessThanOrEqual(2000 + 1024);
     expect(kept(broker, 'nobody')).toBeGreaterThanOrEqual(2000);

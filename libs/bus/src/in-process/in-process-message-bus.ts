@@ -10,7 +10,14 @@ import {
   type OutgoingMessage,
   type SubscribeOptions,
 } from '../message-bus';
-import { HandlerRuns, logHandlerFailure, redeliveryDelayMs, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
+import {
+  HandlerRuns,
+  logHandlerFailure,
+  redeliveryDelayMs,
+  sleep,
+  type HandlerFailureListener,
+  type RedeliveryOptions,
+} from '../redelivery';
 import { InProcessBroker, type GroupMember, type InProcessBrokerOptions } from './in-process-broker';
 
 export interface InProcessMessageBusOptions extends InProcessBrokerOptions {
@@ -134,10 +141,16 @@ class InProcessSubscription implements GroupMember, BusSubscription {
         dataTopics.map((topic) => ({
           group: groupId,
           topic,
-          streams: partitions.filter((partition) => broker.assignee(groupId, topic, partition) === this).reduce((sum, partition) => sum + this.deadLettering.parkedOn(topic, partition).size, 0),
+          streams: partitions
+            .filter((partition) => broker.assignee(groupId, topic, partition) === this)
+            .reduce((sum, partition) => sum + this.deadLettering.parkedOn(topic, partition).size, 0),
         })),
       ),
-      registerConsumerLag(async () => dataTopics.flatMap((topic) => broker.lag(groupId, topic).map(({ partition, lag }) => ({ group: groupId, topic, partition, lag })))),
+      registerConsumerLag(async () =>
+        dataTopics.flatMap((topic) =>
+          broker.lag(groupId, topic).map(({ partition, lag }) => ({ group: groupId, topic, partition, lag })),
+        ),
+      ),
     ];
   }
 

@@ -1,23 +1,36 @@
-import { KafkaJSConnectionError, KafkaJSError, KafkaJSNonRetriableError, KafkaJSNumberOfRetriesExceeded } from 'kafkajs';
+import {
+  KafkaJSConnectionError,
+  KafkaJSError,
+  KafkaJSNonRetriableError,
+  KafkaJSNumberOfRetriesExceeded,
+} from 'kafkajs';
 import { BusUnavailableError } from '../message-bus';
 import { toBusError } from './kafka-errors';
 import { kafkaBrokersFromEnv } from './kafka-message-bus';
 
 describe('toBusError', () => {
   it('keeps kafkajs retriable flag', () => {
-    expect(toBusError(new KafkaJSConnectionError('refused'), 'publish')).toMatchObject({ type: 'bus_unavailable', retriable: true });
+    expect(toBusError(new KafkaJSConnectionError('refused'), 'publish')).toMatchObject({
+      type: 'bus_unavailable',
+      retriable: true,
+    });
     expect(toBusError(new KafkaJSNonRetriableError('bad request'), 'publish')).toMatchObject({ retriable: false });
   });
 
   it('treats retries that ran out as retriable, as kafkajs does before restarting a consumer', () => {
-    const exhausted = new KafkaJSNumberOfRetriesExceeded(new KafkaJSConnectionError('refused'), { retryCount: 5, retryTime: 100 });
+    const exhausted = new KafkaJSNumberOfRetriesExceeded(new KafkaJSConnectionError('refused'), {
+      retryCount: 5,
+      retryTime: 100,
+    });
     const error = toBusError(exhausted, 'ping');
     expect(error).toBeInstanceOf(BusUnavailableError);
     expect(error).toMatchObject({ retriable: true, cause: exhausted });
   });
 
   it('follows the cause of a wrapped kafkajs error', () => {
-    const wrapped = Object.assign(new KafkaJSError('outer', { retriable: true }), { cause: new KafkaJSNonRetriableError('inner') });
+    const wrapped = Object.assign(new KafkaJSError('outer', { retriable: true }), {
+      cause: new KafkaJSNonRetriableError('inner'),
+    });
     expect(toBusError(wrapped, 'publish')).toMatchObject({ retriable: false });
   });
 

@@ -36,6 +36,12 @@ export const stderrLogCreator: logCreator =
   ({ namespace, level, log }) => {
     const { message, timestamp, logger: _logger, ...extra } = log;
     if (isExpected(message, extra)) return;
-    const line = { level: pinoLevels[level] ?? 30, time: Date.parse(timestamp) || Date.now(), name: `kafkajs:${namespace}`, msg: message, ...extra };
+    const line = {
+      level: pinoLevels[level] ?? 30,
+      time: Date.parse(timestamp) || Date.now(),
+      name: `kafkajs:${namespace}`,
+      msg: message,
+      ...extra,
+    };
     process.stderr.write(`${JSON.stringify(line)}\n`);
   };

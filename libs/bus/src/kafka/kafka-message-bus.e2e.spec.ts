@@ -6,16 +6,20 @@ import { KafkaDeadLetterLog } from './kafka-dead-letter-log';
 import { KafkaMessageBus, kafkaBrokersFromEnv, type KafkaMessageBusOptions } from './kafka-message-bus';
 
 const brokers = kafkaBrokersFromEnv();
-const client = (options: Partial<KafkaMessageBusOptions> = {}) => async () =>
-  new KafkaMessageBus({
-    brokers,
-    clientId: 'bus-contract',
-    onHandlerFailure: () => undefined,
-    onDeadLetter: () => undefined,
-    redelivery: { initialDelayMs: 50, maxAttempts: 3 },
-    ...options,
-  });
-const contractOptions = { deadLetterLog: async () => new KafkaDeadLetterLog({ brokers, clientId: 'bus-contract-cli' }) };
+const client =
+  (options: Partial<KafkaMessageBusOptions> = {}) =>
+  async () =>
+    new KafkaMessageBus({
+      brokers,
+      clientId: 'bus-contract',
+      onHandlerFailure: () => undefined,
+      onDeadLetter: () => undefined,
+      redelivery: { initialDelayMs: 50, maxAttempts: 3 },
+      ...options,
+    });
+const contractOptions = {
+  deadLetterLog: async () => new KafkaDeadLetterLog({ brokers, clientId: 'bus-contract-cli' }),
+};
 
 // An async describe rather than a top-level await, which the repository's CommonJS tsconfig refuses.
 describe('Kafka adapter', async () => {
@@ -23,7 +27,12 @@ describe('Kafka adapter', async () => {
   // Topics as the services get them (the broker's num.partitions, 1 on the dev broker) ...
   messageBusContract(`KafkaMessageBus at ${brokers.join(',')}`, client(), availability, contractOptions);
   // ... and with 3 partitions: keys spread over partitions, and two members of a group really share them.
-  messageBusContract(`KafkaMessageBus at ${brokers.join(',')}, 3 partitions per topic`, client({ topicPartitions: 3 }), availability, contractOptions);
+  messageBusContract(
+    `KafkaMessageBus at ${brokers.join(',')}, 3 partitions per topic`,
+    client({ topicPartitions: 3 }),
+    availability,
+    contractOptions,
+  );
 });
 
 describe('Kafka adapter, partitions consumed concurrently', async () => {
@@ -36,7 +45,7 @@ describe('Kafka adapter, partitions consumed concurrently', async () => {
     contractOptions,
   );
   describeWithInfra(`a slow message at ${brokers.join(',')}`, availability, () => {
-    it('holds back only its own partition: another partition\'s messages are handled meanwhile', async () => {
+    it("holds back only its own partition: another partition's messages are handled meanwhile", async () => {
       const bus = await client({ topicPartitions: 3, partitionsConsumedConcurrently: 3 })();
       const topic = `concurrent.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
       let release: () => void = () => undefined;
@@ -57,7 +66,10 @@ describe('Kafka adapter, partitions consumed concurrently', async () => {
             handled.push(message.partition);
           },
         });
-        await bus.publish(topic, Array.from({ length: 24 }, (_, n) => ({ key: `k${n}`, value: String(n) })));
+        await bus.publish(
+          topic,
+          Array.from({ length: 24 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
+        );
         await vi.waitFor(() => expect(handled).toHaveLength(24), { timeout: 15_000 });
       } finally {
         release();
@@ -79,17 +91,27 @@ describe('Kafka adapter metrics', async () => {
       let handled = 0;
       try {
         await bus.subscribe({ groupId, topics: [topic], handler: async () => void (await gate, (handled += 1)) });
-        await bus.publish(topic, Array.from({ length: 12 }, (_, n) => ({ key: `k${n}`, value: String(n) })));
+        await bus.publish(
+          topic,
+          Array.from({ length: 12 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
+        );
         const lagOf = async () =>
-          [...(await renderMetrics()).matchAll(new RegExp(`switchyard_bus_consumer_lag\\{group="${groupId}",topic="${topic.replace(/\./g, '\\.')}",partition="(\\d)"\\} (\\d+)`, 'g'))].map(
-            ([, partition, lag]) => [Number(partition), Number(lag)],
-          );
+          [
+            ...(await renderMetrics()).matchAll(
+              new RegExp(
+                `switchyard_bus_consumer_lag\\{group="${groupId}",topic="${topic.replace(/\./g, '\\.')}",partition="(\\d)"\\} (\\d+)`,
+                'g',
+              ),
+            ),
+          ].map(([, partition, lag]) => [Number(partition), Number(lag)]);
         const before = await lagOf();
         expect(before.map(([partition]) => partition).sort()).toEqual([0, 1]);
         expect(before.reduce((sum, [, lag]) => sum + lag!, 0)).toBe(12); // nothing committed yet
         open();
         await vi.waitFor(() => expect(handled).toBe(12), { timeout: 15_000 });
-        await vi.waitFor(async () => expect((await lagOf()).every(([, lag]) => lag === 0)).toBe(true), { timeout: 15_000 });
+        await vi.waitFor(async () => expect((await lagOf()).every(([, lag]) => lag === 0)).toBe(true), {
+          timeout: 15_000,
+        });
       } finally {
         await bus.close();
       }

@@ -2,7 +2,13 @@ import { Kafka, PartitionAssigners, Partitioners, type Admin, type Consumer, typ
 import type { ConsumerLag } from '@switchyard/metrics';
 import { logDeadLetterEvent, type CommittedPosition, type DeadLetterListener } from '../dead-letter/dead-lettering';
 import { deadLetterTopicOf, isDeadLetterTopic, topicOfDeadLetters } from '../dead-letter/dead-letter-records';
-import { BusUnavailableError, type BusSubscription, type MessageBus, type OutgoingMessage, type SubscribeOptions } from '../message-bus';
+import {
+  BusUnavailableError,
+  type BusSubscription,
+  type MessageBus,
+  type OutgoingMessage,
+  type SubscribeOptions,
+} from '../message-bus';
 import { logHandlerFailure, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
 import { coPartitionedAssigner } from './co-partitioned-assigner';
 import { toBusError } from './kafka-errors';
@@ -43,7 +49,10 @@ export interface KafkaMessageBusOptions {
 
 /** `KAFKA_BROKERS` (comma separated), default `127.0.0.1:9092`: the broker scripts/kafka.sh starts. */
 export const kafkaBrokersFromEnv = (env: NodeJS.ProcessEnv = process.env): string[] => {
-  const brokers = (env.KAFKA_BROKERS ?? '').split(',').map((broker) => broker.trim()).filter(Boolean);
+  const brokers = (env.KAFKA_BROKERS ?? '')
+    .split(',')
+    .map((broker) => broker.trim())
+    .filter(Boolean);
   return brokers.length > 0 ? brokers : ['127.0.0.1:9092'];
 };
 
@@ -96,7 +105,11 @@ export class KafkaMessageBus implements MessageBus {
       await producer.send({
         topic,
         acks: -1,
-        messages: messages.map((message) => ({ key: message.key, value: message.value, headers: { ...message.headers } })),
+        messages: messages.map((message) => ({
+          key: message.key,
+          value: message.value,
+          headers: { ...message.headers },
+        })),
       });
     } catch (error) {
       throw toBusError(error, `publish to ${topic}`);
@@ -116,7 +129,8 @@ export class KafkaMessageBus implements MessageBus {
       try {
         return await this.subscribeOnce(options);
       } catch (error) {
-        if (!(error instanceof BusUnavailableError) || !error.retriable || attempt >= retries || this.closed) throw error;
+        if (!(error instanceof BusUnavailableError) || !error.retriable || attempt >= retries || this.closed)
+          throw error;
         await sleep(Math.min(250 * 2 ** attempt, 3_000));
       }
     }
@@ -130,7 +144,9 @@ export class KafkaMessageBus implements MessageBus {
       const deadLetterTopics = options.topics.filter((topic) => !isDeadLetterTopic(topic)).map(deadLetterTopicOf);
       await this.ensureDeadLetterTopics(deadLetterTopics);
       const topics = [...new Set([...options.topics, ...deadLetterTopics])];
-      const startAt: StartOffsets = fromBeginning ? new Map() : await this.endOffsetsOfUncommitted(options.groupId, topics);
+      const startAt: StartOffsets = fromBeginning
+        ? new Map()
+        : await this.endOffsetsOfUncommitted(options.groupId, topics);
       consumer = this.kafka.consumer({
         groupId: options.groupId,
         maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 50,
@@ -165,7 +181,13 @@ export class KafkaMessageBus implements MessageBus {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new BusUnavailableError(`Kafka at ${this.options.brokers.join(',')} did not answer within ${timeoutMs} ms`, true)),
+        () =>
+          reject(
+            new BusUnavailableError(
+              `Kafka at ${this.options.brokers.join(',')} did not answer within ${timeoutMs} ms`,
+              true,
+            ),
+          ),
         timeoutMs,
       );
     });
@@ -184,8 +206,12 @@ export class KafkaMessageBus implements MessageBus {
     if (this.closed) return;
     this.closed = true;
     await Promise.allSettled([...this.subscriptions].map((subscription) => subscription.stop()));
-    const clients = await Promise.allSettled([this.producerReady, this.adminReady].filter((ready) => ready !== undefined));
-    await Promise.allSettled(clients.map((client) => (client.status === 'fulfilled' ? client.value?.disconnect() : undefined)));
+    const clients = await Promise.allSettled(
+      [this.producerReady, this.adminReady].filter((ready) => ready !== undefined),
+    );
+    await Promise.allSettled(
+      clients.map((client) => (client.status === 'fulfilled' ? client.value?.disconnect() : undefined)),
+    );
   }
 
   private assertOpen(): void {
@@ -194,7 +220,12 @@ export class KafkaMessageBus implements MessageBus {
 
   private producer(): Promise<Producer> {
     this.producerReady ??= connectOnce(
-      () => this.kafka.producer({ createPartitioner: Partitioners.DefaultPartitioner, maxInFlightRequests: 1, allowAutoTopicCreation: false }),
+      () =>
+        this.kafka.producer({
+          createPartitioner: Partitioners.DefaultPartitioner,
+          maxInFlightRequests: 1,
+          allowAutoTopicCreation: false,
+        }),
       () => (this.producerReady = undefined),
     );
     return this.producerReady;
@@ -227,7 +258,11 @@ export class KafkaMessageBus implements MessageBus {
     publishDeadLetter: async (topic, message) => {
       try {
         const producer = await this.producer();
-        const [written] = await producer.send({ topic, acks: -1, messages: [{ key: message.key, value: message.value, headers: { ...message.headers } }] });
+        const [written] = await producer.send({
+          topic,
+          acks: -1,
+          messages: [{ key: message.key, value: message.value, headers: { ...message.headers } }],
+        });
         if (!written) throw new BusUnavailableError(`Kafka gave no offset for the dead letter on ${topic}`, true);
         return Number(written.baseOffset);
       } catch (error) {
@@ -251,12 +286,19 @@ export class KafkaMessageBus implements MessageBus {
       const lags: ConsumerLag[] = [];
       const committed = await admin.fetchOffsets({ groupId, topics: [...topics] });
       for (const { topic, partitions } of committed) {
-        const ends = new Map((await admin.fetchTopicOffsets(topic)).map((partition) => [partition.partition, partition]));
+        const ends = new Map(
+          (await admin.fetchTopicOffsets(topic)).map((partition) => [partition.partition, partition]),
+        );
         for (const { partition, offset } of partitions) {
           const end = ends.get(partition);
           if (!end) continue;
           const from = offset === '-1' ? BigInt(end.low) : BigInt(offset);
-          lags.push({ group: groupId, topic, partition, lag: Number(BigInt(end.high) > from ? BigInt(end.high) - from : 0n) });
+          lags.push({
+            group: groupId,
+            topic,
+            partition,
+            lag: Number(BigInt(end.high) > from ? BigInt(end.high) - from : 0n),
+          });
         }
       }
       return lags;
@@ -275,10 +317,15 @@ export class KafkaMessageBus implements MessageBus {
     const create = missing.filter((topic) => !existing.has(topic));
     if (create.length > 0) {
       const sources = await admin.fetchTopicMetadata({ topics: create.map(topicOfDeadLetters) });
-      const partitionsOf = new Map(sources.topics.map((source) => [deadLetterTopicOf(source.name), source.partitions.length]));
+      const partitionsOf = new Map(
+        sources.topics.map((source) => [deadLetterTopicOf(source.name), source.partitions.length]),
+      );
       // Never deleted by age: a parked stream's entries must still be there when someone replays it.
       const configEntries = [{ name: 'retention.ms', value: '-1' }];
-      await admin.createTopics({ topics: create.map((topic) => ({ topic, numPartitions: partitionsOf.get(topic) ?? -1, configEntries })), waitForLeaders: true });
+      await admin.createTopics({
+        topics: create.map((topic) => ({ topic, numPartitions: partitionsOf.get(topic) ?? -1, configEntries })),
+        waitForLeaders: true,
+      });
     }
     for (const topic of missing) this.topicsReady.set(topic, Promise.resolve());
   }
@@ -306,8 +353,11 @@ export class KafkaMessageBus implements MessageBus {
     for (const committed of await admin.fetchOffsets({ groupId, topics: [...topics] })) {
       const unset = committed.partitions.filter((partition) => partition.offset === '-1');
       if (unset.length === 0) continue;
-      const ends = new Map((await admin.fetchTopicOffsets(committed.topic)).map((partition) => [partition.partition, partition.high]));
-      for (const { partition } of unset) startAt.set(partitionSlot(committed.topic, partition), ends.get(partition) ?? '0');
+      const ends = new Map(
+        (await admin.fetchTopicOffsets(committed.topic)).map((partition) => [partition.partition, partition.high]),
+      );
+      for (const { partition } of unset)
+        startAt.set(partitionSlot(committed.topic, partition), ends.get(partition) ?? '0');
     }
     return startAt;
   }
@@ -328,4 +378,3 @@ const connectOnce = <Client extends { connect(): Promise<void>; disconnect(): Pr
     },
   );
 };
-

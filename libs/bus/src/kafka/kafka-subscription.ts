@@ -147,7 +147,11 @@ export class KafkaSubscription implements BusSubscription {
     const removeCrash = this.consumer.on(this.consumer.events.CRASH, (event) => (crash = event.payload.error));
     try {
       // kafkajs's run() returns after the first join, or after a crash of that join.
-      await this.consumer.run({ autoCommit: false, partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+      await this.consumer.run({
+        autoCommit: false,
+        partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+        eachMessage: (payload) => this.runs.track(this.handle(payload)),
+      });
     } finally {
       removeJoin();
       removeCrash();
@@ -169,7 +173,11 @@ export class KafkaSubscription implements BusSubscription {
       if (this.stopping) return;
       try {
         await this.consumer.connect();
-        await this.consumer.run({ autoCommit: false, partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently, eachMessage: (payload) => this.runs.track(this.handle(payload)) });
+        await this.consumer.run({
+          autoCommit: false,
+          partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
+          eachMessage: (payload) => this.runs.track(this.handle(payload)),
+        });
         delayMs = 500;
       } catch {
         delayMs = Math.min(delayMs * 2, 10_000);

@@ -82,9 +82,14 @@ export function adyenCvc(cvcResult: string | undefined): CvvResponseCode | undef
  * Our reference of an operation on a payment, as Adyen carries it (`reference`, at most 80 characters): the
  * transaction id, the kind of operation and our operation id, so a notification names both without a lookup.
  */
-export const operationReference = (transactionId: string, kind: 'c' | 'r' | 'v' | 'i', operationId: string): string => `${transactionId}/${kind}/${operationId}`;
+export const operationReference = (transactionId: string, kind: 'c' | 'r' | 'v' | 'i', operationId: string): string =>
+  `${transactionId}/${kind}/${operationId}`;
 
-export function parseOperationReference(reference: string): { readonly transactionId: string; readonly kind?: string; readonly operationId?: string } {
+export function parseOperationReference(reference: string): {
+  readonly transactionId: string;
+  readonly kind?: string;
+  readonly operationId?: string;
+} {
   const [transactionId = reference, kind, operationId] = reference.split('/');
   return kind && operationId ? { transactionId, kind, operationId } : { transactionId };
 }

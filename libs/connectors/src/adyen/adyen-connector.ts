@@ -55,35 +55,63 @@ export interface AdyenConfig {
 /** The Checkout API's base URL of a connection: the override, the live prefix's, or the test environment's. */
 export function adyenCheckoutBaseUrl(config: Pick<AdyenConfig, 'apiBaseUrl' | 'liveEndpointUrlPrefix'>): string {
   if (config.apiBaseUrl) return config.apiBaseUrl.replace(/\/$/, '');
-  if (config.liveEndpointUrlPrefix) return `https://${config.liveEndpointUrlPrefix}-checkout-live.adyenpayments.com/checkout`;
+  if (config.liveEndpointUrlPrefix)
+    return `https://${config.liveEndpointUrlPrefix}-checkout-live.adyenpayments.com/checkout`;
   return 'https://checkout-test.adyen.com';
 }
 
-const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
+const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({
+  outcome: 'refused',
+  reason: 'capability_disabled',
+  capability,
+});
 const unknown = { outcome: 'unknown' } as const;
 
 export class AdyenConnector implements Connector {
   readonly definitionId: string;
   readonly capabilities: ConnectorCapabilities;
   /** Adyen stops resending a notification once it reads `[accepted]`. */
-  readonly notificationAnswer: NotificationAnswer = { status: 200, contentType: 'text/plain; charset=utf-8', body: '[accepted]' };
+  readonly notificationAnswer: NotificationAnswer = {
+    status: 200,
+    contentType: 'text/plain; charset=utf-8',
+    body: '[accepted]',
+  };
   private readonly checkout: CheckoutAPI;
 
-  constructor(private readonly config: AdyenConfig, definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>) {
+  constructor(
+    private readonly config: AdyenConfig,
+    definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>,
+  ) {
     this.definitionId = definition.id;
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
-    const httpClient = new AdyenFetchClient({ checkoutBaseUrl: adyenCheckoutBaseUrl(config), fetch: config.fetch ?? fetch, timeoutMs: config.timeoutMs ?? 30_000 });
+    const httpClient = new AdyenFetchClient({
+      checkoutBaseUrl: adyenCheckoutBaseUrl(config),
+      fetch: config.fetch ?? fetch,
+      timeoutMs: config.timeoutMs ?? 30_000,
+    });
     const live = Boolean(config.liveEndpointUrlPrefix);
-    const client = new Client({ apiKey: config.apiKey, environment: live ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST, ...(live ? { liveEndpointUrlPrefix: config.liveEndpointUrlPrefix } : {}) }, httpClient);
+    const client = new Client(
+      {
+        apiKey: config.apiKey,
+        environment: live ? EnvironmentEnum.LIVE : EnvironmentEnum.TEST,
+        ...(live ? { liveEndpointUrlPrefix: config.liveEndpointUrlPrefix } : {}),
+      },
+      httpClient,
+    );
     this.checkout = new CheckoutAPI(client);
   }
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal> {
     if (!request.capture && !this.capabilities.delayedCapture) return refusal('delayedCapture');
-    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens) return refusal('networkTokens');
+    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens)
+      return refusal('networkTokens');
     if (request.threeDSecure !== undefined && !this.capabilities.threeDSecure) return refusal('threeDSecure');
     if (request.paymentInstrument.type === 'redirect') {
-      return { outcome: 'failed', errorCode: 'unsupported_payment_method', rawResponseDescription: `adyen-card takes cards, not ${request.paymentInstrument.redirect.method}` };
+      return {
+        outcome: 'failed',
+        errorCode: 'unsupported_payment_method',
+        rawResponseDescription: `adyen-card takes cards, not ${request.paymentInstrument.redirect.method}`,
+      };
     }
     const additionalData: Record<string, string> = {
       ...(request.capture ? {} : { manualCapture: 'true' }),
@@ -99,12 +127,16 @@ export class AdyenConnector implements Connector {
       shopperInteraction: 'Ecommerce' as Types.checkout.PaymentRequest.ShopperInteractionEnum,
       // 3-D Secure is ours (run before the authorization, its result passed through as mpiData): Adyen never starts
       // its own.
-      authenticationData: { attemptAuthentication: 'never' as Types.checkout.AuthenticationData.AttemptAuthenticationEnum },
+      authenticationData: {
+        attemptAuthentication: 'never' as Types.checkout.AuthenticationData.AttemptAuthenticationEnum,
+      },
       ...(request.capture ? { captureDelayHours: 0 } : {}),
       ...(Object.keys(additionalData).length > 0 ? { additionalData } : {}),
       ...(mpiDataOf(request) ? { mpiData: mpiDataOf(request) } : {}),
     };
-    const answer = await this.call(() => this.checkout.PaymentsApi.payments(body, { idempotencyKey: `authorize-${request.reference}` }));
+    const answer = await this.call(() =>
+      this.checkout.PaymentsApi.payments(body, { idempotencyKey: `authorize-${request.reference}` }),
+    );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : rejectionResult(answer.rejection);
     return authorizationResult(answer.value, request);
   }
@@ -119,17 +151,35 @@ export class AdyenConnector implements Connector {
       merchantAccount: this.config.merchantAccount,
       reference: operationReference(request.reference, 'c', captureId),
     };
-    const answer = await this.call(() => this.checkout.ModificationsApi.captureAuthorisedPayment(request.providerTransactionId, body, { idempotencyKey: `capture-${captureId}` }));
+    const answer = await this.call(() =>
+      this.checkout.ModificationsApi.captureAuthorisedPayment(request.providerTransactionId, body, {
+        idempotencyKey: `capture-${captureId}`,
+      }),
+    );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : rejectionResult(answer.rejection);
-    return { outcome: 'pending', providerTransactionId: request.providerTransactionId, providerCaptureId: answer.value.pspReference };
+    return {
+      outcome: 'pending',
+      providerTransactionId: request.providerTransactionId,
+      providerCaptureId: answer.value.pspReference,
+    };
   }
 
   void(request: VoidRequest): Promise<ProviderResponse> {
-    return this.cancelAtAdyen(request.reference, request.providerTransactionId, `void-${request.voidReference ?? request.reference}`, request.voidReference ?? request.reference);
+    return this.cancelAtAdyen(
+      request.reference,
+      request.providerTransactionId,
+      `void-${request.voidReference ?? request.reference}`,
+      request.voidReference ?? request.reference,
+    );
   }
 
   cancel(request: CancelRequest): Promise<ProviderResponse> {
-    return this.cancelAtAdyen(request.reference, request.providerTransactionId, `cancel-${request.reference}`, request.reference);
+    return this.cancelAtAdyen(
+      request.reference,
+      request.providerTransactionId,
+      `cancel-${request.reference}`,
+      request.reference,
+    );
   }
 
   async refund(request: RefundRequest): Promise<RefundResult> {
@@ -138,15 +188,29 @@ export class AdyenConnector implements Connector {
       merchantAccount: this.config.merchantAccount,
       reference: operationReference(request.reference, 'r', request.refundReference),
     };
-    const answer = await this.call(() => this.checkout.ModificationsApi.refundCapturedPayment(request.providerTransactionId, body, { idempotencyKey: `refund-${request.refundReference}` }));
+    const answer = await this.call(() =>
+      this.checkout.ModificationsApi.refundCapturedPayment(request.providerTransactionId, body, {
+        idempotencyKey: `refund-${request.refundReference}`,
+      }),
+    );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : rejectionResult(answer.rejection);
-    return { outcome: 'pending', providerTransactionId: request.providerTransactionId, providerRefundId: answer.value.pspReference };
+    return {
+      outcome: 'pending',
+      providerTransactionId: request.providerTransactionId,
+      providerRefundId: answer.value.pspReference,
+    };
   }
 
-  async incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
+  async incrementAuthorization(
+    request: IncrementAuthorizationRequest,
+  ): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
     if (!this.capabilities.incrementalAuthorization) return refusal('incrementalAuthorization');
     if (request.authorizedAmount === undefined) {
-      return { outcome: 'failed', errorCode: 'invalid_amount', rawResponseDescription: 'Adyen takes the new total: the amount authorized so far is needed' };
+      return {
+        outcome: 'failed',
+        errorCode: 'invalid_amount',
+        rawResponseDescription: 'Adyen takes the new total: the amount authorized so far is needed',
+      };
     }
     const incrementId = request.incrementReference ?? request.reference;
     const body: Types.checkout.PaymentAmountUpdateRequest = {
@@ -154,9 +218,17 @@ export class AdyenConnector implements Connector {
       merchantAccount: this.config.merchantAccount,
       reference: operationReference(request.reference, 'i', incrementId),
     };
-    const answer = await this.call(() => this.checkout.ModificationsApi.updateAuthorisedAmount(request.providerTransactionId, body, { idempotencyKey: `increment-${incrementId}` }));
+    const answer = await this.call(() =>
+      this.checkout.ModificationsApi.updateAuthorisedAmount(request.providerTransactionId, body, {
+        idempotencyKey: `increment-${incrementId}`,
+      }),
+    );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : rejectionResult(answer.rejection);
-    return { outcome: 'pending', providerTransactionId: request.providerTransactionId, rawResponseCode: answer.value.status };
+    return {
+      outcome: 'pending',
+      providerTransactionId: request.providerTransactionId,
+      rawResponseCode: answer.value.status,
+    };
   }
 
   /** Checkout has no read of a payment: the notifications are Adyen's word (docs/connectors/adyen.md). */
@@ -165,18 +237,33 @@ export class AdyenConnector implements Connector {
   }
 
   parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification[] {
-    return parseAdyenNotification(rawBody, headers, { hmacKey: this.config.hmacKey, merchantAccount: this.config.merchantAccount });
+    return parseAdyenNotification(rawBody, headers, {
+      hmacKey: this.config.hmacKey,
+      merchantAccount: this.config.merchantAccount,
+    });
   }
 
-  private async cancelAtAdyen(reference: string, pspReference: string, idempotencyKey: string, operationId: string): Promise<ProviderResponse> {
-    const body: Types.checkout.PaymentCancelRequest = { merchantAccount: this.config.merchantAccount, reference: operationReference(reference, 'v', operationId) };
-    const answer = await this.call(() => this.checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(pspReference, body, { idempotencyKey }));
+  private async cancelAtAdyen(
+    reference: string,
+    pspReference: string,
+    idempotencyKey: string,
+    operationId: string,
+  ): Promise<ProviderResponse> {
+    const body: Types.checkout.PaymentCancelRequest = {
+      merchantAccount: this.config.merchantAccount,
+      reference: operationReference(reference, 'v', operationId),
+    };
+    const answer = await this.call(() =>
+      this.checkout.ModificationsApi.cancelAuthorisedPaymentByPspReference(pspReference, body, { idempotencyKey }),
+    );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : rejectionResult(answer.rejection);
     return { outcome: 'pending', providerTransactionId: pspReference };
   }
 
   /** The library's call as a value: an answer, a 4xx rejection, or no answer; 5xx and unreachable still throw. */
-  private async call<T>(send: () => Promise<T>): Promise<{ kind: 'answer'; value: T } | { kind: 'rejected'; rejection: AdyenRejection } | { kind: 'unknown' }> {
+  private async call<T>(
+    send: () => Promise<T>,
+  ): Promise<{ kind: 'answer'; value: T } | { kind: 'rejected'; rejection: AdyenRejection } | { kind: 'unknown' }> {
     try {
       return { kind: 'answer', value: await send() };
     } catch (error) {
@@ -197,17 +284,27 @@ function expiryOf(expirationDate: string): { expiryMonth: string; expiryYear: st
 function paymentMethodOf(instrument: AuthorizeRequest['paymentInstrument']): Types.checkout.CardDetails {
   if (instrument.type === 'card') {
     const { number, expirationDate, securityCode } = instrument.card;
-    return { type: 'scheme' as Types.checkout.CardDetails.TypeEnum, number, ...expiryOf(expirationDate), ...(securityCode ? { cvc: securityCode } : {}) };
+    return {
+      type: 'scheme' as Types.checkout.CardDetails.TypeEnum,
+      number,
+      ...expiryOf(expirationDate),
+      ...(securityCode ? { cvc: securityCode } : {}),
+    };
   }
   if (instrument.type === 'network-token') {
-    return { type: 'networkToken' as Types.checkout.CardDetails.TypeEnum, number: instrument.networkToken.token, ...expiryOf(instrument.networkToken.expirationDate) };
+    return {
+      type: 'networkToken' as Types.checkout.CardDetails.TypeEnum,
+      number: instrument.networkToken.token,
+      ...expiryOf(instrument.networkToken.expirationDate),
+    };
   }
   throw new Error(`not a card: ${instrument.type}`);
 }
 
 /** External 3-D Secure data (and a network token's cryptogram) as Adyen's `mpiData`. */
 function mpiDataOf(request: AuthorizeRequest): Types.checkout.ThreeDSecureData | undefined {
-  const cryptogram = request.paymentInstrument.type === 'network-token' ? request.paymentInstrument.networkToken.cryptogram : undefined;
+  const cryptogram =
+    request.paymentInstrument.type === 'network-token' ? request.paymentInstrument.networkToken.cryptogram : undefined;
   const threeDS = request.threeDSecure;
   if (!threeDS && !cryptogram) return undefined;
   // ECI 01/06: attempted (transStatus A); otherwise authenticated (Y).
@@ -235,17 +332,32 @@ function authorizationResult(response: Types.checkout.PaymentResponse, request: 
   };
   const base = { ...(response.pspReference ? { providerTransactionId: response.pspReference } : {}), ...verification };
   const raw = {
-    ...(response.refusalReasonCode ? { rawResponseCode: response.refusalReasonCode } : response.resultCode ? { rawResponseCode: String(response.resultCode) } : {}),
+    ...(response.refusalReasonCode
+      ? { rawResponseCode: response.refusalReasonCode }
+      : response.resultCode
+        ? { rawResponseCode: String(response.resultCode) }
+        : {}),
     ...(response.refusalReason ? { rawResponseDescription: response.refusalReason } : {}),
   };
   switch (String(response.resultCode)) {
     case 'Authorised':
     case 'PartiallyAuthorised': {
       const authorized = response.amount?.value ?? request.amount;
-      return { outcome: 'succeeded', ...base, ...raw, authorizedAmount: authorized, capturedAmount: request.capture ? authorized : 0 };
+      return {
+        outcome: 'succeeded',
+        ...base,
+        ...raw,
+        authorizedAmount: authorized,
+        capturedAmount: request.capture ? authorized : 0,
+      };
     }
     case 'Refused':
-      return { outcome: 'declined', ...base, ...raw, errorCode: adyenErrorCode(response.refusalReasonCode, response.refusalReason) };
+      return {
+        outcome: 'declined',
+        ...base,
+        ...raw,
+        errorCode: adyenErrorCode(response.refusalReasonCode, response.refusalReason),
+      };
     case 'Cancelled':
       return { outcome: 'declined', ...base, ...raw, errorCode: 'other_decline' };
     case 'Error':
@@ -267,6 +379,17 @@ function authorizationResult(response: Types.checkout.PaymentResponse, request: 
 /** Adyen refused the request itself (4xx): credentials, permissions, validation — the raw code and text kept. */
 function rejectionResult(rejection: AdyenRejection): ProviderResponse & { outcome: 'failed' } {
   const errorCode =
-    rejection.status === 401 ? 'invalid_service_credentials' : rejection.status === 403 ? 'insufficient_service_permissions' : rejection.status === 429 ? 'service_rate_limit' : 'invalid_service_request';
-  return { outcome: 'failed', errorCode, ...(rejection.errorCode ? { rawResponseCode: rejection.errorCode } : { rawResponseCode: String(rejection.status) }), rawResponseDescription: rejection.errorMessage };
+    rejection.status === 401
+      ? 'invalid_service_credentials'
+      : rejection.status === 403
+        ? 'insufficient_service_permissions'
+        : rejection.status === 429
+          ? 'service_rate_limit'
+          : 'invalid_service_request';
+  return {
+    outcome: 'failed',
+    errorCode,
+    ...(rejection.errorCode ? { rawResponseCode: rejection.errorCode } : { rawResponseCode: String(rejection.status) }),
+    rawResponseDescription: rejection.errorMessage,
+  };
 }

@@ -16,7 +16,11 @@ export const adyenCheckoutVersion = 'v71';
 
 /** Adyen answered 4xx: the request was refused as it stands (credentials, validation). */
 export class AdyenRejection extends Error {
-  constructor(readonly status: number, readonly errorCode: string | undefined, readonly errorMessage: string) {
+  constructor(
+    readonly status: number,
+    readonly errorCode: string | undefined,
+    readonly errorMessage: string,
+  ) {
     super(`Adyen answered ${status}${errorCode ? ` (${errorCode})` : ''}: ${errorMessage}`);
     this.name = 'AdyenRejection';
   }
@@ -30,23 +34,44 @@ export class AdyenNoAnswer extends Error {
   }
 }
 
-
 export class AdyenFetchClient implements AdyenHttpClient {
-  constructor(private readonly options: { readonly checkoutBaseUrl: string; readonly fetch: ProviderFetch; readonly timeoutMs: number }) {}
+  constructor(
+    private readonly options: {
+      readonly checkoutBaseUrl: string;
+      readonly fetch: ProviderFetch;
+      readonly timeoutMs: number;
+    },
+  ) {}
 
-  async request(endpoint: string, json: string | Buffer, config: { apiKey?: string }, _apiKeyRequired: boolean, requestOptions?: RequestOptions): Promise<string> {
+  async request(
+    endpoint: string,
+    json: string | Buffer,
+    config: { apiKey?: string },
+    _apiKeyRequired: boolean,
+    requestOptions?: RequestOptions,
+  ): Promise<string> {
     // The library's own base (…/v72) gives way to ours: only the operation's path is kept.
     const path = new URL(endpoint).pathname.replace(/^.*?\/v\d+(?=\/)/, '');
     const url = `${this.options.checkoutBaseUrl.replace(/\/$/, '')}/${adyenCheckoutVersion}${path}`;
-    const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json', 'x-api-key': config.apiKey ?? '' };
+    const headers: Record<string, string> = {
+      'content-type': 'application/json',
+      accept: 'application/json',
+      'x-api-key': config.apiKey ?? '',
+    };
     if (requestOptions?.idempotencyKey) headers['idempotency-key'] = requestOptions.idempotencyKey;
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs);
     const call = `${requestOptions?.method ?? 'POST'} ${path}`;
     try {
-      const response = await this.options.fetch(url, { method: requestOptions?.method ?? 'POST', headers, body: typeof json === 'string' ? json : new Uint8Array(json), signal: controller.signal });
+      const response = await this.options.fetch(url, {
+        method: requestOptions?.method ?? 'POST',
+        headers,
+        body: typeof json === 'string' ? json : new Uint8Array(json),
+        signal: controller.signal,
+      });
       const text = await response.text();
-      if (response.status >= 500) throw new ConnectorUnavailableError(`Adyen answered ${response.status} to ${call}`, true, response.status);
+      if (response.status >= 500)
+        throw new ConnectorUnavailableError(`Adyen answered ${response.status} to ${call}`, true, response.status);
       if (response.status >= 400) {
         const error = parseError(text);
         throw new AdyenRejection(response.status, error.errorCode, error.message ?? `${response.status} to ${call}`);
@@ -68,7 +93,10 @@ export class AdyenFetchClient implements AdyenHttpClient {
 function parseError(text: string): { errorCode?: string; message?: string } {
   try {
     const body = JSON.parse(text) as { errorCode?: unknown; message?: unknown };
-    return { ...(typeof body.errorCode === 'string' ? { errorCode: body.errorCode } : {}), ...(typeof body.message === 'string' ? { message: body.message } : {}) };
+    return {
+      ...(typeof body.errorCode === 'string' ? { errorCode: body.errorCode } : {}),
+      ...(typeof body.message === 'string' ? { message: body.message } : {}),
+    };
   } catch {
     return {};
   }

@@ -76,7 +76,8 @@ function toNotification(item: Item): ProviderNotification | null {
   const success = item.success === 'true';
   const amount = item.amount?.value;
   const currency = item.amount?.currency;
-  if (typeof amount !== 'number' || !Number.isInteger(amount) || typeof currency !== 'string') throw malformed('amount must have an integer value and a currency');
+  if (typeof amount !== 'number' || !Number.isInteger(amount) || typeof currency !== 'string')
+    throw malformed('amount must have an integer value and a currency');
   const occurredAt = text(item.eventDate, 'eventDate');
   const reference = parseOperationReference(text(item.merchantReference, 'merchantReference'));
   const base = {
@@ -88,12 +89,33 @@ function toNotification(item: Item): ProviderNotification | null {
   };
   const original = item.originalReference ?? pspReference;
   const reason = item.reason || undefined;
-  const failure = (fallback: string) => ({ errorCode: fallback, ...(reason ? { rawResponseDescription: reason } : {}) });
+  const failure = (fallback: string) => ({
+    errorCode: fallback,
+    ...(reason ? { rawResponseDescription: reason } : {}),
+  });
   switch (eventCode) {
     case 'AUTHORISATION': {
-      if (success) return { ...base, type: 'authorization', providerTransactionId: pspReference, status: 'authorized', amount, currency };
+      if (success)
+        return {
+          ...base,
+          type: 'authorization',
+          providerTransactionId: pspReference,
+          status: 'authorized',
+          amount,
+          currency,
+        };
       const code = adyenRefusalCodeOf(reason);
-      return { ...base, type: 'authorization', providerTransactionId: pspReference, status: 'declined', amount, currency, errorCode: adyenErrorCode(code, reason), ...(code ? { rawResponseCode: code } : {}), ...(reason ? { rawResponseDescription: reason } : {}) };
+      return {
+        ...base,
+        type: 'authorization',
+        providerTransactionId: pspReference,
+        status: 'declined',
+        amount,
+        currency,
+        errorCode: adyenErrorCode(code, reason),
+        ...(code ? { rawResponseCode: code } : {}),
+        ...(reason ? { rawResponseDescription: reason } : {}),
+      };
     }
     case 'CAPTURE':
     case 'CAPTURE_FAILED': {
@@ -128,7 +150,13 @@ function toNotification(item: Item): ProviderNotification | null {
       };
     }
     case 'CANCELLATION':
-      return { ...base, type: 'void', providerTransactionId: original, status: success ? 'succeeded' : 'failed', ...(success ? {} : failure('void_failed')) };
+      return {
+        ...base,
+        type: 'void',
+        providerTransactionId: original,
+        status: success ? 'succeeded' : 'failed',
+        ...(success ? {} : failure('void_failed')),
+      };
     case 'AUTHORISATION_ADJUSTMENT':
       return {
         ...base,

@@ -62,7 +62,11 @@ export interface MockCardConfig {
   readonly fetch?: ProviderFetch;
 }
 
-const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
+const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({
+  outcome: 'refused',
+  reason: 'capability_disabled',
+  capability,
+});
 
 const unknown = { outcome: 'unknown' } as const;
 
@@ -72,15 +76,25 @@ export class MockCardConnector implements Connector {
   private readonly endpoint: SimulatorEndpoint;
 
   /** `definition`: which of the simulator's providers this connection is (`mock-card`, `mock-paypal`). */
-  constructor(private readonly config: MockCardConfig, definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>) {
+  constructor(
+    private readonly config: MockCardConfig,
+    definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>,
+  ) {
     this.definitionId = definition.id;
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
-    this.endpoint = { name: definition.id, baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000, headers: { [merchantIdHeader]: config.merchantId }, ...(config.fetch ? { fetch: config.fetch } : {}) };
+    this.endpoint = {
+      name: definition.id,
+      baseUrl: config.baseUrl,
+      timeoutMs: config.timeoutMs ?? 10_000,
+      headers: { [merchantIdHeader]: config.merchantId },
+      ...(config.fetch ? { fetch: config.fetch } : {}),
+    };
   }
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal> {
     if (!request.capture && !this.capabilities.delayedCapture) return refusal('delayedCapture');
-    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens) return refusal('networkTokens');
+    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens)
+      return refusal('networkTokens');
     if (request.threeDSecure !== undefined && !this.capabilities.threeDSecure) return refusal('threeDSecure');
     const body: WireAuthorizeRequest = {
       merchant_id: this.config.merchantId,
@@ -120,7 +134,10 @@ export class MockCardConnector implements Connector {
       amount: request.amount,
       final: request.final ?? true,
       ...(request.maxTotalAmount !== undefined ? { max_total_amount: request.maxTotalAmount } : {}),
-      tracking: request.tracking && { carrier: request.tracking.carrier, tracking_number: request.tracking.trackingNumber },
+      tracking: request.tracking && {
+        carrier: request.tracking.carrier,
+        tracking_number: request.tracking.trackingNumber,
+      },
     });
     if (answer.kind === 'unknown') return unknown;
     const { capture, transaction } = answer.body;
@@ -151,12 +168,19 @@ export class MockCardConnector implements Connector {
     return { ...responseFields(refund.status, refund, transaction.id), providerRefundId: refund.id };
   }
 
-  async incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
+  async incrementAuthorization(
+    request: IncrementAuthorizationRequest,
+  ): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
     if (!this.capabilities.incrementalAuthorization) return refusal('incrementalAuthorization');
-    const answer = await this.call<WireOperationResponse>('POST', this.path(request, 'increments'), { amount: request.amount });
+    const answer = await this.call<WireOperationResponse>('POST', this.path(request, 'increments'), {
+      amount: request.amount,
+    });
     if (answer.kind === 'unknown') return unknown;
     const { transaction } = answer.body;
-    return { ...responseFields(answer.body.status, answer.body, transaction.id), authorizedAmount: transaction.authorized_amount };
+    return {
+      ...responseFields(answer.body.status, answer.body, transaction.id),
+      authorizedAmount: transaction.authorized_amount,
+    };
   }
 
   async sync(request: SyncRequest): Promise<SyncResult> {
@@ -188,7 +212,12 @@ export class MockCardConnector implements Connector {
     return responseFields(answer.body.status, answer.body, answer.body.transaction.id);
   }
 
-  private call<T>(method: 'GET' | 'POST', path: string, body: unknown, acceptedStatuses: readonly number[] = []): Promise<HttpAnswer<T>> {
+  private call<T>(
+    method: 'GET' | 'POST',
+    path: string,
+    body: unknown,
+    acceptedStatuses: readonly number[] = [],
+  ): Promise<HttpAnswer<T>> {
     return callSimulator<T>(this.endpoint, method, path, body, acceptedStatuses);
   }
 }
@@ -196,11 +225,26 @@ export class MockCardConnector implements Connector {
 function toWireInstrument(instrument: PaymentInstrument): WirePaymentInstrument {
   switch (instrument.type) {
     case 'card':
-      return { type: 'card', number: instrument.card.number, expiration_date: instrument.card.expirationDate, security_code: instrument.card.securityCode };
+      return {
+        type: 'card',
+        number: instrument.card.number,
+        expiration_date: instrument.card.expirationDate,
+        security_code: instrument.card.securityCode,
+      };
     case 'network-token':
-      return { type: 'network_token', token: instrument.networkToken.token, expiration_date: instrument.networkToken.expirationDate, cryptogram: instrument.networkToken.cryptogram };
+      return {
+        type: 'network_token',
+        token: instrument.networkToken.token,
+        expiration_date: instrument.networkToken.expirationDate,
+        cryptogram: instrument.networkToken.cryptogram,
+      };
     case 'redirect':
-      return { type: 'redirect', method: instrument.redirect.method, return_url: instrument.redirect.returnUrl, country: instrument.redirect.country };
+      return {
+        type: 'redirect',
+        method: instrument.redirect.method,
+        return_url: instrument.redirect.returnUrl,
+        country: instrument.redirect.country,
+      };
   }
 }
 
@@ -222,7 +266,11 @@ function transactionOutcome(status: WireTransaction['status']): AuthorizationOut
   }
 }
 
-function responseFields<O extends AuthorizationOutcome>(outcome: O, codes: WireResponseCodes, providerTransactionId: string): Omit<ProviderResponse, 'outcome'> & { readonly outcome: O } {
+function responseFields<O extends AuthorizationOutcome>(
+  outcome: O,
+  codes: WireResponseCodes,
+  providerTransactionId: string,
+): Omit<ProviderResponse, 'outcome'> & { readonly outcome: O } {
   return {
     outcome,
     providerTransactionId,
@@ -247,6 +295,11 @@ function toSnapshot(t: WireTransaction): ProviderTransactionSnapshot {
     ...(t.raw_response_description !== null && { rawResponseDescription: t.raw_response_description }),
     ...(t.avs_response_code !== null && { avsResponseCode: t.avs_response_code }),
     ...(t.cvv_response_code !== null && { cvvResponseCode: t.cvv_response_code }),
-    refunds: t.refunds.map((r) => ({ providerRefundId: r.id, refundReference: r.refund_reference, amount: r.amount, status: r.status })),
+    refunds: t.refunds.map((r) => ({
+      providerRefundId: r.id,
+      refundReference: r.refund_reference,
+      amount: r.amount,
+      status: r.status,
+    })),
   };
 }

@@ -18,9 +18,17 @@ export function parseMockCardNotification(
   const raw = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
   const header = headerValue(headers, signatureHeader);
   if (header === undefined) throw new NotificationRejectedError('missing_signature', `no ${signatureHeader} header`);
-  const check = checkSignature(verification.secret, raw, header, verification.nowSeconds, verification.toleranceSeconds);
-  if (check === 'malformed' || check === 'mismatch') throw new NotificationRejectedError('bad_signature', `${signatureHeader} does not verify`);
-  if (check === 'stale') throw new NotificationRejectedError('stale_timestamp', `${signatureHeader} timestamp is outside the tolerance`);
+  const check = checkSignature(
+    verification.secret,
+    raw,
+    header,
+    verification.nowSeconds,
+    verification.toleranceSeconds,
+  );
+  if (check === 'malformed' || check === 'mismatch')
+    throw new NotificationRejectedError('bad_signature', `${signatureHeader} does not verify`);
+  if (check === 'stale')
+    throw new NotificationRejectedError('stale_timestamp', `${signatureHeader} timestamp is outside the tolerance`);
 
   let body: WireNotification;
   try {
@@ -43,12 +51,18 @@ export function parseMockCardNotification(
       return {
         ...base,
         type: 'authorization',
-        status: oneOf(body.status, ['pending', 'authorized', 'captured', 'declined', 'failed', 'voided', 'cancelled'] as const, 'status'),
+        status: oneOf(
+          body.status,
+          ['pending', 'authorized', 'captured', 'declined', 'failed', 'voided', 'cancelled'] as const,
+          'status',
+        ),
         amount: integer(body.amount, 'amount'),
         currency: text(body.currency, 'currency'),
         ...codes,
         ...(typeof body.raw_response_code === 'string' && { rawResponseCode: body.raw_response_code }),
-        ...(typeof body.raw_response_description === 'string' && { rawResponseDescription: body.raw_response_description }),
+        ...(typeof body.raw_response_description === 'string' && {
+          rawResponseDescription: body.raw_response_description,
+        }),
         ...(typeof body.avs_response_code === 'string' && { avsResponseCode: body.avs_response_code }),
         ...(typeof body.cvv_response_code === 'string' && { cvvResponseCode: body.cvv_response_code }),
       };
@@ -82,7 +96,10 @@ export function parseMockCardNotification(
         expirationDate: text(body.expiration_date, 'expiration_date'),
       };
     default:
-      throw new NotificationRejectedError('malformed_body', `unknown notification type ${JSON.stringify((body as { type?: unknown }).type)}`);
+      throw new NotificationRejectedError(
+        'malformed_body',
+        `unknown notification type ${JSON.stringify((body as { type?: unknown }).type)}`,
+      );
   }
 }
 
@@ -95,12 +112,14 @@ function headerValue(headers: NotificationHeaders, name: string): string | undef
 }
 
 function text(value: unknown, field: string): string {
-  if (typeof value !== 'string' || value === '') throw new NotificationRejectedError('malformed_body', `${field} must be a non-empty string`);
+  if (typeof value !== 'string' || value === '')
+    throw new NotificationRejectedError('malformed_body', `${field} must be a non-empty string`);
   return value;
 }
 
 function integer(value: unknown, field: string): number {
-  if (typeof value !== 'number' || !Number.isInteger(value)) throw new NotificationRejectedError('malformed_body', `${field} must be an integer`);
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw new NotificationRejectedError('malformed_body', `${field} must be an integer`);
   return value;
 }
 

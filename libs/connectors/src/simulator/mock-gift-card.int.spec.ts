@@ -37,12 +37,22 @@ function redeem(number: string, pin: string | undefined, amount: number, referen
 
 describe('balance: the PIN decides a card first seen', () => {
   it('holds the PIN read as an integer, in US dollars, without expiry', async () => {
-    expect(await giftCards.balance({ number: newNumber(), pin: '01000' })).toEqual({ outcome: 'succeeded', balance: 1000, currency: 'USD', expiresAt: null });
+    expect(await giftCards.balance({ number: newNumber(), pin: '01000' })).toEqual({
+      outcome: 'succeeded',
+      balance: 1000,
+      currency: 'USD',
+      expiresAt: null,
+    });
   });
 
   it.each(Object.entries(giftCardErrorSuffixes))('validation error PIN 1%s → %s', async (suffix, errorCode) => {
     const result = await giftCards.balance({ number: newNumber(), pin: `1${suffix}` });
-    expect(result).toEqual({ outcome: 'failed', errorCode, rawErrorCode: `1${suffix}`, rawErrorMessage: expect.stringMatching(/^Validation error: /) as string });
+    expect(result).toEqual({
+      outcome: 'failed',
+      errorCode,
+      rawErrorCode: `1${suffix}`,
+      rawErrorMessage: expect.stringMatching(/^Validation error: /) as string,
+    });
   });
 
   it.each([
@@ -53,12 +63,21 @@ describe('balance: the PIN decides a card first seen', () => {
     ['19999', 'unknown_error', 'Validation error'],
   ])('PIN %s → %s (%s)', async (pin, errorCode, category) => {
     const result = await giftCards.balance({ number: newNumber(), pin });
-    expect(result).toMatchObject({ outcome: 'failed', errorCode, rawErrorCode: pin, rawErrorMessage: expect.stringContaining(`${category}: `) as string });
+    expect(result).toMatchObject({
+      outcome: 'failed',
+      errorCode,
+      rawErrorCode: pin,
+      rawErrorMessage: expect.stringContaining(`${category}: `) as string,
+    });
   });
 
   it('answers expired_card for a number ending in 0000, whatever its PIN, and records no card', async () => {
     const number = '6000000000010000';
-    expect(await giftCards.balance({ number, pin: '01000' })).toMatchObject({ outcome: 'failed', errorCode: 'expired_card', rawErrorCode: '10001' });
+    expect(await giftCards.balance({ number, pin: '01000' })).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'expired_card',
+      rawErrorCode: '10001',
+    });
     expect((await fetch(`${simulator.url}/v1/gift-cards/cards/${number}`)).status).toBe(404);
   });
 
@@ -66,12 +85,18 @@ describe('balance: the PIN decides a card first seen', () => {
     const number = newNumber();
     await redeem(number, '01000', 400);
     expect(await giftCards.balance({ number, pin: '01000' })).toMatchObject({ outcome: 'succeeded', balance: 600 });
-    expect(await giftCards.balance({ number, pin: '02000' })).toMatchObject({ outcome: 'failed', errorCode: 'invalid_gift_card' });
+    expect(await giftCards.balance({ number, pin: '02000' })).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'invalid_gift_card',
+    });
     expect(await giftCards.balance({ number })).toMatchObject({ outcome: 'failed', errorCode: 'invalid_gift_card' });
   });
 
   it('answers invalid_gift_card for a number that is not 16 to 19 digits', async () => {
-    expect(await giftCards.balance({ number: '12345', pin: '01000' })).toMatchObject({ outcome: 'failed', errorCode: 'invalid_gift_card' });
+    expect(await giftCards.balance({ number: '12345', pin: '01000' })).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'invalid_gift_card',
+    });
   });
 });
 
@@ -84,23 +109,41 @@ describe('issue and activate', () => {
     expect(issued.number).toMatch(/^\d{16,19}$/);
     expect(issued.number).not.toMatch(/0000$/);
     expect(issued.pin).toMatch(/^0\d+$/);
-    expect(await giftCards.balance({ number: issued.number, pin: issued.pin })).toEqual({ outcome: 'succeeded', balance: 2500, currency: 'EUR', expiresAt: null });
+    expect(await giftCards.balance({ number: issued.number, pin: issued.pin })).toEqual({
+      outcome: 'succeeded',
+      balance: 2500,
+      currency: 'EUR',
+      expiresAt: null,
+    });
     expect(await giftCards.issue(request)).toEqual(issued);
   });
 
   it('activates a card by adding the amount, once per reference; another currency is incorrect_currency', async () => {
     const card = { number: newNumber(), pin: '00500' };
     const request = { reference: newReference(), card, amount: 1000, currency: 'USD' };
-    expect(await giftCards.activate(request)).toEqual({ outcome: 'succeeded', balance: 1500, currency: 'USD', expiresAt: null });
+    expect(await giftCards.activate(request)).toEqual({
+      outcome: 'succeeded',
+      balance: 1500,
+      currency: 'USD',
+      expiresAt: null,
+    });
     expect(await giftCards.activate(request)).toMatchObject({ outcome: 'succeeded', balance: 1500 });
     expect(await giftCards.balance(card)).toMatchObject({ balance: 1500 });
-    expect(await giftCards.activate({ reference: newReference(), card, amount: 100, currency: 'EUR' })).toMatchObject({ outcome: 'failed', errorCode: 'incorrect_currency' });
+    expect(await giftCards.activate({ reference: newReference(), card, amount: 100, currency: 'EUR' })).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'incorrect_currency',
+    });
   });
 
   it('activates a card first seen without a PIN at 0 in the request currency, and without an amount leaves it', async () => {
     const card = { number: newNumber() };
-    expect(await giftCards.activate({ reference: newReference(), card, amount: 700, currency: 'GBP' })).toMatchObject({ balance: 700, currency: 'GBP' });
-    expect(await giftCards.activate({ reference: newReference(), card, currency: 'GBP' })).toMatchObject({ balance: 700 });
+    expect(await giftCards.activate({ reference: newReference(), card, amount: 700, currency: 'GBP' })).toMatchObject({
+      balance: 700,
+      currency: 'GBP',
+    });
+    expect(await giftCards.activate({ reference: newReference(), card, currency: 'GBP' })).toMatchObject({
+      balance: 700,
+    });
   });
 });
 
@@ -109,7 +152,11 @@ describe('redemptions', () => {
     const number = newNumber();
     const reference = newReference();
     const first = await redeem(number, '05000', 1200, reference);
-    expect(first).toEqual({ outcome: 'succeeded', providerRedemptionId: expect.stringMatching(/^sim_gcr_/) as string, balance: 3800 });
+    expect(first).toEqual({
+      outcome: 'succeeded',
+      providerRedemptionId: expect.stringMatching(/^sim_gcr_/) as string,
+      balance: 3800,
+    });
     expect(await redeem(number, '05000', 1200, reference)).toEqual(first);
     const ledger = await ledgerOf(number);
     expect(ledger).toMatchObject({ number, balance: 3800, currency: 'USD' });
@@ -122,11 +169,26 @@ describe('redemptions', () => {
   it('answers insufficient_funds and records the failed redemption; incorrect_currency likewise', async () => {
     const number = newNumber();
     const reference = newReference();
-    expect(await redeem(number, '00100', 200, reference)).toMatchObject({ outcome: 'failed', errorCode: 'insufficient_funds', rawErrorCode: '10006' });
-    expect(await redeem(number, '00100', 50, newReference(), 'EUR')).toMatchObject({ outcome: 'failed', errorCode: 'incorrect_currency' });
+    expect(await redeem(number, '00100', 200, reference)).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'insufficient_funds',
+      rawErrorCode: '10006',
+    });
+    expect(await redeem(number, '00100', 50, newReference(), 'EUR')).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'incorrect_currency',
+    });
     const ledger = await ledgerOf(number);
     expect(ledger.balance).toBe(100);
-    expect(ledger.redemptions[0]).toEqual({ reference, redemption_id: null, amount: 200, currency: 'USD', status: 'failed', refunded_amount: 0, refunds: [] });
+    expect(ledger.redemptions[0]).toEqual({
+      reference,
+      redemption_id: null,
+      amount: 200,
+      currency: 'USD',
+      status: 'failed',
+      refunded_amount: 0,
+      refunds: [],
+    });
     expect(ledger.redemptions[1]).toMatchObject({ status: 'failed', currency: 'EUR' });
   });
 
@@ -139,7 +201,10 @@ describe('redemptions', () => {
   });
 
   it('rejects a malformed request (400)', async () => {
-    await expect(redeem(newNumber(), '01000', 0)).rejects.toMatchObject({ type: 'connector_request_rejected', status: 400 });
+    await expect(redeem(newNumber(), '01000', 0)).rejects.toMatchObject({
+      type: 'connector_request_rejected',
+      status: 400,
+    });
   });
 });
 
@@ -160,7 +225,11 @@ describe('reversals', () => {
     const reference = newReference();
     await giftCards.balance({ number, pin: '01000' });
     expect(await giftCards.reverse({ reference })).toEqual({ outcome: 'succeeded', reversed: false });
-    expect(await redeem(number, '01000', 300, reference)).toMatchObject({ outcome: 'failed', errorCode: 'operation_canceled', rawErrorCode: '10008' });
+    expect(await redeem(number, '01000', 300, reference)).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'operation_canceled',
+      rawErrorCode: '10008',
+    });
     expect(await giftCards.reverse({ reference })).toEqual({ outcome: 'succeeded', reversed: false });
     const ledger = await ledgerOf(number);
     expect(ledger.balance).toBe(1000);
@@ -185,9 +254,16 @@ describe('refunds', () => {
     expect(await giftCards.refund(partial)).toEqual(refunded);
     expect((await ledgerOf(number)).balance).toBe(1400);
 
-    expect(await giftCards.refund({ ...partial, reference: newReference(), amount: 700 })).toMatchObject({ outcome: 'failed', errorCode: 'invalid_amount' });
-    expect(await giftCards.refund({ ...partial, reference: newReference(), amount: 600, currency: 'EUR' })).toMatchObject({ outcome: 'failed', errorCode: 'incorrect_currency' });
-    expect(await giftCards.refund({ ...partial, reference: newReference(), amount: 600 })).toMatchObject({ outcome: 'succeeded' });
+    expect(await giftCards.refund({ ...partial, reference: newReference(), amount: 700 })).toMatchObject({
+      outcome: 'failed',
+      errorCode: 'invalid_amount',
+    });
+    expect(
+      await giftCards.refund({ ...partial, reference: newReference(), amount: 600, currency: 'EUR' }),
+    ).toMatchObject({ outcome: 'failed', errorCode: 'incorrect_currency' });
+    expect(await giftCards.refund({ ...partial, reference: newReference(), amount: 600 })).toMatchObject({
+      outcome: 'succeeded',
+    });
 
     const ledger = await ledgerOf(number);
     expect(ledger.balance).toBe(2000);
@@ -203,11 +279,20 @@ describe('refunds', () => {
     await giftCards.refund({ reference: newReference(), redemptionReference, amount: 300, currency: 'USD' });
     expect(await giftCards.reverse({ reference: redemptionReference })).toMatchObject({ reversed: true });
     expect((await ledgerOf(number)).balance).toBe(1000);
-    expect(await giftCards.refund({ reference: newReference(), redemptionReference, amount: 1, currency: 'USD' })).toMatchObject({ errorCode: 'invalid_amount' });
+    expect(
+      await giftCards.refund({ reference: newReference(), redemptionReference, amount: 1, currency: 'USD' }),
+    ).toMatchObject({ errorCode: 'invalid_amount' });
   });
 
   it('rejects a refund of a redemption the provider does not know (404)', async () => {
-    await expect(giftCards.refund({ reference: newReference(), redemptionReference: newReference(), amount: 100, currency: 'USD' })).rejects.toMatchObject({
+    await expect(
+      giftCards.refund({
+        reference: newReference(),
+        redemptionReference: newReference(),
+        amount: 100,
+        currency: 'USD',
+      }),
+    ).rejects.toMatchObject({
       type: 'connector_request_rejected',
       status: 404,
     });
@@ -221,15 +306,28 @@ describe('the provider ledger, outages and errors', () => {
   });
 
   it('answers 503 during an outage of the merchant id and records nothing; the ledger still answers', async () => {
-    const down = mockGiftCardDefinition.create({ baseUrl: simulator.url, merchantId: 'gift-merchant-down', timeoutMs: 2_000 });
+    const down = mockGiftCardDefinition.create({
+      baseUrl: simulator.url,
+      merchantId: 'gift-merchant-down',
+      timeoutMs: 2_000,
+    });
     const number = newNumber();
     await giftCards.balance({ number, pin: '01000' });
     simulator.setOutage('gift-merchant-down', true);
     try {
-      const error = await down.redeem({ reference: newReference(), card: { number, pin: '01000' }, amount: 100, currency: 'USD' }).catch((e: unknown) => e);
+      const error = await down
+        .redeem({ reference: newReference(), card: { number, pin: '01000' }, amount: 100, currency: 'USD' })
+        .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(ConnectorUnavailableError);
       expect(error).toMatchObject({ retriable: true, status: 503 });
-      expect(await giftCards.redeem({ reference: newReference(), card: { number, pin: '01000' }, amount: 100, currency: 'USD' })).toMatchObject({ balance: 900 });
+      expect(
+        await giftCards.redeem({
+          reference: newReference(),
+          card: { number, pin: '01000' },
+          amount: 100,
+          currency: 'USD',
+        }),
+      ).toMatchObject({ balance: 900 });
       expect(await ledgerOf(number)).toMatchObject({ balance: 900, redemptions: [expect.anything()] });
     } finally {
       simulator.setOutage('gift-merchant-down', false);
@@ -238,20 +336,33 @@ describe('the provider ledger, outages and errors', () => {
 
   it('throws a retriable ConnectorUnavailableError when the simulator is unreachable', async () => {
     const url = await withServer(undefined);
-    const error = await mockGiftCardDefinition.create({ baseUrl: url, merchantId: 'merchant-1' }).balance({ number: newNumber(), pin: '01000' }).catch((e: unknown) => e);
+    const error = await mockGiftCardDefinition
+      .create({ baseUrl: url, merchantId: 'merchant-1' })
+      .balance({ number: newNumber(), pin: '01000' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectorUnavailableError);
     expect(error).toMatchObject({ retriable: true });
   });
 
   it('throws ConnectorRequestRejectedError for an answer that breaks the protocol', async () => {
-    const url = await withServer((_request, response) => response.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ status: 'succeeded', balance: '12' })));
-    const error = await mockGiftCardDefinition.create({ baseUrl: url, merchantId: 'merchant-1' }).balance({ number: newNumber(), pin: '01000' }).catch((e: unknown) => e);
+    const url = await withServer((_request, response) =>
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'succeeded', balance: '12' })),
+    );
+    const error = await mockGiftCardDefinition
+      .create({ baseUrl: url, merchantId: 'merchant-1' })
+      .balance({ number: newNumber(), pin: '01000' })
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectorRequestRejectedError);
     expect(error).toMatchObject({ message: expect.stringContaining('balance (number)') as string });
   });
 
   it('is registered as mock-gift-card', () => {
-    expect(giftCardServiceRegistry.get('mock-gift-card')).toMatchObject({ id: 'mock-gift-card', displayName: 'Gift card simulator' });
+    expect(giftCardServiceRegistry.get('mock-gift-card')).toMatchObject({
+      id: 'mock-gift-card',
+      displayName: 'Gift card simulator',
+    });
     expect(giftCardServiceRegistry.list().map((d) => d.id)).toEqual(['mock-gift-card']);
     expect(giftCards.definitionId).toBe('mock-gift-card');
   });

@@ -43,7 +43,9 @@ describe('buyer approval', () => {
   it('approves on the page: 303 back with the provider transaction id, then a signed `authorized` notification', async () => {
     const request = walletRequest();
     const { id, approvalUrl } = await awaitingBuyer(request);
-    expect(await paypal.sync({ reference: request.reference })).toMatchObject({ transaction: { status: 'buyer_approval_required', authorizedAmount: 0 } });
+    expect(await paypal.sync({ reference: request.reference })).toMatchObject({
+      transaction: { status: 'buyer_approval_required', authorizedAmount: 0 },
+    });
     expect(harness.notificationsFor(request.reference)).toHaveLength(0);
 
     const page = await fetch(approvalUrl);
@@ -57,8 +59,16 @@ describe('buyer approval', () => {
     const answer = await submitForm(approvalUrl, { decision: 'approve' });
     expect(answer.status).toBe(303);
     expect(answer.headers.get('location')).toBe(`${returnUrl}&provider_transaction_id=${id}`);
-    expect(await notifiedStatus(request.reference)).toMatchObject({ type: 'authorization', status: 'authorized', providerTransactionId: id, amount: 1299, sequence: 1 });
-    expect(await paypal.sync({ reference: request.reference, providerTransactionId: id })).toMatchObject({ transaction: { status: 'authorized', authorizedAmount: 1299 } });
+    expect(await notifiedStatus(request.reference)).toMatchObject({
+      type: 'authorization',
+      status: 'authorized',
+      providerTransactionId: id,
+      amount: 1299,
+      sequence: 1,
+    });
+    expect(await paypal.sync({ reference: request.reference, providerTransactionId: id })).toMatchObject({
+      transaction: { status: 'authorized', authorizedAmount: 1299 },
+    });
     expect((await submitForm(approvalUrl, { decision: 'cancel' })).status).toBe(409);
   });
 
@@ -77,8 +87,16 @@ describe('buyer approval', () => {
     const request = walletRequest();
     const { approvalUrl } = await awaitingBuyer(request);
     expect((await submitForm(approvalUrl, { decision: 'cancel' })).status).toBe(303);
-    expect(await notifiedStatus(request.reference)).toMatchObject({ status: 'declined', errorCode: 'cancelled_buyer_approval', rawResponseCode: '200022' });
-    const again = await fetch(approvalUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ decision: 'approve' }) });
+    expect(await notifiedStatus(request.reference)).toMatchObject({
+      status: 'declined',
+      errorCode: 'cancelled_buyer_approval',
+      rawResponseCode: '200022',
+    });
+    const again = await fetch(approvalUrl, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ decision: 'approve' }),
+    });
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ error: 'approval_completed' });
   });
@@ -86,7 +104,9 @@ describe('buyer approval', () => {
   it('cancel from the merchant before the buyer decides: cancelled, and the page is closed', async () => {
     const request = walletRequest();
     const { id, approvalUrl } = await awaitingBuyer(request);
-    expect(await paypal.cancel({ reference: request.reference, providerTransactionId: id })).toMatchObject({ outcome: 'succeeded' });
+    expect(await paypal.cancel({ reference: request.reference, providerTransactionId: id })).toMatchObject({
+      outcome: 'succeeded',
+    });
     expect((await fetch(approvalUrl)).status).toBe(409);
   });
 });
@@ -97,13 +117,20 @@ describe('after approval', () => {
     const first = await awaitingBuyer(captured);
     await submitForm(first.approvalUrl, { decision: 'approve' });
     const ref = { reference: captured.reference, providerTransactionId: first.id };
-    expect(await paypal.capture({ ...ref, amount: 5000, currency: 'USD' })).toMatchObject({ outcome: 'succeeded', capturedAmount: 5000 });
-    expect(await paypal.refund({ ...ref, refundReference: 'wallet-refund', amount: 2000, currency: 'USD' })).toMatchObject({ outcome: 'succeeded' });
+    expect(await paypal.capture({ ...ref, amount: 5000, currency: 'USD' })).toMatchObject({
+      outcome: 'succeeded',
+      capturedAmount: 5000,
+    });
+    expect(
+      await paypal.refund({ ...ref, refundReference: 'wallet-refund', amount: 2000, currency: 'USD' }),
+    ).toMatchObject({ outcome: 'succeeded' });
 
     const voided = walletRequest();
     const second = await awaitingBuyer(voided);
     await submitForm(second.approvalUrl, { decision: 'approve' });
-    expect(await paypal.void({ reference: voided.reference, providerTransactionId: second.id })).toMatchObject({ outcome: 'succeeded' });
+    expect(await paypal.void({ reference: voided.reference, providerTransactionId: second.id })).toMatchObject({
+      outcome: 'succeeded',
+    });
   });
 });
 
@@ -113,7 +140,13 @@ describe('definition', () => {
     expect(paypal.definitionId).toBe('mock-paypal');
     expect(Object.entries(paypal.capabilities).filter(([, on]) => on)).toEqual([['delayedCapture', true]]);
     const ref = { reference: 'unused', providerTransactionId: 'sim_txn_unused' };
-    expect(await paypal.capture({ ...ref, amount: 100, currency: 'USD', final: false })).toMatchObject({ outcome: 'refused', capability: 'multipleCaptures' });
-    expect(await paypal.incrementAuthorization({ ...ref, amount: 100, currency: 'USD' })).toMatchObject({ outcome: 'refused', capability: 'incrementalAuthorization' });
+    expect(await paypal.capture({ ...ref, amount: 100, currency: 'USD', final: false })).toMatchObject({
+      outcome: 'refused',
+      capability: 'multipleCaptures',
+    });
+    expect(await paypal.incrementAuthorization({ ...ref, amount: 100, currency: 'USD' })).toMatchObject({
+      outcome: 'refused',
+      capability: 'incrementalAuthorization',
+    });
   });
 });

@@ -14,7 +14,11 @@ let updater: AccountUpdaterService;
 
 beforeAll(async () => {
   harness = await startSimulatorHarness({ accountUpdaterDelayMs: DELAY_MS });
-  updater = new SimulatorAccountUpdaterService({ baseUrl: harness.simulator.url, merchantId: 'updater-1', timeoutMs: 2_000 });
+  updater = new SimulatorAccountUpdaterService({
+    baseUrl: harness.simulator.url,
+    merchantId: 'updater-1',
+    timeoutMs: 2_000,
+  });
 });
 
 afterAll(() => harness.stop());
@@ -54,7 +58,12 @@ describe('a job', () => {
     const { results } = await completed(providerJobId);
     expect(results).toEqual([
       { reference: 'i-expiry', outcome: 'updated_expiry', expirationDate: '11/28' },
-      { reference: 'i-number', outcome: 'updated_number', number: replacementNumber(numberPan), expirationDate: '02/29' },
+      {
+        reference: 'i-number',
+        outcome: 'updated_number',
+        number: replacementNumber(numberPan),
+        expirationDate: '02/29',
+      },
       { reference: 'i-closed', outcome: 'closed' },
       { reference: 'i-contact', outcome: 'contact_cardholder' },
       { reference: 'i-none', outcome: 'no_change' },
@@ -64,10 +73,19 @@ describe('a job', () => {
 
   it('is the same job when its reference is submitted again: nothing is scheduled twice', async () => {
     const reference = newReference();
-    const first = await updater.submit({ reference, inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }] });
-    const again = await updater.submit({ reference, inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }] });
+    const first = await updater.submit({
+      reference,
+      inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }],
+    });
+    const again = await updater.submit({
+      reference,
+      inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }],
+    });
     expect(again.providerJobId).toBe(first.providerJobId);
-    const other = await updater.submit({ reference: newReference(), inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }] });
+    const other = await updater.submit({
+      reference: newReference(),
+      inquiries: [{ reference: 'a', card: { number: expiryPan, expirationDate: '11/25' } }],
+    });
     expect(other.providerJobId).not.toBe(first.providerJobId);
   });
 });
@@ -75,34 +93,74 @@ describe('a job', () => {
 describe('refusals', () => {
   it.each([
     ['no inquiries', { reference: 'r', inquiries: [] }, /inquiries must hold 1 to 1000/],
-    ['1,001 inquiries', { reference: 'r', inquiries: Array.from({ length: 1001 }, (_, i) => ({ reference: `i${i}`, card: { number: unchangedPan, expiration_date: '01/30' } })) }, /1 to 1000/],
-    ['a short number', { reference: 'r', inquiries: [{ reference: 'i', card: { number: '41111111', expiration_date: '01/30' } }] }, /inquiries\[0\]\.card\.number/],
-    ['a bad expiry', { reference: 'r', inquiries: [{ reference: 'i', card: { number: unchangedPan, expiration_date: '13/30' } }] }, /expiration_date must be MM\/YY/],
-    ['a repeated inquiry reference', { reference: 'r', inquiries: [1, 2].map(() => ({ reference: 'i', card: { number: unchangedPan, expiration_date: '01/30' } })) }, /repeats/],
+    [
+      '1,001 inquiries',
+      {
+        reference: 'r',
+        inquiries: Array.from({ length: 1001 }, (_, i) => ({
+          reference: `i${i}`,
+          card: { number: unchangedPan, expiration_date: '01/30' },
+        })),
+      },
+      /1 to 1000/,
+    ],
+    [
+      'a short number',
+      { reference: 'r', inquiries: [{ reference: 'i', card: { number: '41111111', expiration_date: '01/30' } }] },
+      /inquiries\[0\]\.card\.number/,
+    ],
+    [
+      'a bad expiry',
+      { reference: 'r', inquiries: [{ reference: 'i', card: { number: unchangedPan, expiration_date: '13/30' } }] },
+      /expiration_date must be MM\/YY/,
+    ],
+    [
+      'a repeated inquiry reference',
+      {
+        reference: 'r',
+        inquiries: [1, 2].map(() => ({ reference: 'i', card: { number: unchangedPan, expiration_date: '01/30' } })),
+      },
+      /repeats/,
+    ],
   ])('%s → 400 naming the field, never the card number', async (_, body, message) => {
-    const response = await fetch(`${harness.simulator.url}/v1/account-updater/jobs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${harness.simulator.url}/v1/account-updater/jobs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     expect(response.status).toBe(400);
     const text = await response.text();
-    expect(JSON.parse(text)).toMatchObject({ error: 'invalid_request', message: expect.stringMatching(message) as string });
+    expect(JSON.parse(text)).toMatchObject({
+      error: 'invalid_request',
+      message: expect.stringMatching(message) as string,
+    });
     expect(text).not.toContain(unchangedPan);
   });
 
   it('an unknown job → ConnectorRequestRejectedError (404)', async () => {
-    await expect(updater.results('sim_au_job_nope')).rejects.toMatchObject({ name: 'ConnectorRequestRejectedError', status: 404 });
+    await expect(updater.results('sim_au_job_nope')).rejects.toMatchObject({
+      name: 'ConnectorRequestRejectedError',
+      status: 404,
+    });
   });
 
   it('an outage of its merchant id → a retriable ConnectorUnavailableError, and nothing recorded', async () => {
     harness.simulator.setOutage('updater-1', true);
     const reference = newReference();
     try {
-      const failure = await updater.submit({ reference, inquiries: [{ reference: 'a', card: { number: closedPan, expirationDate: '01/30' } }] }).catch((error: unknown) => error);
+      const failure = await updater
+        .submit({ reference, inquiries: [{ reference: 'a', card: { number: closedPan, expirationDate: '01/30' } }] })
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(ConnectorUnavailableError);
       expect(failure).toMatchObject({ retriable: true, status: 503 });
     } finally {
       harness.simulator.setOutage('updater-1', false);
     }
     // Back up: the same reference makes a new job (the refused one was never recorded), answered as usual.
-    const { providerJobId } = await updater.submit({ reference, inquiries: [{ reference: 'a', card: { number: closedPan, expirationDate: '01/30' } }] });
+    const { providerJobId } = await updater.submit({
+      reference,
+      inquiries: [{ reference: 'a', card: { number: closedPan, expirationDate: '01/30' } }],
+    });
     expect((await completed(providerJobId)).results).toEqual([{ reference: 'a', outcome: 'closed' }]);
   });
 
@@ -112,7 +170,12 @@ describe('refusals', () => {
     const port = (closed.address() as AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const nowhere = new SimulatorAccountUpdaterService({ baseUrl: `http://127.0.0.1:${port}`, timeoutMs: 500 });
-    await expect(nowhere.submit({ reference: 'r', inquiries: [{ reference: 'a', card: { number: unchangedPan, expirationDate: '01/30' } }] })).rejects.toMatchObject({
+    await expect(
+      nowhere.submit({
+        reference: 'r',
+        inquiries: [{ reference: 'a', card: { number: unchangedPan, expirationDate: '01/30' } }],
+      }),
+    ).rejects.toMatchObject({
       name: 'ConnectorUnavailableError',
       retriable: true,
     });
@@ -120,10 +183,15 @@ describe('refusals', () => {
   });
 
   it('an answer without a job → ConnectorRequestRejectedError', async () => {
-    const liar = createServer((_, response) => response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+    const liar = createServer((_, response) =>
+      response.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'),
+    );
     await new Promise<void>((resolve) => liar.listen(0, '127.0.0.1', resolve));
     try {
-      const broken = new SimulatorAccountUpdaterService({ baseUrl: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`, timeoutMs: 1_000 });
+      const broken = new SimulatorAccountUpdaterService({
+        baseUrl: `http://127.0.0.1:${(liar.address() as AddressInfo).port}`,
+        timeoutMs: 1_000,
+      });
       await expect(broken.results('x')).rejects.toBeInstanceOf(ConnectorRequestRejectedError);
     } finally {
       liar.closeAllConnections();

@@ -4,10 +4,20 @@
  * ConnectorUnavailableError (a submission is idempotent by its reference, so it is safe to send again); 4xx and
  * answers that break the protocol throw ConnectorRequestRejectedError.
  */
-import { accountUpdaterOutcomes, type AccountUpdaterJobRequest, type AccountUpdaterJobResults, type AccountUpdaterResult, type AccountUpdaterService } from '../account-updater';
+import {
+  accountUpdaterOutcomes,
+  type AccountUpdaterJobRequest,
+  type AccountUpdaterJobResults,
+  type AccountUpdaterResult,
+  type AccountUpdaterService,
+} from '../account-updater';
 import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
 import { callSimulator, type SimulatorEndpoint } from './simulator-http-client';
-import type { WireAccountUpdaterJob, WireAccountUpdaterJobRequest, WireAccountUpdaterResult } from './simulator-account-updater-wire';
+import type {
+  WireAccountUpdaterJob,
+  WireAccountUpdaterJobRequest,
+  WireAccountUpdaterResult,
+} from './simulator-account-updater-wire';
 import { merchantIdHeader } from './simulator-wire';
 
 export interface SimulatorAccountUpdaterConfig {
@@ -34,7 +44,10 @@ export class SimulatorAccountUpdaterService implements AccountUpdaterService {
   async submit(job: AccountUpdaterJobRequest): Promise<{ providerJobId: string }> {
     const body: WireAccountUpdaterJobRequest = {
       reference: job.reference,
-      inquiries: job.inquiries.map(({ reference, card }) => ({ reference, card: { number: card.number, expiration_date: card.expirationDate } })),
+      inquiries: job.inquiries.map(({ reference, card }) => ({
+        reference,
+        card: { number: card.number, expiration_date: card.expirationDate },
+      })),
     };
     const answer = await this.call('POST', '/v1/account-updater/jobs', body);
     return { providerJobId: answer.job_id };
@@ -49,19 +62,31 @@ export class SimulatorAccountUpdaterService implements AccountUpdaterService {
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown): Promise<WireAccountUpdaterJob> {
     const answer = await callSimulator<WireAccountUpdaterJob>(this.endpoint, method, path, body);
-    if (answer.kind === 'unknown') throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to ${method} ${path}`, true, undefined, { timedOut: answer.timedOut });
+    if (answer.kind === 'unknown')
+      throw new ConnectorUnavailableError(
+        `${this.endpoint.name} gave no answer to ${method} ${path}`,
+        true,
+        undefined,
+        { timedOut: answer.timedOut },
+      );
     const job = answer.body as Partial<WireAccountUpdaterJob> | null;
     if (typeof job?.job_id !== 'string' || (job.status !== 'pending' && job.status !== 'completed')) {
-      throw new ConnectorRequestRejectedError(`${this.endpoint.name} answered ${method} ${path} without job_id and status`, answer.status);
+      throw new ConnectorRequestRejectedError(
+        `${this.endpoint.name} answered ${method} ${path} without job_id and status`,
+        answer.status,
+      );
     }
     return job as WireAccountUpdaterJob;
   }
 
   private toResult(result: WireAccountUpdaterResult): AccountUpdaterResult {
     const { reference, outcome, number, expiration_date: expirationDate } = result;
-    if (typeof reference !== 'string' || !accountUpdaterOutcomes.includes(outcome)) throw this.broken('GET', 'a reference and a known outcome per result');
-    if (outcome === 'updated_number' && typeof number !== 'string') throw this.broken('GET', 'the new number of an updated_number result');
-    if (outcome === 'updated_expiry' && typeof expirationDate !== 'string') throw this.broken('GET', 'the new expiry of an updated_expiry result');
+    if (typeof reference !== 'string' || !accountUpdaterOutcomes.includes(outcome))
+      throw this.broken('GET', 'a reference and a known outcome per result');
+    if (outcome === 'updated_number' && typeof number !== 'string')
+      throw this.broken('GET', 'the new number of an updated_number result');
+    if (outcome === 'updated_expiry' && typeof expirationDate !== 'string')
+      throw this.broken('GET', 'the new expiry of an updated_expiry result');
     return {
       reference,
       outcome,

@@ -57,4 +57,3 @@ export function replacementNumber(number: string): string {
   // Unreachable: the fifth digit from the right is not doubled by Luhn, so exactly one value of it passes.
   throw new Error('no Luhn digit found');
 }
-

@@ -10,7 +10,9 @@ import {
   replacementNumberSuffix,
 } from './simulator-account-updater-values';
 
-const examples = Object.entries(accountUpdaterExamplePans).flatMap(([outcome, pans]) => pans.map((pan) => [pan, outcome] as const));
+const examples = Object.entries(accountUpdaterExamplePans).flatMap(([outcome, pans]) =>
+  pans.map((pan) => [pan, outcome] as const),
+);
 
 describe('card number → account updater outcome', () => {
   it.each(examples)('example PAN %s passes the Luhn check and gives %s', (pan, outcome) => {
@@ -19,7 +21,8 @@ describe('card number → account updater outcome', () => {
   });
 
   it('gives no_change to every ending outside the table', () => {
-    for (const ending of ['0000', '0002', '0018', '1111', '4444', '0005']) expect(accountUpdaterOutcomeForCard(`411111111111${ending}`)).toBe('no_change');
+    for (const ending of ['0000', '0002', '0018', '1111', '4444', '0005'])
+      expect(accountUpdaterOutcomeForCard(`411111111111${ending}`)).toBe('no_change');
   });
 
   it('has endings that add the same to the Luhn sum, so swapping one for another keeps a card valid', () => {
@@ -39,15 +42,18 @@ describe('a new expiry', () => {
 });
 
 describe('a replacement number', () => {
-  it.each(accountUpdaterExamplePans.updated_number)('for %s keeps the BIN and length, passes Luhn, differs, and updates to no_change', (pan) => {
-    const replaced = replacementNumber(pan);
-    expect(replaced).toHaveLength(pan.length);
-    expect(replaced.slice(0, 6)).toBe(pan.slice(0, 6));
-    expect(replaced.endsWith(replacementNumberSuffix)).toBe(true);
-    expect(replaced).not.toBe(pan);
-    expect(passesLuhn(replaced)).toBe(true);
-    expect(accountUpdaterOutcomeForCard(replaced)).toBe('no_change');
-  });
+  it.each(accountUpdaterExamplePans.updated_number)(
+    'for %s keeps the BIN and length, passes Luhn, differs, and updates to no_change',
+    (pan) => {
+      const replaced = replacementNumber(pan);
+      expect(replaced).toHaveLength(pan.length);
+      expect(replaced.slice(0, 6)).toBe(pan.slice(0, 6));
+      expect(replaced.endsWith(replacementNumberSuffix)).toBe(true);
+      expect(replaced).not.toBe(pan);
+      expect(passesLuhn(replaced)).toBe(true);
+      expect(accountUpdaterOutcomeForCard(replaced)).toBe('no_change');
+    },
+  );
 
   it('is the same every time (deterministic)', () => {
     expect(replacementNumber('4111111111150028')).toBe('4111118888860002');

@@ -9,7 +9,11 @@
 import type { IncomingMessage } from 'node:http';
 import { HttpFailure, readBody, type RouteAnswer } from './simulator-http';
 import { accountUpdaterOutcomeForCard, extendedExpiry, replacementNumber } from './simulator-account-updater-values';
-import type { WireAccountUpdaterJob, WireAccountUpdaterJobRequest, WireAccountUpdaterResult } from './simulator-account-updater-wire';
+import type {
+  WireAccountUpdaterJob,
+  WireAccountUpdaterJobRequest,
+  WireAccountUpdaterResult,
+} from './simulator-account-updater-wire';
 
 /** Ours: a job holds 1 to 1,000 cards, as `POST /account-updater/jobs` takes 1 to 1,000 payment methods. */
 export const MAX_ACCOUNT_UPDATER_INQUIRIES = 1000;
@@ -42,7 +46,10 @@ export class SimulatorAccountUpdater {
   ) {}
 
   /** `segments`: the path after `/v1/account-updater`. */
-  async route(request: IncomingMessage, [collection, id, ...rest]: readonly (string | undefined)[]): Promise<RouteAnswer> {
+  async route(
+    request: IncomingMessage,
+    [collection, id, ...rest]: readonly (string | undefined)[],
+  ): Promise<RouteAnswer> {
     const method = request.method ?? 'GET';
     if (collection === 'jobs' && rest.length === 0) {
       if (method === 'POST' && id === undefined) {
@@ -92,7 +99,13 @@ function resultFor(reference: string, number: string, expirationDate: string): W
 }
 
 function toWire(job: SimulatedJob): WireAccountUpdaterJob {
-  return { job_id: job.id, reference: job.reference, status: job.completed ? 'completed' : 'pending', inquiry_count: job.results.length, results: job.completed ? job.results : null };
+  return {
+    job_id: job.id,
+    reference: job.reference,
+    status: job.completed ? 'completed' : 'pending',
+    inquiry_count: job.results.length,
+    results: job.completed ? job.results : null,
+  };
 }
 
 /** The request, or a 400 naming the first bad field (never its value: it may be a card number). */
@@ -105,12 +118,17 @@ function validJob(body: unknown): WireAccountUpdaterJobRequest {
   }
   const references = new Set<string>();
   inquiries.forEach((inquiry: unknown, index) => {
-    const { reference, card } = (typeof inquiry === 'object' && inquiry !== null ? inquiry : {}) as { reference?: unknown; card?: { number?: unknown; expiration_date?: unknown } };
+    const { reference, card } = (typeof inquiry === 'object' && inquiry !== null ? inquiry : {}) as {
+      reference?: unknown;
+      card?: { number?: unknown; expiration_date?: unknown };
+    };
     if (!isText(reference)) throw invalid(`inquiries[${index}].reference required`);
     if (references.has(reference)) throw invalid(`inquiries[${index}].reference repeats another inquiry's`);
     references.add(reference);
-    if (typeof card?.number !== 'string' || !CARD_NUMBER.test(card.number)) throw invalid(`inquiries[${index}].card.number must be 12 to 19 digits`);
-    if (typeof card.expiration_date !== 'string' || !EXPIRY.test(card.expiration_date)) throw invalid(`inquiries[${index}].card.expiration_date must be MM/YY`);
+    if (typeof card?.number !== 'string' || !CARD_NUMBER.test(card.number))
+      throw invalid(`inquiries[${index}].card.number must be 12 to 19 digits`);
+    if (typeof card.expiration_date !== 'string' || !EXPIRY.test(card.expiration_date))
+      throw invalid(`inquiries[${index}].card.expiration_date must be MM/YY`);
   });
   return job as WireAccountUpdaterJobRequest;
 }

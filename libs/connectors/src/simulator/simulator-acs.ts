@@ -5,10 +5,24 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireCurrency, requireText, withQueryParameter, type RouteAnswer } from './simulator-http';
+import {
+  baseUrlOf,
+  html,
+  HttpFailure,
+  readBody,
+  requireAmount,
+  requireCurrency,
+  requireText,
+  withQueryParameter,
+  type RouteAnswer,
+} from './simulator-http';
 import { challengePage } from './simulator-pages';
 import { eciForCard, threeDSecureOutcomeForCard } from './simulator-values';
-import type { WireChallengeResult, WireThreeDSecureAuthentication, WireThreeDSecureAuthenticationRequest } from './simulator-wire';
+import type {
+  WireChallengeResult,
+  WireThreeDSecureAuthentication,
+  WireThreeDSecureAuthenticationRequest,
+} from './simulator-wire';
 
 const version = '2.2.0';
 
@@ -29,11 +43,21 @@ export class SimulatorAcs {
     if (collection === 'authentications' && id === undefined && method === 'POST') {
       return this.authenticate((await readBody(request)) as WireThreeDSecureAuthenticationRequest, baseUrlOf(request));
     }
-    if (collection === 'authentications' && id !== undefined && method === 'GET') return { status: 200, body: this.find(id).authentication };
+    if (collection === 'authentications' && id !== undefined && method === 'GET')
+      return { status: 200, body: this.find(id).authentication };
     if (collection === 'challenges' && id !== undefined && (method === 'GET' || method === 'POST')) {
       const stored = this.find(id);
-      if (stored.authentication.trans_status !== 'C') throw new HttpFailure(409, 'challenge_completed', `the challenge of ${id} is already completed`);
-      if (method === 'GET') return html(challengePage({ id, amount: stored.request.amount, currency: stored.request.currency, merchantName: stored.request.merchant.name }));
+      if (stored.authentication.trans_status !== 'C')
+        throw new HttpFailure(409, 'challenge_completed', `the challenge of ${id} is already completed`);
+      if (method === 'GET')
+        return html(
+          challengePage({
+            id,
+            amount: stored.request.amount,
+            currency: stored.request.currency,
+            merchantName: stored.request.merchant.name,
+          }),
+        );
       return this.complete(stored, (await readBody(request)) as WireChallengeResult);
     }
     throw new HttpFailure(404, 'not_found', `no route ${method} ${request.url ?? ''}`);
@@ -44,15 +68,24 @@ export class SimulatorAcs {
     requireText(body, ['reference', 'currency', 'return_url']);
     requireAmount(body.amount);
     requireText(body.card, ['number', 'expiration_date'], 'card.');
-    requireText(body.merchant, ['acquirer_bin', 'acquirer_merchant_id', 'name', 'country_code', 'category_code', 'url'], 'merchant.');
+    requireText(
+      body.merchant,
+      ['acquirer_bin', 'acquirer_merchant_id', 'name', 'country_code', 'category_code', 'url'],
+      'merchant.',
+    );
     requireCurrency(body.currency);
-    if (!URL.canParse(body.return_url)) throw new HttpFailure(400, 'invalid_request', 'return_url must be an absolute URL');
+    if (!URL.canParse(body.return_url))
+      throw new HttpFailure(400, 'invalid_request', 'return_url must be an absolute URL');
 
     const repeated = this.byReference.get(body.reference);
     if (repeated !== undefined) {
       const { amount, currency, card } = repeated.request;
       if (amount !== body.amount || currency !== body.currency || card.number !== body.card.number) {
-        throw new HttpFailure(409, 'reference_conflict', `reference ${body.reference} was authenticated with another amount, currency or card`);
+        throw new HttpFailure(
+          409,
+          'reference_conflict',
+          `reference ${body.reference} was authenticated with another amount, currency or card`,
+        );
       }
       return { status: 200, body: repeated.authentication };
     }
@@ -81,7 +114,8 @@ export class SimulatorAcs {
   }
 
   private complete(stored: StoredAuthentication, body: WireChallengeResult): RouteAnswer {
-    if (body.result !== 'Y' && body.result !== 'N') throw new HttpFailure(400, 'invalid_request', 'result must be Y or N');
+    if (body.result !== 'Y' && body.result !== 'N')
+      throw new HttpFailure(400, 'invalid_request', 'result must be Y or N');
     stored.authentication = {
       ...stored.authentication,
       trans_status: body.result,
@@ -101,6 +135,11 @@ export class SimulatorAcs {
 }
 
 /** The ECI and the authentication value (CAVV / AAV: 20 random bytes) that only an authenticated cardholder gets. */
-function authenticationValue(authenticated: boolean, cardNumber: string): Pick<WireThreeDSecureAuthentication, 'eci' | 'cavv'> {
-  return authenticated ? { eci: eciForCard(cardNumber), cavv: randomBytes(20).toString('base64') } : { eci: null, cavv: null };
+function authenticationValue(
+  authenticated: boolean,
+  cardNumber: string,
+): Pick<WireThreeDSecureAuthentication, 'eci' | 'cavv'> {
+  return authenticated
+    ? { eci: eciForCard(cardNumber), cavv: randomBytes(20).toString('base64') }
+    : { eci: null, cavv: null };
 }

@@ -4,7 +4,11 @@
  * are safe to repeat: an authentication is keyed by its reference); 4xx throws ConnectorRequestRejectedError.
  */
 import { ConnectorUnavailableError } from '../connector-errors';
-import type { ThreeDSecureAuthentication, ThreeDSecureAuthenticationRequest, ThreeDSecureDirectory } from '../three-d-secure';
+import type {
+  ThreeDSecureAuthentication,
+  ThreeDSecureAuthenticationRequest,
+  ThreeDSecureDirectory,
+} from '../three-d-secure';
 import { callSimulator, type SimulatorEndpoint } from './simulator-http-client';
 import type { WireThreeDSecureAuthentication, WireThreeDSecureAuthenticationRequest } from './simulator-wire';
 
@@ -19,7 +23,11 @@ export class SimulatorDirectoryServer implements ThreeDSecureDirectory {
   private readonly endpoint: SimulatorEndpoint;
 
   constructor(config: SimulatorDirectoryServerConfig) {
-    this.endpoint = { name: '3-D Secure directory server', baseUrl: config.baseUrl, timeoutMs: config.timeoutMs ?? 10_000 };
+    this.endpoint = {
+      name: '3-D Secure directory server',
+      baseUrl: config.baseUrl,
+      timeoutMs: config.timeoutMs ?? 10_000,
+    };
   }
 
   authenticate(request: ThreeDSecureAuthenticationRequest): Promise<ThreeDSecureAuthentication> {
@@ -48,7 +56,8 @@ export class SimulatorDirectoryServer implements ThreeDSecureDirectory {
 
   private async call(method: 'GET' | 'POST', path: string, body: unknown): Promise<ThreeDSecureAuthentication> {
     const answer = await callSimulator<WireThreeDSecureAuthentication>(this.endpoint, method, path, body);
-    if (answer.kind === 'unknown') throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to ${method} ${path}`, true);
+    if (answer.kind === 'unknown')
+      throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to ${method} ${path}`, true);
     return toAuthentication(answer.body);
   }
 }

@@ -7,7 +7,12 @@
 import { randomInt } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HttpFailure, readBody, requireAmount, requireCurrency, requireText, type RouteAnswer } from './simulator-http';
-import { giftCardExpiredNumberSuffix, giftCardFailure, giftCardOutcomeForPin, type GiftCardFailureOutcome } from './simulator-values';
+import {
+  giftCardExpiredNumberSuffix,
+  giftCardFailure,
+  giftCardOutcomeForPin,
+  type GiftCardFailureOutcome,
+} from './simulator-values';
 import type {
   WireGiftCardActivateRequest,
   WireGiftCardBalance,
@@ -57,7 +62,8 @@ class AnswersByReference<Answer> {
     const key = JSON.stringify(values);
     const seen = this.answers.get(reference);
     if (seen !== undefined) {
-      if (seen.values !== key) throw new HttpFailure(409, 'reference_conflict', `reference ${reference} was used with other values`);
+      if (seen.values !== key)
+        throw new HttpFailure(409, 'reference_conflict', `reference ${reference} was used with other values`);
       return seen.answer;
     }
     const answer = first();
@@ -73,9 +79,15 @@ const toWireFailure = (failure: GiftCardFailureOutcome): WireGiftCardFailure => 
   raw_error_message: failure.rawErrorMessage,
 });
 
-const failed = (...args: Parameters<typeof giftCardFailure>): WireGiftCardFailure => toWireFailure(giftCardFailure(...args));
+const failed = (...args: Parameters<typeof giftCardFailure>): WireGiftCardFailure =>
+  toWireFailure(giftCardFailure(...args));
 
-const balanceOf = (card: StoredGiftCard): WireGiftCardBalance => ({ status: 'succeeded', balance: card.balance, currency: card.currency, expires_at: null });
+const balanceOf = (card: StoredGiftCard): WireGiftCardBalance => ({
+  status: 'succeeded',
+  balance: card.balance,
+  currency: card.currency,
+  expires_at: null,
+});
 
 const randomDigits = (count: number): string => Array.from({ length: count }, () => String(randomInt(10))).join('');
 
@@ -97,7 +109,10 @@ export class SimulatorGiftCards {
   ) {}
 
   /** `segments`: the path after `/v1/gift-cards`. */
-  async route(request: IncomingMessage, [collection, reference, action]: readonly (string | undefined)[]): Promise<RouteAnswer> {
+  async route(
+    request: IncomingMessage,
+    [collection, reference, action]: readonly (string | undefined)[],
+  ): Promise<RouteAnswer> {
     const method = request.method ?? 'GET';
     if (method === 'GET' && collection === 'cards' && reference !== undefined && action === undefined) {
       const card = this.ledgerCard(reference);
@@ -204,7 +219,8 @@ export class SimulatorGiftCards {
   }
 
   private debit(body: WireGiftCardRedeemRequest): WireGiftCardRedeemed | WireGiftCardFailure {
-    if (this.reversedUnseen.has(body.reference)) return failed('operation_canceled', `redemption ${body.reference} was reversed before it arrived.`);
+    if (this.reversedUnseen.has(body.reference))
+      return failed('operation_canceled', `redemption ${body.reference} was reversed before it arrived.`);
     const card = this.cardFor(body.number, body.pin, body.currency);
     if ('status' in card) return card;
     if (card.currency !== body.currency) return failed('incorrect_currency');
@@ -228,7 +244,10 @@ export class SimulatorGiftCards {
   }
 
   /** Part or all of a succeeded redemption back onto its card; never more than the redemption in total. */
-  private refund(redemptionReference: string, body: WireGiftCardRefundRequest): WireGiftCardRefunded | WireGiftCardFailure {
+  private refund(
+    redemptionReference: string,
+    body: WireGiftCardRefundRequest,
+  ): WireGiftCardRefunded | WireGiftCardFailure {
     requireText(body, ['reference']);
     requireAmount(body.amount);
     requireCurrency(body.currency);
@@ -237,7 +256,8 @@ export class SimulatorGiftCards {
     return this.refundAnswers.answer(body.reference, [redemptionReference, body.amount, body.currency], () => {
       if (body.currency !== redemption.currency) return failed('incorrect_currency');
       const refundable = redemption.status === 'succeeded' ? redemption.amount - redemption.refundedAmount : 0;
-      if (body.amount > refundable) return failed('invalid_amount', `at most ${refundable} of redemption ${redemptionReference} can be refunded.`);
+      if (body.amount > refundable)
+        return failed('invalid_amount', `at most ${refundable} of redemption ${redemptionReference} can be refunded.`);
       const refundId = this.newId('sim_gcf');
       this.cardOf(redemption).balance += body.amount;
       redemption.refundedAmount += body.amount;
@@ -257,7 +277,7 @@ export class SimulatorGiftCards {
     if (number.endsWith(giftCardExpiredNumberSuffix)) return failed('expired_card');
     const known = this.cards.get(number);
     if (known !== undefined) return known.pin === pin ? known : failed('invalid_gift_card');
-    const outcome = pin === undefined ? { result: 'succeeded', balance: 0 } as const : giftCardOutcomeForPin(pin);
+    const outcome = pin === undefined ? ({ result: 'succeeded', balance: 0 } as const) : giftCardOutcomeForPin(pin);
     if (outcome.result === 'failed') return toWireFailure(outcome);
     const card: StoredGiftCard = { number, pin, currency, balance: outcome.balance };
     this.cards.set(number, card);

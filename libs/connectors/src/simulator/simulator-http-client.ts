@@ -19,14 +19,18 @@ export interface SimulatorEndpoint {
 }
 
 /** `unknown`: no answer; `timedOut` when none came within `timeoutMs` (else the connection broke after sending). */
-export type HttpAnswer<T> = { readonly kind: 'answer'; readonly status: number; readonly body: T } | { readonly kind: 'unknown'; readonly timedOut: boolean };
+export type HttpAnswer<T> =
+  | { readonly kind: 'answer'; readonly status: number; readonly body: T }
+  | { readonly kind: 'unknown'; readonly timedOut: boolean };
 
 /** Error codes that never reached the provider's decision (connection refused before sending). */
 
 /** The path with its ids as `{id}` and without its query: a span name that does not grow with the traffic. */
 export function urlTemplate(path: string): string {
   const pathname = path.split('?')[0] ?? path;
-  return pathname.replace(/[^/]+/g, (segment) => (/^(v\d+|[a-z]+(-[a-z]+)*)$/.test(segment) && segment.length <= 40 ? segment : '{id}'));
+  return pathname.replace(/[^/]+/g, (segment) =>
+    /^(v\d+|[a-z]+(-[a-z]+)*)$/.test(segment) && segment.length <= 40 ? segment : '{id}',
+  );
 }
 
 /** One call, as a client span (`POST /v1/authorizations`): method, path template, host, status — never the body. */
@@ -40,7 +44,13 @@ export function callSimulator<T>(
   if (!tracingEnabled()) return send<T>(endpoint, method, path, body, acceptedStatuses);
   const url = new URL(path, endpoint.baseUrl);
   const template = urlTemplate(path);
-  const attributes = { 'http.request.method': method, 'url.template': template, 'server.address': url.hostname, 'server.port': Number(url.port) || undefined, provider: endpoint.name };
+  const attributes = {
+    'http.request.method': method,
+    'url.template': template,
+    'server.address': url.hostname,
+    'server.port': Number(url.port) || undefined,
+    provider: endpoint.name,
+  };
   return withSpan(`${method} ${template}`, { kind: SpanKind.CLIENT, attributes }, async (span) => {
     const answer = await send<T>(endpoint, method, path, body, acceptedStatuses, span);
     if (answer.kind === 'unknown') markFailed(span, { type: answer.timedOut ? 'timeout' : 'connection_lost' });
@@ -69,15 +79,24 @@ async function send<T>(
     if (span) setAttributes(span, { 'http.response.status_code': response.status });
     const text = await response.text();
     if (response.status >= 500) {
-      throw new ConnectorUnavailableError(`${endpoint.name} answered ${response.status} to ${call}`, true, response.status);
+      throw new ConnectorUnavailableError(
+        `${endpoint.name} answered ${response.status} to ${call}`,
+        true,
+        response.status,
+      );
     }
     if (response.status >= 400 && !acceptedStatuses.includes(response.status)) {
-      throw new ConnectorRequestRejectedError(`${endpoint.name} answered ${response.status} to ${call}: ${text}`, response.status);
+      throw new ConnectorRequestRejectedError(
+        `${endpoint.name} answered ${response.status} to ${call}: ${text}`,
+        response.status,
+      );
     }
     try {
       return { kind: 'answer', status: response.status, body: JSON.parse(text) as T };
     } catch (cause) {
-      throw new ConnectorRequestRejectedError(`${endpoint.name} answered non-JSON to ${call}`, response.status, { cause });
+      throw new ConnectorRequestRejectedError(`${endpoint.name} answered non-JSON to ${call}`, response.status, {
+        cause,
+      });
     }
   } catch (error) {
     if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw error;

@@ -7,7 +7,11 @@ import { errorPage } from './simulator-pages';
 
 /** A client mistake or an outage, answered with `{ error: code, message }` (or an error page to a browser). */
 export class HttpFailure extends Error {
-  constructor(readonly status: number, readonly code: string, message: string) {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
   }
 }
@@ -30,14 +34,16 @@ export function requireAmount(amount: unknown): void {
 }
 
 export function requireCurrency(currency: unknown): void {
-  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency)) throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
+  if (typeof currency !== 'string' || !/^[A-Z]{3}$/.test(currency))
+    throw new HttpFailure(400, 'invalid_request', 'currency must be ISO 4217');
 }
 
 /** Each named field of `value` must be a non-empty string; `prefix` names the object in the message. */
 export function requireText(value: unknown, fields: readonly string[], prefix = ''): void {
   const record = (typeof value === 'object' && value !== null ? value : {}) as Record<string, unknown>;
   const missing = fields.filter((field) => typeof record[field] !== 'string' || record[field] === '');
-  if (missing.length > 0) throw new HttpFailure(400, 'invalid_request', `${missing.map((field) => prefix + field).join(', ')} required`);
+  if (missing.length > 0)
+    throw new HttpFailure(400, 'invalid_request', `${missing.map((field) => prefix + field).join(', ')} required`);
 }
 
 /** `url` with `name=value` set in its query, keeping the parameters it already has. */
@@ -56,7 +62,8 @@ export async function readBody(request: IncomingMessage): Promise<unknown> {
   for await (const chunk of request) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString('utf8');
   if (text === '') return {};
-  if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded')) return Object.fromEntries(new URLSearchParams(text));
+  if (request.headers['content-type']?.startsWith('application/x-www-form-urlencoded'))
+    return Object.fromEntries(new URLSearchParams(text));
   try {
     return JSON.parse(text) as unknown;
   } catch {
@@ -67,7 +74,12 @@ export async function readBody(request: IncomingMessage): Promise<unknown> {
 export function send(response: ServerResponse, answer: RouteAnswer): void {
   if (response.destroyed || response.writableEnded) return; // the caller gave up (timeout scenario)
   const contentType = answer.contentType ?? 'application/json';
-  const text = answer.body === undefined ? '' : contentType === 'application/json' ? JSON.stringify(answer.body) : String(answer.body);
+  const text =
+    answer.body === undefined
+      ? ''
+      : contentType === 'application/json'
+        ? JSON.stringify(answer.body)
+        : String(answer.body);
   response.writeHead(answer.status, {
     ...(answer.body !== undefined && { 'content-type': contentType }),
     'content-length': Buffer.byteLength(text),

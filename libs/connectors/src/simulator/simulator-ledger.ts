@@ -69,7 +69,15 @@ export interface SimulatedNetworkToken {
   readonly authorizations: string[];
 }
 
-const emptyCounts = (): LedgerCounts => ({ authorizations: 0, captures: 0, voids: 0, cancels: 0, refunds: 0, increments: 0, syncs: 0 });
+const emptyCounts = (): LedgerCounts => ({
+  authorizations: 0,
+  captures: 0,
+  voids: 0,
+  cancels: 0,
+  refunds: 0,
+  increments: 0,
+  syncs: 0,
+});
 
 /** The simulator's memory: every transaction it holds and how often each operation was called per reference. */
 export class SimulatorLedger {

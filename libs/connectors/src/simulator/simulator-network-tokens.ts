@@ -53,21 +53,25 @@ export interface WireNetworkTokenRefusal {
 
 // ---- the deterministic values (docs/simulator.md "Network tokens") ----------------------------------------------
 
-export type NetworkTokenRefusalCode = 'card_not_eligible' | 'missing_requestor_id' | 'unsupported_card_scheme' | 'token_not_active';
+export type NetworkTokenRefusalCode =
+  | 'card_not_eligible'
+  | 'missing_requestor_id'
+  | 'unsupported_card_scheme'
+  | 'token_not_active';
 
 /** The networks with a token service. */
 export const networkTokenSchemes = ['visa', 'mastercard', 'amex', 'discover'] as const;
 
 /** Ours: a card number ending in these four digits is refused. */
-export const networkTokenRefusalSuffixes: Readonly<Record<string, NetworkTokenRefusalCode>> = { '0002': 'card_not_eligible' };
+export const networkTokenRefusalSuffixes: Readonly<Record<string, NetworkTokenRefusalCode>> = {
+  '0002': 'card_not_eligible',
+};
 
 /** Ours: a card number ending in these four digits gets a token expiring 3 years after the card. */
 export const networkTokenLongerExpirySuffix = '0003';
 
 /** Discover's numbers: 6011, 65, 644–649. Its token service needs the requestor id AND the app id. */
 export const isDiscoverNumber = (number: string): boolean => /^(6011|65|64[4-9])/.test(number);
-
-
 
 /**
  * A token number: the card's first four digits (its scheme's prefix), random digits, a Luhn check digit;
@@ -89,7 +93,8 @@ export function tokenExpiryFor(cardNumber: string, cardExpiry: string): string {
 export function provisionRefusal(request: WireNetworkTokenProvisionRequest): WireNetworkTokenRefusal | undefined {
   const number = request.card.number;
   const bySuffix = networkTokenRefusalSuffixes[number.slice(-4)];
-  if (bySuffix !== undefined) return { error: bySuffix, message: 'the issuer does not allow network tokens for this card' };
+  if (bySuffix !== undefined)
+    return { error: bySuffix, message: 'the issuer does not allow network tokens for this card' };
   if (!(networkTokenSchemes as readonly string[]).includes(request.scheme)) {
     return { error: 'unsupported_card_scheme', message: `no token service for scheme ${request.scheme}` };
   }
@@ -125,8 +130,10 @@ export class SimulatorNetworkTokens {
   /** `segments`: the path after `/v1/network-tokens`. */
   async route(request: IncomingMessage, [id, action]: readonly (string | undefined)[]): Promise<RouteAnswer> {
     const method = request.method ?? 'GET';
-    if (id === undefined && method === 'POST') return this.provision((await readBody(request)) as WireNetworkTokenProvisionRequest);
-    if (id !== undefined && action === undefined && method === 'GET') return { status: 200, body: toWire(this.find(id)) };
+    if (id === undefined && method === 'POST')
+      return this.provision((await readBody(request)) as WireNetworkTokenProvisionRequest);
+    if (id !== undefined && action === undefined && method === 'GET')
+      return { status: 200, body: toWire(this.find(id)) };
     if (id !== undefined && method === 'POST') {
       const token = this.find(id);
       if (action === 'suspend') return this.transition(token, 'active', 'suspended');
@@ -156,7 +163,8 @@ export class SimulatorNetworkTokens {
     if (token.status === 'deleted') return decline('canceled_payment_method');
     if (token.status === 'suspended') return decline('unavailable_payment_method');
     if (instrument.expiration_date !== token.expirationDate) return decline('incorrect_expiry_date');
-    if (instrument.cryptogram !== undefined && !token.cryptograms.has(instrument.cryptogram)) return decline('suspected_fraud');
+    if (instrument.cryptogram !== undefined && !token.cryptograms.has(instrument.cryptogram))
+      return decline('suspected_fraud');
     return { card: token.card };
   }
 
@@ -164,14 +172,21 @@ export class SimulatorNetworkTokens {
   private provision(body: WireNetworkTokenProvisionRequest): RouteAnswer {
     requireText(body, ['reference', 'scheme']);
     requireText(body.card, ['number', 'expiration_date'], 'card.');
-    if (!/^\d{12,19}$/.test(body.card.number)) throw new HttpFailure(400, 'invalid_request', 'card.number must be 12 to 19 digits');
-    if (!/^(0[1-9]|1[0-2])\/\d{2}$/.test(body.card.expiration_date)) throw new HttpFailure(400, 'invalid_request', 'card.expiration_date must be MM/YY');
+    if (!/^\d{12,19}$/.test(body.card.number))
+      throw new HttpFailure(400, 'invalid_request', 'card.number must be 12 to 19 digits');
+    if (!/^(0[1-9]|1[0-2])\/\d{2}$/.test(body.card.expiration_date))
+      throw new HttpFailure(400, 'invalid_request', 'card.expiration_date must be MM/YY');
     if (typeof body.merchant_initiated !== 'boolean' || typeof body.is_subsequent_payment !== 'boolean') {
-      throw new HttpFailure(400, 'invalid_request', 'merchant_initiated and is_subsequent_payment must be true or false');
+      throw new HttpFailure(
+        400,
+        'invalid_request',
+        'merchant_initiated and is_subsequent_payment must be true or false',
+      );
     }
     const known = [...this.ledger.networkTokens.values()].find((candidate) => candidate.reference === body.reference);
     if (known !== undefined) {
-      if (known.card.number !== body.card.number) throw new HttpFailure(409, 'reference_conflict', `reference ${body.reference} was used for another card`);
+      if (known.card.number !== body.card.number)
+        throw new HttpFailure(409, 'reference_conflict', `reference ${body.reference} was used for another card`);
       return { status: 200, body: toWire(known) };
     }
     const refusal = provisionRefusal(body);
@@ -200,7 +215,11 @@ export class SimulatorNetworkTokens {
   }
 
   /** `from` → `to`; already `to` answers the same; a deleted token is final (409). */
-  private transition(token: SimulatedNetworkToken, from: 'active' | 'suspended', to: 'active' | 'suspended'): RouteAnswer {
+  private transition(
+    token: SimulatedNetworkToken,
+    from: 'active' | 'suspended',
+    to: 'active' | 'suspended',
+  ): RouteAnswer {
     if (token.status === 'deleted') throw new HttpFailure(409, 'token_deleted', `network token ${token.id} is deleted`);
     if (token.status === from) token.status = to;
     return { status: 200, body: toWire(token) };
@@ -208,8 +227,10 @@ export class SimulatorNetworkTokens {
 
   /** 20 random bytes, base64 (28 characters), fresh each call; only an active token gets one. */
   private cryptogram(token: SimulatedNetworkToken, body: WireCryptogramRequest): RouteAnswer {
-    if (typeof body.merchant_initiated !== 'boolean') throw new HttpFailure(400, 'invalid_request', 'merchant_initiated must be true or false');
-    if (token.status !== 'active') return refused({ error: 'token_not_active', message: `network token ${token.id} is ${token.status}` });
+    if (typeof body.merchant_initiated !== 'boolean')
+      throw new HttpFailure(400, 'invalid_request', 'merchant_initiated must be true or false');
+    if (token.status !== 'active')
+      return refused({ error: 'token_not_active', message: `network token ${token.id} is ${token.status}` });
     const cryptogram = randomBytes(20).toString('base64');
     token.cryptograms.add(cryptogram);
     const answer: WireCryptogram = { cryptogram, eci: cryptogramEci(token, body.merchant_initiated) };

@@ -12,7 +12,10 @@ import {
   type WireNetworkTokenProvisionRequest,
 } from './simulator-network-tokens';
 
-const request = (number: string, overrides: Partial<WireNetworkTokenProvisionRequest> = {}): WireNetworkTokenProvisionRequest => ({
+const request = (
+  number: string,
+  overrides: Partial<WireNetworkTokenProvisionRequest> = {},
+): WireNetworkTokenProvisionRequest => ({
   reference: 'ref-1',
   card: { number, expiration_date: '11/30' },
   scheme: 'visa',
@@ -51,8 +54,12 @@ describe('provision refusals', () => {
   it('refuses a card ending in 0002 first, then an unsupported scheme, then Discover without both ids', () => {
     expect(provisionRefusal(request('6011000000000002', { scheme: 'jcb' }))?.error).toBe('card_not_eligible');
     expect(provisionRefusal(request('3530111333300000', { scheme: 'jcb' }))?.error).toBe('unsupported_card_scheme');
-    expect(provisionRefusal(request('6011111111111117', { scheme: 'discover', app_id: 'app' }))?.error).toBe('missing_requestor_id');
-    expect(provisionRefusal(request('6011111111111117', { scheme: 'discover', requestor_id: 'req', app_id: 'app' }))).toBeUndefined();
+    expect(provisionRefusal(request('6011111111111117', { scheme: 'discover', app_id: 'app' }))?.error).toBe(
+      'missing_requestor_id',
+    );
+    expect(
+      provisionRefusal(request('6011111111111117', { scheme: 'discover', requestor_id: 'req', app_id: 'app' })),
+    ).toBeUndefined();
     expect(provisionRefusal(request('4111111111111111'))).toBeUndefined();
   });
 
@@ -71,8 +78,11 @@ describe('docs/simulator.md', () => {
   const doc = readFileSync(join(__dirname, '../../../../docs/simulator.md'), 'utf8');
 
   it('lists every refusal, the longer-expiry rule and the schemes', () => {
-    for (const [suffix, code] of Object.entries(networkTokenRefusalSuffixes)) expect(doc).toContain(`| card number ending \`${suffix}\` | \`${code}\` |`);
-    expect(doc).toContain(`A card number ending \`${networkTokenLongerExpirySuffix}\` gets a token expiring **3 years after the card**`);
+    for (const [suffix, code] of Object.entries(networkTokenRefusalSuffixes))
+      expect(doc).toContain(`| card number ending \`${suffix}\` | \`${code}\` |`);
+    expect(doc).toContain(
+      `A card number ending \`${networkTokenLongerExpirySuffix}\` gets a token expiring **3 years after the card**`,
+    );
     expect(doc).toContain(networkTokenSchemes.map((scheme) => `\`${scheme}\``).join(', '));
   });
 });

@@ -3,7 +3,12 @@
  * and the redirect wallet's approval. Self-contained, no script: each is one form that POSTs back to its own URL.
  */
 
-export function challengePage(a: { readonly id: string; readonly amount: number; readonly currency: string; readonly merchantName: string }): string {
+export function challengePage(a: {
+  readonly id: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly merchantName: string;
+}): string {
   return page(
     '3-D Secure challenge',
     `<p>Confirm the payment of <strong>${formatAmount(a.amount, a.currency)}</strong> to <strong>${escapeHtml(a.merchantName)}</strong>.</p>
@@ -14,7 +19,12 @@ export function challengePage(a: { readonly id: string; readonly amount: number;
   );
 }
 
-export function approvalPage(a: { readonly id: string; readonly amount: number; readonly currency: string; readonly method: string }): string {
+export function approvalPage(a: {
+  readonly id: string;
+  readonly amount: number;
+  readonly currency: string;
+  readonly method: string;
+}): string {
   return page(
     'Approve your payment',
     `<p>Pay <strong>${formatAmount(a.amount, a.currency)}</strong> with <strong>${escapeHtml(a.method)}</strong>.</p>
@@ -31,7 +41,8 @@ export function errorPage(code: string, message: string): string {
 
 /** Minor units with the currency's own exponent: 1299 USD → `12.99 USD`, 1299 JPY → `1299 JPY`. */
 export function formatAmount(amount: number, currency: string): string {
-  const digits = new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  const digits =
+    new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
   return `${(amount / 10 ** digits).toFixed(digits)} ${escapeHtml(currency)}`;
 }
 

@@ -12,11 +12,39 @@ import { SimulatorAccountUpdater } from './simulator-account-updater';
 import { SimulatorAcs } from './simulator-acs';
 import { SimulatorGiftCards } from './simulator-gift-cards';
 import { SimulatorNetworkTokens } from './simulator-network-tokens';
-import { baseUrlOf, html, HttpFailure, readBody, requireAmount, requireCurrency, requireText, send, sendFailure, withQueryParameter, type RouteAnswer } from './simulator-http';
+import {
+  baseUrlOf,
+  html,
+  HttpFailure,
+  readBody,
+  requireAmount,
+  requireCurrency,
+  requireText,
+  send,
+  sendFailure,
+  withQueryParameter,
+  type RouteAnswer,
+} from './simulator-http';
 import { SimulatorLedger, toWireTransaction, type BuyerApproval, type SimulatedTransaction } from './simulator-ledger';
-import { approve, approvedCodes, capture, increment, pendingCodes, refund, reject, setCodes, voidOrCancel } from './simulator-operations';
+import {
+  approve,
+  approvedCodes,
+  capture,
+  increment,
+  pendingCodes,
+  refund,
+  reject,
+  setCodes,
+  voidOrCancel,
+} from './simulator-operations';
 import { approvalPage } from './simulator-pages';
-import { avsForPostalCode, cvvForSecurityCode, decisionForAmount, scenarioForAmount, slowResponseDelayMs } from './simulator-values';
+import {
+  avsForPostalCode,
+  cvvForSecurityCode,
+  decisionForAmount,
+  scenarioForAmount,
+  slowResponseDelayMs,
+} from './simulator-values';
 import {
   merchantIdHeader,
   type WireApprovalDecision,
@@ -87,7 +115,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
   const ledger = new SimulatorLedger();
   const acs = new SimulatorAcs((prefix) => ledger.newId(prefix));
   const networkTokens = new SimulatorNetworkTokens(ledger);
-  const giftCards = new SimulatorGiftCards((prefix) => ledger.newId(prefix), (request, body) => refuseDuringOutage(request, body));
+  const giftCards = new SimulatorGiftCards(
+    (prefix) => ledger.newId(prefix),
+    (request, body) => refuseDuringOutage(request, body),
+  );
   const deliveries: NotificationDelivery[] = [];
   const timers = new Set<NodeJS.Timeout>();
   const settledOperationIds = new Set<string>();
@@ -113,7 +144,11 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     delayMs: options.accountUpdaterDelayMs ?? 200,
   });
 
-  function notification(t: SimulatedTransaction, type: WireNotification['type'], fields: Partial<WireNotification>): WireNotification {
+  function notification(
+    t: SimulatedTransaction,
+    type: WireNotification['type'],
+    fields: Partial<WireNotification>,
+  ): WireNotification {
     t.sequence += 1;
     return {
       event_id: ledger.newId('sim_evt'),
@@ -163,10 +198,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     requireText(body, ['reference']);
     requireCurrency(body.currency);
     const instrument = body.payment_instrument;
-    if (!['card', 'network_token', 'redirect'].includes(instrument?.type)) throw new HttpFailure(400, 'invalid_request', 'payment_instrument is required');
+    if (!['card', 'network_token', 'redirect'].includes(instrument?.type))
+      throw new HttpFailure(400, 'invalid_request', 'payment_instrument is required');
     if (instrument.type === 'redirect') {
       requireText(instrument, ['method', 'return_url'], 'payment_instrument.');
-      if (!URL.canParse(instrument.return_url)) throw new HttpFailure(400, 'invalid_request', 'payment_instrument.return_url must be an absolute URL');
+      if (!URL.canParse(instrument.return_url))
+        throw new HttpFailure(400, 'invalid_request', 'payment_instrument.return_url must be an absolute URL');
     }
     const scenario = scenarioForAmount(body.amount);
     if (scenario === 'serviceUnavailable') throw new HttpFailure(503, 'service_unavailable', 'simulated outage');
@@ -176,11 +213,19 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     ledger.count(body.reference, 'authorizations');
     const id = ledger.newId('sim_txn');
     // A token our token service issued answers as its card would, unless the token itself stands in the way.
-    const tokenUse = instrument.type === 'network_token' ? networkTokens.useForAuthorization(instrument, body.reference) : undefined;
+    const tokenUse =
+      instrument.type === 'network_token' ? networkTokens.useForAuthorization(instrument, body.reference) : undefined;
     const decision = tokenUse?.refusal ?? decisionForAmount(body.amount);
     const reachedIssuer = decision.result !== 'failed' && instrument.type !== 'redirect';
     const buyerApproval: BuyerApproval | undefined =
-      instrument.type === 'redirect' ? { url: `${baseUrl}/v1/approvals/${id}`, returnUrl: instrument.return_url, method: instrument.method, capture: body.capture } : undefined;
+      instrument.type === 'redirect'
+        ? {
+            url: `${baseUrl}/v1/approvals/${id}`,
+            returnUrl: instrument.return_url,
+            method: instrument.method,
+            capture: body.capture,
+          }
+        : undefined;
     const t: SimulatedTransaction = {
       id,
       reference: body.reference,
@@ -195,7 +240,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       rawResponseCode: null,
       rawResponseDescription: null,
       avsResponseCode: reachedIssuer ? avsForPostalCode(body.billing_postal_code) : null,
-      cvvResponseCode: reachedIssuer ? cvvForSecurityCode(instrument.type === 'card' ? instrument.security_code : undefined) : null,
+      cvvResponseCode: reachedIssuer
+        ? cvvForSecurityCode(instrument.type === 'card' ? instrument.security_code : undefined)
+        : null,
       ...(buyerApproval && { buyerApproval }),
       captures: [],
       refunds: [],
@@ -217,7 +264,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
       case 'pendingThenDeclined':
         setCodes(t, pendingCodes);
         later(settleDelayMs, async () => {
-          if (settlePending(t, scenario === 'pendingThenAuthorized', body.capture)) await deliver(t, authorizationNotification(t));
+          if (settlePending(t, scenario === 'pendingThenAuthorized', body.capture))
+            await deliver(t, authorizationNotification(t));
         });
         return toWireTransaction(t);
       case 'outOfOrderNotifications': {
@@ -259,7 +307,10 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         await deliver(t, event);
       });
     }
-    const storedCard = instrument.type === 'card' ? { number: instrument.number, expirationDate: instrument.expiration_date } : tokenUse?.card;
+    const storedCard =
+      instrument.type === 'card'
+        ? { number: instrument.number, expirationDate: instrument.expiration_date }
+        : tokenUse?.card;
     if (body.store_payment_method === true && storedCard !== undefined && scenario !== 'approvedWithoutVaultToken') {
       const event = notification(t, 'vault_token', {
         token: ledger.newId('sim_tok'),
@@ -286,8 +337,12 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
    * (`cancelled_buyer_approval`). The browser goes back at once; the status follows by notification only.
    */
   function decideApproval(t: SimulatedTransaction, approval: BuyerApproval, body: WireApprovalDecision): RouteAnswer {
-    if (body.decision !== 'approve' && body.decision !== 'cancel') throw new HttpFailure(400, 'invalid_request', 'decision must be approve or cancel');
-    const decision = body.decision === 'approve' ? decisionForAmount(t.amount) : { result: 'declined', errorCode: 'cancelled_buyer_approval' } as const;
+    if (body.decision !== 'approve' && body.decision !== 'cancel')
+      throw new HttpFailure(400, 'invalid_request', 'decision must be approve or cancel');
+    const decision =
+      body.decision === 'approve'
+        ? decisionForAmount(t.amount)
+        : ({ result: 'declined', errorCode: 'cancelled_buyer_approval' } as const);
     if (decision.result === 'approved') approve(t, approval.capture);
     else reject(t, decision.result, decision.errorCode);
     const event = authorizationNotification(t);
@@ -297,7 +352,9 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
   async function produceSettlementFile(): Promise<SettlementFile> {
     const settledAt = now().toISOString();
-    const lines = ['record_type,provider_transaction_id,reference,provider_operation_id,operation_reference,amount,currency,status,settled_at'];
+    const lines = [
+      'record_type,provider_transaction_id,reference,provider_operation_id,operation_reference,amount,currency,status,settled_at',
+    ];
     const notifications: [SimulatedTransaction, WireNotification][] = [];
     for (const t of ledger.all()) {
       for (const c of t.captures) {
@@ -312,13 +369,28 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
           const settled: WireRefund = { ...r, ...approvedCodes, status: 'succeeded' };
           t.refunds[index] = settled;
           t.refundedAmount += r.amount;
-          notifications.push([t, notification(t, 'refund', { status: 'succeeded', amount: r.amount, currency: t.currency, refund_id: r.id, refund_reference: r.refund_reference, error_code: null })]);
+          notifications.push([
+            t,
+            notification(t, 'refund', {
+              status: 'succeeded',
+              amount: r.amount,
+              currency: t.currency,
+              refund_id: r.id,
+              refund_reference: r.refund_reference,
+              error_code: null,
+            }),
+          ]);
         }
-        lines.push(['refund', t.id, t.reference, r.id, r.refund_reference, r.amount, t.currency, 'settled', settledAt].join(','));
+        lines.push(
+          ['refund', t.id, t.reference, r.id, r.refund_reference, r.amount, t.currency, 'settled', settledAt].join(','),
+        );
       });
     }
     for (const [t, event] of notifications) await deliver(t, event);
-    return { fileName: `mock-card-settlement-${settledAt.slice(0, 10)}-${ledger.newId('file')}.csv`, content: `${lines.join('\n')}\n` };
+    return {
+      fileName: `mock-card-settlement-${settledAt.slice(0, 10)}-${ledger.newId('file')}.csv`,
+      content: `${lines.join('\n')}\n`,
+    };
   }
 
   function find(id: string): SimulatedTransaction {
@@ -329,7 +401,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
 
   function refuseDuringOutage(request: IncomingMessage, body: unknown): void {
     const merchantId = request.headers[merchantIdHeader] ?? (body as { merchant_id?: unknown }).merchant_id;
-    if (typeof merchantId === 'string' && merchantsDown.has(merchantId)) throw new HttpFailure(503, 'service_unavailable', `simulated outage for merchant ${merchantId}`);
+    if (typeof merchantId === 'string' && merchantsDown.has(merchantId))
+      throw new HttpFailure(503, 'service_unavailable', `simulated outage for merchant ${merchantId}`);
   }
 
   async function route(request: IncomingMessage): Promise<RouteAnswer> {
@@ -345,7 +418,8 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     if (collection === 'authorizations' && method === 'POST') {
       const body = await readBody(request);
       refuseDuringOutage(request, body);
-      if (id === undefined) return { status: 201, body: await authorize(body as WireAuthorizeRequest, baseUrlOf(request)) };
+      if (id === undefined)
+        return { status: 201, body: await authorize(body as WireAuthorizeRequest, baseUrlOf(request)) };
       const t = find(id);
       if (action === 'captures') return { status: 200, body: capture(ledger, t, body as WireCaptureRequest) };
       if (action === 'void') return { status: 200, body: voidOrCancel(ledger, t, 'voids') };
@@ -368,15 +442,18 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
     if (collection === 'approvals' && id !== undefined && (method === 'GET' || method === 'POST')) {
       const t = find(id);
       if (t.buyerApproval === undefined) throw new HttpFailure(404, 'not_found', `${id} is not a redirect payment`);
-      if (t.status !== 'buyer_approval_required') throw new HttpFailure(409, 'approval_completed', `${id} is already ${t.status}`);
-      if (method === 'GET') return html(approvalPage({ id, amount: t.amount, currency: t.currency, method: t.buyerApproval.method }));
+      if (t.status !== 'buyer_approval_required')
+        throw new HttpFailure(409, 'approval_completed', `${id} is already ${t.status}`);
+      if (method === 'GET')
+        return html(approvalPage({ id, amount: t.amount, currency: t.currency, method: t.buyerApproval.method }));
       return decideApproval(t, t.buyerApproval, (await readBody(request)) as WireApprovalDecision);
     }
     if (collection === 'outages' && id !== undefined && (method === 'PUT' || method === 'DELETE')) {
       setOutage(id, method === 'PUT');
       return { status: 204 };
     }
-    if (collection === 'ledger' && method === 'GET') return { status: 200, body: ledger.counts(url.searchParams.get('reference') ?? '') };
+    if (collection === 'ledger' && method === 'GET')
+      return { status: 200, body: ledger.counts(url.searchParams.get('reference') ?? '') };
     if (collection === 'settlement-files' && method === 'POST') {
       const file = await produceSettlementFile();
       return { status: 201, body: file.content, contentType: 'text/csv' };

@@ -5,9 +5,21 @@
  * (provisioning is keyed by its reference, the rest by the state they lead to).
  */
 import { ConnectorRequestRejectedError, ConnectorUnavailableError } from '../connector-errors';
-import type { ProviderNetworkTokenStatus, TokenCryptogramResult, TokenProvisionRequest, TokenProvisionResult, TokenServiceProvider } from '../network-tokens';
+import type {
+  ProviderNetworkTokenStatus,
+  TokenCryptogramResult,
+  TokenProvisionRequest,
+  TokenProvisionResult,
+  TokenServiceProvider,
+} from '../network-tokens';
 import { callSimulator, type SimulatorEndpoint } from './simulator-http-client';
-import type { WireCryptogram, WireCryptogramRequest, WireNetworkToken, WireNetworkTokenProvisionRequest, WireNetworkTokenRefusal } from './simulator-network-tokens';
+import type {
+  WireCryptogram,
+  WireCryptogramRequest,
+  WireNetworkToken,
+  WireNetworkTokenProvisionRequest,
+  WireNetworkTokenRefusal,
+} from './simulator-network-tokens';
 
 export interface SimulatorTokenServiceProviderConfig {
   /** The simulator's base URL, e.g. http://127.0.0.1:4010 */
@@ -40,7 +52,12 @@ export class SimulatorTokenServiceProvider implements TokenServiceProvider {
     if (isRefusal(answer)) return { outcome: 'failed', errorCode: answer.error, message: answer.message };
     const token = expectToken(answer);
     // A repeated reference answers the token it made, which may have been suspended or deleted since.
-    if (token.status !== 'active') return { outcome: 'failed', errorCode: 'token_not_active', message: `network token ${token.id} is ${token.status}` };
+    if (token.status !== 'active')
+      return {
+        outcome: 'failed',
+        errorCode: 'token_not_active',
+        message: `network token ${token.id} is ${token.status}`,
+      };
     return {
       outcome: 'succeeded',
       providerTokenId: token.id,
@@ -63,15 +80,25 @@ export class SimulatorTokenServiceProvider implements TokenServiceProvider {
     return this.transition(providerTokenId, 'delete');
   }
 
-  async cryptogram(providerTokenId: string, options: { readonly merchantInitiated: boolean }): Promise<TokenCryptogramResult> {
+  async cryptogram(
+    providerTokenId: string,
+    options: { readonly merchantInitiated: boolean },
+  ): Promise<TokenCryptogramResult> {
     const body: WireCryptogramRequest = { merchant_initiated: options.merchantInitiated };
-    const answer = await this.call<WireCryptogram | WireNetworkTokenRefusal>('POST', `${tokenPath(providerTokenId)}/cryptograms`, body);
+    const answer = await this.call<WireCryptogram | WireNetworkTokenRefusal>(
+      'POST',
+      `${tokenPath(providerTokenId)}/cryptograms`,
+      body,
+    );
     if (isRefusal(answer)) return { outcome: 'failed', errorCode: answer.error, message: answer.message };
     if (typeof answer?.cryptogram !== 'string' || typeof answer.eci !== 'string') throw malformed('cryptogram');
     return { outcome: 'succeeded', cryptogram: answer.cryptogram, eci: answer.eci };
   }
 
-  private async transition(providerTokenId: string, action: 'suspend' | 'resume' | 'delete'): Promise<ProviderNetworkTokenStatus> {
+  private async transition(
+    providerTokenId: string,
+    action: 'suspend' | 'resume' | 'delete',
+  ): Promise<ProviderNetworkTokenStatus> {
     const answer = await this.call<WireNetworkToken>('POST', `${tokenPath(providerTokenId)}/${action}`, {});
     return expectToken(answer).status;
   }
@@ -79,7 +106,12 @@ export class SimulatorTokenServiceProvider implements TokenServiceProvider {
   private async call<T>(method: 'GET' | 'POST', path: string, body: unknown): Promise<T> {
     const answer = await callSimulator<T>(this.endpoint, method, path, body, [refusalStatus]);
     if (answer.kind === 'unknown') {
-      throw new ConnectorUnavailableError(`${this.endpoint.name} gave no answer to ${method} ${path}`, true, undefined, { timedOut: answer.timedOut });
+      throw new ConnectorUnavailableError(
+        `${this.endpoint.name} gave no answer to ${method} ${path}`,
+        true,
+        undefined,
+        { timedOut: answer.timedOut },
+      );
     }
     return answer.body;
   }
@@ -90,12 +122,18 @@ const tokenPath = (providerTokenId: string): string => `/v1/network-tokens/${enc
 const isRefusal = (answer: unknown): answer is WireNetworkTokenRefusal =>
   typeof answer === 'object' && answer !== null && typeof (answer as { error?: unknown }).error === 'string';
 
-const malformed = (what: string) => new ConnectorRequestRejectedError(`network token service answered a malformed ${what}`);
+const malformed = (what: string) =>
+  new ConnectorRequestRejectedError(`network token service answered a malformed ${what}`);
 
 function expectToken(answer: unknown): WireNetworkToken {
   const token = answer as Partial<WireNetworkToken> | null;
   const statuses: readonly unknown[] = ['active', 'suspended', 'deleted'];
-  if (typeof token?.id !== 'string' || typeof token.token !== 'string' || typeof token.expiration_date !== 'string' || !statuses.includes(token.status)) {
+  if (
+    typeof token?.id !== 'string' ||
+    typeof token.token !== 'string' ||
+    typeof token.expiration_date !== 'string' ||
+    !statuses.includes(token.status)
+  ) {
     throw malformed('token');
   }
   return token as WireNetworkToken;

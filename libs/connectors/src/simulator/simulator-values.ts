@@ -150,7 +150,9 @@ export const scenarioAmounts = {
 export const slowResponseBand = { from: 501_000, to: 501_999, stepMs: 10 } as const;
 
 export function slowResponseDelayMs(amount: number): number {
-  return amount >= slowResponseBand.from && amount <= slowResponseBand.to ? (amount - slowResponseBand.from) * slowResponseBand.stepMs : 0;
+  return amount >= slowResponseBand.from && amount <= slowResponseBand.to
+    ? (amount - slowResponseBand.from) * slowResponseBand.stepMs
+    : 0;
 }
 
 export type Scenario = keyof typeof scenarioAmounts;
@@ -268,10 +270,22 @@ export interface GiftCardFailureOutcome {
 
 export type GiftCardPinOutcome = { readonly result: 'succeeded'; readonly balance: number } | GiftCardFailureOutcome;
 
-const digitOf = (category: GiftCardFailureCategory): string => Object.entries(giftCardPinCategories).find(([, c]) => c === category)?.[0] ?? '';
+const digitOf = (category: GiftCardFailureCategory): string =>
+  Object.entries(giftCardPinCategories).find(([, c]) => c === category)?.[0] ?? '';
 
-function failureOutcome(category: GiftCardFailureCategory, errorCode: GiftCardErrorCode, rawErrorCode: string, message?: string): GiftCardFailureOutcome {
-  return { result: 'failed', category, errorCode, rawErrorCode, rawErrorMessage: `${giftCardCategoryNames[category]}: ${message ?? giftCardErrorMessages[errorCode]}` };
+function failureOutcome(
+  category: GiftCardFailureCategory,
+  errorCode: GiftCardErrorCode,
+  rawErrorCode: string,
+  message?: string,
+): GiftCardFailureOutcome {
+  return {
+    result: 'failed',
+    category,
+    errorCode,
+    rawErrorCode,
+    rawErrorMessage: `${giftCardCategoryNames[category]}: ${message ?? giftCardErrorMessages[errorCode]}`,
+  };
 }
 
 /**

@@ -50,7 +50,8 @@ describe('amount → outcome (reference table)', () => {
   });
 
   it('keeps every scenario amount outside the reference tables, so the reference rule still approves it', () => {
-    for (const amount of Object.values(scenarioAmounts)) expect(decisionForAmount(amount)).toEqual({ result: 'approved' });
+    for (const amount of Object.values(scenarioAmounts))
+      expect(decisionForAmount(amount)).toEqual({ result: 'approved' });
     expect(scenarioForAmount(500004)).toBe('duplicateNotification');
     expect(scenarioForAmount(1000)).toBeUndefined();
   });
@@ -108,7 +109,8 @@ describe('card number → 3-D Secure outcome', () => {
   });
 
   it('keeps our last-digit rules off every reference card', () => {
-    for (const number of Object.keys(threeDSecureReferenceCards)) expect(threeDSecureLastDigitOutcomes[number.slice(-4)]).toBeUndefined();
+    for (const number of Object.keys(threeDSecureReferenceCards))
+      expect(threeDSecureLastDigitOutcomes[number.slice(-4)]).toBeUndefined();
   });
 
   it.each([
@@ -141,12 +143,19 @@ describe('gift card PIN → outcome', () => {
   });
 
   it.each(['', '4000', '9123', '01a00'])('answers a PIN %j the rules do not know with invalid_gift_card', (pin) => {
-    expect(giftCardOutcomeForPin(pin)).toMatchObject({ result: 'failed', errorCode: 'invalid_gift_card', rawErrorCode: '10000' });
+    expect(giftCardOutcomeForPin(pin)).toMatchObject({
+      result: 'failed',
+      errorCode: 'invalid_gift_card',
+      rawErrorCode: '10000',
+    });
   });
 
   it('codes our own failures as the PIN that spells them', () => {
     expect(giftCardFailure('expired_card')).toMatchObject({ category: 'validation_error', rawErrorCode: '10001' });
-    expect(giftCardFailure('insufficient_funds', 'too low.')).toMatchObject({ rawErrorCode: '10006', rawErrorMessage: 'Validation error: too low.' });
+    expect(giftCardFailure('insufficient_funds', 'too low.')).toMatchObject({
+      rawErrorCode: '10006',
+      rawErrorMessage: 'Validation error: too low.',
+    });
   });
 
   it('has the four categories and twelve error codes of the reference', () => {
@@ -166,15 +175,20 @@ describe('docs/simulator.md', () => {
   });
 
   it('lists every 3-D Secure test card and last-digit rule with its outcome', () => {
-    for (const [number, status] of Object.entries(threeDSecureReferenceCards)) expect(doc).toMatch(new RegExp(`\\| \`${number}\` \\| ${status} \\|`));
+    for (const [number, status] of Object.entries(threeDSecureReferenceCards))
+      expect(doc).toMatch(new RegExp(`\\| \`${number}\` \\| ${status} \\|`));
     for (const [digits, outcome] of Object.entries(threeDSecureLastDigitOutcomes)) {
-      expect(doc).toMatch(new RegExp(`\\| ending \`${digits}\` \\| ${outcome.transactionStatus} \\| \`${outcome.statusReason}\` \\|`));
+      expect(doc).toMatch(
+        new RegExp(`\\| ending \`${digits}\` \\| ${outcome.transactionStatus} \\| \`${outcome.statusReason}\` \\|`),
+      );
     }
   });
 
   it('lists every gift card PIN digit and error code, and the expired-number rule', () => {
-    for (const [digit, category] of Object.entries(giftCardPinCategories)) expect(doc).toMatch(new RegExp(`\\| \`${digit}\` \\| ${category.replace('_', ' ')}`));
-    for (const [suffix, code] of Object.entries(giftCardErrorSuffixes)) expect(doc).toMatch(new RegExp(`\\| \`${suffix}\` \\| \`${code}\` \\|`));
+    for (const [digit, category] of Object.entries(giftCardPinCategories))
+      expect(doc).toMatch(new RegExp(`\\| \`${digit}\` \\| ${category.replace('_', ' ')}`));
+    for (const [suffix, code] of Object.entries(giftCardErrorSuffixes))
+      expect(doc).toMatch(new RegExp(`\\| \`${suffix}\` \\| \`${code}\` \\|`));
     expect(doc).toContain(`A card number ending in \`${giftCardExpiredNumberSuffix}\` is expired: \`expired_card\``);
   });
 });

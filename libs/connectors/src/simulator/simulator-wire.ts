@@ -13,8 +13,18 @@ import type { ThreeDSecureTransactionStatus } from '../three-d-secure';
 export const merchantIdHeader = 'x-mock-card-merchant-id';
 
 export type WirePaymentInstrument =
-  | { readonly type: 'card'; readonly number: string; readonly expiration_date: string; readonly security_code?: string }
-  | { readonly type: 'network_token'; readonly token: string; readonly expiration_date: string; readonly cryptogram?: string }
+  | {
+      readonly type: 'card';
+      readonly number: string;
+      readonly expiration_date: string;
+      readonly security_code?: string;
+    }
+  | {
+      readonly type: 'network_token';
+      readonly token: string;
+      readonly expiration_date: string;
+      readonly cryptogram?: string;
+    }
   | { readonly type: 'redirect'; readonly method: string; readonly return_url: string; readonly country?: string };
 
 export interface WireAuthorizeRequest {
@@ -25,7 +35,12 @@ export interface WireAuthorizeRequest {
   readonly payment_instrument: WirePaymentInstrument;
   readonly billing_postal_code?: string;
   readonly capture: boolean;
-  readonly three_d_secure?: { readonly version: string; readonly eci: string; readonly cryptogram: string; readonly ds_transaction_id?: string };
+  readonly three_d_secure?: {
+    readonly version: string;
+    readonly eci: string;
+    readonly cryptogram: string;
+    readonly ds_transaction_id?: string;
+  };
   readonly store_payment_method?: boolean;
   /** Where this transaction's notifications go; falls back to the simulator's `callbackUrl`. */
   readonly notification_url?: string;

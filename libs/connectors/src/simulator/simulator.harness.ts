@@ -47,7 +47,12 @@ export async function startSimulatorHarness(options: Partial<SimulatorOptions> =
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
-  const simulator = await startSimulator({ webhookSecret, settleDelayMs: 100, unknownOutcomeDelayMs: 1_500, ...options });
+  const simulator = await startSimulator({
+    webhookSecret,
+    settleDelayMs: 100,
+    unknownOutcomeDelayMs: 1_500,
+    ...options,
+  });
   const notificationsFor = (reference: string) => received.filter((r) => r.reference === reference);
 
   return {
@@ -63,7 +68,14 @@ export async function startSimulatorHarness(options: Partial<SimulatorOptions> =
       return notificationsFor(reference).slice(0, count);
     },
     connect(overrides = {}, definition = mockCardDefinition) {
-      return definition.create({ baseUrl: simulator.url, merchantId: 'merchant-1', webhookSecret, notificationUrl: `${receiverUrl}/notifications`, timeoutMs: 2_000, ...overrides });
+      return definition.create({
+        baseUrl: simulator.url,
+        merchantId: 'merchant-1',
+        webhookSecret,
+        notificationUrl: `${receiverUrl}/notifications`,
+        timeoutMs: 2_000,
+        ...overrides,
+      });
     },
     async stop() {
       await simulator.stop();
@@ -75,5 +87,10 @@ export async function startSimulatorHarness(options: Partial<SimulatorOptions> =
 
 /** What a browser does with one of the simulator's forms: POST it, form-encoded, and not follow the 303. */
 export function submitForm(url: string, fields: Readonly<Record<string, string>>): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString(), redirect: 'manual' });
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+    redirect: 'manual',
+  });
 }

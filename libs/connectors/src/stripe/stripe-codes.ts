@@ -42,7 +42,9 @@ export const stripeErrorCode = (declineCode: string | null | undefined, code: st
 
 type Check = string | null | undefined;
 
-export function stripeAvs(checks: { address_line1_check?: Check; address_postal_code_check?: Check } | null | undefined): AvsResponseCode | undefined {
+export function stripeAvs(
+  checks: { address_line1_check?: Check; address_postal_code_check?: Check } | null | undefined,
+): AvsResponseCode | undefined {
   if (!checks) return undefined;
   const line1 = checks.address_line1_check;
   const postal = checks.address_postal_code_check;

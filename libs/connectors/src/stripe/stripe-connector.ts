@@ -72,19 +72,30 @@ function withoutContentLength(send: ProviderFetch): typeof fetch {
   }) as typeof fetch;
 }
 
-export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): string => (config.apiBaseUrl || 'https://api.stripe.com').replace(/\/$/, '');
+export const stripeApiBaseUrl = (config: Pick<StripeConfig, 'apiBaseUrl'>): string =>
+  (config.apiBaseUrl || 'https://api.stripe.com').replace(/\/$/, '');
 
-const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({ outcome: 'refused', reason: 'capability_disabled', capability });
+const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({
+  outcome: 'refused',
+  reason: 'capability_disabled',
+  capability,
+});
 const unknown = { outcome: 'unknown' } as const;
 
-type Answer<T> = { readonly kind: 'answer'; readonly value: T } | { readonly kind: 'error'; readonly error: Stripe.errors.StripeError } | { readonly kind: 'unknown' };
+type Answer<T> =
+  | { readonly kind: 'answer'; readonly value: T }
+  | { readonly kind: 'error'; readonly error: Stripe.errors.StripeError }
+  | { readonly kind: 'unknown' };
 
 export class StripeConnector implements Connector {
   readonly definitionId: string;
   readonly capabilities: ConnectorCapabilities;
   private readonly stripe: Stripe;
 
-  constructor(private readonly config: StripeConfig, definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>) {
+  constructor(
+    private readonly config: StripeConfig,
+    definition: Pick<ConnectorDefinition, 'id' | 'capabilities'>,
+  ) {
     this.definitionId = definition.id;
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
     const base = new URL(stripeApiBaseUrl(config));
@@ -102,18 +113,31 @@ export class StripeConnector implements Connector {
 
   async authorize(request: AuthorizeRequest): Promise<AuthorizationResult | CapabilityRefusal> {
     if (!request.capture && !this.capabilities.delayedCapture) return refusal('delayedCapture');
-    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens) return refusal('networkTokens');
+    if (request.paymentInstrument.type === 'network-token' && !this.capabilities.networkTokens)
+      return refusal('networkTokens');
     if (request.threeDSecure !== undefined && !this.capabilities.threeDSecure) return refusal('threeDSecure');
     const instrument = request.paymentInstrument;
-    if (instrument.type !== 'card') return { outcome: 'failed', errorCode: 'unsupported_payment_method', rawResponseDescription: `stripe-card takes cards, not ${instrument.type}` };
+    if (instrument.type !== 'card')
+      return {
+        outcome: 'failed',
+        errorCode: 'unsupported_payment_method',
+        rawResponseDescription: `stripe-card takes cards, not ${instrument.type}`,
+      };
     const [month = '', year = ''] = instrument.card.expirationDate.split('/');
     // The card as given (a number or the vault's alias of it): never checked or transformed here.
     const method = await this.call(() =>
       this.stripe.paymentMethods.create(
         {
           type: 'card',
-          card: { number: instrument.card.number, exp_month: Number(month), exp_year: Number(year.length === 2 ? `20${year}` : year), ...(instrument.card.securityCode ? { cvc: instrument.card.securityCode } : {}) },
-          ...(request.billingPostalCode ? { billing_details: { address: { postal_code: request.billingPostalCode } } } : {}),
+          card: {
+            number: instrument.card.number,
+            exp_month: Number(month),
+            exp_year: Number(year.length === 2 ? `20${year}` : year),
+            ...(instrument.card.securityCode ? { cvc: instrument.card.securityCode } : {}),
+          },
+          ...(request.billingPostalCode
+            ? { billing_details: { address: { postal_code: request.billingPostalCode } } }
+            : {}),
         },
         { idempotencyKey: `payment-method-${request.reference}` },
       ),
@@ -133,10 +157,21 @@ export class StripeConnector implements Connector {
           expand: ['latest_charge'],
           payment_method_options: {
             card: {
-              ...(manual && this.capabilities.incrementalAuthorization ? { request_incremental_authorization: 'if_available' as const } : {}),
-              ...(manual && this.capabilities.multipleCaptures ? { request_multicapture: 'if_available' as const } : {}),
+              ...(manual && this.capabilities.incrementalAuthorization
+                ? { request_incremental_authorization: 'if_available' as const }
+                : {}),
+              ...(manual && this.capabilities.multipleCaptures
+                ? { request_multicapture: 'if_available' as const }
+                : {}),
               ...(threeDS?.directoryServerTransactionId
-                ? { three_d_secure: { cryptogram: threeDS.cryptogram, transaction_id: threeDS.directoryServerTransactionId, version: threeDS.version as '2.2.0', electronic_commerce_indicator: threeDS.eci as '05' } }
+                ? {
+                    three_d_secure: {
+                      cryptogram: threeDS.cryptogram,
+                      transaction_id: threeDS.directoryServerTransactionId,
+                      version: threeDS.version as '2.2.0',
+                      electronic_commerce_indicator: threeDS.eci as '05',
+                    },
+                  }
                 : {}),
             },
           },
@@ -147,7 +182,11 @@ export class StripeConnector implements Connector {
     if (answer.kind === 'unknown') return unknown;
     if (answer.kind === 'error') {
       const declined = answer.error.payment_intent;
-      return { ...this.failure(answer.error), ...(declined ? { providerTransactionId: declined.id } : {}), ...verification(declined) };
+      return {
+        ...this.failure(answer.error),
+        ...(declined ? { providerTransactionId: declined.id } : {}),
+        ...verification(declined),
+      };
     }
     return intentResult(answer.value);
   }
@@ -159,14 +198,23 @@ export class StripeConnector implements Connector {
     const answer = await this.call(() =>
       this.stripe.paymentIntents.capture(
         request.providerTransactionId,
-        { amount_to_capture: request.amount, ...(this.capabilities.multipleCaptures ? { final_capture: request.final ?? true } : {}), expand: ['latest_charge'] },
+        {
+          amount_to_capture: request.amount,
+          ...(this.capabilities.multipleCaptures ? { final_capture: request.final ?? true } : {}),
+          expand: ['latest_charge'],
+        },
         { idempotencyKey: `capture-${request.captureReference ?? request.reference}` },
       ),
     );
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : this.failure(answer.error);
     const intent = answer.value;
     const charge = typeof intent.latest_charge === 'object' && intent.latest_charge ? intent.latest_charge : null;
-    return { outcome: 'succeeded', providerTransactionId: intent.id, providerCaptureId: charge?.id ?? intent.id, capturedAmount: intent.amount_received };
+    return {
+      outcome: 'succeeded',
+      providerTransactionId: intent.id,
+      providerCaptureId: charge?.id ?? intent.id,
+      capturedAmount: intent.amount_received,
+    };
   }
 
   void(request: VoidRequest): Promise<ProviderResponse> {
@@ -180,7 +228,11 @@ export class StripeConnector implements Connector {
   async refund(request: RefundRequest): Promise<RefundResult> {
     const answer = await this.call(() =>
       this.stripe.refunds.create(
-        { payment_intent: request.providerTransactionId, amount: request.amount, metadata: { [referenceKey]: request.reference, [refundKey]: request.refundReference } },
+        {
+          payment_intent: request.providerTransactionId,
+          amount: request.amount,
+          metadata: { [referenceKey]: request.reference, [refundKey]: request.refundReference },
+        },
         { idempotencyKey: `refund-${request.refundReference}` },
       ),
     );
@@ -188,13 +240,26 @@ export class StripeConnector implements Connector {
     const refund = answer.value;
     const base = { providerTransactionId: request.providerTransactionId, providerRefundId: refund.id };
     if (refund.status === 'succeeded') return { outcome: 'succeeded', ...base };
-    if (refund.status === 'failed' || refund.status === 'canceled') return { outcome: 'failed', ...base, errorCode: 'refund_failed', ...(refund.failure_reason ? { rawResponseCode: refund.failure_reason } : {}) };
+    if (refund.status === 'failed' || refund.status === 'canceled')
+      return {
+        outcome: 'failed',
+        ...base,
+        errorCode: 'refund_failed',
+        ...(refund.failure_reason ? { rawResponseCode: refund.failure_reason } : {}),
+      };
     return { outcome: 'pending', ...base };
   }
 
-  async incrementAuthorization(request: IncrementAuthorizationRequest): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
+  async incrementAuthorization(
+    request: IncrementAuthorizationRequest,
+  ): Promise<IncrementAuthorizationResult | CapabilityRefusal> {
     if (!this.capabilities.incrementalAuthorization) return refusal('incrementalAuthorization');
-    if (request.authorizedAmount === undefined) return { outcome: 'failed', errorCode: 'invalid_amount', rawResponseDescription: 'Stripe takes the new total: the amount authorized so far is needed' };
+    if (request.authorizedAmount === undefined)
+      return {
+        outcome: 'failed',
+        errorCode: 'invalid_amount',
+        rawResponseDescription: 'Stripe takes the new total: the amount authorized so far is needed',
+      };
     const answer = await this.call(() =>
       this.stripe.paymentIntents.incrementAuthorization(
         request.providerTransactionId,
@@ -211,25 +276,41 @@ export class StripeConnector implements Connector {
     // Without Stripe's id (the create call's answer was lost) the intent is found by our reference in its metadata;
     // Stripe's search is not read-after-write, so a young intent it does not find yet may still exist.
     const found = await this.call(async () => {
-      if (request.providerTransactionId) return this.stripe.paymentIntents.retrieve(request.providerTransactionId, { expand: ['latest_charge'] });
-      const page = await this.stripe.paymentIntents.search({ query: `metadata['${referenceKey}']:'${request.reference.replace(/'/g, '')}'`, expand: ['data.latest_charge'] });
+      if (request.providerTransactionId)
+        return this.stripe.paymentIntents.retrieve(request.providerTransactionId, { expand: ['latest_charge'] });
+      const page = await this.stripe.paymentIntents.search({
+        query: `metadata['${referenceKey}']:'${request.reference.replace(/'/g, '')}'`,
+        expand: ['data.latest_charge'],
+      });
       return page.data[0] ?? null;
     });
     if (found.kind === 'unknown') return unknown;
     if (found.kind === 'error') {
       if (found.error.statusCode === 404) return { outcome: 'not_found' };
-      throw new ConnectorUnavailableError(`Stripe refused to read ${request.reference}: ${found.error.message}`, false, found.error.statusCode);
+      throw new ConnectorUnavailableError(
+        `Stripe refused to read ${request.reference}: ${found.error.message}`,
+        false,
+        found.error.statusCode,
+      );
     }
     if (found.value === null) return this.searchMayLag(request.attemptedAt) ? unknown : { outcome: 'not_found' };
     const intent = found.value;
     const refunds = await this.call(() => this.stripe.refunds.list({ payment_intent: intent.id, limit: 100 }));
     if (refunds.kind === 'unknown') return unknown;
-    if (refunds.kind === 'error') throw new ConnectorUnavailableError(`Stripe refused to list refunds: ${refunds.error.message}`, false, refunds.error.statusCode);
+    if (refunds.kind === 'error')
+      throw new ConnectorUnavailableError(
+        `Stripe refused to list refunds: ${refunds.error.message}`,
+        false,
+        refunds.error.statusCode,
+      );
     return { outcome: 'found', transaction: snapshotOf(intent, refunds.value.data, request.reference) };
   }
 
   parseNotification(rawBody: string | Uint8Array, headers: NotificationHeaders): ProviderNotification | null {
-    return parseStripeNotification(this.stripe, rawBody, headers, { secret: this.config.webhookSecret, toleranceSeconds: this.config.signatureToleranceSeconds ?? 300 });
+    return parseStripeNotification(this.stripe, rawBody, headers, {
+      secret: this.config.webhookSecret,
+      toleranceSeconds: this.config.signatureToleranceSeconds ?? 300,
+    });
   }
 
   /** Whether an intent made at `attemptedAt` may not be searchable yet (an unknown age: it is taken as searchable). */
@@ -241,15 +322,26 @@ export class StripeConnector implements Connector {
   private async cancelIntent(id: string, idempotencyKey: string): Promise<ProviderResponse> {
     const answer = await this.call(() => this.stripe.paymentIntents.cancel(id, {}, { idempotencyKey }));
     if (answer.kind !== 'answer') return answer.kind === 'unknown' ? unknown : this.failure(answer.error);
-    return answer.value.status === 'canceled' ? { outcome: 'succeeded', providerTransactionId: id } : { outcome: 'failed', providerTransactionId: id, errorCode: 'service_decline', rawResponseCode: answer.value.status };
+    return answer.value.status === 'canceled'
+      ? { outcome: 'succeeded', providerTransactionId: id }
+      : {
+          outcome: 'failed',
+          providerTransactionId: id,
+          errorCode: 'service_decline',
+          rawResponseCode: answer.value.status,
+        };
   }
 
   /**
    * A card error is a decline; credentials, permissions and limits are failures that another connection may not share.
    */
   private failure(error: Stripe.errors.StripeError): ProviderResponse & { outcome: 'declined' | 'failed' } {
-    const raw = { rawResponseCode: error.decline_code ?? error.code ?? error.type, rawResponseDescription: error.message };
-    if (error.type === 'StripeCardError') return { outcome: 'declined', errorCode: stripeErrorCode(error.decline_code, error.code), ...raw };
+    const raw = {
+      rawResponseCode: error.decline_code ?? error.code ?? error.type,
+      rawResponseDescription: error.message,
+    };
+    if (error.type === 'StripeCardError')
+      return { outcome: 'declined', errorCode: stripeErrorCode(error.decline_code, error.code), ...raw };
     const errorCode =
       error.type === 'StripeAuthenticationError'
         ? 'invalid_service_credentials'
@@ -269,10 +361,16 @@ export class StripeConnector implements Connector {
       if (!(error instanceof Stripe.errors.StripeError)) throw error;
       if (error instanceof Stripe.errors.StripeConnectionError) {
         const code = notSentCode((error as { detail?: unknown }).detail);
-        if (code) throw new ConnectorUnavailableError(`Stripe unreachable (${code})`, true, undefined, { cause: error });
+        if (code)
+          throw new ConnectorUnavailableError(`Stripe unreachable (${code})`, true, undefined, { cause: error });
         return { kind: 'unknown' };
       }
-      if ((error.statusCode ?? 0) >= 500) throw new ConnectorUnavailableError(`Stripe answered ${error.statusCode}: ${error.message}`, true, error.statusCode);
+      if ((error.statusCode ?? 0) >= 500)
+        throw new ConnectorUnavailableError(
+          `Stripe answered ${error.statusCode}: ${error.message}`,
+          true,
+          error.statusCode,
+        );
       return { kind: 'error', error };
     }
   }
@@ -302,12 +400,21 @@ function intentResult(intent: Stripe.PaymentIntent): AuthorizationResult {
     }
     default: {
       const error = intent.last_payment_error;
-      return { outcome: 'declined', ...base, errorCode: stripeErrorCode(error?.decline_code, error?.code), ...(error?.message ? { rawResponseDescription: error.message } : {}) };
+      return {
+        outcome: 'declined',
+        ...base,
+        errorCode: stripeErrorCode(error?.decline_code, error?.code),
+        ...(error?.message ? { rawResponseDescription: error.message } : {}),
+      };
     }
   }
 }
 
-function snapshotOf(intent: Stripe.PaymentIntent, refunds: readonly Stripe.Refund[], reference: string): ProviderTransactionSnapshot {
+function snapshotOf(
+  intent: Stripe.PaymentIntent,
+  refunds: readonly Stripe.Refund[],
+  reference: string,
+): ProviderTransactionSnapshot {
   const error = intent.last_payment_error;
   const status: ProviderTransactionSnapshot['status'] =
     intent.status === 'requires_capture'
@@ -332,10 +439,26 @@ function snapshotOf(intent: Stripe.PaymentIntent, refunds: readonly Stripe.Refun
     authorizedAmount: status === 'authorized' || status === 'captured' ? intent.amount : 0,
     capturedAmount: intent.amount_received,
     refundedAmount: refunds.filter((r) => r.status === 'succeeded').reduce((total, r) => total + r.amount, 0),
-    ...(status === 'declined' ? { errorCode: stripeErrorCode(error?.decline_code, error?.code), ...(error?.decline_code || error?.code ? { rawResponseCode: error.decline_code ?? error.code } : {}), ...(error?.message ? { rawResponseDescription: error.message } : {}) } : {}),
+    ...(status === 'declined'
+      ? {
+          errorCode: stripeErrorCode(error?.decline_code, error?.code),
+          ...(error?.decline_code || error?.code ? { rawResponseCode: error.decline_code ?? error.code } : {}),
+          ...(error?.message ? { rawResponseDescription: error.message } : {}),
+        }
+      : {}),
     ...verification(intent),
     refunds: refunds
       .filter((r) => r.metadata?.[refundKey])
-      .map((r) => ({ providerRefundId: r.id, refundReference: r.metadata?.[refundKey] ?? '', amount: r.amount, status: r.status === 'succeeded' ? 'succeeded' : r.status === 'failed' || r.status === 'canceled' ? 'failed' : 'pending' })),
+      .map((r) => ({
+        providerRefundId: r.id,
+        refundReference: r.metadata?.[refundKey] ?? '',
+        amount: r.amount,
+        status:
+          r.status === 'succeeded'
+            ? 'succeeded'
+            : r.status === 'failed' || r.status === 'canceled'
+              ? 'failed'
+              : 'pending',
+      })),
   };
 }

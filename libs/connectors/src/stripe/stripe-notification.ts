@@ -14,7 +14,12 @@ export interface StripeNotificationVerification {
   readonly toleranceSeconds: number;
 }
 
-export function parseStripeNotification(stripe: Stripe, rawBody: string | Uint8Array, headers: NotificationHeaders, verification: StripeNotificationVerification): ProviderNotification | null {
+export function parseStripeNotification(
+  stripe: Stripe,
+  rawBody: string | Uint8Array,
+  headers: NotificationHeaders,
+  verification: StripeNotificationVerification,
+): ProviderNotification | null {
   const raw = typeof rawBody === 'string' ? rawBody : Buffer.from(rawBody).toString('utf8');
   const signature = headerValue(headers, 'stripe-signature');
   if (!signature) throw new NotificationRejectedError('missing_signature', 'no Stripe-Signature header');
@@ -24,11 +29,19 @@ export function parseStripeNotification(stripe: Stripe, rawBody: string | Uint8A
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     const signatureError = (error as { type?: unknown }).type === 'StripeSignatureVerificationError';
-    if (signatureError && /tolerance/i.test(message)) throw new NotificationRejectedError('stale_timestamp', 'Stripe-Signature timestamp is outside the tolerance', { cause: error });
-    if (signatureError) throw new NotificationRejectedError('bad_signature', 'Stripe-Signature does not verify', { cause: error });
+    if (signatureError && /tolerance/i.test(message))
+      throw new NotificationRejectedError('stale_timestamp', 'Stripe-Signature timestamp is outside the tolerance', {
+        cause: error,
+      });
+    if (signatureError)
+      throw new NotificationRejectedError('bad_signature', 'Stripe-Signature does not verify', { cause: error });
     throw new NotificationRejectedError('malformed_body', 'the event is not JSON', { cause: error });
   }
-  const base = { providerEventId: event.id, sequence: event.created, occurredAt: new Date(event.created * 1000).toISOString() };
+  const base = {
+    providerEventId: event.id,
+    sequence: event.created,
+    occurredAt: new Date(event.created * 1000).toISOString(),
+  };
   switch (event.type) {
     case 'payment_intent.amount_capturable_updated':
     case 'payment_intent.succeeded':
@@ -37,9 +50,17 @@ export function parseStripeNotification(stripe: Stripe, rawBody: string | Uint8A
       const intent = event.data.object;
       const reference = intent.metadata?.[referenceKey];
       if (!reference) return null; // not a payment Switchyard made
-      const common = { ...base, type: 'authorization' as const, reference, providerTransactionId: intent.id, currency: intent.currency.toUpperCase() };
-      if (event.type === 'payment_intent.amount_capturable_updated') return { ...common, status: 'authorized', amount: intent.amount_capturable, ...codesOf(intent) };
-      if (event.type === 'payment_intent.succeeded') return { ...common, status: 'captured', amount: intent.amount_received, ...codesOf(intent) };
+      const common = {
+        ...base,
+        type: 'authorization' as const,
+        reference,
+        providerTransactionId: intent.id,
+        currency: intent.currency.toUpperCase(),
+      };
+      if (event.type === 'payment_intent.amount_capturable_updated')
+        return { ...common, status: 'authorized', amount: intent.amount_capturable, ...codesOf(intent) };
+      if (event.type === 'payment_intent.succeeded')
+        return { ...common, status: 'captured', amount: intent.amount_received, ...codesOf(intent) };
       if (event.type === 'payment_intent.canceled') return { ...common, status: 'voided', amount: intent.amount };
       const error = intent.last_payment_error;
       return {

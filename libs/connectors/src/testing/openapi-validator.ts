@@ -24,9 +24,16 @@ export interface MatchedOperation {
 export class OpenApiValidator {
   private readonly ajv: Ajv2020;
   private readonly compiled = new Map<string, ValidateFunction>();
-  private readonly routes: readonly { readonly template: string; readonly pattern: RegExp; readonly names: readonly string[] }[];
+  private readonly routes: readonly {
+    readonly template: string;
+    readonly pattern: RegExp;
+    readonly names: readonly string[];
+  }[];
 
-  constructor(private readonly document: OpenApiDocument, private readonly id: string) {
+  constructor(
+    private readonly document: OpenApiDocument,
+    private readonly id: string,
+  ) {
     // strict: false — OpenAPI adds its own keywords (`example`, `x-…`, `discriminator`) that are not JSON Schema.
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     addFormats(this.ajv);
@@ -34,7 +41,9 @@ export class OpenApiValidator {
     this.ajv.addSchema(document as object, id);
     this.routes = Object.keys(document.paths ?? {}).map((template) => {
       const names: string[] = [];
-      const source = template.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\{([^}]+)\}/g, (_, name: string) => (names.push(name), '([^/]+)'));
+      const source = template
+        .replace(/[.*+?^$()|[\]\\]/g, '\\$&')
+        .replace(/\{([^}]+)\}/g, (_, name: string) => (names.push(name), '([^/]+)'));
       return { template, pattern: new RegExp(`^${source}$`), names };
     });
   }
@@ -44,7 +53,10 @@ export class OpenApiValidator {
     for (const route of this.routes) {
       const found = route.pattern.exec(path);
       if (!found || !this.document.paths?.[route.template]?.[method.toLowerCase()]) continue;
-      return { template: route.template, params: Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')])) };
+      return {
+        template: route.template,
+        params: Object.fromEntries(route.names.map((name, i) => [name, decodeURIComponent(found[i + 1] ?? '')])),
+      };
     }
     return undefined;
   }
@@ -59,8 +71,12 @@ export class OpenApiValidator {
   responseErrors(method: string, template: string, status: number, body: unknown): string[] {
     const operation = this.document.paths?.[template]?.[method.toLowerCase()];
     const key = operation?.responses?.[String(status)] ? String(status) : 'default';
-    if (!operation?.responses?.[key]?.content?.['application/json']?.schema) return [`no response schema for ${method} ${template} ${status}`];
-    return this.errors(`#/paths/${pointerToken(template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`, body);
+    if (!operation?.responses?.[key]?.content?.['application/json']?.schema)
+      return [`no response schema for ${method} ${template} ${status}`];
+    return this.errors(
+      `#/paths/${pointerToken(template)}/${method.toLowerCase()}/responses/${key}/content/application~1json/schema`,
+      body,
+    );
   }
 
   /** Problems of a webhook body (`webhooks['/AUTHORISATION']` of a webhooks document); [] when it is valid. */
@@ -82,9 +98,13 @@ export class OpenApiValidator {
     }
     if (validate(value)) return [];
     // Paths, keywords and the schema's own words only: never the value (it may be a card number).
-    return (validate.errors ?? []).map((error) => `${error.instancePath || '/'} ${error.message ?? error.keyword}${error.params && 'allowedValues' in error.params ? ` ${JSON.stringify(error.params.allowedValues)}` : ''}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`);
+    return (validate.errors ?? []).map(
+      (error) =>
+        `${error.instancePath || '/'} ${error.message ?? error.keyword}${error.params && 'allowedValues' in error.params ? ` ${JSON.stringify(error.params.allowedValues)}` : ''}${error.params && 'additionalProperty' in error.params ? ` (${String(error.params.additionalProperty)})` : ''}`,
+    );
   }
 }
 
 /** A JSON pointer token: `~` → `~0`, `/` → `~1`; braces percent-encoded as in a URI fragment. */
-const pointerToken = (token: string): string => token.replace(/~/g, '~0').replace(/\//g, '~1').replace(/\{/g, '%7B').replace(/\}/g, '%7D');
+const pointerToken = (token: string): string =>
+  token.replace(/~/g, '~0').replace(/\//g, '~1').replace(/\{/g, '%7B').replace(/\}/g, '%7D');

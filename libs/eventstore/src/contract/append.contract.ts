@@ -27,7 +27,13 @@ export function appendContract({ store, options }: ContractContext): void {
         const error = await rejectionOf(store().append(streamId, [event('PaymentCaptured')], { expectedRevision: 0 }));
 
         expect(error).toBeInstanceOf(WrongExpectedRevisionError);
-        expect(error).toMatchObject({ type: 'wrong_expected_revision', streamId, expected: 0, actual: 'no_stream', retriable: true });
+        expect(error).toMatchObject({
+          type: 'wrong_expected_revision',
+          streamId,
+          expected: 0,
+          actual: 'no_stream',
+          retriable: true,
+        });
         expect(await store().readStream(streamId)).toEqual([]);
       });
 
@@ -44,11 +50,15 @@ export function appendContract({ store, options }: ContractContext): void {
       let streamId: string;
       beforeEach(async () => {
         streamId = newStreamId('payment');
-        await store().append(streamId, [event('PaymentStarted'), event('PaymentAuthorized')], { expectedRevision: 'no_stream' });
+        await store().append(streamId, [event('PaymentStarted'), event('PaymentAuthorized')], {
+          expectedRevision: 'no_stream',
+        });
       });
 
       it('when appending with revision 1, then the events follow at revisions 2 and 3', async () => {
-        const result = await store().append(streamId, [event('PaymentCaptured'), event('PaymentRefunded')], { expectedRevision: 1 });
+        const result = await store().append(streamId, [event('PaymentCaptured'), event('PaymentRefunded')], {
+          expectedRevision: 1,
+        });
 
         expect(result.nextExpectedRevision).toBe(3);
         expect((await store().readStream(streamId)).map((recorded) => recorded.type)).toEqual([
@@ -72,7 +82,9 @@ export function appendContract({ store, options }: ContractContext): void {
       });
 
       it("when appending with 'no_stream', then it conflicts with the actual revision", async () => {
-        const error = await rejectionOf(store().append(streamId, [event('PaymentStarted')], { expectedRevision: 'no_stream' }));
+        const error = await rejectionOf(
+          store().append(streamId, [event('PaymentStarted')], { expectedRevision: 'no_stream' }),
+        );
 
         expect(error).toBeInstanceOf(WrongExpectedRevisionError);
         expect(error).toMatchObject({ expected: 'no_stream', actual: 1 });
@@ -88,12 +100,22 @@ export function appendContract({ store, options }: ContractContext): void {
     describe('event content', () => {
       it('keeps data and metadata as given', async () => {
         const streamId = newStreamId('payment');
-        const data = { amount: 1299, currency: 'USD', lines: [{ sku: 'a', quantity: 2 }], note: 'ünïcödé ✓', gift: null };
+        const data = {
+          amount: 1299,
+          currency: 'USD',
+          lines: [{ sku: 'a', quantity: 2 }],
+          note: 'ünïcödé ✓',
+          gift: null,
+        };
         const metadata = { correlationId: randomUUID(), causationId: randomUUID(), merchantAccountId: 'default' };
 
-        await store().append(streamId, [event('PaymentStarted', data, metadata), event('NoteAdded', 'a plain string')], {
-          expectedRevision: 'no_stream',
-        });
+        await store().append(
+          streamId,
+          [event('PaymentStarted', data, metadata), event('NoteAdded', 'a plain string')],
+          {
+            expectedRevision: 'no_stream',
+          },
+        );
 
         const [first, second] = await store().readStream(streamId);
         expect(first).toMatchObject({ streamId, type: 'PaymentStarted', data, metadata, revision: 0 });
@@ -105,9 +127,13 @@ export function appendContract({ store, options }: ContractContext): void {
         const streamId = newStreamId('payment');
         const givenId = randomUUID();
 
-        await store().append(streamId, [{ id: givenId, ...event('PaymentStarted') }, event('NoteAdded'), event('NoteAdded')], {
-          expectedRevision: 'no_stream',
-        });
+        await store().append(
+          streamId,
+          [{ id: givenId, ...event('PaymentStarted') }, event('NoteAdded'), event('NoteAdded')],
+          {
+            expectedRevision: 'no_stream',
+          },
+        );
 
         const ids = (await store().readStream(streamId)).map((recorded) => recorded.id);
         expect(ids[0]).toBe(givenId);
@@ -122,13 +148,19 @@ export function appendContract({ store, options }: ContractContext): void {
         await store().append(streamId, [event('PaymentCaptured')], { expectedRevision: 'no_stream' });
 
         const outcomes = await Promise.allSettled(
-          Array.from({ length: 50 }, (_, index) => store().append(streamId, [event('PaymentRefunded', { index })], { expectedRevision: 0 })),
+          Array.from({ length: 50 }, (_, index) =>
+            store().append(streamId, [event('PaymentRefunded', { index })], { expectedRevision: 0 }),
+          ),
         );
 
         const winners = outcomes.filter((outcome) => outcome.status === 'fulfilled');
-        const losers = outcomes.flatMap((outcome) => (outcome.status === 'rejected' ? [outcome.reason as unknown] : []));
+        const losers = outcomes.flatMap((outcome) =>
+          outcome.status === 'rejected' ? [outcome.reason as unknown] : [],
+        );
         expect(winners).toHaveLength(1);
-        expect(losers.every((reason) => reason instanceof WrongExpectedRevisionError && reason.actual === 1)).toBe(true);
+        expect(losers.every((reason) => reason instanceof WrongExpectedRevisionError && reason.actual === 1)).toBe(
+          true,
+        );
         expect(await store().readStream(streamId)).toHaveLength(2);
       });
 
@@ -148,7 +180,9 @@ export function appendContract({ store, options }: ContractContext): void {
         }
         const log = ofStreams(await store().readAll({ after: checkpoint }), ...streamIds);
         expect(log).toHaveLength(200);
-        expect(new Set(log.map((recorded) => recorded.position))).toEqual(new Set(results.map((result) => result.position)));
+        expect(new Set(log.map((recorded) => recorded.position))).toEqual(
+          new Set(results.map((result) => result.position)),
+        );
         for (const streamId of streamIds) {
           expect(ofStreams(log, streamId).map((recorded) => recorded.revision)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
         }

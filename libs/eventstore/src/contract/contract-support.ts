@@ -47,11 +47,14 @@ export const sleep = (ms: number): Promise<void> => new Promise((resolve) => set
 
 /** A position of the log just before the test's own events: an append to a stream of its own. */
 export async function checkpointNow(store: EventStore): Promise<string> {
-  const result = await store.append(newStreamId('checkpoint'), [event('CheckpointTaken')], { expectedRevision: 'no_stream' });
+  const result = await store.append(newStreamId('checkpoint'), [event('CheckpointTaken')], {
+    expectedRevision: 'no_stream',
+  });
   return result.position;
 }
 
 export const ofStreams = (events: readonly RecordedEvent[], ...streamIds: string[]): RecordedEvent[] =>
   events.filter((recorded) => streamIds.includes(recorded.streamId));
 
-export const summary = (events: readonly RecordedEvent[]): string[] => events.map((recorded) => `${recorded.streamId}@${recorded.revision}:${recorded.type}`);
+export const summary = (events: readonly RecordedEvent[]): string[] =>
+  events.map((recorded) => `${recorded.streamId}@${recorded.revision}:${recorded.type}`);

@@ -63,7 +63,13 @@ export function readContract({ store, options }: ContractContext): void {
 
       it('reads them in the order they were appended', () => {
         expect(appended.map((recorded) => recorded.type)).toEqual(['A0', 'B0', 'A1', 'A2', 'B1']);
-        expect(summary(appended)).toEqual([`${streamA}@0:A0`, `${streamB}@0:B0`, `${streamA}@1:A1`, `${streamA}@2:A2`, `${streamB}@1:B1`]);
+        expect(summary(appended)).toEqual([
+          `${streamA}@0:A0`,
+          `${streamB}@0:B0`,
+          `${streamA}@1:A1`,
+          `${streamA}@2:A2`,
+          `${streamB}@1:B1`,
+        ]);
       });
 
       it('gives each event the same position as readStream', async () => {

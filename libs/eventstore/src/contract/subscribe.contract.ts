@@ -9,7 +9,10 @@ export function subscribeContract({ store, options }: ContractContext): void {
     });
 
     /** Subscribes and collects the events of the given streams (the log holds other tests' events too). */
-    const collect = (streamIds: string[], subscribeOptions: { after?: string; fail?: (event: RecordedEvent) => boolean } = {}) => {
+    const collect = (
+      streamIds: string[],
+      subscribeOptions: { after?: string; fail?: (event: RecordedEvent) => boolean } = {},
+    ) => {
       const seen: RecordedEvent[] = [];
       const errors: Array<{ error: unknown; event: RecordedEvent }> = [];
       const subscription = store().subscribe({
@@ -77,7 +80,9 @@ export function subscribeContract({ store, options }: ContractContext): void {
         fail: (recorded) => recorded.streamId === streamId && recorded.type === 'Second' && failuresLeft-- > 0,
       });
 
-      await store().append(streamId, [event('First'), event('Second'), event('Third')], { expectedRevision: 'no_stream' });
+      await store().append(streamId, [event('First'), event('Second'), event('Third')], {
+        expectedRevision: 'no_stream',
+      });
 
       await waitUntil(() => seen().length === 3, 'all three events after the retry');
       expect(seen().map((recorded) => recorded.type)).toEqual(['First', 'Second', 'Third']);
@@ -138,7 +143,9 @@ export function subscribeContract({ store, options }: ContractContext): void {
         const deadline = Date.now() + 5000;
         while (calls === 0) {
           if (Date.now() > deadline) throw new Error('the listener was never called');
-          await store().append(streamId, [event('Watched')], { expectedRevision: revision < 0 ? 'no_stream' : revision });
+          await store().append(streamId, [event('Watched')], {
+            expectedRevision: revision < 0 ? 'no_stream' : revision,
+          });
           revision += 1;
           await sleep(50);
         }
@@ -157,7 +164,9 @@ export function subscribeContract({ store, options }: ContractContext): void {
         throw new Error('listener failed');
       });
       try {
-        await expect(store().append(newStreamId('watched'), [event('Appended')], { expectedRevision: 'no_stream' })).resolves.toMatchObject({ nextExpectedRevision: 0 });
+        await expect(
+          store().append(newStreamId('watched'), [event('Appended')], { expectedRevision: 'no_stream' }),
+        ).resolves.toMatchObject({ nextExpectedRevision: 0 });
       } finally {
         stop();
       }

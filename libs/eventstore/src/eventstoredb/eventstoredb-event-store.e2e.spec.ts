@@ -7,7 +7,8 @@ const availability: Availability = url
   ? { available: true }
   : {
       available: false,
-      reason: 'EVENTSTORE_URL is not set (no EventStoreDB server on this machine); set it, e.g. esdb://127.0.0.1:2113?tls=false, to run this suite',
+      reason:
+        'EVENTSTORE_URL is not set (no EventStoreDB server on this machine); set it, e.g. esdb://127.0.0.1:2113?tls=false, to run this suite',
     };
 
 eventStoreContract(

@@ -1,7 +1,12 @@
 import { createServer } from 'node:net';
 import { eventStoreContract } from '../contract';
 import { EventStoreUnavailableError } from '../event-store';
-import { compareEventStoreDbPositions, EventStoreDbEventStore, formatPosition, parsePosition } from './eventstoredb-event-store';
+import {
+  compareEventStoreDbPositions,
+  EventStoreDbEventStore,
+  formatPosition,
+  parsePosition,
+} from './eventstoredb-event-store';
 import { FakeEventStoreDbClient } from './test-support/fake-eventstoredb-client';
 
 // No EventStoreDB server runs on the project's machines: the behaviour suite runs here against an in-memory
@@ -9,7 +14,8 @@ import { FakeEventStoreDbClient } from './test-support/fake-eventstoredb-client'
 // exclusivity, system events, subscription loop). The real server is covered by the e2e spec.
 eventStoreContract(
   'EventStoreDbEventStore over a fake client (adapter mapping only)',
-  async () => new EventStoreDbEventStore(new FakeEventStoreDbClient().asClient(), { retryBackoff: { initialDelayMs: 20 } }),
+  async () =>
+    new EventStoreDbEventStore(new FakeEventStoreDbClient().asClient(), { retryBackoff: { initialDelayMs: 20 } }),
   { available: true },
   { comparePositions: compareEventStoreDbPositions },
 );
@@ -35,7 +41,10 @@ describe('EventStoreDbEventStore without a server', () => {
 
   it.each([
     ['ping', () => store.ping()],
-    ['append', () => store.append('payment-1', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' })],
+    [
+      'append',
+      () => store.append('payment-1', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' }),
+    ],
     ['readStream', () => store.readStream('payment-1')],
     ['readAll', () => store.readAll({ maxCount: 1 })],
   ])('%s fails with a retriable EventStoreUnavailableError', async (_, operation) => {
@@ -49,9 +58,9 @@ describe('EventStoreDbEventStore without a server', () => {
   });
 
   it('refuses an event id that is not a UUID before calling the server', async () => {
-    await expect(store.append('payment-1', [{ id: 'not-a-uuid', type: 'PaymentStarted', data: {} }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(
-      TypeError,
-    );
+    await expect(
+      store.append('payment-1', [{ id: 'not-a-uuid', type: 'PaymentStarted', data: {} }], { expectedRevision: 'any' }),
+    ).rejects.toBeInstanceOf(TypeError);
   });
 });
 

@@ -65,12 +65,18 @@ export class EventStoreDbEventStore implements EventStore {
     return new EventStoreDbEventStore(EventStoreDBClient.connectionString(url), options);
   }
 
-  async append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  async append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
     assertAppendable(streamId, events);
     assertValidExpectedRevision(options.expectedRevision);
     for (const event of events) {
       if (event.id !== undefined && !uuidPattern.test(event.id)) {
-        throw new TypeError(`append to ${streamId}: EventStoreDB event ids must be UUIDs, got ${JSON.stringify(event.id)}`);
+        throw new TypeError(
+          `append to ${streamId}: EventStoreDB event ids must be UUIDs, got ${JSON.stringify(event.id)}`,
+        );
       }
     }
     const eventData = events.map(
@@ -84,9 +90,12 @@ export class EventStoreDbEventStore implements EventStore {
         }) as EventData,
     );
     try {
-      const result = await timeEventStoreAppend('eventstoredb', this.client.appendToStream(streamId, eventData, {
-        expectedRevision: toEsdbExpectedRevision(options.expectedRevision),
-      }));
+      const result = await timeEventStoreAppend(
+        'eventstoredb',
+        this.client.appendToStream(streamId, eventData, {
+          expectedRevision: toEsdbExpectedRevision(options.expectedRevision),
+        }),
+      );
       const position = result.position ?? (await this.lastPositionOf(streamId));
       return { nextExpectedRevision: Number(result.nextExpectedRevision), position: formatPosition(position) };
     } catch (error) {
@@ -202,7 +211,11 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   private async lastPositionOf(streamId: string): Promise<Position> {
-    for await (const resolved of this.client.readStream(streamId, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })) {
+    for await (const resolved of this.client.readStream(streamId, {
+      direction: BACKWARDS,
+      fromRevision: END,
+      maxCount: 1,
+    })) {
       if (resolved.event?.position) return resolved.event.position;
     }
     throw new EventStoreUnavailableError(`EventStoreDB returned no position for the append to ${streamId}`, true);
@@ -227,7 +240,8 @@ function userEventOf(resolved: AllStreamResolvedEvent, after: Position | undefin
 }
 
 function toRecordedEvent(event: EsdbRecordedEvent): RecordedEvent {
-  if (!event.position) throw new EventStoreUnavailableError(`EventStoreDB returned event ${event.id} without a position`, false);
+  if (!event.position)
+    throw new EventStoreUnavailableError(`EventStoreDB returned event ${event.id} without a position`, false);
   const metadata = event.metadata;
   return {
     id: event.id,

@@ -16,7 +16,10 @@ export class EventStoreDbSubscription implements Subscription {
 
   constructor(
     private readonly open: (from: Position | undefined) => AllStreamSubscription,
-    private readonly toUserEvent: (resolved: AllStreamResolvedEvent, after: Position | undefined) => RecordedEvent | undefined,
+    private readonly toUserEvent: (
+      resolved: AllStreamResolvedEvent,
+      after: Position | undefined,
+    ) => RecordedEvent | undefined,
     private checkpoint: Position | undefined,
     private readonly options: SubscribeOptions,
     private readonly backoff: RetryBackoff,
@@ -48,12 +51,17 @@ export class EventStoreDbSubscription implements Subscription {
         }
       } catch (error) {
         if (this.stopped) return;
-        process.stderr.write(`event store subscription: EventStoreDB subscription failed, resubscribing: ${String(error)}\n`);
+        process.stderr.write(
+          `event store subscription: EventStoreDB subscription failed, resubscribing: ${String(error)}\n`,
+        );
       } finally {
         await this.current?.unsubscribe().catch(() => undefined);
       }
       if (this.stopped) return;
-      const delayMs = Math.min(this.backoff.maxDelayMs ?? 1000, (this.backoff.initialDelayMs ?? 50) * 2 ** Math.min(failures, 30));
+      const delayMs = Math.min(
+        this.backoff.maxDelayMs ?? 1000,
+        (this.backoff.initialDelayMs ?? 50) * 2 ** Math.min(failures, 30),
+      );
       failures += 1;
       await this.timer.sleep(delayMs);
     }

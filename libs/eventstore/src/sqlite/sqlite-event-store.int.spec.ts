@@ -41,12 +41,21 @@ describe('SqliteEventStore', () => {
       try {
         await store.append('payment-1', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' });
         const takenId = randomUUID();
-        await store.append('payment-2', [{ id: takenId, type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' });
+        await store.append('payment-2', [{ id: takenId, type: 'PaymentStarted', data: {} }], {
+          expectedRevision: 'no_stream',
+        });
 
         const [fresh, stale, duplicateId, next] = await Promise.allSettled([
           store.append('payment-3', [{ type: 'PaymentStarted', data: {} }], { expectedRevision: 'no_stream' }),
           store.append('payment-1', [{ type: 'PaymentCaptured', data: {} }], { expectedRevision: 5 }),
-          store.append('payment-4', [{ type: 'A', data: {} }, { id: takenId, type: 'B', data: {} }], { expectedRevision: 'no_stream' }),
+          store.append(
+            'payment-4',
+            [
+              { type: 'A', data: {} },
+              { id: takenId, type: 'B', data: {} },
+            ],
+            { expectedRevision: 'no_stream' },
+          ),
           store.append('payment-1', [{ type: 'PaymentCaptured', data: {} }], { expectedRevision: 0 }),
         ]);
 
@@ -65,14 +74,20 @@ describe('SqliteEventStore', () => {
     it('keeps the events across close and reopen, and records its schema version', async () => {
       const path = file('reopen');
       const first = new SqliteEventStore(path);
-      await first.append('gift-card-1', [{ type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } }], {
-        expectedRevision: 'no_stream',
-      });
+      await first.append(
+        'gift-card-1',
+        [{ type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } }],
+        {
+          expectedRevision: 'no_stream',
+        },
+      );
       await first.close();
 
       const second = new SqliteEventStore(path);
       try {
-        expect(await second.readStream('gift-card-1')).toMatchObject([{ type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } }]);
+        expect(await second.readStream('gift-card-1')).toMatchObject([
+          { type: 'GiftCardIssued', data: { balance: 500 }, metadata: { by: 'test' } },
+        ]);
         expect(second.database.pragma('journal_mode', { simple: true })).toBe('wal');
         expect(second.database.pragma('synchronous', { simple: true })).toBe(2); // FULL
         expect(second.database.prepare('SELECT version FROM event_store_schema').all()).toEqual([{ version: 1 }]);
@@ -85,7 +100,9 @@ describe('SqliteEventStore', () => {
       const store = new SqliteEventStore(file('closed'));
       await store.close();
 
-      await expect(store.append('s', [{ type: 'A', data: {} }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(EventStoreUnavailableError);
+      await expect(store.append('s', [{ type: 'A', data: {} }], { expectedRevision: 'any' })).rejects.toBeInstanceOf(
+        EventStoreUnavailableError,
+      );
       await expect(store.readAll()).rejects.toMatchObject({ type: 'event_store_unavailable', retriable: false });
     });
   });
@@ -171,12 +188,18 @@ describe('SqliteEventStore', () => {
       const subscription = reader.subscribe({ handler: async (recorded) => void seen.push(recorded) });
       try {
         await vi.advanceTimersByTimeAsync(1); // the reader's first look: nothing yet, it sleeps until the next poll
-        await writer.append('transaction-1', [{ type: 'TransactionAuthorized', data: { amount: 100 } }], { expectedRevision: 'no_stream' });
+        await writer.append('transaction-1', [{ type: 'TransactionAuthorized', data: { amount: 100 } }], {
+          expectedRevision: 'no_stream',
+        });
         await vi.advanceTimersByTimeAsync(98);
         expect(seen, 'no other process can wake the reader: only its poll finds the append').toEqual([]);
         await vi.advanceTimersByTimeAsync(1);
         expect(seen).toHaveLength(1);
-        expect(seen[0]).toMatchObject({ streamId: 'transaction-1', type: 'TransactionAuthorized', data: { amount: 100 } });
+        expect(seen[0]).toMatchObject({
+          streamId: 'transaction-1',
+          type: 'TransactionAuthorized',
+          data: { amount: 100 },
+        });
       } finally {
         await subscription.stop();
         await reader.close();
@@ -195,7 +218,16 @@ describe('SqliteEventStore', () => {
       try {
         child = spawn(
           process.execPath,
-          ['-r', resolve(__dirname, '../../../../scripts/register.cjs'), resolve(__dirname, 'test-support/concurrent-appender.ts'), path, 'shared', `${streams}`, `${workers}`, `${appendsPerWorker}`],
+          [
+            '-r',
+            resolve(__dirname, '../../../../scripts/register.cjs'),
+            resolve(__dirname, 'test-support/concurrent-appender.ts'),
+            path,
+            'shared',
+            `${streams}`,
+            `${workers}`,
+            `${appendsPerWorker}`,
+          ],
           { stdio: ['ignore', 'pipe', 'pipe'] },
         );
         let stdout = '';
@@ -203,7 +235,11 @@ describe('SqliteEventStore', () => {
         const exited = new Promise<number | null>((done) => child?.on('close', done));
         child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
         child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-        await waitUntil(() => stdout.includes('ready') || child?.exitCode !== null, 'the child process to open the store', 15_000);
+        await waitUntil(
+          () => stdout.includes('ready') || child?.exitCode !== null,
+          'the child process to open the store',
+          15_000,
+        );
 
         let conflicts = 0;
         await Promise.all(
@@ -224,7 +260,10 @@ describe('SqliteEventStore', () => {
           }),
         );
         expect(await exited, stderr).toBe(0);
-        const childResult = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as { appended: number; conflicts: number };
+        const childResult = JSON.parse(stdout.trim().split('\n').at(-1) ?? '{}') as {
+          appended: number;
+          conflicts: number;
+        };
 
         const total = 2 * workers * appendsPerWorker;
         expect(childResult.appended).toBe(workers * appendsPerWorker);
@@ -234,12 +273,18 @@ describe('SqliteEventStore', () => {
         }
         const log = await store.readAll();
         expect(log).toHaveLength(total);
-        expect(log.every((recorded, index) => index === 0 || compareSqlitePositions(log[index - 1]!.position, recorded.position) < 0)).toBe(true);
+        expect(
+          log.every(
+            (recorded, index) => index === 0 || compareSqlitePositions(log[index - 1]!.position, recorded.position) < 0,
+          ),
+        ).toBe(true);
         expect(log.filter((recorded) => recorded.type === 'AppendedByChild')).toHaveLength(workers * appendsPerWorker);
         // A guard, not a measure: the poll finds the child's events whenever the machine gets to it.
         await waitUntil(() => seen.length === total, 'the subscription to see both processes’ events', 30_000);
         expect(seen.map((recorded) => recorded.position)).toEqual(log.map((recorded) => recorded.position));
-        process.stdout.write(`two processes: ${total} appends, conflicts parent ${conflicts} / child ${childResult.conflicts}\n`);
+        process.stdout.write(
+          `two processes: ${total} appends, conflicts parent ${conflicts} / child ${childResult.conflicts}\n`,
+        );
       } finally {
         if (child && child.exitCode === null) child.kill();
         await subscription.stop();

@@ -63,7 +63,9 @@ interface PendingAppend {
   readonly reject: (error: unknown) => void;
 }
 
-type AppendOutcome = { readonly ok: true; readonly result: AppendResult } | { readonly ok: false; readonly error: unknown };
+type AppendOutcome =
+  | { readonly ok: true; readonly result: AppendResult }
+  | { readonly ok: false; readonly error: unknown };
 
 /**
  * The embedded event store: one SQLite file (WAL), shared by every process that opens it.
@@ -110,7 +112,8 @@ export class SqliteEventStore implements EventStore {
    */
   constructor(source: string | Database, options: SqliteEventStoreOptions = {}) {
     if (typeof source === 'string') {
-      if (source !== ':memory:' && source !== '' && !source.startsWith('file:')) mkdirSync(dirname(source), { recursive: true });
+      if (source !== ':memory:' && source !== '' && !source.startsWith('file:'))
+        mkdirSync(dirname(source), { recursive: true });
       this.database = new BetterSqlite3(source);
       this.ownsDatabase = true;
     } else {
@@ -134,63 +137,72 @@ export class SqliteEventStore implements EventStore {
       throw toUnavailableError(error);
     }
 
-    this.selectStreamRevision = db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?`);
+    this.selectStreamRevision = db.prepare<[string], { revision: number | null }>(
+      `SELECT MAX(revision) AS revision FROM events WHERE stream_id = ?`,
+    );
     this.insertEvent = db.prepare<[string, string, number, string, string, string, string]>(
       `INSERT INTO events (id, stream_id, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
     );
     this.selectStream = db.prepare<[string, number, number], EventRow>(
       `SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision LIMIT ?`,
     );
-    this.selectAll = db.prepare<[number, number], EventRow>(`SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?`);
+    this.selectAll = db.prepare<[number, number], EventRow>(
+      `SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?`,
+    );
 
     // Each append runs in its own SAVEPOINT (a nested better-sqlite3 transaction) inside the one IMMEDIATE
     // transaction: a conflicting or failing append is rolled back alone, the others still commit.
     const appendOne = db.transaction((append: PendingAppend) => this.applyAppend(append));
-    this.commitAppends = db
-      .transaction((appends: readonly PendingAppend[]) =>
-        appends.map((append): AppendOutcome => {
-          try {
-            return { ok: true, result: appendOne(append) };
-          } catch (error) {
-            // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then nothing of the
-            // batch is committed, and every append of it must fail.
-            if (!db.inTransaction) throw error;
-            return { ok: false, error: toAppendError(error, append) };
-          }
-        }),
-      )
-      .immediate;
+    this.commitAppends = db.transaction((appends: readonly PendingAppend[]) =>
+      appends.map((append): AppendOutcome => {
+        try {
+          return { ok: true, result: appendOne(append) };
+        } catch (error) {
+          // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then nothing of the
+          // batch is committed, and every append of it must fail.
+          if (!db.inTransaction) throw error;
+          return { ok: false, error: toAppendError(error, append) };
+        }
+      }),
+    ).immediate;
   }
 
-  append(streamId: string, events: readonly NewEvent[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    return timeEventStoreAppend('sqlite', new Promise((resolve, reject) => {
-      if (this.closed) throw closedError();
-      assertAppendable(streamId, events);
-      assertValidExpectedRevision(options.expectedRevision);
-      const append: PendingAppend = {
-        streamId,
-        rows: events.map((event) => ({
-          id: event.id ?? randomUUID(),
-          type: event.type,
-          data: JSON.stringify(event.data ?? null),
-          metadata: JSON.stringify(event.metadata ?? {}),
-        })),
-        expectedRevision: options.expectedRevision,
-        resolve,
-        reject,
-      };
-      if (!this.groupCommit) {
-        this.commit([append]);
-        return;
-      }
-      this.pending.push(append);
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        // setImmediate runs after the I/O callbacks and microtasks of this turn: every append started in this
-        // turn (e.g. by all the requests read from sockets in one poll phase) joins the same commit.
-        setImmediate(() => this.flush());
-      }
-    }));
+  append(
+    streamId: string,
+    events: readonly NewEvent[],
+    options: { expectedRevision: ExpectedRevision },
+  ): Promise<AppendResult> {
+    return timeEventStoreAppend(
+      'sqlite',
+      new Promise((resolve, reject) => {
+        if (this.closed) throw closedError();
+        assertAppendable(streamId, events);
+        assertValidExpectedRevision(options.expectedRevision);
+        const append: PendingAppend = {
+          streamId,
+          rows: events.map((event) => ({
+            id: event.id ?? randomUUID(),
+            type: event.type,
+            data: JSON.stringify(event.data ?? null),
+            metadata: JSON.stringify(event.metadata ?? {}),
+          })),
+          expectedRevision: options.expectedRevision,
+          resolve,
+          reject,
+        };
+        if (!this.groupCommit) {
+          this.commit([append]);
+          return;
+        }
+        this.pending.push(append);
+        if (!this.flushScheduled) {
+          this.flushScheduled = true;
+          // setImmediate runs after the I/O callbacks and microtasks of this turn: every append started in this
+          // turn (e.g. by all the requests read from sockets in one poll phase) joins the same commit.
+          setImmediate(() => this.flush());
+        }
+      }),
+    );
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
@@ -282,8 +294,7 @@ export class SqliteEventStore implements EventStore {
   private applyAppend(append: PendingAppend): AppendResult {
     const current = this.selectStreamRevision.get(append.streamId)?.revision ?? null;
     const expected = append.expectedRevision;
-    const conflict =
-      expected === 'no_stream' ? current !== null : expected === 'any' ? false : current !== expected;
+    const conflict = expected === 'no_stream' ? current !== null : expected === 'any' ? false : current !== expected;
     if (conflict) throw new WrongExpectedRevisionError(append.streamId, expected, current ?? 'no_stream');
 
     const recordedAt = new Date().toISOString();
@@ -291,7 +302,15 @@ export class SqliteEventStore implements EventStore {
     let position = 0;
     for (const row of append.rows) {
       revision += 1;
-      const inserted = this.insertEvent.run(row.id, append.streamId, revision, row.type, row.data, row.metadata, recordedAt);
+      const inserted = this.insertEvent.run(
+        row.id,
+        append.streamId,
+        revision,
+        row.type,
+        row.data,
+        row.metadata,
+        recordedAt,
+      );
       position = Number(inserted.lastInsertRowid);
     }
     return { nextExpectedRevision: revision, position: String(position) };
@@ -317,7 +336,8 @@ function toRecordedEvent(row: EventRow): RecordedEvent {
 
 /** Positions of this store are the decimal `position` column. */
 function parsePosition(position: string): number {
-  if (!/^\d{1,16}$/.test(position)) throw new TypeError(`not a position of the SQLite event store: ${JSON.stringify(position)}`);
+  if (!/^\d{1,16}$/.test(position))
+    throw new TypeError(`not a position of the SQLite event store: ${JSON.stringify(position)}`);
   return Number(position);
 }
 
@@ -349,7 +369,9 @@ function toUnavailableError(error: unknown): unknown {
   // Busy/locked: another process held the write lock past busy_timeout. Full/I/O: may clear up. The rest
   // (corrupt file, read-only file, not a database) will not get better by retrying.
   const retriable = /^SQLITE_(BUSY|LOCKED|FULL|IOERR|PROTOCOL)/.test(code);
-  return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message} (${code})`, retriable, { cause: error });
+  return new EventStoreUnavailableError(`SQLite event store: ${(error as Error).message} (${code})`, retriable, {
+    cause: error,
+  });
 }
 
 function closedError(): EventStoreUnavailableError {

@@ -34,7 +34,9 @@ export const currentSchemaVersion = migrations.length;
 export function migrate(db: Database): void {
   db.transaction(() => {
     db.exec(`CREATE TABLE IF NOT EXISTS event_store_schema (version INTEGER PRIMARY KEY, applied_at TEXT NOT NULL)`);
-    const row = db.prepare(`SELECT MAX(version) AS version FROM event_store_schema`).get() as { version: number | null };
+    const row = db.prepare(`SELECT MAX(version) AS version FROM event_store_schema`).get() as {
+      version: number | null;
+    };
     const applied = row.version ?? 0;
     if (applied > currentSchemaVersion) {
       throw new Error(

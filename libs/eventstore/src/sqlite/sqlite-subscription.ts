@@ -70,7 +70,13 @@ export class PollingSubscription implements Subscription {
         continue;
       }
       for (const event of batch) {
-        const delivered = await deliverWithRetry(event, this.options, this.settings.retryBackoff, this.retryTimer, () => this.stopped);
+        const delivered = await deliverWithRetry(
+          event,
+          this.options,
+          this.settings.retryBackoff,
+          this.retryTimer,
+          () => this.stopped,
+        );
         if (!delivered) return;
         checkpoint = event.position;
       }

@@ -9,7 +9,8 @@ import { SqliteEventStore } from '../sqlite/sqlite-event-store';
 import { migrateStreams } from '../stream-migration';
 
 const [sourcePath, targetPath, prefix, killAfter] = process.argv.slice(2);
-if (!sourcePath || !targetPath || !prefix || !killAfter) throw new Error('usage: crashing-stream-migration <source> <target> <prefix> <n>');
+if (!sourcePath || !targetPath || !prefix || !killAfter)
+  throw new Error('usage: crashing-stream-migration <source> <target> <prefix> <n>');
 const target = new SqliteEventStore(targetPath);
 migrateStreams({
   name: 'crash-test',

@@ -30,7 +30,11 @@ async function eventually(check: () => Promise<boolean>, withinMs: number): Prom
  * `makeLimiter` is called once for the suite (and again for the close test); every test uses keys under its own
  * random prefix, so the suite can share a Redis with anything else. Keys expire by themselves within their period.
  */
-export function rateLimiterContract(name: string, makeLimiter: () => Promise<ClosableRateLimiter>, availability: Availability): void {
+export function rateLimiterContract(
+  name: string,
+  makeLimiter: () => Promise<ClosableRateLimiter>,
+  availability: Availability,
+): void {
   describeWithInfra(`${name} (RateLimiter contract)`, availability, () => {
     let limiter: ClosableRateLimiter;
     let prefix = '';
@@ -54,7 +58,9 @@ export function rateLimiterContract(name: string, makeLimiter: () => Promise<Clo
     describe('the burst', () => {
       it('allows count requests at once, counting down what remains, and refuses the next', async () => {
         const decisions = await consumeTimes(SLOW.count + 1, key('k'), SLOW);
-        expect(decisions.slice(0, SLOW.count)).toEqual([4, 3, 2, 1, 0].map((remaining) => ({ allowed: true, retryAfterMs: 0, remaining })));
+        expect(decisions.slice(0, SLOW.count)).toEqual(
+          [4, 3, 2, 1, 0].map((remaining) => ({ allowed: true, retryAfterMs: 0, remaining })),
+        );
         const refused = decisions[SLOW.count]!;
         expect(refused).toMatchObject({ allowed: false, remaining: 0 });
         // One request comes back one emission interval after the first was allowed (less the time the test took).
@@ -75,16 +81,28 @@ export function rateLimiterContract(name: string, makeLimiter: () => Promise<Clo
         const limit: RateLimit = { count: 20, periodMs: 3_600_000 };
         const decisions = await Promise.all(Array.from({ length: 60 }, () => limiter.consume(key('k'), limit)));
         expect(decisions.filter((decision) => decision.allowed)).toHaveLength(20);
-        expect(decisions.filter((decision) => decision.allowed).map((decision) => decision.remaining).sort((a, b) => a - b)).toEqual(
-          Array.from({ length: 20 }, (_, index) => index),
-        );
+        expect(
+          decisions
+            .filter((decision) => decision.allowed)
+            .map((decision) => decision.remaining)
+            .sort((a, b) => a - b),
+        ).toEqual(Array.from({ length: 20 }, (_, index) => index));
       });
 
       it('counts a period not divisible by the count without losing a request', async () => {
         const limit: RateLimit = { count: 7, periodMs: 1_000_000 };
         const decisions = await consumeTimes(8, key('k'), limit);
         expect(decisions.map((decision) => decision.remaining)).toEqual([6, 5, 4, 3, 2, 1, 0, 0]);
-        expect(decisions.map((decision) => decision.allowed)).toEqual([true, true, true, true, true, true, true, false]);
+        expect(decisions.map((decision) => decision.allowed)).toEqual([
+          true,
+          true,
+          true,
+          true,
+          true,
+          true,
+          true,
+          false,
+        ]);
       });
 
       it('allows a limit of one', async () => {
@@ -98,13 +116,21 @@ export function rateLimiterContract(name: string, makeLimiter: () => Promise<Clo
     describe('keys', () => {
       it('keeps keys apart', async () => {
         await consumeTimes(SLOW.count + 1, key('a'), SLOW);
-        expect(await limiter.consume(key('b'), SLOW)).toEqual({ allowed: true, retryAfterMs: 0, remaining: SLOW.count - 1 });
+        expect(await limiter.consume(key('b'), SLOW)).toEqual({
+          allowed: true,
+          retryAfterMs: 0,
+          remaining: SLOW.count - 1,
+        });
         expect((await limiter.consume(key('a'), SLOW)).allowed).toBe(false);
       });
 
       it('takes any string as a key', async () => {
         for (const odd of ['ünïcødé ✓ 🚂', 'with spaces and\r\nlines', '{"json":[1]}', 'x'.repeat(1000)]) {
-          expect(await limiter.consume(key(odd), SLOW)).toEqual({ allowed: true, retryAfterMs: 0, remaining: SLOW.count - 1 });
+          expect(await limiter.consume(key(odd), SLOW)).toEqual({
+            allowed: true,
+            retryAfterMs: 0,
+            remaining: SLOW.count - 1,
+          });
         }
       });
     });
@@ -133,7 +159,11 @@ export function rateLimiterContract(name: string, makeLimiter: () => Promise<Clo
         await consumeTimes(4, key('k'), limit);
         // A whole period after the last allowed request the bucket is full again, however much later we look.
         await sleep(limit.periodMs + 100);
-        expect(await limiter.consume(key('k'), limit)).toEqual({ allowed: true, retryAfterMs: 0, remaining: limit.count - 1 });
+        expect(await limiter.consume(key('k'), limit)).toEqual({
+          allowed: true,
+          retryAfterMs: 0,
+          remaining: limit.count - 1,
+        });
       });
     });
 
@@ -152,7 +182,12 @@ export function rateLimiterContract(name: string, makeLimiter: () => Promise<Clo
       ] as const)('refuses %s with a RangeError, counting nothing', async (_, bucket, limit) => {
         const full = bucket === '' ? '' : key(bucket);
         await expect(limiter.consume(full, limit as RateLimit)).rejects.toBeInstanceOf(RangeError);
-        if (full !== '') expect(await limiter.consume(full, SLOW)).toEqual({ allowed: true, retryAfterMs: 0, remaining: SLOW.count - 1 });
+        if (full !== '')
+          expect(await limiter.consume(full, SLOW)).toEqual({
+            allowed: true,
+            retryAfterMs: 0,
+            remaining: SLOW.count - 1,
+          });
       });
     });
 

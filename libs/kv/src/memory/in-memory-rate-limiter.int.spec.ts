@@ -2,7 +2,11 @@ import { rateLimiterContract } from '../contract/rate-limiter.contract';
 import { InMemoryRateLimiter } from './in-memory-rate-limiter';
 
 rateLimiterContract('InMemoryRateLimiter', async () => new InMemoryRateLimiter(), { available: true });
-rateLimiterContract('InMemoryRateLimiter, sweeping every 5 ms', async () => new InMemoryRateLimiter({ sweepIntervalMs: 5 }), { available: true });
+rateLimiterContract(
+  'InMemoryRateLimiter, sweeping every 5 ms',
+  async () => new InMemoryRateLimiter({ sweepIntervalMs: 5 }),
+  { available: true },
+);
 
 describe('InMemoryRateLimiter state', () => {
   const limit = { count: 2, periodMs: 1_000 };

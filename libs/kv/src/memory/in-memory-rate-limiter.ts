@@ -1,5 +1,11 @@
 import { KeyValueUnavailableError } from '../key-value-store';
-import { checkRateLimitArguments, gcraStep, type RateLimit, type RateLimitDecision, type RateLimiter } from '../rate-limiter';
+import {
+  checkRateLimitArguments,
+  gcraStep,
+  type RateLimit,
+  type RateLimitDecision,
+  type RateLimiter,
+} from '../rate-limiter';
 
 export interface InMemoryRateLimiterOptions {
   /** How often buckets that are full again (expired) are dropped. Decisions never depend on it. Default 10 s. */
@@ -27,7 +33,8 @@ export class InMemoryRateLimiter implements RateLimiter {
 
   constructor(options: InMemoryRateLimiterOptions = {}) {
     this.maxKeys = options.maxKeys ?? 100_000;
-    if (!(Number.isSafeInteger(this.maxKeys) && this.maxKeys > 0)) throw new RangeError(`maxKeys must be a positive integer, got ${this.maxKeys}`);
+    if (!(Number.isSafeInteger(this.maxKeys) && this.maxKeys > 0))
+      throw new RangeError(`maxKeys must be a positive integer, got ${this.maxKeys}`);
     this.clock = options.clock ?? (() => performance.now());
     this.sweeper = setInterval(() => this.sweep(), options.sweepIntervalMs ?? 10_000);
     // A limiter nobody closed must not keep the process alive.

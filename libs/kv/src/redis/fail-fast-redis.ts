@@ -65,7 +65,10 @@ export class FailFastRedis<Client extends Redis = Redis> {
    * Runs one command, translating what ioredis throws into the port's errors; `reply` may first turn a Redis reply
    * error into the caller's own (e.g. "not an integer").
    */
-  async run<T>(command: (client: Client) => Promise<T>, reply?: (message: string, error: Error) => Error | undefined): Promise<T> {
+  async run<T>(
+    command: (client: Client) => Promise<T>,
+    reply?: (message: string, error: Error) => Error | undefined,
+  ): Promise<T> {
     if (this.closing) throw new KeyValueUnavailableError(`${this.name} is closed`, false);
     await this.settleConnectionAttempt();
     try {

@@ -42,7 +42,13 @@ return value
 `;
 
 interface ScriptedRedis extends Redis {
-  kvCompareAndSet(key: string, expectsAbsent: '1' | '0', expected: string, next: string, ttlMs: string): Promise<number>;
+  kvCompareAndSet(
+    key: string,
+    expectsAbsent: '1' | '0',
+    expected: string,
+    next: string,
+    ttlMs: string,
+  ): Promise<number>;
   kvIncrementOpeningWindow(key: string, by: number, ttlMs: number): Promise<number>;
 }
 
@@ -95,7 +101,9 @@ export class RedisKeyValueStore implements KeyValueStore {
   ): Promise<boolean> {
     checkTtl(options.ttlMs);
     const ttlArgument = options.ttlMs === undefined ? '' : String(options.ttlMs);
-    const written = await this.redis.run((redis) => redis.kvCompareAndSet(key, expected === null ? '1' : '0', expected ?? '', next, ttlArgument));
+    const written = await this.redis.run((redis) =>
+      redis.kvCompareAndSet(key, expected === null ? '1' : '0', expected ?? '', next, ttlArgument),
+    );
     return written === 1;
   }
 
@@ -105,7 +113,8 @@ export class RedisKeyValueStore implements KeyValueStore {
     checkTtl(ttlMs);
     return this.redis.run(
       (redis) => (ttlMs === undefined ? redis.incrby(key, by) : redis.kvIncrementOpeningWindow(key, by, ttlMs)),
-      (message, error) => (INTEGER_REPLY.test(message) ? new KeyValueNotAnIntegerError(key, { cause: error }) : undefined),
+      (message, error) =>
+        INTEGER_REPLY.test(message) ? new KeyValueNotAnIntegerError(key, { cause: error }) : undefined,
     );
   }
 

@@ -78,7 +78,8 @@ function redisSpecifics(): void {
   it('shares one bucket between limiters on the same Redis, as gateway processes do', async () => {
     const [first, second] = [limiter(), limiter()];
     const decisions = [];
-    for (let call = 0; call < limit.count; call += 1) decisions.push(await (call % 2 === 0 ? first : second).consume(key, limit));
+    for (let call = 0; call < limit.count; call += 1)
+      decisions.push(await (call % 2 === 0 ? first : second).consume(key, limit));
     expect(decisions.map((decision) => decision.remaining)).toEqual([4, 3, 2, 1, 0]);
     expect((await first.consume(key, limit)).allowed).toBe(false);
     expect((await second.consume(key, limit)).allowed).toBe(false);
@@ -116,11 +117,13 @@ class TcpProxy {
       const upstream = net.connect(this.target);
       for (const socket of [client, upstream]) {
         this.sockets.add(socket);
-        socket.on('error', () => socket.destroy()).on('close', () => {
-          this.sockets.delete(socket);
-          client.destroy();
-          upstream.destroy();
-        });
+        socket
+          .on('error', () => socket.destroy())
+          .on('close', () => {
+            this.sockets.delete(socket);
+            client.destroy();
+            upstream.destroy();
+          });
       }
       client.pipe(upstream).pipe(client);
     });

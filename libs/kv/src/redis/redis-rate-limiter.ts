@@ -63,7 +63,9 @@ export class RedisRateLimiter implements RateLimiter {
 
   async consume(key: string, limit: RateLimit): Promise<RateLimitDecision> {
     checkRateLimitArguments(key, limit);
-    const [allowed, retryAfterMs, remaining] = await this.redis.run((redis) => redis.rateLimitGcra(key, limit.count, limit.periodMs));
+    const [allowed, retryAfterMs, remaining] = await this.redis.run((redis) =>
+      redis.rateLimitGcra(key, limit.count, limit.periodMs),
+    );
     return { allowed: allowed === 1, retryAfterMs: Number(retryAfterMs), remaining: Number(remaining) };
   }
 

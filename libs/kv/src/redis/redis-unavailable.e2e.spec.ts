@@ -62,7 +62,9 @@ describe('RedisKeyValueStore with nothing listening', () => {
   });
 
   it('names the connection failure in the error', async () => {
-    const error = await storeAtClosedPort().get('k').catch((rejection: unknown) => rejection);
+    const error = await storeAtClosedPort()
+      .get('k')
+      .catch((rejection: unknown) => rejection);
     expect((error as Error).message).toMatch(/ECONNREFUSED/);
   });
 });
@@ -173,7 +175,13 @@ describe('RedisKeyValueStore when Redis goes away and comes back', async () => {
     /** Pings until one succeeds, with no call to reconnect: true once it does (the bound is a guard, not a measure). */
     const recovers = async (): Promise<boolean> => {
       for (let ping = 0; ping < 1_000; ping++) {
-        if (await store.ping().then(() => true, () => false)) return true;
+        if (
+          await store.ping().then(
+            () => true,
+            () => false,
+          )
+        )
+          return true;
         await sleep(20);
       }
       return false;

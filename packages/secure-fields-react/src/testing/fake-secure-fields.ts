@@ -44,7 +44,8 @@ export class FakeSecureFields implements SecureFieldsInstance {
   }
 
   emit<E extends SecureFieldsEventName>(event: E, detail: SecureFieldsEvents[E]): void {
-    for (const handler of [...(this.handlers.get(event) ?? [])]) (handler as (value: SecureFieldsEvents[E]) => void)(detail);
+    for (const handler of [...(this.handlers.get(event) ?? [])])
+      (handler as (value: SecureFieldsEvents[E]) => void)(detail);
   }
 
   async submit(): Promise<void> {

@@ -39,7 +39,10 @@ export class AccountUpdaterController {
     auth: { anyOf: ['account-updater.write'] },
     body: accountUpdaterJobCreateSchema,
     status: 201,
-    response: { description: 'The scheduled job (204, no body: nothing was scheduled)', schema: accountUpdaterJobSchema },
+    response: {
+      description: 'The scheduled job (204, no body: nothing was scheduled)',
+      schema: accountUpdaterJobSchema,
+    },
   })
   async create(
     @Input() input: EndpointInput<unknown, AccountUpdaterJobCreateInput>,

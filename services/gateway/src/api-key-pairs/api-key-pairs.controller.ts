@@ -50,7 +50,10 @@ export class ApiKeyPairsController {
     merchantAccount: 'ignored',
     query: pageQuery({ maxLimit: 100 }),
     status: 200,
-    response: { description: 'A page of API key pairs', schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }) },
+    response: {
+      description: 'A page of API key pairs',
+      schema: pageSchema(apiKeyPairSchema).meta({ id: 'ApiKeyPairs' }),
+    },
   })
   list(@Input() input: EndpointInput<PageQuery>, @CallerOf() caller: Caller): Promise<Page<ApiKeyPair>> {
     return this.rpc.call(apiKeyPairPatterns.list, { ...input.query }, actingKey(caller));
@@ -68,7 +71,10 @@ export class ApiKeyPairsController {
     status: 201,
     response: { description: 'The API key pair', schema: createdApiKeyPairSchema },
   })
-  create(@Input() input: EndpointInput<unknown, ApiKeyPairCreateInput>, @CallerOf() caller: Caller): Promise<CreatedApiKeyPair> {
+  create(
+    @Input() input: EndpointInput<unknown, ApiKeyPairCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<CreatedApiKeyPair> {
     return this.rpc.call(apiKeyPairPatterns.create, { body: input.body }, actingKey(caller));
   }
 
@@ -92,7 +98,8 @@ export class ApiKeyPairsController {
     operationId: 'update_api_key_pair',
     method: 'PUT',
     path: '/api-key-pairs/{api_key_pair_id}',
-    summary: 'Update an API key pair: `role_ids` replaces its roles, `active: false` revokes it at once, `merchant_account_ids` re-scopes it',
+    summary:
+      'Update an API key pair: `role_ids` replaces its roles, `active: false` revokes it at once, `merchant_account_ids` re-scopes it',
     tags,
     auth: write,
     merchantAccount: 'ignored',
@@ -101,8 +108,15 @@ export class ApiKeyPairsController {
     status: 200,
     response: { description: 'The API key pair', schema: apiKeyPairSchema },
   })
-  async update(@Input() input: EndpointInput<unknown, ApiKeyPairUpdateInput, ById>, @CallerOf() caller: Caller): Promise<ApiKeyPair> {
-    const updated = await this.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, { id: input.params.api_key_pair_id, body: input.body }, actingKey(caller));
+  async update(
+    @Input() input: EndpointInput<unknown, ApiKeyPairUpdateInput, ById>,
+    @CallerOf() caller: Caller,
+  ): Promise<ApiKeyPair> {
+    const updated = await this.rpc.call<ApiKeyPair>(
+      apiKeyPairPatterns.update,
+      { id: input.params.api_key_pair_id, body: input.body },
+      actingKey(caller),
+    );
     this.keys.invalidate({ id: updated.id, kid: updated.kid });
     return updated;
   }

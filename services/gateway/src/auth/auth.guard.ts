@@ -36,13 +36,16 @@ export class AuthGuard implements CanActivate {
     try {
       verified = await this.verifier.verify(token);
     } catch (error) {
-      if (error instanceof AuthenticationError) throw ApiError.unauthorized(`No valid API authentication found: ${error.message}`);
+      if (error instanceof AuthenticationError)
+        throw ApiError.unauthorized(`No valid API authentication found: ${error.message}`);
       throw error;
     }
 
     const scope = authorizedScope(spec.auth.anyOf, verified.claims.scopes, verified.key.permissions);
     if (!scope) {
-      throw ApiError.forbidden(`This endpoint needs the scope ${spec.auth.anyOf.join(' or ')}, granted by both the token and the roles of its API key`);
+      throw ApiError.forbidden(
+        `This endpoint needs the scope ${spec.auth.anyOf.join(' or ')}, granted by both the token and the roles of its API key`,
+      );
     }
 
     let merchantAccountId: string | null = null;

@@ -37,7 +37,11 @@ export class BillingDetailsInterceptor implements NestInterceptor {
     const request = context.switchToHttp().getRequest<{ [CALLER]?: Caller }>();
     const caller = request[CALLER];
     const user = dashboardCallerOf(request);
-    const may = caller ? mayReadBillingDetails(caller.scopes, caller.permissions) : user ? user.may(BILLING_DETAILS_SCOPE) : true;
+    const may = caller
+      ? mayReadBillingDetails(caller.scopes, caller.permissions)
+      : user
+        ? user.may(BILLING_DETAILS_SCOPE)
+        : true;
     if (may) return next.handle();
     return next.handle().pipe(map((body: unknown) => withoutBillingDetails(body)));
   }

@@ -41,20 +41,38 @@ export const PINNED_DETAIL_TYPE = 'pinned_by_embed_token';
 type Pinned<T> = T | ApiError;
 
 /** POST /transactions: the body checked against the pins, the pinned buyer and metadata filled in. */
-export function pinTransactionBody(claims: VerifiedClaims, body: TransactionCreateInput): Pinned<TransactionCreateInput> {
+export function pinTransactionBody(
+  claims: VerifiedClaims,
+  body: TransactionCreateInput,
+): Pinned<TransactionCreateInput> {
   const embed: EmbedClaim = claims.embed ?? {};
   const problems: ErrorDetail[] = [];
-  if (embed.amount !== undefined && body.amount !== embed.amount) problems.push(mismatch('/amount', body.amount, embed.amount));
-  if (embed.currency !== undefined && body.currency !== embed.currency) problems.push(mismatch('/currency', body.currency, embed.currency));
-  if (claims.checkoutSessionId !== undefined) problems.push(...sessionProblems(body.payment_method, claims.checkoutSessionId));
+  if (embed.amount !== undefined && body.amount !== embed.amount)
+    problems.push(mismatch('/amount', body.amount, embed.amount));
+  if (embed.currency !== undefined && body.currency !== embed.currency)
+    problems.push(mismatch('/currency', body.currency, embed.currency));
+  if (claims.checkoutSessionId !== undefined)
+    problems.push(...sessionProblems(body.payment_method, claims.checkoutSessionId));
   // A browser checkout is the buyer's own: a merchant-initiated payment (a recurring charge, say) is the server's.
-  if (body.merchant_initiated) problems.push(refused('/merchant_initiated', 'merchant_initiated payments cannot be made with an embed token: they are server-to-server'));
+  if (body.merchant_initiated)
+    problems.push(
+      refused(
+        '/merchant_initiated',
+        'merchant_initiated payments cannot be made with an embed token: they are server-to-server',
+      ),
+    );
   const buyer = pinnedBuyer(embed);
   if (buyer) {
     problems.push(...buyerProblems(body, '', buyer));
-    if (body.payment_method) problems.push(...buyerProblems(body.payment_method as BuyerNamed, '/payment_method', buyer));
+    if (body.payment_method)
+      problems.push(...buyerProblems(body.payment_method as BuyerNamed, '/payment_method', buyer));
     if (body.buyer && buyer.field === 'buyer_id') {
-      problems.push(refused('/buyer', `buyer (a guest buyer) cannot be given: this embed token is limited to the buyer with buyer_id ${buyer.value}`));
+      problems.push(
+        refused(
+          '/buyer',
+          `buyer (a guest buyer) cannot be given: this embed token is limited to the buyer with buyer_id ${buyer.value}`,
+        ),
+      );
     }
     const guestIdentifier = body.buyer?.external_identifier;
     if (guestIdentifier != null && buyer.field === 'buyer_external_identifier' && guestIdentifier !== buyer.value) {
@@ -67,7 +85,9 @@ export function pinTransactionBody(claims: VerifiedClaims, body: TransactionCrea
 
   const filled = {
     ...(buyer && body[buyer.field] == null ? { [buyer.field]: buyer.value } : {}),
-    ...(embed.metadata !== undefined && !sameEntries(body.metadata ?? {}, embed.metadata) ? { metadata: embed.metadata } : {}),
+    ...(embed.metadata !== undefined && !sameEntries(body.metadata ?? {}, embed.metadata)
+      ? { metadata: embed.metadata }
+      : {}),
   };
   if (Object.keys(filled).length === 0) return body;
   // A filled-in value skipped the body's validation: a pin no transaction can carry (metadata over its limits, say)
@@ -77,7 +97,10 @@ export function pinTransactionBody(claims: VerifiedClaims, body: TransactionCrea
   return forbidden(
     checked.error.issues.map((issue) => {
       const pointer = `/${issue.path.map(String).join('/')}`;
-      return refused(pointer, `the ${pointer.slice(1).replaceAll('/', '.')} this embed token pins cannot be used in a transaction: ${issue.message}`);
+      return refused(
+        pointer,
+        `the ${pointer.slice(1).replaceAll('/', '.')} this embed token pins cannot be used in a transaction: ${issue.message}`,
+      );
     }),
   );
 }
@@ -94,7 +117,9 @@ export function pinGiftCardBody(claims: VerifiedClaims, body: GiftCardCreateInpu
 /** POST /gift-cards/balances: a stored card (`{id}`) only with a buyer pinned (its owner is checked by the service). */
 export function pinGiftCardBalances(claims: VerifiedClaims, body: GiftCardBalanceInput): Pinned<GiftCardBalanceInput> {
   if (pinnedBuyer(claims.embed ?? {})) return body;
-  const problems = body.items.flatMap((item, index) => ('id' in item ? [noBuyerPin(`/items/${index}/id`, 'a stored gift card')] : []));
+  const problems = body.items.flatMap((item, index) =>
+    'id' in item ? [noBuyerPin(`/items/${index}/id`, 'a stored gift card')] : [],
+  );
   return problems.length > 0 ? forbidden(problems) : body;
 }
 
@@ -103,7 +128,8 @@ export function pinBuyerQuery(claims: VerifiedClaims, query: BuyerGiftCardListQu
   const buyer = pinnedBuyer(claims.embed ?? {});
   if (!buyer) {
     const field = query.buyer_id !== undefined ? 'buyer_id' : 'buyer_external_identifier';
-    const message = "a buyer's gift cards cannot be listed with an embed token that pins no buyer: pin buyer_id or buyer_external_identifier in its embed claim";
+    const message =
+      "a buyer's gift cards cannot be listed with an embed token that pins no buyer: pin buyer_id or buyer_external_identifier in its embed claim";
     return forbidden([refused(`/${field}`, message, 'query')]);
   }
   const problems = buyerProblems(query, '', buyer, 'query');
@@ -134,7 +160,9 @@ export function embedBuyerOf(caller: Caller): { embed_buyer?: EmbedBuyerPin } {
   if (caller.scope !== EMBED_SCOPE) return {};
   const buyer = pinnedBuyer(caller.claims.embed ?? {});
   if (!buyer) return { embed_buyer: null };
-  return { embed_buyer: buyer.field === 'buyer_id' ? { buyer_id: buyer.value } : { buyer_external_identifier: buyer.value } };
+  return {
+    embed_buyer: buyer.field === 'buyer_id' ? { buyer_id: buyer.value } : { buyer_external_identifier: buyer.value },
+  };
 }
 
 // ---- the rules -----------------------------------------------------------------------------------------------
@@ -189,33 +217,55 @@ function storedWithoutBuyerPin(body: TransactionCreateInput): ErrorDetail[] {
 }
 
 const noBuyerPin = (pointer: string, what: string): ErrorDetail =>
-  refused(pointer, `${what} cannot be used with an embed token that pins no buyer: pin the buyer it belongs to (buyer_id or buyer_external_identifier)`);
+  refused(
+    pointer,
+    `${what} cannot be used with an embed token that pins no buyer: pin the buyer it belongs to (buyer_id or buyer_external_identifier)`,
+  );
 
 function sessionProblems(paymentMethod: TransactionCreateInput['payment_method'], sessionId: string): ErrorDetail[] {
   if (paymentMethod?.method === 'checkout-session' && paymentMethod.id === sessionId) return [];
   const given =
-    paymentMethod == null ? 'no payment_method' : paymentMethod.method === 'checkout-session' ? `checkout session ${paymentMethod.id}` : `payment_method ${paymentMethod.method}`;
+    paymentMethod == null
+      ? 'no payment_method'
+      : paymentMethod.method === 'checkout-session'
+        ? `checkout session ${paymentMethod.id}`
+        : `payment_method ${paymentMethod.method}`;
   const message = `${given} does not match the checkout session ${sessionId} this embed token is limited to: pay with {"method": "checkout-session", "id": "${sessionId}"}`;
   return [refused(paymentMethod?.method === 'checkout-session' ? '/payment_method/id' : '/payment_method', message)];
 }
 
-function metadataProblems(given: Readonly<Record<string, string>>, pinned: Readonly<Record<string, string>>): ErrorDetail[] {
+function metadataProblems(
+  given: Readonly<Record<string, string>>,
+  pinned: Readonly<Record<string, string>>,
+): ErrorDetail[] {
   const problems: ErrorDetail[] = [];
   for (const [key, value] of Object.entries(given)) {
     const pointer = `/metadata/${escapePointer(key)}`;
     if (!Object.hasOwn(pinned, key)) {
       const keys = Object.keys(pinned);
-      const allowed = keys.length > 0 ? `the metadata keys ${keys.map((name) => JSON.stringify(name)).join(', ')}` : 'no metadata';
-      problems.push(refused(pointer, `metadata key ${JSON.stringify(key)} cannot be given: this embed token is limited to ${allowed}`));
+      const allowed =
+        keys.length > 0 ? `the metadata keys ${keys.map((name) => JSON.stringify(name)).join(', ')}` : 'no metadata';
+      problems.push(
+        refused(
+          pointer,
+          `metadata key ${JSON.stringify(key)} cannot be given: this embed token is limited to ${allowed}`,
+        ),
+      );
     } else if (pinned[key] !== value) {
-      problems.push(refused(pointer, `metadata ${JSON.stringify(key)} ${JSON.stringify(value)} does not match the value ${JSON.stringify(pinned[key])} this embed token is limited to`));
+      problems.push(
+        refused(
+          pointer,
+          `metadata ${JSON.stringify(key)} ${JSON.stringify(value)} does not match the value ${JSON.stringify(pinned[key])} this embed token is limited to`,
+        ),
+      );
     }
   }
   return problems;
 }
 
 const sameEntries = (a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>): boolean =>
-  Object.keys(a).length === Object.keys(b).length && Object.entries(a).every(([key, value]) => Object.hasOwn(b, key) && b[key] === value);
+  Object.keys(a).length === Object.keys(b).length &&
+  Object.entries(a).every(([key, value]) => Object.hasOwn(b, key) && b[key] === value);
 
 // ---- the answers ---------------------------------------------------------------------------------------------
 
@@ -224,13 +274,29 @@ const label = (pointer: string): string => pointer.slice(1).replaceAll('/', '.')
 const show = (value: string | number): string => (typeof value === 'number' ? String(value) : value);
 
 /** `amount 1000 does not match the amount 1299 this embed token is limited to`. */
-function mismatch(pointer: string, given: string | number, pinned: string | number, pinnedName = label(pointer), location: 'body' | 'query' = 'body'): ErrorDetail {
-  return refused(pointer, `${label(pointer)} ${show(given)} does not match the ${pinnedName} ${show(pinned)} this embed token is limited to`, location);
+function mismatch(
+  pointer: string,
+  given: string | number,
+  pinned: string | number,
+  pinnedName = label(pointer),
+  location: 'body' | 'query' = 'body',
+): ErrorDetail {
+  return refused(
+    pointer,
+    `${label(pointer)} ${show(given)} does not match the ${pinnedName} ${show(pinned)} this embed token is limited to`,
+    location,
+  );
 }
 
-const refused = (pointer: string, message: string, location: 'body' | 'query' = 'body'): ErrorDetail => ({ location, pointer, message, type: PINNED_DETAIL_TYPE });
+const refused = (pointer: string, message: string, location: 'body' | 'query' = 'body'): ErrorDetail => ({
+  location,
+  pointer,
+  message,
+  type: PINNED_DETAIL_TYPE,
+});
 
-const forbidden = (problems: readonly ErrorDetail[]): ApiError => new ApiError(403, problems.map((problem) => problem.message).join('; '), problems);
+const forbidden = (problems: readonly ErrorDetail[]): ApiError =>
+  new ApiError(403, problems.map((problem) => problem.message).join('; '), problems);
 
 const escapePointer = (key: string): string => key.replaceAll('~', '~0').replaceAll('/', '~1');
 

@@ -23,7 +23,9 @@ let rpc: FakeRpc;
 let integration: { kid: string; privateKeyPem: string };
 let noEmbed: { kid: string; privateKeyPem: string };
 
-async function keyRecord(permissions: string[]): Promise<{ record: KeyRecord; signing: { kid: string; privateKeyPem: string } }> {
+async function keyRecord(
+  permissions: string[],
+): Promise<{ record: KeyRecord; signing: { kid: string; privateKeyPem: string } }> {
   const pair = generateP521KeyPair();
   const kid = await thumbprint(pair.publicJwk);
   return {
@@ -34,14 +36,27 @@ async function keyRecord(permissions: string[]): Promise<{ record: KeyRecord; si
 
 beforeAll(async () => {
   // As the integration role: processing scopes and `embed`.
-  const withEmbed = await keyRecord(['transactions.read', 'transactions.write', 'gift-cards.read', 'gift-cards.write', 'embed']);
+  const withEmbed = await keyRecord([
+    'transactions.read',
+    'transactions.write',
+    'gift-cards.read',
+    'gift-cards.write',
+    'embed',
+  ]);
   const withoutEmbed = await keyRecord(['gift-cards.read', 'gift-cards.write']);
   integration = withEmbed.signing;
   noEmbed = withoutEmbed.signing;
   rpc = new FakeRpc([withEmbed.record, withoutEmbed.record]);
   bus = new InProcessMessageBus();
   limiter = new InMemoryRateLimiter({ clock: () => now });
-  gateway = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000, rateLimiter: limiter, enumerationLimitPerMinute: PER_MINUTE });
+  gateway = await startGateway({
+    rpc,
+    bus,
+    clockSkewSeconds: 30,
+    keyUsageFlushMs: 60_000,
+    rateLimiter: limiter,
+    enumerationLimitPerMinute: PER_MINUTE,
+  });
   const server = gateway.app.getHttpServer();
   http = () => request.agent(server);
 });
@@ -57,18 +72,29 @@ beforeEach(() => {
 });
 
 const embedToken = () => signToken({ ...integration, scopes: ['embed'], expiresIn: 600 });
-const serverToken = () => signToken({ ...integration, scopes: ['transactions.write', 'gift-cards.read', 'gift-cards.write'], expiresIn: 600 });
+const serverToken = () =>
+  signToken({ ...integration, scopes: ['transactions.write', 'gift-cards.read', 'gift-cards.write'], expiresIn: 600 });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 const giftCard = { number: '7000001234567890123', pin: '1234' };
 /** The three embed-token endpoints, each with a body it accepts. */
 const embedEndpoints: readonly ((token: string) => request.Test)[] = [
-  (token) => http().post('/gift-cards/balances').set(bearer(token)).send({ items: [giftCard] }),
+  (token) =>
+    http()
+      .post('/gift-cards/balances')
+      .set(bearer(token))
+      .send({ items: [giftCard] }),
   (token) => http().post('/gift-cards').set(bearer(token)).send(giftCard),
-  (token) => http().post('/transactions').set(bearer(token)).send({ amount: 1299, currency: 'USD', payment_method: { method: 'checkout-session', id: randomUUID() } }),
+  (token) =>
+    http()
+      .post('/transactions')
+      .set(bearer(token))
+      .send({ amount: 1299, currency: 'USD', payment_method: { method: 'checkout-session', id: randomUUID() } }),
 ];
 const fields = (sessionId: string, method: 'post' | 'put' = 'post') =>
-  http()[method](`/checkout/sessions/${sessionId}/fields`).send({ payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
+  http()
+    [method](`/checkout/sessions/${sessionId}/fields`)
+    .send({ payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } });
 
 function expectTooManyRequests(response: request.Response, retryAfterSeconds: number): void {
   expect(response.status).toBe(429);
@@ -112,7 +138,8 @@ describe('an embed token', () => {
 
   it('counts requests that fail validation: the guard runs before the body is read', async () => {
     const token = await embedToken();
-    for (let call = 0; call < PER_MINUTE; call += 1) await http().post('/transactions').set(bearer(token)).send({}).expect(422);
+    for (let call = 0; call < PER_MINUTE; call += 1)
+      await http().post('/transactions').set(bearer(token)).send({}).expect(422);
     expectTooManyRequests(await embedEndpoints[0]!(token), 20);
   });
 
@@ -120,10 +147,13 @@ describe('an embed token', () => {
     const token = await embedToken();
     // A token of a key whose roles do not grant `embed`: 403 before the limit.
     const refusedByRoles = await signToken({ ...noEmbed, scopes: ['embed'], expiresIn: 600 });
-    for (let call = 0; call < 2 * PER_MINUTE; call += 1) expect((await embedEndpoints[0]!(refusedByRoles)).status).toBe(403);
+    for (let call = 0; call < 2 * PER_MINUTE; call += 1)
+      expect((await embedEndpoints[0]!(refusedByRoles)).status).toBe(403);
     // GET /buyers/gift-cards takes embed tokens but is not an enumeration endpoint.
     for (let call = 0; call < 2 * PER_MINUTE; call += 1) {
-      expect((await http().get('/buyers/gift-cards').query({ buyer_external_identifier: 'b-1' }).set(bearer(token))).status).not.toBe(429);
+      expect(
+        (await http().get('/buyers/gift-cards').query({ buyer_external_identifier: 'b-1' }).set(bearer(token))).status,
+      ).not.toBe(429);
     }
     for (let call = 0; call < PER_MINUTE; call += 1) await embedEndpoints[0]!(token).expect(200);
     expectTooManyRequests(await embedEndpoints[0]!(token), 20);
@@ -178,8 +208,19 @@ describe('with Redis unreachable (the distributed runtime’s limiter, main.ts)'
   beforeAll(async () => {
     redis = new RedisRateLimiter({ url: 'redis://127.0.0.1:1' });
     local = new InMemoryRateLimiter();
-    const rateLimiter = new FallbackRateLimiter({ primary: redis, fallback: local, onFallback: (report) => warnings.push(report.error) });
-    degraded = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000, rateLimiter, enumerationLimitPerMinute: PER_MINUTE });
+    const rateLimiter = new FallbackRateLimiter({
+      primary: redis,
+      fallback: local,
+      onFallback: (report) => warnings.push(report.error),
+    });
+    degraded = await startGateway({
+      rpc,
+      bus,
+      clockSkewSeconds: 30,
+      keyUsageFlushMs: 60_000,
+      rateLimiter,
+      enumerationLimitPerMinute: PER_MINUTE,
+    });
   });
   afterAll(async () => {
     await degraded?.stop();
@@ -191,7 +232,11 @@ describe('with Redis unreachable (the distributed runtime’s limiter, main.ts)'
     const server = degraded.app.getHttpServer();
     const token = await embedToken();
     for (let call = 0; call < PER_MINUTE; call += 1) {
-      await request(server).post('/gift-cards/balances').set(bearer(token)).send({ items: [giftCard] }).expect(200);
+      await request(server)
+        .post('/gift-cards/balances')
+        .set(bearer(token))
+        .send({ items: [giftCard] })
+        .expect(200);
     }
     const refused = await request(server).post('/gift-cards').set(bearer(token)).send(giftCard);
     expect(refused.status).toBe(429);
@@ -199,12 +244,17 @@ describe('with Redis unreachable (the distributed runtime’s limiter, main.ts)'
 
     const session = randomUUID();
     const card = { payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' } };
-    for (let call = 0; call < PER_MINUTE; call += 1) await request(server).post(`/checkout/sessions/${session}/fields`).send(card).expect(204);
+    for (let call = 0; call < PER_MINUTE; call += 1)
+      await request(server).post(`/checkout/sessions/${session}/fields`).send(card).expect(204);
     expect((await request(server).post(`/checkout/sessions/${session}/fields`).send(card)).status).toBe(429);
 
     const server2server = await serverToken();
     for (let call = 0; call < 3 * PER_MINUTE; call += 1) {
-      await request(server).post('/gift-cards/balances').set(bearer(server2server)).send({ items: [giftCard] }).expect(200);
+      await request(server)
+        .post('/gift-cards/balances')
+        .set(bearer(server2server))
+        .send({ items: [giftCard] })
+        .expect(200);
     }
     expect(warnings).toHaveLength(1);
   });

@@ -42,10 +42,16 @@ type GuardedRequest = FastifyRequest & { [CALLER]?: Caller; params?: Record<stri
  * also carries `embed` — whoever holds it can do far more than these three endpoints anyway. The token is keyed by
  * its SHA-256 (never kept as such): one bucket per token string across every `embed-token` endpoint.
  */
-export function enumerationBucket(kind: NonNullable<EndpointSpec['enumerationLimit']>, request: GuardedRequest): string | null {
+export function enumerationBucket(
+  kind: NonNullable<EndpointSpec['enumerationLimit']>,
+  request: GuardedRequest,
+): string | null {
   if (kind === 'embed-token') {
     const caller = request[CALLER];
-    if (!caller) throw new Error('EnumerationLimitGuard ran on an endpoint without an authenticated caller: register it after AuthGuard, on token endpoints');
+    if (!caller)
+      throw new Error(
+        'EnumerationLimitGuard ran on an endpoint without an authenticated caller: register it after AuthGuard, on token endpoints',
+      );
     if (caller.scope !== EMBED_SCOPE) return null;
     const token = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '')?.[1];
     if (!token) throw new Error('EnumerationLimitGuard found no bearer token on an authenticated request');
@@ -72,7 +78,10 @@ export class EnumerationLimitGuard implements CanActivate {
     const bucket = enumerationBucket(kind, http.getRequest<GuardedRequest>());
     if (bucket === null) return true;
 
-    const decision = await this.settings.limiter.consume(bucket, { count: this.settings.perMinute, periodMs: ENUMERATION_LIMIT_PERIOD_MS });
+    const decision = await this.settings.limiter.consume(bucket, {
+      count: this.settings.perMinute,
+      periodMs: ENUMERATION_LIMIT_PERIOD_MS,
+    });
     if (decision.allowed) return true;
     countRateLimitRefusal(kind);
 
@@ -82,6 +91,9 @@ export class EnumerationLimitGuard implements CanActivate {
       kind === 'embed-token'
         ? 'an embed token (POST /gift-cards/balances, POST /gift-cards and POST /transactions together); use a new token per checkout'
         : 'a checkout session; use a new checkout session per checkout';
-    throw new ApiError(429, `Too many requests: at most ${this.settings.perMinute} a minute for ${who}. Retry after ${seconds} s`);
+    throw new ApiError(
+      429,
+      `Too many requests: at most ${this.settings.perMinute} a minute for ${who}. Retry after ${seconds} s`,
+    );
   }
 }

@@ -16,7 +16,10 @@ export const MAX_TOKEN_LENGTH = 8192;
 export function tokenShapeProblem(token: string): string | null {
   if (token.length > MAX_TOKEN_LENGTH) return `the bearer token is longer than ${MAX_TOKEN_LENGTH} characters`;
   const [header = '', claims = ''] = token.split('.');
-  for (const [part, segment] of [['header', header], ['claims', claims]] as const) {
+  for (const [part, segment] of [
+    ['header', header],
+    ['claims', claims],
+  ] as const) {
     const repeated = repeatedMemberName(Buffer.from(segment, 'base64url').toString('utf8'));
     if (repeated !== null) return `the token ${part} repeats the member ${JSON.stringify(repeated)}`;
   }

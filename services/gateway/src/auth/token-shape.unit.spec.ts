@@ -28,7 +28,11 @@ describe('tokenShapeProblem', () => {
   });
 
   it('names the part and the member repeated', () => {
-    expect(tokenShapeProblem(`${b64('{"alg":"none","alg":"ES512"}')}.${b64('{}')}.sig`)).toBe('the token header repeats the member "alg"');
-    expect(tokenShapeProblem(`${b64('{"alg":"ES512"}')}.${b64('{"exp":1,"exp":2}')}.sig`)).toBe('the token claims repeats the member "exp"');
+    expect(tokenShapeProblem(`${b64('{"alg":"none","alg":"ES512"}')}.${b64('{}')}.sig`)).toBe(
+      'the token header repeats the member "alg"',
+    );
+    expect(tokenShapeProblem(`${b64('{"alg":"ES512"}')}.${b64('{"exp":1,"exp":2}')}.sig`)).toBe(
+      'the token claims repeats the member "exp"',
+    );
   });
 });

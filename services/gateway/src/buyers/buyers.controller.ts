@@ -35,7 +35,10 @@ export type ByBuyer = z.infer<typeof byBuyer>;
 const listQuery = pageQuery({ maxLimit: 100 }).extend(buyerListQuerySchema.shape);
 type ListQuery = z.infer<typeof listQuery>;
 
-export const buyerRefOf = (caller: Caller, params: ByBuyer): BuyerRef => ({ merchant_account_id: accountOf(caller), buyer_id: params.buyer_id });
+export const buyerRefOf = (caller: Caller, params: ByBuyer): BuyerRef => ({
+  merchant_account_id: accountOf(caller),
+  buyer_id: params.buyer_id,
+});
 
 @Controller()
 export class BuyersController {
@@ -70,7 +73,8 @@ export class BuyersController {
     operationId: 'create_buyer',
     method: 'POST',
     path: '/buyers',
-    summary: 'Add a buyer. `external_identifier` is unique among the buyers of the merchant account: a second one is a 409 `duplicate_record` whose `resource_id` is the buyer holding it',
+    summary:
+      'Add a buyer. `external_identifier` is unique among the buyers of the merchant account: a second one is a 409 `duplicate_record` whose `resource_id` is the buyer holding it',
     tags: buyerTags,
     auth: buyersWrite,
     body: buyerCreateSchema,
@@ -111,7 +115,10 @@ export class BuyersController {
     status: 200,
     response: { description: 'The buyer after the change', schema: buyerSchema },
   })
-  update(@Input() input: EndpointInput<unknown, BuyerUpdateInput, ByBuyer>, @CallerOf() caller: Caller): Promise<Buyer> {
+  update(
+    @Input() input: EndpointInput<unknown, BuyerUpdateInput, ByBuyer>,
+    @CallerOf() caller: Caller,
+  ): Promise<Buyer> {
     const request: BuyerUpdateRequest = { ...buyerRefOf(caller, input.params), body: input.body };
     return this.rpc.call(buyerPatterns.update, request);
   }

@@ -24,7 +24,10 @@ import { buyerRefOf, buyersRead, buyersWrite, buyerTags, byBuyer, type ByBuyer }
 const byShippingDetails = byBuyer.extend({ shipping_details_id: z.uuid() });
 type ByShippingDetails = z.infer<typeof byShippingDetails>;
 
-const refOf = (caller: Caller, params: ByShippingDetails): ShippingDetailsRef => ({ ...buyerRefOf(caller, params), shipping_details_id: params.shipping_details_id });
+const refOf = (caller: Caller, params: ByShippingDetails): ShippingDetailsRef => ({
+  ...buyerRefOf(caller, params),
+  shipping_details_id: params.shipping_details_id,
+});
 
 @Controller()
 export class ShippingDetailsController {
@@ -41,7 +44,10 @@ export class ShippingDetailsController {
     status: 200,
     response: { description: "The buyer's shipping details", schema: shippingDetailsListSchema },
   })
-  list(@Input() input: EndpointInput<unknown, unknown, ByBuyer>, @CallerOf() caller: Caller): Promise<{ items: ShippingDetails[] }> {
+  list(
+    @Input() input: EndpointInput<unknown, unknown, ByBuyer>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: ShippingDetails[] }> {
     return this.rpc.call(buyerPatterns.shippingDetailsList, buyerRefOf(caller, input.params));
   }
 
@@ -57,7 +63,10 @@ export class ShippingDetailsController {
     status: 201,
     response: { description: 'The new shipping details', schema: shippingDetailsSchema },
   })
-  create(@Input() input: EndpointInput<unknown, ShippingDetailsCreateInput, ByBuyer>, @CallerOf() caller: Caller): Promise<ShippingDetails> {
+  create(
+    @Input() input: EndpointInput<unknown, ShippingDetailsCreateInput, ByBuyer>,
+    @CallerOf() caller: Caller,
+  ): Promise<ShippingDetails> {
     const request: ShippingDetailsCreateRequest = { ...buyerRefOf(caller, input.params), body: input.body };
     return this.rpc.call(buyerPatterns.shippingDetailsCreate, request);
   }
@@ -73,7 +82,10 @@ export class ShippingDetailsController {
     status: 200,
     response: { description: 'The shipping details', schema: shippingDetailsSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByShippingDetails>, @CallerOf() caller: Caller): Promise<ShippingDetails> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, ByShippingDetails>,
+    @CallerOf() caller: Caller,
+  ): Promise<ShippingDetails> {
     return this.rpc.call(buyerPatterns.shippingDetailsGet, refOf(caller, input.params));
   }
 
@@ -81,7 +93,8 @@ export class ShippingDetailsController {
     operationId: 'update_buyer_shipping_details',
     method: 'PUT',
     path: '/buyers/{buyer_id}/shipping-details/{shipping_details_id}',
-    summary: 'Change shipping details: only the fields sent change, `null` clears one; `address` is replaced as a whole',
+    summary:
+      'Change shipping details: only the fields sent change, `null` clears one; `address` is replaced as a whole',
     tags: buyerTags,
     auth: buyersWrite,
     params: byShippingDetails,
@@ -89,7 +102,10 @@ export class ShippingDetailsController {
     status: 200,
     response: { description: 'The shipping details after the change', schema: shippingDetailsSchema },
   })
-  update(@Input() input: EndpointInput<unknown, ShippingDetailsUpdateInput, ByShippingDetails>, @CallerOf() caller: Caller): Promise<ShippingDetails> {
+  update(
+    @Input() input: EndpointInput<unknown, ShippingDetailsUpdateInput, ByShippingDetails>,
+    @CallerOf() caller: Caller,
+  ): Promise<ShippingDetails> {
     const request: ShippingDetailsUpdateRequest = { ...refOf(caller, input.params), body: input.body };
     return this.rpc.call(buyerPatterns.shippingDetailsUpdate, request);
   }
@@ -105,7 +121,10 @@ export class ShippingDetailsController {
     status: 204,
     response: { description: 'Deleted' },
   })
-  async delete(@Input() input: EndpointInput<unknown, unknown, ByShippingDetails>, @CallerOf() caller: Caller): Promise<void> {
+  async delete(
+    @Input() input: EndpointInput<unknown, unknown, ByShippingDetails>,
+    @CallerOf() caller: Caller,
+  ): Promise<void> {
     await this.rpc.call(buyerPatterns.shippingDetailsDelete, refOf(caller, input.params));
   }
 }

@@ -6,7 +6,12 @@
  */
 import { Controller, Inject } from '@nestjs/common';
 import { Endpoint, type EndpointSpec } from '@switchyard/api';
-import { checkoutSessionFieldsSchema, checkoutSessionPatterns, type CheckoutSessionFieldsInput, type CheckoutSessionFieldsRequest } from '@switchyard/contracts';
+import {
+  checkoutSessionFieldsSchema,
+  checkoutSessionPatterns,
+  type CheckoutSessionFieldsInput,
+  type CheckoutSessionFieldsRequest,
+} from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';

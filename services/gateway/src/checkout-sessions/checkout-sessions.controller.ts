@@ -31,7 +31,10 @@ const write = { anyOf: ['checkout-sessions.write'] };
 export const bySession = z.object({ session_id: z.uuid() });
 export type BySession = z.infer<typeof bySession>;
 
-const refOf = (caller: Caller, params: BySession): CheckoutSessionRef => ({ merchant_account_id: accountOf(caller), checkout_session_id: params.session_id });
+const refOf = (caller: Caller, params: BySession): CheckoutSessionRef => ({
+  merchant_account_id: accountOf(caller),
+  checkout_session_id: params.session_id,
+});
 
 @Controller()
 export class CheckoutSessionsController {
@@ -41,14 +44,18 @@ export class CheckoutSessionsController {
     operationId: 'create_checkout_session',
     method: 'POST',
     path: '/checkout/sessions',
-    summary: 'Open a checkout session: the buyer’s card is attached to it by the secure fields, then one transaction pays with it. The body is optional',
+    summary:
+      'Open a checkout session: the buyer’s card is attached to it by the secure fields, then one transaction pays with it. The body is optional',
     tags: checkoutSessionTags,
     auth: write,
     body: checkoutSessionCreateSchema,
     status: 201,
     response: { description: 'The new session', schema: checkoutSessionSchema },
   })
-  create(@Input() input: EndpointInput<unknown, CheckoutSessionCreateInput>, @CallerOf() caller: Caller): Promise<CheckoutSession> {
+  create(
+    @Input() input: EndpointInput<unknown, CheckoutSessionCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<CheckoutSession> {
     const request: CheckoutSessionCreateRequest = { merchant_account_id: accountOf(caller), body: input.body };
     return this.rpc.call(checkoutSessionPatterns.create, request);
   }
@@ -64,7 +71,10 @@ export class CheckoutSessionsController {
     status: 200,
     response: { description: 'The session', schema: checkoutSessionSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, BySession>, @CallerOf() caller: Caller): Promise<CheckoutSession> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, BySession>,
+    @CallerOf() caller: Caller,
+  ): Promise<CheckoutSession> {
     return this.rpc.call(checkoutSessionPatterns.get, refOf(caller, input.params));
   }
 
@@ -82,7 +92,10 @@ export class CheckoutSessionsController {
     status: 200,
     response: { description: 'The updated session', schema: checkoutSessionSchema },
   })
-  update(@Input() input: EndpointInput<unknown, CheckoutSessionUpdateInput, BySession>, @CallerOf() caller: Caller): Promise<CheckoutSession> {
+  update(
+    @Input() input: EndpointInput<unknown, CheckoutSessionUpdateInput, BySession>,
+    @CallerOf() caller: Caller,
+  ): Promise<CheckoutSession> {
     const request: CheckoutSessionUpdateRequest = { ...refOf(caller, input.params), body: input.body };
     return this.rpc.call(checkoutSessionPatterns.update, request);
   }
@@ -91,7 +104,8 @@ export class CheckoutSessionsController {
     operationId: 'delete_checkout_session',
     method: 'DELETE',
     path: '/checkout/sessions/{session_id}',
-    summary: 'Delete a checkout session; the card attached to it is removed from the vault unless a transaction used it',
+    summary:
+      'Delete a checkout session; the card attached to it is removed from the vault unless a transaction used it',
     tags: checkoutSessionTags,
     auth: write,
     params: bySession,

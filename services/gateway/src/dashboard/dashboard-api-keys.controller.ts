@@ -6,7 +6,12 @@
  */
 import { Controller, Get, HttpCode, Inject, Param, Post, Query, Req, UseGuards } from '@nestjs/common';
 import { pageQuery, type Page } from '@switchyard/api';
-import { apiKeyPairCreateSchema, apiKeyPairPatterns, type ApiKeyPair, type CreatedApiKeyPair } from '@switchyard/contracts';
+import {
+  apiKeyPairCreateSchema,
+  apiKeyPairPatterns,
+  type ApiKeyPair,
+  type CreatedApiKeyPair,
+} from '@switchyard/contracts';
 import type { RpcCallOptions } from '@switchyard/rpc';
 import type { FastifyRequest } from 'fastify';
 import { z } from 'zod';
@@ -18,7 +23,9 @@ const byKey = z.object({ api_key_pair_id: z.uuid() });
 /** A key made in the dashboard is always generated here (its private key shown once): no `public_key` of the user's. */
 const createBody = apiKeyPairCreateSchema.omit({ public_key: true });
 /** The signed-in user acts (the call's actor, beside the payload). */
-const actingUser = (caller: DashboardCaller): RpcCallOptions => ({ actor: { type: 'dashboard-user', id: caller.user.id } });
+const actingUser = (caller: DashboardCaller): RpcCallOptions => ({
+  actor: { type: 'dashboard-user', id: caller.user.id },
+});
 
 @Controller('dashboard/api/api-key-pairs')
 @UseGuards(DashboardAuthGuard)
@@ -29,7 +36,11 @@ export class DashboardApiKeysController {
   @SignedIn('api-key-pairs.read')
   list(@Query() query: unknown, @DashboardCallerOf() caller: DashboardCaller): Promise<Page<ApiKeyPair>> {
     const { limit, cursor } = queryOf(pageQuery({ maxLimit: 100, defaultLimit: 100 }), query);
-    return this.dashboard.rpc.call(apiKeyPairPatterns.list, { limit, ...(cursor ? { cursor } : {}) }, actingUser(caller));
+    return this.dashboard.rpc.call(
+      apiKeyPairPatterns.list,
+      { limit, ...(cursor ? { cursor } : {}) },
+      actingUser(caller),
+    );
   }
 
   @Post()
@@ -46,7 +57,11 @@ export class DashboardApiKeysController {
   @SignedIn('api-key-pairs.write')
   async revoke(@Param() params: unknown, @DashboardCallerOf() caller: DashboardCaller): Promise<ApiKeyPair> {
     const { api_key_pair_id: id } = pathOf(byKey, params);
-    const updated = await this.dashboard.rpc.call<ApiKeyPair>(apiKeyPairPatterns.update, { id, body: { active: false } }, actingUser(caller));
+    const updated = await this.dashboard.rpc.call<ApiKeyPair>(
+      apiKeyPairPatterns.update,
+      { id, body: { active: false } },
+      actingUser(caller),
+    );
     this.dashboard.keyDirectory.invalidate({ id: updated.id, kid: updated.kid });
     return updated;
   }

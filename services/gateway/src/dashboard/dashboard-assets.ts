@@ -39,8 +39,14 @@ export class DashboardAssets {
     } else {
       texts = readBuiltDashboard();
     }
-    if (!texts) throw new Error('The dashboard is not built: esbuild is not installed and packages/dashboard/dist/ is empty (run `npm run build:dashboard`)');
-    const asset = (body: string): DashboardAsset => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+    if (!texts)
+      throw new Error(
+        'The dashboard is not built: esbuild is not installed and packages/dashboard/dist/ is empty (run `npm run build:dashboard`)',
+      );
+    const asset = (body: string): DashboardAsset => ({
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    });
     return { 'app.js': asset(texts['app.js']), 'app.css': asset(texts['app.css']) };
   }
 }

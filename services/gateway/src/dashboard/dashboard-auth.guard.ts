@@ -11,7 +11,14 @@
  *    and its roles' permissions must cover one of the route's scopes, exactly as an API key's roles must (403).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { createParamDecorator, Inject, Injectable, SetMetadata, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import {
+  createParamDecorator,
+  Inject,
+  Injectable,
+  SetMetadata,
+  type CanActivate,
+  type ExecutionContext,
+} from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import { ApiError } from '@switchyard/api';
 import { grantsCover } from '@switchyard/auth';
@@ -28,7 +35,8 @@ type DashboardAccess = { readonly signedIn: false } | { readonly signedIn: true;
 const DASHBOARD_ACCESS = 'switchyard:dashboard-access';
 
 /** A route for a signed-in user whose roles grant one of `anyOf` (none given: any signed-in user). */
-export const SignedIn = (...anyOf: string[]) => SetMetadata(DASHBOARD_ACCESS, { signedIn: true, anyOf } satisfies DashboardAccess);
+export const SignedIn = (...anyOf: string[]) =>
+  SetMetadata(DASHBOARD_ACCESS, { signedIn: true, anyOf } satisfies DashboardAccess);
 /** A route open without a session (sign-in): only the same-origin rule applies to it. */
 export const SignedOut = () => SetMetadata(DASHBOARD_ACCESS, { signedIn: false } satisfies DashboardAccess);
 
@@ -47,7 +55,8 @@ const DASHBOARD_CALLER = Symbol('dashboard-caller');
 type DashboardRequest = FastifyRequest & { [DASHBOARD_CALLER]?: DashboardCaller };
 
 /** The signed-in user of a dashboard request once the guard let it through; undefined elsewhere. */
-export const dashboardCallerOf = (request: object): DashboardCaller | undefined => (request as DashboardRequest)[DASHBOARD_CALLER];
+export const dashboardCallerOf = (request: object): DashboardCaller | undefined =>
+  (request as DashboardRequest)[DASHBOARD_CALLER];
 
 export const DashboardCallerOf = createParamDecorator((_data: unknown, context: ExecutionContext): DashboardCaller => {
   const caller = context.switchToHttp().getRequest<DashboardRequest>()[DASHBOARD_CALLER];
@@ -85,7 +94,9 @@ export class DashboardAuthGuard implements CanActivate {
       throw ApiError.unauthorized('Sign in to the dashboard: there is no session, or it has ended');
     }
     if (changesState && !sameToken(request.headers[CSRF_HEADER], session.csrfToken)) {
-      throw ApiError.forbidden(`Refused: a state-changing request must carry the session's CSRF token in ${CSRF_HEADER}`);
+      throw ApiError.forbidden(
+        `Refused: a state-changing request must carry the session's CSRF token in ${CSRF_HEADER}`,
+      );
     }
 
     const user = await this.currentUser(session.userId);
@@ -106,7 +117,9 @@ export class DashboardAuthGuard implements CanActivate {
   /** The origin the browser was sent to (its Host, over the connection's scheme), and PUBLIC_BASE_URL's. */
   private ownOrigins(request: FastifyRequest): string[] {
     const own = originOf(`${request.protocol}://${request.host}`);
-    const configured = this.dashboard.settings.publicBaseUrl ? originOf(this.dashboard.settings.publicBaseUrl) : undefined;
+    const configured = this.dashboard.settings.publicBaseUrl
+      ? originOf(this.dashboard.settings.publicBaseUrl)
+      : undefined;
     return [own, configured].filter((origin): origin is string => origin !== undefined);
   }
 

@@ -40,7 +40,10 @@ export class DashboardPageController {
   @Get()
   async page(@Res() reply: FastifyReply): Promise<void> {
     const script = await dashboardAssets.get('app.js');
-    await pageHeaders(reply).status(200).header('content-type', 'text/html; charset=utf-8').send(page(script.etag.slice(1, 13)));
+    await pageHeaders(reply)
+      .status(200)
+      .header('content-type', 'text/html; charset=utf-8')
+      .send(page(script.etag.slice(1, 13)));
   }
 
   @Get('app.js')
@@ -54,11 +57,23 @@ export class DashboardPageController {
   }
 }
 
-async function sendAsset(request: FastifyRequest, reply: FastifyReply, name: DashboardAssetName, contentType: string): Promise<void> {
+async function sendAsset(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  name: DashboardAssetName,
+  contentType: string,
+): Promise<void> {
   const asset = await dashboardAssets.get(name);
-  reply.header('content-type', contentType).header('cache-control', 'private, max-age=300, must-revalidate').header('etag', asset.etag).header('x-content-type-options', 'nosniff');
+  reply
+    .header('content-type', contentType)
+    .header('cache-control', 'private, max-age=300, must-revalidate')
+    .header('etag', asset.etag)
+    .header('x-content-type-options', 'nosniff');
   const ifNoneMatch = request.headers['if-none-match'];
-  if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+  if (
+    typeof ifNoneMatch === 'string' &&
+    ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)
+  ) {
     await reply.status(304).send();
     return;
   }

@@ -11,6 +11,9 @@ export const merchantAccountQuery = z.object({
     .default(DEFAULT_MERCHANT_ACCOUNT_ID),
 });
 
-export const queryOf = <S extends z.ZodType>(schema: S, query: unknown): z.output<S> => validate(schema, query ?? {}, 'query');
-export const bodyOf = <S extends z.ZodType>(schema: S, body: unknown): z.output<S> => validate(schema, body ?? {}, 'body');
-export const pathOf = <S extends z.ZodType>(schema: S, params: unknown): z.output<S> => validate(schema, params ?? {}, 'path');
+export const queryOf = <S extends z.ZodType>(schema: S, query: unknown): z.output<S> =>
+  validate(schema, query ?? {}, 'query');
+export const bodyOf = <S extends z.ZodType>(schema: S, body: unknown): z.output<S> =>
+  validate(schema, body ?? {}, 'body');
+export const pathOf = <S extends z.ZodType>(schema: S, params: unknown): z.output<S> =>
+  validate(schema, params ?? {}, 'path');

@@ -14,7 +14,13 @@ import {
   type Role,
 } from '@switchyard/contracts';
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { DashboardAuthGuard, DashboardCallerOf, SignedIn, SignedOut, type DashboardCaller } from './dashboard-auth.guard';
+import {
+  DashboardAuthGuard,
+  DashboardCallerOf,
+  SignedIn,
+  SignedOut,
+  type DashboardCaller,
+} from './dashboard-auth.guard';
 import { DASHBOARD, type DashboardDependencies } from './dashboard-dependencies';
 import type { DashboardSession } from './dashboard-sessions';
 import { clearedSessionCookie, sessionCookie, sessionIdOf } from './session-cookie';
@@ -44,9 +50,16 @@ export class DashboardSessionController {
   @Post('login')
   @HttpCode(200)
   @SignedOut()
-  async login(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply): Promise<DashboardSessionInfo> {
+  async login(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DashboardSessionInfo> {
     const { email, password } = credentialsOf(request.body);
-    await this.throttle(reply, [`dashboard-sign-in:email:${email.trim().toLowerCase()}`, SIGN_IN_LIMITS.perEmail], [`dashboard-sign-in:address:${request.ip}`, SIGN_IN_LIMITS.perAddress]);
+    await this.throttle(
+      reply,
+      [`dashboard-sign-in:email:${email.trim().toLowerCase()}`, SIGN_IN_LIMITS.perEmail],
+      [`dashboard-sign-in:address:${request.ip}`, SIGN_IN_LIMITS.perAddress],
+    );
     const user = await this.dashboard.rpc.call<DashboardUser>(userPatterns.signIn, { email, password });
     // A session the browser already had is ended, never carried on: each sign-in starts a new id (no fixation).
     const previous = sessionIdOf(request.headers.cookie);
@@ -59,7 +72,11 @@ export class DashboardSessionController {
   @Post('logout')
   @HttpCode(204)
   @SignedIn()
-  async logout(@Req() request: FastifyRequest, @Res({ passthrough: true }) reply: FastifyReply, @DashboardCallerOf() caller: DashboardCaller): Promise<void> {
+  async logout(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+    @DashboardCallerOf() caller: DashboardCaller,
+  ): Promise<void> {
     await this.dashboard.sessions.end(caller.sessionId);
     reply.header('set-cookie', clearedSessionCookie(request, this.dashboard.settings));
   }
@@ -92,7 +109,10 @@ export class DashboardSessionController {
     };
   }
 
-  private async throttle(reply: FastifyReply, ...buckets: Array<readonly [string, { count: number; periodMs: number }]>): Promise<void> {
+  private async throttle(
+    reply: FastifyReply,
+    ...buckets: Array<readonly [string, { count: number; periodMs: number }]>
+  ): Promise<void> {
     for (const [key, limit] of buckets) {
       const decision = await this.dashboard.signInLimiter.consume(key, limit);
       if (decision.allowed) continue;
@@ -104,10 +124,24 @@ export class DashboardSessionController {
 
 /** The body's email and password, checked by hand: a validation error must never echo a password back. */
 function credentialsOf(body: unknown): { email: string; password: string } {
-  const { email, password } = (body !== null && typeof body === 'object' ? body : {}) as { email?: unknown; password?: unknown };
+  const { email, password } = (body !== null && typeof body === 'object' ? body : {}) as {
+    email?: unknown;
+    password?: unknown;
+  };
   const details = [
-    ...(typeof email === 'string' && email.length > 0 && email.length <= 320 ? [] : [{ location: 'body' as const, pointer: '/email', message: 'must be an email address', type: 'invalid_email' }]),
-    ...(typeof password === 'string' && password.length > 0 && password.length <= 4096 ? [] : [{ location: 'body' as const, pointer: '/password', message: 'must be a non-empty string', type: 'invalid_password' }]),
+    ...(typeof email === 'string' && email.length > 0 && email.length <= 320
+      ? []
+      : [{ location: 'body' as const, pointer: '/email', message: 'must be an email address', type: 'invalid_email' }]),
+    ...(typeof password === 'string' && password.length > 0 && password.length <= 4096
+      ? []
+      : [
+          {
+            location: 'body' as const,
+            pointer: '/password',
+            message: 'must be a non-empty string',
+            type: 'invalid_password',
+          },
+        ]),
   ];
   if (details.length > 0) throw ApiError.badRequest('Send your email and password', details);
   return { email: email as string, password: password as string };

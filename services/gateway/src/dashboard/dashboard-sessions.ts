@@ -75,8 +75,19 @@ export class DashboardSessions {
 function parseSession(stored: string): DashboardSession | null {
   try {
     const value = JSON.parse(stored) as Partial<DashboardSession>;
-    if (typeof value.userId !== 'string' || typeof value.csrfToken !== 'string' || typeof value.createdAt !== 'number' || typeof value.lastSeenAt !== 'number') return null;
-    return { userId: value.userId, csrfToken: value.csrfToken, createdAt: value.createdAt, lastSeenAt: value.lastSeenAt };
+    if (
+      typeof value.userId !== 'string' ||
+      typeof value.csrfToken !== 'string' ||
+      typeof value.createdAt !== 'number' ||
+      typeof value.lastSeenAt !== 'number'
+    )
+      return null;
+    return {
+      userId: value.userId,
+      csrfToken: value.csrfToken,
+      createdAt: value.createdAt,
+      lastSeenAt: value.lastSeenAt,
+    };
   } catch {
     return null;
   }

@@ -12,7 +12,11 @@ export interface DashboardSettings {
   readonly publicBaseUrl?: string;
 }
 
-export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = { idleTimeoutMs: 30 * 60 * 1000, maxAgeMs: 12 * 60 * 60 * 1000, cookieSecure: 'auto' };
+export const DEFAULT_DASHBOARD_SETTINGS: DashboardSettings = {
+  idleTimeoutMs: 30 * 60 * 1000,
+  maxAgeMs: 12 * 60 * 60 * 1000,
+  cookieSecure: 'auto',
+};
 
 /** The dashboard's settings, or false when DASHBOARD_ENABLED is off. */
 export function dashboardSettingsFrom(settings: Settings): DashboardSettings | false {

@@ -4,14 +4,19 @@
  * (`authorizationStatsPatterns`), with each connection's totals for the hour.
  */
 import { Controller, Get, Inject, Query, UseGuards } from '@nestjs/common';
-import { authorizationStatsPatterns, type AuthorizationStats, type AuthorizationStatsBucket, type AuthorizationStatsRequest, type ConnectionTotals } from '@switchyard/contracts';
+import {
+  authorizationStatsPatterns,
+  type AuthorizationStats,
+  type AuthorizationStatsBucket,
+  type AuthorizationStatsRequest,
+  type ConnectionTotals,
+} from '@switchyard/contracts';
 import { DashboardAuthGuard, SignedIn } from './dashboard-auth.guard';
 import { DASHBOARD, type DashboardDependencies } from './dashboard-dependencies';
 import { merchantAccountQuery, queryOf } from './dashboard-query';
 
 const MINUTE_MS = 60_000;
 export const CHART_MINUTES = 60;
-
 
 export interface AuthorizationChart extends AuthorizationStats {
   readonly connections: ConnectionTotals[];
@@ -40,7 +45,8 @@ export class DashboardStatsController {
 
 export function totalsOf(buckets: readonly AuthorizationStatsBucket[]): ConnectionTotals[] {
   const byConnection = new Map<string, AuthorizationStatsBucket[]>();
-  for (const bucket of buckets) byConnection.set(bucket.payment_service_id, [...(byConnection.get(bucket.payment_service_id) ?? []), bucket]);
+  for (const bucket of buckets)
+    byConnection.set(bucket.payment_service_id, [...(byConnection.get(bucket.payment_service_id) ?? []), bucket]);
   return [...byConnection].map(([paymentServiceId, own]) => {
     const attempts = own.reduce((sum, bucket) => sum + bucket.attempts, 0);
     const succeeded = own.reduce((sum, bucket) => sum + bucket.succeeded, 0);
@@ -49,7 +55,10 @@ export function totalsOf(buckets: readonly AuthorizationStatsBucket[]): Connecti
       attempts,
       succeeded,
       success_rate: attempts === 0 ? 0 : succeeded / attempts,
-      latency_ms_avg: attempts === 0 ? 0 : Math.round(own.reduce((sum, bucket) => sum + bucket.latency_ms_avg * bucket.attempts, 0) / attempts),
+      latency_ms_avg:
+        attempts === 0
+          ? 0
+          : Math.round(own.reduce((sum, bucket) => sum + bucket.latency_ms_avg * bucket.attempts, 0) / attempts),
       latency_ms_max: Math.max(0, ...own.map((bucket) => bucket.latency_ms_max)),
     };
   });

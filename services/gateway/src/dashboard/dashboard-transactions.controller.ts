@@ -18,7 +18,9 @@ import { merchantAccountQuery, pathOf, queryOf } from './dashboard-query';
 import { transactionTimeline, type TimelineStep } from './transaction-timeline';
 
 /** The API's list filters (status, connection, dates, amounts, …) and paging, for the merchant account the page shows. */
-const listQuery = pageQuery({ maxLimit: 100, defaultLimit: 25 }).extend(transactionListQuerySchema.shape).extend(merchantAccountQuery.shape);
+const listQuery = pageQuery({ maxLimit: 100, defaultLimit: 25 })
+  .extend(transactionListQuerySchema.shape)
+  .extend(merchantAccountQuery.shape);
 const byTransaction = z.object({ transaction_id: z.uuid() });
 
 export interface TransactionPage {
@@ -51,7 +53,10 @@ export class DashboardTransactionsController {
   async get(@Param() params: unknown, @Query() query: unknown): Promise<TransactionPage> {
     const { transaction_id: transactionId } = pathOf(byTransaction, params);
     const { merchant_account_id: merchantAccountId } = queryOf(merchantAccountQuery, query);
-    const transaction = await this.dashboard.rpc.call<Transaction>(transactionsPatterns.get, { merchant_account_id: merchantAccountId, transaction_id: transactionId });
+    const transaction = await this.dashboard.rpc.call<Transaction>(transactionsPatterns.get, {
+      merchant_account_id: merchantAccountId,
+      transaction_id: transactionId,
+    });
     const timeline = await transactionTimeline(this.dashboard.rpc, merchantAccountId, transactionId);
     return { transaction, timeline: timeline.steps, timeline_complete: timeline.complete };
   }

@@ -16,7 +16,9 @@ import { merchantAccountQuery, pathOf, queryOf } from './dashboard-query';
 
 const bySubscription = z.object({ subscription_id: z.uuid() });
 const byDelivery = bySubscription.extend({ delivery_id: z.string().min(1).max(200) });
-const deliveriesQuery = pageQuery({ maxLimit: 100, defaultLimit: 25 }).extend(webhookDeliveryListQuerySchema.shape).extend(merchantAccountQuery.shape);
+const deliveriesQuery = pageQuery({ maxLimit: 100, defaultLimit: 25 })
+  .extend(webhookDeliveryListQuerySchema.shape)
+  .extend(merchantAccountQuery.shape);
 
 /**
  * What the webhooks service is told of the caller: the merchant account the page shows, and no account limit (a dashboard
@@ -37,7 +39,11 @@ export class DashboardWebhooksController {
   @SignedIn('webhook-subscriptions.read')
   list(@Query() query: unknown): Promise<Page<WebhookSubscription>> {
     const { merchant_account_id: merchantAccountId } = queryOf(merchantAccountQuery, query);
-    const request: WebhookSubscriptionListRequest = { merchant_account_id: merchantAccountId, caller_merchant_account_ids: [], limit: 100 };
+    const request: WebhookSubscriptionListRequest = {
+      merchant_account_id: merchantAccountId,
+      caller_merchant_account_ids: [],
+      limit: 100,
+    };
     return this.dashboard.rpc.call(webhookPatterns.list, request);
   }
 
@@ -53,7 +59,13 @@ export class DashboardWebhooksController {
   @SignedIn('webhook-subscriptions.read')
   deliveries(@Param() params: unknown, @Query() query: unknown): Promise<Page<WebhookDelivery>> {
     const { subscription_id: subscriptionId } = pathOf(bySubscription, params);
-    const { merchant_account_id: merchantAccountId, limit, cursor, status, event_name: eventName } = queryOf(deliveriesQuery, query);
+    const {
+      merchant_account_id: merchantAccountId,
+      limit,
+      cursor,
+      status,
+      event_name: eventName,
+    } = queryOf(deliveriesQuery, query);
     return this.dashboard.rpc.call(webhookPatterns.deliveries, {
       ...subscriptionRef(merchantAccountId, subscriptionId),
       limit,
@@ -68,7 +80,10 @@ export class DashboardWebhooksController {
   delivery(@Param() params: unknown, @Query() query: unknown): Promise<WebhookDelivery> {
     const { subscription_id: subscriptionId, delivery_id: deliveryId } = pathOf(byDelivery, params);
     const { merchant_account_id: merchantAccountId } = queryOf(merchantAccountQuery, query);
-    return this.dashboard.rpc.call(webhookPatterns.delivery, { ...subscriptionRef(merchantAccountId, subscriptionId), delivery_id: deliveryId });
+    return this.dashboard.rpc.call(webhookPatterns.delivery, {
+      ...subscriptionRef(merchantAccountId, subscriptionId),
+      delivery_id: deliveryId,
+    });
   }
 
   /** Delivers the event again now, under the same webhook id (the existing replay); answers the delivery, scheduled again. */
@@ -78,6 +93,9 @@ export class DashboardWebhooksController {
   replay(@Param() params: unknown, @Query() query: unknown): Promise<WebhookDelivery> {
     const { subscription_id: subscriptionId, delivery_id: deliveryId } = pathOf(byDelivery, params);
     const { merchant_account_id: merchantAccountId } = queryOf(merchantAccountQuery, query);
-    return this.dashboard.rpc.call(webhookPatterns.replayEvent, { ...subscriptionRef(merchantAccountId, subscriptionId), delivery_id: deliveryId });
+    return this.dashboard.rpc.call(webhookPatterns.replayEvent, {
+      ...subscriptionRef(merchantAccountId, subscriptionId),
+      delivery_id: deliveryId,
+    });
   }
 }

@@ -15,9 +15,12 @@ const header = (headers: IncomingHttpHeaders, name: string): string | undefined 
 export function crossOriginProblem(headers: IncomingHttpHeaders, ownOrigins: readonly string[]): string | null {
   const fetchSite = header(headers, 'sec-fetch-site');
   const origin = header(headers, 'origin');
-  if (fetchSite !== undefined && fetchSite !== 'same-origin') return `a request from another site (Sec-Fetch-Site: ${fetchSite}) cannot change anything here`;
-  if (origin !== undefined && !ownOrigins.includes(origin.toLowerCase())) return 'a request from another origin cannot change anything here';
-  if (origin === undefined && fetchSite === undefined) return 'a state-changing request must carry Origin or Sec-Fetch-Site';
+  if (fetchSite !== undefined && fetchSite !== 'same-origin')
+    return `a request from another site (Sec-Fetch-Site: ${fetchSite}) cannot change anything here`;
+  if (origin !== undefined && !ownOrigins.includes(origin.toLowerCase()))
+    return 'a request from another origin cannot change anything here';
+  if (origin === undefined && fetchSite === undefined)
+    return 'a state-changing request must carry Origin or Sec-Fetch-Site';
   return null;
 }
 

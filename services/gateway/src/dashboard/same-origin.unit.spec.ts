@@ -20,7 +20,9 @@ describe('a state-changing request', () => {
     [{ 'sec-fetch-site': 'none' }, /another site/],
     [{ 'sec-fetch-site': 'same-origin', origin: 'https://evil.example' }, /another origin/],
     [{}, /must carry Origin or Sec-Fetch-Site/],
-  ])('from elsewhere, or from nowhere it says, is refused: %j', (headers, reason) => expect(crossOriginProblem(headers, own)).toMatch(reason));
+  ])('from elsewhere, or from nowhere it says, is refused: %j', (headers, reason) =>
+    expect(crossOriginProblem(headers, own)).toMatch(reason),
+  );
 });
 
 it('takes the origin of a URL, lower-cased, and nothing of what is not one', () => {

@@ -12,12 +12,17 @@ export const DASHBOARD_PATH = '/dashboard';
 const attributes = (request: FastifyRequest, settings: Pick<DashboardSettings, 'cookieSecure'>): string =>
   `Path=${DASHBOARD_PATH}; HttpOnly; SameSite=Strict${settings.cookieSecure === 'always' || request.protocol === 'https' ? '; Secure' : ''}`;
 
-export const sessionCookie = (id: string, request: FastifyRequest, settings: Pick<DashboardSettings, 'cookieSecure'>): string =>
-  `${SESSION_COOKIE}=${id}; ${attributes(request, settings)}`;
+export const sessionCookie = (
+  id: string,
+  request: FastifyRequest,
+  settings: Pick<DashboardSettings, 'cookieSecure'>,
+): string => `${SESSION_COOKIE}=${id}; ${attributes(request, settings)}`;
 
 /** Tells the browser to drop the cookie (sign-out, or a session that has ended). */
-export const clearedSessionCookie = (request: FastifyRequest, settings: Pick<DashboardSettings, 'cookieSecure'>): string =>
-  `${SESSION_COOKIE}=; ${attributes(request, settings)}; Max-Age=0`;
+export const clearedSessionCookie = (
+  request: FastifyRequest,
+  settings: Pick<DashboardSettings, 'cookieSecure'>,
+): string => `${SESSION_COOKIE}=; ${attributes(request, settings)}; Max-Age=0`;
 
 /** The session id the request's `Cookie` header carries; undefined when none. */
 export function sessionIdOf(cookieHeader: string | undefined): string | undefined {

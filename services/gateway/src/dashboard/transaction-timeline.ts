@@ -6,7 +6,12 @@
  * recorded at or before the instant.
  */
 import { ApiError } from '@switchyard/api';
-import { transactionsPatterns, type Transaction, type TransactionEventItem, type TransactionPageRequest } from '@switchyard/contracts';
+import {
+  transactionsPatterns,
+  type Transaction,
+  type TransactionEventItem,
+  type TransactionPageRequest,
+} from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 
 export interface TimelineStep {
@@ -18,28 +23,56 @@ export interface TimelineStep {
 /** More events than any real transaction has (a page is 100); beyond it the timeline is cut and says so. */
 const MAX_EVENTS = 1000;
 
-export async function transactionTimeline(rpc: RpcClient, merchantAccountId: string, transactionId: string): Promise<{ steps: TimelineStep[]; complete: boolean }> {
+export async function transactionTimeline(
+  rpc: RpcClient,
+  merchantAccountId: string,
+  transactionId: string,
+): Promise<{ steps: TimelineStep[]; complete: boolean }> {
   const events: TransactionEventItem[] = [];
   let cursor: string | null = null;
   do {
-    const request: TransactionPageRequest = { merchant_account_id: merchantAccountId, transaction_id: transactionId, limit: 100, ...(cursor ? { cursor } : {}) };
-    const page: { items: TransactionEventItem[]; next_cursor: string | null } = await rpc.call(transactionsPatterns.events, request);
+    const request: TransactionPageRequest = {
+      merchant_account_id: merchantAccountId,
+      transaction_id: transactionId,
+      limit: 100,
+      ...(cursor ? { cursor } : {}),
+    };
+    const page: { items: TransactionEventItem[]; next_cursor: string | null } = await rpc.call(
+      transactionsPatterns.events,
+      request,
+    );
     events.push(...page.items);
     cursor = page.next_cursor;
   } while (cursor && events.length < MAX_EVENTS);
 
   const instants = [...new Set(events.map((event) => event.created_at))];
-  const states = new Map(await Promise.all(instants.map(async (at) => [at, await stateAsOf(rpc, merchantAccountId, transactionId, at)] as const)));
-  return { steps: events.map((event) => ({ event, state_after: states.get(event.created_at) ?? null })), complete: cursor === null };
+  const states = new Map(
+    await Promise.all(
+      instants.map(async (at) => [at, await stateAsOf(rpc, merchantAccountId, transactionId, at)] as const),
+    ),
+  );
+  return {
+    steps: events.map((event) => ({ event, state_after: states.get(event.created_at) ?? null })),
+    complete: cursor === null,
+  };
 }
 
 /**
  * The transaction as it stood at `at`. The one place that asks for it: a transactions service from before time travel
  * ignores `as_of` and answers the current state, which is recognised (it was updated after `at`) and shown as unknown.
  */
-export async function stateAsOf(rpc: RpcClient, merchantAccountId: string, transactionId: string, at: string): Promise<Transaction | null> {
+export async function stateAsOf(
+  rpc: RpcClient,
+  merchantAccountId: string,
+  transactionId: string,
+  at: string,
+): Promise<Transaction | null> {
   try {
-    const state = await rpc.call<Transaction>(transactionsPatterns.get, { merchant_account_id: merchantAccountId, transaction_id: transactionId, as_of: at });
+    const state = await rpc.call<Transaction>(transactionsPatterns.get, {
+      merchant_account_id: merchantAccountId,
+      transaction_id: transactionId,
+      as_of: at,
+    });
     return Date.parse(state.updated_at) > Date.parse(at) ? null : state;
   } catch (error) {
     if (error instanceof ApiError && (error.status === 400 || error.status === 404)) return null;

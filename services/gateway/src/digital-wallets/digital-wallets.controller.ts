@@ -31,7 +31,10 @@ const write = { anyOf: ['digital-wallets.write'] };
 const byWallet = z.object({ digital_wallet_id: z.uuid() });
 type ByWallet = z.infer<typeof byWallet>;
 
-const refOf = (caller: Caller, params: ByWallet): DigitalWalletRef => ({ merchant_account_id: accountOf(caller), digital_wallet_id: params.digital_wallet_id });
+const refOf = (caller: Caller, params: ByWallet): DigitalWalletRef => ({
+  merchant_account_id: accountOf(caller),
+  digital_wallet_id: params.digital_wallet_id,
+});
 
 /**
  * A merchant account's registrations with wallet providers: one per provider (a second is a 409 naming the first).
@@ -68,7 +71,10 @@ export class DigitalWalletsController {
     status: 201,
     response: { description: 'The digital wallet', schema: digitalWalletSchema },
   })
-  create(@Input() input: EndpointInput<unknown, DigitalWalletCreateInput>, @CallerOf() caller: Caller): Promise<DigitalWallet> {
+  create(
+    @Input() input: EndpointInput<unknown, DigitalWalletCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<DigitalWallet> {
     const request: DigitalWalletCreateRequest = { merchant_account_id: accountOf(caller), body: input.body };
     return this.rpc.call(digitalWalletPatterns.create, request);
   }
@@ -92,7 +98,8 @@ export class DigitalWalletsController {
     operationId: 'update_digital_wallet',
     method: 'PUT',
     path: '/digital-wallets/{digital_wallet_id}',
-    summary: 'Update a digital wallet: only the fields sent change (null clears an optional one); `domain_names` is replaced whole; a Paze key can be rotated',
+    summary:
+      'Update a digital wallet: only the fields sent change (null clears an optional one); `domain_names` is replaced whole; a Paze key can be rotated',
     tags,
     auth: write,
     params: byWallet,
@@ -100,7 +107,10 @@ export class DigitalWalletsController {
     status: 200,
     response: { description: 'The digital wallet', schema: digitalWalletSchema },
   })
-  update(@Input() input: EndpointInput<unknown, DigitalWalletUpdateInput, ByWallet>, @CallerOf() caller: Caller): Promise<DigitalWallet> {
+  update(
+    @Input() input: EndpointInput<unknown, DigitalWalletUpdateInput, ByWallet>,
+    @CallerOf() caller: Caller,
+  ): Promise<DigitalWallet> {
     const request: DigitalWalletUpdateRequest = { ...refOf(caller, input.params), body: input.body };
     return this.rpc.call(digitalWalletPatterns.update, request);
   }

@@ -32,7 +32,14 @@ async function newKey(merchantAccountIds: readonly string[] = []): Promise<{ key
   const kid = await thumbprint(pair.publicJwk);
   return {
     key: { kid, privateKeyPem: pair.privateKeyPem },
-    record: { id: randomUUID(), kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read', '*.write'], merchantAccountIds: [...merchantAccountIds] },
+    record: {
+      id: randomUUID(),
+      kid,
+      publicJwk: pair.publicJwk,
+      active: true,
+      permissions: ['*.read', '*.write'],
+      merchantAccountIds: [...merchantAccountIds],
+    },
   };
 }
 
@@ -69,7 +76,12 @@ const ruleBody = {
 
 describe('routes', () => {
   it('creates (201) in the merchant account of the header, and passes the body as validated', async () => {
-    await http.post(base).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').send(ruleBody).expect(201);
+    await http
+      .post(base)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .send(ruleBody)
+      .expect(201);
     expect(rpc.onlyPayloadTo(flowRulePatterns.create)).toStrictEqual({ ...scope('acct-1'), body: ruleBody });
   });
 
@@ -84,11 +96,19 @@ describe('routes', () => {
 
   it('gets, updates and deletes (204) by id', async () => {
     await http.get(`${base}/${ruleId}`).set('authorization', bearer()).expect(200);
-    await http.put(`${base}/${ruleId}`).set('authorization', bearer()).send({ position: 2, description: null }).expect(200);
+    await http
+      .put(`${base}/${ruleId}`)
+      .set('authorization', bearer())
+      .send({ position: 2, description: null })
+      .expect(200);
     const deleted = await http.delete(`${base}/${ruleId}`).set('authorization', bearer()).expect(204);
     expect(deleted.text).toBe('');
     expect(rpc.onlyPayloadTo(flowRulePatterns.get)).toStrictEqual({ ...scope(), id: ruleId });
-    expect(rpc.onlyPayloadTo(flowRulePatterns.update)).toStrictEqual({ ...scope(), id: ruleId, body: { position: 2, description: null } });
+    expect(rpc.onlyPayloadTo(flowRulePatterns.update)).toStrictEqual({
+      ...scope(),
+      id: ruleId,
+      body: { position: 2, description: null },
+    });
     expect(rpc.onlyPayloadTo(flowRulePatterns.delete)).toStrictEqual({ ...scope(), id: ruleId });
   });
 
@@ -96,28 +116,41 @@ describe('routes', () => {
     rpc.answer(flowRulePatterns.get, () => {
       throw ApiError.notFound();
     });
-    expectErrorBody((await http.get(`${base}/${ruleId}`).set('authorization', bearer()).expect(404)).body, 404, 'not_found');
+    expectErrorBody(
+      (await http.get(`${base}/${ruleId}`).set('authorization', bearer()).expect(404)).body,
+      404,
+      'not_found',
+    );
     rpc.answer(flowRulePatterns.get, undefined);
   });
 
   it('answers 405 with Allow for a method a path does not have', async () => {
-    expect((await http.patch(`${base}/${ruleId}`).set('authorization', bearer()).send({}).expect(405)).headers.allow).toBe('GET, PUT, DELETE');
+    expect(
+      (await http.patch(`${base}/${ruleId}`).set('authorization', bearer()).send({}).expect(405)).headers.allow,
+    ).toBe('GET, PUT, DELETE');
     expect((await http.delete(base).set('authorization', bearer()).expect(405)).headers.allow).toBe('GET, POST');
   });
 });
 
 describe('flows', () => {
-  it.each(['checkout', 'non-card-transaction', 'redirect-transaction'])('refuses the %s flow with a 400 unsupported_flow', async (flow) => {
-    const response = await http.get(`/flows/${flow}/rules`).set('authorization', bearer()).expect(400);
-    expectErrorBody(response.body, 400, 'bad_request');
-    expect(response.body.details).toEqual([{ location: 'path', pointer: '/flow', message: expect.stringContaining(flow), type: 'unsupported_flow' }]);
-    await http.post(`/flows/${flow}/rules`).set('authorization', bearer()).send(ruleBody).expect(400);
-    expect(rpc.calls).toEqual([]);
-  });
+  it.each(['checkout', 'non-card-transaction', 'redirect-transaction'])(
+    'refuses the %s flow with a 400 unsupported_flow',
+    async (flow) => {
+      const response = await http.get(`/flows/${flow}/rules`).set('authorization', bearer()).expect(400);
+      expectErrorBody(response.body, 400, 'bad_request');
+      expect(response.body.details).toEqual([
+        { location: 'path', pointer: '/flow', message: expect.stringContaining(flow), type: 'unsupported_flow' },
+      ]);
+      await http.post(`/flows/${flow}/rules`).set('authorization', bearer()).send(ruleBody).expect(400);
+      expect(rpc.calls).toEqual([]);
+    },
+  );
 
   it('refuses a flow that does not exist as path validation does (422)', async () => {
     const response = await http.get('/flows/card/rules').set('authorization', bearer()).expect(422);
-    expect(response.body.detail).toEqual([expect.objectContaining({ loc: ['path', 'flow'], type: 'enum', input: 'card' })]);
+    expect(response.body.detail).toEqual([
+      expect.objectContaining({ loc: ['path', 'flow'], type: 'enum', input: 'card' }),
+    ]);
     await http.get('/flows/card-transaction/rules/not-a-uuid').set('authorization', bearer()).expect(422);
     expect(rpc.calls).toEqual([]);
   });
@@ -125,21 +158,87 @@ describe('flows', () => {
 
 describe('validation', () => {
   it.each<[string, unknown, (string | number)[], string]>([
-    ['an operator the condition does not have', { name: 'amount', operator: 'one_of', value: 100 }, ['body', 'conditions', 0, 'operator'], 'enum'],
-    ['an unknown condition', { name: 'colour', operator: 'one_of', value: ['red'] }, ['body', 'conditions', 0, 'name'], 'union_tag_invalid'],
-    ['a negative amount', { name: 'amount', operator: 'less_than', value: -1 }, ['body', 'conditions', 0, 'value'], 'greater_than_equal'],
-    ['a lower-case currency', { name: 'currency', operator: 'one_of', value: ['eur'] }, ['body', 'conditions', 0, 'value', 0], 'string_pattern_mismatch'],
-    ['an empty country list', { name: 'country', operator: 'not_one_of', value: [] }, ['body', 'conditions', 0, 'value'], 'too_short'],
-    ['an unknown card scheme', { name: 'card_scheme', operator: 'one_of', value: ['visa', 'vise'] }, ['body', 'conditions', 0, 'value', 1], 'enum'],
-    ['an unknown card type', { name: 'card_type', operator: 'one_of', value: ['charge'] }, ['body', 'conditions', 0, 'value', 0], 'enum'],
-    ['a BIN of 5 digits', { name: 'bin_range', operator: 'in_range', value: [{ from: '41111', to: '411119' }] }, ['body', 'conditions', 0, 'value', 0, 'from'], 'string_pattern_mismatch'],
-    ['BIN bounds of different lengths', { name: 'bin_range', operator: 'in_range', value: [{ from: '4111110', to: '411119' }] }, ['body', 'conditions', 0, 'value', 0, 'to'], 'value_error'],
-    ['a BIN range upside down', { name: 'bin_range', operator: 'not_in_range', value: [{ from: '411119', to: '411111' }] }, ['body', 'conditions', 0, 'value', 0, 'to'], 'value_error'],
-    ['metadata without values', { name: 'metadata', operator: 'one_of', value: { key: 'tier', values: [] } }, ['body', 'conditions', 0, 'value', 'values'], 'too_short'],
-    ['merchant_initiated as a string', { name: 'merchant_initiated', operator: 'equal', value: 'yes' }, ['body', 'conditions', 0, 'value'], 'bool_type'],
+    [
+      'an operator the condition does not have',
+      { name: 'amount', operator: 'one_of', value: 100 },
+      ['body', 'conditions', 0, 'operator'],
+      'enum',
+    ],
+    [
+      'an unknown condition',
+      { name: 'colour', operator: 'one_of', value: ['red'] },
+      ['body', 'conditions', 0, 'name'],
+      'union_tag_invalid',
+    ],
+    [
+      'a negative amount',
+      { name: 'amount', operator: 'less_than', value: -1 },
+      ['body', 'conditions', 0, 'value'],
+      'greater_than_equal',
+    ],
+    [
+      'a lower-case currency',
+      { name: 'currency', operator: 'one_of', value: ['eur'] },
+      ['body', 'conditions', 0, 'value', 0],
+      'string_pattern_mismatch',
+    ],
+    [
+      'an empty country list',
+      { name: 'country', operator: 'not_one_of', value: [] },
+      ['body', 'conditions', 0, 'value'],
+      'too_short',
+    ],
+    [
+      'an unknown card scheme',
+      { name: 'card_scheme', operator: 'one_of', value: ['visa', 'vise'] },
+      ['body', 'conditions', 0, 'value', 1],
+      'enum',
+    ],
+    [
+      'an unknown card type',
+      { name: 'card_type', operator: 'one_of', value: ['charge'] },
+      ['body', 'conditions', 0, 'value', 0],
+      'enum',
+    ],
+    [
+      'a BIN of 5 digits',
+      { name: 'bin_range', operator: 'in_range', value: [{ from: '41111', to: '411119' }] },
+      ['body', 'conditions', 0, 'value', 0, 'from'],
+      'string_pattern_mismatch',
+    ],
+    [
+      'BIN bounds of different lengths',
+      { name: 'bin_range', operator: 'in_range', value: [{ from: '4111110', to: '411119' }] },
+      ['body', 'conditions', 0, 'value', 0, 'to'],
+      'value_error',
+    ],
+    [
+      'a BIN range upside down',
+      { name: 'bin_range', operator: 'not_in_range', value: [{ from: '411119', to: '411111' }] },
+      ['body', 'conditions', 0, 'value', 0, 'to'],
+      'value_error',
+    ],
+    [
+      'metadata without values',
+      { name: 'metadata', operator: 'one_of', value: { key: 'tier', values: [] } },
+      ['body', 'conditions', 0, 'value', 'values'],
+      'too_short',
+    ],
+    [
+      'merchant_initiated as a string',
+      { name: 'merchant_initiated', operator: 'equal', value: 'yes' },
+      ['body', 'conditions', 0, 'value'],
+      'bool_type',
+    ],
   ])('refuses %s with a 422 naming the field', async (_case, condition, loc, type) => {
-    const response = await http.post(base).set('authorization', bearer()).send({ ...ruleBody, conditions: [condition] }).expect(422);
-    expect(response.body.detail).toEqual([{ loc, msg: expect.any(String), type, input: expect.anything(), ctx: expect.any(Object) }]);
+    const response = await http
+      .post(base)
+      .set('authorization', bearer())
+      .send({ ...ruleBody, conditions: [condition] })
+      .expect(422);
+    expect(response.body.detail).toEqual([
+      { loc, msg: expect.any(String), type, input: expect.anything(), ctx: expect.any(Object) },
+    ]);
     expect(rpc.calls).toEqual([]);
   });
 
@@ -199,7 +298,11 @@ describe('access', () => {
     await http.get(base).set('authorization', shop).expect(403);
     await http.get(base).set('authorization', shop).set('x-service-merchant-account-id', 'acct-1').expect(403);
     expect(rpc.calls).toEqual([]);
-    await http.delete(`${base}/${ruleId}`).set('authorization', shop).set('x-service-merchant-account-id', 'shop-1').expect(204);
+    await http
+      .delete(`${base}/${ruleId}`)
+      .set('authorization', shop)
+      .set('x-service-merchant-account-id', 'shop-1')
+      .expect(204);
     expect(rpc.onlyPayloadTo(flowRulePatterns.delete)).toStrictEqual({ ...scope('shop-1'), id: ruleId });
   });
 });
@@ -213,6 +316,15 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(document.paths['/flows/{flow}/rules'] ?? {})).toEqual(['get', 'post']);
     expect(Object.keys(document.paths['/flows/{flow}/rules/{rule_id}'] ?? {})).toEqual(['get', 'put', 'delete']);
     expect(document.paths['/flows/{flow}/rules']?.post?.description).toContain('flows.write');
-    expect(Object.keys(document.components.schemas)).toEqual(expect.arrayContaining(['FlowRule', 'FlowRules', 'FlowRuleCreate', 'FlowRuleUpdate', 'FlowRuleCondition', 'FlowRuleOutcome']));
+    expect(Object.keys(document.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'FlowRule',
+        'FlowRules',
+        'FlowRuleCreate',
+        'FlowRuleUpdate',
+        'FlowRuleCondition',
+        'FlowRuleOutcome',
+      ]),
+    );
   });
 });

@@ -25,7 +25,9 @@ import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
 
-const byFlow = z.object({ flow: z.enum(flowNames).meta({ description: 'Only `card-transaction` has rules yet; the other flows are a 400.' }) });
+const byFlow = z.object({
+  flow: z.enum(flowNames).meta({ description: 'Only `card-transaction` has rules yet; the other flows are a 400.' }),
+});
 type ByFlow = z.infer<typeof byFlow>;
 const byId = byFlow.extend({ rule_id: z.uuid() });
 type ById = z.infer<typeof byId>;
@@ -89,7 +91,10 @@ export class FlowRulesController {
     status: 201,
     response: { description: 'The flow rule', schema: flowRuleSchema },
   })
-  create(@Input() input: EndpointInput<unknown, FlowRuleCreateInput, ByFlow>, @CallerOf() caller: Caller): Promise<FlowRule> {
+  create(
+    @Input() input: EndpointInput<unknown, FlowRuleCreateInput, ByFlow>,
+    @CallerOf() caller: Caller,
+  ): Promise<FlowRule> {
     return this.rpc.call(flowRulePatterns.create, { ...scopeOf(caller, input.params.flow), body: input.body });
   }
 
@@ -112,7 +117,8 @@ export class FlowRulesController {
     operationId: 'update_flow_rule',
     method: 'PUT',
     path: `${path}/{rule_id}`,
-    summary: 'Update a flow rule: only the fields sent change; conditions and outcome are replaced whole; the action cannot change',
+    summary:
+      'Update a flow rule: only the fields sent change; conditions and outcome are replaced whole; the action cannot change',
     tags,
     auth: write,
     params: byId,
@@ -120,8 +126,15 @@ export class FlowRulesController {
     status: 200,
     response: { description: 'The flow rule', schema: flowRuleSchema },
   })
-  update(@Input() input: EndpointInput<unknown, FlowRuleUpdateInput, ById>, @CallerOf() caller: Caller): Promise<FlowRule> {
-    return this.rpc.call(flowRulePatterns.update, { ...scopeOf(caller, input.params.flow), id: input.params.rule_id, body: input.body });
+  update(
+    @Input() input: EndpointInput<unknown, FlowRuleUpdateInput, ById>,
+    @CallerOf() caller: Caller,
+  ): Promise<FlowRule> {
+    return this.rpc.call(flowRulePatterns.update, {
+      ...scopeOf(caller, input.params.flow),
+      id: input.params.rule_id,
+      body: input.body,
+    });
   }
 
   @Endpoint({

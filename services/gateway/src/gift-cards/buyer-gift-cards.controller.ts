@@ -1,7 +1,14 @@
 /** `GET /buyers/gift-cards`: one buyer's stored gift cards by last use (spec: scope `gift-cards.read` or `embed`). */
 import { Controller, Inject } from '@nestjs/common';
 import { Endpoint } from '@switchyard/api';
-import { buyerGiftCardListQuerySchema, giftCardPatterns, giftCardSummariesSchema, type BuyerGiftCardListQuery, type BuyerGiftCardListRequest, type GiftCardSummary } from '@switchyard/contracts';
+import {
+  buyerGiftCardListQuerySchema,
+  giftCardPatterns,
+  giftCardSummariesSchema,
+  type BuyerGiftCardListQuery,
+  type BuyerGiftCardListRequest,
+  type GiftCardSummary,
+} from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import { CallerOf, type Caller } from '../auth/caller';
 import { buyerQueryFor } from '../auth/embed-claims';
@@ -27,8 +34,14 @@ export class BuyerGiftCardsController {
     status: 200,
     response: { description: "The buyer's stored gift cards", schema: giftCardSummariesSchema },
   })
-  list(@Input() input: EndpointInput<BuyerGiftCardListQuery>, @CallerOf() caller: Caller): Promise<{ items: GiftCardSummary[] }> {
-    const request: BuyerGiftCardListRequest = { merchant_account_id: accountOf(caller), ...buyerQueryFor(caller, input.query) };
+  list(
+    @Input() input: EndpointInput<BuyerGiftCardListQuery>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: GiftCardSummary[] }> {
+    const request: BuyerGiftCardListRequest = {
+      merchant_account_id: accountOf(caller),
+      ...buyerQueryFor(caller, input.query),
+    };
     return this.rpc.call(giftCardPatterns.buyerList, request);
   }
 }

@@ -53,7 +53,10 @@ const writeRequest = <Body>(caller: Caller, body: Body, idempotencyKey?: string)
   ...withIdempotencyKey(idempotencyKey),
 });
 
-const refOf = (caller: Caller, params: ByGiftCard): GiftCardRef => ({ merchant_account_id: accountOf(caller), gift_card_id: params.gift_card_id });
+const refOf = (caller: Caller, params: ByGiftCard): GiftCardRef => ({
+  merchant_account_id: accountOf(caller),
+  gift_card_id: params.gift_card_id,
+});
 
 /**
  * Gift cards of the request's merchant account. Issue, activate, balances and store call its gift card service
@@ -91,7 +94,8 @@ export class GiftCardsController {
     operationId: 'activate_gift_card',
     method: 'POST',
     path: '/gift-cards/activate',
-    summary: 'Activate a physical gift card, loading it with `amount` when given; answers its summary with the balance. Honours `Idempotency-Key`',
+    summary:
+      'Activate a physical gift card, loading it with `amount` when given; answers its summary with the balance. Honours `Idempotency-Key`',
     tags: giftCardTags,
     idempotencyKey: true,
     auth: write,
@@ -121,15 +125,22 @@ export class GiftCardsController {
     enumerationLimit: 'embed-token',
     response: { description: 'One summary per card, in order', schema: giftCardSummariesSchema },
   })
-  balances(@Input() input: EndpointInput<unknown, GiftCardBalanceInput>, @CallerOf() caller: Caller): Promise<{ items: GiftCardSummary[] }> {
-    return this.rpc.call(giftCardPatterns.balances, { ...writeRequest(caller, giftCardBalancesFor(caller, input.body)), ...embedBuyerOf(caller) });
+  balances(
+    @Input() input: EndpointInput<unknown, GiftCardBalanceInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: GiftCardSummary[] }> {
+    return this.rpc.call(giftCardPatterns.balances, {
+      ...writeRequest(caller, giftCardBalancesFor(caller, input.body)),
+      ...embedBuyerOf(caller),
+    });
   }
 
   @Endpoint({
     operationId: 'create_gift_card',
     method: 'POST',
     path: '/gift-cards',
-    summary: 'Store a gift card for a buyer after checking it with the gift card service (a card it refuses is a 400 naming its error code, and is not stored)',
+    summary:
+      'Store a gift card for a buyer after checking it with the gift card service (a card it refuses is a 400 naming its error code, and is not stored)',
     tags: giftCardTags,
     auth: writeOrEmbed,
     body: giftCardCreateSchema,
@@ -145,7 +156,8 @@ export class GiftCardsController {
     operationId: 'list_gift_cards',
     method: 'GET',
     path: '/gift-cards',
-    summary: "List the merchant account's stored gift cards, newest first, of one buyer when `buyer_id` or `buyer_external_identifier` is given",
+    summary:
+      "List the merchant account's stored gift cards, newest first, of one buyer when `buyer_id` or `buyer_external_identifier` is given",
     tags: giftCardTags,
     auth: read,
     query: listQuery,

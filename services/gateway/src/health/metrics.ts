@@ -10,7 +10,12 @@ import { collectProcessMetrics, observeHttpRequest, routeLabel } from '@switchya
 export function registerMetrics(fastify: FastifyInstance): void {
   collectProcessMetrics();
   fastify.addHook('onResponse', (request, reply, done) => {
-    observeHttpRequest({ method: request.method, route: routeLabel(request.routeOptions.url), status: reply.statusCode, seconds: reply.elapsedTime / 1000 });
+    observeHttpRequest({
+      method: request.method,
+      route: routeLabel(request.routeOptions.url),
+      status: reply.statusCode,
+      seconds: reply.elapsedTime / 1000,
+    });
     done();
   });
 }

@@ -20,7 +20,8 @@ export type ApiFailure = { status: number; body: unknown; headers?: Record<strin
 export function toApiFailure(exception: unknown, request: FastifyRequest, logger: Pick<Logger, 'error'>): ApiFailure {
   if (exception instanceof RequestValidationError) return { status: 422, body: exception.toBody() };
   if (exception instanceof ApiError) {
-    if (exception.status >= 500) logger.error(`${request.method} ${pathOnly(request)}: ${describe(exception.cause ?? exception)}`);
+    if (exception.status >= 500)
+      logger.error(`${request.method} ${pathOnly(request)}: ${describe(exception.cause ?? exception)}`);
     return { status: exception.status, body: exception.toBody() };
   }
   const status = httpStatusOf(exception);
@@ -52,7 +53,10 @@ const pathOnly = (request: FastifyRequest): string => request.url.split('?')[0] 
 
 export function sendError(reply: FastifyReply, failure: ApiFailure): void {
   if (failure.headers) for (const [name, value] of Object.entries(failure.headers)) reply.header(name, value);
-  reply.status(failure.status).header('content-type', 'application/json; charset=utf-8').send(JSON.stringify(failure.body));
+  reply
+    .status(failure.status)
+    .header('content-type', 'application/json; charset=utf-8')
+    .send(JSON.stringify(failure.body));
 }
 
 function httpStatusOf(exception: unknown): number | undefined {
@@ -67,8 +71,10 @@ function httpStatusOf(exception: unknown): number | undefined {
  */
 function clientErrorMessage(exception: unknown, status: number): string {
   const code = (exception as { code?: unknown } | null)?.code;
-  if (status === 415 || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE') return 'Unsupported Content-Type: send application/json';
-  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || exception instanceof SyntaxError) return 'The request body is not valid JSON';
+  if (status === 415 || code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE')
+    return 'Unsupported Content-Type: send application/json';
+  if (code === 'FST_ERR_CTP_INVALID_JSON_BODY' || exception instanceof SyntaxError)
+    return 'The request body is not valid JSON';
   if (code === 'FST_ERR_BAD_URL') return 'The request URL is not valid: a percent-encoding does not decode to UTF-8';
   if (code === 'FST_ERR_MAX_PARAM_LENGTH') return 'A path parameter of the request URL is too long';
   if (status in errorCodes) return (exception as Error).message || 'The request was invalid';
@@ -76,4 +82,3 @@ function clientErrorMessage(exception: unknown, status: number): string {
 }
 
 const describe = (error: unknown): string => (error instanceof Error ? (error.stack ?? error.message) : String(error));
-

@@ -4,7 +4,11 @@ import type { FastifyRequest } from 'fastify';
 import { toApiFailure } from './api-exception.filter';
 
 describe('the log line of a failed request', () => {
-  const request = { method: 'GET', url: '/transactions/abc/buyer-return?token=s3cr3t-return-token&email=ada@example.com', routeOptions: {} } as unknown as FastifyRequest;
+  const request = {
+    method: 'GET',
+    url: '/transactions/abc/buyer-return?token=s3cr3t-return-token&email=ada@example.com',
+    routeOptions: {},
+  } as unknown as FastifyRequest;
 
   it.each([
     ['an unexpected error (500)', new Error('boom')],

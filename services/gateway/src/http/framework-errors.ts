@@ -19,8 +19,10 @@ export function renderFrameworkError(error: Error, request: FastifyRequest, repl
 
 /** A head over Node's size limit is a 431; anything else Node cannot parse (or did not get in time) a 400. */
 function clientErrorAnswer(error: NodeJS.ErrnoException): { error: ApiError; reason: string } {
-  if (error.code === 'HPE_HEADER_OVERFLOW') return { error: new ApiError(431, 'The request headers are too large'), reason: 'Request Header Fields Too Large' };
-  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') return { error: ApiError.badRequest('The request was not received in time'), reason: 'Bad Request' };
+  if (error.code === 'HPE_HEADER_OVERFLOW')
+    return { error: new ApiError(431, 'The request headers are too large'), reason: 'Request Header Fields Too Large' };
+  if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT')
+    return { error: ApiError.badRequest('The request was not received in time'), reason: 'Bad Request' };
   return { error: ApiError.badRequest('The request is not valid HTTP/1.1'), reason: 'Bad Request' };
 }
 
@@ -29,7 +31,10 @@ function clientErrorAnswer(error: NodeJS.ErrnoException): { error: ApiError; rea
  * the connection is closed after it, and a client must not send its next request on it. Written only when no
  * answer has started on the connection, as Node's own handler does.
  */
-export const renderClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (error: NodeJS.ErrnoException, socket: Socket) => {
+export const renderClientError: NonNullable<FastifyServerOptions['clientErrorHandler']> = (
+  error: NodeJS.ErrnoException,
+  socket: Socket,
+) => {
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   const inFlight = (socket as Socket & { _httpMessage?: { headersSent?: boolean } })._httpMessage;
   if (socket.writable && !inFlight?.headersSent) {

@@ -12,7 +12,10 @@ export function parseJsonBody(text: string): unknown {
   try {
     return secureJsonParse.parse(text, undefined, { protoAction: 'error', constructorAction: 'error' });
   } catch {
-    throw Object.assign(new SyntaxError('The request body is not valid JSON'), { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' });
+    throw Object.assign(new SyntaxError('The request body is not valid JSON'), {
+      statusCode: 400,
+      code: 'FST_ERR_CTP_INVALID_JSON_BODY',
+    });
   }
 }
 
@@ -30,7 +33,8 @@ export interface RouteBodyOptions {
 /** Declares a route's {@link RouteBodyOptions}; read by the parsers that {@link registerBodyParsers} installs. */
 export const RouteBody = (options: RouteBodyOptions): MethodDecorator => RouteConfig({ body: options });
 
-const bodyOptionsOf = (config: unknown): RouteBodyOptions | undefined => (config as { body?: RouteBodyOptions } | undefined)?.body;
+const bodyOptionsOf = (config: unknown): RouteBodyOptions | undefined =>
+  (config as { body?: RouteBodyOptions } | undefined)?.body;
 const isRawRoute = (request: FastifyRequest): boolean => bodyOptionsOf(request.routeOptions.config)?.raw === true;
 
 /**
@@ -62,6 +66,10 @@ export function registerBodyParsers(fastify: FastifyInstance): void {
   // one, reaches this parser: refused as before, except on raw routes.
   fastify.addContentTypeParser('*', { parseAs: 'string' }, (request, body, done) => {
     if (isRawRoute(request)) done(null, typeof body === 'string' ? body : body.toString('utf8'));
-    else done(Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }), undefined);
+    else
+      done(
+        Object.assign(new Error('Unsupported Media Type'), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' }),
+        undefined,
+      );
   });
 }

@@ -6,7 +6,18 @@
  * it completed (method, route template, status, duration — never the URL's values, a header or a body).
  */
 import { randomUUID } from 'node:crypto';
-import { acceptableId, contextFromHeaders, markFailed, runWithContext, setAttributes, SpanKind, startSpan, tracingEnabled, type RequestContext, type Span } from '@switchyard/telemetry';
+import {
+  acceptableId,
+  contextFromHeaders,
+  markFailed,
+  runWithContext,
+  setAttributes,
+  SpanKind,
+  startSpan,
+  tracingEnabled,
+  type RequestContext,
+  type Span,
+} from '@switchyard/telemetry';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from 'pino';
 
@@ -16,7 +27,8 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 const quietRoutes = new Set(['/healthz', '/readyz', '/metrics']);
 
 /** `/transactions/:transaction_id` → `/transactions/{transaction_id}`, as the API reference writes it. */
-const routeOf = (request: FastifyRequest): string => request.routeOptions.url?.replace(/:(\w+)/g, '{$1}') ?? 'unmatched';
+const routeOf = (request: FastifyRequest): string =>
+  request.routeOptions.url?.replace(/:(\w+)/g, '{$1}') ?? 'unmatched';
 
 const header = (request: FastifyRequest, name: string): string | undefined => {
   const value = request.headers[name];
@@ -34,14 +46,21 @@ export function registerRequestContext(fastify: FastifyInstance, log?: Pick<Logg
     if (tracingEnabled() && !quietRoutes.has(route)) {
       const traceparent = header(request, 'traceparent');
       const tracestate = header(request, 'tracestate');
-      const caller = traceparent ? contextFromHeaders({ traceparent, ...(tracestate ? { tracestate } : {}) }).span : undefined;
+      const caller = traceparent
+        ? contextFromHeaders({ traceparent, ...(tracestate ? { tracestate } : {}) }).span
+        : undefined;
       span = startSpan(`${request.method} ${route}`, {
         kind: SpanKind.SERVER,
         parent: caller ?? null,
         attributes: { 'http.request.method': request.method, 'http.route': route, 'request.id': requestId },
       });
     }
-    const context: RequestContext = { requestId, correlationId: requestId, causationId: requestId, ...(span ? { span } : {}) };
+    const context: RequestContext = {
+      requestId,
+      correlationId: requestId,
+      causationId: requestId,
+      ...(span ? { span } : {}),
+    };
     contexts.set(request, context);
     runWithContext(context, done);
   });
@@ -62,7 +81,9 @@ export function registerRequestContext(fastify: FastifyInstance, log?: Pick<Logg
       }
       const route = routeOf(request);
       const line = { method: request.method, route, status, duration_ms: Math.round(reply.elapsedTime) };
-      runWithContext(context, () => (quietRoutes.has(route) ? log?.debug(line, 'request completed') : log?.info(line, 'request completed')));
+      runWithContext(context, () =>
+        quietRoutes.has(route) ? log?.debug(line, 'request completed') : log?.info(line, 'request completed'),
+      );
     }
     done();
   });

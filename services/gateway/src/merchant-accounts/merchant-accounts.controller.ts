@@ -42,7 +42,10 @@ export class MerchantAccountsController {
     merchantAccount: 'ignored',
     query: listQuery,
     status: 200,
-    response: { description: 'A page of merchant accounts', schema: pageSchema(merchantAccountSchema).meta({ id: 'MerchantAccounts' }) },
+    response: {
+      description: 'A page of merchant accounts',
+      schema: pageSchema(merchantAccountSchema).meta({ id: 'MerchantAccounts' }),
+    },
   })
   list(@Input() input: EndpointInput<ListQuery>, @CallerOf() caller: Caller): Promise<Page<MerchantAccount>> {
     const request: MerchantAccountListRequest = { ...input.query, merchant_account_ids: caller.merchantAccountIds };
@@ -61,8 +64,12 @@ export class MerchantAccountsController {
     status: 201,
     response: { description: 'The merchant account', schema: merchantAccountSchema },
   })
-  create(@Input() input: EndpointInput<unknown, MerchantAccountCreateInput>, @CallerOf() caller: Caller): Promise<MerchantAccount> {
-    if (caller.merchantAccountIds.length > 0) throw ApiError.forbidden('An API key limited to merchant accounts cannot create merchant accounts');
+  create(
+    @Input() input: EndpointInput<unknown, MerchantAccountCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<MerchantAccount> {
+    if (caller.merchantAccountIds.length > 0)
+      throw ApiError.forbidden('An API key limited to merchant accounts cannot create merchant accounts');
     return this.rpc.call(merchantAccountPatterns.create, { body: input.body });
   }
 
@@ -96,7 +103,10 @@ export class MerchantAccountsController {
     status: 200,
     response: { description: 'The merchant account', schema: merchantAccountSchema },
   })
-  update(@Input() input: EndpointInput<unknown, MerchantAccountUpdateInput, ById>, @CallerOf() caller: Caller): Promise<MerchantAccount> {
+  update(
+    @Input() input: EndpointInput<unknown, MerchantAccountUpdateInput, ById>,
+    @CallerOf() caller: Caller,
+  ): Promise<MerchantAccount> {
     assertMayReach(caller, input.params.merchant_account_id);
     return this.rpc.call(merchantAccountPatterns.update, { id: input.params.merchant_account_id, body: input.body });
   }

@@ -46,7 +46,10 @@ export class ThreeDsConfigurationsController {
     status: 200,
     response: { description: 'The 3-D Secure configurations', schema: threeDsConfigurationsSchema },
   })
-  list(@Input() input: EndpointInput<ListQuery, unknown, ByAccount>, @CallerOf() caller: Caller): Promise<{ items: ThreeDsConfiguration[] }> {
+  list(
+    @Input() input: EndpointInput<ListQuery, unknown, ByAccount>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: ThreeDsConfiguration[] }> {
     assertMayReach(caller, input.params.merchant_account_id);
     return this.rpc.call(threeDsConfigurationPatterns.list, {
       merchant_account_id: input.params.merchant_account_id,
@@ -67,9 +70,15 @@ export class ThreeDsConfigurationsController {
     status: 201,
     response: { description: 'The 3-D Secure configuration', schema: threeDsConfigurationSchema },
   })
-  create(@Input() input: EndpointInput<unknown, ThreeDsConfigurationCreateInput, ByAccount>, @CallerOf() caller: Caller): Promise<ThreeDsConfiguration> {
+  create(
+    @Input() input: EndpointInput<unknown, ThreeDsConfigurationCreateInput, ByAccount>,
+    @CallerOf() caller: Caller,
+  ): Promise<ThreeDsConfiguration> {
     assertMayReach(caller, input.params.merchant_account_id);
-    return this.rpc.call(threeDsConfigurationPatterns.create, { merchant_account_id: input.params.merchant_account_id, body: input.body });
+    return this.rpc.call(threeDsConfigurationPatterns.create, {
+      merchant_account_id: input.params.merchant_account_id,
+      body: input.body,
+    });
   }
 
   @Endpoint({
@@ -85,7 +94,10 @@ export class ThreeDsConfigurationsController {
     status: 200,
     response: { description: 'The 3-D Secure configuration', schema: threeDsConfigurationSchema },
   })
-  update(@Input() input: EndpointInput<unknown, ThreeDsConfigurationUpdateInput, ById>, @CallerOf() caller: Caller): Promise<ThreeDsConfiguration> {
+  update(
+    @Input() input: EndpointInput<unknown, ThreeDsConfigurationUpdateInput, ById>,
+    @CallerOf() caller: Caller,
+  ): Promise<ThreeDsConfiguration> {
     assertMayReach(caller, input.params.merchant_account_id);
     return this.rpc.call(threeDsConfigurationPatterns.update, {
       merchant_account_id: input.params.merchant_account_id,
@@ -108,6 +120,9 @@ export class ThreeDsConfigurationsController {
   })
   async delete(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<void> {
     assertMayReach(caller, input.params.merchant_account_id);
-    await this.rpc.call(threeDsConfigurationPatterns.delete, { merchant_account_id: input.params.merchant_account_id, id: input.params.three_ds_configuration_id });
+    await this.rpc.call(threeDsConfigurationPatterns.delete, {
+      merchant_account_id: input.params.merchant_account_id,
+      id: input.params.three_ds_configuration_id,
+    });
   }
 }

@@ -38,8 +38,14 @@ type ByPaymentMethod = z.infer<typeof byPaymentMethod>;
 const byToken = byPaymentMethod.extend({ network_token_id: z.uuid() });
 type ByToken = z.infer<typeof byToken>;
 
-const scopeOf = (caller: Caller, params: ByPaymentMethod): NetworkTokenScope => ({ merchant_account_id: accountOf(caller), payment_method_id: params.payment_method_id });
-const refOf = (caller: Caller, params: ByToken): NetworkTokenRef => ({ ...scopeOf(caller, params), network_token_id: params.network_token_id });
+const scopeOf = (caller: Caller, params: ByPaymentMethod): NetworkTokenScope => ({
+  merchant_account_id: accountOf(caller),
+  payment_method_id: params.payment_method_id,
+});
+const refOf = (caller: Caller, params: ByToken): NetworkTokenRef => ({
+  ...scopeOf(caller, params),
+  network_token_id: params.network_token_id,
+});
 
 /**
  * A payment method of another merchant account, or a token of another payment method, does not exist (404). The
@@ -61,7 +67,10 @@ export class NetworkTokensController {
     response: { description: 'The network tokens', schema: networkTokensSchema },
   })
   @Header('Cache-Control', 'no-store')
-  list(@Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>, @CallerOf() caller: Caller): Promise<NetworkTokens> {
+  list(
+    @Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>,
+    @CallerOf() caller: Caller,
+  ): Promise<NetworkTokens> {
     return this.rpc.call(networkTokenPatterns.list, scopeOf(caller, input.params));
   }
 
@@ -82,7 +91,10 @@ export class NetworkTokensController {
     response: { description: 'The new network token (`active`)', schema: networkTokenSchema },
   })
   @Header('Cache-Control', 'no-store')
-  create(@Input() input: EndpointInput<unknown, NetworkTokenCreateInput, ByPaymentMethod>, @CallerOf() caller: Caller): Promise<NetworkToken> {
+  create(
+    @Input() input: EndpointInput<unknown, NetworkTokenCreateInput, ByPaymentMethod>,
+    @CallerOf() caller: Caller,
+  ): Promise<NetworkToken> {
     const request: NetworkTokenCreateRequest = { ...scopeOf(caller, input.params), body: input.body };
     return this.rpc.call(networkTokenPatterns.create, request);
   }
@@ -106,7 +118,8 @@ export class NetworkTokensController {
     operationId: 'suspend_payment_method_network_token',
     method: 'POST',
     path: `${path}/{network_token_id}/suspend`,
-    summary: 'Suspend a network token: no cryptograms and no payments with it until it is resumed. Suspending a suspended token changes nothing',
+    summary:
+      'Suspend a network token: no cryptograms and no payments with it until it is resumed. Suspending a suspended token changes nothing',
     tags,
     auth: write,
     params: byToken,
@@ -138,7 +151,8 @@ export class NetworkTokensController {
     operationId: 'create_payment_method_network_token_cryptogram',
     method: 'POST',
     path: `${path}/{network_token_id}/cryptogram`,
-    summary: 'Get a cryptogram for one payment with an active network token (a suspended one: 400 `network_token_not_active`)',
+    summary:
+      'Get a cryptogram for one payment with an active network token (a suspended one: 400 `network_token_not_active`)',
     tags,
     auth: write,
     params: byToken,
@@ -147,7 +161,10 @@ export class NetworkTokensController {
     response: { description: 'The cryptogram', schema: cryptogramSchema },
   })
   @Header('Cache-Control', 'no-store')
-  cryptogram(@Input() input: EndpointInput<unknown, CryptogramCreateInput, ByToken>, @CallerOf() caller: Caller): Promise<Cryptogram> {
+  cryptogram(
+    @Input() input: EndpointInput<unknown, CryptogramCreateInput, ByToken>,
+    @CallerOf() caller: Caller,
+  ): Promise<Cryptogram> {
     const request: CryptogramCreateRequest = { ...refOf(caller, input.params), body: input.body };
     return this.rpc.call(networkTokenPatterns.cryptogram, request);
   }

@@ -35,7 +35,10 @@ type ByPaymentMethod = z.infer<typeof byPaymentMethod>;
 const listQuery = pageQuery({ maxLimit: 100 }).extend(paymentMethodListQuerySchema.shape);
 type ListQuery = z.infer<typeof listQuery>;
 
-const refOf = (caller: Caller, params: ByPaymentMethod): PaymentMethodRef => ({ merchant_account_id: accountOf(caller), payment_method_id: params.payment_method_id });
+const refOf = (caller: Caller, params: ByPaymentMethod): PaymentMethodRef => ({
+  merchant_account_id: accountOf(caller),
+  payment_method_id: params.payment_method_id,
+});
 
 @Controller()
 export class PaymentMethodsController {
@@ -54,7 +57,10 @@ export class PaymentMethodsController {
     status: 201,
     response: { description: 'The stored payment method (`succeeded`)', schema: paymentMethodSchema },
   })
-  create(@Input() input: EndpointInput<unknown, PaymentMethodCreateInput>, @CallerOf() caller: Caller): Promise<PaymentMethod> {
+  create(
+    @Input() input: EndpointInput<unknown, PaymentMethodCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<PaymentMethod> {
     return this.rpc.call(paymentMethodPatterns.create, { merchant_account_id: accountOf(caller), body: input.body });
   }
 
@@ -62,7 +68,8 @@ export class PaymentMethodsController {
     operationId: 'list_payment_methods',
     method: 'GET',
     path: '/payment-methods',
-    summary: "List the merchant account's stored payment methods, newest first; filters: buyer, external identifier, status (repeatable)",
+    summary:
+      "List the merchant account's stored payment methods, newest first; filters: buyer, external identifier, status (repeatable)",
     tags: paymentMethodTags,
     auth: paymentMethodsRead,
     query: listQuery,
@@ -71,7 +78,11 @@ export class PaymentMethodsController {
   })
   list(@Input() input: EndpointInput<ListQuery>, @CallerOf() caller: Caller): Promise<Page<PaymentMethod>> {
     const { cursor, ...query } = input.query;
-    const request: PaymentMethodListRequest = { merchant_account_id: accountOf(caller), ...query, ...(cursor ? { cursor } : {}) };
+    const request: PaymentMethodListRequest = {
+      merchant_account_id: accountOf(caller),
+      ...query,
+      ...(cursor ? { cursor } : {}),
+    };
     return this.rpc.call(paymentMethodPatterns.list, request);
   }
 
@@ -88,7 +99,10 @@ export class PaymentMethodsController {
     status: 200,
     response: { description: "The buyer's payment methods", schema: paymentMethodSummariesSchema },
   })
-  buyerList(@Input() input: EndpointInput<BuyerPaymentMethodListQuery>, @CallerOf() caller: Caller): Promise<{ items: PaymentMethodSummary[] }> {
+  buyerList(
+    @Input() input: EndpointInput<BuyerPaymentMethodListQuery>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: PaymentMethodSummary[] }> {
     return this.rpc.call(paymentMethodPatterns.buyerList, { merchant_account_id: accountOf(caller), ...input.query });
   }
 
@@ -103,7 +117,10 @@ export class PaymentMethodsController {
     status: 200,
     response: { description: 'The payment method', schema: paymentMethodSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>, @CallerOf() caller: Caller): Promise<PaymentMethod> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>,
+    @CallerOf() caller: Caller,
+  ): Promise<PaymentMethod> {
     return this.rpc.call(paymentMethodPatterns.get, refOf(caller, input.params));
   }
 
@@ -111,14 +128,18 @@ export class PaymentMethodsController {
     operationId: 'delete_payment_method',
     method: 'DELETE',
     path: '/payment-methods/{payment_method_id}',
-    summary: 'Delete a stored payment method: its card number is erased from the vault and cannot be recovered; its network tokens are deleted too',
+    summary:
+      'Delete a stored payment method: its card number is erased from the vault and cannot be recovered; its network tokens are deleted too',
     tags: paymentMethodTags,
     auth: paymentMethodsWrite,
     params: byPaymentMethod,
     status: 204,
     response: { description: 'Deleted' },
   })
-  async delete(@Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>, @CallerOf() caller: Caller): Promise<void> {
+  async delete(
+    @Input() input: EndpointInput<unknown, unknown, ByPaymentMethod>,
+    @CallerOf() caller: Caller,
+  ): Promise<void> {
     await this.rpc.call(paymentMethodPatterns.delete, refOf(caller, input.params));
   }
 }

@@ -71,7 +71,10 @@ export class PaymentServicesController {
     status: 201,
     response: { description: 'The payment service', schema: paymentServiceSchema },
   })
-  create(@Input() input: EndpointInput<unknown, PaymentServiceCreateInput>, @CallerOf() caller: Caller): Promise<PaymentService> {
+  create(
+    @Input() input: EndpointInput<unknown, PaymentServiceCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<PaymentService> {
     return this.rpc.call(paymentServicePatterns.create, { merchant_account_id: accountOf(caller), body: input.body });
   }
 
@@ -87,7 +90,10 @@ export class PaymentServicesController {
     response: { description: 'The payment service', schema: paymentServiceSchema },
   })
   get(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<PaymentService> {
-    return this.rpc.call(paymentServicePatterns.get, { merchant_account_id: accountOf(caller), id: input.params.payment_service_id });
+    return this.rpc.call(paymentServicePatterns.get, {
+      merchant_account_id: accountOf(caller),
+      id: input.params.payment_service_id,
+    });
   }
 
   @Endpoint({
@@ -102,8 +108,15 @@ export class PaymentServicesController {
     status: 200,
     response: { description: 'The payment service', schema: paymentServiceSchema },
   })
-  update(@Input() input: EndpointInput<unknown, PaymentServiceUpdateInput, ById>, @CallerOf() caller: Caller): Promise<PaymentService> {
-    return this.rpc.call(paymentServicePatterns.update, { merchant_account_id: accountOf(caller), id: input.params.payment_service_id, body: input.body });
+  update(
+    @Input() input: EndpointInput<unknown, PaymentServiceUpdateInput, ById>,
+    @CallerOf() caller: Caller,
+  ): Promise<PaymentService> {
+    return this.rpc.call(paymentServicePatterns.update, {
+      merchant_account_id: accountOf(caller),
+      id: input.params.payment_service_id,
+      body: input.body,
+    });
   }
 
   @Endpoint({
@@ -118,6 +131,9 @@ export class PaymentServicesController {
     response: { description: 'Deleted' },
   })
   async delete(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<void> {
-    await this.rpc.call(paymentServicePatterns.delete, { merchant_account_id: accountOf(caller), id: input.params.payment_service_id });
+    await this.rpc.call(paymentServicePatterns.delete, {
+      merchant_account_id: accountOf(caller),
+      id: input.params.payment_service_id,
+    });
   }
 }

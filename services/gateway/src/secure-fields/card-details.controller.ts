@@ -40,14 +40,20 @@ export class CheckoutSessionCardDetailsController {
     params: bySession,
     query: checkoutSessionCardDetailsQuerySchema,
     status: 200,
-    response: { description: 'The issuer country, scheme, card type and additional schemes (null when unknown)', schema: checkoutSessionCardDetailsSchema },
+    response: {
+      description: 'The issuer country, scheme, card type and additional schemes (null when unknown)',
+      schema: checkoutSessionCardDetailsSchema,
+    },
   })
   get(
     @Input() input: EndpointInput<CheckoutSessionCardDetailsQuery, unknown, BySession>,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<CheckoutSessionCardDetails> {
     reply.header('cache-control', 'no-store');
-    const request: CheckoutSessionCardDetailsRequest = { checkout_session_id: input.params.session_id, bin: input.query.bin };
+    const request: CheckoutSessionCardDetailsRequest = {
+      checkout_session_id: input.params.session_id,
+      bin: input.query.bin,
+    };
     return this.rpc.call(checkoutSessionPatterns.cardDetails, request);
   }
 }

@@ -10,14 +10,23 @@ import { z } from 'zod';
 export const FRAME_FIELDS = ['number', 'expiry', 'security_code'] as const;
 export type FrameField = (typeof FRAME_FIELDS)[number];
 
-const TITLES: Record<FrameField, string> = { number: 'Card number', expiry: 'Expiry date', security_code: 'Security code' };
+const TITLES: Record<FrameField, string> = {
+  number: 'Card number',
+  expiry: 'Expiry date',
+  security_code: 'Security code',
+};
 
 /** The frame's query, as documented in the OpenAPI document (checked by `frameQuery`, which answers 400s). */
 export const frameQuerySchema = z.object({
   field: z.enum(FRAME_FIELDS).meta({ description: 'Which field the frame holds.' }),
   session: z.uuid().meta({ description: 'The checkout session the card is attached to.' }),
-  parent: z.string().meta({ description: "The merchant page's origin (`https://shop.example`): the only origin the frame talks to." }),
-  channel: z.string().regex(/^[A-Za-z0-9_-]{16,64}$/).meta({ description: "The merchant page's random id tying its three frames together." }),
+  parent: z
+    .string()
+    .meta({ description: "The merchant page's origin (`https://shop.example`): the only origin the frame talks to." }),
+  channel: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{16,64}$/)
+    .meta({ description: "The merchant page's random id tying its three frames together." }),
   placeholder: z.string().max(100).optional(),
 });
 
@@ -40,13 +49,21 @@ export function frameQuery(query: unknown): FrameField {
   const record = query !== null && typeof query === 'object' ? (query as Record<string, unknown>) : {};
   const field = single(record.field);
   const problems: ErrorDetail[] = [];
-  const problem = (name: string, message: string) => problems.push({ location: 'query', pointer: `/${name}`, message, type: `invalid_${name}` });
-  if (!field || !(FRAME_FIELDS as readonly string[]).includes(field)) problem('field', 'must be number, expiry or security_code');
+  const problem = (name: string, message: string) =>
+    problems.push({ location: 'query', pointer: `/${name}`, message, type: `invalid_${name}` });
+  if (!field || !(FRAME_FIELDS as readonly string[]).includes(field))
+    problem('field', 'must be number, expiry or security_code');
   if (!SESSION.test(single(record.session) ?? '')) problem('session', 'must be a checkout session id (a UUID)');
-  if (!isOrigin(single(record.parent) ?? '')) problem('parent', 'must be an http(s) origin: scheme, host and port only');
+  if (!isOrigin(single(record.parent) ?? ''))
+    problem('parent', 'must be an http(s) origin: scheme, host and port only');
   if (!CHANNEL.test(single(record.channel) ?? '')) problem('channel', 'must be 16 to 64 letters, digits, _ or -');
-  if (record.placeholder !== undefined && (single(record.placeholder) ?? 'x'.repeat(101)).length > 100) problem('placeholder', 'must be at most 100 characters');
-  if (problems.length > 0) throw ApiError.badRequest(`The secure fields frame was asked for with bad parameters: ${problems.map((p) => p.pointer.slice(1)).join(', ')}`, problems);
+  if (record.placeholder !== undefined && (single(record.placeholder) ?? 'x'.repeat(101)).length > 100)
+    problem('placeholder', 'must be at most 100 characters');
+  if (problems.length > 0)
+    throw ApiError.badRequest(
+      `The secure fields frame was asked for with bad parameters: ${problems.map((p) => p.pointer.slice(1)).join(', ')}`,
+      problems,
+    );
   return field as FrameField;
 }
 

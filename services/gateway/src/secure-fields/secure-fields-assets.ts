@@ -5,7 +5,13 @@
  * per process; a failed build is tried again on the next request.
  */
 import { createHash } from 'node:crypto';
-import { bundleServedAssets, loadEsbuild, readBuiltAssets, servedAssetsDir, type ServedAsset } from '@switchyard/secure-fields/build/bundle';
+import {
+  bundleServedAssets,
+  loadEsbuild,
+  readBuiltAssets,
+  servedAssetsDir,
+  type ServedAsset,
+} from '@switchyard/secure-fields/build/bundle';
 
 export interface SecureFieldsAsset {
   readonly body: string;
@@ -49,9 +55,14 @@ export class SecureFieldsAssets {
       texts = readBuiltAssets(this.options.builtDir ?? servedAssetsDir);
     }
     if (!texts) {
-      throw new Error('The secure fields are not built: esbuild is not installed and packages/secure-fields/dist/ is empty (run `npm run build:secure-fields`)');
+      throw new Error(
+        'The secure fields are not built: esbuild is not installed and packages/secure-fields/dist/ is empty (run `npm run build:secure-fields`)',
+      );
     }
-    const asset = (body: string): SecureFieldsAsset => ({ body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"` });
+    const asset = (body: string): SecureFieldsAsset => ({
+      body,
+      etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 27)}"`,
+    });
     return { 'secure-fields.js': asset(texts['secure-fields.js']), 'frame.js': asset(texts['frame.js']) };
   }
 }

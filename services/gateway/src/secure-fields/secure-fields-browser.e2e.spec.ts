@@ -23,7 +23,9 @@ import { startGateway, type RunningGateway } from '../start-gateway';
 import { FakeRpc } from '../testing/fake-rpc';
 
 const CHROMIUM = '/usr/bin/chromium';
-const availability: Availability = fs.existsSync(CHROMIUM) ? { available: true } : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
+const availability: Availability = fs.existsSync(CHROMIUM)
+  ? { available: true }
+  : { available: false, reason: `${CHROMIUM} is not installed (apt-get install chromium)` };
 
 /** The sample's card whose country only its 8-digit range knows (docs/bin-data.md). */
 const CARD = '4455667711111110';
@@ -35,7 +37,11 @@ interface MerchantPage {
 }
 /** For the type checker only: inside `page.evaluate` these are the page's globals. */
 declare const window: MerchantPage & Record<string, unknown>;
-declare const document: { querySelectorAll(selector: string): ArrayLike<{ contentDocument: unknown; contentWindow: { document: unknown } | null }> };
+declare const document: {
+  querySelectorAll(
+    selector: string,
+  ): ArrayLike<{ contentDocument: unknown; contentWindow: { document: unknown } | null }>;
+};
 
 let rpc: FakeRpc;
 let bus: InProcessMessageBus;
@@ -73,13 +79,22 @@ async function openCheckout(storedMethod = false): Promise<Checkout> {
   });
   page.on('pageerror', (error) => problems.push(error.message));
   await page.goto(`${merchantUrl}/?session=${sessionId}${storedMethod ? '&stored=1' : ''}`);
-  await page.waitForFunction(() => window.events?.some((event) => event.name === 'ready'), undefined, { timeout: 10_000 });
+  await page.waitForFunction(() => window.events?.some((event) => event.name === 'ready'), undefined, {
+    timeout: 10_000,
+  });
   return { page, sessionId, field: (name) => page.frameLocator(`iframe[data-secure-field="${name}"]`) };
 }
 
-const cardDetailsEvents = (page: Page) => page.evaluate(() => window.events.filter((event) => event.name === 'card-details-changed').map((event) => event.detail));
+const cardDetailsEvents = (page: Page) =>
+  page.evaluate(() =>
+    window.events.filter((event) => event.name === 'card-details-changed').map((event) => event.detail),
+  );
 const waitForCardDetails = (page: Page, count: number) =>
-  page.waitForFunction((n) => window.events.filter((event) => event.name === 'card-details-changed').length >= n, count, { timeout: 5_000 });
+  page.waitForFunction(
+    (n) => window.events.filter((event) => event.name === 'card-details-changed').length >= n,
+    count,
+    { timeout: 5_000 },
+  );
 
 describeWithInfra('secure fields in Chromium', availability, () => {
   beforeAll(async () => {
@@ -102,7 +117,10 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     await new Promise<void>((resolve) => merchant.listen(0, '127.0.0.1', resolve));
     // Another origin than the service's: the browser's same-origin policy is what keeps the page out of the frames.
     merchantUrl = `http://localhost:${(merchant.address() as AddressInfo).port}`;
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'] });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--no-first-run', '--disable-background-networking'],
+    });
   });
 
   afterAll(async () => {
@@ -119,8 +137,14 @@ describeWithInfra('secure fields in Chromium', availability, () => {
 
   it('loads three frames under their CSP and tells the page the fields’ states and the card details, never a value', async () => {
     const { page, sessionId, field } = await openCheckout();
-    expect(await page.evaluate(() => Array.from(document.querySelectorAll('iframe[data-secure-field]'), () => 'frame').length)).toBe(3);
-    await expect(field('security_code').locator('input[name="security_code"]').getAttribute('placeholder')).resolves.toBe('CVV');
+    expect(
+      await page.evaluate(
+        () => Array.from(document.querySelectorAll('iframe[data-secure-field]'), () => 'frame').length,
+      ),
+    ).toBe(3);
+    await expect(
+      field('security_code').locator('input[name="security_code"]').getAttribute('placeholder'),
+    ).resolves.toBe('CVV');
 
     const number = field('number').locator('input[name="number"]');
     await number.pressSequentially(CARD.slice(0, 6));
@@ -131,7 +155,14 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     await expect(number.inputValue()).resolves.toBe('4455 6677 1111 1110');
     await field('expiry').locator('input[name="expiry"]').pressSequentially('1230');
     await field('security_code').locator('input[name="security_code"]').pressSequentially('123');
-    await page.waitForFunction(() => window.events.some((event) => event.name === 'change' && event.detail.field === 'security_code' && event.detail.valid === true), undefined, { timeout: 5_000 });
+    await page.waitForFunction(
+      () =>
+        window.events.some(
+          (event) => event.name === 'change' && event.detail.field === 'security_code' && event.detail.valid === true,
+        ),
+      undefined,
+      { timeout: 5_000 },
+    );
 
     expect(await cardDetailsEvents(page)).toEqual([
       { country: null, scheme: 'visa', cardType: null, additionalSchemes: [] },
@@ -141,10 +172,22 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     expect(rpc.payloadsTo(checkoutSessionPatterns.cardDetails)).toEqual(
       ['445566', '4455667', '44556677'].map((bin) => ({ checkout_session_id: sessionId, bin })),
     );
-    const changes = await page.evaluate(() => window.events.filter((event) => event.name === 'change').map((event) => event.detail));
+    const changes = await page.evaluate(() =>
+      window.events.filter((event) => event.name === 'change').map((event) => event.detail),
+    );
     expect(changes.at(-1)).toEqual({ field: 'security_code', empty: false, complete: true, valid: true });
-    expect(changes.filter((change) => change.field === 'number').at(-1)).toEqual({ field: 'number', empty: false, complete: true, valid: true });
-    expect(changes.filter((change) => change.field === 'expiry').at(-1)).toEqual({ field: 'expiry', empty: false, complete: true, valid: true });
+    expect(changes.filter((change) => change.field === 'number').at(-1)).toEqual({
+      field: 'number',
+      empty: false,
+      complete: true,
+      valid: true,
+    });
+    expect(changes.filter((change) => change.field === 'expiry').at(-1)).toEqual({
+      field: 'expiry',
+      empty: false,
+      complete: true,
+      valid: true,
+    });
     const everything = JSON.stringify(await page.evaluate(() => window.events));
     expect(everything).not.toMatch(/\d{9,}/);
     expect(everything).not.toContain('1230');
@@ -179,7 +222,13 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     await field('number').locator('input[name="number"]').pressSequentially('4111111111111112');
     await field('expiry').locator('input[name="expiry"]').pressSequentially('1230');
     await field('security_code').locator('input[name="security_code"]').pressSequentially('123');
-    const submit = () => page.evaluate(() => window.sf.submit().then(() => 'resolved', (error: Error) => error.message));
+    const submit = () =>
+      page.evaluate(() =>
+        window.sf.submit().then(
+          () => 'resolved',
+          (error: Error) => error.message,
+        ),
+      );
     await expect(submit()).resolves.toBe('The card number is not valid');
     expect(rpc.payloadsTo(checkoutSessionPatterns.attachFields)).toEqual([]);
 
@@ -188,7 +237,12 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     await number.pressSequentially('4111111111111111');
     rpc.answer(checkoutSessionPatterns.attachFields, () => {
       throw ApiError.badRequest('The checkout session has expired', [
-        { location: 'path', pointer: '/session_id', message: 'The checkout session has expired', type: 'checkout_session_expired' },
+        {
+          location: 'path',
+          pointer: '/session_id',
+          message: 'The checkout session has expired',
+          type: 'checkout_session_expired',
+        },
       ]);
     });
     try {
@@ -207,7 +261,10 @@ describeWithInfra('secure fields in Chromium', availability, () => {
     const submit = (id?: string) =>
       page.evaluate((method) => {
         const options = method ? { paymentMethodId: method } : {};
-        return window.sf.submit(options).then(() => 'resolved', (error: Error) => error.message);
+        return window.sf.submit(options).then(
+          () => 'resolved',
+          (error: Error) => error.message,
+        );
       }, id);
     await expect(submit(paymentMethodId)).resolves.toBe('The security code is not valid');
     await expect(submit()).resolves.toBe('The card number field is not ready');

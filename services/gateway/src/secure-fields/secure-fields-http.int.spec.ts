@@ -38,12 +38,17 @@ const session = randomUUID();
 const channel = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
 const frameQuery = (overrides: Record<string, string | undefined> = {}) => {
   const params = { field: 'number', session, parent: 'https://shop.example', channel, ...overrides };
-  return new URLSearchParams(Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined)).toString();
+  return new URLSearchParams(
+    Object.entries(params).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  ).toString();
 };
 
 describe('GET /secure-fields/secure-fields.js', () => {
   it('is one ES module exporting SecureFields, importable from any origin', async () => {
-    const response = await http.get('/secure-fields/secure-fields.js').set('origin', 'https://shop.example').expect(200);
+    const response = await http
+      .get('/secure-fields/secure-fields.js')
+      .set('origin', 'https://shop.example')
+      .expect(200);
     expect(response.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(response.headers['access-control-allow-origin']).toBe('*');
     expect(response.headers['x-content-type-options']).toBe('nosniff');
@@ -57,7 +62,10 @@ describe('GET /secure-fields/secure-fields.js', () => {
 
   it('answers 304 to a request holding its ETag', async () => {
     const first = await http.get('/secure-fields/secure-fields.js').expect(200);
-    const again = await http.get('/secure-fields/secure-fields.js').set('if-none-match', first.headers.etag as string).expect(304);
+    const again = await http
+      .get('/secure-fields/secure-fields.js')
+      .set('if-none-match', first.headers.etag as string)
+      .expect(304);
     expect(again.text).toBe('');
     await http.get('/secure-fields/secure-fields.js').set('if-none-match', '"something-else"').expect(200);
   });
@@ -85,7 +93,9 @@ describe('GET /secure-fields/frame.html', () => {
     const response = await http.get(`/secure-fields/frame.html?${frameQuery()}`).expect(200);
     expect(response.headers['content-type']).toBe('text/html; charset=utf-8');
     expect(response.headers['content-security-policy']).toBe(FRAME_CONTENT_SECURITY_POLICY);
-    expect(response.headers['content-security-policy']).toContain("default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors *");
+    expect(response.headers['content-security-policy']).toContain(
+      "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; frame-ancestors *",
+    );
     expect(response.headers['cache-control']).toBe('no-store');
     expect(response.headers['x-frame-options']).toBeUndefined();
     expect(response.headers['referrer-policy']).toBe('no-referrer');
@@ -107,17 +117,36 @@ describe('GET /secure-fields/frame.html', () => {
   it('is a 400 for a field it does not know, naming the parameter', async () => {
     const response = await http.get(`/secure-fields/frame.html?${frameQuery({ field: 'pan' })}`).expect(400);
     expectErrorBody(response.body, 400, 'bad_request');
-    expect(response.body.details).toEqual([{ location: 'query', pointer: '/field', message: 'must be number, expiry or security_code', type: 'invalid_field' }]);
+    expect(response.body.details).toEqual([
+      {
+        location: 'query',
+        pointer: '/field',
+        message: 'must be number, expiry or security_code',
+        type: 'invalid_field',
+      },
+    ]);
     expect(response.headers['content-security-policy']).toBeUndefined();
   });
 
   it('is a 400 naming every parameter missing or malformed', async () => {
     const response = await http.get('/secure-fields/frame.html').expect(400);
-    expect(response.body.details.map((detail: { pointer: string }) => detail.pointer)).toEqual(['/field', '/session', '/parent', '/channel']);
+    expect(response.body.details.map((detail: { pointer: string }) => detail.pointer)).toEqual([
+      '/field',
+      '/session',
+      '/parent',
+      '/channel',
+    ]);
     const bad = await http
-      .get(`/secure-fields/frame.html?${frameQuery({ session: 'x', parent: 'https://shop.example/path', channel: 'short', placeholder: 'p'.repeat(101) })}`)
+      .get(
+        `/secure-fields/frame.html?${frameQuery({ session: 'x', parent: 'https://shop.example/path', channel: 'short', placeholder: 'p'.repeat(101) })}`,
+      )
       .expect(400);
-    expect(bad.body.details.map((detail: { pointer: string }) => detail.pointer)).toEqual(['/session', '/parent', '/channel', '/placeholder']);
+    expect(bad.body.details.map((detail: { pointer: string }) => detail.pointer)).toEqual([
+      '/session',
+      '/parent',
+      '/channel',
+      '/placeholder',
+    ]);
     // A parameter given twice is not one value.
     await http.get(`/secure-fields/frame.html?${frameQuery()}&field=expiry`).expect(400);
   });
@@ -133,14 +162,20 @@ describe('GET /checkout/sessions/{session_id}/card-details', () => {
     const response = await http.get(path(id, '41111111')).expect(200);
     expect(response.body).toEqual(answer);
     expect(response.headers['cache-control']).toBe('no-store');
-    expect(rpc.onlyPayloadTo(checkoutSessionPatterns.cardDetails)).toEqual({ checkout_session_id: id, bin: '41111111' });
+    expect(rpc.onlyPayloadTo(checkoutSessionPatterns.cardDetails)).toEqual({
+      checkout_session_id: id,
+      bin: '41111111',
+    });
   });
 
-  it.each(['12345', '123456789', '4111a1', '', '４１１１１１'])('refuses bin %j with a 422 before asking any service', async (bin) => {
-    const response = await http.get(path(randomUUID(), encodeURIComponent(bin))).expect(422);
-    expect(response.body.detail[0].loc).toEqual(['query', 'bin']);
-    expect(rpc.payloadsTo(checkoutSessionPatterns.cardDetails)).toEqual([]);
-  });
+  it.each(['12345', '123456789', '4111a1', '', '４１１１１１'])(
+    'refuses bin %j with a 422 before asking any service',
+    async (bin) => {
+      const response = await http.get(path(randomUUID(), encodeURIComponent(bin))).expect(422);
+      expect(response.body.detail[0].loc).toEqual(['query', 'bin']);
+      expect(rpc.payloadsTo(checkoutSessionPatterns.cardDetails)).toEqual([]);
+    },
+  );
 
   it('refuses a session id that is not a UUID with a 422', async () => {
     await http.get(path('not-a-session', '411111')).expect(422);
@@ -154,7 +189,12 @@ describe('GET /checkout/sessions/{session_id}/card-details', () => {
     expectErrorBody((await http.get(path(randomUUID(), '411111')).expect(404)).body, 404, 'not_found');
     rpc.answer(checkoutSessionPatterns.cardDetails, () => {
       throw ApiError.badRequest('The checkout session has expired', [
-        { location: 'path', pointer: '/session_id', message: 'The checkout session has expired', type: 'checkout_session_expired' },
+        {
+          location: 'path',
+          pointer: '/session_id',
+          message: 'The checkout session has expired',
+          type: 'checkout_session_expired',
+        },
       ]);
     });
     const expired = await http.get(path(randomUUID(), '411111')).expect(400);
@@ -174,6 +214,8 @@ describe('the OpenAPI document', () => {
     }
     const cardDetails = document.paths['/checkout/sessions/{session_id}/card-details'].get;
     expect(cardDetails.security).toEqual([]);
-    expect(cardDetails.responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/CheckoutSessionCardDetails' });
+    expect(cardDetails.responses['200'].content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/CheckoutSessionCardDetails',
+    });
   });
 });

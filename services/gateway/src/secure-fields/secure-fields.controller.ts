@@ -41,7 +41,13 @@ export class SecureFieldsController {
     await sendScript(request, reply, 'secure-fields.js');
   }
 
-  @Endpoint(script('get_secure_fields_frame_script', '/secure-fields/frame.js', 'The script of the secure fields’ frame page (one ES module). Not JSON'))
+  @Endpoint(
+    script(
+      'get_secure_fields_frame_script',
+      '/secure-fields/frame.js',
+      'The script of the secure fields’ frame page (one ES module). Not JSON',
+    ),
+  )
   async frameScript(@Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
     await sendScript(request, reply, 'frame.js');
   }
@@ -81,7 +87,10 @@ async function sendScript(request: FastifyRequest, reply: FastifyReply, name: Se
     .header('etag', asset.etag)
     .header('x-content-type-options', 'nosniff');
   const ifNoneMatch = request.headers['if-none-match'];
-  if (typeof ifNoneMatch === 'string' && ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)) {
+  if (
+    typeof ifNoneMatch === 'string' &&
+    ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === asset.etag)
+  ) {
     await reply.status(304).send();
     return;
   }

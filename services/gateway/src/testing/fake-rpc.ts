@@ -43,7 +43,8 @@ export class FakeRpc implements RpcClient {
   }
 
   async call<T>(pattern: string, payload: unknown, options: RpcCallOptions = {}): Promise<T> {
-    if (pattern === identityPatterns.findKeyByKid) return (this.keys.find((key) => key.kid === (payload as { kid: string }).kid) ?? null) as T;
+    if (pattern === identityPatterns.findKeyByKid)
+      return (this.keys.find((key) => key.kid === (payload as { kid: string }).kid) ?? null) as T;
     if (pattern === apiKeyPairPatterns.recordUse) return undefined as T;
     this.calls.push({ pattern, payload, actor: options.actor ?? null });
     const answer = this.answers.get(pattern);

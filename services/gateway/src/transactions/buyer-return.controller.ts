@@ -27,7 +27,8 @@ export class BuyerReturnController {
     operationId: 'buyer_return',
     method: 'GET',
     path: '/transactions/{transaction_id}/buyer-return',
-    summary: "The buyer's browser back from a 3-D Secure challenge or a redirect payment method; 303 to the payment method's redirect_url",
+    summary:
+      "The buyer's browser back from a 3-D Secure challenge or a redirect payment method; 303 to the payment method's redirect_url",
     tags,
     auth: 'public',
     merchantAccount: 'ignored',
@@ -36,7 +37,10 @@ export class BuyerReturnController {
     status: 303,
     response: { description: 'See Other: the redirect_url with transaction_id and transaction_status' },
   })
-  async buyerReturn(@Input() input: EndpointInput<ReturnQuery, unknown, z.infer<typeof byTransaction>>, @Res() reply: FastifyReply): Promise<void> {
+  async buyerReturn(
+    @Input() input: EndpointInput<ReturnQuery, unknown, z.infer<typeof byTransaction>>,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const request: BuyerReturnRequest = { transaction_id: input.params.transaction_id, token: input.query.token };
     const result = await this.rpc.call<BuyerReturnResult>(transactionsPatterns.buyerReturn, request);
     reply.header('cache-control', 'no-store');
@@ -48,6 +52,8 @@ export class BuyerReturnController {
     await reply
       .status(200)
       .header('content-type', 'text/html; charset=utf-8')
-      .send(`<!doctype html><meta charset="utf-8"><title>Payment</title><p>Transaction status: <code>${status}</code>. You can close this window.</p>`);
+      .send(
+        `<!doctype html><meta charset="utf-8"><title>Payment</title><p>Transaction status: <code>${status}</code>. You can close this window.</p>`,
+      );
   }
 }

@@ -20,7 +20,19 @@ import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
-import { accountOf, actorOf, byTransaction, IdempotencyKey, pageRequest, PrefersResource, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
+import {
+  accountOf,
+  actorOf,
+  byTransaction,
+  IdempotencyKey,
+  pageRequest,
+  PrefersResource,
+  read,
+  tags,
+  withIdempotencyKey,
+  write,
+  type ByTransaction,
+} from './transaction-http';
 
 const byCapture = byTransaction.extend({ capture_id: z.string().min(1).max(100) });
 type ByCapture = z.infer<typeof byCapture>;
@@ -35,7 +47,11 @@ type CaptureSettingsOfAccount = Pick<MerchantAccount, 'over_capture_amount' | 'o
   readonly multiple_captures_enabled?: boolean | null;
 };
 
-const noCaptureSettings: CaptureAccountSettings = { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: null };
+const noCaptureSettings: CaptureAccountSettings = {
+  multiple_captures_enabled: false,
+  over_capture_amount: null,
+  over_capture_percentage: null,
+};
 
 /** Captures of a transaction's authorization: capture (one or several, per the merchant account), list, read. */
 @Controller()
@@ -54,7 +70,10 @@ export class CapturesController {
     params: byTransaction,
     body: transactionCaptureCreateSchema,
     status: 200,
-    response: { description: 'The transaction, or the capture', schema: z.union([transactionSchema, transactionCaptureSchema]) },
+    response: {
+      description: 'The transaction, or the capture',
+      schema: z.union([transactionSchema, transactionCaptureSchema]),
+    },
   })
   async capture(
     @IdempotencyKey() idempotencyKey: string | undefined,
@@ -86,7 +105,10 @@ export class CapturesController {
     status: 200,
     response: { description: 'A page of captures', schema: transactionCapturesSchema },
   })
-  list(@Input() input: EndpointInput<CapturesQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Page<TransactionCaptureSummary>> {
+  list(
+    @Input() input: EndpointInput<CapturesQuery, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Page<TransactionCaptureSummary>> {
     return this.rpc.call(transactionsPatterns.captures, pageRequest(accountOf(caller), input.params, input.query));
   }
 
@@ -101,7 +123,10 @@ export class CapturesController {
     status: 200,
     response: { description: 'The capture', schema: transactionCaptureSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByCapture>, @CallerOf() caller: Caller): Promise<TransactionCapture> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, ByCapture>,
+    @CallerOf() caller: Caller,
+  ): Promise<TransactionCapture> {
     return this.rpc.call(transactionsPatterns.captureGet, {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,

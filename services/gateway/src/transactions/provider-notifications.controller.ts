@@ -1,6 +1,10 @@
 import { Controller, Inject, Req, Res } from '@nestjs/common';
 import { Endpoint } from '@switchyard/api';
-import { transactionsPatterns, type ProviderNotificationAnswer, type ProviderNotificationRequest } from '@switchyard/contracts';
+import {
+  transactionsPatterns,
+  type ProviderNotificationAnswer,
+  type ProviderNotificationRequest,
+} from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -26,22 +30,32 @@ export class ProviderNotificationsController {
     operationId: 'receive_provider_notification',
     method: 'POST',
     path: '/payment-services/{payment_service_id}/notifications',
-    summary: "Receive a notification of the payment service's provider; the body is verified against the provider's signature",
+    summary:
+      "Receive a notification of the payment service's provider; the body is verified against the provider's signature",
     tags: ['Payment services'],
     auth: 'public',
     merchantAccount: 'ignored',
     params: byPaymentService,
     status: 204,
-    response: { description: "Accepted; a provider that expects an answer body gets 200 with it (Adyen: `[accepted]`)" },
+    response: {
+      description: 'Accepted; a provider that expects an answer body gets 200 with it (Adyen: `[accepted]`)',
+    },
   })
   @RouteBody({ raw: true })
-  async receive(@Input() input: EndpointInput<unknown, unknown, ByPaymentService>, @Req() request: FastifyRequest, @Res() reply: FastifyReply): Promise<void> {
+  async receive(
+    @Input() input: EndpointInput<unknown, unknown, ByPaymentService>,
+    @Req() request: FastifyRequest,
+    @Res() reply: FastifyReply,
+  ): Promise<void> {
     const notification: ProviderNotificationRequest = {
       payment_service_id: input.params.payment_service_id,
       headers: headersOf(request.headers),
       raw_body: typeof request.body === 'string' ? request.body : '',
     };
-    const answer = await this.rpc.call<ProviderNotificationAnswer | null>(transactionsPatterns.notification, notification);
+    const answer = await this.rpc.call<ProviderNotificationAnswer | null>(
+      transactionsPatterns.notification,
+      notification,
+    );
     if (answer) await reply.status(answer.status).header('content-type', answer.content_type).send(answer.body);
     else await reply.status(204).send();
   }

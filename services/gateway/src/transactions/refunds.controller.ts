@@ -16,7 +16,18 @@ import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
 import { RPC_CLIENT } from '../tokens';
-import { accountOf, actorOf, byTransaction, IdempotencyKey, pageRequest, read, tags, withIdempotencyKey, write, type ByTransaction } from './transaction-http';
+import {
+  accountOf,
+  actorOf,
+  byTransaction,
+  IdempotencyKey,
+  pageRequest,
+  read,
+  tags,
+  withIdempotencyKey,
+  write,
+  type ByTransaction,
+} from './transaction-http';
 
 const byTransactionRefund = byTransaction.extend({ refund_id: z.uuid() });
 type ByTransactionRefund = z.infer<typeof byTransactionRefund>;
@@ -61,7 +72,8 @@ export class RefundsController {
     operationId: 'create_transaction_refund_all',
     method: 'POST',
     path: '/transactions/{transaction_id}/refunds/all',
-    summary: 'Refund everything captured and not yet refunded, on every instrument of the transaction. The body is optional. Honours `Idempotency-Key`',
+    summary:
+      'Refund everything captured and not yet refunded, on every instrument of the transaction. The body is optional. Honours `Idempotency-Key`',
     tags,
     idempotencyKey: true,
     auth: write,
@@ -96,7 +108,10 @@ export class RefundsController {
     status: 200,
     response: { description: 'A page of refunds', schema: refundsSchema },
   })
-  list(@Input() input: EndpointInput<RefundsQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Page<Refund>> {
+  list(
+    @Input() input: EndpointInput<RefundsQuery, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Page<Refund>> {
     return this.rpc.call(transactionsPatterns.refunds, pageRequest(accountOf(caller), input.params, input.query));
   }
 
@@ -111,7 +126,10 @@ export class RefundsController {
     status: 200,
     response: { description: 'The refund', schema: refundSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByTransactionRefund>, @CallerOf() caller: Caller): Promise<Refund> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, ByTransactionRefund>,
+    @CallerOf() caller: Caller,
+  ): Promise<Refund> {
     return this.rpc.call(transactionsPatterns.refundGet, {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
@@ -131,6 +149,9 @@ export class RefundsController {
     response: { description: 'The refund', schema: refundSchema },
   })
   getById(@Input() input: EndpointInput<unknown, unknown, ByRefund>, @CallerOf() caller: Caller): Promise<Refund> {
-    return this.rpc.call(transactionsPatterns.refundById, { merchant_account_id: accountOf(caller), refund_id: input.params.refund_id });
+    return this.rpc.call(transactionsPatterns.refundById, {
+      merchant_account_id: accountOf(caller),
+      refund_id: input.params.refund_id,
+    });
   }
 }

@@ -1,6 +1,11 @@
 import { Controller, Inject } from '@nestjs/common';
 import { Endpoint } from '@switchyard/api';
-import { settlementFileResultSchema, transactionsPatterns, type SettlementFileRequest, type SettlementFileResult } from '@switchyard/contracts';
+import {
+  settlementFileResultSchema,
+  transactionsPatterns,
+  type SettlementFileRequest,
+  type SettlementFileResult,
+} from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
@@ -22,7 +27,10 @@ type ByPaymentService = z.infer<typeof byPaymentService>;
 export const settlementFileCreateSchema = z
   .object({
     file_name: z.string().min(1).max(255),
-    content: z.string().max(MAX_SETTLEMENT_FILE_CHARACTERS).meta({ description: 'The settlement file as the payment service produced it (e.g. CSV), at most 10 MB.' }),
+    content: z
+      .string()
+      .max(MAX_SETTLEMENT_FILE_CHARACTERS)
+      .meta({ description: 'The settlement file as the payment service produced it (e.g. CSV), at most 10 MB.' }),
   })
   .strict()
   .meta({ id: 'SettlementFileCreate' });
@@ -37,7 +45,8 @@ export class SettlementFilesController {
     operationId: 'ingest_settlement_file',
     method: 'POST',
     path: '/payment-services/{payment_service_id}/settlement-files',
-    summary: "Ingest a settlement file of the payment service: its records settle the merchant account's captures and refunds",
+    summary:
+      "Ingest a settlement file of the payment service: its records settle the merchant account's captures and refunds",
     tags: ['Payment services'],
     auth: { anyOf: ['payment-services.write'] },
     params: byPaymentService,
@@ -46,7 +55,10 @@ export class SettlementFilesController {
     response: { description: 'What the file settled', schema: settlementFileResultSchema },
   })
   @RouteBody({ limitBytes: SETTLEMENT_FILE_BODY_LIMIT_BYTES })
-  ingest(@Input() input: EndpointInput<unknown, SettlementFileCreate, ByPaymentService>, @CallerOf() caller: Caller): Promise<SettlementFileResult> {
+  ingest(
+    @Input() input: EndpointInput<unknown, SettlementFileCreate, ByPaymentService>,
+    @CallerOf() caller: Caller,
+  ): Promise<SettlementFileResult> {
     const request: SettlementFileRequest = {
       merchant_account_id: accountOf(caller),
       payment_service_id: input.params.payment_service_id,

@@ -4,7 +4,11 @@
  */
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
 import { ApiError, type PageQuery } from '@switchyard/api';
-import { DEFAULT_MERCHANT_ACCOUNT_ID, type TransactionPageRequest, type TransactionRequest } from '@switchyard/contracts';
+import {
+  DEFAULT_MERCHANT_ACCOUNT_ID,
+  type TransactionPageRequest,
+  type TransactionRequest,
+} from '@switchyard/contracts';
 import type { RpcCallOptions } from '@switchyard/rpc';
 import type { FastifyRequest } from 'fastify';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -25,7 +29,9 @@ export const accountOf = (caller: Caller): string => caller.merchantAccountId ??
  * Who asks, for the events a write appends (`GET /transactions/{id}/events`, `context.explanation.actor`): the call's
  * actor, beside the payload (a service takes it only from the authenticated call, never from a payload).
  */
-export const actorOf = (caller: Caller): RpcCallOptions => ({ actor: { type: 'api-key-pair', id: caller.apiKeyPairId } });
+export const actorOf = (caller: Caller): RpcCallOptions => ({
+  actor: { type: 'api-key-pair', id: caller.apiKeyPairId },
+});
 
 export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
@@ -36,7 +42,9 @@ export function idempotencyKeyOf(headers: IncomingHttpHeaders): string | undefin
   const value = Array.isArray(key) ? key.join(', ') : key;
   if (value.length < 1 || value.length > MAX_IDEMPOTENCY_KEY_LENGTH) {
     const message = `Idempotency-Key must be 1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} characters long`;
-    throw ApiError.badRequest(message, [{ location: 'header', pointer: '/idempotency-key', message, type: 'invalid_idempotency_key' }]);
+    throw ApiError.badRequest(message, [
+      { location: 'header', pointer: '/idempotency-key', message, type: 'invalid_idempotency_key' },
+    ]);
   }
   return value;
 }
@@ -47,7 +55,8 @@ export const IdempotencyKey = createParamDecorator((_data: unknown, context: Exe
 );
 
 /** `{idempotency_key}` when the caller sent one, else nothing (the RPC payload leaves the key out). */
-export const withIdempotencyKey = (key: string | undefined): { idempotency_key?: string } => (key === undefined ? {} : { idempotency_key: key });
+export const withIdempotencyKey = (key: string | undefined): { idempotency_key?: string } =>
+  key === undefined ? {} : { idempotency_key: key };
 
 /**
  * Whether `Prefer` asks for the resource type: one of its comma-separated preferences is exactly
@@ -56,7 +65,9 @@ export const withIdempotencyKey = (key: string | undefined): { idempotency_key?:
 export function prefersResource(prefer: string | string[] | undefined, type: string): boolean {
   if (prefer === undefined) return false;
   const wanted = `resource=${type}`;
-  return (Array.isArray(prefer) ? prefer : [prefer]).some((header) => header.split(',').some((preference) => preference.trim() === wanted));
+  return (Array.isArray(prefer) ? prefer : [prefer]).some((header) =>
+    header.split(',').some((preference) => preference.trim() === wanted),
+  );
 }
 
 /** Whether the request's `Prefer` header asks for the resource type given as the decorator's argument. */
@@ -65,7 +76,11 @@ export const PrefersResource = createParamDecorator((type: string, context: Exec
 );
 
 /** The RPC payload of a page of something of one transaction (events, captures, refunds). */
-export function pageRequest(merchantAccountId: string, params: ByTransaction, query: PageQuery): TransactionPageRequest {
+export function pageRequest(
+  merchantAccountId: string,
+  params: ByTransaction,
+  query: PageQuery,
+): TransactionPageRequest {
   return {
     merchant_account_id: merchantAccountId,
     transaction_id: params.transaction_id,

@@ -12,11 +12,21 @@ import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
 import { FakeRpc } from '../testing/fake-rpc';
 
-
 const accounts: Record<string, object> = {
-  'acct-multi': { type: 'merchant-account', id: 'acct-multi', multiple_captures_enabled: true, over_capture_amount: 500, over_capture_percentage: 10 },
+  'acct-multi': {
+    type: 'merchant-account',
+    id: 'acct-multi',
+    multiple_captures_enabled: true,
+    over_capture_amount: 500,
+    over_capture_percentage: 10,
+  },
   // As identity answers before it knows `multiple_captures_enabled`.
-  'acct-legacy': { type: 'merchant-account', id: 'acct-legacy', over_capture_amount: null, over_capture_percentage: 25 },
+  'acct-legacy': {
+    type: 'merchant-account',
+    id: 'acct-legacy',
+    over_capture_amount: null,
+    over_capture_percentage: 25,
+  },
 };
 
 let rpc: FakeRpc;
@@ -33,7 +43,16 @@ beforeAll(async () => {
   const pair = generateP521KeyPair();
   const kid = await thumbprint(pair.publicJwk);
   key = { kid, privateKeyPem: pair.privateKeyPem };
-  rpc = new FakeRpc([{ id: keyPairId, kid, publicJwk: pair.publicJwk, active: true, permissions: ['*.read', '*.write'], merchantAccountIds: [] }]);
+  rpc = new FakeRpc([
+    {
+      id: keyPairId,
+      kid,
+      publicJwk: pair.publicJwk,
+      active: true,
+      permissions: ['*.read', '*.write'],
+      merchantAccountIds: [],
+    },
+  ]);
   rpc.answer(merchantAccountPatterns.get, (payload) => {
     const id = (payload as { id: string }).id;
     if (id === 'acct-identity-down') throw ApiError.badGateway();
@@ -65,7 +84,13 @@ const bearer = () => `Bearer ${token}`;
 const transactionId = randomUUID();
 const card = { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' };
 const transactionBody = { amount: 1299, currency: 'USD', payment_method: card };
-const transactionDefaults = { intent: 'authorize', store: false, merchant_initiated: false, is_subsequent_payment: false, is_amount_estimated: false };
+const transactionDefaults = {
+  intent: 'authorize',
+  store: false,
+  merchant_initiated: false,
+  is_subsequent_payment: false,
+  is_amount_estimated: false,
+};
 
 describe('POST /transactions', () => {
   it('creates in the merchant account of the header, with the idempotency key whatever the case of its name', async () => {
@@ -82,7 +107,9 @@ describe('POST /transactions', () => {
         body: { ...transactionBody, ...transactionDefaults },
         idempotency_key: 'order-42',
         // A card payment carries the account's 3-D Secure configurations, read from identity.
-        three_ds_configurations: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' }],
+        three_ds_configurations: [
+          { type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' },
+        ],
       },
       actor,
     });
@@ -91,26 +118,62 @@ describe('POST /transactions', () => {
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {
     await http.post('/transactions').set('authorization', bearer()).send(transactionBody).expect(201);
     // An account identity does not know has no 3-D Secure configurations.
-    expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({ payload: { merchant_account_id: 'default', body: { ...transactionBody, ...transactionDefaults }, three_ds_configurations: [] }, actor });
+    expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({
+      payload: {
+        merchant_account_id: 'default',
+        body: { ...transactionBody, ...transactionDefaults },
+        three_ds_configurations: [],
+      },
+      actor,
+    });
   });
 
   it('accepts an Idempotency-Key of 255 characters and refuses one of 256 (or none at all) with a 400 naming the header', async () => {
-    await http.post('/transactions').set('authorization', bearer()).set('Idempotency-Key', 'k'.repeat(255)).send(transactionBody).expect(201);
+    await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .set('Idempotency-Key', 'k'.repeat(255))
+      .send(transactionBody)
+      .expect(201);
     for (const idempotencyKey of ['k'.repeat(256), '']) {
-      const response = await http.post('/transactions').set('authorization', bearer()).set('Idempotency-Key', idempotencyKey).send(transactionBody).expect(400);
+      const response = await http
+        .post('/transactions')
+        .set('authorization', bearer())
+        .set('Idempotency-Key', idempotencyKey)
+        .send(transactionBody)
+        .expect(400);
       expectErrorBody(response.body, 400, 'bad_request');
-      expect(response.body.details).toEqual([{ location: 'header', pointer: '/idempotency-key', message: expect.any(String), type: 'invalid_idempotency_key' }]);
+      expect(response.body.details).toEqual([
+        {
+          location: 'header',
+          pointer: '/idempotency-key',
+          message: expect.any(String),
+          type: 'invalid_idempotency_key',
+        },
+      ]);
     }
     expect(rpc.payloadsTo(transactionsPatterns.create)).toHaveLength(1);
   });
 
   it.each([
-    ['a card number failing the Luhn check', { ...transactionBody, payment_method: { ...card, number: '4111111111111112' } }, ['body', 'payment_method', 'number'], 'value_error'],
-    ['an expiration date that is not MM/YY', { ...transactionBody, payment_method: { ...card, expiration_date: '13/30' } }, ['body', 'payment_method', 'expiration_date'], 'string_pattern_mismatch'],
+    [
+      'a card number failing the Luhn check',
+      { ...transactionBody, payment_method: { ...card, number: '4111111111111112' } },
+      ['body', 'payment_method', 'number'],
+      'value_error',
+    ],
+    [
+      'an expiration date that is not MM/YY',
+      { ...transactionBody, payment_method: { ...card, expiration_date: '13/30' } },
+      ['body', 'payment_method', 'expiration_date'],
+      'string_pattern_mismatch',
+    ],
     ['an amount of 0', { ...transactionBody, amount: 0 }, ['body', 'amount'], 'greater_than_equal'],
   ])('refuses %s with a 422', async (_case, body, loc, type) => {
     const response = await http.post('/transactions').set('authorization', bearer()).send(body).expect(422);
-    expect(response.body.detail).toEqual([{ loc, msg: expect.any(String), type, input: expect.anything(), ctx: expect.any(Object) }]);
+    expect(response.body.detail).toEqual([
+      { loc, msg: expect.any(String), type, input: expect.anything(), ctx: expect.any(Object) },
+    ]);
     expect(rpc.calls).toEqual([]);
   });
 
@@ -118,18 +181,42 @@ describe('POST /transactions', () => {
     expectErrorBody((await http.post('/transactions').send(transactionBody).expect(401)).body, 401, 'unauthorized');
     expectErrorBody((await http.get('/transactions').expect(401)).body, 401, 'unauthorized');
     const reader = await tokenWith(['transactions.read']);
-    expectErrorBody((await http.post('/transactions').set('authorization', `Bearer ${reader}`).send(transactionBody).expect(403)).body, 403, 'forbidden');
+    expectErrorBody(
+      (await http.post('/transactions').set('authorization', `Bearer ${reader}`).send(transactionBody).expect(403))
+        .body,
+      403,
+      'forbidden',
+    );
     await http.get('/transactions').set('authorization', `Bearer ${reader}`).expect(200);
     expect(rpc.payloadsTo(transactionsPatterns.create)).toEqual([]);
   });
 
   it('keeps refusing bodies that are not JSON on the JSON routes', async () => {
-    const notJson = await http.post('/transactions').set('authorization', bearer()).set('content-type', 'application/json').send('{"amount": ').expect(400);
+    const notJson = await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .set('content-type', 'application/json')
+      .send('{"amount": ')
+      .expect(400);
     expect(notJson.body.message).toBe('The request body is not valid JSON');
-    const form = await http.post('/transactions').set('authorization', bearer()).set('content-type', 'application/x-www-form-urlencoded').send('amount=1').expect(400);
+    const form = await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .set('content-type', 'application/x-www-form-urlencoded')
+      .send('amount=1')
+      .expect(400);
     expect(form.body.message).toBe('Unsupported Content-Type: send application/json');
-    const tooLarge = await http.post('/transactions').set('authorization', bearer()).send({ ...transactionBody, padding: 'x'.repeat(1024 * 1024) }).expect(413);
-    expect(tooLarge.body).toMatchObject({ type: 'error', code: 'payload_too_large', status: 413, message: 'The request body is larger than the limit of 1048576 bytes' });
+    const tooLarge = await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .send({ ...transactionBody, padding: 'x'.repeat(1024 * 1024) })
+      .expect(413);
+    expect(tooLarge.body).toMatchObject({
+      type: 'error',
+      code: 'payload_too_large',
+      status: 413,
+      message: 'The request body is larger than the limit of 1048576 bytes',
+    });
     expect(rpc.calls).toEqual([]);
   });
 });
@@ -160,23 +247,46 @@ describe('reading transactions', () => {
   it('gets one, by uuid only', async () => {
     const response = await http.get(`/transactions/${transactionId}`).set('authorization', bearer()).expect(200);
     expect(response.body).toEqual({ type: 'stub', pattern: transactionsPatterns.get });
-    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+    });
     const notUuid = await http.get('/transactions/not-a-uuid').set('authorization', bearer()).expect(422);
     expect(notUuid.body.detail[0].loc).toEqual(['path', 'transaction_id']);
   });
 
   it('gets one as it stood at a moment: `as_of` goes to the service as sent (it checks it), and is in the OpenAPI document', async () => {
     const asOf = '2025-06-01T12:00:00.123+02:00';
-    await http.get(`/transactions/${transactionId}`).query({ as_of: asOf }).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toStrictEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId, as_of: asOf });
-    const document = (await http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { parameters?: unknown[] }>> };
+    await http
+      .get(`/transactions/${transactionId}`)
+      .query({ as_of: asOf })
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.get)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      transaction_id: transactionId,
+      as_of: asOf,
+    });
+    const document = (await http.get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, { parameters?: unknown[] }>>;
+    };
     expect(document.paths['/transactions/{transaction_id}']?.get?.parameters).toContainEqual(
-      expect.objectContaining({ name: 'as_of', in: 'query', required: false, schema: expect.objectContaining({ type: 'string', format: 'date-time' }) }),
+      expect.objectContaining({
+        name: 'as_of',
+        in: 'query',
+        required: false,
+        schema: expect.objectContaining({ type: 'string', format: 'date-time' }),
+      }),
     );
   });
 
   it('updates', async () => {
-    await http.put(`/transactions/${transactionId}`).set('authorization', bearer()).send({ metadata: { order: '42' }, external_identifier: null }).expect(200);
+    await http
+      .put(`/transactions/${transactionId}`)
+      .set('authorization', bearer())
+      .send({ metadata: { order: '42' }, external_identifier: null })
+      .expect(200);
     expect(rpc.onlyCallTo(transactionsPatterns.update)).toEqual({
       payload: {
         merchant_account_id: 'default',
@@ -189,7 +299,11 @@ describe('reading transactions', () => {
 
   it('pages events 100 at a time by default, at most 100', async () => {
     await http.get(`/transactions/${transactionId}/events`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.events)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 100 });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.events)).toStrictEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      limit: 100,
+    });
     await http.get(`/transactions/${transactionId}/events?limit=101`).set('authorization', bearer()).expect(422);
   });
 
@@ -226,7 +340,12 @@ describe('captures', () => {
   });
 
   it('reads multiple captures as off when identity does not send the setting', async () => {
-    await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-legacy').send({}).expect(200);
+    await http
+      .post(capturePath)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-legacy')
+      .send({})
+      .expect(200);
     expect(rpc.onlyPayloadTo(transactionsPatterns.capture)).toMatchObject({
       settings: { multiple_captures_enabled: false, over_capture_amount: null, over_capture_percentage: 25 },
       prefer_capture: false,
@@ -234,9 +353,19 @@ describe('captures', () => {
   });
 
   it('has every setting off for a merchant account identity does not know, and ignores other Prefer values', async () => {
-    for (const prefer of ['resource=Transaction-Capture', 'resource=transaction-void', 'resource=transaction-capture-x']) {
+    for (const prefer of [
+      'resource=Transaction-Capture',
+      'resource=transaction-void',
+      'resource=transaction-capture-x',
+    ]) {
       rpc.reset();
-      await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-unknown').set('prefer', prefer).send({}).expect(200);
+      await http
+        .post(capturePath)
+        .set('authorization', bearer())
+        .set('x-service-merchant-account-id', 'acct-unknown')
+        .set('prefer', prefer)
+        .send({})
+        .expect(200);
       expect(rpc.onlyCallTo(transactionsPatterns.capture)).toStrictEqual({
         payload: {
           merchant_account_id: 'acct-unknown',
@@ -251,13 +380,28 @@ describe('captures', () => {
   });
 
   it('fails, without capturing, when identity cannot be asked', async () => {
-    await http.post(capturePath).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-identity-down').send({}).expect(502);
+    await http
+      .post(capturePath)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-identity-down')
+      .send({})
+      .expect(502);
     expect(rpc.payloadsTo(transactionsPatterns.capture)).toEqual([]);
   });
 
   it.each([
-    ['6 tracking entries', { tracking: Array.from({ length: 6 }, (_, i) => ({ number: `T${i}`, carrier: 'UPS' })) }, ['body', 'tracking'], 'too_long'],
-    ['a tracking entry without carrier', { tracking: [{ number: '1Z999' }] }, ['body', 'tracking', 0, 'carrier'], 'missing'],
+    [
+      '6 tracking entries',
+      { tracking: Array.from({ length: 6 }, (_, i) => ({ number: `T${i}`, carrier: 'UPS' })) },
+      ['body', 'tracking'],
+      'too_long',
+    ],
+    [
+      'a tracking entry without carrier',
+      { tracking: [{ number: '1Z999' }] },
+      ['body', 'tracking', 0, 'carrier'],
+      'missing',
+    ],
     ['an amount of 0', { amount: 0 }, ['body', 'amount'], 'greater_than_equal'],
   ])('refuses %s with a 422, asking nobody', async (_case, body, loc, type) => {
     const response = await http.post(capturePath).set('authorization', bearer()).send(body).expect(422);
@@ -267,11 +411,22 @@ describe('captures', () => {
 
   it('lists and gets captures', async () => {
     await http.get(`/transactions/${transactionId}/captures?limit=100`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.captures)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 100 });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.captures)).toStrictEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      limit: 100,
+    });
     await http.get(`/transactions/${transactionId}/captures?limit=101`).set('authorization', bearer()).expect(422);
     await http.get(`/transactions/${transactionId}/captures/cap_000123`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.captureGet)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, capture_id: 'cap_000123' });
-    await http.get(`/transactions/${transactionId}/captures/${'c'.repeat(100)}`).set('authorization', bearer()).expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.captureGet)).toEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      capture_id: 'cap_000123',
+    });
+    await http
+      .get(`/transactions/${transactionId}/captures/${'c'.repeat(100)}`)
+      .set('authorization', bearer())
+      .expect(200);
   });
 });
 
@@ -294,17 +449,35 @@ describe('void, cancel and sync', () => {
       actor,
     });
     rpc.reset();
-    await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('prefer', 'resource=transaction-capture').expect(200);
-    expect(rpc.onlyCallTo(transactionsPatterns.void)).toEqual({ payload: { merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false }, actor });
-    await http.post(`/transactions/${transactionId}/void`).set('authorization', bearer()).set('idempotency-key', 'v'.repeat(256)).expect(400);
+    await http
+      .post(`/transactions/${transactionId}/void`)
+      .set('authorization', bearer())
+      .set('prefer', 'resource=transaction-capture')
+      .expect(200);
+    expect(rpc.onlyCallTo(transactionsPatterns.void)).toEqual({
+      payload: { merchant_account_id: 'default', transaction_id: transactionId, prefer_void: false },
+      actor,
+    });
+    await http
+      .post(`/transactions/${transactionId}/void`)
+      .set('authorization', bearer())
+      .set('idempotency-key', 'v'.repeat(256))
+      .expect(400);
   });
 
   it.each([
     ['cancel', transactionsPatterns.cancel],
     ['sync', transactionsPatterns.sync],
   ])('%s', async (operation, pattern) => {
-    await http.post(`/transactions/${transactionId}/${operation}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyCallTo(pattern)).toEqual({ payload: { merchant_account_id: 'acct-1', transaction_id: transactionId }, actor });
+    await http
+      .post(`/transactions/${transactionId}/${operation}`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
+    expect(rpc.onlyCallTo(pattern)).toEqual({
+      payload: { merchant_account_id: 'acct-1', transaction_id: transactionId },
+      actor,
+    });
   });
 });
 
@@ -328,31 +501,72 @@ describe('refunds', () => {
       },
       actor,
     });
-    await http.post(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).send({ amount: 0 }).expect(422);
+    await http
+      .post(`/transactions/${transactionId}/refunds`)
+      .set('authorization', bearer())
+      .send({ amount: 0 })
+      .expect(422);
   });
 
   it('refunds everything, with an empty body as {}', async () => {
-    await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('content-type', 'application/json').send('').expect(201);
-    await http.post(`/transactions/${transactionId}/refunds/all`).set('authorization', bearer()).set('idempotency-key', 'all-1').send({ reason: 'order cancelled' }).expect(201);
+    await http
+      .post(`/transactions/${transactionId}/refunds/all`)
+      .set('authorization', bearer())
+      .set('content-type', 'application/json')
+      .send('')
+      .expect(201);
+    await http
+      .post(`/transactions/${transactionId}/refunds/all`)
+      .set('authorization', bearer())
+      .set('idempotency-key', 'all-1')
+      .send({ reason: 'order cancelled' })
+      .expect(201);
     expect(rpc.callsTo(transactionsPatterns.refundAll)).toStrictEqual([
       { payload: { merchant_account_id: 'default', transaction_id: transactionId, body: {} }, actor },
-      { payload: { merchant_account_id: 'default', transaction_id: transactionId, body: { reason: 'order cancelled' }, idempotency_key: 'all-1' }, actor },
+      {
+        payload: {
+          merchant_account_id: 'default',
+          transaction_id: transactionId,
+          body: { reason: 'order cancelled' },
+          idempotency_key: 'all-1',
+        },
+        actor,
+      },
     ]);
   });
 
   it('lists and gets refunds', async () => {
     await http.get(`/transactions/${transactionId}/refunds`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.refunds)).toStrictEqual({ merchant_account_id: 'default', transaction_id: transactionId, limit: 20 });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refunds)).toStrictEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      limit: 20,
+    });
     await http.get(`/transactions/${transactionId}/refunds/${refundId}`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.refundGet)).toEqual({ merchant_account_id: 'default', transaction_id: transactionId, refund_id: refundId });
-    await http.get(`/refunds/${refundId}`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyPayloadTo(transactionsPatterns.refundById)).toEqual({ merchant_account_id: 'acct-1', refund_id: refundId });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refundGet)).toEqual({
+      merchant_account_id: 'default',
+      transaction_id: transactionId,
+      refund_id: refundId,
+    });
+    await http
+      .get(`/refunds/${refundId}`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.refundById)).toEqual({
+      merchant_account_id: 'acct-1',
+      refund_id: refundId,
+    });
     await http.get('/refunds/not-a-uuid').set('authorization', bearer()).expect(422);
   });
 
   it('needs transactions.write to refund', async () => {
     const reader = await tokenWith(['transactions.read']);
-    await http.post(`/transactions/${transactionId}/refunds`).set('authorization', `Bearer ${reader}`).send({}).expect(403);
+    await http
+      .post(`/transactions/${transactionId}/refunds`)
+      .set('authorization', `Bearer ${reader}`)
+      .send({})
+      .expect(403);
     expect(rpc.calls).toEqual([]);
   });
 });
@@ -373,10 +587,18 @@ describe('provider notifications', () => {
       .set('X-Mock-Card-Event-Id', 'evt_1')
       .send(raw)
       .expect(204);
-    const payload = rpc.onlyPayloadTo(transactionsPatterns.notification) as { payment_service_id: string; headers: Record<string, string>; raw_body: string };
+    const payload = rpc.onlyPayloadTo(transactionsPatterns.notification) as {
+      payment_service_id: string;
+      headers: Record<string, string>;
+      raw_body: string;
+    };
     expect(payload.payment_service_id).toBe(paymentServiceId);
     expect(payload.raw_body).toBe(raw);
-    expect(payload.headers).toMatchObject({ 'content-type': 'application/json', 'x-mock-card-signature': 't=1700000000,v1=abc123', 'x-mock-card-event-id': 'evt_1' });
+    expect(payload.headers).toMatchObject({
+      'content-type': 'application/json',
+      'x-mock-card-signature': 't=1700000000,v1=abc123',
+      'x-mock-card-event-id': 'evt_1',
+    });
     expect(Object.keys(payload.headers).every((name) => name === name.toLowerCase())).toBe(true);
     expect(Object.values(payload.headers).every((value) => typeof value === 'string')).toBe(true);
   });
@@ -400,7 +622,11 @@ describe('provider notifications', () => {
       throw ApiError.badRequest('The notification signature is not valid');
     });
     try {
-      expectErrorBody((await http.post(path).set('content-type', 'application/json').send('{}').expect(400)).body, 400, 'bad_request');
+      expectErrorBody(
+        (await http.post(path).set('content-type', 'application/json').send('{}').expect(400)).body,
+        400,
+        'bad_request',
+      );
     } finally {
       rpc.answer(transactionsPatterns.notification, () => null);
     }
@@ -408,7 +634,11 @@ describe('provider notifications', () => {
   });
 
   it('answer with the body the provider expects when the transactions service gives one (Adyen: 200 [accepted])', async () => {
-    rpc.answer(transactionsPatterns.notification, () => ({ status: 200, content_type: 'text/plain', body: '[accepted]' }));
+    rpc.answer(transactionsPatterns.notification, () => ({
+      status: 200,
+      content_type: 'text/plain',
+      body: '[accepted]',
+    }));
     const response = await http.post(path).set('content-type', 'application/json').send('{}').expect(200);
     expect(response.text).toBe('[accepted]');
     expect(response.headers['content-type']).toMatch(/^text\/plain/);
@@ -421,8 +651,20 @@ describe('settlement files', () => {
   const csv = 'record_type,provider_transaction_id,amount\nrefund,sim_txn_000020,2000\n';
 
   it('are ingested for the merchant account, with payment-services.write', async () => {
-    rpc.answer(transactionsPatterns.settlementFile, () => ({ type: 'settlement-file-ingestion', file_name: 'file_1.csv', records: 1, refunds_settled: 1, already_settled: 0, unmatched: 0 }));
-    const response = await http.post(path).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').send({ file_name: 'file_1.csv', content: csv }).expect(200);
+    rpc.answer(transactionsPatterns.settlementFile, () => ({
+      type: 'settlement-file-ingestion',
+      file_name: 'file_1.csv',
+      records: 1,
+      refunds_settled: 1,
+      already_settled: 0,
+      unmatched: 0,
+    }));
+    const response = await http
+      .post(path)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .send({ file_name: 'file_1.csv', content: csv })
+      .expect(200);
     expect(response.body).toMatchObject({ type: 'settlement-file-ingestion', refunds_settled: 1 });
     expect(rpc.onlyCallTo(transactionsPatterns.settlementFile)).toStrictEqual({
       payload: {
@@ -434,7 +676,11 @@ describe('settlement files', () => {
       actor,
     });
     const transactionsWriter = await tokenWith(['transactions.write']);
-    await http.post(path).set('authorization', `Bearer ${transactionsWriter}`).send({ file_name: 'file_1.csv', content: csv }).expect(403);
+    await http
+      .post(path)
+      .set('authorization', `Bearer ${transactionsWriter}`)
+      .send({ file_name: 'file_1.csv', content: csv })
+      .expect(403);
   });
 
   it('may be larger than the 1 MB of every other body', async () => {
@@ -455,21 +701,32 @@ describe('settlement files', () => {
   });
 });
 
-describe('GET /transactions/{id}/buyer-return (public: the buyer\'s browser has no token)', () => {
+describe("GET /transactions/{id}/buyer-return (public: the buyer's browser has no token)", () => {
   const path = `/transactions/${transactionId}/buyer-return`;
 
   it('forwards the token without asking for a bearer token, and answers 303 to the redirect_url', async () => {
     const location = `https://shop.example/return?transaction_id=${transactionId}&transaction_status=authorization_succeeded`;
-    rpc.answer(transactionsPatterns.buyerReturn, () => ({ location, transaction_id: transactionId, transaction_status: 'authorization_succeeded' }));
+    rpc.answer(transactionsPatterns.buyerReturn, () => ({
+      location,
+      transaction_id: transactionId,
+      transaction_status: 'authorization_succeeded',
+    }));
     const response = await http.get(`${path}?token=abc&authentication_id=x`).expect(303);
     expect(response.headers.location).toBe(location);
     expect(response.headers['cache-control']).toBe('no-store');
-    expect(rpc.onlyPayloadTo(transactionsPatterns.buyerReturn)).toStrictEqual({ transaction_id: transactionId, token: 'abc' });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.buyerReturn)).toStrictEqual({
+      transaction_id: transactionId,
+      token: 'abc',
+    });
     rpc.answer(transactionsPatterns.buyerReturn, undefined);
   });
 
   it('answers a small page when the payment method has no redirect_url', async () => {
-    rpc.answer(transactionsPatterns.buyerReturn, () => ({ location: null, transaction_id: transactionId, transaction_status: 'authorization_failed' }));
+    rpc.answer(transactionsPatterns.buyerReturn, () => ({
+      location: null,
+      transaction_id: transactionId,
+      transaction_status: 'authorization_failed',
+    }));
     const response = await http.get(`${path}?token=abc`).expect(200);
     expect(response.headers['content-type']).toMatch(/text\/html/);
     expect(response.text).toContain('authorization_failed');
@@ -486,8 +743,15 @@ describe('GET /transactions/{id}/buyer-return (public: the buyer\'s browser has 
 describe('GET /transactions/{id}/actions', () => {
   it('asks for the matched flow rules of the transaction in the merchant account', async () => {
     rpc.answer(transactionsPatterns.actions, () => ({ items: [] }));
-    await http.get(`/transactions/${transactionId}/actions`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200, { items: [] });
-    expect(rpc.onlyPayloadTo(transactionsPatterns.actions)).toStrictEqual({ merchant_account_id: 'acct-1', transaction_id: transactionId });
+    await http
+      .get(`/transactions/${transactionId}/actions`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200, { items: [] });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.actions)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      transaction_id: transactionId,
+    });
     rpc.answer(transactionsPatterns.actions, undefined);
     await http.get(`/transactions/${transactionId}/actions`).expect(401);
   });
@@ -495,7 +759,9 @@ describe('GET /transactions/{id}/actions', () => {
 
 describe('the OpenAPI document', () => {
   it('describes every transaction endpoint', async () => {
-    const document = (await http.get('/openapi.json').expect(200)).body as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    const document = (await http.get('/openapi.json').expect(200)).body as {
+      paths: Record<string, Record<string, { security?: unknown[] }>>;
+    };
     const expected: Record<string, string[]> = {
       '/transactions': ['post', 'get'],
       '/transactions/{transaction_id}': ['get', 'put'],

@@ -72,7 +72,8 @@ export class TransactionsController {
     operationId: 'create_transaction',
     method: 'POST',
     path: '/transactions',
-    summary: 'Create a transaction: authorize (and capture, with `intent=capture`) a payment. Honours `Idempotency-Key`',
+    summary:
+      'Create a transaction: authorize (and capture, with `intent=capture`) a payment. Honours `Idempotency-Key`',
     tags,
     idempotencyKey: true,
     auth: { anyOf: ['transactions.write', EMBED_SCOPE] },
@@ -104,21 +105,30 @@ export class TransactionsController {
     operationId: 'list_transaction_actions',
     method: 'GET',
     path: '/transactions/{transaction_id}/actions',
-    summary: 'The flow rules that matched when the transaction was created, and what each did (a skip-3ds rule overridden by issuer-mandated 3-D Secure says so)',
+    summary:
+      'The flow rules that matched when the transaction was created, and what each did (a skip-3ds rule overridden by issuer-mandated 3-D Secure says so)',
     tags,
     auth: read,
     params: byTransaction,
     status: 200,
     response: { description: 'The matched flow rules', schema: transactionActionsSchema },
   })
-  actions(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<{ items: TransactionAction[] }> {
-    return this.rpc.call(transactionsPatterns.actions, { merchant_account_id: accountOf(caller), transaction_id: input.params.transaction_id });
+  actions(
+    @Input() input: EndpointInput<unknown, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: TransactionAction[] }> {
+    return this.rpc.call(transactionsPatterns.actions, {
+      merchant_account_id: accountOf(caller),
+      transaction_id: input.params.transaction_id,
+    });
   }
 
   /** The merchant account's 3-D Secure configurations, asked of identity; an account identity does not know has none. */
   private async threeDsConfigurations(merchantAccountId: string): Promise<ThreeDsConfiguration[]> {
     try {
-      const page = await this.rpc.call<{ items: ThreeDsConfiguration[] }>(threeDsConfigurationPatterns.list, { merchant_account_id: merchantAccountId });
+      const page = await this.rpc.call<{ items: ThreeDsConfiguration[] }>(threeDsConfigurationPatterns.list, {
+        merchant_account_id: merchantAccountId,
+      });
       return page.items;
     } catch (error) {
       if (error instanceof ApiError && error.status === 404) return [];
@@ -153,7 +163,8 @@ export class TransactionsController {
     operationId: 'get_transaction',
     method: 'GET',
     path: '/transactions/{transaction_id}',
-    summary: 'Get a transaction; with `as_of`, as it stood at that moment (folded from its events recorded then or earlier)',
+    summary:
+      'Get a transaction; with `as_of`, as it stood at that moment (folded from its events recorded then or earlier)',
     tags,
     auth: read,
     params: byTransaction,
@@ -161,7 +172,10 @@ export class TransactionsController {
     status: 200,
     response: { description: 'The transaction', schema: transactionSchema },
   })
-  get(@Input() input: EndpointInput<TransactionGetQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+  get(
+    @Input() input: EndpointInput<TransactionGetQuery, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Transaction> {
     const request: TransactionGetRequest = {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
@@ -182,7 +196,10 @@ export class TransactionsController {
     status: 200,
     response: { description: 'The transaction', schema: transactionSchema },
   })
-  update(@Input() input: EndpointInput<unknown, TransactionUpdateInput, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+  update(
+    @Input() input: EndpointInput<unknown, TransactionUpdateInput, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Transaction> {
     const request: TransactionRequest<TransactionUpdateInput> = {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
@@ -203,7 +220,10 @@ export class TransactionsController {
     status: 200,
     response: { description: 'A page of transaction events', schema: transactionEventsSchema },
   })
-  events(@Input() input: EndpointInput<EventsQuery, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Page<TransactionEventItem>> {
+  events(
+    @Input() input: EndpointInput<EventsQuery, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Page<TransactionEventItem>> {
     return this.rpc.call(transactionsPatterns.events, pageRequest(accountOf(caller), input.params, input.query));
   }
 
@@ -218,7 +238,10 @@ export class TransactionsController {
     auth: write,
     params: byTransaction,
     status: 200,
-    response: { description: 'The transaction, or the void result', schema: z.union([transactionSchema, transactionVoidSchema]) },
+    response: {
+      description: 'The transaction, or the void result',
+      schema: z.union([transactionSchema, transactionVoidSchema]),
+    },
   })
   void(
     @IdempotencyKey() idempotencyKey: string | undefined,
@@ -247,7 +270,10 @@ export class TransactionsController {
     status: 200,
     response: { description: 'The cancel result', schema: transactionCancelSchema },
   })
-  cancel(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<TransactionCancel> {
+  cancel(
+    @Input() input: EndpointInput<unknown, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<TransactionCancel> {
     return this.rpc.call(transactionsPatterns.cancel, withoutBody(caller, input.params), actorOf(caller));
   }
 
@@ -262,7 +288,10 @@ export class TransactionsController {
     status: 200,
     response: { description: 'The transaction', schema: transactionSchema },
   })
-  sync(@Input() input: EndpointInput<unknown, unknown, ByTransaction>, @CallerOf() caller: Caller): Promise<Transaction> {
+  sync(
+    @Input() input: EndpointInput<unknown, unknown, ByTransaction>,
+    @CallerOf() caller: Caller,
+  ): Promise<Transaction> {
     return this.rpc.call(transactionsPatterns.sync, withoutBody(caller, input.params), actorOf(caller));
   }
 
@@ -271,7 +300,7 @@ export class TransactionsController {
     method: 'POST',
     path: '/transactions/{transaction_id}/authorization/increment',
     summary:
-      'Raise the authorized amount by `amount` (only in authorization_succeeded, on payment services that support it). Answers the outcome with the payment service\'s response code and description. Honours `Idempotency-Key`',
+      "Raise the authorized amount by `amount` (only in authorization_succeeded, on payment services that support it). Answers the outcome with the payment service's response code and description. Honours `Idempotency-Key`",
     tags,
     idempotencyKey: true,
     auth: write,

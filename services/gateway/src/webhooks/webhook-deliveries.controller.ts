@@ -51,7 +51,10 @@ export class WebhookDeliveriesController {
     status: 200,
     response: { description: 'A page of deliveries', schema: webhookDeliveriesSchema },
   })
-  list(@Input() input: EndpointInput<DeliveriesQuery, unknown, BySubscription>, @CallerOf() caller: Caller): Promise<Page<WebhookDelivery>> {
+  list(
+    @Input() input: EndpointInput<DeliveriesQuery, unknown, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<Page<WebhookDelivery>> {
     const { status, event_name: eventName } = input.query;
     const request: WebhookDeliveryListRequest = {
       ...subscriptionRef(caller, input.params),
@@ -74,8 +77,14 @@ export class WebhookDeliveriesController {
     status: 200,
     response: { description: 'The delivery', schema: webhookDeliverySchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, ByDelivery>, @CallerOf() caller: Caller): Promise<WebhookDelivery> {
-    const request: WebhookDeliveryRef = { ...subscriptionRef(caller, input.params), delivery_id: input.params.delivery_id };
+  get(
+    @Input() input: EndpointInput<unknown, unknown, ByDelivery>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookDelivery> {
+    const request: WebhookDeliveryRef = {
+      ...subscriptionRef(caller, input.params),
+      delivery_id: input.params.delivery_id,
+    };
     return this.rpc.call(webhookPatterns.delivery, request);
   }
 
@@ -90,8 +99,14 @@ export class WebhookDeliveriesController {
     status: 200,
     response: { description: 'The delivery, scheduled again', schema: webhookDeliverySchema },
   })
-  replay(@Input() input: EndpointInput<unknown, unknown, ByDelivery>, @CallerOf() caller: Caller): Promise<WebhookDelivery> {
-    const request: WebhookDeliveryRef = { ...subscriptionRef(caller, input.params), delivery_id: input.params.delivery_id };
+  replay(
+    @Input() input: EndpointInput<unknown, unknown, ByDelivery>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookDelivery> {
+    const request: WebhookDeliveryRef = {
+      ...subscriptionRef(caller, input.params),
+      delivery_id: input.params.delivery_id,
+    };
     return this.rpc.call(webhookPatterns.replayEvent, request);
   }
 
@@ -99,15 +114,22 @@ export class WebhookDeliveriesController {
     operationId: 'replay_webhook_range',
     method: 'POST',
     path: '/webhook-subscriptions/{subscription_id}/replay',
-    summary: 'Deliver again every event of a time range the subscription wants, `limit` at a time; pass `next_cursor` back until it is null',
+    summary:
+      'Deliver again every event of a time range the subscription wants, `limit` at a time; pass `next_cursor` back until it is null',
     tags,
     auth: write,
     params: bySubscription,
     body: webhookReplayRangeSchema,
     status: 200,
-    response: { description: 'How many deliveries were scheduled, and where to continue', schema: webhookReplayResultSchema },
+    response: {
+      description: 'How many deliveries were scheduled, and where to continue',
+      schema: webhookReplayResultSchema,
+    },
   })
-  replayRange(@Input() input: EndpointInput<unknown, WebhookReplayRangeInput, BySubscription>, @CallerOf() caller: Caller): Promise<WebhookReplayResult> {
+  replayRange(
+    @Input() input: EndpointInput<unknown, WebhookReplayRangeInput, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookReplayResult> {
     const request: WebhookReplayRangeRequest = { ...subscriptionRef(caller, input.params), body: input.body };
     return this.rpc.call(webhookPatterns.replayRange, request);
   }

@@ -3,7 +3,12 @@
  * payloads sent to the webhooks service (snake_case, `merchant_account_id` in every one of them).
  */
 import type { PageQuery } from '@switchyard/api';
-import { DEFAULT_MERCHANT_ACCOUNT_ID, type WebhookCaller, type WebhookReplayRangeInput, type WebhookSubscriptionRef } from '@switchyard/contracts';
+import {
+  DEFAULT_MERCHANT_ACCOUNT_ID,
+  type WebhookCaller,
+  type WebhookReplayRangeInput,
+  type WebhookSubscriptionRef,
+} from '@switchyard/contracts';
 import { z } from 'zod';
 import { mayReadBillingDetails } from '../auth/billing-details';
 import type { Caller } from '../auth/caller';

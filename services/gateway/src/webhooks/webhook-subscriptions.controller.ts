@@ -59,7 +59,11 @@ export class WebhookSubscriptionsController {
     response: { description: 'A page of webhook subscriptions', schema: webhookSubscriptionsSchema },
   })
   list(@Input() input: EndpointInput<ListQuery>, @CallerOf() caller: Caller): Promise<Page<WebhookSubscription>> {
-    const request: WebhookSubscriptionListRequest = { ...callerOf(caller), limit: input.query.limit, ...withCursor(input.query) };
+    const request: WebhookSubscriptionListRequest = {
+      ...callerOf(caller),
+      limit: input.query.limit,
+      ...withCursor(input.query),
+    };
     return this.rpc.call(webhookPatterns.list, request);
   }
 
@@ -67,15 +71,23 @@ export class WebhookSubscriptionsController {
     operationId: 'create_webhook_subscription',
     method: 'POST',
     path: '/webhook-subscriptions',
-    summary: 'Subscribe a URL to events (all of them, or those of `event_names`). Create a signing secret next to sign its deliveries',
+    summary:
+      'Subscribe a URL to events (all of them, or those of `event_names`). Create a signing secret next to sign its deliveries',
     tags,
     auth: write,
     body: webhookSubscriptionCreateSchema,
     status: 201,
     response: { description: 'The webhook subscription', schema: webhookSubscriptionSchema },
   })
-  create(@Input() input: EndpointInput<unknown, WebhookSubscriptionCreateInput>, @CallerOf() caller: Caller): Promise<WebhookSubscription> {
-    const request: WebhookSubscriptionCreateRequest = { ...callerOf(caller), ...billingDetailsOf(caller), body: input.body };
+  create(
+    @Input() input: EndpointInput<unknown, WebhookSubscriptionCreateInput>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookSubscription> {
+    const request: WebhookSubscriptionCreateRequest = {
+      ...callerOf(caller),
+      ...billingDetailsOf(caller),
+      body: input.body,
+    };
     return this.rpc.call(webhookPatterns.create, request);
   }
 
@@ -90,7 +102,10 @@ export class WebhookSubscriptionsController {
     status: 200,
     response: { description: 'The webhook subscription', schema: webhookSubscriptionSchema },
   })
-  get(@Input() input: EndpointInput<unknown, unknown, BySubscription>, @CallerOf() caller: Caller): Promise<WebhookSubscription> {
+  get(
+    @Input() input: EndpointInput<unknown, unknown, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookSubscription> {
     return this.rpc.call(webhookPatterns.get, subscriptionRef(caller, input.params));
   }
 
@@ -106,8 +121,15 @@ export class WebhookSubscriptionsController {
     status: 200,
     response: { description: 'The webhook subscription', schema: webhookSubscriptionSchema },
   })
-  update(@Input() input: EndpointInput<unknown, WebhookSubscriptionUpdateInput, BySubscription>, @CallerOf() caller: Caller): Promise<WebhookSubscription> {
-    const request: WebhookSubscriptionUpdateRequest = { ...subscriptionRef(caller, input.params), ...billingDetailsOf(caller), body: input.body };
+  update(
+    @Input() input: EndpointInput<unknown, WebhookSubscriptionUpdateInput, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookSubscription> {
+    const request: WebhookSubscriptionUpdateRequest = {
+      ...subscriptionRef(caller, input.params),
+      ...billingDetailsOf(caller),
+      body: input.body,
+    };
     return this.rpc.call(webhookPatterns.update, request);
   }
 
@@ -122,7 +144,10 @@ export class WebhookSubscriptionsController {
     status: 204,
     response: { description: 'Deleted' },
   })
-  async delete(@Input() input: EndpointInput<unknown, unknown, BySubscription>, @CallerOf() caller: Caller): Promise<void> {
+  async delete(
+    @Input() input: EndpointInput<unknown, unknown, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<void> {
     await this.rpc.call(webhookPatterns.delete, subscriptionRef(caller, input.params));
   }
 
@@ -137,7 +162,10 @@ export class WebhookSubscriptionsController {
     status: 200,
     response: { description: 'The signing secrets', schema: webhookSecretsSchema },
   })
-  secrets(@Input() input: EndpointInput<unknown, unknown, BySubscription>, @CallerOf() caller: Caller): Promise<{ items: WebhookSecret[] }> {
+  secrets(
+    @Input() input: EndpointInput<unknown, unknown, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<{ items: WebhookSecret[] }> {
     return this.rpc.call(webhookPatterns.secretsList, subscriptionRef(caller, input.params));
   }
 
@@ -153,7 +181,10 @@ export class WebhookSubscriptionsController {
     status: 201,
     response: { description: 'The signing secret, with `secret` set (this once)', schema: webhookSecretSchema },
   })
-  createSecret(@Input() input: EndpointInput<unknown, unknown, BySubscription>, @CallerOf() caller: Caller): Promise<WebhookSecret> {
+  createSecret(
+    @Input() input: EndpointInput<unknown, unknown, BySubscription>,
+    @CallerOf() caller: Caller,
+  ): Promise<WebhookSecret> {
     return this.rpc.call(webhookPatterns.secretCreate, subscriptionRef(caller, input.params));
   }
 
@@ -168,7 +199,10 @@ export class WebhookSubscriptionsController {
     status: 204,
     response: { description: 'Revoked' },
   })
-  async revokeSecret(@Input() input: EndpointInput<unknown, unknown, BySecret>, @CallerOf() caller: Caller): Promise<void> {
+  async revokeSecret(
+    @Input() input: EndpointInput<unknown, unknown, BySecret>,
+    @CallerOf() caller: Caller,
+  ): Promise<void> {
     const request: WebhookSecretRef = { ...subscriptionRef(caller, input.params), secret_id: input.params.secret_id };
     await this.rpc.call(webhookPatterns.secretRevoke, request);
   }

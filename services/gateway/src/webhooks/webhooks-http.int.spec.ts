@@ -12,7 +12,6 @@ import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
 import { FakeRpc } from '../testing/fake-rpc';
 
-
 interface TestKey {
   readonly kid: string;
   readonly privateKeyPem: string;
@@ -30,12 +29,22 @@ let reader: TestKey;
 let shopKey: TestKey;
 let token: string;
 
-async function newKey(permissions: readonly string[], merchantAccountIds: readonly string[] = []): Promise<{ key: TestKey; record: KeyRecord }> {
+async function newKey(
+  permissions: readonly string[],
+  merchantAccountIds: readonly string[] = [],
+): Promise<{ key: TestKey; record: KeyRecord }> {
   const pair = generateP521KeyPair();
   const kid = await thumbprint(pair.publicJwk);
   return {
     key: { kid, privateKeyPem: pair.privateKeyPem },
-    record: { id: randomUUID(), kid, publicJwk: pair.publicJwk, active: true, permissions: [...permissions], merchantAccountIds: [...merchantAccountIds] },
+    record: {
+      id: randomUUID(),
+      kid,
+      publicJwk: pair.publicJwk,
+      active: true,
+      permissions: [...permissions],
+      merchantAccountIds: [...merchantAccountIds],
+    },
   };
 }
 
@@ -73,11 +82,19 @@ const subscriptionId = randomUUID();
 const secretId = randomUUID();
 const deliveryId = 'whd_01J9ZK3M4N5P6Q7R8S9T0V1W2X';
 const base = `/webhook-subscriptions/${subscriptionId}`;
-const subscriptionBody = { url: 'https://hooks.example.com/switchyard', event_names: ['transaction.captured', 'refund.succeeded'], description: 'orders' };
+const subscriptionBody = {
+  url: 'https://hooks.example.com/switchyard',
+  event_names: ['transaction.captured', 'refund.succeeded'],
+  description: 'orders',
+};
 
 describe('subscriptions', () => {
   it('lists 20 by default in the merchant account of the header, at most 100, with the cursor when given', async () => {
-    await http.get('/webhook-subscriptions').set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
+    await http
+      .get('/webhook-subscriptions')
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
     expect(rpc.onlyPayloadTo(webhookPatterns.list)).toStrictEqual({ ...who('acct-1'), limit: 20 });
     rpc.reset();
     const cursor = Buffer.from(JSON.stringify({ after: 'x' })).toString('base64url');
@@ -113,9 +130,17 @@ describe('subscriptions', () => {
   it.each([
     ['no url', { event_names: null }, ['body', 'url']],
     ['a URL that is not http(s)', { url: 'ftp://hooks.example.com/x' }, ['body', 'url']],
-    ['an unknown event name', { url: 'https://hooks.example.com/x', event_names: ['transaction.exploded'] }, ['body', 'event_names', 0]],
+    [
+      'an unknown event name',
+      { url: 'https://hooks.example.com/x', event_names: ['transaction.exploded'] },
+      ['body', 'event_names', 0],
+    ],
     ['an unknown key', { url: 'https://hooks.example.com/x', secret: 'mine' }, ['body', 'secret']],
-    ['basic auth without a password', { url: 'https://hooks.example.com/x', basic_auth: { username: 'u' } }, ['body', 'basic_auth', 'password']],
+    [
+      'basic auth without a password',
+      { url: 'https://hooks.example.com/x', basic_auth: { username: 'u' } },
+      ['body', 'basic_auth', 'password'],
+    ],
   ])('refuses to create with %s: 422, asking nobody', async (_case, body, loc) => {
     const response = await http.post('/webhook-subscriptions').set('authorization', bearer()).send(body).expect(422);
     expect(response.body.detail).toEqual([expect.objectContaining({ loc })]);
@@ -137,7 +162,10 @@ describe('subscriptions', () => {
 
     const deleted = await http.delete(base).set('authorization', bearer()).expect(204);
     expect(deleted.text).toBe('');
-    expect(rpc.onlyPayloadTo(webhookPatterns.delete)).toStrictEqual({ ...who('default'), subscription_id: subscriptionId });
+    expect(rpc.onlyPayloadTo(webhookPatterns.delete)).toStrictEqual({
+      ...who('default'),
+      subscription_id: subscriptionId,
+    });
 
     const notUuid = await http.get('/webhook-subscriptions/not-a-uuid').set('authorization', bearer()).expect(422);
     expect(notUuid.body.detail[0].loc).toEqual(['path', 'subscription_id']);
@@ -156,8 +184,12 @@ describe('subscriptions', () => {
   });
 
   it('answers 405 with Allow for a method a path does not have', async () => {
-    expect((await http.patch(base).set('authorization', bearer()).send({}).expect(405)).headers.allow).toBe('GET, PUT, DELETE');
-    expect((await http.delete('/webhook-subscriptions').set('authorization', bearer()).expect(405)).headers.allow).toBe('GET, POST');
+    expect((await http.patch(base).set('authorization', bearer()).send({}).expect(405)).headers.allow).toBe(
+      'GET, PUT, DELETE',
+    );
+    expect((await http.delete('/webhook-subscriptions').set('authorization', bearer()).expect(405)).headers.allow).toBe(
+      'GET, POST',
+    );
     expect((await http.get(`${base}/replay`).set('authorization', bearer()).expect(405)).headers.allow).toBe('POST');
     expect(rpc.calls).toEqual([]);
   });
@@ -165,20 +197,41 @@ describe('subscriptions', () => {
 
 describe('signing secrets', () => {
   it('lists, creates (201) and revokes (204)', async () => {
-    await http.get(`${base}/secrets`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
-    expect(rpc.onlyPayloadTo(webhookPatterns.secretsList)).toStrictEqual({ ...who('acct-1'), subscription_id: subscriptionId });
+    await http
+      .get(`${base}/secrets`)
+      .set('authorization', bearer())
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(200);
+    expect(rpc.onlyPayloadTo(webhookPatterns.secretsList)).toStrictEqual({
+      ...who('acct-1'),
+      subscription_id: subscriptionId,
+    });
 
-    const secret = { type: 'webhook-secret', id: secretId, subscription_id: subscriptionId, secret: 'whsec_abc', masked: '••••_abc', active: true };
+    const secret = {
+      type: 'webhook-secret',
+      id: secretId,
+      subscription_id: subscriptionId,
+      secret: 'whsec_abc',
+      masked: '••••_abc',
+      active: true,
+    };
     rpc.answer(webhookPatterns.secretCreate, () => secret);
     try {
       expect((await http.post(`${base}/secrets`).set('authorization', bearer()).expect(201)).body).toEqual(secret);
     } finally {
       rpc.answer(webhookPatterns.secretCreate, undefined);
     }
-    expect(rpc.onlyPayloadTo(webhookPatterns.secretCreate)).toStrictEqual({ ...who('default'), subscription_id: subscriptionId });
+    expect(rpc.onlyPayloadTo(webhookPatterns.secretCreate)).toStrictEqual({
+      ...who('default'),
+      subscription_id: subscriptionId,
+    });
 
     await http.delete(`${base}/secrets/${secretId}`).set('authorization', bearer()).expect(204);
-    expect(rpc.onlyPayloadTo(webhookPatterns.secretRevoke)).toStrictEqual({ ...who('default'), subscription_id: subscriptionId, secret_id: secretId });
+    expect(rpc.onlyPayloadTo(webhookPatterns.secretRevoke)).toStrictEqual({
+      ...who('default'),
+      subscription_id: subscriptionId,
+      secret_id: secretId,
+    });
 
     const notUuid = await http.delete(`${base}/secrets/whsec_abc`).set('authorization', bearer()).expect(422);
     expect(notUuid.body.detail[0].loc).toEqual(['path', 'secret_id']);
@@ -189,7 +242,11 @@ describe('signing secrets', () => {
 describe('deliveries and replays', () => {
   it('lists deliveries with only the filters given', async () => {
     await http.get(`${base}/deliveries`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(webhookPatterns.deliveries)).toStrictEqual({ ...who('default'), subscription_id: subscriptionId, limit: 20 });
+    expect(rpc.onlyPayloadTo(webhookPatterns.deliveries)).toStrictEqual({
+      ...who('default'),
+      subscription_id: subscriptionId,
+      limit: 20,
+    });
     rpc.reset();
     await http
       .get(`${base}/deliveries`)
@@ -218,24 +275,40 @@ describe('deliveries and replays', () => {
 
   it('gets and replays one delivery (200, the delivery)', async () => {
     await http.get(`${base}/deliveries/${deliveryId}`).set('authorization', bearer()).expect(200);
-    expect(rpc.onlyPayloadTo(webhookPatterns.delivery)).toStrictEqual({ ...who('default'), subscription_id: subscriptionId, delivery_id: deliveryId });
+    expect(rpc.onlyPayloadTo(webhookPatterns.delivery)).toStrictEqual({
+      ...who('default'),
+      subscription_id: subscriptionId,
+      delivery_id: deliveryId,
+    });
 
     const delivery = { type: 'webhook-delivery', id: deliveryId, status: 'pending' };
     rpc.answer(webhookPatterns.replayEvent, () => delivery);
     try {
-      const response = await http.post(`${base}/deliveries/${deliveryId}/replay`).set('authorization', bearer()).set('x-service-merchant-account-id', 'acct-1').expect(200);
+      const response = await http
+        .post(`${base}/deliveries/${deliveryId}/replay`)
+        .set('authorization', bearer())
+        .set('x-service-merchant-account-id', 'acct-1')
+        .expect(200);
       expect(response.body).toEqual(delivery);
     } finally {
       rpc.answer(webhookPatterns.replayEvent, undefined);
     }
-    expect(rpc.onlyPayloadTo(webhookPatterns.replayEvent)).toStrictEqual({ ...who('acct-1'), subscription_id: subscriptionId, delivery_id: deliveryId });
+    expect(rpc.onlyPayloadTo(webhookPatterns.replayEvent)).toStrictEqual({
+      ...who('acct-1'),
+      subscription_id: subscriptionId,
+      delivery_id: deliveryId,
+    });
   });
 
   it('replays a time range, 500 events at a time by default', async () => {
     const range = { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00.000+01:00' };
     await http.post(`${base}/replay`).set('authorization', bearer()).send(range).expect(200);
     const cursor = 'c1';
-    await http.post(`${base}/replay`).set('authorization', bearer()).send({ ...range, cursor, limit: 1000 }).expect(200);
+    await http
+      .post(`${base}/replay`)
+      .set('authorization', bearer())
+      .send({ ...range, cursor, limit: 1000 })
+      .expect(200);
     expect(rpc.payloadsTo(webhookPatterns.replayRange)).toStrictEqual([
       { ...who('default'), subscription_id: subscriptionId, body: { ...range, limit: 500 } },
       { ...who('default'), subscription_id: subscriptionId, body: { ...range, cursor, limit: 1000 } },
@@ -245,8 +318,16 @@ describe('deliveries and replays', () => {
   it.each([
     ['no range', {}, ['body', 'from']],
     ['a date without a time', { from: '2025-01-01', to: '2025-01-02T00:00:00Z' }, ['body', 'from']],
-    ['a limit above 1000', { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z', limit: 1001 }, ['body', 'limit']],
-    ['an unknown key', { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z', event_names: ['refund.failed'] }, ['body', 'event_names']],
+    [
+      'a limit above 1000',
+      { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z', limit: 1001 },
+      ['body', 'limit'],
+    ],
+    [
+      'an unknown key',
+      { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z', event_names: ['refund.failed'] },
+      ['body', 'event_names'],
+    ],
   ])('refuses a range replay with %s: 422', async (_case, body, loc) => {
     const response = await http.post(`${base}/replay`).set('authorization', bearer()).send(body).expect(422);
     expect(response.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc })]));
@@ -255,7 +336,12 @@ describe('deliveries and replays', () => {
 });
 
 describe('authorization', () => {
-  const routes: readonly { method: 'get' | 'post' | 'put' | 'delete'; path: string; body?: object; scope: 'read' | 'write' }[] = [
+  const routes: readonly {
+    method: 'get' | 'post' | 'put' | 'delete';
+    path: string;
+    body?: object;
+    scope: 'read' | 'write';
+  }[] = [
     { method: 'get', path: '/webhook-subscriptions', scope: 'read' },
     { method: 'post', path: '/webhook-subscriptions', body: subscriptionBody, scope: 'write' },
     { method: 'get', path: base, scope: 'read' },
@@ -267,9 +353,20 @@ describe('authorization', () => {
     { method: 'get', path: `${base}/deliveries`, scope: 'read' },
     { method: 'get', path: `${base}/deliveries/${deliveryId}`, scope: 'read' },
     { method: 'post', path: `${base}/deliveries/${deliveryId}/replay`, scope: 'write' },
-    { method: 'post', path: `${base}/replay`, body: { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z' }, scope: 'write' },
+    {
+      method: 'post',
+      path: `${base}/replay`,
+      body: { from: '2025-01-01T00:00:00Z', to: '2025-01-02T00:00:00Z' },
+      scope: 'write',
+    },
   ];
-  const readPatterns = [webhookPatterns.list, webhookPatterns.get, webhookPatterns.secretsList, webhookPatterns.deliveries, webhookPatterns.delivery].sort();
+  const readPatterns = [
+    webhookPatterns.list,
+    webhookPatterns.get,
+    webhookPatterns.secretsList,
+    webhookPatterns.deliveries,
+    webhookPatterns.delivery,
+  ].sort();
   const send = (route: (typeof routes)[number], authorization?: string) => {
     const pending = http[route.method](route.path);
     if (authorization) pending.set('authorization', authorization);
@@ -302,10 +399,23 @@ describe('authorization', () => {
   it('is 403 for a key limited to other merchant accounts, and sends the account of the key otherwise', async () => {
     const shop = `Bearer ${await tokenFor(shopKey, ['*.read', '*.write'])}`;
     await http.get('/webhook-subscriptions').set('authorization', shop).expect(403);
-    await http.get('/webhook-subscriptions').set('authorization', shop).set('x-service-merchant-account-id', 'acct-1').expect(403);
+    await http
+      .get('/webhook-subscriptions')
+      .set('authorization', shop)
+      .set('x-service-merchant-account-id', 'acct-1')
+      .expect(403);
     expect(rpc.calls).toEqual([]);
-    await http.post('/webhook-subscriptions').set('authorization', shop).set('x-service-merchant-account-id', 'shop-1').send(subscriptionBody).expect(201);
-    expect(rpc.onlyPayloadTo(webhookPatterns.create)).toStrictEqual({ ...who('shop-1', ['shop-1']), billing_details_visible: true, body: subscriptionBody });
+    await http
+      .post('/webhook-subscriptions')
+      .set('authorization', shop)
+      .set('x-service-merchant-account-id', 'shop-1')
+      .send(subscriptionBody)
+      .expect(201);
+    expect(rpc.onlyPayloadTo(webhookPatterns.create)).toStrictEqual({
+      ...who('shop-1', ['shop-1']),
+      billing_details_visible: true,
+      body: subscriptionBody,
+    });
   });
 });
 
@@ -330,7 +440,14 @@ describe('the OpenAPI document', () => {
       for (const method of methods) expect(document.paths[path]![method]!.tags).toEqual(['Webhooks']);
     }
     expect(Object.keys(document.components?.schemas ?? {})).toEqual(
-      expect.arrayContaining(['WebhookSubscription', 'WebhookSubscriptions', 'WebhookSubscriptionCreate', 'WebhookSecret', 'WebhookDelivery', 'WebhookReplay']),
+      expect.arrayContaining([
+        'WebhookSubscription',
+        'WebhookSubscriptions',
+        'WebhookSubscriptionCreate',
+        'WebhookSecret',
+        'WebhookDelivery',
+        'WebhookReplay',
+      ]),
     );
   });
 });

@@ -26,7 +26,12 @@ export const unstored: SummaryBase = { id: null, currency: null, expirationDate:
  * The summary of a card: with the gift card service's answer when one was asked for (balance, or the error codes),
  * else as stored (balance null).
  */
-export function toSummary(merchantAccountId: string, digits: GiftCardDigits, base: SummaryBase, answer?: GiftCardBalance | GiftCardFailure): GiftCardSummary {
+export function toSummary(
+  merchantAccountId: string,
+  digits: GiftCardDigits,
+  base: SummaryBase,
+  answer?: GiftCardBalance | GiftCardFailure,
+): GiftCardSummary {
   const succeeded = answer?.outcome === 'succeeded' ? answer : null;
   const failed = answer?.outcome === 'failed' ? answer : null;
   return {
@@ -46,7 +51,8 @@ export function toSummary(merchantAccountId: string, digits: GiftCardDigits, bas
   };
 }
 
-export const storedSummary = (card: GiftCardView, answer?: GiftCardBalance | GiftCardFailure): GiftCardSummary => toSummary(card.merchantAccountId, card, card, answer);
+export const storedSummary = (card: GiftCardView, answer?: GiftCardBalance | GiftCardFailure): GiftCardSummary =>
+  toSummary(card.merchantAccountId, card, card, answer);
 
 /** A stored card; its gift card service as it is now when the connection still exists, else as it was. */
 export function toGiftCard(card: GiftCardView, service: GiftCardServiceRef): GiftCard {
@@ -55,7 +61,12 @@ export function toGiftCard(card: GiftCardView, service: GiftCardServiceRef): Gif
     type: 'gift-card',
     id: card.id,
     merchant_account_id: card.merchantAccountId,
-    gift_card_service: { type: 'gift-card-service', id: service.id, gift_card_service_definition_id: service.definitionId, display_name: service.displayName },
+    gift_card_service: {
+      type: 'gift-card-service',
+      id: service.id,
+      gift_card_service_definition_id: service.definitionId,
+      display_name: service.displayName,
+    },
     bin: card.bin,
     sub_bin: card.subBin,
     last4: card.last4,

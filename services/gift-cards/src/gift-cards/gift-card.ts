@@ -60,11 +60,18 @@ export const giftCardDecider: Decider<GiftCardCommand, GiftCardEvent, GiftCardSt
   decide(command, state) {
     switch (command.type) {
       case 'StoreGiftCard':
-        if (state.status !== 'absent') throw new DomainError('gift_card_exists', `gift card ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError('gift_card_exists', `gift card ${command.data.id} already exists`);
         return [{ type: 'GiftCardStored', data: { ...command.data, at: command.metadata.now } }];
       case 'DeleteGiftCard':
-        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId) throw giftCardNotFound();
-        return [{ type: 'GiftCardDeleted', data: { id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now } }];
+        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId)
+          throw giftCardNotFound();
+        return [
+          {
+            type: 'GiftCardDeleted',
+            data: { id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now },
+          },
+        ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);

@@ -91,7 +91,10 @@ afterEach(async () => {
   removeTestDataDir(dir);
 });
 
-const giftCardService = (merchantAccountId: string, overrides: { active?: boolean; payment_service_definition_id?: string } = {}) =>
+const giftCardService = (
+  merchantAccountId: string,
+  overrides: { active?: boolean; payment_service_definition_id?: string } = {},
+) =>
   paymentServices.create(merchantAccountId, {
     display_name: 'Gift cards',
     payment_service_definition_id: 'mock-gift-card',
@@ -102,13 +105,27 @@ const giftCardService = (merchantAccountId: string, overrides: { active?: boolea
   });
 
 const store = (scope = shopA, body: Record<string, unknown> = {}) =>
-  giftCards.create({ ...scope, body: { number: NUMBER, pin: PIN, buyer_external_identifier: 'buyer-1', ...body } as never });
+  giftCards.create({
+    ...scope,
+    body: { number: NUMBER, pin: PIN, buyer_external_identifier: 'buyer-1', ...body } as never,
+  });
 
 /** A gift card charge of a payment, as the split-payment flow appends it to its transaction's stream. */
 const redeemed = (giftCardId: string | undefined, merchantInitiated: boolean, at: string) =>
   storage.store.append(
     `transaction-${randomUUID()}`,
-    [{ type: 'GiftCardRedemptionSucceeded', data: { redemptionId: randomUUID(), ...(giftCardId ? { giftCardId } : {}), providerRedemptionId: 'r-1', merchantInitiated, at } }],
+    [
+      {
+        type: 'GiftCardRedemptionSucceeded',
+        data: {
+          redemptionId: randomUUID(),
+          ...(giftCardId ? { giftCardId } : {}),
+          providerRedemptionId: 'r-1',
+          merchantInitiated,
+          at,
+        },
+      },
+    ],
     { expectedRevision: 'no_stream' },
   );
 
@@ -138,7 +155,12 @@ describe('stored gift cards', () => {
       type: 'gift-card',
       id: expect.any(String),
       merchant_account_id: 'shop-a',
-      gift_card_service: { type: 'gift-card-service', id: service.id, gift_card_service_definition_id: 'mock-gift-card', display_name: 'Gift cards' },
+      gift_card_service: {
+        type: 'gift-card-service',
+        id: service.id,
+        gift_card_service_definition_id: 'mock-gift-card',
+        display_name: 'Gift cards',
+      },
       bin: '603399',
       sub_bin: '1234',
       last4: '4321',
@@ -168,18 +190,33 @@ describe('stored gift cards', () => {
 
     const events = await cardsStorage.store.readStream(`gift-card-${card.id}`);
     expect(events.map((event) => event.type)).toEqual(['GiftCardStored']);
-    expect(events[0]!.data).toMatchObject({ bin: '603399', subBin: '1234', last4: '4321', buyerExternalIdentifier: 'buyer-1', buyerId: null });
+    expect(events[0]!.data).toMatchObject({
+      bin: '603399',
+      subBin: '1234',
+      last4: '4321',
+      buyerExternalIdentifier: 'buyer-1',
+      buyerId: null,
+    });
     const all = await everything();
     for (const secret of [NUMBER, NUMBER.slice(8, 15), PIN]) expect(all).not.toContain(secret);
   });
 
   it('does not store a card the service refuses (400 naming the code), nor without a gift card service', async () => {
-    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+    expect(await rejection(store())).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type: 'no_gift_card_service' })],
+    });
     await giftCardService('shop-a', { active: false });
-    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+    expect(await rejection(store())).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type: 'no_gift_card_service' })],
+    });
     // A card connection is not a gift card service.
     await giftCardService('shop-a', { payment_service_definition_id: 'mock-card' });
-    expect(await rejection(store())).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'no_gift_card_service' })] });
+    expect(await rejection(store())).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type: 'no_gift_card_service' })],
+    });
 
     await giftCardService('shop-a');
     const wrongPin = await rejection(store(shopA, { pin: '10000' }));
@@ -187,7 +224,10 @@ describe('stored gift cards', () => {
     const detail = { location: 'body', pointer: '', type: 'invalid_gift_card', message };
     expect(wrongPin).toMatchObject({ status: 400, code: 'bad_request', details: [detail] });
     expect(wrongPin.message).toMatch(/invalid_gift_card/);
-    expect(await rejection(store(shopA, { number: '6033991234567890000' }))).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'expired_card' })] });
+    expect(await rejection(store(shopA, { number: '6033991234567890000' }))).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type: 'expired_card' })],
+    });
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
     expect(cardsStorage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
   });
@@ -196,7 +236,9 @@ describe('stored gift cards', () => {
     await giftCardService('shop-a');
     simulator.setOutage(SIMULATOR_MERCHANT, true);
     expect(await rejection(store())).toMatchObject({ status: 502, code: 'bad_gateway' });
-    expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }] } }))).toMatchObject({ status: 502 });
+    expect(
+      await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }] } })),
+    ).toMatchObject({ status: 502 });
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
   });
 
@@ -204,7 +246,10 @@ describe('stored gift cards', () => {
     await giftCardService('shop-a');
     await giftCardService('shop-b');
     const first = await store(shopA, { buyer_external_identifier: 'buyer-1' });
-    const second = await store(shopA, { buyer_external_identifier: null, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' });
+    const second = await store(shopA, {
+      buyer_external_identifier: null,
+      buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b',
+    });
     const third = await store(shopA, { buyer_external_identifier: 'buyer-1' });
     await store(shopB);
     const ids = (page: { items: readonly { id: string }[] }) => page.items.map((item) => item.id);
@@ -215,8 +260,13 @@ describe('stored gift cards', () => {
     expect(ids(page2)).toEqual([first.id]);
     expect(page2.next_cursor).toBeNull();
     expect(ids(giftCards.list({ ...shopA, limit: 2, cursor: page2.previous_cursor }))).toEqual([third.id, second.id]);
-    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_external_identifier: 'buyer-1' }))).toEqual([third.id, first.id]);
-    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' }))).toEqual([second.id]);
+    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_external_identifier: 'buyer-1' }))).toEqual([
+      third.id,
+      first.id,
+    ]);
+    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' }))).toEqual([
+      second.id,
+    ]);
     expect(second.buyer).toMatchObject({ id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b', external_identifier: null });
     expect((await store(shopA, { buyer_external_identifier: null })).buyer).toBeNull();
   });
@@ -233,8 +283,13 @@ describe('stored gift cards', () => {
     expect(() => giftCards.get({ ...shopA, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
     expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
     expect(await rejection(giftCards.delete({ ...shopA, gift_card_id: card.id }))).toMatchObject({ status: 404 });
-    expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ id: card.id }] } }))).toMatchObject({ status: 404 });
-    expect((await cardsStorage.store.readStream(`gift-card-${card.id}`)).map((event) => event.type)).toEqual(['GiftCardStored', 'GiftCardDeleted']);
+    expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ id: card.id }] } }))).toMatchObject({
+      status: 404,
+    });
+    expect((await cardsStorage.store.readStream(`gift-card-${card.id}`)).map((event) => event.type)).toEqual([
+      'GiftCardStored',
+      'GiftCardDeleted',
+    ]);
   });
 });
 
@@ -253,7 +308,12 @@ describe('usage, from the transaction streams', () => {
     await redeemed(randomUUID(), false, '2026-02-04T00:00:00.000Z'); // unknown card: ignored
     await catchUp();
 
-    expect(giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({ usage_count: 3, cit_usage_count: 0, last_used_at: '2026-02-03T10:00:00.000Z', cit_last_used_at: null });
+    expect(giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({
+      usage_count: 3,
+      cit_usage_count: 0,
+      last_used_at: '2026-02-03T10:00:00.000Z',
+      cit_last_used_at: null,
+    });
     expect(giftCards.get({ ...shopA, gift_card_id: cit.id })).toMatchObject({
       usage_count: 2,
       cit_usage_count: 1,
@@ -262,10 +322,17 @@ describe('usage, from the transaction streams', () => {
     });
 
     const order = (order_by: 'asc' | 'desc') =>
-      giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by }).items.map((item) => item.id);
+      giftCards
+        .buyerList({ ...shopA, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by })
+        .items.map((item) => item.id);
     expect(order('desc')).toEqual([used.id, cit.id, never.id]);
     expect(order('asc')).toEqual([cit.id, used.id, never.id]);
-    const [summary] = giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' }).items;
+    const [summary] = giftCards.buyerList({
+      ...shopA,
+      buyer_external_identifier: 'buyer-1',
+      sort_by: 'last_used_at',
+      order_by: 'desc',
+    }).items;
     expect(summary).toEqual({
       type: 'gift-card',
       id: used.id,
@@ -284,8 +351,15 @@ describe('usage, from the transaction streams', () => {
       last_used_at: '2026-02-03T10:00:00.000Z',
       cit_last_used_at: null,
     });
-    expect(giftCards.buyerList({ ...shopA, buyer_external_identifier: 'buyer-2', sort_by: 'last_used_at', order_by: 'desc' }).items.map((item) => item.id)).toEqual([other.id]);
-    expect(giftCards.buyerList({ ...shopB, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' }).items).toEqual([]);
+    expect(
+      giftCards
+        .buyerList({ ...shopA, buyer_external_identifier: 'buyer-2', sort_by: 'last_used_at', order_by: 'desc' })
+        .items.map((item) => item.id),
+    ).toEqual([other.id]);
+    expect(
+      giftCards.buyerList({ ...shopB, buyer_external_identifier: 'buyer-1', sort_by: 'last_used_at', order_by: 'desc' })
+        .items,
+    ).toEqual([]);
     // The stores only: listing asks the service nothing.
     expect(calls.filter((call) => call === 'balance')).toHaveLength(4);
   });
@@ -310,9 +384,25 @@ describe('balances, issue and activate', () => {
     const stored = await store(shopA, { pin: '02000' });
     const { items } = await giftCards.balances({
       ...shopA,
-      body: { items: [{ number: '6033990000000001000', pin: '01000' }, { id: stored.id }, { number: '6033990000000000000', pin: '01000' }, { number: NUMBER, pin: '10000' }] },
+      body: {
+        items: [
+          { number: '6033990000000001000', pin: '01000' },
+          { id: stored.id },
+          { number: '6033990000000000000', pin: '01000' },
+          { number: NUMBER, pin: '10000' },
+        ],
+      },
     });
-    expect(items.map((item) => [item.id, item.last4, item.balance, item.currency, item.balance_error_code, item.balance_raw_error_code])).toEqual([
+    expect(
+      items.map((item) => [
+        item.id,
+        item.last4,
+        item.balance,
+        item.currency,
+        item.balance_error_code,
+        item.balance_raw_error_code,
+      ]),
+    ).toEqual([
       [null, '1000', 1000, 'USD', null, null],
       [stored.id, '4321', 2000, 'USD', null, null],
       [null, '0000', null, null, 'expired_card', '10001'],
@@ -321,9 +411,16 @@ describe('balances, issue and activate', () => {
     const refused = { balance_raw_error_message: 'Validation error: the gift card number or PIN is not valid.' };
     expect(items[3]).toMatchObject({ ...refused, usage_count: 0, last_used_at: null });
 
-    const unknown = await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }, { id: randomUUID() }] } }));
-    expect(unknown).toMatchObject({ status: 404, details: [expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' })] });
-    expect(await rejection(giftCards.balances({ ...shopB, body: { items: [{ id: stored.id }] } }))).toMatchObject({ status: 404 });
+    const unknown = await rejection(
+      giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }, { id: randomUUID() }] } }),
+    );
+    expect(unknown).toMatchObject({
+      status: 404,
+      details: [expect.objectContaining({ location: 'body', pointer: '/items/1/id', type: 'gift_card_not_found' })],
+    });
+    expect(await rejection(giftCards.balances({ ...shopB, body: { items: [{ id: stored.id }] } }))).toMatchObject({
+      status: 404,
+    });
   });
 
   it('issues a card: its number and PIN answered, replayed for the same Idempotency-Key, kept only sealed', async () => {
@@ -356,7 +453,9 @@ describe('balances, issue and activate', () => {
     expect(simulator.giftCard(card.number)).toMatchObject({ balance: 5000, currency: 'EUR' });
     expect(await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-1' })).toEqual(issued);
     expect(calls).toEqual(['issue']);
-    expect(await rejection(giftCards.issue({ ...shopA, body: { ...body, amount: 1 }, idempotency_key: 'issue-1' }))).toMatchObject({ status: 409 });
+    expect(
+      await rejection(giftCards.issue({ ...shopA, body: { ...body, amount: 1 }, idempotency_key: 'issue-1' })),
+    ).toMatchObject({ status: 409 });
     const kept = JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all());
     expect(kept).toContain('issue-1');
     for (const secret of [card.number, card.pin]) expect(kept).not.toContain(secret);
@@ -379,6 +478,7 @@ describe('balances, issue and activate', () => {
     expect(await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-1' })).toEqual(activated);
     expect(calls).toEqual(['activate']);
     expect(simulator.giftCard(NUMBER)).toMatchObject({ balance: 987_654 + 2_500 });
-    for (const secret of [NUMBER, '0987654']) expect(JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
+    for (const secret of [NUMBER, '0987654'])
+      expect(JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
   });
 });

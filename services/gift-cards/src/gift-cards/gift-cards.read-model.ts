@@ -19,7 +19,12 @@ import type { GiftCardEvent, StoredGiftCard } from './gift-card';
  */
 export interface GiftCardRedemptionSucceeded {
   readonly type: 'GiftCardRedemptionSucceeded';
-  readonly data: { readonly redemptionId: string; readonly giftCardId?: string; readonly merchantInitiated: boolean; readonly at: string };
+  readonly data: {
+    readonly redemptionId: string;
+    readonly giftCardId?: string;
+    readonly merchantInitiated: boolean;
+    readonly at: string;
+  };
 }
 
 export interface GiftCardUsage {
@@ -35,7 +40,9 @@ export interface GiftCardView extends StoredGiftCard, GiftCardUsage {
 }
 
 /** Exactly one of the two, as the card was stored with. */
-export type BuyerFilter = { readonly buyerId: string; readonly buyerExternalIdentifier?: undefined } | { readonly buyerId?: undefined; readonly buyerExternalIdentifier: string };
+export type BuyerFilter =
+  | { readonly buyerId: string; readonly buyerExternalIdentifier?: undefined }
+  | { readonly buyerId?: undefined; readonly buyerExternalIdentifier: string };
 
 interface GiftCardRecord {
   id: string;
@@ -67,7 +74,8 @@ interface ListParams {
   n: number;
 }
 
-const byBuyer = 'merchant_account_id = @merchantAccountId AND (@buyerId IS NULL OR buyer_id = @buyerId) AND (@buyerExternal IS NULL OR buyer_external_identifier = @buyerExternal)';
+const byBuyer =
+  'merchant_account_id = @merchantAccountId AND (@buyerId IS NULL OR buyer_id = @buyerId) AND (@buyerExternal IS NULL OR buyer_external_identifier = @buyerExternal)';
 
 export class GiftCardsReadModel {
   readonly projection: Projection;
@@ -75,7 +83,10 @@ export class GiftCardsReadModel {
   private readonly byId: Database.Statement<[string], GiftCardRecord>;
   private readonly older: Database.Statement<[ListParams], GiftCardRecord>;
   private readonly newer: Database.Statement<[ListParams], GiftCardRecord>;
-  private readonly buyerCards: Record<'asc' | 'desc', Database.Statement<[Omit<ListParams, 'key' | 'n'>], GiftCardRecord>>;
+  private readonly buyerCards: Record<
+    'asc' | 'desc',
+    Database.Statement<[Omit<ListParams, 'key' | 'n'>], GiftCardRecord>
+  >;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -95,8 +106,12 @@ export class GiftCardsReadModel {
       CREATE INDEX IF NOT EXISTS gift_cards_by_buyer_external ON gift_cards (merchant_account_id, buyer_external_identifier);`);
     this.byId = db.prepare('SELECT * FROM gift_cards_with_usage WHERE id = ?');
     // Newest first: "after" a key means an older card.
-    this.older = db.prepare(`SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`);
-    this.newer = db.prepare(`SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`);
+    this.older = db.prepare(
+      `SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+    );
+    this.newer = db.prepare(
+      `SELECT * FROM gift_cards_with_usage WHERE ${byBuyer} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
+    );
     // Never used: last in both directions; then newest first.
     const lastUsed = (direction: 'ASC' | 'DESC') =>
       db.prepare<[Omit<ListParams, 'key' | 'n'>], GiftCardRecord>(
@@ -144,7 +159,8 @@ export class GiftCardsReadModel {
         if (recorded.type !== 'GiftCardRedemptionSucceeded') return;
         const event = { type: recorded.type, data: recorded.data } as GiftCardRedemptionSucceeded;
         // A card given by number has none; a deleted card's row is gone, so its uses show nowhere.
-        if (event.data.giftCardId) used.run({ id: event.data.giftCardId, at: event.data.at, cit: event.data.merchantInitiated ? 0 : 1 });
+        if (event.data.giftCardId)
+          used.run({ id: event.data.giftCardId, at: event.data.at, cit: event.data.merchantInitiated ? 0 : 1 });
       },
     };
   }
@@ -156,8 +172,16 @@ export class GiftCardsReadModel {
   }
 
   /** A merchant account's stored cards, newest first, of one buyer when given; keyset-paged. */
-  page(merchantAccountId: string, filter: { readonly buyerId?: string; readonly buyerExternalIdentifier?: string }, query: PageQuery): Page<GiftCardView> {
-    const params = { merchantAccountId, buyerId: filter.buyerId ?? null, buyerExternal: filter.buyerExternalIdentifier ?? null };
+  page(
+    merchantAccountId: string,
+    filter: { readonly buyerId?: string; readonly buyerExternalIdentifier?: string },
+    query: PageQuery,
+  ): Page<GiftCardView> {
+    const params = {
+      merchantAccountId,
+      buyerId: filter.buyerId ?? null,
+      buyerExternal: filter.buyerExternalIdentifier ?? null,
+    };
     const page = keysetPage<GiftCardRecord>(
       query,
       (record) => record.sort_key,
@@ -169,7 +193,13 @@ export class GiftCardsReadModel {
 
   /** One buyer's stored cards by last use (never used: last), then newest first. */
   ofBuyer(merchantAccountId: string, filter: BuyerFilter, direction: 'asc' | 'desc'): GiftCardView[] {
-    return this.buyerCards[direction].all({ merchantAccountId, buyerId: filter.buyerId ?? null, buyerExternal: filter.buyerExternalIdentifier ?? null }).map(toView);
+    return this.buyerCards[direction]
+      .all({
+        merchantAccountId,
+        buyerId: filter.buyerId ?? null,
+        buyerExternal: filter.buyerExternalIdentifier ?? null,
+      })
+      .map(toView);
   }
 }
 
@@ -206,7 +236,11 @@ function toView(record: GiftCardRecord): GiftCardView {
     expirationDate: record.expiration_date,
     buyerId: record.buyer_id,
     buyerExternalIdentifier: record.buyer_external_identifier,
-    giftCardService: { id: record.gift_card_service_id, definitionId: record.gift_card_service_definition_id, displayName: record.gift_card_service_display_name },
+    giftCardService: {
+      id: record.gift_card_service_id,
+      definitionId: record.gift_card_service_definition_id,
+      displayName: record.gift_card_service_display_name,
+    },
     usageCount: record.usage_count,
     citUsageCount: record.cit_usage_count,
     lastUsedAt: record.last_used_at,

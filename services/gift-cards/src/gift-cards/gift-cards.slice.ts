@@ -36,7 +36,14 @@ import { IdempotencyStore } from '@switchyard/transactions';
 import type { ServiceContext, ServiceSlice } from '@switchyard/service';
 import { asApiErrors } from '../errors';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
-import { giftCardDecider, giftCardStream, type GiftCardCommand, type GiftCardEvent, type GiftCardServiceRef, type GiftCardState } from './gift-card';
+import {
+  giftCardDecider,
+  giftCardStream,
+  type GiftCardCommand,
+  type GiftCardEvent,
+  type GiftCardServiceRef,
+  type GiftCardState,
+} from './gift-card';
 import { storedSummary, toGiftCard, toSummary, unstored } from './gift-card-wire';
 import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-cards.read-model';
 
@@ -46,7 +53,9 @@ import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-
  */
 export interface GiftCardServiceDirectory {
   /** The merchant account's active gift card service and its connector; null without one. */
-  activeGiftCardService(merchantAccountId: string): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  activeGiftCardService(
+    merchantAccountId: string,
+  ): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
   /** The connection `id` as it is now (its display name may have changed); null once deleted. */
   serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
 }
@@ -63,7 +72,10 @@ export interface GiftCardsDependencies {
  * patterns of when the transactions service held gift cards, kept so that a key used before the gift cards service
  * had its own store still replays after its records moved (`gift-cards-storage.ts`).
  */
-export const idempotencyOperations = { issue: 'transactions.gift-cards.issue', activate: 'transactions.gift-cards.activate' } as const;
+export const idempotencyOperations = {
+  issue: 'transactions.gift-cards.issue',
+  activate: 'transactions.gift-cards.activate',
+} as const;
 
 export class GiftCards implements ServiceSlice {
   readonly readModel: GiftCardsReadModel;
@@ -93,7 +105,9 @@ export class GiftCards implements ServiceSlice {
   belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): boolean {
     const card = this.find(merchantAccountId, giftCardId);
     if (!card) return false;
-    return 'buyer_id' in buyer ? card.buyerId === buyer.buyer_id : card.buyerExternalIdentifier === buyer.buyer_external_identifier;
+    return 'buyer_id' in buyer
+      ? card.buyerId === buyer.buyer_id
+      : card.buyerExternalIdentifier === buyer.buyer_external_identifier;
   }
 
   /** A stored card of the merchant account, without its number; null when unknown, deleted or another account's. */
@@ -103,10 +117,21 @@ export class GiftCards implements ServiceSlice {
   }
 
   /** A new virtual card: its summary, and its number and PIN, answered here only. */
-  async issue({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardIssueInput>): Promise<GiftCardIssued> {
+  async issue({
+    merchant_account_id: merchantAccountId,
+    body,
+    idempotency_key: key,
+  }: GiftCardWriteRequest<GiftCardIssueInput>): Promise<GiftCardIssued> {
     const respond = async (): Promise<GiftCardIssued> => {
       const { connector } = this.service(merchantAccountId);
-      const issued = await provider(() => connector.issue({ reference: this.context.newId(), theme: body.theme, amount: body.amount, currency: body.currency }));
+      const issued = await provider(() =>
+        connector.issue({
+          reference: this.context.newId(),
+          theme: body.theme,
+          amount: body.amount,
+          currency: body.currency,
+        }),
+      );
       if (issued.outcome === 'failed') throw refused('issue the gift card', issued);
       const { number, pin, ...balance } = issued;
       return { ...toSummary(merchantAccountId, giftCardDigitsOf(number), unstored, balance), number, pin };
@@ -123,11 +148,20 @@ export class GiftCards implements ServiceSlice {
   }
 
   /** A physical card put into use (loaded with `amount` when given): its summary with the balance. */
-  activate({ merchant_account_id: merchantAccountId, body, idempotency_key: key }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
+  activate({
+    merchant_account_id: merchantAccountId,
+    body,
+    idempotency_key: key,
+  }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
     return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async () => {
       const { connector } = this.service(merchantAccountId);
       const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
-      const request = { reference: this.context.newId(), card, currency: body.currency, ...(body.amount !== undefined ? { amount: body.amount } : {}) };
+      const request = {
+        reference: this.context.newId(),
+        card,
+        currency: body.currency,
+        ...(body.amount !== undefined ? { amount: body.amount } : {}),
+      };
       const activated = await provider(() => connector.activate(request));
       if (activated.outcome === 'failed') throw refused('activate the gift card', activated);
       return toSummary(merchantAccountId, giftCardDigitsOf(body.number), unstored, activated);
@@ -138,11 +172,16 @@ export class GiftCards implements ServiceSlice {
    * One summary per card, in the request's order: its balance, or why the gift card service gave none. A stored card
    * (`{id}`) unknown to the merchant account is a 404 naming the item, before any card is checked.
    */
-  async balances({ merchant_account_id: merchantAccountId, body, embed_buyer: embedBuyer }: GiftCardWriteRequest<GiftCardBalanceInput>): Promise<{ items: GiftCardSummary[] }> {
+  async balances({
+    merchant_account_id: merchantAccountId,
+    body,
+    embed_buyer: embedBuyer,
+  }: GiftCardWriteRequest<GiftCardBalanceInput>): Promise<{ items: GiftCardSummary[] }> {
     const cards = body.items.map((item, index) => {
       if (!('id' in item)) return { secret: item, stored: null };
       // An embed token reads the pinned buyer's stored cards only (issue 22, item 2).
-      if (embedBuyer !== undefined && (embedBuyer === null || !this.belongsTo(merchantAccountId, item.id, embedBuyer))) throw notThePinnedBuyers(index);
+      if (embedBuyer !== undefined && (embedBuyer === null || !this.belongsTo(merchantAccountId, item.id, embedBuyer)))
+        throw notThePinnedBuyers(index);
       const stored = this.find(merchantAccountId, item.id);
       const secret = stored && this.deps.vault.reveal(merchantAccountId, item.id);
       if (!stored || !secret) throw unknownItem(index, item.id);
@@ -152,14 +191,19 @@ export class GiftCards implements ServiceSlice {
     const items = await Promise.all(
       cards.map(async ({ secret, stored }) => {
         const answer = await provider(() => connector.balance(secret));
-        return stored ? storedSummary(stored, answer) : toSummary(merchantAccountId, giftCardDigitsOf(secret.number), unstored, answer);
+        return stored
+          ? storedSummary(stored, answer)
+          : toSummary(merchantAccountId, giftCardDigitsOf(secret.number), unstored, answer);
       }),
     );
     return { items };
   }
 
   /** Stores a card the gift card service accepts (a balance check first): number and PIN to the vault, the rest to its stream. */
-  async create({ merchant_account_id: merchantAccountId, body }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
+  async create({
+    merchant_account_id: merchantAccountId,
+    body,
+  }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
     const { service, connector } = this.service(merchantAccountId);
     const secret = { number: body.number, pin: body.pin };
     const checked = await provider(() => connector.balance(secret));
@@ -194,9 +238,14 @@ export class GiftCards implements ServiceSlice {
   list(request: GiftCardListRequest): Page<GiftCard> {
     const filter = {
       ...(request.buyer_id !== undefined ? { buyerId: request.buyer_id } : {}),
-      ...(request.buyer_external_identifier !== undefined ? { buyerExternalIdentifier: request.buyer_external_identifier } : {}),
+      ...(request.buyer_external_identifier !== undefined
+        ? { buyerExternalIdentifier: request.buyer_external_identifier }
+        : {}),
     };
-    const page = this.readModel.page(request.merchant_account_id, filter, { limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
+    const page = this.readModel.page(request.merchant_account_id, filter, {
+      limit: request.limit,
+      ...(request.cursor ? { cursor: request.cursor } : {}),
+    });
     return { ...page, items: page.items.map((card) => this.toGiftCard(card)) };
   }
 
@@ -212,20 +261,33 @@ export class GiftCards implements ServiceSlice {
     const state = await this.state(id);
     if (state.status !== 'present' || state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
     this.deps.vault.erase(merchantAccountId, id);
-    await this.handle(id, { type: 'DeleteGiftCard', data: { id, merchantAccountId }, metadata: { now: this.context.now().toISOString() } });
+    await this.handle(id, {
+      type: 'DeleteGiftCard',
+      data: { id, merchantAccountId },
+      metadata: { now: this.context.now().toISOString() },
+    });
   }
 
   /** One buyer's stored cards by `last_used_at` (never used: last), as stored: no balance is asked for. */
   buyerList(request: BuyerGiftCardListRequest): { items: GiftCardSummary[] } {
-    const filter: BuyerFilter = request.buyer_id !== undefined ? { buyerId: request.buyer_id } : { buyerExternalIdentifier: request.buyer_external_identifier ?? '' };
-    return { items: this.readModel.ofBuyer(request.merchant_account_id, filter, request.order_by).map((card) => storedSummary(card)) };
+    const filter: BuyerFilter =
+      request.buyer_id !== undefined
+        ? { buyerId: request.buyer_id }
+        : { buyerExternalIdentifier: request.buyer_external_identifier ?? '' };
+    return {
+      items: this.readModel
+        .ofBuyer(request.merchant_account_id, filter, request.order_by)
+        .map((card) => storedSummary(card)),
+    };
   }
 
   rpcHandlers(): RpcHandlers {
     return {
       [giftCardPatterns.issue]: async (payload) => this.issue(payload as GiftCardWriteRequest<GiftCardIssueInput>),
-      [giftCardPatterns.activate]: async (payload) => this.activate(payload as GiftCardWriteRequest<GiftCardActivateInput>),
-      [giftCardPatterns.balances]: async (payload) => this.balances(payload as GiftCardWriteRequest<GiftCardBalanceInput>),
+      [giftCardPatterns.activate]: async (payload) =>
+        this.activate(payload as GiftCardWriteRequest<GiftCardActivateInput>),
+      [giftCardPatterns.balances]: async (payload) =>
+        this.balances(payload as GiftCardWriteRequest<GiftCardBalanceInput>),
       [giftCardPatterns.create]: async (payload) => this.create(payload as GiftCardWriteRequest<GiftCardCreateInput>),
       [giftCardPatterns.list]: async (payload) => this.list(payload as GiftCardListRequest),
       [giftCardPatterns.get]: async (payload) => this.get(payload as GiftCardRef),
@@ -241,23 +303,39 @@ export class GiftCards implements ServiceSlice {
   private service(merchantAccountId: string): { service: GiftCardServiceRef; connector: GiftCardConnector } {
     const found = this.deps.services.activeGiftCardService(merchantAccountId);
     if (!found) {
-      const message = 'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
+      const message =
+        'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
       throw ApiError.badRequest(message, [{ location: 'body', pointer: '', message, type: 'no_gift_card_service' }]);
     }
     return found;
   }
 
   private toGiftCard(card: GiftCardView): GiftCard {
-    return toGiftCard(card, this.deps.services.serviceRef(card.merchantAccountId, card.giftCardService.id) ?? card.giftCardService);
+    return toGiftCard(
+      card,
+      this.deps.services.serviceRef(card.merchantAccountId, card.giftCardService.id) ?? card.giftCardService,
+    );
   }
 
-  private idempotent<T>(merchantAccountId: string, operation: string, key: string | undefined, body: unknown, execute: () => Promise<T>): Promise<T> {
-    return this.idempotency.runRequest({ merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey }, execute);
+  private idempotent<T>(
+    merchantAccountId: string,
+    operation: string,
+    key: string | undefined,
+    body: unknown,
+    execute: () => Promise<T>,
+  ): Promise<T> {
+    return this.idempotency.runRequest(
+      { merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey },
+      execute,
+    );
   }
 
   private async state(id: string): Promise<GiftCardState> {
     const events = await this.context.store.readStream(giftCardStream(id));
-    return events.reduce((state, event) => giftCardDecider.evolve(state, asDomainEvent<GiftCardEvent>(event)), giftCardDecider.initialState());
+    return events.reduce(
+      (state, event) => giftCardDecider.evolve(state, asDomainEvent<GiftCardEvent>(event)),
+      giftCardDecider.initialState(),
+    );
   }
 
   /** Runs the command on the card's stream, then waits for the read model (read-your-writes). */
@@ -276,7 +354,8 @@ async function provider<T>(request: () => Promise<T>): Promise<T> {
     return await request();
   } catch (error) {
     if (error instanceof ConnectorUnavailableError && error.timedOut) throw ApiError.gatewayTimeout(error);
-    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw ApiError.badGateway(error);
+    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)
+      throw ApiError.badGateway(error);
     throw error;
   }
 }
@@ -284,16 +363,25 @@ async function provider<T>(request: () => Promise<T>): Promise<T> {
 /** The gift card service refused: a 400 whose detail `type` is its error code (`invalid_gift_card`, `expired_card`, …). */
 function refused(what: string, failure: GiftCardFailure): ApiError {
   const raw = [failure.rawErrorCode, failure.rawErrorMessage].filter(Boolean).join(': ');
-  const detail: ErrorDetail = { location: 'body', pointer: '', message: raw || failure.errorCode, type: failure.errorCode };
+  const detail: ErrorDetail = {
+    location: 'body',
+    pointer: '',
+    message: raw || failure.errorCode,
+    type: failure.errorCode,
+  };
   return ApiError.badRequest(`The gift card service refused to ${what}: ${failure.errorCode}`, [detail]);
 }
 
 function notThePinnedBuyers(index: number): ApiError {
   const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
-  return new ApiError(403, message, [{ location: 'body', pointer: `/items/${index}/id`, message, type: 'pinned_by_embed_token' }]);
+  return new ApiError(403, message, [
+    { location: 'body', pointer: `/items/${index}/id`, message, type: 'pinned_by_embed_token' },
+  ]);
 }
 
 function unknownItem(index: number, id: string): ApiError {
   const message = `no stored gift card ${id} in this merchant account`;
-  return new ApiError(404, 'The resource could not be found', [{ location: 'body', pointer: `/items/${index}/id`, message, type: 'gift_card_not_found' }]);
+  return new ApiError(404, 'The resource could not be found', [
+    { location: 'body', pointer: `/items/${index}/id`, message, type: 'gift_card_not_found' },
+  ]);
 }

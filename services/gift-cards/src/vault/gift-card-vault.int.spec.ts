@@ -51,8 +51,11 @@ it('keeps number and PIN per card and merchant account, without a PIN too', () =
 
 it('never writes the number or PIN in clear, and erasing leaves no ciphertext in the file', () => {
   vault.store('shop-a', id, { number, pin });
-  const row = db.prepare('SELECT secret_ciphertext FROM vault_gift_cards WHERE id = ?').get(id) as { secret_ciphertext: Buffer };
-  for (const secret of [number, number.slice(6, -4), pin]) expect(onDisk().includes(Buffer.from(secret, 'latin1'))).toBe(false);
+  const row = db.prepare('SELECT secret_ciphertext FROM vault_gift_cards WHERE id = ?').get(id) as {
+    secret_ciphertext: Buffer;
+  };
+  for (const secret of [number, number.slice(6, -4), pin])
+    expect(onDisk().includes(Buffer.from(secret, 'latin1'))).toBe(false);
 
   expect(vault.erase('shop-b', id)).toBe(false); // another account's erase touches nothing
   expect(vault.reveal('shop-a', id)).toEqual({ number, pin });
@@ -123,7 +126,10 @@ describe('rows of before the gift cards key (sealed under the transactions vault
   it('reads them with the legacy key, seals them again under the gift cards key, and then needs it no more', () => {
     const legacyKey = randomBytes(32);
     const sealedAnswer = legacyFile(legacyKey);
-    const before = db.prepare('SELECT id, secret_ciphertext FROM vault_gift_cards ORDER BY id').all() as { id: string; secret_ciphertext: Buffer }[];
+    const before = db.prepare('SELECT id, secret_ciphertext FROM vault_gift_cards ORDER BY id').all() as {
+      id: string;
+      secret_ciphertext: Buffer;
+    }[];
 
     expect(() => new GiftCardVault(db, { key }).reveal('shop-a', id)).toThrow(/failed decryption/);
     const upgraded = new GiftCardVault(db, { key, legacyKey });
@@ -132,7 +138,11 @@ describe('rows of before the gift cards key (sealed under the transactions vault
 
     expect(upgraded.rewrapLegacy(1)).toBe(2);
     expect(upgraded.rewrapLegacy()).toBe(0);
-    const after = db.prepare('SELECT id, secret_ciphertext, key_version FROM vault_gift_cards ORDER BY id').all() as { id: string; secret_ciphertext: Buffer; key_version: string }[];
+    const after = db.prepare('SELECT id, secret_ciphertext, key_version FROM vault_gift_cards ORDER BY id').all() as {
+      id: string;
+      secret_ciphertext: Buffer;
+      key_version: string;
+    }[];
     expect(after.map((row) => row.key_version)).toEqual(['gift-cards-key', 'gift-cards-key']);
     after.forEach((row, index) => expect(row.secret_ciphertext.equals(before[index]!.secret_ciphertext)).toBe(false));
 

@@ -49,7 +49,9 @@ export class GiftCardVault {
   readonly #responses: VaultCipher;
   readonly #legacy: { readonly cipher: VaultCipher; readonly responses: VaultCipher } | null;
   readonly #legacyRows: Database.Statement<[number], VaultGiftCardRecord>;
-  readonly #rewrap: Database.Statement<[{ id: string; merchant_account_id: string; secret_ciphertext: Buffer; secret_iv: Buffer; secret_tag: Buffer }]>;
+  readonly #rewrap: Database.Statement<
+    [{ id: string; merchant_account_id: string; secret_ciphertext: Buffer; secret_iv: Buffer; secret_tag: Buffer }]
+  >;
   readonly #transaction: <T>(work: () => T) => T;
   readonly #now: () => Date;
   readonly #insert: Database.Statement<[VaultGiftCardRecord]>;
@@ -72,7 +74,9 @@ export class GiftCardVault {
         created_at TEXT NOT NULL
       );
     `);
-    const columns = new Set((db.prepare('PRAGMA table_info(vault_gift_cards)').all() as { name: string }[]).map((column) => column.name));
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(vault_gift_cards)').all() as { name: string }[]).map((column) => column.name),
+    );
     if (!columns.has('key_version')) db.exec('ALTER TABLE vault_gift_cards ADD COLUMN key_version TEXT');
     this.#insert = db.prepare(`
       INSERT INTO vault_gift_cards (id, merchant_account_id, secret_ciphertext, secret_iv, secret_tag, created_at, key_version)
@@ -90,7 +94,9 @@ export class GiftCardVault {
       `UPDATE vault_gift_cards SET secret_ciphertext = zeroblob(length(secret_ciphertext)), secret_iv = zeroblob(length(secret_iv)),
          secret_tag = zeroblob(length(secret_tag)) WHERE id = ? AND merchant_account_id = ?`,
     );
-    const remove = db.prepare<[string, string]>('DELETE FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ?');
+    const remove = db.prepare<[string, string]>(
+      'DELETE FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ?',
+    );
     this.#erase = db.transaction((id: string, merchantAccountId: string) => {
       overwrite.run(id, merchantAccountId);
       return remove.run(id, merchantAccountId).changes > 0;
@@ -100,7 +106,8 @@ export class GiftCardVault {
   /** Encrypts and keeps the card's number and PIN under its id. Throws a RangeError, without the number, on a malformed one. */
   store(merchantAccountId: string, id: string, secret: GiftCardSecret): void {
     assertSecret(secret);
-    if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
+    if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
+      throw new RangeError('merchant account id is required');
     const sealed = this.#cipher.seal(serialize(secret), additionalData(id, merchantAccountId));
     this.#insert.run({
       id,
@@ -122,7 +129,10 @@ export class GiftCardVault {
     try {
       return this.#openRow(record);
     } catch (error) {
-      throw new Error(`vault gift card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`, { cause: error });
+      throw new Error(
+        `vault gift card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`,
+        { cause: error },
+      );
     }
   }
 
@@ -140,10 +150,19 @@ export class GiftCardVault {
           try {
             secret = serialize(this.#openRow(row));
           } catch (error) {
-            throw new Error(`vault gift card ${row.id} failed decryption under the legacy key: it cannot be sealed under the gift cards key`, { cause: error });
+            throw new Error(
+              `vault gift card ${row.id} failed decryption under the legacy key: it cannot be sealed under the gift cards key`,
+              { cause: error },
+            );
           }
           const sealed = this.#cipher.seal(secret, additionalData(row.id, row.merchant_account_id));
-          this.#rewrap.run({ id: row.id, merchant_account_id: row.merchant_account_id, secret_ciphertext: sealed.ciphertext, secret_iv: sealed.iv, secret_tag: sealed.tag });
+          this.#rewrap.run({
+            id: row.id,
+            merchant_account_id: row.merchant_account_id,
+            secret_ciphertext: sealed.ciphertext,
+            secret_iv: sealed.iv,
+            secret_tag: sealed.tag,
+          });
         }
         return rows.length;
       });
@@ -161,13 +180,18 @@ export class GiftCardVault {
     const cipher = record.key_version ? this.#cipher : this.#legacy?.cipher;
     if (!cipher) throw new Error('sealed under the legacy key, which was not given');
     const aad = additionalData(record.id, record.merchant_account_id);
-    return JSON.parse(cipher.open({ ciphertext: record.secret_ciphertext, iv: record.secret_iv, tag: record.secret_tag }, aad)) as GiftCardSecret;
+    return JSON.parse(
+      cipher.open({ ciphertext: record.secret_ciphertext, iv: record.secret_iv, tag: record.secret_tag }, aad),
+    ) as GiftCardSecret;
   }
 
   /** The number and PIN as one opaque string bound to `context` (e.g. the merchant account, operation and key of a request). */
   seal(secret: GiftCardSecret, context: readonly string[]): string {
     assertSecret(secret);
-    return this.#responses.sealToText(serialize(secret), associatedData(`sealed_gift_card/${formatVersion}`, ...context));
+    return this.#responses.sealToText(
+      serialize(secret),
+      associatedData(`sealed_gift_card/${formatVersion}`, ...context),
+    );
   }
 
   /** What `seal` sealed under the same context; throws when it was altered or sealed for another context. */
@@ -184,17 +208,24 @@ export class GiftCardVault {
           // the error below
         }
       }
-      throw new Error('a sealed gift card failed decryption: altered, or sealed for another request or under another vault key', { cause: error });
+      throw new Error(
+        'a sealed gift card failed decryption: altered, or sealed for another request or under another vault key',
+        { cause: error },
+      );
     }
   }
 }
 
 /** Binds a ciphertext to its row: copied to another id or merchant account, it no longer decrypts. */
-const additionalData = (id: string, merchantAccountId: string): Buffer => associatedData(`vault_gift_cards/${formatVersion}`, id, merchantAccountId);
+const additionalData = (id: string, merchantAccountId: string): Buffer =>
+  associatedData(`vault_gift_cards/${formatVersion}`, id, merchantAccountId);
 
-const serialize = (secret: GiftCardSecret): string => JSON.stringify(secret.pin === undefined ? { number: secret.number } : { number: secret.number, pin: secret.pin });
+const serialize = (secret: GiftCardSecret): string =>
+  JSON.stringify(secret.pin === undefined ? { number: secret.number } : { number: secret.number, pin: secret.pin });
 
 function assertSecret(secret: GiftCardSecret): void {
-  if (typeof secret.number !== 'string' || !/^\d{16,19}$/.test(secret.number)) throw new RangeError('gift card number must be 16 to 19 digits');
-  if (secret.pin !== undefined && (typeof secret.pin !== 'string' || secret.pin === '')) throw new RangeError('gift card PIN must be a non-empty string');
+  if (typeof secret.number !== 'string' || !/^\d{16,19}$/.test(secret.number))
+    throw new RangeError('gift card number must be 16 to 19 digits');
+  if (secret.pin !== undefined && (typeof secret.pin !== 'string' || secret.pin === ''))
+    throw new RangeError('gift card PIN must be a non-empty string');
 }

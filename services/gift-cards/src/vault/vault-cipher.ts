@@ -18,7 +18,8 @@ export interface Sealed {
 
 /** A key for one purpose, derived from the vault key under `label` (e.g. `switchyard/card-vault/v1/pan-encryption`). */
 export function deriveVaultKey(vaultKey: Buffer, label: string): KeyObject {
-  if (!Buffer.isBuffer(vaultKey) || vaultKey.length !== vaultKeyBytes) throw new RangeError(`the vault key must be ${vaultKeyBytes} bytes`);
+  if (!Buffer.isBuffer(vaultKey) || vaultKey.length !== vaultKeyBytes)
+    throw new RangeError(`the vault key must be ${vaultKeyBytes} bytes`);
   return createSecretKey(Buffer.from(hkdfSync('sha256', vaultKey, Buffer.alloc(0), label, vaultKeyBytes)));
 }
 
@@ -58,6 +59,13 @@ export class VaultCipher {
 
   openText(text: string, aad: Buffer): string {
     const bytes = Buffer.from(text, 'base64url');
-    return this.open({ iv: bytes.subarray(0, ivBytes), tag: bytes.subarray(ivBytes, ivBytes + tagBytes), ciphertext: bytes.subarray(ivBytes + tagBytes) }, aad);
+    return this.open(
+      {
+        iv: bytes.subarray(0, ivBytes),
+        tag: bytes.subarray(ivBytes, ivBytes + tagBytes),
+        ciphertext: bytes.subarray(ivBytes + tagBytes),
+      },
+      aad,
+    );
   }
 }

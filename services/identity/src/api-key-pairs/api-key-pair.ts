@@ -33,8 +33,19 @@ export interface ApiKeyPairChanges {
 
 export type ApiKeyPairEvent =
   | { readonly type: 'ApiKeyPairCreated'; readonly data: ApiKeyPairCreatedData }
-  | { readonly type: 'ApiKeyPairUpdated'; readonly data: ApiKeyPairChanges & { readonly id: string; readonly kid: string; readonly by: Actor; readonly at: string } }
-  | { readonly type: 'ApiKeyPairDeleted'; readonly data: { readonly id: string; readonly kid: string; readonly by: Actor; readonly at: string } }
+  | {
+      readonly type: 'ApiKeyPairUpdated';
+      readonly data: ApiKeyPairChanges & {
+        readonly id: string;
+        readonly kid: string;
+        readonly by: Actor;
+        readonly at: string;
+      };
+    }
+  | {
+      readonly type: 'ApiKeyPairDeleted';
+      readonly data: { readonly id: string; readonly kid: string; readonly by: Actor; readonly at: string };
+    }
   /** Batched by the gateway (at most one per key per flush), so `last_used_at` costs no write per request. */
   | { readonly type: 'ApiKeyPairUsed'; readonly data: { readonly id: string; readonly at: string } };
 
@@ -46,7 +57,11 @@ interface CommandMetadata {
 }
 
 export type ApiKeyPairCommand =
-  | { readonly type: 'CreateApiKeyPair'; readonly data: Omit<ApiKeyPairCreatedData, 'at' | 'createdBy'>; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'CreateApiKeyPair';
+      readonly data: Omit<ApiKeyPairCreatedData, 'at' | 'createdBy'>;
+      readonly metadata: CommandMetadata;
+    }
   | { readonly type: 'UpdateApiKeyPair'; readonly data: ApiKeyPairChanges; readonly metadata: CommandMetadata }
   | { readonly type: 'DeleteApiKeyPair'; readonly metadata: CommandMetadata }
   | { readonly type: 'RecordApiKeyPairUse'; readonly data: { readonly at: string } };
@@ -62,7 +77,9 @@ const notFound = () => new DomainError('api_key_pair_not_found', 'The resource c
 
 function assertDisplayName(displayName: string | undefined): void {
   if (displayName !== undefined && displayName.trim() === '') {
-    throw new DomainError('invalid_api_key_pair', 'invalid display name', [{ field: 'display_name', message: 'must not be empty' }]);
+    throw new DomainError('invalid_api_key_pair', 'invalid display name', [
+      { field: 'display_name', message: 'must not be empty' },
+    ]);
   }
 }
 
@@ -71,7 +88,8 @@ export const apiKeyPair: Decider<ApiKeyPairCommand, ApiKeyPairEvent, ApiKeyPairS
   decide(command, state) {
     switch (command.type) {
       case 'CreateApiKeyPair': {
-        if (state.status !== 'absent') throw new DomainError('api_key_pair_exists', `API key pair ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError('api_key_pair_exists', `API key pair ${command.data.id} already exists`);
         assertDisplayName(command.data.displayName);
         assertValidRoleSet(command.data.roleIds, 'api-key-pair', command.metadata.assigner);
         return [
@@ -91,18 +109,31 @@ export const apiKeyPair: Decider<ApiKeyPairCommand, ApiKeyPairEvent, ApiKeyPairS
         if (state.status !== 'present') throw notFound();
         assertDisplayName(command.data.displayName);
         // A key holding key-manager alone keeps working, but any edit of its roles must make a valid set.
-        if (command.data.roleIds !== undefined) assertValidRoleSet(command.data.roleIds, 'api-key-pair', command.metadata.assigner);
+        if (command.data.roleIds !== undefined)
+          assertValidRoleSet(command.data.roleIds, 'api-key-pair', command.metadata.assigner);
         const changes: ApiKeyPairChanges = {
           ...(command.data.displayName !== undefined ? { displayName: command.data.displayName } : {}),
           ...(command.data.roleIds !== undefined ? { roleIds: [...new Set(command.data.roleIds)] } : {}),
           ...(command.data.active !== undefined ? { active: command.data.active } : {}),
-          ...(command.data.merchantAccountIds !== undefined ? { merchantAccountIds: [...new Set(command.data.merchantAccountIds)] } : {}),
+          ...(command.data.merchantAccountIds !== undefined
+            ? { merchantAccountIds: [...new Set(command.data.merchantAccountIds)] }
+            : {}),
         };
-        return [{ type: 'ApiKeyPairUpdated', data: { id: state.id, kid: state.kid, ...changes, by: command.metadata.by, at: command.metadata.now } }];
+        return [
+          {
+            type: 'ApiKeyPairUpdated',
+            data: { id: state.id, kid: state.kid, ...changes, by: command.metadata.by, at: command.metadata.now },
+          },
+        ];
       }
       case 'DeleteApiKeyPair':
         if (state.status !== 'present') throw notFound();
-        return [{ type: 'ApiKeyPairDeleted', data: { id: state.id, kid: state.kid, by: command.metadata.by, at: command.metadata.now } }];
+        return [
+          {
+            type: 'ApiKeyPairDeleted',
+            data: { id: state.id, kid: state.kid, by: command.metadata.by, at: command.metadata.now },
+          },
+        ];
       case 'RecordApiKeyPairUse':
         // Uses reported late or for a deleted key change nothing.
         if (state.status !== 'present' || (state.lastUsedAt !== null && state.lastUsedAt >= command.data.at)) return [];

@@ -41,7 +41,11 @@ it('refuses a change whose call names no actor, whatever the payload says (403),
 });
 
 it('takes the assigner from the call: a dashboard user may make an administrator key, an API key may not', async () => {
-  const admin = await identity.users.create({ email: 'admin@example.com', display_name: 'Admin', roles: ['administrator'] });
+  const admin = await identity.users.create({
+    email: 'admin@example.com',
+    display_name: 'Admin',
+    roles: ['administrator'],
+  });
   const asUser = { caller: 'gateway', actor: { type: 'dashboard-user', id: admin.id } } as const;
   const created = (await create(
     { body: { display_name: 'by-user', role_ids: ['administrator'] } },

@@ -38,8 +38,14 @@ export class ApiKeyPairsReadModel {
   readonly projection: Projection;
   private readonly byKid: Database.Statement<[string], ApiKeyPairRecord>;
   private readonly byId: Database.Statement<[string], ApiKeyPairRecord>;
-  private readonly pageAfter: Database.Statement<[{ key: string; within: string | null; count: number }], ApiKeyPairRecord>;
-  private readonly pageBefore: Database.Statement<[{ key: string; within: string | null; count: number }], ApiKeyPairRecord>;
+  private readonly pageAfter: Database.Statement<
+    [{ key: string; within: string | null; count: number }],
+    ApiKeyPairRecord
+  >;
+  private readonly pageBefore: Database.Statement<
+    [{ key: string; within: string | null; count: number }],
+    ApiKeyPairRecord
+  >;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -53,8 +59,12 @@ export class ApiKeyPairsReadModel {
     // `within` (a JSON array, or null for every key): only keys limited to some of those merchant accounts.
     const within = `(@within IS NULL OR (json_array_length(merchant_account_ids) > 0 AND NOT EXISTS (
       SELECT 1 FROM json_each(merchant_account_ids) AS limited WHERE limited.value NOT IN (SELECT value FROM json_each(@within)))))`;
-    this.pageAfter = db.prepare(`SELECT * FROM api_key_pairs WHERE sort_key > @key AND ${within} ORDER BY sort_key LIMIT @count`);
-    this.pageBefore = db.prepare(`SELECT * FROM api_key_pairs WHERE sort_key < @key AND ${within} ORDER BY sort_key DESC LIMIT @count`);
+    this.pageAfter = db.prepare(
+      `SELECT * FROM api_key_pairs WHERE sort_key > @key AND ${within} ORDER BY sort_key LIMIT @count`,
+    );
+    this.pageBefore = db.prepare(
+      `SELECT * FROM api_key_pairs WHERE sort_key < @key AND ${within} ORDER BY sort_key DESC LIMIT @count`,
+    );
 
     const insert = db.prepare(
       `INSERT INTO api_key_pairs (id, kid, display_name, public_jwk, active, role_ids, merchant_account_ids, created_at, updated_at, sort_key)

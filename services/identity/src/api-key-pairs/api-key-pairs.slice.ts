@@ -1,6 +1,13 @@
 /** API key pairs: create (generating the pair or taking the caller's public key), list, get, update, delete, usage. */
 import { ApiError, type Page, type PageQuery } from '@switchyard/api';
-import { generateP521KeyPair, parsePublicKey, thumbprint, UnsupportedKeyError, type KeyRecord, type PublicJwk } from '@switchyard/auth';
+import {
+  generateP521KeyPair,
+  parsePublicKey,
+  thumbprint,
+  UnsupportedKeyError,
+  type KeyRecord,
+  type PublicJwk,
+} from '@switchyard/auth';
 import {
   apiKeyPairPatterns,
   identityPatterns,
@@ -24,10 +31,14 @@ import { ApiKeyPairsReadModel, type ApiKeyPairRow } from './api-key-pairs.read-m
  * Who makes a change: the operator (stands where a dashboard user would), a dashboard user signed in to the dashboard,
  * or an API key over the API.
  */
-export type Assigner = { readonly kind: 'operator' } | { readonly kind: 'user'; readonly id: string } | { readonly kind: 'api-key-pair'; readonly id: string };
+export type Assigner =
+  | { readonly kind: 'operator' }
+  | { readonly kind: 'user'; readonly id: string }
+  | { readonly kind: 'api-key-pair'; readonly id: string };
 
 const assignerKind = (assigner: Assigner): AssigneeKind => (assigner.kind === 'api-key-pair' ? 'api-key-pair' : 'user');
-const actorOf = (assigner: Assigner): Actor => (assigner.kind === 'operator' ? { kind: 'operator' } : { kind: assigner.kind, id: assigner.id });
+const actorOf = (assigner: Assigner): Actor =>
+  assigner.kind === 'operator' ? { kind: 'operator' } : { kind: assigner.kind, id: assigner.id };
 
 export class ApiKeyPairs implements IdentitySlice {
   readonly readModel: ApiKeyPairsReadModel;
@@ -46,7 +57,14 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   /** `roles` may hold role ids or slugs (the CLI takes slugs). */
-  async create(input: Omit<ApiKeyPairCreateInput, 'role_ids' | 'active' | 'merchant_account_ids'> & { roles: readonly string[]; active?: boolean; merchant_account_ids?: readonly string[] }, assigner: Assigner): Promise<CreatedApiKeyPair> {
+  async create(
+    input: Omit<ApiKeyPairCreateInput, 'role_ids' | 'active' | 'merchant_account_ids'> & {
+      roles: readonly string[];
+      active?: boolean;
+      merchant_account_ids?: readonly string[];
+    },
+    assigner: Assigner,
+  ): Promise<CreatedApiKeyPair> {
     await this.context.catchUp();
     const roleIds = input.roles.map(roleIdOf);
     const merchantAccountIds = [...new Set(input.merchant_account_ids ?? [])];
@@ -60,20 +78,32 @@ export class ApiKeyPairs implements IdentitySlice {
         publicJwk = parsePublicKey(input.public_key);
       } catch (error) {
         if (!(error instanceof UnsupportedKeyError)) throw error;
-        throw ApiError.badRequest(error.message, [{ location: 'body', pointer: '/public_key', message: error.message, type: 'invalid_public_key' }]);
+        throw ApiError.badRequest(error.message, [
+          { location: 'body', pointer: '/public_key', message: error.message, type: 'invalid_public_key' },
+        ]);
       }
     } else {
       ({ publicJwk, privateKeyPem } = generateP521KeyPair());
     }
     const kid = await thumbprint(publicJwk);
     const existing = this.readModel.findByKid(kid);
-    if (existing) throw new ApiError(409, 'An API key pair with this public key already exists', [], { resourceId: existing.id });
+    if (existing)
+      throw new ApiError(409, 'An API key pair with this public key already exists', [], { resourceId: existing.id });
 
     const id = this.context.newId();
     await asApiErrors(() =>
       handleCommand(this.context.store, apiKeyPairStream(id), apiKeyPair, {
         type: 'CreateApiKeyPair',
-        data: { id, displayName: input.display_name, kid, publicJwk, roleIds, merchantAccountIds, active: input.active ?? true, generated: privateKeyPem !== undefined },
+        data: {
+          id,
+          displayName: input.display_name,
+          kid,
+          publicJwk,
+          roleIds,
+          merchantAccountIds,
+          active: input.active ?? true,
+          generated: privateKeyPem !== undefined,
+        },
         metadata: { now: this.context.now().toISOString(), assigner: assignerKind(assigner), by: actorOf(assigner) },
       }),
     );
@@ -83,7 +113,11 @@ export class ApiKeyPairs implements IdentitySlice {
 
   async update(id: string, input: ApiKeyPairUpdateInput, assigner: Assigner): Promise<ApiKeyPair> {
     if (input.merchant_account_ids) this.assertMerchantAccountsExist(input.merchant_account_ids);
-    await this.assertAssignerMay(assigner, { target: id, accounts: input.merchant_account_ids, roleIds: input.role_ids });
+    await this.assertAssignerMay(assigner, {
+      target: id,
+      accounts: input.merchant_account_ids,
+      roleIds: input.role_ids,
+    });
     const changes: ApiKeyPairChanges = {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.role_ids !== undefined ? { roleIds: input.role_ids } : {}),
@@ -115,7 +149,10 @@ export class ApiKeyPairs implements IdentitySlice {
   /** Uses batched by the gateway: at most one event per key per batch, never for a key already used later. */
   async recordUses(uses: readonly { id: string; at: string }[]): Promise<void> {
     for (const use of uses) {
-      await handleCommand(this.context.store, apiKeyPairStream(use.id), apiKeyPair, { type: 'RecordApiKeyPairUse', data: { at: use.at } });
+      await handleCommand(this.context.store, apiKeyPairStream(use.id), apiKeyPair, {
+        type: 'RecordApiKeyPairUse',
+        data: { at: use.at },
+      });
     }
     await this.context.catchUp();
   }
@@ -201,7 +238,9 @@ export class ApiKeyPairs implements IdentitySlice {
     if (assigner.kind === 'api-key-pair' && own.merchantAccountIds.length > 0) {
       const sets = [target?.merchantAccountIds, change.accounts];
       if (sets.some((accounts) => accounts !== undefined && !limitedWithin(accounts, own.merchantAccountIds))) {
-        throw ApiError.forbidden(`This API key is limited to merchant accounts ${own.merchantAccountIds.join(', ')}: it manages only API key pairs limited to them`);
+        throw ApiError.forbidden(
+          `This API key is limited to merchant accounts ${own.merchantAccountIds.join(', ')}: it manages only API key pairs limited to them`,
+        );
       }
     }
     await asApiErrors(async () => {
@@ -211,7 +250,10 @@ export class ApiKeyPairs implements IdentitySlice {
   }
 
   /** The roles and merchant accounts of whoever makes a change; 403 when it no longer exists. */
-  private assignerRow(assigner: Exclude<Assigner, { kind: 'operator' }>): { roleIds: readonly string[]; merchantAccountIds: readonly string[] } {
+  private assignerRow(assigner: Exclude<Assigner, { kind: 'operator' }>): {
+    roleIds: readonly string[];
+    merchantAccountIds: readonly string[];
+  } {
     if (assigner.kind === 'user') {
       const user = this.users(assigner.id);
       if (!user) throw ApiError.forbidden('The dashboard user making this change no longer exists');
@@ -235,14 +277,20 @@ export class ApiKeyPairs implements IdentitySlice {
     if (unknown.length > 0) {
       throw ApiError.badRequest(
         `unknown merchant account: ${unknown.join(', ')}`,
-        unknown.map((id) => ({ location: 'body', pointer: '/merchant_account_ids', message: `merchant account ${id} does not exist`, type: 'unknown_merchant_account' })),
+        unknown.map((id) => ({
+          location: 'body',
+          pointer: '/merchant_account_ids',
+          message: `merchant account ${id} does not exist`,
+          type: 'unknown_merchant_account',
+        })),
       );
     }
   }
 }
 
 /** A key limited to `accounts` stays within `own`: limited (not every account) and to some of them only. */
-const limitedWithin = (accounts: readonly string[], own: readonly string[]): boolean => accounts.length > 0 && accounts.every((id) => own.includes(id));
+const limitedWithin = (accounts: readonly string[], own: readonly string[]): boolean =>
+  accounts.length > 0 && accounts.every((id) => own.includes(id));
 
 function toApiKeyPair(row: ApiKeyPairRow): ApiKeyPair {
   return {

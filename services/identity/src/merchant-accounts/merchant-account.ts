@@ -60,17 +60,33 @@ export type MerchantAccountEvent =
   | {
       readonly type: 'MerchantAccountCreated';
       /** `settings` is absent on accounts created before settings existed: they have the defaults. */
-      readonly data: { readonly id: string; readonly displayName: string; readonly settings?: MerchantAccountSettings; readonly at: string };
+      readonly data: {
+        readonly id: string;
+        readonly displayName: string;
+        readonly settings?: MerchantAccountSettings;
+        readonly at: string;
+      };
     }
-  | { readonly type: 'MerchantAccountUpdated'; readonly data: MerchantAccountChanges & { readonly id: string; readonly at: string } };
+  | {
+      readonly type: 'MerchantAccountUpdated';
+      readonly data: MerchantAccountChanges & { readonly id: string; readonly at: string };
+    };
 
 export type MerchantAccountCommand =
   | {
       readonly type: 'CreateMerchantAccount';
-      readonly data: { readonly id: string; readonly displayName: string; readonly settings?: Partial<MerchantAccountSettings> };
+      readonly data: {
+        readonly id: string;
+        readonly displayName: string;
+        readonly settings?: Partial<MerchantAccountSettings>;
+      };
       readonly metadata: { readonly now: string };
     }
-  | { readonly type: 'UpdateMerchantAccount'; readonly data: MerchantAccountChanges; readonly metadata: { readonly now: string } };
+  | {
+      readonly type: 'UpdateMerchantAccount';
+      readonly data: MerchantAccountChanges;
+      readonly metadata: { readonly now: string };
+    };
 
 export type MerchantAccountState = { readonly status: 'absent' } | { readonly status: 'active'; readonly id: string };
 
@@ -79,7 +95,8 @@ export const merchantAccountStream = (id: string): string => `merchant-account-$
 /** Merchant account ids are chosen by the operator: short, URL-safe. */
 export const merchantAccountIdPattern = /^[a-z0-9][a-z0-9-]{0,63}$/;
 
-const invalid = (field: string, message: string) => new DomainError('invalid_merchant_account', `invalid ${field.replace(/_/g, ' ')}`, [{ field, message }]);
+const invalid = (field: string, message: string) =>
+  new DomainError('invalid_merchant_account', `invalid ${field.replace(/_/g, ' ')}`, [{ field, message }]);
 
 function assertDisplayName(displayName: string | undefined): void {
   if (displayName !== undefined && displayName.trim() === '') throw invalid('display_name', 'must not be empty');
@@ -92,7 +109,11 @@ function assertSettings(settings: Partial<MerchantAccountSettings>): void {
   ];
   for (const [key, field] of limits) {
     const value = settings[key];
-    if (value !== undefined && value !== null && (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)) {
+    if (
+      value !== undefined &&
+      value !== null &&
+      (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    ) {
       throw invalid(field, 'must be a whole number, zero or more');
     }
   }
@@ -114,21 +135,35 @@ export const merchantAccount: Decider<MerchantAccountCommand, MerchantAccountEve
   decide(command, state) {
     switch (command.type) {
       case 'CreateMerchantAccount': {
-        if (state.status !== 'absent') throw new DomainError('merchant_account_exists', `merchant account ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError('merchant_account_exists', `merchant account ${command.data.id} already exists`);
         if (!merchantAccountIdPattern.test(command.data.id)) {
-          throw invalid('id', 'lower-case letters, digits and hyphens, 1 to 64 characters, starting with a letter or digit');
+          throw invalid(
+            'id',
+            'lower-case letters, digits and hyphens, 1 to 64 characters, starting with a letter or digit',
+          );
         }
         assertDisplayName(command.data.displayName);
-        const given = Object.fromEntries(Object.entries(command.data.settings ?? {}).filter(([, value]) => value !== undefined)) as Partial<MerchantAccountSettings>;
+        const given = Object.fromEntries(
+          Object.entries(command.data.settings ?? {}).filter(([, value]) => value !== undefined),
+        ) as Partial<MerchantAccountSettings>;
         const settings: MerchantAccountSettings = { ...defaultMerchantAccountSettings, ...given };
         assertSettings(settings);
-        return [{ type: 'MerchantAccountCreated', data: { id: command.data.id, displayName: command.data.displayName, settings, at: command.metadata.now } }];
+        return [
+          {
+            type: 'MerchantAccountCreated',
+            data: { id: command.data.id, displayName: command.data.displayName, settings, at: command.metadata.now },
+          },
+        ];
       }
       case 'UpdateMerchantAccount': {
-        if (state.status !== 'active') throw new DomainError('merchant_account_not_found', 'The resource could not be found');
+        if (state.status !== 'active')
+          throw new DomainError('merchant_account_not_found', 'The resource could not be found');
         assertDisplayName(command.data.displayName);
         assertSettings(command.data);
-        const changes = Object.fromEntries(Object.entries(command.data).filter(([, value]) => value !== undefined)) as MerchantAccountChanges;
+        const changes = Object.fromEntries(
+          Object.entries(command.data).filter(([, value]) => value !== undefined),
+        ) as MerchantAccountChanges;
         return [{ type: 'MerchantAccountUpdated', data: { id: state.id, ...changes, at: command.metadata.now } }];
       }
       default: {

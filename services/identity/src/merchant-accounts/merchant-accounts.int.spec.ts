@@ -3,7 +3,13 @@
  * transactions service call): the network token settings are created, updated, cleared and read back, also after a
  * restart that rebuilds the read model from the log.
  */
-import { merchantAccountCreateSchema, merchantAccountPatterns, merchantAccountSchema, merchantAccountUpdateSchema, type MerchantAccount } from '@switchyard/contracts';
+import {
+  merchantAccountCreateSchema,
+  merchantAccountPatterns,
+  merchantAccountSchema,
+  merchantAccountUpdateSchema,
+  type MerchantAccount,
+} from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { IdentityService } from '../identity-service';
@@ -34,8 +40,10 @@ const call = async (pattern: string, payload: unknown): Promise<MerchantAccount>
   if (!handler) throw new Error(`no handler ${pattern}`);
   return merchantAccountSchema.parse(await handler(payload, EMBEDDED_CALL));
 };
-const create = (body: Record<string, unknown>) => call(merchantAccountPatterns.create, { body: merchantAccountCreateSchema.parse(body) });
-const update = (id: string, body: Record<string, unknown>) => call(merchantAccountPatterns.update, { id, body: merchantAccountUpdateSchema.parse(body) });
+const create = (body: Record<string, unknown>) =>
+  call(merchantAccountPatterns.create, { body: merchantAccountCreateSchema.parse(body) });
+const update = (id: string, body: Record<string, unknown>) =>
+  call(merchantAccountPatterns.update, { id, body: merchantAccountUpdateSchema.parse(body) });
 const get = (id: string) => call(merchantAccountPatterns.get, { id });
 
 describe('network token settings', () => {
@@ -48,10 +56,22 @@ describe('network token settings', () => {
   });
 
   it('are created, updated (only what is sent), cleared with null, and read back, also after a rebuild', async () => {
-    const created = await create({ id: 'tokens', display_name: 'Tokens', network_tokens_enabled: true, discover_network_tokens_requestor_id: 'disc-req' });
-    expect(created).toMatchObject({ network_tokens_enabled: true, discover_network_tokens_requestor_id: 'disc-req', discover_network_tokens_app_id: null });
+    const created = await create({
+      id: 'tokens',
+      display_name: 'Tokens',
+      network_tokens_enabled: true,
+      discover_network_tokens_requestor_id: 'disc-req',
+    });
+    expect(created).toMatchObject({
+      network_tokens_enabled: true,
+      discover_network_tokens_requestor_id: 'disc-req',
+      discover_network_tokens_app_id: null,
+    });
 
-    const updated = await update('tokens', { discover_network_tokens_app_id: 'disc-app', visa_network_tokens_requestor_id: 'visa-req' });
+    const updated = await update('tokens', {
+      discover_network_tokens_app_id: 'disc-app',
+      visa_network_tokens_requestor_id: 'visa-req',
+    });
     expect(updated).toMatchObject({
       network_tokens_enabled: true,
       discover_network_tokens_requestor_id: 'disc-req',
@@ -60,8 +80,15 @@ describe('network token settings', () => {
     });
     expect(await get('tokens')).toEqual(updated);
 
-    const cleared = await update('tokens', { network_tokens_enabled: false, discover_network_tokens_requestor_id: null });
-    expect(cleared).toMatchObject({ network_tokens_enabled: false, discover_network_tokens_requestor_id: null, discover_network_tokens_app_id: 'disc-app' });
+    const cleared = await update('tokens', {
+      network_tokens_enabled: false,
+      discover_network_tokens_requestor_id: null,
+    });
+    expect(cleared).toMatchObject({
+      network_tokens_enabled: false,
+      discover_network_tokens_requestor_id: null,
+      discover_network_tokens_app_id: 'disc-app',
+    });
 
     await storage.close();
     await open();
@@ -70,7 +97,9 @@ describe('network token settings', () => {
 
   it('are refused at the edge when not a boolean or too long (the contract)', () => {
     expect(merchantAccountUpdateSchema.safeParse({ network_tokens_enabled: 'yes' }).success).toBe(false);
-    expect(merchantAccountUpdateSchema.safeParse({ discover_network_tokens_app_id: 'x'.repeat(1001) }).success).toBe(false);
+    expect(merchantAccountUpdateSchema.safeParse({ discover_network_tokens_app_id: 'x'.repeat(1001) }).success).toBe(
+      false,
+    );
     expect(merchantAccountUpdateSchema.safeParse({ network_tokens_enabled: null }).success).toBe(false);
   });
 });

@@ -2,7 +2,11 @@ import type Database from 'better-sqlite3';
 import { keysetPage, type Page } from '@switchyard/api';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
-import { defaultMerchantAccountSettings, type MerchantAccountEvent, type MerchantAccountSettings } from './merchant-account';
+import {
+  defaultMerchantAccountSettings,
+  type MerchantAccountEvent,
+  type MerchantAccountSettings,
+} from './merchant-account';
 
 export interface MerchantAccountRow extends MerchantAccountSettings {
   readonly id: string;
@@ -61,7 +65,10 @@ const decode = (kind: Kind, value: unknown): unknown => {
   return value;
 };
 
-type MerchantAccountRecord = { id: string; display_name: string; created_at: string; updated_at: string } & Record<string, unknown>;
+type MerchantAccountRecord = { id: string; display_name: string; created_at: string; updated_at: string } & Record<
+  string,
+  unknown
+>;
 
 /**
  * Merchant accounts as the API lists them (by id), projected from `merchant-account-<id>` streams. The table and
@@ -77,7 +84,9 @@ export class MerchantAccountsReadModel {
 
   constructor(db: Database.Database) {
     const table = 'merchant_accounts_v4';
-    const settingsDdl = settingKeys.map((key) => `${settingColumns[key][0]} ${sqlType[settingColumns[key][1]]}`).join(', ');
+    const settingsDdl = settingKeys
+      .map((key) => `${settingColumns[key][0]} ${sqlType[settingColumns[key][1]]}`)
+      .join(', ');
     db.exec(`CREATE TABLE IF NOT EXISTS ${table} (
       id TEXT PRIMARY KEY, display_name TEXT NOT NULL, ${settingsDdl}, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)`);
     this.byId = db.prepare(`SELECT * FROM ${table} WHERE id = ?`);
@@ -96,7 +105,9 @@ export class MerchantAccountsReadModel {
       const signature = changed.join(',');
       let statement = updates.get(signature);
       if (!statement) {
-        statement = db.prepare(`UPDATE ${table} SET ${[...changed, 'updated_at'].map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id`);
+        statement = db.prepare(
+          `UPDATE ${table} SET ${[...changed, 'updated_at'].map((column) => `${column} = @${column}`).join(', ')} WHERE id = @id`,
+        );
         updates.set(signature, statement);
       }
       return statement;
@@ -109,8 +120,13 @@ export class MerchantAccountsReadModel {
         switch (event.type) {
           case 'MerchantAccountCreated': {
             const settings = { ...defaultMerchantAccountSettings, ...event.data.settings };
-            const values: Record<string, unknown> = { id: event.data.id, display_name: event.data.displayName, at: event.data.at };
-            for (const key of settingKeys) values[settingColumns[key][0]] = encode(settingColumns[key][1], settings[key]);
+            const values: Record<string, unknown> = {
+              id: event.data.id,
+              display_name: event.data.displayName,
+              at: event.data.at,
+            };
+            for (const key of settingKeys)
+              values[settingColumns[key][0]] = encode(settingColumns[key][1], settings[key]);
             insert.run(values);
             return;
           }
@@ -118,7 +134,8 @@ export class MerchantAccountsReadModel {
             const values: Record<string, unknown> = { id: event.data.id, updated_at: event.data.at };
             if (event.data.displayName !== undefined) values.display_name = event.data.displayName;
             for (const key of settingKeys) {
-              if (event.data[key] !== undefined) values[settingColumns[key][0]] = encode(settingColumns[key][1], event.data[key]);
+              if (event.data[key] !== undefined)
+                values[settingColumns[key][0]] = encode(settingColumns[key][1], event.data[key]);
             }
             const changed = Object.keys(values).filter((column) => column !== 'id' && column !== 'updated_at');
             updateStatement(changed).run(values);
@@ -150,6 +167,14 @@ export class MerchantAccountsReadModel {
 }
 
 function toRow(record: MerchantAccountRecord): MerchantAccountRow {
-  const settings = Object.fromEntries(settingKeys.map((key) => [key, decode(settingColumns[key][1], record[settingColumns[key][0]])])) as unknown as MerchantAccountSettings;
-  return { id: record.id, displayName: record.display_name, ...settings, createdAt: record.created_at, updatedAt: record.updated_at };
+  const settings = Object.fromEntries(
+    settingKeys.map((key) => [key, decode(settingColumns[key][1], record[settingColumns[key][0]])]),
+  ) as unknown as MerchantAccountSettings;
+  return {
+    id: record.id,
+    displayName: record.display_name,
+    ...settings,
+    createdAt: record.created_at,
+    updatedAt: record.updated_at,
+  };
 }

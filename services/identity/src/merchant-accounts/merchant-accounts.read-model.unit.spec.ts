@@ -40,7 +40,10 @@ describe('the merchant accounts read model', () => {
   it('folds accounts created before multiple captures existed to false', () => {
     apply(
       { type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } },
-      { type: 'MerchantAccountCreated', data: { id: 'older', displayName: 'Older', settings: settingsBeforeMultipleCaptures as never, at: now } },
+      {
+        type: 'MerchantAccountCreated',
+        data: { id: 'older', displayName: 'Older', settings: settingsBeforeMultipleCaptures as never, at: now },
+      },
       { type: 'MerchantAccountUpdated', data: { id: 'older', overCaptureAmount: 10, at: later } },
     );
     expect(readModel.find('default')?.multipleCapturesEnabled).toBe(false);
@@ -48,35 +51,90 @@ describe('the merchant accounts read model', () => {
   });
 
   it('keeps multiple captures as created and as toggled', () => {
-    apply({ type: 'MerchantAccountCreated', data: { id: 'shop', displayName: 'Shop', settings: { ...defaultMerchantAccountSettings, multipleCapturesEnabled: true }, at: now } });
+    apply({
+      type: 'MerchantAccountCreated',
+      data: {
+        id: 'shop',
+        displayName: 'Shop',
+        settings: { ...defaultMerchantAccountSettings, multipleCapturesEnabled: true },
+        at: now,
+      },
+    });
     expect(readModel.find('shop')?.multipleCapturesEnabled).toBe(true);
     apply({ type: 'MerchantAccountUpdated', data: { id: 'shop', multipleCapturesEnabled: false, at: later } });
     expect(readModel.find('shop')).toMatchObject({ multipleCapturesEnabled: false, updatedAt: later });
     apply({ type: 'MerchantAccountUpdated', data: { id: 'shop', multipleCapturesEnabled: true, at: later } });
-    expect(readModel.list({ limit: 10 }).items.map((row) => [row.id, row.multipleCapturesEnabled])).toEqual([['shop', true]]);
+    expect(readModel.list({ limit: 10 }).items.map((row) => [row.id, row.multipleCapturesEnabled])).toEqual([
+      ['shop', true],
+    ]);
   });
 
   it('folds accounts created before network tokens existed to off, without Discover ids, and keeps them as changed', () => {
-    const { networkTokensEnabled: _on, discoverNetworkTokensRequestorId: _req, discoverNetworkTokensAppId: _app, ...settingsBeforeNetworkTokens } = defaultMerchantAccountSettings;
+    const {
+      networkTokensEnabled: _on,
+      discoverNetworkTokensRequestorId: _req,
+      discoverNetworkTokensAppId: _app,
+      ...settingsBeforeNetworkTokens
+    } = defaultMerchantAccountSettings;
     apply(
-      { type: 'MerchantAccountCreated', data: { id: 'older', displayName: 'Older', settings: settingsBeforeNetworkTokens as never, at: now } },
-      { type: 'MerchantAccountCreated', data: { id: 'tokens', displayName: 'Tokens', settings: { ...defaultMerchantAccountSettings, networkTokensEnabled: true }, at: now } },
+      {
+        type: 'MerchantAccountCreated',
+        data: { id: 'older', displayName: 'Older', settings: settingsBeforeNetworkTokens as never, at: now },
+      },
+      {
+        type: 'MerchantAccountCreated',
+        data: {
+          id: 'tokens',
+          displayName: 'Tokens',
+          settings: { ...defaultMerchantAccountSettings, networkTokensEnabled: true },
+          at: now,
+        },
+      },
     );
-    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: false, discoverNetworkTokensRequestorId: null, discoverNetworkTokensAppId: null });
+    expect(readModel.find('older')).toMatchObject({
+      networkTokensEnabled: false,
+      discoverNetworkTokensRequestorId: null,
+      discoverNetworkTokensAppId: null,
+    });
     expect(readModel.find('tokens')?.networkTokensEnabled).toBe(true);
-    apply({ type: 'MerchantAccountUpdated', data: { id: 'older', networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app', at: later } });
-    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: true, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: 'disc-app' });
-    apply({ type: 'MerchantAccountUpdated', data: { id: 'older', networkTokensEnabled: false, discoverNetworkTokensAppId: null, at: later } });
-    expect(readModel.find('older')).toMatchObject({ networkTokensEnabled: false, discoverNetworkTokensRequestorId: 'disc-req', discoverNetworkTokensAppId: null });
+    apply({
+      type: 'MerchantAccountUpdated',
+      data: {
+        id: 'older',
+        networkTokensEnabled: true,
+        discoverNetworkTokensRequestorId: 'disc-req',
+        discoverNetworkTokensAppId: 'disc-app',
+        at: later,
+      },
+    });
+    expect(readModel.find('older')).toMatchObject({
+      networkTokensEnabled: true,
+      discoverNetworkTokensRequestorId: 'disc-req',
+      discoverNetworkTokensAppId: 'disc-app',
+    });
+    apply({
+      type: 'MerchantAccountUpdated',
+      data: { id: 'older', networkTokensEnabled: false, discoverNetworkTokensAppId: null, at: later },
+    });
+    expect(readModel.find('older')).toMatchObject({
+      networkTokensEnabled: false,
+      discoverNetworkTokensRequestorId: 'disc-req',
+      discoverNetworkTokensAppId: null,
+    });
   });
 
   it('rebuilds beside the v3 table from before network tokens, under its own projection name', () => {
     const old = new BetterSqlite3(':memory:');
     try {
-      old.exec('CREATE TABLE merchant_accounts_v3 (id TEXT PRIMARY KEY, display_name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+      old.exec(
+        'CREATE TABLE merchant_accounts_v3 (id TEXT PRIMARY KEY, display_name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)',
+      );
       const rebuilt = new MerchantAccountsReadModel(old);
       expect(rebuilt.projection.name).toBe('merchant-accounts-v4');
-      rebuilt.projection.apply(recorded({ type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } }), old);
+      rebuilt.projection.apply(
+        recorded({ type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } }),
+        old,
+      );
       expect(rebuilt.find('default')?.networkTokensEnabled).toBe(false);
     } finally {
       old.close();
@@ -86,12 +144,17 @@ describe('the merchant accounts read model', () => {
   it('rebuilds beside a v2 table from before the column, under its own projection name', () => {
     const old = new BetterSqlite3(':memory:');
     try {
-      old.exec('CREATE TABLE merchant_accounts_v2 (id TEXT PRIMARY KEY, display_name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)');
+      old.exec(
+        'CREATE TABLE merchant_accounts_v2 (id TEXT PRIMARY KEY, display_name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL)',
+      );
       old.exec(`INSERT INTO merchant_accounts_v2 VALUES ('default', 'Default', '${now}', '${now}')`);
       const rebuilt = new MerchantAccountsReadModel(old);
       expect(rebuilt.projection.name).not.toBe('merchant-accounts-v2');
       expect(rebuilt.find('default')).toBeNull();
-      rebuilt.projection.apply(recorded({ type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } }), old);
+      rebuilt.projection.apply(
+        recorded({ type: 'MerchantAccountCreated', data: { id: 'default', displayName: 'Default', at: now } }),
+        old,
+      );
       expect(rebuilt.find('default')?.multipleCapturesEnabled).toBe(false);
       expect(old.prepare('SELECT count(*) AS n FROM merchant_accounts_v2').get()).toEqual({ n: 1 });
     } finally {

@@ -11,9 +11,13 @@ import {
 import { handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
-import { merchantAccount, merchantAccountStream, type MerchantAccountChanges, type MerchantAccountSettings } from './merchant-account';
+import {
+  merchantAccount,
+  merchantAccountStream,
+  type MerchantAccountChanges,
+  type MerchantAccountSettings,
+} from './merchant-account';
 import { MerchantAccountsReadModel, type MerchantAccountRow } from './merchant-accounts.read-model';
-
 
 export class MerchantAccounts implements IdentitySlice {
   readonly readModel: MerchantAccountsReadModel;
@@ -30,7 +34,11 @@ export class MerchantAccounts implements IdentitySlice {
     return this.readModel.find(id);
   }
 
-  async create(input: { id: string; displayName: string; settings?: Partial<MerchantAccountSettings> }): Promise<MerchantAccountRow> {
+  async create(input: {
+    id: string;
+    displayName: string;
+    settings?: Partial<MerchantAccountSettings>;
+  }): Promise<MerchantAccountRow> {
     await asApiErrors(() =>
       handleCommand(this.context.store, merchantAccountStream(input.id), merchantAccount, {
         type: 'CreateMerchantAccount',
@@ -40,7 +48,10 @@ export class MerchantAccounts implements IdentitySlice {
     );
     await this.context.catchUp();
     const created = this.readModel.find(input.id);
-    if (!created) throw ApiError.serverError(new Error(`merchant account ${input.id} missing from the read model after its append`));
+    if (!created)
+      throw ApiError.serverError(
+        new Error(`merchant account ${input.id} missing from the read model after its append`),
+      );
     return created;
   }
 
@@ -54,7 +65,8 @@ export class MerchantAccounts implements IdentitySlice {
     );
     await this.context.catchUp();
     const updated = this.readModel.find(id);
-    if (!updated) throw ApiError.serverError(new Error(`merchant account ${id} missing from the read model after its append`));
+    if (!updated)
+      throw ApiError.serverError(new Error(`merchant account ${id} missing from the read model after its append`));
     return updated;
   }
 
@@ -65,7 +77,10 @@ export class MerchantAccounts implements IdentitySlice {
   }
 
   list(request: MerchantAccountListRequest): Page<MerchantAccount> {
-    const only = request.merchant_account_ids && request.merchant_account_ids.length > 0 ? request.merchant_account_ids : undefined;
+    const only =
+      request.merchant_account_ids && request.merchant_account_ids.length > 0
+        ? request.merchant_account_ids
+        : undefined;
     const page = this.readModel.list({
       cursor: request.cursor ?? null,
       limit: request.limit,
@@ -98,7 +113,9 @@ export class MerchantAccounts implements IdentitySlice {
       [merchantAccountPatterns.update]: async (payload) => {
         const { id, body } = payload as { id: string; body: MerchantAccountUpdateInput };
         const { display_name: displayName, ...settings } = body;
-        return toMerchantAccount(await this.update(id, { ...(displayName !== undefined ? { displayName } : {}), ...settingsFrom(settings) }));
+        return toMerchantAccount(
+          await this.update(id, { ...(displayName !== undefined ? { displayName } : {}), ...settingsFrom(settings) }),
+        );
       },
     };
   }

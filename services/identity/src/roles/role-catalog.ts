@@ -18,7 +18,8 @@ export interface RoleDefinition {
 }
 
 const read = (...resources: string[]) => resources.map((resource) => `${resource}.read`);
-const readWrite = (...resources: string[]) => resources.flatMap((resource) => [`${resource}.read`, `${resource}.write`]);
+const readWrite = (...resources: string[]) =>
+  resources.flatMap((resource) => [`${resource}.read`, `${resource}.write`]);
 
 /** Records that take and describe payments. */
 const processingResources = [
@@ -49,14 +50,22 @@ const systemResources = [
   'vault-forward-authentications',
 ] as const;
 
-const catalogueResources = ['payment-service-definitions', 'payment-method-definitions', 'card-scheme-definitions', 'gift-card-service-definitions', 'anti-fraud-service-definitions', 'vault-forward-definitions'] as const;
+const catalogueResources = [
+  'payment-service-definitions',
+  'payment-method-definitions',
+  'card-scheme-definitions',
+  'gift-card-service-definitions',
+  'anti-fraud-service-definitions',
+  'vault-forward-definitions',
+] as const;
 
 export const roleCatalog: readonly RoleDefinition[] = [
   {
     id: '5b3ac0a4-7e2a-4c61-9d11-6f1c2e8b0a01',
     slug: 'administrator',
     name: 'Administrator',
-    description: 'Full access to every resource. Must be the only role of its assignee; assigned only by a dashboard user.',
+    description:
+      'Full access to every resource. Must be the only role of its assignee; assigned only by a dashboard user.',
     assignableTo: ['user', 'api-key-pair'],
     appliesTo: [],
     isStandaloneAssignable: true,
@@ -79,7 +88,7 @@ export const roleCatalog: readonly RoleDefinition[] = [
     id: '5b3ac0a4-7e2a-4c61-9d11-6f1c2e8b0a03',
     slug: 'pii-viewer',
     name: 'PII viewer',
-    description: 'Adds buyers\' personal data (billing details) to an analyst.',
+    description: "Adds buyers' personal data (billing details) to an analyst.",
     assignableTo: ['user', 'api-key-pair'],
     appliesTo: ['analyst'],
     isStandaloneAssignable: false,
@@ -89,7 +98,8 @@ export const roleCatalog: readonly RoleDefinition[] = [
     id: '5b3ac0a4-7e2a-4c61-9d11-6f1c2e8b0a04',
     slug: 'key-manager',
     name: 'Key Manager',
-    description: 'Manages API key pairs. Grants no access of its own: it needs a companion role; assigned only by a dashboard user.',
+    description:
+      'Manages API key pairs. Grants no access of its own: it needs a companion role; assigned only by a dashboard user.',
     assignableTo: ['user', 'api-key-pair'],
     appliesTo: ['analyst', 'integration', 'system-manager'],
     isStandaloneAssignable: false,
@@ -99,7 +109,8 @@ export const roleCatalog: readonly RoleDefinition[] = [
     id: '5b3ac0a4-7e2a-4c61-9d11-6f1c2e8b0a05',
     slug: 'integration',
     name: 'Integration',
-    description: 'Processes payments and manages buyers and payment methods from a server integration; can mint embed tokens.',
+    description:
+      'Processes payments and manages buyers and payment methods from a server integration; can mint embed tokens.',
     assignableTo: ['api-key-pair'],
     appliesTo: [],
     isStandaloneAssignable: true,

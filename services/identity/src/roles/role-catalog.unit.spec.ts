@@ -22,5 +22,12 @@ describe('webhook subscriptions (configuration, like payment services)', () => {
   });
 
   it('covers every role of the catalog', () =>
-    expect(roleCatalog.map((role) => role.slug).sort()).toEqual(['administrator', 'analyst', 'integration', 'key-manager', 'pii-viewer', 'system-manager']));
+    expect(roleCatalog.map((role) => role.slug).sort()).toEqual([
+      'administrator',
+      'analyst',
+      'integration',
+      'key-manager',
+      'pii-viewer',
+      'system-manager',
+    ]));
 });

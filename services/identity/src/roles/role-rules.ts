@@ -35,7 +35,8 @@ export function roleSetViolations(roleIds: readonly string[], assignee: Assignee
     }
   }
   if (slugs.has('administrator') && roles.length > 1) violation('administrator must be the only role of its set');
-  if (!roles.some((role) => role.isStandaloneAssignable)) violation('the set needs at least one role that can stand alone');
+  if (!roles.some((role) => role.isStandaloneAssignable))
+    violation('the set needs at least one role that can stand alone');
   return violations;
 }
 
@@ -45,12 +46,17 @@ export function roleSetViolations(roleIds: readonly string[], assignee: Assignee
  */
 export function assertAssignerMayAssign(roleIds: readonly string[], assigner: AssigneeKind): void {
   if (assigner === 'user') return;
-  const refused = roleIds.map(findRole).filter((role): role is RoleDefinition => role !== undefined && assignableByUsersOnly(role));
+  const refused = roleIds
+    .map(findRole)
+    .filter((role): role is RoleDefinition => role !== undefined && assignableByUsersOnly(role));
   if (refused.length > 0) {
     throw new DomainError(
       'role_assignment_forbidden',
       `only a dashboard user can assign ${refused.map((role) => role.slug).join(', ')}`,
-      refused.map((role) => ({ field: 'role_ids', message: `role ${role.slug} can be assigned only by a dashboard user` })),
+      refused.map((role) => ({
+        field: 'role_ids',
+        message: `role ${role.slug} can be assigned only by a dashboard user`,
+      })),
     );
   }
 }
@@ -59,7 +65,11 @@ export function assertAssignerMayAssign(roleIds: readonly string[], assigner: As
 export function assertValidRoleSet(roleIds: readonly string[], assignee: AssigneeKind, assigner: AssigneeKind): void {
   const violations = roleSetViolations(roleIds, assignee);
   if (violations.length > 0) {
-    throw new DomainError('invalid_role_set', `invalid role set: ${violations.map((v) => v.message).join('; ')}`, violations);
+    throw new DomainError(
+      'invalid_role_set',
+      `invalid role set: ${violations.map((v) => v.message).join('; ')}`,
+      violations,
+    );
   }
   assertAssignerMayAssign(roleIds, assigner);
 }

@@ -15,7 +15,8 @@ const rows = new Map(
 );
 
 describe('the roles table of docs/roles-and-permissions.md', () => {
-  it('has one row per role and no other', () => expect([...rows.keys()].sort()).toEqual(roleCatalog.map((role) => role.slug).sort()));
+  it('has one row per role and no other', () =>
+    expect([...rows.keys()].sort()).toEqual(roleCatalog.map((role) => role.slug).sort()));
 
   it.each(roleCatalog.map((role) => [role.slug, role] as const))('matches the catalog for %s', (slug, role) => {
     const [, , assignableTo = '', extendsCell = '', standalone = ''] = rows.get(slug) ?? [];

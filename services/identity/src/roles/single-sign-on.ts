@@ -44,7 +44,8 @@ export function resolveSingleSignOnRoles(claim: readonly string[]): SingleSignOn
   return { roleIds: [analyst], added, ignored: claim.filter((entry) => resolveEntry(entry)?.id !== analyst) };
 }
 
-const resolveEntry = (entry: string): RoleDefinition | undefined => findRole(entry.trim()) ?? findRoleBySlug(entry.trim());
+const resolveEntry = (entry: string): RoleDefinition | undefined =>
+  findRole(entry.trim()) ?? findRoleBySlug(entry.trim());
 
 function requireRole(slug: string): RoleDefinition {
   const role = findRoleBySlug(slug);

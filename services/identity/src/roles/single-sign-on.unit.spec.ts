@@ -7,7 +7,9 @@ const analyst = id('analyst');
 const usable = (roleIds: readonly string[]) => roleSetViolations(roleIds, 'user').length === 0;
 
 /** Every claim made of catalog slugs: all 2^6 subsets of the roles, in catalog order. */
-const everyClaim: string[][] = Array.from({ length: 2 ** roleCatalog.length }, (_, mask) => roleCatalog.filter((_, bit) => mask & (1 << bit)).map((role) => role.slug));
+const everyClaim: string[][] = Array.from({ length: 2 ** roleCatalog.length }, (_, mask) =>
+  roleCatalog.filter((_, bit) => mask & (1 << bit)).map((role) => role.slug),
+);
 
 describe('resolving a roles claim', () => {
   it.each([
@@ -28,7 +30,8 @@ describe('resolving a roles claim', () => {
     [['integration'], ['analyst'], ['analyst'], ['integration']],
     [['system-manager', 'integration', 'typo'], ['analyst'], ['analyst'], ['system-manager', 'integration', 'typo']],
   ])('%j gives %j (added %j, ignored %j)', (claim, roles, added, ignored) =>
-    expect(resolveSingleSignOnRoles(claim)).toEqual({ roleIds: roles.map(id), added: added.map(id), ignored }));
+    expect(resolveSingleSignOnRoles(claim)).toEqual({ roleIds: roles.map(id), added: added.map(id), ignored }),
+  );
 
   it('takes role ids as well as slugs, trims entries and counts a role named twice once', () =>
     expect(resolveSingleSignOnRoles([id('system-manager'), ' system-manager ', 'key-manager'])).toEqual({
@@ -50,7 +53,8 @@ describe('resolving a roles claim', () => {
 
     it('keeps a usable claim as it is, and otherwise adds analyst to it unless that still breaks a rule', () => {
       if (usable(fromClaim)) expect(resolved.roleIds).toEqual(fromClaim);
-      else if (usable([...new Set([...fromClaim, analyst])])) expect(new Set(resolved.roleIds)).toEqual(new Set([...fromClaim, analyst]));
+      else if (usable([...new Set([...fromClaim, analyst])]))
+        expect(new Set(resolved.roleIds)).toEqual(new Set([...fromClaim, analyst]));
       else expect(resolved.roleIds).toEqual([analyst]);
     });
 
@@ -59,9 +63,11 @@ describe('resolving a roles claim', () => {
   });
 
   it('drops roles from the claim exactly when it holds a role a user cannot have, or administrator beside another role', () => {
-    const dropsRoles = (claim: string[]) => claim.some((slug) => !resolveSingleSignOnRoles(claim).roleIds.includes(id(slug)));
+    const dropsRoles = (claim: string[]) =>
+      claim.some((slug) => !resolveSingleSignOnRoles(claim).roleIds.includes(id(slug)));
     const cannotBeFixedByAddingAnalyst = (claim: string[]) =>
-      claim.some((slug) => !findRoleBySlug(slug)!.assignableTo.includes('user')) || (claim.includes('administrator') && claim.length > 1);
+      claim.some((slug) => !findRoleBySlug(slug)!.assignableTo.includes('user')) ||
+      (claim.includes('administrator') && claim.length > 1);
     expect(everyClaim.filter(dropsRoles)).toEqual(everyClaim.filter(cannotBeFixedByAddingAnalyst));
   });
 });

@@ -22,19 +22,44 @@ export interface ThreeDsProfile {
 export type ThreeDsConfigurationChanges = Partial<ThreeDsProfile>;
 
 export type ThreeDsConfigurationEvent =
-  | { readonly type: 'ThreeDsConfigurationCreated'; readonly data: ThreeDsProfile & { readonly id: string; readonly merchantAccountId: string; readonly at: string } }
-  | { readonly type: 'ThreeDsConfigurationUpdated'; readonly data: ThreeDsConfigurationChanges & { readonly id: string; readonly merchantAccountId: string; readonly at: string } }
-  | { readonly type: 'ThreeDsConfigurationDeleted'; readonly data: { readonly id: string; readonly merchantAccountId: string; readonly at: string } };
+  | {
+      readonly type: 'ThreeDsConfigurationCreated';
+      readonly data: ThreeDsProfile & { readonly id: string; readonly merchantAccountId: string; readonly at: string };
+    }
+  | {
+      readonly type: 'ThreeDsConfigurationUpdated';
+      readonly data: ThreeDsConfigurationChanges & {
+        readonly id: string;
+        readonly merchantAccountId: string;
+        readonly at: string;
+      };
+    }
+  | {
+      readonly type: 'ThreeDsConfigurationDeleted';
+      readonly data: { readonly id: string; readonly merchantAccountId: string; readonly at: string };
+    };
 
 interface CommandMetadata {
   readonly now: string;
 }
 
 export type ThreeDsConfigurationCommand =
-  | { readonly type: 'CreateThreeDsConfiguration'; readonly data: ThreeDsProfile & { readonly id: string; readonly merchantAccountId: string }; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'CreateThreeDsConfiguration';
+      readonly data: ThreeDsProfile & { readonly id: string; readonly merchantAccountId: string };
+      readonly metadata: CommandMetadata;
+    }
   /** `merchantAccountId`: the account the request addressed it under. */
-  | { readonly type: 'UpdateThreeDsConfiguration'; readonly data: { readonly merchantAccountId: string; readonly changes: ThreeDsConfigurationChanges }; readonly metadata: CommandMetadata }
-  | { readonly type: 'DeleteThreeDsConfiguration'; readonly data: { readonly merchantAccountId: string }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'UpdateThreeDsConfiguration';
+      readonly data: { readonly merchantAccountId: string; readonly changes: ThreeDsConfigurationChanges };
+      readonly metadata: CommandMetadata;
+    }
+  | {
+      readonly type: 'DeleteThreeDsConfiguration';
+      readonly data: { readonly merchantAccountId: string };
+      readonly metadata: CommandMetadata;
+    };
 
 export type ThreeDsConfigurationState =
   | { readonly status: 'absent' }
@@ -61,31 +86,53 @@ function assertProfile(profile: ThreeDsConfigurationChanges): void {
   const details: { field: string; message: string }[] = [];
   for (const [key, field] of requiredText) {
     const value = profile[key];
-    if (value !== undefined && (typeof value !== 'string' || value.trim() === '')) details.push({ field, message: 'must not be empty' });
+    if (value !== undefined && (typeof value !== 'string' || value.trim() === ''))
+      details.push({ field, message: 'must not be empty' });
   }
   if (profile.currency !== undefined && profile.currency !== null && !currencyPattern.test(profile.currency)) {
     details.push({ field: 'currency', message: 'must be three upper-case letters (ISO 4217)' });
   }
-  if (details.length > 0) throw new DomainError('invalid_three_ds_configuration', 'invalid 3-D Secure configuration', details);
+  if (details.length > 0)
+    throw new DomainError('invalid_three_ds_configuration', 'invalid 3-D Secure configuration', details);
 }
 
-export const threeDsConfiguration: Decider<ThreeDsConfigurationCommand, ThreeDsConfigurationEvent, ThreeDsConfigurationState> = {
+export const threeDsConfiguration: Decider<
+  ThreeDsConfigurationCommand,
+  ThreeDsConfigurationEvent,
+  ThreeDsConfigurationState
+> = {
   initialState: () => ({ status: 'absent' }),
   decide(command, state) {
     switch (command.type) {
       case 'CreateThreeDsConfiguration':
-        if (state.status !== 'absent') throw new DomainError('three_ds_configuration_exists', `3-D Secure configuration ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError(
+            'three_ds_configuration_exists',
+            `3-D Secure configuration ${command.data.id} already exists`,
+          );
         assertProfile(command.data);
         return [{ type: 'ThreeDsConfigurationCreated', data: { ...command.data, at: command.metadata.now } }];
       case 'UpdateThreeDsConfiguration': {
         if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId) throw notFound();
         assertProfile(command.data.changes);
-        const changes = Object.fromEntries(Object.entries(command.data.changes).filter(([, value]) => value !== undefined)) as ThreeDsConfigurationChanges;
-        return [{ type: 'ThreeDsConfigurationUpdated', data: { ...changes, id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now } }];
+        const changes = Object.fromEntries(
+          Object.entries(command.data.changes).filter(([, value]) => value !== undefined),
+        ) as ThreeDsConfigurationChanges;
+        return [
+          {
+            type: 'ThreeDsConfigurationUpdated',
+            data: { ...changes, id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now },
+          },
+        ];
       }
       case 'DeleteThreeDsConfiguration':
         if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId) throw notFound();
-        return [{ type: 'ThreeDsConfigurationDeleted', data: { id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now } }];
+        return [
+          {
+            type: 'ThreeDsConfigurationDeleted',
+            data: { id: state.id, merchantAccountId: state.merchantAccountId, at: command.metadata.now },
+          },
+        ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);

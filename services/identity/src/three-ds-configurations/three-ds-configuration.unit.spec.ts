@@ -1,4 +1,9 @@
-import { threeDsConfiguration, type ThreeDsConfigurationCommand, type ThreeDsConfigurationEvent, type ThreeDsProfile } from './three-ds-configuration';
+import {
+  threeDsConfiguration,
+  type ThreeDsConfigurationCommand,
+  type ThreeDsConfigurationEvent,
+  type ThreeDsProfile,
+} from './three-ds-configuration';
 
 const now = '2026-01-01T00:00:00.000Z';
 const later = '2026-01-02T00:00:00.000Z';
@@ -26,19 +31,31 @@ const update = (merchantAccountId: string, changes: Partial<ThreeDsProfile>): Th
   data: { merchantAccountId, changes },
   metadata: { now: later },
 });
-const remove = (merchantAccountId: string): ThreeDsConfigurationCommand => ({ type: 'DeleteThreeDsConfiguration', data: { merchantAccountId }, metadata: { now: later } });
+const remove = (merchantAccountId: string): ThreeDsConfigurationCommand => ({
+  type: 'DeleteThreeDsConfiguration',
+  data: { merchantAccountId },
+  metadata: { now: later },
+});
 
 const given = (events: ThreeDsConfigurationEvent[]) => ({
   when: (command: ThreeDsConfigurationCommand) =>
-    threeDsConfiguration.decide(command, events.reduce(threeDsConfiguration.evolve, threeDsConfiguration.initialState())),
+    threeDsConfiguration.decide(
+      command,
+      events.reduce(threeDsConfiguration.evolve, threeDsConfiguration.initialState()),
+    ),
 });
 
 describe('when no configuration exists', () => {
   it('creates it for its merchant account', () =>
-    expect(given([]).when(create())).toEqual([{ type: 'ThreeDsConfigurationCreated', data: { id, merchantAccountId: 'shop-a', ...profile, at: now } }]));
+    expect(given([]).when(create())).toEqual([
+      { type: 'ThreeDsConfigurationCreated', data: { id, merchantAccountId: 'shop-a', ...profile, at: now } },
+    ]));
 
   it('creates one for any currency and scheme', () =>
-    expect(given([]).when(create({ currency: null, scheme: null }))[0]?.data).toMatchObject({ currency: null, scheme: null }));
+    expect(given([]).when(create({ currency: null, scheme: null }))[0]?.data).toMatchObject({
+      currency: null,
+      scheme: null,
+    }));
 
   it('refuses blank profile fields and a malformed currency, naming each field', () =>
     expect(() => given([]).when(create({ merchantName: ' ', merchantUrl: '', currency: 'usd' }))).toThrow(
@@ -53,8 +70,12 @@ describe('when no configuration exists', () => {
     ));
 
   it('is not found for updates and deletes', () => {
-    expect(() => given([]).when(update('shop-a', { merchantName: 'x' }))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
-    expect(() => given([]).when(remove('shop-a'))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
+    expect(() => given([]).when(update('shop-a', { merchantName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
+    expect(() => given([]).when(remove('shop-a'))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
   });
 });
 
@@ -62,22 +83,35 @@ describe('when the configuration exists', () => {
   const created = given([]).when(create()) as ThreeDsConfigurationEvent[];
 
   it('refuses to create it again', () =>
-    expect(() => given(created).when(create())).toThrow(expect.objectContaining({ code: 'three_ds_configuration_exists' })));
+    expect(() => given(created).when(create())).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_exists' }),
+    ));
 
   it('records only the fields that change; null clears the currency', () =>
     expect(given(created).when(update('shop-a', { merchantName: 'Shop A', currency: null, metadata: {} }))).toEqual([
-      { type: 'ThreeDsConfigurationUpdated', data: { id, merchantAccountId: 'shop-a', merchantName: 'Shop A', currency: null, metadata: {}, at: later } },
+      {
+        type: 'ThreeDsConfigurationUpdated',
+        data: { id, merchantAccountId: 'shop-a', merchantName: 'Shop A', currency: null, metadata: {}, at: later },
+      },
     ]));
 
   it('refuses a blank field on update', () =>
-    expect(() => given(created).when(update('shop-a', { merchantCategoryCode: '' }))).toThrow(expect.objectContaining({ code: 'invalid_three_ds_configuration' })));
+    expect(() => given(created).when(update('shop-a', { merchantCategoryCode: '' }))).toThrow(
+      expect.objectContaining({ code: 'invalid_three_ds_configuration' }),
+    ));
 
   it('deletes it', () =>
-    expect(given(created).when(remove('shop-a'))).toEqual([{ type: 'ThreeDsConfigurationDeleted', data: { id, merchantAccountId: 'shop-a', at: later } }]));
+    expect(given(created).when(remove('shop-a'))).toEqual([
+      { type: 'ThreeDsConfigurationDeleted', data: { id, merchantAccountId: 'shop-a', at: later } },
+    ]));
 
   it('does not exist under another merchant account', () => {
-    expect(() => given(created).when(update('shop-b', { merchantName: 'x' }))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
-    expect(() => given(created).when(remove('shop-b'))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
+    expect(() => given(created).when(update('shop-b', { merchantName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
+    expect(() => given(created).when(remove('shop-b'))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
   });
 });
 
@@ -87,8 +121,14 @@ describe('when the configuration was deleted', () => {
     { type: 'ThreeDsConfigurationDeleted', data: { id, merchantAccountId: 'shop-a', at: later } },
   ];
   it('is not found for updates and deletes, and cannot be created again', () => {
-    expect(() => given(deleted).when(update('shop-a', { merchantName: 'x' }))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
-    expect(() => given(deleted).when(remove('shop-a'))).toThrow(expect.objectContaining({ code: 'three_ds_configuration_not_found' }));
-    expect(() => given(deleted).when(create())).toThrow(expect.objectContaining({ code: 'three_ds_configuration_exists' }));
+    expect(() => given(deleted).when(update('shop-a', { merchantName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
+    expect(() => given(deleted).when(remove('shop-a'))).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_not_found' }),
+    );
+    expect(() => given(deleted).when(create())).toThrow(
+      expect.objectContaining({ code: 'three_ds_configuration_exists' }),
+    );
   });
 });

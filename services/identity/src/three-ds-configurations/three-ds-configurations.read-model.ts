@@ -30,7 +30,10 @@ interface ThreeDsConfigurationRecord {
 export class ThreeDsConfigurationsReadModel {
   readonly projection: Projection;
   private readonly byId: Database.Statement<[string], ThreeDsConfigurationRecord>;
-  private readonly byAccount: Database.Statement<[{ merchantAccountId: string; currency: string | null }], ThreeDsConfigurationRecord>;
+  private readonly byAccount: Database.Statement<
+    [{ merchantAccountId: string; currency: string | null }],
+    ThreeDsConfigurationRecord
+  >;
 
   constructor(db: Database.Database) {
     db.exec(`

@@ -10,7 +10,11 @@ import { handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type IdentityContext, type IdentitySlice } from '../identity-context';
 import type { MerchantAccounts } from '../merchant-accounts/merchant-accounts.slice';
-import { threeDsConfiguration, threeDsConfigurationStream, type ThreeDsConfigurationChanges } from './three-ds-configuration';
+import {
+  threeDsConfiguration,
+  threeDsConfigurationStream,
+  type ThreeDsConfigurationChanges,
+} from './three-ds-configuration';
 import { ThreeDsConfigurationsReadModel, type ThreeDsConfigurationRow } from './three-ds-configurations.read-model';
 
 export class ThreeDsConfigurations implements IdentitySlice {
@@ -58,7 +62,11 @@ export class ThreeDsConfigurations implements IdentitySlice {
     return this.get(merchantAccountId, id);
   }
 
-  async update(merchantAccountId: string, id: string, input: ThreeDsConfigurationUpdateInput): Promise<ThreeDsConfiguration> {
+  async update(
+    merchantAccountId: string,
+    id: string,
+    input: ThreeDsConfigurationUpdateInput,
+  ): Promise<ThreeDsConfiguration> {
     this.assertMerchantAccountExists(merchantAccountId);
     const changes: ThreeDsConfigurationChanges = {
       ...(input.merchant_acquirer_bin !== undefined ? { merchantAcquirerBin: input.merchant_acquirer_bin } : {}),
@@ -104,15 +112,25 @@ export class ThreeDsConfigurations implements IdentitySlice {
   rpcHandlers(): RpcHandlers {
     return {
       [threeDsConfigurationPatterns.list]: async (payload) => {
-        const { merchant_account_id: merchantAccountId, currency } = payload as { merchant_account_id: string; currency?: string };
+        const { merchant_account_id: merchantAccountId, currency } = payload as {
+          merchant_account_id: string;
+          currency?: string;
+        };
         return this.list(merchantAccountId, currency);
       },
       [threeDsConfigurationPatterns.create]: async (payload) => {
-        const { merchant_account_id: merchantAccountId, body } = payload as { merchant_account_id: string; body: ThreeDsConfigurationCreateInput };
+        const { merchant_account_id: merchantAccountId, body } = payload as {
+          merchant_account_id: string;
+          body: ThreeDsConfigurationCreateInput;
+        };
         return this.create(merchantAccountId, body);
       },
       [threeDsConfigurationPatterns.update]: async (payload) => {
-        const { merchant_account_id: merchantAccountId, id, body } = payload as { merchant_account_id: string; id: string; body: ThreeDsConfigurationUpdateInput };
+        const {
+          merchant_account_id: merchantAccountId,
+          id,
+          body,
+        } = payload as { merchant_account_id: string; id: string; body: ThreeDsConfigurationUpdateInput };
         return this.update(merchantAccountId, id, body);
       },
       [threeDsConfigurationPatterns.delete]: async (payload) => {

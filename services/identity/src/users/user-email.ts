@@ -9,9 +9,16 @@
  */
 import { DomainError, type Decider } from '@switchyard/decider';
 
-export type UserEmailEvent = { readonly type: 'UserEmailClaimed'; readonly data: { readonly email: string; readonly userId: string; readonly at: string } };
+export type UserEmailEvent = {
+  readonly type: 'UserEmailClaimed';
+  readonly data: { readonly email: string; readonly userId: string; readonly at: string };
+};
 
-export type UserEmailCommand = { readonly type: 'ClaimUserEmail'; readonly data: { readonly email: string; readonly userId: string }; readonly metadata: { readonly now: string } };
+export type UserEmailCommand = {
+  readonly type: 'ClaimUserEmail';
+  readonly data: { readonly email: string; readonly userId: string };
+  readonly metadata: { readonly now: string };
+};
 
 export type UserEmailState = { readonly status: 'free' } | { readonly status: 'claimed'; readonly userId: string };
 
@@ -23,7 +30,8 @@ export const userEmail: Decider<UserEmailCommand, UserEmailEvent, UserEmailState
   decide(command, state) {
     switch (command.type) {
       case 'ClaimUserEmail':
-        if (state.status === 'free') return [{ type: 'UserEmailClaimed', data: { ...command.data, at: command.metadata.now } }];
+        if (state.status === 'free')
+          return [{ type: 'UserEmailClaimed', data: { ...command.data, at: command.metadata.now } }];
         if (state.userId === command.data.userId) return [];
         throw new DomainError('user_email_taken', `a user with email ${command.data.email} already exists`, [
           { field: 'email', message: 'is already used by another user' },

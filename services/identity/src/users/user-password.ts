@@ -34,7 +34,10 @@ export function assertAcceptablePassword(password: string): void {
         : password.trim() !== password
           ? 'must not start or end with white space'
           : null;
-  if (problem) throw new DomainError('invalid_password', `invalid password: it ${problem}`, [{ field: 'password', message: problem }]);
+  if (problem)
+    throw new DomainError('invalid_password', `invalid password: it ${problem}`, [
+      { field: 'password', message: problem },
+    ]);
 }
 
 export function hashPassword(password: string): Promise<string> {

@@ -28,7 +28,10 @@ export type UserEvent =
   | { readonly type: 'UserCreated'; readonly data: UserCreatedData }
   | { readonly type: 'UserUpdated'; readonly data: UserChanges & { readonly id: string; readonly at: string } }
   /** The dashboard password, as its PHC-format hash. The identity relay publishes the event without it. */
-  | { readonly type: 'UserPasswordSet'; readonly data: { readonly id: string; readonly passwordHash: string; readonly at: string } };
+  | {
+      readonly type: 'UserPasswordSet';
+      readonly data: { readonly id: string; readonly passwordHash: string; readonly at: string };
+    };
 
 interface CommandMetadata {
   readonly now: string;
@@ -37,7 +40,11 @@ interface CommandMetadata {
 export type UserCommand =
   | { readonly type: 'CreateUser'; readonly data: Omit<UserCreatedData, 'at'>; readonly metadata: CommandMetadata }
   | { readonly type: 'UpdateUser'; readonly data: UserChanges; readonly metadata: CommandMetadata }
-  | { readonly type: 'SetUserPassword'; readonly data: { readonly passwordHash: string }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'SetUserPassword';
+      readonly data: { readonly passwordHash: string };
+      readonly metadata: CommandMetadata;
+    };
 
 export type UserState =
   | { readonly status: 'absent' }
@@ -55,16 +62,20 @@ export const userStream = (id: string): string => `user-${id}`;
 const emailShape = /^[^\s@]+@[^\s@]+$/;
 
 function assertEmail(email: string): void {
-  if (!emailShape.test(email)) throw new DomainError('invalid_user', 'invalid email', [{ field: 'email', message: 'must be an email address' }]);
+  if (!emailShape.test(email))
+    throw new DomainError('invalid_user', 'invalid email', [{ field: 'email', message: 'must be an email address' }]);
 }
 
 function assertDisplayName(displayName: string | undefined): void {
   if (displayName !== undefined && displayName.trim() === '') {
-    throw new DomainError('invalid_user', 'invalid display name', [{ field: 'display_name', message: 'must not be empty' }]);
+    throw new DomainError('invalid_user', 'invalid display name', [
+      { field: 'display_name', message: 'must not be empty' },
+    ]);
   }
 }
 
-const sameRoles = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((id) => b.includes(id));
+const sameRoles = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((id) => b.includes(id));
 
 export const user: Decider<UserCommand, UserEvent, UserState> = {
   initialState: () => ({ status: 'absent' }),
@@ -77,7 +88,12 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
         // Users get their roles from the operator (a dashboard user's stand-in) or single sign-on, which an
         // administrator configures: both assign as a dashboard user.
         assertValidRoleSet(command.data.roleIds, 'user', 'user');
-        return [{ type: 'UserCreated', data: { ...command.data, roleIds: [...new Set(command.data.roleIds)], at: command.metadata.now } }];
+        return [
+          {
+            type: 'UserCreated',
+            data: { ...command.data, roleIds: [...new Set(command.data.roleIds)], at: command.metadata.now },
+          },
+        ];
       }
       case 'UpdateUser': {
         if (state.status !== 'present') throw new DomainError('user_not_found', 'The resource could not be found');
@@ -87,8 +103,12 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
         // Only what actually changes is recorded; a sign-in that maps to the same roles appends nothing.
         const changes: UserChanges = {
           ...(roleIds !== undefined && !sameRoles(roleIds, state.roleIds) ? { roleIds } : {}),
-          ...(command.data.displayName !== undefined && command.data.displayName !== state.displayName ? { displayName: command.data.displayName } : {}),
-          ...(command.data.active !== undefined && command.data.active !== state.active ? { active: command.data.active } : {}),
+          ...(command.data.displayName !== undefined && command.data.displayName !== state.displayName
+            ? { displayName: command.data.displayName }
+            : {}),
+          ...(command.data.active !== undefined && command.data.active !== state.active
+            ? { active: command.data.active }
+            : {}),
         };
         if (Object.keys(changes).length === 0) return [];
         return [{ type: 'UserUpdated', data: { id: state.id, ...changes, at: command.metadata.now } }];
@@ -96,7 +116,12 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
       case 'SetUserPassword':
         // A deactivated user may be given a password too: the operator resets it before restoring the user.
         if (state.status !== 'present') throw new DomainError('user_not_found', 'The resource could not be found');
-        return [{ type: 'UserPasswordSet', data: { id: state.id, passwordHash: command.data.passwordHash, at: command.metadata.now } }];
+        return [
+          {
+            type: 'UserPasswordSet',
+            data: { id: state.id, passwordHash: command.data.passwordHash, at: command.metadata.now },
+          },
+        ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
@@ -106,7 +131,13 @@ export const user: Decider<UserCommand, UserEvent, UserState> = {
   evolve(state, event) {
     switch (event.type) {
       case 'UserCreated':
-        return { status: 'present', id: event.data.id, displayName: event.data.displayName, roleIds: event.data.roleIds, active: true };
+        return {
+          status: 'present',
+          id: event.data.id,
+          displayName: event.data.displayName,
+          roleIds: event.data.roleIds,
+          active: true,
+        };
       case 'UserUpdated':
         if (state.status !== 'present') return state;
         return {

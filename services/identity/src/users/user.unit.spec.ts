@@ -11,7 +11,11 @@ const create = (overrides: Partial<CreateCommand['data']> = {}): CreateCommand =
   data: { id: 'u1', email: 'Ada@Example.com', displayName: 'Ada', roleIds: [id('analyst')], ...overrides },
   metadata: { now },
 });
-const update = (data: Extract<UserCommand, { type: 'UpdateUser' }>['data']): UserCommand => ({ type: 'UpdateUser', data, metadata: { now: later } });
+const update = (data: Extract<UserCommand, { type: 'UpdateUser' }>['data']): UserCommand => ({
+  type: 'UpdateUser',
+  data,
+  metadata: { now: later },
+});
 
 const given = (events: UserEvent[]) => ({
   when: (command: UserCommand) => user.decide(command, events.reduce(user.evolve, user.initialState())),
@@ -20,7 +24,16 @@ const given = (events: UserEvent[]) => ({
 describe('when no user exists', () => {
   it('creates it with its roles, deduplicated', () =>
     expect(given([]).when(create({ roleIds: [id('analyst'), id('pii-viewer'), id('analyst')] }))).toEqual([
-      { type: 'UserCreated', data: { id: 'u1', email: 'Ada@Example.com', displayName: 'Ada', roleIds: [id('analyst'), id('pii-viewer')], at: now } },
+      {
+        type: 'UserCreated',
+        data: {
+          id: 'u1',
+          email: 'Ada@Example.com',
+          displayName: 'Ada',
+          roleIds: [id('analyst'), id('pii-viewer')],
+          at: now,
+        },
+      },
     ]));
 
   it.each([
@@ -30,7 +43,10 @@ describe('when no user exists', () => {
     [['pii-viewer', 'system-manager'], /role pii-viewer needs one of these roles beside it: analyst/],
     [[], /at least one role is required/],
   ])('refuses the role set %j naming the rule', (slugs, rule) =>
-    expect(() => given([]).when(create({ roleIds: slugs.map(id) }))).toThrow(expect.objectContaining({ code: 'invalid_role_set', message: expect.stringMatching(rule) })));
+    expect(() => given([]).when(create({ roleIds: slugs.map(id) }))).toThrow(
+      expect.objectContaining({ code: 'invalid_role_set', message: expect.stringMatching(rule) }),
+    ),
+  );
 
   it('takes administrator and key-manager: users are assigned roles as a dashboard user would', () => {
     expect(given([]).when(create({ roleIds: [id('administrator')] }))).toHaveLength(1);
@@ -38,23 +54,33 @@ describe('when no user exists', () => {
   });
 
   it('refuses a malformed email and an empty display name', () => {
-    expect(() => given([]).when(create({ email: 'not-an-email' }))).toThrow(expect.objectContaining({ code: 'invalid_user' }));
-    expect(() => given([]).when(create({ displayName: '  ' }))).toThrow(expect.objectContaining({ code: 'invalid_user' }));
+    expect(() => given([]).when(create({ email: 'not-an-email' }))).toThrow(
+      expect.objectContaining({ code: 'invalid_user' }),
+    );
+    expect(() => given([]).when(create({ displayName: '  ' }))).toThrow(
+      expect.objectContaining({ code: 'invalid_user' }),
+    );
   });
 
-  it('refuses an update', () => expect(() => given([]).when(update({ active: false }))).toThrow(expect.objectContaining({ code: 'user_not_found' })));
+  it('refuses an update', () =>
+    expect(() => given([]).when(update({ active: false }))).toThrow(
+      expect.objectContaining({ code: 'user_not_found' }),
+    ));
 });
 
 describe('when the user exists', () => {
   const created = given([]).when(create()) as UserEvent[];
 
-  it('refuses to create it again', () => expect(() => given(created).when(create())).toThrow(expect.objectContaining({ code: 'user_exists' })));
+  it('refuses to create it again', () =>
+    expect(() => given(created).when(create())).toThrow(expect.objectContaining({ code: 'user_exists' })));
 
   it('replaces its roles, checking the new set', () => {
     expect(given(created).when(update({ roleIds: [id('system-manager'), id('key-manager')] }))).toEqual([
       { type: 'UserUpdated', data: { id: 'u1', roleIds: [id('system-manager'), id('key-manager')], at: later } },
     ]);
-    expect(() => given(created).when(update({ roleIds: [id('integration')] }))).toThrow(expect.objectContaining({ code: 'invalid_role_set' }));
+    expect(() => given(created).when(update({ roleIds: [id('integration')] }))).toThrow(
+      expect.objectContaining({ code: 'invalid_role_set' }),
+    );
   });
 
   it('deactivates it and renames it, recording only what changes', () =>
@@ -74,21 +100,35 @@ describe('when the user exists', () => {
 
 describe('setting a password', () => {
   const created = given([]).when(create()) as UserEvent[];
-  const setPassword = (passwordHash: string): UserCommand => ({ type: 'SetUserPassword', data: { passwordHash }, metadata: { now: later } });
+  const setPassword = (passwordHash: string): UserCommand => ({
+    type: 'SetUserPassword',
+    data: { passwordHash },
+    metadata: { now: later },
+  });
 
   it('records the hash it is given, for a user that exists, deactivated or not', () => {
     expect(given(created).when(setPassword('$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA'))).toEqual([
-      { type: 'UserPasswordSet', data: { id: 'u1', passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', at: later } },
+      {
+        type: 'UserPasswordSet',
+        data: { id: 'u1', passwordHash: '$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA', at: later },
+      },
     ]);
-    const deactivated = [...created, { type: 'UserUpdated', data: { id: 'u1', active: false, at: later } } as UserEvent];
+    const deactivated = [
+      ...created,
+      { type: 'UserUpdated', data: { id: 'u1', active: false, at: later } } as UserEvent,
+    ];
     expect(given(deactivated).when(setPassword('$argon2id$x'))).toHaveLength(1);
   });
 
   it('refuses it for a user that does not exist', () =>
-    expect(() => given([]).when(setPassword('$argon2id$x'))).toThrow(expect.objectContaining({ code: 'user_not_found' })));
+    expect(() => given([]).when(setPassword('$argon2id$x'))).toThrow(
+      expect.objectContaining({ code: 'user_not_found' }),
+    ));
 
   it('changes nothing else of the user', () => {
     const withPassword = [...created, ...(given(created).when(setPassword('$argon2id$x')) as UserEvent[])];
-    expect(given(withPassword).when(update({ roleIds: [id('analyst')], active: true, displayName: 'Ada' }))).toEqual([]);
+    expect(given(withPassword).when(update({ roleIds: [id('analyst')], active: true, displayName: 'Ada' }))).toEqual(
+      [],
+    );
   });
 });

@@ -53,7 +53,8 @@ export class UsersReadModel {
         sort_key TEXT NOT NULL UNIQUE);
       CREATE INDEX IF NOT EXISTS users_email_key ON users (email_key);
       CREATE TABLE IF NOT EXISTS user_passwords (user_id TEXT PRIMARY KEY, password_hash TEXT NOT NULL, set_at TEXT NOT NULL);`);
-    const select = 'SELECT users.*, EXISTS (SELECT 1 FROM user_passwords WHERE user_id = users.id) AS has_password FROM users';
+    const select =
+      'SELECT users.*, EXISTS (SELECT 1 FROM user_passwords WHERE user_id = users.id) AS has_password FROM users';
     this.byId = db.prepare(`${select} WHERE id = ?`);
     this.byEmailKey = db.prepare(`${select} WHERE email_key = ? ORDER BY sort_key LIMIT 1`);
     this.pageAfter = db.prepare(`${select} WHERE sort_key > ? ORDER BY sort_key LIMIT ?`);

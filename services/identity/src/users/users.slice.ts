@@ -14,7 +14,13 @@ import { rolesOf } from '../roles/roles.slice';
 import { resolveSingleSignOnRoles, type SingleSignOnRoles } from '../roles/single-sign-on';
 import { user, userStream, type UserChanges, type UserCommand } from './user';
 import { userEmail, userEmailStream, type UserEmailEvent } from './user-email';
-import { assertAcceptablePassword, decoyPasswordHash, hashPassword, PASSWORD_MAX_LENGTH, passwordMatches } from './user-password';
+import {
+  assertAcceptablePassword,
+  decoyPasswordHash,
+  hashPassword,
+  PASSWORD_MAX_LENGTH,
+  passwordMatches,
+} from './user-password';
 import { UsersReadModel, type UserRow } from './users.read-model';
 
 /** A dashboard user as shown to the operator and the dashboard: the wire's `DashboardUser` (never a password or its hash). */
@@ -72,10 +78,18 @@ export class Users implements IdentitySlice {
       // A claim left by a create that stopped before its user was appended is finished under the claimed id.
       const claimedBy = await this.emailClaimHolder(email);
       const id = claimedBy !== undefined && !(await this.exists(claimedBy)) ? claimedBy : this.context.newId();
-      const create: UserCommand = { type: 'CreateUser', data: { id, email, displayName: input.display_name, roleIds: toRoleIds(input.roles) }, metadata: { now } };
+      const create: UserCommand = {
+        type: 'CreateUser',
+        data: { id, email, displayName: input.display_name, roleIds: toRoleIds(input.roles) },
+        metadata: { now },
+      };
       // Decide once before claiming, so a refused user (bad roles, bad email) never takes the email.
       user.decide(create, user.initialState());
-      await handleCommand(this.context.store, userEmailStream(email), userEmail, { type: 'ClaimUserEmail', data: { email, userId: id }, metadata: { now } });
+      await handleCommand(this.context.store, userEmailStream(email), userEmail, {
+        type: 'ClaimUserEmail',
+        data: { email, userId: id },
+        metadata: { now },
+      });
       await handleCommand(this.context.store, userStream(id), user, create);
       return id;
     });
@@ -89,7 +103,11 @@ export class Users implements IdentitySlice {
     asApiErrorsNow(() => assertAcceptablePassword(password));
     const passwordHash = await hashPassword(password);
     await asApiErrors(() =>
-      handleCommand(this.context.store, userStream(id), user, { type: 'SetUserPassword', data: { passwordHash }, metadata: { now: this.context.now().toISOString() } }),
+      handleCommand(this.context.store, userStream(id), user, {
+        type: 'SetUserPassword',
+        data: { passwordHash },
+        metadata: { now: this.context.now().toISOString() },
+      }),
     );
     await this.context.catchUp();
     return this.get(id);
@@ -109,7 +127,11 @@ export class Users implements IdentitySlice {
     const matches = plausible && (await passwordMatches(stored ?? (await decoyPasswordHash()), input.password));
     if (!row || stored === null || !matches) throw ApiError.unauthorized('The email or password is wrong');
     if (!row.active) {
-      throw toApiError(new DomainError('user_inactive', `user ${row.email} is deactivated`, [{ field: 'email', message: 'the user is deactivated' }]));
+      throw toApiError(
+        new DomainError('user_inactive', `user ${row.email} is deactivated`, [
+          { field: 'email', message: 'the user is deactivated' },
+        ]),
+      );
     }
     return toUser(row);
   }
@@ -120,7 +142,13 @@ export class Users implements IdentitySlice {
       ...(input.display_name !== undefined ? { displayName: input.display_name } : {}),
       ...(input.active !== undefined ? { active: input.active } : {}),
     };
-    await asApiErrors(() => handleCommand(this.context.store, userStream(id), user, { type: 'UpdateUser', data: changes, metadata: { now: this.context.now().toISOString() } }));
+    await asApiErrors(() =>
+      handleCommand(this.context.store, userStream(id), user, {
+        type: 'UpdateUser',
+        data: changes,
+        metadata: { now: this.context.now().toISOString() },
+      }),
+    );
     await this.context.catchUp();
     return this.get(id);
   }
@@ -129,16 +157,31 @@ export class Users implements IdentitySlice {
    * A sign-in through the identity provider: the claim is resolved (`analyst` added to an unusable set), then the
    * user is created with those roles, or an existing user's roles are replaced by them. A deactivated user is refused.
    */
-  async signInWithSingleSignOn(input: { email: string; claim: readonly string[]; display_name?: string }): Promise<SingleSignOnResult> {
+  async signInWithSingleSignOn(input: {
+    email: string;
+    claim: readonly string[];
+    display_name?: string;
+  }): Promise<SingleSignOnResult> {
     const resolution = resolveSingleSignOnRoles(input.claim);
     await this.context.catchUp();
     const holder = await asApiErrors(() => this.emailClaimHolder(input.email));
     if (holder === undefined || !(await this.exists(holder))) {
-      return { user: await this.create({ email: input.email, display_name: input.display_name ?? input.email.trim(), roles: resolution.roleIds }), resolution };
+      return {
+        user: await this.create({
+          email: input.email,
+          display_name: input.display_name ?? input.email.trim(),
+          roles: resolution.roleIds,
+        }),
+        resolution,
+      };
     }
     const existing = this.get(holder);
     if (!existing.active) {
-      throw toApiError(new DomainError('user_inactive', `user ${existing.email} is deactivated`, [{ field: 'email', message: 'the user is deactivated' }]));
+      throw toApiError(
+        new DomainError('user_inactive', `user ${existing.email} is deactivated`, [
+          { field: 'email', message: 'the user is deactivated' },
+        ]),
+      );
     }
     return { user: await this.update(holder, { roles: resolution.roleIds }), resolution };
   }
@@ -167,7 +210,8 @@ export class Users implements IdentitySlice {
     return {
       [userPatterns.signIn]: async (payload) => {
         const { email, password } = payload as Partial<UserSignInRequest>;
-        if (typeof email !== 'string' || typeof password !== 'string') throw ApiError.unauthorized('The email or password is wrong');
+        if (typeof email !== 'string' || typeof password !== 'string')
+          throw ApiError.unauthorized('The email or password is wrong');
         return this.signIn({ email, password });
       },
       [userPatterns.get]: async (payload) => {

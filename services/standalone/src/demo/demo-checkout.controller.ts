@@ -36,7 +36,10 @@ export class DemoCheckoutController {
 
   /** The merchant backend reads a demo checkout's transaction back. */
   @Get('transactions/:transaction_id')
-  transaction(@Param('transaction_id') id: string, @Res({ passthrough: true }) reply: FastifyReply): Promise<DemoTransaction> {
+  transaction(
+    @Param('transaction_id') id: string,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<DemoTransaction> {
     reply.header('cache-control', 'no-store');
     return this.demo.transaction(id);
   }

@@ -32,7 +32,10 @@ beforeAll(async () => {
 afterAll(() => fixture?.stop());
 
 const identity = () => fixture.service.identity;
-const demoKeys = () => identity().apiKeyPairs.list({ limit: 100 }).items.filter((pair) => pair.display_name === DEMO_KEY_DISPLAY_NAME);
+const demoKeys = () =>
+  identity()
+    .apiKeyPairs.list({ limit: 100 })
+    .items.filter((pair) => pair.display_name === DEMO_KEY_DISPLAY_NAME);
 
 describe('GET /demo/checkout', () => {
   it('serves the merchant page, uncached, loading the secure fields from the service and saying to open it on another origin', async () => {
@@ -64,23 +67,44 @@ describe('GET /demo/checkout', () => {
 describe('POST /demo/checkout/session', () => {
   it('makes the demo key on first use, one "Demo cards" connection, and per call a session with its own embed token', async () => {
     expect(demoKeys()).toEqual([]);
-    const [first, second] = await Promise.all([http().post('/demo/checkout/session').expect(201), http().post('/demo/checkout/session').expect(201)]);
+    const [first, second] = await Promise.all([
+      http().post('/demo/checkout/session').expect(201),
+      http().post('/demo/checkout/session').expect(201),
+    ]);
     expect(first.headers['cache-control']).toBe('no-store');
-    expect(first.body).toEqual({ sessionId: expect.any(String), token: expect.any(String), serviceUrl: baseUrl, amount: DEMO_AMOUNT, currency: DEMO_CURRENCY, expiresAt: expect.any(String) });
+    expect(first.body).toEqual({
+      sessionId: expect.any(String),
+      token: expect.any(String),
+      serviceUrl: baseUrl,
+      amount: DEMO_AMOUNT,
+      currency: DEMO_CURRENCY,
+      expiresAt: expect.any(String),
+    });
     expect(second.body.sessionId).not.toBe(first.body.sessionId);
 
     const [key, ...others] = demoKeys();
     expect(others).toEqual([]);
-    expect(key).toMatchObject({ active: true, merchant_account_ids: ['default'], roles: [expect.objectContaining({ slug: 'integration' })] });
+    expect(key).toMatchObject({
+      active: true,
+      merchant_account_ids: ['default'],
+      roles: [expect.objectContaining({ slug: 'integration' })],
+    });
     expect(key).not.toHaveProperty('private_key');
 
     const header = decodeProtectedHeader(first.body.token);
     expect(header).toMatchObject({ alg: 'ES512', kid: key!.kid });
     const claims = decodeJwt(first.body.token);
-    expect(claims).toMatchObject({ scopes: ['embed'], embed: { amount: DEMO_AMOUNT, currency: DEMO_CURRENCY }, checkout_session_id: first.body.sessionId });
+    expect(claims).toMatchObject({
+      scopes: ['embed'],
+      embed: { amount: DEMO_AMOUNT, currency: DEMO_CURRENCY },
+      checkout_session_id: first.body.sessionId,
+    });
     expect(claims.exp).toBe(Math.floor(Date.parse(first.body.expiresAt) / 1000));
 
-    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!({ merchant_account_id: 'default', limit: 100 }, EMBEDDED_CALL)) as {
+    const connections = (await fixture.service.transactions.rpcHandlers()[paymentServicePatterns.list]!(
+      { merchant_account_id: 'default', limit: 100 },
+      EMBEDDED_CALL,
+    )) as {
       items: { display_name: string; payment_service_definition_id: string }[];
     };
     expect(connections.items.filter((item) => item.display_name === DEMO_CONNECTION_DISPLAY_NAME)).toHaveLength(1);
@@ -92,18 +116,33 @@ describe('paying as the page does', () => {
     const checkout = (await http().post('/demo/checkout/session').expect(201)).body;
     await http()
       .post(`/checkout/sessions/${checkout.sessionId}/fields`)
-      .send({ payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } })
+      .send({
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      })
       .expect(204);
     const paid = await http()
       .post('/transactions')
       .set('authorization', `Bearer ${checkout.token}`)
-      .send({ amount: checkout.amount, currency: checkout.currency, payment_method: { method: 'checkout-session', id: checkout.sessionId } });
+      .send({
+        amount: checkout.amount,
+        currency: checkout.currency,
+        payment_method: { method: 'checkout-session', id: checkout.sessionId },
+      });
     expect(paid.status, JSON.stringify(paid.body)).toBe(201);
-    expect(paid.body).toMatchObject({ status: 'authorization_succeeded', amount: DEMO_AMOUNT, checkout_session_id: checkout.sessionId });
+    expect(paid.body).toMatchObject({
+      status: 'authorization_succeeded',
+      amount: DEMO_AMOUNT,
+      checkout_session_id: checkout.sessionId,
+    });
 
     const read = await http().get(`/demo/checkout/transactions/${paid.body.id}`).expect(200);
     expect(read.headers['cache-control']).toBe('no-store');
-    expect(read.body).toEqual({ id: paid.body.id, status: 'authorization_succeeded', amount: DEMO_AMOUNT, currency: DEMO_CURRENCY });
+    expect(read.body).toEqual({
+      id: paid.body.id,
+      status: 'authorization_succeeded',
+      amount: DEMO_AMOUNT,
+      currency: DEMO_CURRENCY,
+    });
     expect(JSON.stringify(read.body)).not.toContain('4111111111111111');
   });
 
@@ -116,18 +155,34 @@ describe('paying as the page does', () => {
     const more = await http()
       .post('/transactions')
       .set('authorization', `Bearer ${checkout.token}`)
-      .send({ amount: checkout.amount + 1, currency: checkout.currency, payment_method: { method: 'checkout-session', id: checkout.sessionId } });
+      .send({
+        amount: checkout.amount + 1,
+        currency: checkout.currency,
+        payment_method: { method: 'checkout-session', id: checkout.sessionId },
+      });
     expect(more.status).toBe(403);
-    expect(more.body).toMatchObject({ type: 'error', code: 'forbidden', status: 403, message: expect.stringMatching(/amount/) });
+    expect(more.body).toMatchObject({
+      type: 'error',
+      code: 'forbidden',
+      status: 403,
+      message: expect.stringMatching(/amount/),
+    });
   });
 
   it('reads back only transactions of its own checkouts: another one, an unknown id and a malformed one are 404s', async () => {
-    const created = await fixture.service.identity.apiKeyPairs.create({ display_name: 'admin', roles: ['administrator'] }, { kind: 'operator' });
+    const created = await fixture.service.identity.apiKeyPairs.create(
+      { display_name: 'admin', roles: ['administrator'] },
+      { kind: 'operator' },
+    );
     const token = await signToken({ kid: created.kid, privateKeyPem: created.private_key!, expiresIn: 600 });
     const direct = await http()
       .post('/transactions')
       .set('authorization', `Bearer ${token}`)
-      .send({ amount: 1000, currency: 'USD', payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' } })
+      .send({
+        amount: 1000,
+        currency: 'USD',
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      })
       .expect(201);
     for (const id of [direct.body.id, '00000000-0000-4000-8000-000000000001', 'not-a-uuid']) {
       const answer = await http().get(`/demo/checkout/transactions/${id}`).expect(404);
@@ -142,12 +197,17 @@ describe('the demo key after a restart', () => {
     expect(before).toHaveLength(1);
     // A second runtime on the same data directory, as after a restart.
     await fixture.service.stop();
-    const restarted = await startEmbedded(loadSettings({ DATA_DIR: fixture.dataDir, LOG_LEVEL: 'silent' }), pino({ level: 'silent' }));
+    const restarted = await startEmbedded(
+      loadSettings({ DATA_DIR: fixture.dataDir, LOG_LEVEL: 'silent' }),
+      pino({ level: 'silent' }),
+    );
     try {
       await restarted.gateway.app.listen(0, '127.0.0.1');
       const port = (restarted.gateway.app.getHttpServer().address() as AddressInfo).port;
       const checkout = (await request(`http://127.0.0.1:${port}`).post('/demo/checkout/session').expect(201)).body;
-      const keys = restarted.identity.apiKeyPairs.list({ limit: 100 }).items.filter((pair) => pair.display_name === DEMO_KEY_DISPLAY_NAME);
+      const keys = restarted.identity.apiKeyPairs
+        .list({ limit: 100 })
+        .items.filter((pair) => pair.display_name === DEMO_KEY_DISPLAY_NAME);
       expect(keys).toHaveLength(1);
       expect(before).not.toContain(keys[0]!.id);
       expect(decodeProtectedHeader(checkout.token).kid).toBe(keys[0]!.kid);
@@ -172,7 +232,10 @@ describe('DEMO_CHECKOUT', () => {
   it('is off with NODE_ENV=production, on again with DEMO_CHECKOUT=true, off with DEMO_CHECKOUT=false', async () => {
     // Production needs Paze's signing keys to start at all (docs/paze.md): any PEM public key stands for them here.
     const pazeKeys = path.join(os.tmpdir(), `paze-signing-${process.pid}.pem`);
-    fs.writeFileSync(pazeKeys, generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }));
+    fs.writeFileSync(
+      pazeKeys,
+      generateKeyPairSync('rsa', { modulusLength: 2048 }).publicKey.export({ type: 'spki', format: 'pem' }),
+    );
     const production = { NODE_ENV: 'production', PAZE_SIGNING_KEYS: pazeKeys };
     expect(await statusOf(production)).toBe(404);
     expect(await statusOf({ ...production, DEMO_CHECKOUT: 'true' })).toBe(200);

@@ -6,6 +6,10 @@ import { DEMO_CHECKOUT, DemoCheckoutController } from './demo-checkout.controlle
 @Module({})
 export class DemoCheckoutModule {
   static register(demo: DemoCheckout): DynamicModule {
-    return { module: DemoCheckoutModule, controllers: [DemoCheckoutController], providers: [{ provide: DEMO_CHECKOUT, useValue: demo }] };
+    return {
+      module: DemoCheckoutModule,
+      controllers: [DemoCheckoutController],
+      providers: [{ provide: DEMO_CHECKOUT, useValue: demo }],
+    };
   }
 }

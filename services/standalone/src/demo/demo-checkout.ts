@@ -98,7 +98,11 @@ export class DemoCheckout {
     await this.ensureCardConnection();
     const session = await this.rpc.call<CheckoutSession>(checkoutSessionPatterns.create, {
       merchant_account_id: DEFAULT_MERCHANT_ACCOUNT_ID,
-      body: checkoutSessionCreateSchema.parse({ amount: DEMO_AMOUNT, currency: DEMO_CURRENCY, expires_in: DEMO_SESSION_SECONDS }),
+      body: checkoutSessionCreateSchema.parse({
+        amount: DEMO_AMOUNT,
+        currency: DEMO_CURRENCY,
+        expires_in: DEMO_SESSION_SECONDS,
+      }),
     });
     this.remember(session.id);
     const { kid, privateKey } = await this.demoSigner();
@@ -114,16 +118,31 @@ export class DemoCheckout {
       .setExpirationTime(Math.max(now + 60, Math.floor(Date.parse(session.expires_at) / 1000)))
       .setJti(randomUUID())
       .sign(privateKey);
-    return { sessionId: session.id, token, serviceUrl: this.serviceUrl(), amount: DEMO_AMOUNT, currency: DEMO_CURRENCY, expiresAt: session.expires_at };
+    return {
+      sessionId: session.id,
+      token,
+      serviceUrl: this.serviceUrl(),
+      amount: DEMO_AMOUNT,
+      currency: DEMO_CURRENCY,
+      expiresAt: session.expires_at,
+    };
   }
 
   /** The transaction a demo checkout made; any other id is not found. */
   async transaction(id: string): Promise<DemoTransaction> {
     if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(id)) throw ApiError.notFound();
-    const transaction = await this.rpc.call<Transaction>(transactionsPatterns.get, { merchant_account_id: DEFAULT_MERCHANT_ACCOUNT_ID, transaction_id: id });
+    const transaction = await this.rpc.call<Transaction>(transactionsPatterns.get, {
+      merchant_account_id: DEFAULT_MERCHANT_ACCOUNT_ID,
+      transaction_id: id,
+    });
     const sessionId = (transaction as { checkout_session_id?: string | null }).checkout_session_id;
     if (!sessionId || !this.sessions.has(sessionId)) throw ApiError.notFound();
-    return { id: transaction.id, status: transaction.status, amount: transaction.amount, currency: transaction.currency };
+    return {
+      id: transaction.id,
+      status: transaction.status,
+      amount: transaction.amount,
+      currency: transaction.currency,
+    };
   }
 
   /** The demo's API key pair: made on first use (deleting those of earlier starts); a failure is tried again next time. */
@@ -150,9 +169,24 @@ export class DemoCheckout {
   private async findOrCreateCardConnection(): Promise<void> {
     let cursor: string | null = null;
     do {
-      const request: PaymentServiceListRequest = { merchant_account_id: DEFAULT_MERCHANT_ACCOUNT_ID, limit: 100, ...(cursor ? { cursor } : {}) };
-      const page: { items: PaymentService[]; next_cursor: string | null } = await this.rpc.call(paymentServicePatterns.list, request);
-      if (page.items.some((service) => service.payment_service_definition_id === 'mock-card' && service.active && service.accepted_currencies.includes(DEMO_CURRENCY))) return;
+      const request: PaymentServiceListRequest = {
+        merchant_account_id: DEFAULT_MERCHANT_ACCOUNT_ID,
+        limit: 100,
+        ...(cursor ? { cursor } : {}),
+      };
+      const page: { items: PaymentService[]; next_cursor: string | null } = await this.rpc.call(
+        paymentServicePatterns.list,
+        request,
+      );
+      if (
+        page.items.some(
+          (service) =>
+            service.payment_service_definition_id === 'mock-card' &&
+            service.active &&
+            service.accepted_currencies.includes(DEMO_CURRENCY),
+        )
+      )
+        return;
       cursor = page.next_cursor;
     } while (cursor);
     await this.rpc.call(paymentServicePatterns.create, {

@@ -80,12 +80,24 @@ export class AuthorizationStatsReadModel {
         const at = utc(data.at, recorded.recordedAt);
         switch (recorded.type) {
           case 'TransactionCreated':
-            start.run({ transactionId, attempt: 0, merchantAccountId: String(data.merchantAccountId), paymentServiceId: String(data.paymentServiceId), at });
+            start.run({
+              transactionId,
+              attempt: 0,
+              merchantAccountId: String(data.merchantAccountId),
+              paymentServiceId: String(data.paymentServiceId),
+              at,
+            });
             return;
           case 'AuthorizationAttemptFailed': {
             const failed = decideOpen(transactionId, at, data.kind === 'declined' ? 'declined' : 'failed');
             if (!failed) return;
-            start.run({ transactionId, attempt: failed.attempt + 1, merchantAccountId: failed.merchant_account_id, paymentServiceId: String(data.nextPaymentServiceId), at });
+            start.run({
+              transactionId,
+              attempt: failed.attempt + 1,
+              merchantAccountId: failed.merchant_account_id,
+              paymentServiceId: String(data.nextPaymentServiceId),
+              at,
+            });
             return;
           }
           case 'AuthorizationSucceeded':

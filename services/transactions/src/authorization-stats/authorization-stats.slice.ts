@@ -3,7 +3,11 @@
  * read model, answered over RPC (`authorizationStatsPatterns`). No API endpoint: the dashboard asks for it.
  */
 import { ApiError } from '@switchyard/api';
-import { authorizationStatsPatterns, type AuthorizationStats, type AuthorizationStatsRequest } from '@switchyard/contracts';
+import {
+  authorizationStatsPatterns,
+  type AuthorizationStats,
+  type AuthorizationStatsRequest,
+} from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import type { TransactionsContext, TransactionsSlice } from '../transactions-context';
 import { AuthorizationStatsReadModel } from './authorization-stats.read-model';
@@ -25,10 +29,26 @@ export class AuthorizationStatsSlice implements TransactionsSlice {
   perMinute(request: AuthorizationStatsRequest): AuthorizationStats {
     const from = new Date(request.from);
     const to = new Date(request.to);
-    if (Number.isNaN(from.getTime()) || Number.isNaN(to.getTime()) || from >= to || to.getTime() - from.getTime() > MAX_RANGE_MS) {
-      throw ApiError.badRequest('invalid time range', [{ location: 'query', pointer: '/from', message: 'from and to must be date-times, from before to, at most a day apart', type: 'invalid_range' }]);
+    if (
+      Number.isNaN(from.getTime()) ||
+      Number.isNaN(to.getTime()) ||
+      from >= to ||
+      to.getTime() - from.getTime() > MAX_RANGE_MS
+    ) {
+      throw ApiError.badRequest('invalid time range', [
+        {
+          location: 'query',
+          pointer: '/from',
+          message: 'from and to must be date-times, from before to, at most a day apart',
+          type: 'invalid_range',
+        },
+      ]);
     }
-    return { from: from.toISOString(), to: to.toISOString(), buckets: this.readModel.perMinuteBuckets(request.merchant_account_id, from, to) };
+    return {
+      from: from.toISOString(),
+      to: to.toISOString(),
+      buckets: this.readModel.perMinuteBuckets(request.merchant_account_id, from, to),
+    };
   }
 
   rpcHandlers(): RpcHandlers {

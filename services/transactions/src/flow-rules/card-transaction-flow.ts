@@ -42,8 +42,11 @@ export interface FlowDecision {
 }
 
 export function evaluateCardTransactionFlow(rules: readonly FlowRuleView[], facts: CardTransactionFacts): FlowDecision {
-  const ordered = [...rules].sort((a, b) => a.position - b.position || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id));
-  const decidingRule = (action: FlowAction) => ordered.find((rule) => rule.action === action && rule.conditions.every((condition) => holds(condition, facts)));
+  const ordered = [...rules].sort(
+    (a, b) => a.position - b.position || a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id),
+  );
+  const decidingRule = (action: FlowAction) =>
+    ordered.find((rule) => rule.action === action && rule.conditions.every((condition) => holds(condition, facts)));
   const yes = (action: FlowAction): MatchedRule | null => {
     const rule = decidingRule(action);
     return rule?.outcome.type === 'boolean' && rule.outcome.result ? { ruleId: rule.id, action } : null;
@@ -73,7 +76,10 @@ function holds(condition: FlowRuleCondition, facts: CardTransactionFacts): boole
     case 'metadata':
       return inSet(facts.metadata[condition.value.key] ?? null, condition.value.values, condition.operator);
     case 'bin_range':
-      return condition.value.some((range) => isInRange(facts.cardNumberPrefix, range)) === (condition.operator === 'in_range');
+      return (
+        condition.value.some((range) => isInRange(facts.cardNumberPrefix, range)) ===
+        (condition.operator === 'in_range')
+      );
     case 'merchant_initiated':
       return facts.merchantInitiated === condition.value;
     default: {

@@ -47,7 +47,11 @@ const connection = async (merchantAccountId: string) =>
     })
   ).id;
 
-const skip3ds = (overrides: Partial<FlowRuleCreateInput> = {}): FlowRuleCreateInput => ({ action: 'skip-3ds', conditions: [], ...overrides });
+const skip3ds = (overrides: Partial<FlowRuleCreateInput> = {}): FlowRuleCreateInput => ({
+  action: 'skip-3ds',
+  conditions: [],
+  ...overrides,
+});
 
 const facts: CardTransactionFacts = {
   amount: 1000,
@@ -75,7 +79,10 @@ it('creates with defaults, appends to its action, lists by action then position 
   });
   const second = await flowRules.create(shopA, skip3ds());
   const front = await flowRules.create(shopA, skip3ds({ position: 0 }));
-  const decline = await flowRules.create(shopA, { action: 'decline-early', conditions: [{ name: 'country', operator: 'one_of', value: ['KP'] }] });
+  const decline = await flowRules.create(shopA, {
+    action: 'decline-early',
+    conditions: [{ name: 'country', operator: 'one_of', value: ['KP'] }],
+  });
   await flowRules.create(shopB, skip3ds());
   expect([second.position, front.position, decline.position]).toEqual([1, 0, 0]);
 
@@ -99,16 +106,32 @@ it('updates only what is sent, replaces conditions and outcome, and refuses anot
     outcome: { type: 'list', result: [cards] },
   });
   const address = { ...shopA, id: created.id };
-  const updated = await flowRules.update(address, { position: 4, conditions: [], outcome: { type: 'list', result: [backup, cards] } });
-  expect(updated).toEqual({ ...created, position: 4, conditions: [], outcome: { type: 'list', result: [backup, cards] }, updated_at: expect.any(String) });
+  const updated = await flowRules.update(address, {
+    position: 4,
+    conditions: [],
+    outcome: { type: 'list', result: [backup, cards] },
+  });
+  expect(updated).toEqual({
+    ...created,
+    position: 4,
+    conditions: [],
+    outcome: { type: 'list', result: [backup, cards] },
+    updated_at: expect.any(String),
+  });
   expect(updated.updated_at > created.updated_at).toBe(true);
-  expect(await flowRules.update(address, { description: null, action: 'route-transaction' })).toMatchObject({ description: null, position: 4 });
+  expect(await flowRules.update(address, { description: null, action: 'route-transaction' })).toMatchObject({
+    description: null,
+    position: 4,
+  });
 
   await expect(flowRules.update(address, { action: 'skip-3ds' })).rejects.toMatchObject({
     status: 400,
     details: [{ location: 'body', pointer: '/action', message: expect.any(String), type: 'invalid_flow_rule' }],
   });
-  await expect(flowRules.update(address, { outcome: { type: 'boolean', result: true } })).rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ pointer: '/outcome/type' })] });
+  await expect(flowRules.update(address, { outcome: { type: 'boolean', result: true } })).rejects.toMatchObject({
+    status: 400,
+    details: [expect.objectContaining({ pointer: '/outcome/type' })],
+  });
 });
 
 it('routes only to existing payment services of the same merchant account', async () => {
@@ -117,7 +140,11 @@ it('routes only to existing payment services of the same merchant account', asyn
   const removed = await connection('shop-a');
   await paymentServices.delete('shop-a', removed);
 
-  const route = (...result: string[]): FlowRuleCreateInput => ({ action: 'route-transaction', conditions: [], outcome: { type: 'list', result } });
+  const route = (...result: string[]): FlowRuleCreateInput => ({
+    action: 'route-transaction',
+    conditions: [],
+    outcome: { type: 'list', result },
+  });
   await expect(flowRules.create(shopA, route(cards, foreign, removed))).rejects.toMatchObject({
     status: 400,
     details: [
@@ -125,8 +152,13 @@ it('routes only to existing payment services of the same merchant account', asyn
       { location: 'body', pointer: '/outcome/result/2', message: expect.any(String), type: 'unknown_payment_service' },
     ],
   });
-  await expect(flowRules.create(shopA, { action: 'route-transaction', conditions: [] })).rejects.toMatchObject({ status: 400, details: [expect.objectContaining({ pointer: '/outcome' })] });
-  await expect(flowRules.create(shopA, skip3ds({ outcome: { type: 'list', result: [cards] } }))).rejects.toMatchObject({ status: 400 });
+  await expect(flowRules.create(shopA, { action: 'route-transaction', conditions: [] })).rejects.toMatchObject({
+    status: 400,
+    details: [expect.objectContaining({ pointer: '/outcome' })],
+  });
+  await expect(flowRules.create(shopA, skip3ds({ outcome: { type: 'list', result: [cards] } }))).rejects.toMatchObject({
+    status: 400,
+  });
   expect(flowRules.list({ ...shopA, limit: 20 }).items).toEqual([]);
   expect(await flowRules.create(shopA, route(cards))).toMatchObject({ outcome: { type: 'list', result: [cards] } });
 });
@@ -148,8 +180,15 @@ it('is 404 under another merchant account and after delete', async () => {
 
 it('decides a card transaction from the merchant account rules as they are now', async () => {
   const [cards, backup] = [await connection('shop-a'), await connection('shop-a')];
-  const route = await flowRules.create(shopA, { action: 'route-transaction', conditions: [{ name: 'amount', operator: 'less_than', value: 5000 }], outcome: { type: 'list', result: [cards, backup] } });
-  const skip = await flowRules.create(shopA, skip3ds({ conditions: [{ name: 'card_scheme', operator: 'one_of', value: ['visa'] }] }));
+  const route = await flowRules.create(shopA, {
+    action: 'route-transaction',
+    conditions: [{ name: 'amount', operator: 'less_than', value: 5000 }],
+    outcome: { type: 'list', result: [cards, backup] },
+  });
+  const skip = await flowRules.create(
+    shopA,
+    skip3ds({ conditions: [{ name: 'card_scheme', operator: 'one_of', value: ['visa'] }] }),
+  );
   await flowRules.create(shopB, { action: 'decline-early', conditions: [] });
 
   expect(flowRules.decide('shop-a', facts)).toEqual({
@@ -159,15 +198,31 @@ it('decides a card transaction from the merchant account rules as they are now',
     force3ds: null,
   });
   await flowRules.delete({ ...shopA, id: skip.id });
-  expect(flowRules.decide('shop-a', { ...facts, amount: 9000 })).toEqual({ route: null, declineEarly: null, skip3ds: null, force3ds: null });
+  expect(flowRules.decide('shop-a', { ...facts, amount: 9000 })).toEqual({
+    route: null,
+    declineEarly: null,
+    skip3ds: null,
+    force3ds: null,
+  });
   expect(flowRules.decide('shop-b', facts).declineEarly).not.toBeNull();
 });
 
 it('serves its RPC patterns', async () => {
   const handlers = flowRules.rpcHandlers();
-  const created = (await handlers['transactions.flow-rules.create']!({ ...shopA, body: skip3ds() }, EMBEDDED_CALL)) as { id: string };
-  expect(await handlers['transactions.flow-rules.get']!({ ...shopA, id: created.id }, EMBEDDED_CALL)).toMatchObject({ id: created.id });
-  expect(await handlers['transactions.flow-rules.update']!({ ...shopA, id: created.id, body: { position: 7 } }, EMBEDDED_CALL)).toMatchObject({ position: 7 });
-  expect(await handlers['transactions.flow-rules.list']!({ ...shopA, limit: 20 }, EMBEDDED_CALL)).toMatchObject({ items: [{ id: created.id }] });
+  const created = (await handlers['transactions.flow-rules.create']!({ ...shopA, body: skip3ds() }, EMBEDDED_CALL)) as {
+    id: string;
+  };
+  expect(await handlers['transactions.flow-rules.get']!({ ...shopA, id: created.id }, EMBEDDED_CALL)).toMatchObject({
+    id: created.id,
+  });
+  expect(
+    await handlers['transactions.flow-rules.update']!(
+      { ...shopA, id: created.id, body: { position: 7 } },
+      EMBEDDED_CALL,
+    ),
+  ).toMatchObject({ position: 7 });
+  expect(await handlers['transactions.flow-rules.list']!({ ...shopA, limit: 20 }, EMBEDDED_CALL)).toMatchObject({
+    items: [{ id: created.id }],
+  });
   expect(await handlers['transactions.flow-rules.delete']!({ ...shopA, id: created.id }, EMBEDDED_CALL)).toBeNull();
 });

@@ -44,7 +44,9 @@ export class FlowRulesReadModel {
       `SELECT * FROM flow_rules WHERE merchant_account_id = @merchantAccountId AND flow = @flow AND (@action IS NULL OR action = @action)
        ORDER BY action, position, created_at, id`,
     );
-    this.lastPosition = db.prepare('SELECT MAX(position) AS position FROM flow_rules WHERE merchant_account_id = @merchantAccountId AND flow = @flow AND action = @action');
+    this.lastPosition = db.prepare(
+      'SELECT MAX(position) AS position FROM flow_rules WHERE merchant_account_id = @merchantAccountId AND flow = @flow AND action = @action',
+    );
     const upsert = db.prepare(
       `INSERT OR REPLACE INTO flow_rules (id, merchant_account_id, flow, action, description, position, conditions, outcome, created_at, updated_at)
        VALUES (@id, @merchant_account_id, @flow, @action, @description, @position, @conditions, @outcome, @created_at, @updated_at)`,

@@ -18,7 +18,13 @@ import type { RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
 import { evaluateCardTransactionFlow, type CardTransactionFacts, type FlowDecision } from './card-transaction-flow';
-import { flowRuleDecider, flowRuleStream, type FlowRuleChanges, type FlowRuleCommand, type FlowRuleView } from './flow-rule';
+import {
+  flowRuleDecider,
+  flowRuleStream,
+  type FlowRuleChanges,
+  type FlowRuleCommand,
+  type FlowRuleView,
+} from './flow-rule';
 import { FlowRulesReadModel } from './flow-rules.read-model';
 
 /**
@@ -37,7 +43,9 @@ export class FlowRules implements TransactionsSlice {
     paymentServices: Pick<PaymentServices, 'connection'>,
   ) {
     this.readModel = new FlowRulesReadModel(context.db);
-    this.decider = flowRuleDecider((merchantAccountId, id) => paymentServices.connection(merchantAccountId, id) !== null);
+    this.decider = flowRuleDecider(
+      (merchantAccountId, id) => paymentServices.connection(merchantAccountId, id) !== null,
+    );
   }
 
   get projection() {
@@ -100,7 +108,11 @@ export class FlowRules implements TransactionsSlice {
   }
 
   async delete(address: ById): Promise<void> {
-    await this.handle(address.id, { type: 'DeleteFlowRule', data: addressOf(address), metadata: { now: this.context.now().toISOString() } });
+    await this.handle(address.id, {
+      type: 'DeleteFlowRule',
+      data: addressOf(address),
+      metadata: { now: this.context.now().toISOString() },
+    });
   }
 
   rpcHandlers(): RpcHandlers {
@@ -129,10 +141,14 @@ export class FlowRules implements TransactionsSlice {
   }
 }
 
-const addressOf = (address: ById): { merchantAccountId: string; flow: ServedFlow } => ({ merchantAccountId: address.merchant_account_id, flow: address.flow });
+const addressOf = (address: ById): { merchantAccountId: string; flow: ServedFlow } => ({
+  merchantAccountId: address.merchant_account_id,
+  flow: address.flow,
+});
 
 /** Listing order as a sortable unique key: action, position, creation, id. */
-const sortKey = (rule: FlowRuleView): string => `${rule.action}|${String(rule.position).padStart(10, '0')}|${rule.createdAt}|${rule.id}`;
+const sortKey = (rule: FlowRuleView): string =>
+  `${rule.action}|${String(rule.position).padStart(10, '0')}|${rule.createdAt}|${rule.id}`;
 
 function toFlowRule(rule: FlowRuleView): FlowRule {
   return {

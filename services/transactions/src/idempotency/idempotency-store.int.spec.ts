@@ -4,7 +4,12 @@ import Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import { toApiError } from '../errors';
-import { IdempotencyStore, requestFingerprint, type IdempotencyScope, type IdempotentRequest } from './idempotency-store';
+import {
+  IdempotencyStore,
+  requestFingerprint,
+  type IdempotencyScope,
+  type IdempotentRequest,
+} from './idempotency-store';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 const hour = 60 * 60 * 1000;
@@ -53,7 +58,13 @@ async function rejection(promise: Promise<unknown>): Promise<ApiError> {
 const rows = () => (db.prepare('SELECT COUNT(*) AS n FROM idempotency_keys').get() as { n: number }).n;
 
 it('runs once and replays the identical value', async () => {
-  const value = { id: 'tx-1', status: 'authorization_succeeded', amount: 1299, nested: [{ a: 1 }, null, 'x'], flag: false };
+  const value = {
+    id: 'tx-1',
+    status: 'authorization_succeeded',
+    amount: 1299,
+    nested: [{ a: 1 }, null, 'x'],
+    flag: false,
+  };
   const execute = vi.fn(async () => value);
   expect(await store.run(scope(), fingerprint, execute)).toBe(value);
   expect(await store.run(scope(), fingerprint, execute)).toEqual(value);
@@ -80,12 +91,18 @@ it('of 50 concurrent calls with one key, runs one; the others get concurrent_req
     expect(loser.status).toBe('rejected');
     const error = (loser as PromiseRejectedResult).reason as ApiError;
     expect(error).toBeInstanceOf(ApiError);
-    expect(error.toBody()).toMatchObject({ status: 409, code: 'concurrent_request', message: expect.stringMatching(/still being processed/) });
+    expect(error.toBody()).toMatchObject({
+      status: 409,
+      code: 'concurrent_request',
+      message: expect.stringMatching(/still being processed/),
+    });
   }
 
   gate.resolve({ id: 'tx-1' });
   const results = await settled;
-  expect(results.filter((result) => result.status === 'fulfilled')).toEqual([{ status: 'fulfilled', value: { id: 'tx-1' } }]);
+  expect(results.filter((result) => result.status === 'fulfilled')).toEqual([
+    { status: 'fulfilled', value: { id: 'tx-1' } },
+  ]);
 
   expect(await store.run(scope(), fingerprint, execute)).toEqual({ id: 'tx-1' });
   expect(execute).toHaveBeenCalledTimes(1);
@@ -138,8 +155,13 @@ it('stores a 4xx ApiError and re-throws an equal one on every replay', async () 
 it('replays a 404 and a 409 from the operation too', async () => {
   await rejection(store.run(scope({ key: 'a' }), fingerprint, async () => Promise.reject(ApiError.notFound())));
   expect((await rejection(store.run(scope({ key: 'a' }), fingerprint, async () => 'ran'))).status).toBe(404);
-  await rejection(store.run(scope({ key: 'b' }), fingerprint, async () => Promise.reject(ApiError.duplicate('Exists', 'tx-1'))));
-  expect((await rejection(store.run(scope({ key: 'b' }), fingerprint, async () => 'ran'))).toBody()).toMatchObject({ status: 409, resource_id: 'tx-1' });
+  await rejection(
+    store.run(scope({ key: 'b' }), fingerprint, async () => Promise.reject(ApiError.duplicate('Exists', 'tx-1'))),
+  );
+  expect((await rejection(store.run(scope({ key: 'b' }), fingerprint, async () => 'ran'))).toBody()).toMatchObject({
+    status: 409,
+    resource_id: 'tx-1',
+  });
 });
 
 it('does not store a plain Error or a 5xx: the next call with the key runs again', async () => {
@@ -148,8 +170,12 @@ it('does not store a plain Error or a 5xx: the next call with the key runs again
   });
   await expect(store.run(scope(), fingerprint, failing)).rejects.toThrow('connector exploded');
   expect(rows()).toBe(0);
-  await expect(store.run(scope(), fingerprint, async () => Promise.reject(ApiError.badGateway()))).rejects.toMatchObject({ status: 502 });
-  await expect(store.run(scope(), fingerprint, async () => Promise.reject(ApiError.gatewayTimeout()))).rejects.toMatchObject({ status: 504 });
+  await expect(
+    store.run(scope(), fingerprint, async () => Promise.reject(ApiError.badGateway())),
+  ).rejects.toMatchObject({ status: 502 });
+  await expect(
+    store.run(scope(), fingerprint, async () => Promise.reject(ApiError.gatewayTimeout())),
+  ).rejects.toMatchObject({ status: 504 });
   expect(rows()).toBe(0);
 
   const succeeding = vi.fn(async () => ({ id: 'tx-2' }));
@@ -231,7 +257,11 @@ it('survives a restart: a reopened file-backed database still replays', async ()
     first.pragma('journal_mode = WAL');
     const execute = vi.fn(async () => ({ id: 'tx-1', amount: 1299 }));
     await new IdempotencyStore(first, { now }).run(scope(), fingerprint, execute);
-    await rejection(new IdempotencyStore(first, { now }).run(scope({ key: 'declined' }), fingerprint, async () => Promise.reject(ApiError.badRequest('Declined'))));
+    await rejection(
+      new IdempotencyStore(first, { now }).run(scope({ key: 'declined' }), fingerprint, async () =>
+        Promise.reject(ApiError.badRequest('Declined')),
+      ),
+    );
     first.close();
 
     const reopened = new Database(file);
@@ -239,7 +269,9 @@ it('survives a restart: a reopened file-backed database still replays', async ()
       const restarted = new IdempotencyStore(reopened, { now });
       expect(await restarted.run(scope(), fingerprint, execute)).toEqual({ id: 'tx-1', amount: 1299 });
       expect(execute).toHaveBeenCalledTimes(1);
-      expect((await rejection(restarted.run(scope({ key: 'declined' }), fingerprint, async () => 'x'))).message).toBe('Declined');
+      expect((await rejection(restarted.run(scope({ key: 'declined' }), fingerprint, async () => 'x'))).message).toBe(
+        'Declined',
+      );
     } finally {
       reopened.close();
     }
@@ -249,7 +281,8 @@ it('survives a restart: a reopened file-backed database still replays', async ()
 });
 
 it('keeps scopes apart: merchant accounts, operations and keys (exactly compared) do not collide', async () => {
-  const run = (overrides: Partial<IdempotencyScope>, value: string) => store.run(scope(overrides), fingerprint, async () => value);
+  const run = (overrides: Partial<IdempotencyScope>, value: string) =>
+    store.run(scope(overrides), fingerprint, async () => value);
   expect(await run({}, 'a')).toBe('a');
   expect(await run({ merchantAccountId: 'shop-b' }, 'b')).toBe('b');
   expect(await run({ operation: 'transactions.capture:tx-1' }, 'c')).toBe('c');
@@ -257,7 +290,9 @@ it('keeps scopes apart: merchant accounts, operations and keys (exactly compared
   expect(await run({ key: 'KEY-1' }, 'e')).toBe('e');
   expect(await run({ key: 'key-1 ' }, 'f')).toBe('f');
   // Another account's request with the same key is not a "different request" either.
-  expect(await store.run(scope({ merchantAccountId: 'shop-c' }), requestFingerprint({ other: 1 }), async () => 'g')).toBe('g');
+  expect(
+    await store.run(scope({ merchantAccountId: 'shop-c' }), requestFingerprint({ other: 1 }), async () => 'g'),
+  ).toBe('g');
 
   expect(await run({}, 'x')).toBe('a');
   expect(await run({ merchantAccountId: 'shop-b' }, 'x')).toBe('b');
@@ -280,8 +315,18 @@ it('purges expired keys lazily, up to 100 per claim', async () => {
 
 describe('requestFingerprint', () => {
   it('is a sha256 hex independent of object key order, at every depth', () => {
-    const a = requestFingerprint({ amount: 1, currency: 'USD', buyer: { id: 'b', address: { city: 'X', line1: 'Y' } }, items: [{ sku: 's', qty: 1 }] });
-    const b = requestFingerprint({ items: [{ qty: 1, sku: 's' }], buyer: { address: { line1: 'Y', city: 'X' }, id: 'b' }, currency: 'USD', amount: 1 });
+    const a = requestFingerprint({
+      amount: 1,
+      currency: 'USD',
+      buyer: { id: 'b', address: { city: 'X', line1: 'Y' } },
+      items: [{ sku: 's', qty: 1 }],
+    });
+    const b = requestFingerprint({
+      items: [{ qty: 1, sku: 's' }],
+      buyer: { address: { line1: 'Y', city: 'X' }, id: 'b' },
+      currency: 'USD',
+      amount: 1,
+    });
     expect(a).toMatch(/^[0-9a-f]{64}$/);
     expect(a).toBe(b);
   });
@@ -300,7 +345,11 @@ describe('requestFingerprint', () => {
 
 describe('retryable refusals (issue 22, item 9)', () => {
   it('does not store a lost race (409 with a retry hint), a 425 or a 429: the key runs again', async () => {
-    const refusals = [toApiError(new WrongExpectedRevisionError('transaction-1', 3, 4)) as ApiError, new ApiError(425, 'Too early'), new ApiError(429, 'Slow down')];
+    const refusals = [
+      toApiError(new WrongExpectedRevisionError('transaction-1', 3, 4)) as ApiError,
+      new ApiError(425, 'Too early'),
+      new ApiError(429, 'Slow down'),
+    ];
     for (const [index, refusal] of refusals.entries()) {
       const key = `retryable-${index}`;
       await expect(store.run(scope({ key }), fingerprint, async () => Promise.reject(refusal))).rejects.toBe(refusal);
@@ -341,7 +390,9 @@ describe('keys bound to what their request did (issue 22, items 8 and 11)', () =
       throw ApiError.serverError();
     });
     await rejection(bindingStore.run<unknown>(scope(), fingerprint, failing, answerBound));
-    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe('ran again');
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe(
+      'ran again',
+    );
     expect(answerBound).not.toHaveBeenCalled();
   });
 
@@ -353,9 +404,13 @@ describe('keys bound to what their request did (issue 22, items 8 and 11)', () =
       return new Promise<never>(() => {});
     });
     const restarted = new IdempotencyStore(db, { now, bindsBeforeProviderCalls: true });
-    expect((await rejection(restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound))).code).toBe('concurrent_request');
+    expect((await rejection(restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound))).code).toBe(
+      'concurrent_request',
+    );
     clock += 120_000;
-    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toEqual({ answered: binding });
+    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toEqual({
+      answered: binding,
+    });
   });
 
   it('runs again a key whose request died before any provider call once the lease has passed', async () => {

@@ -112,7 +112,9 @@ export class IdempotencyStore {
   private readonly leaseMs: number;
   private readonly bindsBeforeProviderCalls: boolean;
   private readonly claim: (scope: ScopeParams, fingerprint: string) => Claim;
-  private readonly complete: Database.Statement<[ScopeParams & { claimId: string; outcome: Outcome; response: string | null; expiresAt: number }]>;
+  private readonly complete: Database.Statement<
+    [ScopeParams & { claimId: string; outcome: Outcome; response: string | null; expiresAt: number }]
+  >;
   private readonly release: Database.Statement<[ScopeParams & { claimId: string }]>;
   private readonly writeBinding: Database.Statement<[ScopeParams & { claimId: string; boundTo: string }]>;
   private readonly keepBound: Database.Statement<[ScopeParams & { claimId: string; expiresAt: number }]>;
@@ -142,7 +144,9 @@ export class IdempotencyStore {
     const purge = db.prepare<[number]>(
       `DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? ORDER BY expires_at LIMIT ${purgeBatchSize})`,
     );
-    const insert = db.prepare<[ScopeParams & { fingerprint: string; claimId: string; startedAt: number; expiresAt: number }]>(
+    const insert = db.prepare<
+      [ScopeParams & { fingerprint: string; claimId: string; startedAt: number; expiresAt: number }]
+    >(
       `INSERT INTO idempotency_keys (merchant_account_id, operation, key, state, fingerprint, claim_id, started_at, expires_at)
        VALUES (@merchantAccountId, @operation, @key, 'running', @fingerprint, @claimId, @startedAt, @expiresAt)
        ON CONFLICT DO NOTHING`,
@@ -151,7 +155,9 @@ export class IdempotencyStore {
       `SELECT state, fingerprint, claim_id, started_at, expires_at, outcome, response, bound_to FROM idempotency_keys
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key`,
     );
-    const replace = db.prepare<[ScopeParams & { fingerprint: string; claimId: string; startedAt: number; expiresAt: number }]>(
+    const replace = db.prepare<
+      [ScopeParams & { fingerprint: string; claimId: string; startedAt: number; expiresAt: number }]
+    >(
       `UPDATE idempotency_keys SET state = 'running', fingerprint = @fingerprint, claim_id = @claimId, started_at = @startedAt,
          expires_at = @expiresAt, outcome = NULL, response = NULL, bound_to = NULL
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key`,
@@ -211,12 +217,20 @@ export class IdempotencyStore {
    * HMAC under `fingerprintKey` of the operation and body (bodies may hold card numbers or PINs, never kept in clear).
    */
   runRequest<T>(
-    request: { readonly merchantAccountId: string; readonly operation: string; readonly key: string | undefined; readonly body: unknown; readonly fingerprintKey: Buffer },
+    request: {
+      readonly merchantAccountId: string;
+      readonly operation: string;
+      readonly key: string | undefined;
+      readonly body: unknown;
+      readonly fingerprintKey: Buffer;
+    },
     execute: (request: IdempotentRequest) => Promise<T>,
     answerBound?: (binding: IdempotencyBinding) => Promise<T>,
   ): Promise<T> {
     if (request.key === undefined) return execute(unkeyed);
-    const fingerprint = createHmac('sha256', request.fingerprintKey).update(requestFingerprint({ operation: request.operation, body: request.body })).digest('hex');
+    const fingerprint = createHmac('sha256', request.fingerprintKey)
+      .update(requestFingerprint({ operation: request.operation, body: request.body }))
+      .digest('hex');
     const scope = { merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key };
     return this.run(scope, fingerprint, execute, answerBound);
   }
@@ -233,12 +247,18 @@ export class IdempotencyStore {
     execute: (request: IdempotentRequest) => Promise<T>,
     answerBound?: (binding: IdempotencyBinding) => Promise<T>,
   ): Promise<T> {
-    const params: ScopeParams = { merchantAccountId: scope.merchantAccountId, operation: scope.operation, key: scope.key };
+    const params: ScopeParams = {
+      merchantAccountId: scope.merchantAccountId,
+      operation: scope.operation,
+      key: scope.key,
+    };
     // Synchronous up to here: the claim is decided before this call yields.
     const claim = this.claim(params, requestFingerprint);
     switch (claim.kind) {
       case 'mismatch':
-        throw new ApiError(409, 'This Idempotency-Key was already used with a different request', [], { code: 'duplicate_record' });
+        throw new ApiError(409, 'This Idempotency-Key was already used with a different request', [], {
+          code: 'duplicate_record',
+        });
       case 'running':
         throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
       case 'replay':

@@ -59,13 +59,22 @@ export const capabilityWireNames: Readonly<Record<ConnectorCapability, PaymentSe
 
 export function toWireCapabilities(capabilities: ConnectorCapabilities): PaymentServiceCapabilities {
   const result = {} as Record<PaymentServiceCapabilityName, boolean>;
-  for (const [flag, name] of Object.entries(capabilityWireNames) as [ConnectorCapability, PaymentServiceCapabilityName][]) result[name] = capabilities[flag];
+  for (const [flag, name] of Object.entries(capabilityWireNames) as [
+    ConnectorCapability,
+    PaymentServiceCapabilityName,
+  ][])
+    result[name] = capabilities[flag];
   return result;
 }
 
-export function fromWireCapabilities(input: Partial<Record<PaymentServiceCapabilityName, boolean | undefined>>): Partial<Record<ConnectorCapability, boolean>> {
+export function fromWireCapabilities(
+  input: Partial<Record<PaymentServiceCapabilityName, boolean | undefined>>,
+): Partial<Record<ConnectorCapability, boolean>> {
   const result: Partial<Record<ConnectorCapability, boolean>> = {};
-  for (const [flag, name] of Object.entries(capabilityWireNames) as [ConnectorCapability, PaymentServiceCapabilityName][]) {
+  for (const [flag, name] of Object.entries(capabilityWireNames) as [
+    ConnectorCapability,
+    PaymentServiceCapabilityName,
+  ][]) {
     const value = input[name];
     if (value !== undefined) result[flag] = value;
   }
@@ -73,8 +82,55 @@ export function fromWireCapabilities(input: Partial<Record<PaymentServiceCapabil
 }
 
 // The simulator accepts any ISO code; these are the ones the definition advertises.
-const commonCurrencies = ['AUD', 'BRL', 'CAD', 'CHF', 'CNY', 'DKK', 'EUR', 'GBP', 'HKD', 'INR', 'JPY', 'KRW', 'MXN', 'NOK', 'NZD', 'PLN', 'SEK', 'SGD', 'USD', 'ZAR'];
-const commonCountries = ['AU', 'BR', 'CA', 'CH', 'CN', 'DE', 'DK', 'ES', 'FR', 'GB', 'HK', 'IE', 'IN', 'IT', 'JP', 'KR', 'MX', 'NL', 'NO', 'NZ', 'PL', 'SE', 'SG', 'US', 'ZA'];
+const commonCurrencies = [
+  'AUD',
+  'BRL',
+  'CAD',
+  'CHF',
+  'CNY',
+  'DKK',
+  'EUR',
+  'GBP',
+  'HKD',
+  'INR',
+  'JPY',
+  'KRW',
+  'MXN',
+  'NOK',
+  'NZD',
+  'PLN',
+  'SEK',
+  'SGD',
+  'USD',
+  'ZAR',
+];
+const commonCountries = [
+  'AU',
+  'BR',
+  'CA',
+  'CH',
+  'CN',
+  'DE',
+  'DK',
+  'ES',
+  'FR',
+  'GB',
+  'HK',
+  'IE',
+  'IN',
+  'IT',
+  'JP',
+  'KR',
+  'MX',
+  'NL',
+  'NO',
+  'NZ',
+  'PL',
+  'SE',
+  'SG',
+  'US',
+  'ZA',
+];
 
 /** A definition's fields as libs/contracts declares them (the OpenAPI document lists the same). */
 const declaredFields = (id: string): DefinitionField[] =>
@@ -128,7 +184,9 @@ const catalogueEntries: Readonly<Record<string, CatalogueEntry>> = {
 };
 
 /** A gift card service's capabilities: none of a card connector's (`capabilityWireNames` names every flag). */
-const giftCardCapabilities = Object.fromEntries(Object.keys(capabilityWireNames).map((flag) => [flag, false])) as unknown as ConnectorCapabilities;
+const giftCardCapabilities = Object.fromEntries(
+  Object.keys(capabilityWireNames).map((flag) => [flag, false]),
+) as unknown as ConnectorCapabilities;
 
 /**
  * The approval pages (the simulator's 3-D Secure challenge and PayPal-like approval) fit EMV 3-D Secure's 500×600
@@ -136,7 +194,14 @@ const giftCardCapabilities = Object.fromEntries(Object.keys(capabilityWireNames)
  */
 const APPROVAL_UI = { width: '500px', height: '600px' } as const;
 
-const fallbackEntry: CatalogueEntry = { method: 'card', mode: 'card', fields: [], reportingFields: [], supportedCurrencies: [], supportedCountries: [] };
+const fallbackEntry: CatalogueEntry = {
+  method: 'card',
+  mode: 'card',
+  fields: [],
+  reportingFields: [],
+  supportedCurrencies: [],
+  supportedCountries: [],
+};
 
 export class PaymentServiceDefinitionCatalogue {
   constructor(
@@ -149,7 +214,13 @@ export class PaymentServiceDefinitionCatalogue {
     const definition = this.definition(id);
     if (!definition) return undefined;
     const entry = catalogueEntries[id] ?? fallbackEntry;
-    return { id, method: entry.method, capabilities: definition.capabilities, fields: entry.fields, reportingFields: entry.reportingFields };
+    return {
+      id,
+      method: entry.method,
+      capabilities: definition.capabilities,
+      fields: entry.fields,
+      reportingFields: entry.reportingFields,
+    };
   }
 
   /** Every definition on the wire, by id. */
@@ -203,12 +274,22 @@ export class PaymentServiceDefinitionCatalogue {
   }
 
   /** A card connector's definition, or a gift card service's with no capabilities. */
-  private definition(id: string): { readonly displayName: string; readonly capabilities: ConnectorCapabilities } | undefined {
+  private definition(
+    id: string,
+  ): { readonly displayName: string; readonly capabilities: ConnectorCapabilities } | undefined {
     const giftCard = this.giftCards.get(id);
-    return this.registry.get(id) ?? (giftCard && { displayName: giftCard.displayName, capabilities: giftCardCapabilities });
+    return (
+      this.registry.get(id) ?? (giftCard && { displayName: giftCard.displayName, capabilities: giftCardCapabilities })
+    );
   }
 }
 
 function toWireField(field: DefinitionField) {
-  return { key: field.key, display_name: field.displayName, required: field.required, format: field.format, secret: field.secret };
+  return {
+    key: field.key,
+    display_name: field.displayName,
+    required: field.required,
+    format: field.format,
+    secret: field.secret,
+  };
 }

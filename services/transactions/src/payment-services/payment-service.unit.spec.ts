@@ -1,5 +1,10 @@
 import { mockCardCapabilities } from '@switchyard/connectors';
-import { paymentServiceDecider, type PaymentServiceCommand, type PaymentServiceEvent, type PaymentServiceSettings } from './payment-service';
+import {
+  paymentServiceDecider,
+  type PaymentServiceCommand,
+  type PaymentServiceEvent,
+  type PaymentServiceSettings,
+} from './payment-service';
 import type { DefinitionInfo } from './payment-service-definitions';
 
 const now = '2026-01-01T00:00:00.000Z';
@@ -33,20 +38,41 @@ const settings: PaymentServiceSettings = {
   capabilities: {},
 };
 
-const create = (overrides: Partial<PaymentServiceSettings> & { paymentServiceDefinitionId?: string; fields?: { key: string; value: string }[] } = {}): PaymentServiceCommand => ({
+const create = (
+  overrides: Partial<PaymentServiceSettings> & {
+    paymentServiceDefinitionId?: string;
+    fields?: { key: string; value: string }[];
+  } = {},
+): PaymentServiceCommand => ({
   type: 'CreatePaymentService',
-  data: { id, merchantAccountId: 'shop-a', paymentServiceDefinitionId: limited.id, fields: [{ key: 'merchant_id', value: 'm-1' }], reportingFields: [], ...settings, ...overrides },
+  data: {
+    id,
+    merchantAccountId: 'shop-a',
+    paymentServiceDefinitionId: limited.id,
+    fields: [{ key: 'merchant_id', value: 'm-1' }],
+    reportingFields: [],
+    ...settings,
+    ...overrides,
+  },
   metadata: { now },
 });
-const update = (merchantAccountId: string, changes: Extract<PaymentServiceCommand, { type: 'UpdatePaymentService' }>['data']['changes']): PaymentServiceCommand => ({
+const update = (
+  merchantAccountId: string,
+  changes: Extract<PaymentServiceCommand, { type: 'UpdatePaymentService' }>['data']['changes'],
+): PaymentServiceCommand => ({
   type: 'UpdatePaymentService',
   data: { merchantAccountId, changes },
   metadata: { now: later },
 });
-const remove = (merchantAccountId: string): PaymentServiceCommand => ({ type: 'DeletePaymentService', data: { merchantAccountId }, metadata: { now: later } });
+const remove = (merchantAccountId: string): PaymentServiceCommand => ({
+  type: 'DeletePaymentService',
+  data: { merchantAccountId },
+  metadata: { now: later },
+});
 
 const given = (events: readonly PaymentServiceEvent[]) => ({
-  when: (command: PaymentServiceCommand) => decider.decide(command, events.reduce(decider.evolve, decider.initialState())),
+  when: (command: PaymentServiceCommand) =>
+    decider.decide(command, events.reduce(decider.evolve, decider.initialState())),
 });
 
 describe('when no payment service exists', () => {
@@ -70,12 +96,22 @@ describe('when no payment service exists', () => {
 
   it('refuses an unknown definition, naming the field', () =>
     expect(() => given([]).when(create({ paymentServiceDefinitionId: 'nope' }))).toThrow(
-      expect.objectContaining({ code: 'unknown_payment_service_definition', details: [expect.objectContaining({ field: 'payment_service_definition_id' })] }),
+      expect.objectContaining({
+        code: 'unknown_payment_service_definition',
+        details: [expect.objectContaining({ field: 'payment_service_definition_id' })],
+      }),
     ));
 
   it('refuses a blank name, malformed codes, unknown and missing required fields, each named', () =>
     expect(() =>
-      given([]).when(create({ displayName: ' ', acceptedCurrencies: ['usd'], acceptedCountries: ['USA'], fields: [{ key: 'colour', value: 'blue' }] })),
+      given([]).when(
+        create({
+          displayName: ' ',
+          acceptedCurrencies: ['usd'],
+          acceptedCountries: ['USA'],
+          fields: [{ key: 'colour', value: 'blue' }],
+        }),
+      ),
     ).toThrow(
       expect.objectContaining({
         code: 'invalid_payment_service',
@@ -90,46 +126,93 @@ describe('when no payment service exists', () => {
     ));
 
   it('lets a connection turn a capability off, never on beyond its definition', () => {
-    expect(given([]).when(create({ capabilities: { threeDSecure: false } }))[0]?.data).toMatchObject({ capabilities: { threeDSecure: false } });
+    expect(given([]).when(create({ capabilities: { threeDSecure: false } }))[0]?.data).toMatchObject({
+      capabilities: { threeDSecure: false },
+    });
     expect(() => given([]).when(create({ capabilities: { multipleCaptures: true } }))).toThrow(
-      expect.objectContaining({ code: 'invalid_payment_service', details: [expect.objectContaining({ field: 'capabilities/multipleCaptures' })] }),
+      expect.objectContaining({
+        code: 'invalid_payment_service',
+        details: [expect.objectContaining({ field: 'capabilities/multipleCaptures' })],
+      }),
     );
   });
 
   it('is not found for updates and deletes', () => {
-    expect(() => given([]).when(update('shop-a', { displayName: 'x' }))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
-    expect(() => given([]).when(remove('shop-a'))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
+    expect(() => given([]).when(update('shop-a', { displayName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
+    expect(() => given([]).when(remove('shop-a'))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
   });
 });
 
 describe('when the payment service exists', () => {
   const created = given([]).when(create());
 
-  it('refuses to create it again', () => expect(() => given(created).when(create())).toThrow(expect.objectContaining({ code: 'payment_service_exists' })));
+  it('refuses to create it again', () =>
+    expect(() => given(created).when(create())).toThrow(expect.objectContaining({ code: 'payment_service_exists' })));
 
   it('records only the fields that change', () =>
-    expect(given(created).when(update('shop-a', { displayName: 'Cards EU', position: 3, capabilities: { delayedCapture: false }, active: undefined }))).toEqual([
-      { type: 'PaymentServiceUpdated', data: { id, merchantAccountId: 'shop-a', displayName: 'Cards EU', position: 3, capabilities: { delayedCapture: false }, at: later } },
+    expect(
+      given(created).when(
+        update('shop-a', {
+          displayName: 'Cards EU',
+          position: 3,
+          capabilities: { delayedCapture: false },
+          active: undefined,
+        }),
+      ),
+    ).toEqual([
+      {
+        type: 'PaymentServiceUpdated',
+        data: {
+          id,
+          merchantAccountId: 'shop-a',
+          displayName: 'Cards EU',
+          position: 3,
+          capabilities: { delayedCapture: false },
+          at: later,
+        },
+      },
     ]));
 
   it('refuses turning on a capability the definition lacks, and removing a required field', () => {
-    expect(() => given(created).when(update('shop-a', { capabilities: { multipleCaptures: true } }))).toThrow(expect.objectContaining({ code: 'invalid_payment_service' }));
-    expect(() => given(created).when(update('shop-a', { fields: [{ key: 'merchant_id', value: '' }] }))).toThrow(expect.objectContaining({ code: 'invalid_payment_service' }));
+    expect(() => given(created).when(update('shop-a', { capabilities: { multipleCaptures: true } }))).toThrow(
+      expect.objectContaining({ code: 'invalid_payment_service' }),
+    );
+    expect(() => given(created).when(update('shop-a', { fields: [{ key: 'merchant_id', value: '' }] }))).toThrow(
+      expect.objectContaining({ code: 'invalid_payment_service' }),
+    );
   });
 
-  it('deletes it', () => expect(given(created).when(remove('shop-a'))).toEqual([{ type: 'PaymentServiceDeleted', data: { id, merchantAccountId: 'shop-a', at: later } }]));
+  it('deletes it', () =>
+    expect(given(created).when(remove('shop-a'))).toEqual([
+      { type: 'PaymentServiceDeleted', data: { id, merchantAccountId: 'shop-a', at: later } },
+    ]));
 
   it('does not exist under another merchant account', () => {
-    expect(() => given(created).when(update('shop-b', { displayName: 'x' }))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
-    expect(() => given(created).when(remove('shop-b'))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
+    expect(() => given(created).when(update('shop-b', { displayName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
+    expect(() => given(created).when(remove('shop-b'))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
   });
 });
 
 describe('when the payment service was deleted', () => {
-  const deleted: PaymentServiceEvent[] = [...given([]).when(create()), { type: 'PaymentServiceDeleted', data: { id, merchantAccountId: 'shop-a', at: later } }];
+  const deleted: PaymentServiceEvent[] = [
+    ...given([]).when(create()),
+    { type: 'PaymentServiceDeleted', data: { id, merchantAccountId: 'shop-a', at: later } },
+  ];
   it('is not found for updates and deletes, and cannot be created again', () => {
-    expect(() => given(deleted).when(update('shop-a', { displayName: 'x' }))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
-    expect(() => given(deleted).when(remove('shop-a'))).toThrow(expect.objectContaining({ code: 'payment_service_not_found' }));
+    expect(() => given(deleted).when(update('shop-a', { displayName: 'x' }))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
+    expect(() => given(deleted).when(remove('shop-a'))).toThrow(
+      expect.objectContaining({ code: 'payment_service_not_found' }),
+    );
     expect(() => given(deleted).when(create())).toThrow(expect.objectContaining({ code: 'payment_service_exists' }));
   });
 });

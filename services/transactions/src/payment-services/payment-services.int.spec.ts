@@ -58,7 +58,11 @@ it('creates with defaults, positions after the last one, lists by position then 
 
   const firstPage = service.paymentServices.list({ merchant_account_id: 'shop-a', limit: 2 });
   expect(firstPage.items.map((item) => item.id)).toEqual([front.id, first.id]);
-  const secondPage = service.paymentServices.list({ merchant_account_id: 'shop-a', limit: 2, cursor: firstPage.next_cursor });
+  const secondPage = service.paymentServices.list({
+    merchant_account_id: 'shop-a',
+    limit: 2,
+    cursor: firstPage.next_cursor,
+  });
   expect(secondPage.items.map((item) => item.id)).toEqual([second.id]);
   expect(secondPage.next_cursor).toBeNull();
 });
@@ -66,11 +70,22 @@ it('creates with defaults, positions after the last one, lists by position then 
 it('turns capabilities off per connection and back on; the connection shows its effective capabilities', async () => {
   const created = await service.paymentServices.create('shop-a', body({ capabilities: { multiple_captures: false } }));
   expect(created.capabilities.multiple_captures).toBe(false);
-  expect(service.paymentServices.connection('shop-a', created.id)?.effectiveCapabilities).toMatchObject({ multipleCaptures: false, delayedCapture: true });
+  expect(service.paymentServices.connection('shop-a', created.id)?.effectiveCapabilities).toMatchObject({
+    multipleCaptures: false,
+    delayedCapture: true,
+  });
 
-  const updated = await service.paymentServices.update('shop-a', created.id, { capabilities: { delayed_capture: false } });
-  expect(updated.capabilities).toMatchObject({ multiple_captures: false, delayed_capture: false, three_d_secure: true });
-  const restored = await service.paymentServices.update('shop-a', created.id, { capabilities: { multiple_captures: true } });
+  const updated = await service.paymentServices.update('shop-a', created.id, {
+    capabilities: { delayed_capture: false },
+  });
+  expect(updated.capabilities).toMatchObject({
+    multiple_captures: false,
+    delayed_capture: false,
+    three_d_secure: true,
+  });
+  const restored = await service.paymentServices.update('shop-a', created.id, {
+    capabilities: { multiple_captures: true },
+  });
   expect(restored.capabilities).toMatchObject({ multiple_captures: true, delayed_capture: false });
   expect(service.paymentServices.connection('shop-b', created.id)).toBeNull();
 });
@@ -92,14 +107,23 @@ it('updates only what is sent: fields by key, merchant profile with its time', a
     },
     fields: [{ key: 'merchant_id', value: '' }],
   });
-  expect(updated).toMatchObject({ ...created, merchant_profile: expect.any(Object), accepted_currencies: ['EUR', 'GBP'], three_d_secure_enabled: true, fields: [], updated_at: expect.any(String) });
+  expect(updated).toMatchObject({
+    ...created,
+    merchant_profile: expect.any(Object),
+    accepted_currencies: ['EUR', 'GBP'],
+    three_d_secure_enabled: true,
+    fields: [],
+    updated_at: expect.any(String),
+  });
   expect(updated.merchant_profile?.visa).toMatchObject({ merchant_name: 'Shop', created_at: updated.updated_at });
 });
 
 it('is 404 under another merchant account and after delete; deleted ones list only with deleted=true', async () => {
   const created = await service.paymentServices.create('shop-a', body());
   expect(() => service.paymentServices.get('shop-b', created.id)).toThrow(ApiError);
-  await expect(service.paymentServices.update('shop-b', created.id, { display_name: 'x' })).rejects.toMatchObject({ status: 404 });
+  await expect(service.paymentServices.update('shop-b', created.id, { display_name: 'x' })).rejects.toMatchObject({
+    status: 404,
+  });
   await expect(service.paymentServices.delete('shop-b', created.id)).rejects.toMatchObject({ status: 404 });
 
   await service.paymentServices.delete('shop-a', created.id);
@@ -112,15 +136,28 @@ it('is 404 under another merchant account and after delete; deleted ones list on
 });
 
 it('refuses an unknown definition with 400 and details', async () => {
-  await expect(service.paymentServices.create('shop-a', body({ payment_service_definition_id: 'nope' }))).rejects.toMatchObject({
+  await expect(
+    service.paymentServices.create('shop-a', body({ payment_service_definition_id: 'nope' })),
+  ).rejects.toMatchObject({
     status: 400,
-    details: [{ location: 'body', pointer: '/payment_service_definition_id', message: expect.any(String), type: 'unknown_payment_service_definition' }],
+    details: [
+      {
+        location: 'body',
+        pointer: '/payment_service_definition_id',
+        message: expect.any(String),
+        type: 'unknown_payment_service_definition',
+      },
+    ],
   });
 });
 
 it('lists the definitions, mock-card included', () => {
   const page = service.paymentServices.listDefinitions({ limit: 20 });
   expect(page.items.map((definition) => definition.id)).toContain('mock-card');
-  expect(service.paymentServices.getDefinition('mock-card')).toMatchObject({ type: 'payment-service-definition', method: 'card', mode: 'card' });
+  expect(service.paymentServices.getDefinition('mock-card')).toMatchObject({
+    type: 'payment-service-definition',
+    method: 'card',
+    mode: 'card',
+  });
   expect(() => service.paymentServices.getDefinition('nope')).toThrow(expect.objectContaining({ status: 404 }));
 });

@@ -1,7 +1,13 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
-import type { CapabilityOverrides, Field, MerchantProfileScheme, PaymentServiceEvent, PaymentServiceSettings } from './payment-service';
+import type {
+  CapabilityOverrides,
+  Field,
+  MerchantProfileScheme,
+  PaymentServiceEvent,
+  PaymentServiceSettings,
+} from './payment-service';
 
 /** A connection as stored: its settings (as the decider knows them) plus identity, fields and lifecycle. */
 export interface PaymentServiceRow extends Omit<PaymentServiceSettings, 'merchantProfile'> {
@@ -49,7 +55,10 @@ interface PaymentServiceRecord {
 export class PaymentServicesReadModel {
   readonly projection: Projection;
   private readonly byId: Database.Statement<[string], PaymentServiceRecord>;
-  private readonly byAccount: Database.Statement<[{ merchantAccountId: string; includeDeleted: number; method: string | null }], PaymentServiceRecord>;
+  private readonly byAccount: Database.Statement<
+    [{ merchantAccountId: string; includeDeleted: number; method: string | null }],
+    PaymentServiceRecord
+  >;
   private readonly lastPosition: Database.Statement<[string], { position: number | null }>;
 
   constructor(db: Database.Database) {
@@ -68,7 +77,9 @@ export class PaymentServicesReadModel {
          AND (@method IS NULL OR method = @method)
        ORDER BY position, created_at, id`,
     );
-    this.lastPosition = db.prepare('SELECT MAX(position) AS position FROM payment_services WHERE merchant_account_id = ? AND deleted = 0');
+    this.lastPosition = db.prepare(
+      'SELECT MAX(position) AS position FROM payment_services WHERE merchant_account_id = ? AND deleted = 0',
+    );
     const upsert = db.prepare(
       `INSERT OR REPLACE INTO payment_services (id, merchant_account_id, payment_service_definition_id, method, display_name, position,
          accepted_currencies, accepted_countries, active, three_d_secure_enabled, network_tokens_enabled, payment_method_tokenization_enabled,
@@ -77,7 +88,9 @@ export class PaymentServicesReadModel {
          @accepted_countries, @active, @three_d_secure_enabled, @network_tokens_enabled, @payment_method_tokenization_enabled, @open_loop,
          @settlement_reporting_enabled, @merchant_profile, @capabilities, @fields, @reporting_fields, @deleted, @created_at, @updated_at)`,
     );
-    const markDeleted = db.prepare('UPDATE payment_services SET deleted = 1, active = 0, updated_at = @at WHERE id = @id');
+    const markDeleted = db.prepare(
+      'UPDATE payment_services SET deleted = 1, active = 0, updated_at = @at WHERE id = @id',
+    );
     const byId = this.byId;
 
     this.projection = {
@@ -129,13 +142,23 @@ export class PaymentServicesReadModel {
                 ...(data.active !== undefined ? { active: data.active } : {}),
                 ...(data.threeDSecureEnabled !== undefined ? { threeDSecureEnabled: data.threeDSecureEnabled } : {}),
                 ...(data.networkTokensEnabled !== undefined ? { networkTokensEnabled: data.networkTokensEnabled } : {}),
-                ...(data.paymentMethodTokenizationEnabled !== undefined ? { paymentMethodTokenizationEnabled: data.paymentMethodTokenizationEnabled } : {}),
+                ...(data.paymentMethodTokenizationEnabled !== undefined
+                  ? { paymentMethodTokenizationEnabled: data.paymentMethodTokenizationEnabled }
+                  : {}),
                 ...(data.openLoop !== undefined ? { openLoop: data.openLoop } : {}),
-                ...(data.settlementReportingEnabled !== undefined ? { settlementReportingEnabled: data.settlementReportingEnabled } : {}),
-                ...(data.merchantProfile !== undefined ? { merchantProfile: withCreatedAt(data.merchantProfile, data.at) } : {}),
-                ...(data.capabilities !== undefined ? { capabilities: { ...row.capabilities, ...data.capabilities } } : {}),
+                ...(data.settlementReportingEnabled !== undefined
+                  ? { settlementReportingEnabled: data.settlementReportingEnabled }
+                  : {}),
+                ...(data.merchantProfile !== undefined
+                  ? { merchantProfile: withCreatedAt(data.merchantProfile, data.at) }
+                  : {}),
+                ...(data.capabilities !== undefined
+                  ? { capabilities: { ...row.capabilities, ...data.capabilities } }
+                  : {}),
                 ...(data.fields !== undefined ? { fields: mergeFields(row.fields, data.fields) } : {}),
-                ...(data.reportingFields !== undefined ? { reportingFields: mergeFields(row.reportingFields, data.reportingFields) } : {}),
+                ...(data.reportingFields !== undefined
+                  ? { reportingFields: mergeFields(row.reportingFields, data.reportingFields) }
+                  : {}),
                 updatedAt: data.at,
               }),
             );
@@ -158,8 +181,13 @@ export class PaymentServicesReadModel {
   }
 
   /** A merchant account's payment services in routing order; deleted ones only when asked for. */
-  listByMerchantAccount(merchantAccountId: string, options: { includeDeleted?: boolean; method?: string } = {}): PaymentServiceRow[] {
-    return this.byAccount.all({ merchantAccountId, includeDeleted: options.includeDeleted ? 1 : 0, method: options.method ?? null }).map(toRow);
+  listByMerchantAccount(
+    merchantAccountId: string,
+    options: { includeDeleted?: boolean; method?: string } = {},
+  ): PaymentServiceRow[] {
+    return this.byAccount
+      .all({ merchantAccountId, includeDeleted: options.includeDeleted ? 1 : 0, method: options.method ?? null })
+      .map(toRow);
   }
 
   /** The position after the account's last payment service (1 for the first). */
@@ -168,7 +196,10 @@ export class PaymentServicesReadModel {
   }
 }
 
-function withCreatedAt(profile: Readonly<Record<string, MerchantProfileScheme>> | null | undefined, at: string): PaymentServiceRow['merchantProfile'] {
+function withCreatedAt(
+  profile: Readonly<Record<string, MerchantProfileScheme>> | null | undefined,
+  at: string,
+): PaymentServiceRow['merchantProfile'] {
   if (!profile) return null;
   return Object.fromEntries(Object.entries(profile).map(([scheme, value]) => [scheme, { ...value, createdAt: at }]));
 }
@@ -227,7 +258,9 @@ function toRow(record: PaymentServiceRecord): PaymentServiceRow {
     paymentMethodTokenizationEnabled: record.payment_method_tokenization_enabled === 1,
     openLoop: record.open_loop === 1,
     settlementReportingEnabled: record.settlement_reporting_enabled === 1,
-    merchantProfile: record.merchant_profile ? (JSON.parse(record.merchant_profile) as PaymentServiceRow['merchantProfile']) : null,
+    merchantProfile: record.merchant_profile
+      ? (JSON.parse(record.merchant_profile) as PaymentServiceRow['merchantProfile'])
+      : null,
     capabilities: JSON.parse(record.capabilities) as CapabilityOverrides,
     fields: JSON.parse(record.fields) as Field[],
     reportingFields: JSON.parse(record.reporting_fields) as Field[],

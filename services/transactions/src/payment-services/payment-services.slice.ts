@@ -17,8 +17,18 @@ import { effectiveCapabilities, type ConnectorCapabilities } from '@switchyard/c
 import { handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
-import { paymentServiceDecider, paymentServiceStream, type MerchantProfileScheme, type PaymentServiceChanges } from './payment-service';
-import { capabilityWireNames, fromWireCapabilities, PaymentServiceDefinitionCatalogue, toWireCapabilities } from './payment-service-definitions';
+import {
+  paymentServiceDecider,
+  paymentServiceStream,
+  type MerchantProfileScheme,
+  type PaymentServiceChanges,
+} from './payment-service';
+import {
+  capabilityWireNames,
+  fromWireCapabilities,
+  PaymentServiceDefinitionCatalogue,
+  toWireCapabilities,
+} from './payment-service-definitions';
 import { PaymentServicesReadModel, type PaymentServiceRow } from './payment-services.read-model';
 
 /** A connection as the transaction flow needs it: its settings and what it may do. */
@@ -120,9 +130,13 @@ export class PaymentServices implements TransactionsSlice {
       ...(input.active !== undefined ? { active: input.active } : {}),
       ...(input.three_d_secure_enabled !== undefined ? { threeDSecureEnabled: input.three_d_secure_enabled } : {}),
       ...(input.network_tokens_enabled !== undefined ? { networkTokensEnabled: input.network_tokens_enabled } : {}),
-      ...(input.payment_method_tokenization_enabled !== undefined ? { paymentMethodTokenizationEnabled: input.payment_method_tokenization_enabled } : {}),
+      ...(input.payment_method_tokenization_enabled !== undefined
+        ? { paymentMethodTokenizationEnabled: input.payment_method_tokenization_enabled }
+        : {}),
       ...(input.open_loop !== undefined ? { openLoop: input.open_loop } : {}),
-      ...(input.settlement_reporting_enabled !== undefined ? { settlementReportingEnabled: input.settlement_reporting_enabled } : {}),
+      ...(input.settlement_reporting_enabled !== undefined
+        ? { settlementReportingEnabled: input.settlement_reporting_enabled }
+        : {}),
       ...(input.merchant_profile !== undefined ? { merchantProfile: toMerchantProfile(input.merchant_profile) } : {}),
       ...(input.capabilities !== undefined ? { capabilities: fromWireCapabilities(input.capabilities) } : {}),
       ...(input.fields !== undefined ? { fields: input.fields } : {}),
@@ -168,11 +182,18 @@ export class PaymentServices implements TransactionsSlice {
         return this.get(merchantAccountId, id);
       },
       [paymentServicePatterns.create]: async (payload) => {
-        const { merchant_account_id: merchantAccountId, body } = payload as { merchant_account_id: string; body: PaymentServiceCreateInput };
+        const { merchant_account_id: merchantAccountId, body } = payload as {
+          merchant_account_id: string;
+          body: PaymentServiceCreateInput;
+        };
         return this.create(merchantAccountId, body);
       },
       [paymentServicePatterns.update]: async (payload) => {
-        const { merchant_account_id: merchantAccountId, id, body } = payload as { merchant_account_id: string; id: string; body: PaymentServiceUpdateInput };
+        const {
+          merchant_account_id: merchantAccountId,
+          id,
+          body,
+        } = payload as { merchant_account_id: string; id: string; body: PaymentServiceUpdateInput };
         return this.update(merchantAccountId, id, body);
       },
       [paymentServicePatterns.delete]: async (payload) => {
@@ -187,13 +208,19 @@ export class PaymentServices implements TransactionsSlice {
 
   private effectiveCapabilitiesOf(row: PaymentServiceRow): ConnectorCapabilities {
     const definition = this.definitions.find(row.paymentServiceDefinitionId);
-    const none = Object.fromEntries(Object.keys(capabilityWireNames).map((key) => [key, false])) as unknown as ConnectorCapabilities;
+    const none = Object.fromEntries(
+      Object.keys(capabilityWireNames).map((key) => [key, false]),
+    ) as unknown as ConnectorCapabilities;
     return definition ? effectiveCapabilities(definition.capabilities, row.capabilities) : none;
   }
 
   private toPaymentService(row: PaymentServiceRow): PaymentService {
     const definition = this.definitions.find(row.paymentServiceDefinitionId);
-    const secret = new Set([...(definition?.fields ?? []), ...(definition?.reportingFields ?? [])].filter((field) => field.secret).map((field) => field.key));
+    const secret = new Set(
+      [...(definition?.fields ?? []), ...(definition?.reportingFields ?? [])]
+        .filter((field) => field.secret)
+        .map((field) => field.key),
+    );
     return {
       type: 'payment-service',
       id: row.id,
@@ -239,9 +266,12 @@ export class PaymentServices implements TransactionsSlice {
 }
 
 /** Routing order as a sortable unique key: position, then creation, then id. */
-const sortKey = (row: PaymentServiceRow): string => `${String(row.position).padStart(10, '0')}|${row.createdAt}|${row.id}`;
+const sortKey = (row: PaymentServiceRow): string =>
+  `${String(row.position).padStart(10, '0')}|${row.createdAt}|${row.id}`;
 
-function toMerchantProfile(input: NonNullable<PaymentServiceCreateInput['merchant_profile']>): Record<string, MerchantProfileScheme> {
+function toMerchantProfile(
+  input: NonNullable<PaymentServiceCreateInput['merchant_profile']>,
+): Record<string, MerchantProfileScheme> {
   return Object.fromEntries(
     Object.entries(input).map(([scheme, profile]) => [
       scheme,

@@ -23,7 +23,13 @@ export interface ThreeDSecureFacts {
   readonly externalData: boolean;
 }
 
-export type ThreeDSecureReason = 'connection_disabled' | 'external_data' | 'forced' | 'issuer_mandated' | 'skipped' | 'connection_enabled';
+export type ThreeDSecureReason =
+  | 'connection_disabled'
+  | 'external_data'
+  | 'forced'
+  | 'issuer_mandated'
+  | 'skipped'
+  | 'connection_enabled';
 
 export interface ThreeDSecurePlan {
   readonly run: boolean;
@@ -38,7 +44,11 @@ export interface ThreeDSecurePlan {
  * matched); when the issuer's requirement cannot be determined the configured behaviour (the skip rule) applies.
  */
 export function planThreeDSecure(facts: ThreeDSecureFacts): ThreeDSecurePlan {
-  const plan = (run: boolean, reason: ThreeDSecureReason, skipOverridden = false): ThreeDSecurePlan => ({ run, reason, skipOverridden });
+  const plan = (run: boolean, reason: ThreeDSecureReason, skipOverridden = false): ThreeDSecurePlan => ({
+    run,
+    reason,
+    skipOverridden,
+  });
   if (!facts.connectionEnabled) return plan(false, 'connection_disabled');
   if (facts.externalData) return plan(false, 'external_data');
   if (facts.flow.force3ds) return plan(true, 'forced');
@@ -50,14 +60,35 @@ export function planThreeDSecure(facts: ThreeDSecureFacts): ThreeDSecurePlan {
 }
 
 /** The matched rules as the transaction records them (`GET /transactions/{id}/actions`). */
-export function flowActionRecords(flow: FlowDecision, threeDSecure: ThreeDSecurePlan | null, routeBypassed: boolean): FlowActionRecord[] {
+export function flowActionRecords(
+  flow: FlowDecision,
+  threeDSecure: ThreeDSecurePlan | null,
+  routeBypassed: boolean,
+): FlowActionRecord[] {
   const records: FlowActionRecord[] = [];
-  if (flow.route) records.push({ ruleId: flow.route.ruleId, action: 'route-transaction', outcome: { result: [...flow.route.paymentServiceIds], ...(routeBypassed ? { bypassed_by: 'payment_service_id' } : {}) } });
-  if (flow.declineEarly) records.push({ ruleId: flow.declineEarly.ruleId, action: 'decline-early', outcome: { result: true } });
+  if (flow.route)
+    records.push({
+      ruleId: flow.route.ruleId,
+      action: 'route-transaction',
+      outcome: {
+        result: [...flow.route.paymentServiceIds],
+        ...(routeBypassed ? { bypassed_by: 'payment_service_id' } : {}),
+      },
+    });
+  if (flow.declineEarly)
+    records.push({ ruleId: flow.declineEarly.ruleId, action: 'decline-early', outcome: { result: true } });
   if (flow.force3ds) records.push({ ruleId: flow.force3ds.ruleId, action: 'force-3ds', outcome: { result: true } });
   if (flow.skip3ds) {
     const overridden = threeDSecure?.skipOverridden === true;
-    records.push({ ruleId: flow.skip3ds.ruleId, action: 'skip-3ds', outcome: { result: true, applied: !overridden && threeDSecure?.reason === 'skipped', ...(overridden ? { overridden_by: 'issuer_mandated_3ds' } : {}) } });
+    records.push({
+      ruleId: flow.skip3ds.ruleId,
+      action: 'skip-3ds',
+      outcome: {
+        result: true,
+        applied: !overridden && threeDSecure?.reason === 'skipped',
+        ...(overridden ? { overridden_by: 'issuer_mandated_3ds' } : {}),
+      },
+    });
   }
   return records;
 }
@@ -67,7 +98,11 @@ export function flowActionRecords(flow: FlowDecision, threeDSecure: ThreeDSecure
  * scheme", an exact currency beats "any currency", the oldest wins a tie. Null: none applies (3-D Secure cannot be
  * set up).
  */
-export function threeDsConfigurationFor(configurations: readonly ThreeDsConfiguration[], scheme: string | null, currency: string): ThreeDsConfiguration | null {
+export function threeDsConfigurationFor(
+  configurations: readonly ThreeDsConfiguration[],
+  scheme: string | null,
+  currency: string,
+): ThreeDsConfiguration | null {
   const score = (c: ThreeDsConfiguration): number => {
     if ((c.scheme !== null && c.scheme !== scheme) || (c.currency !== null && c.currency !== currency)) return -1;
     return (c.scheme !== null ? 2 : 0) + (c.currency !== null ? 1 : 0);
@@ -94,9 +129,17 @@ const failoverFailures = new Set([
   'insufficient_service_permissions',
   'unknown_error',
 ]);
-const failoverDeclines = new Set(['service_decline', 'unsupported_transaction', 'unsupported_payment_method', 'incorrect_currency', 'incorrect_country']);
+const failoverDeclines = new Set([
+  'service_decline',
+  'unsupported_transaction',
+  'unsupported_payment_method',
+  'incorrect_currency',
+  'incorrect_country',
+]);
 
-export function isFailoverCandidate(result: AuthorizationResult): result is Extract<AuthorizationResult, { outcome: 'failed' | 'declined' }> & { error: ProviderError } {
+export function isFailoverCandidate(
+  result: AuthorizationResult,
+): result is Extract<AuthorizationResult, { outcome: 'failed' | 'declined' }> & { error: ProviderError } {
   if (result.outcome === 'failed') return failoverFailures.has(result.error.errorCode);
   if (result.outcome === 'declined') return failoverDeclines.has(result.error.errorCode);
   return false;

@@ -1,10 +1,20 @@
 import type { ThreeDsConfiguration } from '@switchyard/contracts';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
-import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, threeDsConfigurationFor } from './authorization-policy';
+import {
+  flowActionRecords,
+  isFailoverCandidate,
+  noFlowDecision,
+  planThreeDSecure,
+  threeDsConfigurationFor,
+} from './authorization-policy';
 
 const skip = { ruleId: 'rule-skip', action: 'skip-3ds' } as const;
 const force = { ruleId: 'rule-force', action: 'force-3ds' } as const;
-const rules = { none: { skip3ds: null, force3ds: null }, skip: { skip3ds: skip, force3ds: null }, force: { skip3ds: null, force3ds: force } } as const;
+const rules = {
+  none: { skip3ds: null, force3ds: null },
+  skip: { skip3ds: skip, force3ds: null },
+  force: { skip3ds: null, force3ds: force },
+} as const;
 const issuers = { 'EEA/UK': true, US: false, unknown: null } as const;
 
 describe('planThreeDSecure: the spec rules of issuer-mandated 3-D Secure', () => {
@@ -30,40 +40,104 @@ describe('planThreeDSecure: the spec rules of issuer-mandated 3-D Secure', () =>
     ['unknown', 'force', false, false, false],
   ] as const;
 
-  it.each(table)('%s issuer, %s rule, connection 3-D Secure %s → runs %s (skip overridden %s)', (issuer, rule, enabled, runs, overridden) => {
-    const plan = planThreeDSecure({ connectionEnabled: enabled, flow: rules[rule], issuerMandate: issuers[issuer], issuerMandateEnabled: true, externalData: false });
-    expect(plan.run).toBe(runs);
-    expect(plan.skipOverridden).toBe(overridden);
-  });
+  it.each(table)(
+    '%s issuer, %s rule, connection 3-D Secure %s → runs %s (skip overridden %s)',
+    (issuer, rule, enabled, runs, overridden) => {
+      const plan = planThreeDSecure({
+        connectionEnabled: enabled,
+        flow: rules[rule],
+        issuerMandate: issuers[issuer],
+        issuerMandateEnabled: true,
+        externalData: false,
+      });
+      expect(plan.run).toBe(runs);
+      expect(plan.skipOverridden).toBe(overridden);
+    },
+  );
 
   it('follows the skip rule for every issuer when the environment switches the feature off', () => {
     for (const issuer of Object.values(issuers)) {
-      expect(planThreeDSecure({ connectionEnabled: true, flow: rules.skip, issuerMandate: issuer, issuerMandateEnabled: false, externalData: false })).toEqual({ run: false, reason: 'skipped', skipOverridden: false });
+      expect(
+        planThreeDSecure({
+          connectionEnabled: true,
+          flow: rules.skip,
+          issuerMandate: issuer,
+          issuerMandateEnabled: false,
+          externalData: false,
+        }),
+      ).toEqual({ run: false, reason: 'skipped', skipOverridden: false });
     }
   });
 
   it('never runs its own authentication when external three_d_secure_data came with the request', () => {
-    expect(planThreeDSecure({ connectionEnabled: true, flow: rules.force, issuerMandate: true, issuerMandateEnabled: true, externalData: true }).run).toBe(false);
+    expect(
+      planThreeDSecure({
+        connectionEnabled: true,
+        flow: rules.force,
+        issuerMandate: true,
+        issuerMandateEnabled: true,
+        externalData: true,
+      }).run,
+    ).toBe(false);
   });
 
   it('records a matched skip rule in every case, saying when it was overridden', () => {
     const flow: FlowDecision = { ...noFlowDecision, skip3ds: skip };
-    const overridden = planThreeDSecure({ connectionEnabled: true, flow, issuerMandate: true, issuerMandateEnabled: true, externalData: false });
-    expect(flowActionRecords(flow, overridden, false)).toEqual([{ ruleId: 'rule-skip', action: 'skip-3ds', outcome: { result: true, applied: false, overridden_by: 'issuer_mandated_3ds' } }]);
-    const applied = planThreeDSecure({ connectionEnabled: true, flow, issuerMandate: false, issuerMandateEnabled: true, externalData: false });
-    expect(flowActionRecords(flow, applied, false)).toEqual([{ ruleId: 'rule-skip', action: 'skip-3ds', outcome: { result: true, applied: true } }]);
-    const off = planThreeDSecure({ connectionEnabled: false, flow, issuerMandate: true, issuerMandateEnabled: true, externalData: false });
-    expect(flowActionRecords(flow, off, false)).toEqual([{ ruleId: 'rule-skip', action: 'skip-3ds', outcome: { result: true, applied: false } }]);
+    const overridden = planThreeDSecure({
+      connectionEnabled: true,
+      flow,
+      issuerMandate: true,
+      issuerMandateEnabled: true,
+      externalData: false,
+    });
+    expect(flowActionRecords(flow, overridden, false)).toEqual([
+      {
+        ruleId: 'rule-skip',
+        action: 'skip-3ds',
+        outcome: { result: true, applied: false, overridden_by: 'issuer_mandated_3ds' },
+      },
+    ]);
+    const applied = planThreeDSecure({
+      connectionEnabled: true,
+      flow,
+      issuerMandate: false,
+      issuerMandateEnabled: true,
+      externalData: false,
+    });
+    expect(flowActionRecords(flow, applied, false)).toEqual([
+      { ruleId: 'rule-skip', action: 'skip-3ds', outcome: { result: true, applied: true } },
+    ]);
+    const off = planThreeDSecure({
+      connectionEnabled: false,
+      flow,
+      issuerMandate: true,
+      issuerMandateEnabled: true,
+      externalData: false,
+    });
+    expect(flowActionRecords(flow, off, false)).toEqual([
+      { ruleId: 'rule-skip', action: 'skip-3ds', outcome: { result: true, applied: false } },
+    ]);
   });
 
   it('records a route rule bypassed by payment_service_id', () => {
     const flow: FlowDecision = { ...noFlowDecision, route: { ruleId: 'rule-route', paymentServiceIds: ['a', 'b'] } };
-    expect(flowActionRecords(flow, null, true)).toEqual([{ ruleId: 'rule-route', action: 'route-transaction', outcome: { result: ['a', 'b'], bypassed_by: 'payment_service_id' } }]);
+    expect(flowActionRecords(flow, null, true)).toEqual([
+      {
+        ruleId: 'rule-route',
+        action: 'route-transaction',
+        outcome: { result: ['a', 'b'], bypassed_by: 'payment_service_id' },
+      },
+    ]);
   });
 });
 
 describe('threeDsConfigurationFor', () => {
-  const configuration = (id: string, scheme: string | null, currency: string | null, createdAt = '2026-01-01T00:00:00.000Z'): ThreeDsConfiguration => ({
+  const configuration = (
+    id: string,
+    scheme: string | null,
+    currency: string | null,
+    createdAt = '2026-01-01T00:00:00.000Z',
+  ): ThreeDsConfiguration => ({
     type: 'merchant-account.three-ds-configuration',
     id,
     merchant_account_id: 'm',
@@ -81,7 +155,13 @@ describe('threeDsConfigurationFor', () => {
   });
 
   it('prefers the exact scheme, then the exact currency, then the oldest', () => {
-    const all = [configuration('any', null, null), configuration('visa-any', 'visa', null), configuration('any-eur', null, 'EUR'), configuration('visa-eur', 'visa', 'EUR'), configuration('visa-eur-new', 'visa', 'EUR', '2026-02-01T00:00:00.000Z')];
+    const all = [
+      configuration('any', null, null),
+      configuration('visa-any', 'visa', null),
+      configuration('any-eur', null, 'EUR'),
+      configuration('visa-eur', 'visa', 'EUR'),
+      configuration('visa-eur-new', 'visa', 'EUR', '2026-02-01T00:00:00.000Z'),
+    ];
     expect(threeDsConfigurationFor(all, 'visa', 'EUR')?.id).toBe('visa-eur');
     expect(threeDsConfigurationFor(all, 'visa', 'USD')?.id).toBe('visa-any');
     expect(threeDsConfigurationFor(all, 'mastercard', 'EUR')?.id).toBe('any-eur');

@@ -18,7 +18,15 @@ import {
   type ThreeDSecureDirectory,
   type ProviderResponse,
 } from '@switchyard/connectors';
-import type { BuyerReturnRequest, BuyerReturnResult, EmbedBuyerPin, TransactionAction, Transaction as WireTransaction, TransactionCreateInput, TransactionCreateRequest } from '@switchyard/contracts';
+import type {
+  BuyerReturnRequest,
+  BuyerReturnResult,
+  EmbedBuyerPin,
+  TransactionAction,
+  Transaction as WireTransaction,
+  TransactionCreateInput,
+  TransactionCreateRequest,
+} from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import {
@@ -35,7 +43,13 @@ import {
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
 import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
-import { flowActionRecords, isFailoverCandidate, noFlowDecision, planThreeDSecure, type ThreeDSecurePlan } from './authorization-policy';
+import {
+  flowActionRecords,
+  isFailoverCandidate,
+  noFlowDecision,
+  planThreeDSecure,
+  type ThreeDSecurePlan,
+} from './authorization-policy';
 import { KeyedQueue } from '@switchyard/service';
 import { toAuthorizationResult } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
@@ -119,7 +133,10 @@ export class Authorizations {
     this.paymentServices = dependencies.paymentServices;
     this.flowRules = dependencies.flowRules;
     this.binData = dependencies.binData;
-    this.authenticator = new ThreeDSecureAuthenticator(store, dependencies.directory, { returnUrl: (id) => this.returnUrl(id), holdExpiry: () => this.holdExpiry() });
+    this.authenticator = new ThreeDSecureAuthenticator(store, dependencies.directory, {
+      returnUrl: (id) => this.returnUrl(id),
+      holdExpiry: () => this.holdExpiry(),
+    });
     this.settings = dependencies.settings;
     this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
     this.vault = dependencies.vault;
@@ -151,8 +168,13 @@ export class Authorizations {
       throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
     }
     const key = request.idempotency_key;
-    return this.store.idempotent(merchantAccountId, 'transactions.create', key, body, () => this.authorize(request), (bound) =>
-      this.store.render(merchantAccountId, bound.transaction_id),
+    return this.store.idempotent(
+      merchantAccountId,
+      'transactions.create',
+      key,
+      body,
+      () => this.authorize(request),
+      (bound) => this.store.render(merchantAccountId, bound.transaction_id),
     );
   }
 
@@ -165,18 +187,27 @@ export class Authorizations {
     const { merchant_account_id: merchantAccountId, body } = request;
     const buyer = this.buyers?.resolve(merchantAccountId, body, '/buyer_id') ?? null;
     // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
-    const owner = request.embed_buyer === undefined ? { embed: false, buyerId: buyer?.id ?? null } : { embed: true, buyerId: this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
+    const owner =
+      request.embed_buyer === undefined
+        ? { embed: false, buyerId: buyer?.id ?? null }
+        : { embed: true, buyerId: this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
     const giftCards = this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
     const id = this.context.newId();
-    const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, { transactionId: id, buyerId: buyer?.id ?? null, currency: body.currency, owner });
+    const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, {
+      transactionId: id,
+      buyerId: buyer?.id ?? null,
+      currency: body.currency,
+      owner,
+    });
     const progress = { created: false };
     try {
       return await this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
     } catch (error) {
       // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
-      if (!progress.created && instrument.type === 'pan' && instrument.summary.id) this.vault.remove(merchantAccountId, instrument.summary.id);
+      if (!progress.created && instrument.type === 'pan' && instrument.summary.id)
+        this.vault.remove(merchantAccountId, instrument.summary.id);
       throw error;
     }
   }
@@ -215,7 +246,13 @@ export class Authorizations {
           merchantInitiated: body.merchant_initiated,
         })
       : noFlowDecision;
-    const route = this.route(merchantAccountId, body, instrument.summary.method === 'paze' ? 'card' : instrument.summary.method, flow, instrument.connectionFilter);
+    const route = this.route(
+      merchantAccountId,
+      body,
+      instrument.summary.method === 'paze' ? 'card' : instrument.summary.method,
+      flow,
+      instrument.connectionFilter,
+    );
     const first = route[0] as PaymentServiceConnection;
     if (instrument.storedNetworkToken && takesNetworkTokens(first)) {
       // A stored card with an active network token: the connection gets the token and a fresh cryptogram instead.
@@ -226,9 +263,17 @@ export class Authorizations {
       }
     }
     if (body.intent === 'authorize' && !first.effectiveCapabilities.delayedCapture) {
-      throw ApiError.badRequest(`Payment service ${first.id} cannot capture later (delayed capture is off): send intent "capture"`, [
-        { location: 'body', pointer: '/intent', message: 'delayed capture is off for this payment service', type: 'capability_disabled' },
-      ]);
+      throw ApiError.badRequest(
+        `Payment service ${first.id} cannot capture later (delayed capture is off): send intent "capture"`,
+        [
+          {
+            location: 'body',
+            pointer: '/intent',
+            message: 'delayed capture is off for this payment service',
+            type: 'capability_disabled',
+          },
+        ],
+      );
     }
     const threeDSecure = instrument.card
       ? planThreeDSecure({
@@ -239,11 +284,20 @@ export class Authorizations {
           externalData: Boolean(body.three_d_secure_data),
         })
       : null;
-    const summaryOf = (c: PaymentServiceConnection) => ({ id: c.id, definitionId: c.paymentServiceDefinitionId, method: c.method, displayName: c.displayName });
+    const summaryOf = (c: PaymentServiceConnection) => ({
+      id: c.id,
+      definitionId: c.paymentServiceDefinitionId,
+      method: c.method,
+      displayName: c.displayName,
+    });
     const redirectUrl = paymentMethod.redirect_url ?? null;
     const details: TransactionDetails = {
       ...this.commonDetails(merchantAccountId, body, giftCards),
-      paymentMethod: { ...instrument.summary, cardType: binInfo?.cardType ?? null, issuerName: binInfo?.issuerName ?? null },
+      paymentMethod: {
+        ...instrument.summary,
+        cardType: binInfo?.cardType ?? null,
+        issuerName: binInfo?.issuerName ?? null,
+      },
       instrumentType: instrument.type,
       ...(instrument.checkoutSessionId ? { checkoutSessionId: instrument.checkoutSessionId } : {}),
       paymentService: summaryOf(first),
@@ -300,7 +354,10 @@ export class Authorizations {
   }
 
   /** A payment by gift cards alone: no payment method, no routing, no 3-D Secure. */
-  private async payWithGiftCardsOnly(request: TransactionCreateRequest, giftCards: PlannedGiftCards): Promise<WireTransaction> {
+  private async payWithGiftCardsOnly(
+    request: TransactionCreateRequest,
+    giftCards: PlannedGiftCards,
+  ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const id = this.context.newId();
     this.store.bindRequest({ transaction_id: id });
@@ -319,7 +376,10 @@ export class Authorizations {
         isAmountEstimated: body.is_amount_estimated,
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         giftCards: giftCards.plan,
-        details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<string, unknown>,
+        details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<
+          string,
+          unknown
+        >,
         vaultCard: null,
       },
     });
@@ -333,9 +393,20 @@ export class Authorizations {
   }
 
   /** What every transaction record shows of its request beyond the payment method. */
-  private commonDetails(merchantAccountId: string, body: TransactionCreateInput, giftCards: PlannedGiftCards | null): TransactionDetails {
+  private commonDetails(
+    merchantAccountId: string,
+    body: TransactionCreateInput,
+    giftCards: PlannedGiftCards | null,
+  ): TransactionDetails {
     const named = this.buyers?.resolve(merchantAccountId, body, '/buyer_id');
-    const stored = named ? (this.buyers?.wire(merchantAccountId, named.id) as { display_name?: string | null; external_identifier?: string | null; billing_details?: unknown; account_number?: string | null } | null) : null;
+    const stored = named
+      ? (this.buyers?.wire(merchantAccountId, named.id) as {
+          display_name?: string | null;
+          external_identifier?: string | null;
+          billing_details?: unknown;
+          account_number?: string | null;
+        } | null)
+      : null;
     return {
       country: body.country ?? null,
       buyer: body.buyer
@@ -355,7 +426,13 @@ export class Authorizations {
               account_number: stored?.account_number ?? null,
             }
           : body.buyer_id
-            ? { id: body.buyer_id, display_name: null, external_identifier: body.buyer_external_identifier ?? null, billing_details: null, account_number: null }
+            ? {
+                id: body.buyer_id,
+                display_name: null,
+                external_identifier: body.buyer_external_identifier ?? null,
+                billing_details: null,
+                account_number: null,
+              }
             : null,
       cartItems: body.cart_items ?? null,
       metadata: body.metadata ?? null,
@@ -366,16 +443,42 @@ export class Authorizations {
       integrationClient: body.integration_client ?? null,
       accountFundingTransaction: body.account_funding_transaction ?? false,
       ...(giftCards
-        ? { giftCardService: { id: giftCards.service.id, definitionId: giftCards.service.paymentServiceDefinitionId, method: giftCards.service.method, displayName: giftCards.service.displayName } }
+        ? {
+            giftCardService: {
+              id: giftCards.service.id,
+              definitionId: giftCards.service.paymentServiceDefinitionId,
+              method: giftCards.service.method,
+              displayName: giftCards.service.displayName,
+            },
+          }
         : {}),
     };
   }
 
   /** After the transaction exists: decline early, or 3-D Secure then the attempts; 'paused' while the buyer is away. */
-  private async proceed(id: string, request: TransactionCreateRequest, instrument: Instrument, flow: FlowDecision, threeDSecure: ThreeDSecurePlan | null, binScheme: string | null): Promise<'paused' | 'done'> {
+  private async proceed(
+    id: string,
+    request: TransactionCreateRequest,
+    instrument: Instrument,
+    flow: FlowDecision,
+    threeDSecure: ThreeDSecurePlan | null,
+    binScheme: string | null,
+  ): Promise<'paused' | 'done'> {
     const { body } = request;
     if (flow.declineEarly) {
-      await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'declined', error: { errorCode: 'flow_decline', rawResponseDescription: `declined by flow rule ${flow.declineEarly.ruleId}` } } } });
+      await this.store.record(id, {
+        type: 'RecordAuthorizationResult',
+        data: {
+          source: 'create_request',
+          result: {
+            outcome: 'declined',
+            error: {
+              errorCode: 'flow_decline',
+              rawResponseDescription: `declined by flow rule ${flow.declineEarly.ruleId}`,
+            },
+          },
+        },
+      });
       return 'done';
     }
     const attempt: AttemptInput = {
@@ -383,7 +486,14 @@ export class Authorizations {
         ? { type: 'network-token', networkToken: instrument.networkToken }
         : instrument.card
           ? { type: 'card', card: instrument.card }
-          : { type: 'redirect', redirect: { method: instrument.summary.method, returnUrl: this.returnUrl(id), ...(body.country ? { country: body.country } : {}) } },
+          : {
+              type: 'redirect',
+              redirect: {
+                method: instrument.summary.method,
+                returnUrl: this.returnUrl(id),
+                ...(body.country ? { country: body.country } : {}),
+              },
+            },
       fallbackCard: instrument.networkToken && instrument.card ? instrument.card : undefined,
       billingPostalCode: body.buyer?.billing_details?.address?.postal_code ?? undefined,
       store: body.store,
@@ -392,7 +502,13 @@ export class Authorizations {
     if (body.three_d_secure_data) {
       threeDSecureData = await this.authenticator.recordExternalThreeDSecure(id, body.three_d_secure_data);
     } else if (threeDSecure?.run && instrument.card) {
-      const outcome = await this.authenticator.authenticate(id, request, instrument.card, instrument.summary.scheme ?? binScheme, Boolean(body.payment_method?.redirect_url));
+      const outcome = await this.authenticator.authenticate(
+        id,
+        request,
+        instrument.card,
+        instrument.summary.scheme ?? binScheme,
+        Boolean(body.payment_method?.redirect_url),
+      );
       if (outcome === 'challenge') {
         if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
         return 'paused';
@@ -400,7 +516,10 @@ export class Authorizations {
       if (outcome === 'stop') return 'done';
       threeDSecureData = outcome ?? undefined;
     }
-    return this.attemptAuthorization(id, { ...attempt, ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}) });
+    return this.attemptAuthorization(id, {
+      ...attempt,
+      ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}),
+    });
   }
 
   /**
@@ -419,18 +538,37 @@ export class Authorizations {
       const connection = this.paymentServices.connection(merchantAccountId, body.payment_service_id);
       if (!connection?.active) {
         throw ApiError.badRequest('The payment service does not exist or is not active', [
-          { location: 'body', pointer: '/payment_service_id', message: 'no active payment service with this id', type: 'payment_service_not_found' },
+          {
+            location: 'body',
+            pointer: '/payment_service_id',
+            message: 'no active payment service with this id',
+            type: 'payment_service_not_found',
+          },
         ]);
       }
       if (connection.method === method && !connectionFilter(connection)) {
         throw ApiError.badRequest(`Payment service ${connection.id} cannot take this payment method`, [
-          { location: 'body', pointer: '/payment_service_id', message: 'this payment service cannot take this payment method (Paze: a US acquiring connection with network tokens)', type: 'payment_method_not_supported' },
+          {
+            location: 'body',
+            pointer: '/payment_service_id',
+            message:
+              'this payment service cannot take this payment method (Paze: a US acquiring connection with network tokens)',
+            type: 'payment_method_not_supported',
+          },
         ]);
       }
       if (connection.method !== method) {
-        throw ApiError.badRequest(`Payment service ${connection.id} takes ${connection.method} payments, not ${method}`, [
-          { location: 'body', pointer: '/payment_service_id', message: `this payment service does not take ${method}`, type: 'payment_method_not_supported' },
-        ]);
+        throw ApiError.badRequest(
+          `Payment service ${connection.id} takes ${connection.method} payments, not ${method}`,
+          [
+            {
+              location: 'body',
+              pointer: '/payment_service_id',
+              message: `this payment service does not take ${method}`,
+              type: 'payment_method_not_supported',
+            },
+          ],
+        );
       }
       return [connection];
     }
@@ -441,19 +579,38 @@ export class Authorizations {
       (!body.country || connection.acceptedCountries.includes(body.country)) &&
       connectionFilter(connection);
     if (flow.route) {
-      const listed = flow.route.paymentServiceIds.map((id) => this.paymentServices.connection(merchantAccountId, id) ?? undefined).filter(usable);
+      const listed = flow.route.paymentServiceIds
+        .map((id) => this.paymentServices.connection(merchantAccountId, id) ?? undefined)
+        .filter(usable);
       if (listed.length === 0) {
-        throw ApiError.badRequest(`None of the payment services of flow rule ${flow.route.ruleId} can take this transaction (all_attempts_skipped)`, [
-          { location: 'body', pointer: '/currency', message: 'the matched flow rule routes to no active payment service taking this method, currency and country', type: 'all_attempts_skipped' },
-        ]);
+        throw ApiError.badRequest(
+          `None of the payment services of flow rule ${flow.route.ruleId} can take this transaction (all_attempts_skipped)`,
+          [
+            {
+              location: 'body',
+              pointer: '/currency',
+              message:
+                'the matched flow rule routes to no active payment service taking this method, currency and country',
+              type: 'all_attempts_skipped',
+            },
+          ],
+        );
       }
       return listed;
     }
     const connections = this.paymentServices.activeConnections(merchantAccountId).filter(usable);
     if (connections.length === 0) {
-      throw ApiError.badRequest(`No active payment service of this merchant account takes ${method} in ${body.currency}${body.country ? ` in ${body.country}` : ''}`, [
-        { location: 'body', pointer: '/currency', message: 'no payment service takes this payment method, currency and country', type: 'no_payment_service' },
-      ]);
+      throw ApiError.badRequest(
+        `No active payment service of this merchant account takes ${method} in ${body.currency}${body.country ? ` in ${body.country}` : ''}`,
+        [
+          {
+            location: 'body',
+            pointer: '/currency',
+            message: 'no payment service takes this payment method, currency and country',
+            type: 'no_payment_service',
+          },
+        ],
+      );
     }
     return connections;
   }
@@ -468,7 +625,9 @@ export class Authorizations {
       if (t.status !== 'processing') return 'done';
       const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
       const instrument: PaymentInstrument =
-        input.instrument.type === 'network-token' && input.fallbackCard && connection && !takesNetworkTokens(connection) ? { type: 'card', card: input.fallbackCard } : input.instrument;
+        input.instrument.type === 'network-token' && input.fallbackCard && connection && !takesNetworkTokens(connection)
+          ? { type: 'card', card: input.fallbackCard }
+          : input.instrument;
       const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
         ? await this.store.call(() =>
             this.connectors.connectorFor(connection).authorize({
@@ -483,18 +642,29 @@ export class Authorizations {
               ...(input.store ? { storePaymentMethod: true } : {}),
             }),
           )
-        : { outcome: 'failed', errorCode: 'invalid_service_configuration', rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated` };
+        : {
+            outcome: 'failed',
+            errorCode: 'invalid_service_configuration',
+            rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated`,
+          };
       const result = toAuthorizationResult(answer, paymentMethodAmount(t));
       countAuthorization(t.paymentServiceId, result?.outcome ?? 'unknown');
       if (result && isFailoverCandidate(result) && nextConnection(t)) {
-        await this.store.record(id, { type: 'FailOver', data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error } });
+        await this.store.record(id, {
+          type: 'FailOver',
+          data: { paymentServiceId: t.paymentServiceId, kind: result.outcome, error: result.error },
+        });
         continue;
       }
       if (result?.outcome === 'buyer_approval_required') {
-        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { ...result, reason: 'redirect', expiresAt: this.holdExpiry() } } });
+        await this.store.record(id, {
+          type: 'RecordAuthorizationResult',
+          data: { source: 'create_request', result: { ...result, reason: 'redirect', expiresAt: this.holdExpiry() } },
+        });
         return 'paused';
       }
-      if (result) await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
+      if (result)
+        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
       return 'done';
     }
   }
@@ -523,14 +693,22 @@ export class Authorizations {
       const id = request.transaction_id;
       const t = await this.store.state(id);
       if (t.status === 'absent') throw ApiError.notFound();
-      if (t.createRequestRunning && t.status === 'buyer_approval_pending' && t.notificationHeld.length === 0 && t.approvalReason === 'three_d_secure') {
+      if (
+        t.createRequestRunning &&
+        t.status === 'buyer_approval_pending' &&
+        t.notificationHeld.length === 0 &&
+        t.approvalReason === 'three_d_secure'
+      ) {
         await this.resumeAfterChallenge(t);
       } else if (t.createRequestRunning && (t.status === 'buyer_approval_pending' || t.notificationHeld.length > 0)) {
         await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
       }
       const view = await this.store.render(t.merchantAccountId, id);
-      const redirectUrl = (this.store.readModel.find(id)?.details as TransactionDetails | undefined)?.redirectUrl ?? null;
-      const location = redirectUrl ? withQuery(redirectUrl, { transaction_id: id, transaction_status: view.status }) : null;
+      const redirectUrl =
+        (this.store.readModel.find(id)?.details as TransactionDetails | undefined)?.redirectUrl ?? null;
+      const location = redirectUrl
+        ? withQuery(redirectUrl, { transaction_id: id, transaction_status: view.status })
+        : null;
       return { location, transaction_id: id, transaction_status: view.status };
     });
   }
@@ -539,11 +717,14 @@ export class Authorizations {
     const id = t.id;
     let paused = false;
     try {
-      const outcome = await this.authenticator.applyAuthentication(id, await this.authenticator.directoryResult(t), true).catch(async (error: unknown) => {
-        if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)) throw error;
-        paused = true; // the directory server is unreachable: the buyer can come back again
-        return 'challenge' as const;
-      });
+      const outcome = await this.authenticator
+        .applyAuthentication(id, await this.authenticator.directoryResult(t), true)
+        .catch(async (error: unknown) => {
+          if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError))
+            throw error;
+          paused = true; // the directory server is unreachable: the buyer can come back again
+          return 'challenge' as const;
+        });
       if (outcome === 'challenge') {
         paused = true;
         return;
@@ -552,7 +733,13 @@ export class Authorizations {
       const card = this.vaultedCard(t);
       const securityCode = this.securityCodes.take(id);
       const view = this.store.readModel.find(id);
-      const postalCode = ((view?.details as TransactionDetails | undefined)?.buyer?.billing_details as { address?: { postal_code?: string | null } } | null | undefined)?.address?.postal_code ?? undefined;
+      const postalCode =
+        (
+          (view?.details as TransactionDetails | undefined)?.buyer?.billing_details as
+            | { address?: { postal_code?: string | null } }
+            | null
+            | undefined
+        )?.address?.postal_code ?? undefined;
       paused =
         (await this.attemptAuthorization(id, {
           instrument: { type: 'card', card: { ...card, ...(securityCode ? { securityCode } : {}) } },
@@ -568,7 +755,8 @@ export class Authorizations {
 
   /** The card of a transaction, from the vault (only its id is in the events). */
   private vaultedCard(t: Transaction): CardDetails {
-    const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod?.id;
+    const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod
+      ?.id;
     const card = paymentMethodId ? this.vault.reveal(t.merchantAccountId, paymentMethodId) : null;
     if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
     return { number: card.number, expirationDate: card.expirationDate };
@@ -591,14 +779,22 @@ export class Authorizations {
     // with its process: completed now, so reconciliation syncs it and its key answers the reconciled transaction.
     const abandoned = new Date(now - Math.min(this.settings.holdWindowMs, abandonedRequestAfterMs)).toISOString();
     const readModel = this.store.readModel;
-    const due = new Set([...readModel.expiredCreateHolds(before, 100), ...readModel.runningCreateRequests(abandoned, 100)]);
+    const due = new Set([
+      ...readModel.expiredCreateHolds(before, 100),
+      ...readModel.runningCreateRequests(abandoned, 100),
+    ]);
     let expired = 0;
     for (const id of due) {
       const t = await this.store.state(id);
       if (t.status === 'absent' || !t.createRequestRunning) continue;
       if (t.status === 'buyer_approval_pending' && t.approvalReason === 'redirect' && t.paymentServiceTransactionId) {
         const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
-        if (connection) await this.store.call(() => this.connectors.connectorFor(connection).cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+        if (connection)
+          await this.store.call(() =>
+            this.connectors
+              .connectorFor(connection)
+              .cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }),
+          );
       }
       this.securityCodes.take(id);
       await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
@@ -611,7 +807,16 @@ export class Authorizations {
   /** `GET /transactions/{id}/actions`: the flow rules that matched when the transaction was created. */
   actions(merchantAccountId: string, id: string): { items: TransactionAction[] } {
     const view = this.store.owned(merchantAccountId, id);
-    return { items: view.flowActions.map((a) => ({ type: 'action', id: a.action, flow: 'card-transaction', rule_id: a.ruleId, created_at: view.createdAt, outcome: { ...a.outcome } })) };
+    return {
+      items: view.flowActions.map((a) => ({
+        type: 'action',
+        id: a.action,
+        flow: 'card-transaction',
+        rule_id: a.ruleId,
+        created_at: view.createdAt,
+        outcome: { ...a.outcome },
+      })),
+    };
   }
 }
 

@@ -94,7 +94,10 @@ it('a raw card: the connector gets aliases, the provider the card (its security 
 });
 
 it('a stored card (decrypted by the vault) goes as aliases too', async () => {
-  const stored = await service.paymentMethods.create({ merchant_account_id: account, body: { method: 'card', number: NUMBER, expiration_date: '12/30' } } as never);
+  const stored = await service.paymentMethods.create({
+    merchant_account_id: account,
+    body: { method: 'card', number: NUMBER, expiration_date: '12/30' },
+  } as never);
   const transaction = await authorize({ method: 'id', id: stored.id, security_code: CVC });
   expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
   expect(handedOver.some((body) => /"number":"tok[0-9A-Za-z]{32}"/.test(body))).toBe(true);
@@ -105,7 +108,11 @@ it('a call the forwarder refuses is a failure of a call not sent, never an unkno
   // The connector's request carries a token shaped like an alias the vault never issued: refused, nothing sent.
   vi.mocked(service.vaultSlices.forwarder.fetchFor).mockImplementation((merchantAccountId, hosts): ProviderFetch => {
     const send = realFetchFor(merchantAccountId, hosts);
-    return (input, init) => send(input, { ...init, headers: { ...(init?.headers as Record<string, string>), 'x-trace': `tok${'Z9'.repeat(16)}` } });
+    return (input, init) =>
+      send(input, {
+        ...init,
+        headers: { ...(init?.headers as Record<string, string>), 'x-trace': `tok${'Z9'.repeat(16)}` },
+      });
   });
   const transaction = await authorize({ method: 'card', number: NUMBER, expiration_date: '12/30', security_code: CVC });
   expect(simulator.ledger.all()).toHaveLength(0);
@@ -115,10 +122,18 @@ it('a call the forwarder refuses is a failure of a call not sent, never an unkno
 it('aliases live as long as the service is told (CARD_ALIAS_TTL_MS, through transactionsOptionsFrom)', async () => {
   const where = { publicBaseUrl: () => 'http://127.0.0.1:9' };
   expect(transactionsOptionsFrom(loadSettings({} as NodeJS.ProcessEnv), where).cardAliasTtlMs).toBe(60_000);
-  const { cardAliasTtlMs } = transactionsOptionsFrom(loadSettings({ CARD_ALIAS_TTL_MS: '2500' } as NodeJS.ProcessEnv), where);
+  const { cardAliasTtlMs } = transactionsOptionsFrom(
+    loadSettings({ CARD_ALIAS_TTL_MS: '2500' } as NodeJS.ProcessEnv),
+    where,
+  );
   expect(cardAliasTtlMs).toBe(2500);
   const store = new SqliteEventStore(path.join(dir, 'short.db'));
-  const short = new TransactionsService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), ...(cardAliasTtlMs ? { cardAliasTtlMs } : {}) });
+  const short = new TransactionsService({
+    store,
+    db: store.database,
+    vaultKey: Buffer.alloc(32, 7),
+    ...(cardAliasTtlMs ? { cardAliasTtlMs } : {}),
+  });
   try {
     const before = Date.now();
     const { expiresAt } = short.vaultSlices.cardAliases.issue(account, { number: NUMBER });

@@ -13,13 +13,24 @@
  * finished forwards. Gift card numbers and PINs are kept in memory only while their request runs.
  */
 import { ApiError } from '@switchyard/api';
-import { giftCardDigitsOf, type GiftCardConnector, type GiftCardCredentials, type ProviderResponse } from '@switchyard/connectors';
+import {
+  giftCardDigitsOf,
+  type GiftCardConnector,
+  type GiftCardCredentials,
+  type ProviderResponse,
+} from '@switchyard/connectors';
 import type { EmbedBuyerPin, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
-import { hasPaymentMethod, isGiftCardPaymentOpen, type GiftCardError, type GiftCardPlan, type Transaction } from './transaction';
+import {
+  hasPaymentMethod,
+  isGiftCardPaymentOpen,
+  type GiftCardError,
+  type GiftCardPlan,
+  type Transaction,
+} from './transaction';
 import type { TransactionStore } from './transaction-store';
 
 /** Where a stored gift card's number and PIN come from (the gift cards slice). */
@@ -82,10 +93,17 @@ export class GiftCardPayments {
   plan(merchantAccountId: string, body: TransactionCreateInput, embedBuyer?: EmbedBuyerPin): PlannedGiftCards | null {
     const items = body.gift_cards ?? [];
     if (items.length === 0) return null;
-    const service = this.dependencies.paymentServices.activeConnections(merchantAccountId).find((c) => c.method === 'gift-card');
+    const service = this.dependencies.paymentServices
+      .activeConnections(merchantAccountId)
+      .find((c) => c.method === 'gift-card');
     if (!service) {
       throw ApiError.badRequest('This merchant account has no active gift card service', [
-        { location: 'body', pointer: '/gift_cards', message: 'add a payment service of method gift-card (e.g. mock-gift-card) first', type: 'no_gift_card_service' },
+        {
+          location: 'body',
+          pointer: '/gift_cards',
+          message: 'add a payment service of method gift-card (e.g. mock-gift-card) first',
+          type: 'no_gift_card_service',
+        },
       ]);
     }
     const credentials = new Map<string, GiftCardCredentials>();
@@ -94,14 +112,24 @@ export class GiftCardPayments {
       let card: GiftCardCredentials | null;
       if ('id' in item) {
         const source = this.dependencies.credentialSource;
-        if (embedBuyer !== undefined && (embedBuyer === null || !source?.belongsTo(merchantAccountId, item.id, embedBuyer))) {
+        if (
+          embedBuyer !== undefined &&
+          (embedBuyer === null || !source?.belongsTo(merchantAccountId, item.id, embedBuyer))
+        ) {
           const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
-          throw new ApiError(403, message, [{ location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' }]);
+          throw new ApiError(403, message, [
+            { location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' },
+          ]);
         }
         card = source?.credentialsFor(merchantAccountId, item.id) ?? null;
         if (!card) {
           throw ApiError.badRequest('The gift card does not exist', [
-            { location: 'body', pointer: `/gift_cards/${index}/id`, message: 'no stored gift card with this id', type: 'gift_card_not_found' },
+            {
+              location: 'body',
+              pointer: `/gift_cards/${index}/id`,
+              message: 'no stored gift card with this id',
+              type: 'gift_card_not_found',
+            },
           ]);
         }
       } else {
@@ -137,7 +165,10 @@ export class GiftCardPayments {
       if (hasPaymentMethod(t) && t.status !== 'authorization_succeeded') {
         // The payment method was declined or failed: no gift card is charged.
         await this.store.record(id, { type: 'SkipGiftCardRedemptions', data: {} });
-        await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'failed', ...(t.errorCode ? { errorCode: t.errorCode } : {}) } });
+        await this.store.record(id, {
+          type: 'CompleteGiftCardPayment',
+          data: { outcome: 'failed', ...(t.errorCode ? { errorCode: t.errorCode } : {}) },
+        });
         this.forget(id);
         return;
       }
@@ -154,26 +185,51 @@ export class GiftCardPayments {
     const id = t.id;
     const connector = this.connectorOf(t);
     const cards = this.credentials.get(id);
-    const merchantInitiated = Boolean((this.store.readModel.find(id)?.details as { merchantInitiated?: boolean } | undefined)?.merchantInitiated);
+    const merchantInitiated = Boolean(
+      (this.store.readModel.find(id)?.details as { merchantInitiated?: boolean } | undefined)?.merchantInitiated,
+    );
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created') continue;
       const card = cards?.get(redemption.redemptionId);
-      if (!card) return this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the gift card details are no longer held (the service restarted)' });
-      const answer = await this.call(() => connector.redeem({ reference: redemption.redemptionId, card, amount: redemption.amount, currency: t.currency }));
+      if (!card)
+        return this.rollBack(id, {
+          errorCode: interruptedErrorCode,
+          rawErrorMessage: 'the gift card details are no longer held (the service restarted)',
+        });
+      const answer = await this.call(() =>
+        connector.redeem({ reference: redemption.redemptionId, card, amount: redemption.amount, currency: t.currency }),
+      );
       if (answer.outcome === 'succeeded') {
-        await this.store.record(id, { type: 'RecordGiftCardRedemption', data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'succeeded', providerRedemptionId: answer.providerRedemptionId } } });
+        await this.store.record(id, {
+          type: 'RecordGiftCardRedemption',
+          data: {
+            redemptionId: redemption.redemptionId,
+            merchantInitiated,
+            result: { outcome: 'succeeded', providerRedemptionId: answer.providerRedemptionId },
+          },
+        });
         continue;
       }
       const error = giftCardError(answer);
       // No answer (unreachable, timed out): the card may have been charged. It stays `created`, so the roll-back
       // reverses it by reference — and the provider then refuses that reference if the request arrives late.
-      if (!unanswered(answer)) await this.store.record(id, { type: 'RecordGiftCardRedemption', data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'failed', error } } });
+      if (!unanswered(answer))
+        await this.store.record(id, {
+          type: 'RecordGiftCardRedemption',
+          data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'failed', error } },
+        });
       return this.rollBack(id, error);
     }
     this.forget(id);
     await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'succeeded' } });
     const after = await this.store.state(id);
-    if (after.status !== 'absent' && after.intent === 'capture' && hasPaymentMethod(after) && after.status === 'authorization_succeeded') await this.capturePaymentMethod(after);
+    if (
+      after.status !== 'absent' &&
+      after.intent === 'capture' &&
+      hasPaymentMethod(after) &&
+      after.status === 'authorization_succeeded'
+    )
+      await this.capturePaymentMethod(after);
   }
 
   /**
@@ -189,11 +245,20 @@ export class GiftCardPayments {
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created' && redemption.status !== 'succeeded') continue;
       const answer = await this.call(() => connector.reverse({ reference: redemption.redemptionId }));
-      if (answer.outcome !== 'succeeded') throw new RollBackPending(`gift card redemption ${redemption.redemptionId} could not be reversed: ${giftCardError(answer).errorCode}`);
-      await this.store.record(id, { type: 'RecordGiftCardReversal', data: { redemptionId: redemption.redemptionId, reversed: answer.reversed } });
+      if (answer.outcome !== 'succeeded')
+        throw new RollBackPending(
+          `gift card redemption ${redemption.redemptionId} could not be reversed: ${giftCardError(answer).errorCode}`,
+        );
+      await this.store.record(id, {
+        type: 'RecordGiftCardReversal',
+        data: { redemptionId: redemption.redemptionId, reversed: answer.reversed },
+      });
     }
     await this.undoPaymentMethod(t);
-    await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'failed', errorCode: cause.errorCode } });
+    await this.store.record(id, {
+      type: 'CompleteGiftCardPayment',
+      data: { outcome: 'failed', errorCode: cause.errorCode },
+    });
     await this.context.catchUp();
   }
 
@@ -206,25 +271,49 @@ export class GiftCardPayments {
     if (current.status === 'authorization_succeeded' || current.status === 'authorization_void_pending') {
       const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
       const voidId = current.pendingVoidId ?? this.context.newId();
-      if (current.status === 'authorization_succeeded') await this.store.record(id, { type: 'VoidTransaction', data: { voidId } });
-      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
+      if (current.status === 'authorization_succeeded')
+        await this.store.record(id, { type: 'VoidTransaction', data: { voidId } });
+      const answer = await this.store.call(() =>
+        connector.void({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }),
+      );
       const outcome = toOutcome(answer);
       if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
-      if (outcome?.outcome !== 'succeeded') throw new RollBackPending(`the authorization of transaction ${id} could not be voided`);
+      if (outcome?.outcome !== 'succeeded')
+        throw new RollBackPending(`the authorization of transaction ${id} could not be voided`);
       return;
     }
     if (current.status === 'processing' || current.status === 'buyer_approval_pending') {
       const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(current));
       // An answer lost in the crash: the provider may hold an authorization we never recorded. Found: void it.
-      const found = await this.store.call(() => connector.sync({ reference: id, ...(current.paymentServiceTransactionId ? { providerTransactionId: current.paymentServiceTransactionId } : {}) }));
+      const found = await this.store.call(() =>
+        connector.sync({
+          reference: id,
+          ...(current.paymentServiceTransactionId
+            ? { providerTransactionId: current.paymentServiceTransactionId }
+            : {}),
+        }),
+      );
       if (found.outcome === 'found' && found.transaction.status === 'authorized') {
         const snapshot = found.transaction;
-        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'succeeded', authorizedAmount: snapshot.authorizedAmount, paymentServiceTransactionId: snapshot.providerTransactionId } } });
+        await this.store.record(id, {
+          type: 'RecordAuthorizationResult',
+          data: {
+            source: 'notification',
+            result: {
+              outcome: 'succeeded',
+              authorizedAmount: snapshot.authorizedAmount,
+              paymentServiceTransactionId: snapshot.providerTransactionId,
+            },
+          },
+        });
         return this.undoPaymentMethod(t);
       }
       if (current.paymentServiceTransactionId) {
-        const answer = await this.store.call(() => connector.cancel({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }));
-        if (answer.outcome !== 'succeeded') throw new RollBackPending(`the pending authorization of transaction ${id} could not be canceled`);
+        const answer = await this.store.call(() =>
+          connector.cancel({ reference: id, providerTransactionId: current.paymentServiceTransactionId ?? '' }),
+        );
+        if (answer.outcome !== 'succeeded')
+          throw new RollBackPending(`the pending authorization of transaction ${id} could not be canceled`);
       }
       await this.store.record(id, { type: 'CancelTransaction', data: {} });
     }
@@ -234,9 +323,18 @@ export class GiftCardPayments {
   private async capturePaymentMethod(t: Transaction): Promise<void> {
     const connector = this.dependencies.connectors.connectorFor(this.store.connectionOf(t));
     const captureId = this.context.newId();
-    await this.store.record(t.id, { type: 'CaptureTransaction', data: { captureId, final: true, settings: { multipleCapturesEnabled: false } } });
+    await this.store.record(t.id, {
+      type: 'CaptureTransaction',
+      data: { captureId, final: true, settings: { multipleCapturesEnabled: false } },
+    });
     const answer = await this.store.call(() =>
-      connector.capture({ reference: t.id, providerTransactionId: t.paymentServiceTransactionId ?? '', amount: t.authorizedAmount, currency: t.currency, final: true }),
+      connector.capture({
+        reference: t.id,
+        providerTransactionId: t.paymentServiceTransactionId ?? '',
+        amount: t.authorizedAmount,
+        currency: t.currency,
+        final: true,
+      }),
     );
     const outcome = toOutcome(answer, (answer as { providerCaptureId?: string }).providerCaptureId);
     if (outcome) await this.store.record(t.id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
@@ -264,7 +362,10 @@ export class GiftCardPayments {
       }
       this.running.add(id);
       try {
-        await this.rollBack(id, { errorCode: interruptedErrorCode, rawErrorMessage: 'the payment was interrupted before it completed; every gift card charge was reversed' });
+        await this.rollBack(id, {
+          errorCode: interruptedErrorCode,
+          rawErrorMessage: 'the payment was interrupted before it completed; every gift card charge was reversed',
+        });
         recovered += 1;
       } catch (error) {
         // One payment's provider down does not hold back the others: it is tried again on the next round.
@@ -280,12 +381,15 @@ export class GiftCardPayments {
   private connectorOf(t: Transaction): GiftCardConnector {
     const serviceId = t.giftCards?.serviceId ?? '';
     const connection = this.dependencies.paymentServices.connection(t.merchantAccountId, serviceId);
-    if (!connection) throw ApiError.badGateway(new Error(`the gift card service ${serviceId} of transaction ${t.id} was deleted`));
+    if (!connection)
+      throw ApiError.badGateway(new Error(`the gift card service ${serviceId} of transaction ${t.id} was deleted`));
     return this.dependencies.connectors.giftCardConnectorFor(connection);
   }
 
   /** A provider call; an unreachable provider (or a refused request) is a failure with a standard code. */
-  private call<T extends { readonly outcome: string }>(request: () => Promise<T>): Promise<T | (ProviderResponse & { readonly outcome: 'failed' })> {
+  private call<T extends { readonly outcome: string }>(
+    request: () => Promise<T>,
+  ): Promise<T | (ProviderResponse & { readonly outcome: 'failed' })> {
     return this.store.call(request) as Promise<T | (ProviderResponse & { readonly outcome: 'failed' })>;
   }
 }
@@ -298,10 +402,17 @@ const unanswered = (answer: { readonly outcome: string }): boolean => {
 
 /** The provider's refusal as the redemption records it. */
 function giftCardError(answer: { readonly outcome: string }): GiftCardError {
-  const a = answer as { errorCode?: string; rawErrorCode?: string; rawErrorMessage?: string; rawResponseDescription?: string };
+  const a = answer as {
+    errorCode?: string;
+    rawErrorCode?: string;
+    rawErrorMessage?: string;
+    rawResponseDescription?: string;
+  };
   return {
     errorCode: a.errorCode === 'service_unavailable' ? 'service_network_error' : (a.errorCode ?? 'unknown_error'),
     ...(a.rawErrorCode ? { rawErrorCode: a.rawErrorCode } : {}),
-    ...(a.rawErrorMessage ?? a.rawResponseDescription ? { rawErrorMessage: a.rawErrorMessage ?? a.rawResponseDescription } : {}),
+    ...((a.rawErrorMessage ?? a.rawResponseDescription)
+      ? { rawErrorMessage: a.rawErrorMessage ?? a.rawResponseDescription }
+      : {}),
   };
 }

@@ -43,7 +43,11 @@ export interface VaultedCard {
 /** What this service asks of the card vault (the vault's `CardVault`). */
 export interface CardVaultPort {
   /** Stores a card given with a payment; its summary comes back. */
-  store(merchantAccountId: string, card: { readonly number: string; readonly expirationDate: string }, options?: { buyerId?: string | null }): VaultedCard;
+  store(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly expirationDate: string },
+    options?: { buyerId?: string | null },
+  ): VaultedCard;
   find(merchantAccountId: string, id: string): VaultedCard | null;
   /** The number and expiry, for the provider call only. */
   reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null;
@@ -58,7 +62,14 @@ export interface StoredPaymentMethods {
   /** `store: true`: the card of this payment becomes a method, `processing` until the provider's vault token. */
   recordStoreRequested(
     merchantAccountId: string,
-    request: { card: VaultedCard; bin: CardBinInfo | null; transactionId: string; paymentServiceId: string; buyerId: string | null; externalIdentifier: string | null },
+    request: {
+      card: VaultedCard;
+      bin: CardBinInfo | null;
+      transactionId: string;
+      paymentServiceId: string;
+      buyerId: string | null;
+      externalIdentifier: string | null;
+    },
   ): Promise<void>;
   receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void>;
 }
@@ -66,14 +77,22 @@ export interface StoredPaymentMethods {
 /** The buyers a payment can name (the vault's buyers). */
 export interface BuyerDirectory {
   /** Null when neither is given; throws a 400 at `pointer` when the given buyer does not exist. */
-  resolve(merchantAccountId: string, ref: { buyer_id?: string | null; buyer_external_identifier?: string | null }, pointer: string): { readonly id: string } | null;
+  resolve(
+    merchantAccountId: string,
+    ref: { buyer_id?: string | null; buyer_external_identifier?: string | null },
+    pointer: string,
+  ): { readonly id: string } | null;
   /** The buyer as the `buyer` field shows it; null once deleted. */
   wire(merchantAccountId: string, buyerId: string): Record<string, unknown> | null;
 }
 
 /** Network tokens of stored methods (the network tokens slice). */
 export interface NetworkTokenSource {
-  tokenForTransaction(merchantAccountId: string, paymentMethodId: string, options: { merchantInitiated: boolean }): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
+  tokenForTransaction(
+    merchantAccountId: string,
+    paymentMethodId: string,
+    options: { merchantInitiated: boolean },
+  ): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
 }
 
 /** A checkout session's card, claimed once (checkout sessions slice); `storedPaymentMethod`: `cardId` is a method. */
@@ -93,8 +112,18 @@ export interface CheckoutSessionClaims {
 /** Paze: the merchant's wallet key and the rules of who may take it (the digital wallets slice). */
 export interface PazeWallets {
   /** The token and cryptogram of a Paze payload; throws a 400 naming the refusal (not configured, not eligible, undecryptable). */
-  open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PaymentServiceConnection[] }): Promise<{
-    readonly credential: { readonly token: string; readonly expirationDate: string; readonly cryptogram: string; readonly eci: string | null; readonly scheme: string };
+  open(
+    merchantAccountId: string,
+    payload: string,
+    input: { currency: string; connections: readonly PaymentServiceConnection[] },
+  ): Promise<{
+    readonly credential: {
+      readonly token: string;
+      readonly expirationDate: string;
+      readonly cryptogram: string;
+      readonly eci: string | null;
+      readonly scheme: string;
+    };
     readonly connectionIds: readonly string[];
   }>;
 }
@@ -108,7 +137,8 @@ export interface InstrumentSources {
   readonly activeConnections: (merchantAccountId: string) => readonly PaymentServiceConnection[];
 }
 
-export const takesNetworkTokens = (connection: PaymentServiceConnection): boolean => connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens;
+export const takesNetworkTokens = (connection: PaymentServiceConnection): boolean =>
+  connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens;
 
 type PaymentMethodInput = NonNullable<TransactionCreateInput['payment_method']>;
 
@@ -133,16 +163,38 @@ export class Instruments {
   ): Promise<Instrument> {
     switch (method.method) {
       case 'card': {
-        const stored = this.sources.vault.store(merchantAccountId, { number: method.number, expirationDate: method.expiration_date }, { buyerId: context.buyerId });
+        const stored = this.sources.vault.store(
+          merchantAccountId,
+          { number: method.number, expirationDate: method.expiration_date },
+          { buyerId: context.buyerId },
+        );
         return {
           type: 'pan',
-          card: { number: method.number, expirationDate: method.expiration_date, ...(method.security_code ? { securityCode: method.security_code } : {}) },
+          card: {
+            number: method.number,
+            expirationDate: method.expiration_date,
+            ...(method.security_code ? { securityCode: method.security_code } : {}),
+          },
           networkToken: null,
-          summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+          summary: {
+            id: stored.id,
+            method: 'card',
+            scheme: stored.scheme,
+            last4: stored.last4,
+            bin: stored.bin,
+            expirationDate: stored.expirationDate,
+            fingerprint: stored.fingerprint,
+            externalIdentifier: method.external_identifier ?? null,
+          },
         };
       }
       case 'id':
-        return this.stored(merchantAccountId, method.id, method.security_code, context.owner ?? { embed: false, buyerId: context.buyerId });
+        return this.stored(
+          merchantAccountId,
+          method.id,
+          method.security_code,
+          context.owner ?? { embed: false, buyerId: context.buyerId },
+        );
       case 'checkout-session': {
         if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
         const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
@@ -159,9 +211,22 @@ export class Instruments {
         if (!stored) throw sessionCardGone();
         return {
           type: 'pan',
-          card: { number: card.number, expirationDate: card.expirationDate, ...(card.securityCode ? { securityCode: card.securityCode } : {}) },
+          card: {
+            number: card.number,
+            expirationDate: card.expirationDate,
+            ...(card.securityCode ? { securityCode: card.securityCode } : {}),
+          },
           networkToken: null,
-          summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint, externalIdentifier: method.external_identifier ?? null },
+          summary: {
+            id: stored.id,
+            method: 'card',
+            scheme: stored.scheme,
+            last4: stored.last4,
+            bin: stored.bin,
+            expirationDate: stored.expirationDate,
+            fingerprint: stored.fingerprint,
+            externalIdentifier: method.external_identifier ?? null,
+          },
           checkoutSessionId: method.id,
         };
       }
@@ -175,9 +240,22 @@ export class Instruments {
         return {
           type: 'network_token',
           card: null,
-          networkToken: { token: credential.token, expirationDate: credential.expirationDate, cryptogram: credential.cryptogram },
+          networkToken: {
+            token: credential.token,
+            expirationDate: credential.expirationDate,
+            cryptogram: credential.cryptogram,
+          },
           // A network token is not the card number, but it is charged like one: only its last four are shown.
-          summary: { id: null, method: 'paze', scheme: credential.scheme, last4: credential.token.slice(-4), bin: null, expirationDate: credential.expirationDate, fingerprint: null, externalIdentifier: null },
+          summary: {
+            id: null,
+            method: 'paze',
+            scheme: credential.scheme,
+            last4: credential.token.slice(-4),
+            bin: null,
+            expirationDate: credential.expirationDate,
+            fingerprint: null,
+            externalIdentifier: null,
+          },
           connectionFilter: (connection) => allowed.has(connection.id),
         };
       }
@@ -186,30 +264,61 @@ export class Instruments {
           type: 'redirect',
           card: null,
           networkToken: null,
-          summary: { id: null, method: method.method, scheme: null, last4: null, bin: null, expirationDate: null, fingerprint: null, externalIdentifier: method.external_identifier ?? null },
+          summary: {
+            id: null,
+            method: method.method,
+            scheme: null,
+            last4: null,
+            bin: null,
+            expirationDate: null,
+            fingerprint: null,
+            externalIdentifier: method.external_identifier ?? null,
+          },
         };
     }
   }
 
   /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
-  private stored(merchantAccountId: string, id: string, securityCode: string | undefined, owner: StoredMethodOwner): Instrument {
+  private stored(
+    merchantAccountId: string,
+    id: string,
+    securityCode: string | undefined,
+    owner: StoredMethodOwner,
+  ): Instrument {
     this.mayUse(merchantAccountId, id, owner);
     const stored = this.sources.vault.find(merchantAccountId, id);
     const card = stored && this.sources.vault.reveal(merchantAccountId, id);
     if (!stored || !card) {
-      throw ApiError.badRequest('The payment method does not exist', [{ location: 'body', pointer: '/payment_method/id', message: 'no stored payment method with this id', type: 'payment_method_not_found' }]);
+      throw ApiError.badRequest('The payment method does not exist', [
+        {
+          location: 'body',
+          pointer: '/payment_method/id',
+          message: 'no stored payment method with this id',
+          type: 'payment_method_not_found',
+        },
+      ]);
     }
     const tokens = this.sources.networkTokens;
     return {
       type: 'card_token',
       card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
       networkToken: null,
-      summary: { id: stored.id, method: 'card', scheme: stored.scheme, last4: stored.last4, bin: stored.bin, expirationDate: stored.expirationDate, fingerprint: stored.fingerprint },
+      summary: {
+        id: stored.id,
+        method: 'card',
+        scheme: stored.scheme,
+        last4: stored.last4,
+        bin: stored.bin,
+        expirationDate: stored.expirationDate,
+        fingerprint: stored.fingerprint,
+      },
       ...(tokens
         ? {
             storedNetworkToken: async (merchantInitiated: boolean) => {
               const token = await tokens.tokenForTransaction(merchantAccountId, id, { merchantInitiated });
-              return token ? { token: token.token, expirationDate: token.expirationDate, cryptogram: token.cryptogram } : null;
+              return token
+                ? { token: token.token, expirationDate: token.expirationDate, cryptogram: token.cryptogram }
+                : null;
             },
           }
         : {}),
@@ -229,15 +338,26 @@ function assertOwner(storedFor: string | null, owner: StoredMethodOwner): void {
     if (owner.buyerId === null || storedFor !== owner.buyerId) throw notThePinnedBuyers();
   } else if (owner.buyerId !== null && storedFor !== null && storedFor !== owner.buyerId) {
     const message = 'the stored payment method belongs to another buyer than the one this payment names';
-    throw ApiError.badRequest(message, [{ location: 'body', pointer: '/payment_method/id', message, type: 'payment_method_buyer_mismatch' }]);
+    throw ApiError.badRequest(message, [
+      { location: 'body', pointer: '/payment_method/id', message, type: 'payment_method_buyer_mismatch' },
+    ]);
   }
 }
 
 /** Said the same whether the method is another buyer's or nobody's, so an embed token learns nothing of either. */
 const notThePinnedBuyers = () => {
   const message = 'the stored payment method does not belong to the buyer this embed token is limited to';
-  return new ApiError(403, message, [{ location: 'body', pointer: '/payment_method/id', message, type: 'pinned_by_embed_token' }]);
+  return new ApiError(403, message, [
+    { location: 'body', pointer: '/payment_method/id', message, type: 'pinned_by_embed_token' },
+  ]);
 };
 
 const sessionCardGone = () =>
-  ApiError.badRequest('The checkout session has no card', [{ location: 'body', pointer: '/payment_method/id', message: 'the card of this checkout session is no longer in the vault', type: 'checkout_session_without_card' }]);
+  ApiError.badRequest('The checkout session has no card', [
+    {
+      location: 'body',
+      pointer: '/payment_method/id',
+      message: 'the card of this checkout session is no longer in the vault',
+      type: 'checkout_session_without_card',
+    },
+  ]);

@@ -35,12 +35,16 @@ export interface ProviderSettings {
  */
 export interface CardForwarding {
   /** Aliases in place of the card's number and security code, bound to the merchant account, short-lived. */
-  alias(merchantAccountId: string, card: { readonly number: string; readonly securityCode?: string }): { readonly number: string; readonly securityCode: string | null };
+  alias(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly securityCode?: string },
+  ): { readonly number: string; readonly securityCode: string | null };
   /** The fetch a connector of this merchant account's connection calls its provider with; `hosts` from its definition. */
   fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch;
 }
 
-const fieldOf = (connection: PaymentServiceConnection, key: string): string | undefined => connection.fields.find((field) => field.key === key)?.value;
+const fieldOf = (connection: PaymentServiceConnection, key: string): string | undefined =>
+  connection.fields.find((field) => field.key === key)?.value;
 
 /** Connectors by connection id, each rebuilt when its connection changed. */
 type ConnectorCache<T> = Map<string, { readonly updatedAt: string; readonly connector: T }>;
@@ -70,7 +74,14 @@ export class ProviderConnectors {
   forProvider(connection: PaymentServiceConnection, instrument: PaymentInstrument): PaymentInstrument {
     if (!this.forwarding || instrument.type !== 'card') return instrument;
     const aliases = this.forwarding.alias(connection.merchantAccountId, instrument.card);
-    return { ...instrument, card: { ...instrument.card, number: aliases.number, ...(aliases.securityCode ? { securityCode: aliases.securityCode } : {}) } };
+    return {
+      ...instrument,
+      card: {
+        ...instrument.card,
+        number: aliases.number,
+        ...(aliases.securityCode ? { securityCode: aliases.securityCode } : {}),
+      },
+    };
   }
 
   /** The gateway's address as providers and buyers' browsers reach it, without a trailing slash. */
@@ -89,7 +100,12 @@ export class ProviderConnectors {
       if (!definition) throw noConnector(connection, 'connector');
       const config = this.configFor(connection) as { fetch?: ProviderFetch };
       // Every call of the connector goes through the forwarder: only the definition's hosts can be reached.
-      const forwarded = this.forwarding ? { ...config, fetch: this.forwarding.fetchFor(connection.merchantAccountId, definition.hosts(config as never)) } : config;
+      const forwarded = this.forwarding
+        ? {
+            ...config,
+            fetch: this.forwarding.fetchFor(connection.merchantAccountId, definition.hosts(config as never)),
+          }
+        : config;
       return tracedConnector(definition.create(forwarded as never), connection.id);
     });
   }
@@ -167,7 +183,10 @@ export class ProviderConnectors {
 
   private simulator(): NonNullable<ProviderSettings['mockCard']> {
     const mockCard = this.settings.mockCard;
-    if (!mockCard) throw ApiError.badGateway(new Error('the mock-card simulator is not configured (MOCK_CARD_URL, MOCK_CARD_WEBHOOK_SECRET)'));
+    if (!mockCard)
+      throw ApiError.badGateway(
+        new Error('the mock-card simulator is not configured (MOCK_CARD_URL, MOCK_CARD_WEBHOOK_SECRET)'),
+      );
     return mockCard;
   }
 }
@@ -180,10 +199,16 @@ function requiredField(connection: PaymentServiceConnection, key: string): strin
 }
 
 /** An optional field as a config property, absent when the connection leaves it empty. */
-const optionalField = <K extends string>(connection: PaymentServiceConnection, key: string, property: K): Partial<Record<K, string>> => {
+const optionalField = <K extends string>(
+  connection: PaymentServiceConnection,
+  key: string,
+  property: K,
+): Partial<Record<K, string>> => {
   const value = fieldOf(connection, key);
   return value ? ({ [property]: value } as Partial<Record<K, string>>) : {};
 };
 
 const unconfigured = (connection: PaymentServiceConnection): ApiError =>
-  ApiError.badGateway(new Error(`payment service definition ${connection.paymentServiceDefinitionId} has no configuration`));
+  ApiError.badGateway(
+    new Error(`payment service definition ${connection.paymentServiceDefinitionId} has no configuration`),
+  );

@@ -6,7 +6,12 @@
 import type Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { NotificationRejectedError, type ProviderNotification } from '@switchyard/connectors';
-import type { ProviderNotificationAnswer, ProviderNotificationRequest, SettlementFileRequest, SettlementFileResult } from '@switchyard/contracts';
+import type {
+  ProviderNotificationAnswer,
+  ProviderNotificationRequest,
+  SettlementFileRequest,
+  SettlementFileResult,
+} from '@switchyard/contracts';
 import type { PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
 import { providerError, verificationCodes } from './provider-answers';
@@ -28,12 +33,18 @@ export class ProviderMessages {
     private readonly paymentServices: PaymentServices,
     private readonly connectors: ProviderConnectors,
     /** Where a vault-token notification goes (spec, Events rule 3); absent: acknowledged, nothing to make usable. */
-    private readonly vaultTokens?: { receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void> } | null,
+    private readonly vaultTokens?: {
+      receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void>;
+    } | null,
   ) {
     context.db.exec(`CREATE TABLE IF NOT EXISTS provider_notifications (
       payment_service_id TEXT NOT NULL, event_id TEXT NOT NULL, received_at TEXT NOT NULL, PRIMARY KEY (payment_service_id, event_id))`);
-    this.notificationSeen = context.db.prepare('SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?');
-    this.notificationApplied = context.db.prepare('INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)');
+    this.notificationSeen = context.db.prepare(
+      'SELECT 1 FROM provider_notifications WHERE payment_service_id = ? AND event_id = ?',
+    );
+    this.notificationApplied = context.db.prepare(
+      'INSERT OR IGNORE INTO provider_notifications (payment_service_id, event_id, received_at) VALUES (?, ?, ?)',
+    );
     this.lateAuthorizations = new LateAuthorizations(store, paymentServices, connectors);
   }
 
@@ -48,13 +59,20 @@ export class ProviderMessages {
     // A gift card service notifies nothing: its answers are synchronous (gift-card-payments.ts).
     if (!connection || connection.method === 'gift-card') throw ApiError.notFound();
     const connector = this.connectors.connectorFor(connection);
-    const answer = connector.notificationAnswer ? { status: connector.notificationAnswer.status, content_type: connector.notificationAnswer.contentType, body: connector.notificationAnswer.body } : null;
+    const answer = connector.notificationAnswer
+      ? {
+          status: connector.notificationAnswer.status,
+          content_type: connector.notificationAnswer.contentType,
+          body: connector.notificationAnswer.body,
+        }
+      : null;
     let parsed: ProviderNotification | readonly ProviderNotification[] | null;
     try {
       parsed = connector.parseNotification(request.raw_body, request.headers);
     } catch (error) {
       if (!(error instanceof NotificationRejectedError)) throw error;
-      if (error.reason === 'malformed_body') throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
+      if (error.reason === 'malformed_body')
+        throw ApiError.badRequest(`The notification was rejected: ${error.message}`);
       throw ApiError.unauthorized(`The notification was rejected: ${error.message}`);
     }
     // Verified, but about nothing a transaction tracks (a report, a dispute): acknowledged so it is not resent.
@@ -111,13 +129,29 @@ export class ProviderMessages {
           }
           case 'declined':
           case 'failed':
-            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: notification.status, error, ...verificationCodes(notification) } } });
+            await this.store.record(id, {
+              type: 'RecordAuthorizationResult',
+              data: {
+                source: 'notification',
+                result: { outcome: notification.status, error, ...verificationCodes(notification) },
+              },
+            });
             return;
           case 'pending':
-            await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'notification', result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId } } });
+            await this.store.record(id, {
+              type: 'RecordAuthorizationResult',
+              data: {
+                source: 'notification',
+                result: { outcome: 'pending', paymentServiceTransactionId: notification.providerTransactionId },
+              },
+            });
             return;
           case 'voided':
-            if (t.pendingVoidId) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, outcome: 'succeeded' } });
+            if (t.pendingVoidId)
+              await this.store.record(id, {
+                type: 'RecordVoidResult',
+                data: { voidId: t.pendingVoidId, outcome: 'succeeded' },
+              });
             return;
           case 'cancelled':
             return; // recorded by the cancel request itself, once the provider confirmed it
@@ -151,7 +185,10 @@ export class ProviderMessages {
       }
       case 'void': {
         if (!t.pendingVoidId) return;
-        const outcome: ProviderOutcome = notification.status === 'succeeded' ? { outcome: 'succeeded' } : { outcome: 'failed', error: providerError(notification) };
+        const outcome: ProviderOutcome =
+          notification.status === 'succeeded'
+            ? { outcome: 'succeeded' }
+            : { outcome: 'failed', error: providerError(notification) };
         await this.store.record(id, { type: 'RecordVoidResult', data: { voidId: t.pendingVoidId, ...outcome } });
         return;
       }
@@ -163,11 +200,17 @@ export class ProviderMessages {
         const incrementId = notification.incrementReference ?? notification.providerEventId;
         const responseCode = notification.rawResponseCode ? { responseCode: notification.rawResponseCode } : {};
         if (notification.status === 'succeeded' && amount > 0) {
-          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'succeeded', ...responseCode } });
+          await this.store.record(id, {
+            type: 'RecordAuthorizationIncrement',
+            data: { incrementId, amount, outcome: 'succeeded', ...responseCode },
+          });
           return;
         }
         if (notification.status === 'failed' && amount > 0) {
-          await this.store.record(id, { type: 'RecordAuthorizationIncrement', data: { incrementId, amount, outcome: 'failed', ...responseCode } });
+          await this.store.record(id, {
+            type: 'RecordAuthorizationIncrement',
+            data: { incrementId, amount, outcome: 'failed', ...responseCode },
+          });
           return;
         }
         return;
@@ -192,20 +235,33 @@ export class ProviderMessages {
     for (const record of records) {
       if (record.recordType !== 'refund') continue;
       const owner = this.store.readModel.refundOwner(record.operationReference);
-      if (!owner || owner.merchantAccountId !== request.merchant_account_id || owner.transactionId !== record.reference) {
+      if (
+        !owner ||
+        owner.merchantAccountId !== request.merchant_account_id ||
+        owner.transactionId !== record.reference
+      ) {
         unmatched += 1;
         continue;
       }
-      const handled = await this.store.command(owner.transactionId, { type: 'IngestSettledRefund', data: { refundId: record.operationReference } }).catch((error: unknown) => {
-        if (error instanceof ApiError && error.status === 400) return null; // declined or failed refunds do not settle
-        throw error;
-      });
+      const handled = await this.store
+        .command(owner.transactionId, { type: 'IngestSettledRefund', data: { refundId: record.operationReference } })
+        .catch((error: unknown) => {
+          if (error instanceof ApiError && error.status === 400) return null; // declined or failed refunds do not settle
+          throw error;
+        });
       if (handled === null) unmatched += 1;
       else if (handled.events.length > 0) settled += 1;
       else already += 1;
     }
     await this.context.catchUp();
-    return { type: 'settlement-file-ingestion', file_name: request.file_name, records: records.length, refunds_settled: settled, already_settled: already, unmatched };
+    return {
+      type: 'settlement-file-ingestion',
+      file_name: request.file_name,
+      records: records.length,
+      refunds_settled: settled,
+      already_settled: already,
+      unmatched,
+    };
   }
 }
 

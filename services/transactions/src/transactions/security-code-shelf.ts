@@ -6,7 +6,10 @@
 export class SecurityCodeShelf {
   private readonly codes = new Map<string, { readonly code: string; readonly until: number }>();
 
-  constructor(private readonly ttlMs: number, private readonly now: () => Date) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => Date,
+  ) {}
 
   keep(id: string, code: string): void {
     const now = this.now().getTime();

@@ -41,15 +41,37 @@ export function parseSettlementFile(content: string): SettlementRecord[] {
   return lines.slice(1).map((text, index) => {
     const line = index + 2;
     const cells = text.split(',');
-    if (cells.length !== settlementHeader.length) refuse(line, `expected ${settlementHeader.length} columns, found ${cells.length}`);
-    const [recordType, providerTransactionId, reference, providerOperationId, operationReference, amount, currency, status, settledAt] = cells as [string, string, string, string, string, string, string, string, string];
-    if (recordType !== 'capture' && recordType !== 'refund') refuse(line, `record_type must be capture or refund, not "${recordType}"`);
+    if (cells.length !== settlementHeader.length)
+      refuse(line, `expected ${settlementHeader.length} columns, found ${cells.length}`);
+    const [
+      recordType,
+      providerTransactionId,
+      reference,
+      providerOperationId,
+      operationReference,
+      amount,
+      currency,
+      status,
+      settledAt,
+    ] = cells as [string, string, string, string, string, string, string, string, string];
+    if (recordType !== 'capture' && recordType !== 'refund')
+      refuse(line, `record_type must be capture or refund, not "${recordType}"`);
     if (!/^\d{1,12}$/.test(amount)) refuse(line, 'amount must be a non-negative integer in minor units');
     if (!/^[A-Z]{3}$/.test(currency)) refuse(line, 'currency must be an ISO 4217 code');
     if (status !== 'settled') refuse(line, `status must be "settled", not "${status}"`);
     if (Number.isNaN(Date.parse(settledAt))) refuse(line, 'settled_at must be an ISO-8601 date-time');
-    if (recordType === 'refund' && operationReference === '') refuse(line, 'a refund record needs its operation_reference');
+    if (recordType === 'refund' && operationReference === '')
+      refuse(line, 'a refund record needs its operation_reference');
     if (reference === '') refuse(line, 'reference is required');
-    return { recordType, providerTransactionId, reference, providerOperationId, operationReference, amount: Number(amount), currency, settledAt } as SettlementRecord;
+    return {
+      recordType,
+      providerTransactionId,
+      reference,
+      providerOperationId,
+      operationReference,
+      amount: Number(amount),
+      currency,
+      settledAt,
+    } as SettlementRecord;
   });
 }

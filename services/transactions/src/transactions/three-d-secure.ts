@@ -36,12 +36,26 @@ export class ThreeDSecureAuthenticator {
    * the directory could not authenticate), 'challenge' when the buyer must be sent to the ACS, 'stop' when the
    * transaction was decided (not authenticated).
    */
-  async authenticate(id: string, request: TransactionCreateRequest, card: CardDetails, scheme: string | null, hasRedirectUrl: boolean): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
+  async authenticate(
+    id: string,
+    request: TransactionCreateRequest,
+    card: CardDetails,
+    scheme: string | null,
+    hasRedirectUrl: boolean,
+  ): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
     const { body } = request;
     const configuration = threeDsConfigurationFor(request.three_ds_configurations ?? [], scheme, body.currency);
     const setupError = (errorDescription: string) =>
-      this.store.record(id, { type: 'RecordThreeDSecure', data: { status: 'setup_error', method: null, source: 'directory', errorDescription } }).then(() => null);
-    if (!configuration) return setupError(`the merchant account has no 3-D Secure configuration for ${scheme ?? 'this card scheme'} in ${body.currency}`);
+      this.store
+        .record(id, {
+          type: 'RecordThreeDSecure',
+          data: { status: 'setup_error', method: null, source: 'directory', errorDescription },
+        })
+        .then(() => null);
+    if (!configuration)
+      return setupError(
+        `the merchant account has no 3-D Secure configuration for ${scheme ?? 'this card scheme'} in ${body.currency}`,
+      );
     if (!this.directory) return setupError('no 3-D Secure directory server is configured');
     let authentication: ThreeDSecureAuthentication;
     try {
@@ -63,14 +77,21 @@ export class ThreeDSecureAuthenticator {
       });
     } catch (error) {
       if (!(error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)) throw error;
-      await this.store.record(id, { type: 'RecordThreeDSecure', data: { status: 'error', method: null, source: 'directory', errorDescription: error.message } });
+      await this.store.record(id, {
+        type: 'RecordThreeDSecure',
+        data: { status: 'error', method: null, source: 'directory', errorDescription: error.message },
+      });
       return null;
     }
     return this.applyAuthentication(id, authentication, hasRedirectUrl);
   }
 
   /** Records what the directory server said and what it means for the transaction. */
-  async applyAuthentication(id: string, a: ThreeDSecureAuthentication, hasRedirectUrl: boolean): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
+  async applyAuthentication(
+    id: string,
+    a: ThreeDSecureAuthentication,
+    hasRedirectUrl: boolean,
+  ): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
     const summary = {
       source: 'directory' as const,
       method: a.method,
@@ -83,29 +104,86 @@ export class ThreeDSecureAuthenticator {
     switch (a.transactionStatus) {
       case 'C': {
         if (!hasRedirectUrl) {
-          await this.store.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'error', errorDescription: 'a challenge is required and the payment method has no redirect_url' } });
-          await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'failed', error: { errorCode: 'missing_redirect_url' } } } });
+          await this.store.record(id, {
+            type: 'RecordThreeDSecure',
+            data: {
+              ...summary,
+              status: 'error',
+              errorDescription: 'a challenge is required and the payment method has no redirect_url',
+            },
+          });
+          await this.store.record(id, {
+            type: 'RecordAuthorizationResult',
+            data: {
+              source: 'create_request',
+              result: { outcome: 'failed', error: { errorCode: 'missing_redirect_url' } },
+            },
+          });
           return 'stop';
         }
         const t = await this.store.state(id);
         if (t.status === 'buyer_approval_pending') return 'challenge'; // still waiting: nothing new
         await this.store.record(id, {
           type: 'RecordAuthorizationResult',
-          data: { source: 'create_request', result: { outcome: 'buyer_approval_required', reason: 'three_d_secure', authenticationId: a.authenticationId, ...(a.challengeUrl ? { approvalUrl: a.challengeUrl } : {}), expiresAt: this.challengeReturn.holdExpiry() } },
+          data: {
+            source: 'create_request',
+            result: {
+              outcome: 'buyer_approval_required',
+              reason: 'three_d_secure',
+              authenticationId: a.authenticationId,
+              ...(a.challengeUrl ? { approvalUrl: a.challengeUrl } : {}),
+              expiresAt: this.challengeReturn.holdExpiry(),
+            },
+          },
         });
         return 'challenge';
       }
       case 'Y':
       case 'A':
-        await this.store.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'complete', ...(a.eci ? { eci: a.eci } : {}), ...(a.cavv ? { cavv: a.cavv } : {}) } });
-        return { version: a.version, eci: a.eci ?? '', cryptogram: a.cavv ?? '', directoryServerTransactionId: a.directoryServerTransactionId };
+        await this.store.record(id, {
+          type: 'RecordThreeDSecure',
+          data: {
+            ...summary,
+            status: 'complete',
+            ...(a.eci ? { eci: a.eci } : {}),
+            ...(a.cavv ? { cavv: a.cavv } : {}),
+          },
+        });
+        return {
+          version: a.version,
+          eci: a.eci ?? '',
+          cryptogram: a.cavv ?? '',
+          directoryServerTransactionId: a.directoryServerTransactionId,
+        };
       case 'N':
       case 'R':
-        await this.store.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'declined', errorDescription: a.transactionStatus === 'N' ? 'the cardholder was not authenticated' : 'the issuer rejected the authentication' } });
-        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result: { outcome: 'declined', error: { errorCode: 'failed_buyer_approval', rawResponseCode: a.transactionStatus } } } });
+        await this.store.record(id, {
+          type: 'RecordThreeDSecure',
+          data: {
+            ...summary,
+            status: 'declined',
+            errorDescription:
+              a.transactionStatus === 'N'
+                ? 'the cardholder was not authenticated'
+                : 'the issuer rejected the authentication',
+          },
+        });
+        await this.store.record(id, {
+          type: 'RecordAuthorizationResult',
+          data: {
+            source: 'create_request',
+            result: {
+              outcome: 'declined',
+              error: { errorCode: 'failed_buyer_approval', rawResponseCode: a.transactionStatus },
+            },
+          },
+        });
         return 'stop';
       case 'U':
-        await this.store.record(id, { type: 'RecordThreeDSecure', data: { ...summary, status: 'error', errorDescription: 'the issuer could not authenticate the cardholder' } });
+        await this.store.record(id, {
+          type: 'RecordThreeDSecure',
+          data: { ...summary, status: 'error', errorDescription: 'the issuer could not authenticate the cardholder' },
+        });
         return null;
     }
   }
@@ -126,11 +204,17 @@ export class ThreeDSecureAuthenticator {
         ...(dsTransactionId ? { directoryServerTransactionId: dsTransactionId } : {}),
       },
     });
-    return { version: data.version, eci: data.eci, cryptogram: data.cavv, ...(dsTransactionId ? { directoryServerTransactionId: dsTransactionId } : {}) };
+    return {
+      version: data.version,
+      eci: data.eci,
+      cryptogram: data.cavv,
+      ...(dsTransactionId ? { directoryServerTransactionId: dsTransactionId } : {}),
+    };
   }
 
   directoryResult(t: Transaction): Promise<ThreeDSecureAuthentication> {
-    if (!this.directory || !t.pendingAuthenticationId) throw ApiError.badGateway(new Error('no 3-D Secure directory server is configured'));
+    if (!this.directory || !t.pendingAuthenticationId)
+      throw ApiError.badGateway(new Error('no 3-D Secure directory server is configured'));
     return this.directory.result(t.pendingAuthenticationId);
   }
 }

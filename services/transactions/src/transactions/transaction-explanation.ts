@@ -12,7 +12,8 @@ const actorTypes = new Set<string>(['api-key-pair', 'dashboard-user', 'system'])
 /** The actor of an event's metadata; null when none was recorded (events older than actors, or a caller that did not say). */
 export function actorOf(metadata: Readonly<Record<string, unknown>>): TransactionActor | null {
   const actor = metadata.actor as { type?: unknown; id?: unknown } | undefined;
-  if (!actor || typeof actor.type !== 'string' || !actorTypes.has(actor.type) || typeof actor.id !== 'string') return null;
+  if (!actor || typeof actor.type !== 'string' || !actorTypes.has(actor.type) || typeof actor.id !== 'string')
+    return null;
   return { type: actor.type, id: actor.id } as TransactionActor;
 }
 
@@ -74,7 +75,9 @@ function paymentServiceOf(event: TransactionEvent, view: TransactionView): strin
 function flowRuleOf(event: TransactionEvent, view: TransactionView): string | null {
   if (event.type === 'TransactionCreated') {
     // A route rule bypassed by `payment_service_id` matched but did not decide.
-    const route = (event.data.flowActions ?? []).find((action) => action.action === 'route-transaction' && action.outcome.bypassed_by === undefined);
+    const route = (event.data.flowActions ?? []).find(
+      (action) => action.action === 'route-transaction' && action.outcome.bypassed_by === undefined,
+    );
     return route?.ruleId ?? null;
   }
   if (event.type === 'AuthorizationDeclined' && event.data.errorCode === 'flow_decline') {
@@ -83,13 +86,20 @@ function flowRuleOf(event: TransactionEvent, view: TransactionView): string | nu
   return null;
 }
 
-export function explainEvent(event: TransactionEvent, metadata: Readonly<Record<string, unknown>>, view: TransactionView): TransactionEventExplanation {
+export function explainEvent(
+  event: TransactionEvent,
+  metadata: Readonly<Record<string, unknown>>,
+  view: TransactionView,
+): TransactionEventExplanation {
   const flowRuleId = flowRuleOf(event, view);
   return {
     actor: actorOf(metadata),
     payment_service_id: paymentServiceOf(event, view),
     flow_rule_id: flowRuleId,
     // A decline by a flow rule never reached the provider.
-    provider_response: flowRuleId && event.type === 'AuthorizationDeclined' ? null : providerResponseOf(event.data as Readonly<Record<string, unknown>>),
+    provider_response:
+      flowRuleId && event.type === 'AuthorizationDeclined'
+        ? null
+        : providerResponseOf(event.data as Readonly<Record<string, unknown>>),
   };
 }

@@ -35,9 +35,18 @@ export const transactionEventNames = (event: Pick<RecordedEvent, 'type' | 'data'
     const d = event.data as { outcome?: string; giftCardsOnly?: boolean };
     return d.giftCardsOnly ? [d.outcome === 'succeeded' ? 'transaction.captured' : 'transaction.failed'] : undefined;
   }
-  if (event.type === 'VoidFailed') return [(event.data as { outcome?: string }).outcome === 'declined' ? 'transaction.void-declined' : 'transaction.void-failed'];
-  if (event.type === 'BuyerApprovalRequired') return (event.data as { reason?: string }).reason === 'three_d_secure' ? ['transaction.authentication-pending'] : undefined;
-  if (event.type === 'ThreeDSecureCompleted') return (event.data as { status?: string }).status === 'complete' ? ['transaction.authenticated'] : undefined;
+  if (event.type === 'VoidFailed')
+    return [
+      (event.data as { outcome?: string }).outcome === 'declined'
+        ? 'transaction.void-declined'
+        : 'transaction.void-failed',
+    ];
+  if (event.type === 'BuyerApprovalRequired')
+    return (event.data as { reason?: string }).reason === 'three_d_secure'
+      ? ['transaction.authentication-pending']
+      : undefined;
+  if (event.type === 'ThreeDSecureCompleted')
+    return (event.data as { status?: string }).status === 'complete' ? ['transaction.authenticated'] : undefined;
   return publicNames[event.type];
 };
 
@@ -64,14 +73,22 @@ const historyNames: Readonly<Record<string, string>> = {
 export const historyName = (event: Pick<RecordedEvent, 'type' | 'data'>): string => {
   if (event.type === 'ThreeDSecureCompleted') {
     const status = (event.data as { status?: string }).status;
-    return status === 'complete' ? 'three-d-secure-success' : status === 'declined' ? 'three-d-secure-result-request' : 'three-d-secure-request-error';
+    return status === 'complete'
+      ? 'three-d-secure-success'
+      : status === 'declined'
+        ? 'three-d-secure-result-request'
+        : 'three-d-secure-request-error';
   }
   if (event.type === 'AuthorizationAttemptFailed') {
-    return (event.data as { kind?: string }).kind === 'declined' ? 'payment-connector-response-transaction-declined' : 'payment-connector-response-transaction-authorization-failed';
+    return (event.data as { kind?: string }).kind === 'declined'
+      ? 'payment-connector-response-transaction-declined'
+      : 'payment-connector-response-transaction-authorization-failed';
   }
   if (event.type === 'VoidFailed') {
     const outcome = (event.data as { outcome?: string }).outcome;
-    return outcome === 'declined' ? 'payment-connector-response-transaction-void-declined' : 'payment-connector-response-transaction-void-failed';
+    return outcome === 'declined'
+      ? 'payment-connector-response-transaction-void-declined'
+      : 'payment-connector-response-transaction-void-failed';
   }
   return historyNames[event.type] ?? 'transaction-updated-status';
 };

@@ -7,7 +7,11 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { ApiError } from '@switchyard/api';
-import { ConnectorRequestRejectedError, ConnectorUnavailableError, type ProviderResponse } from '@switchyard/connectors';
+import {
+  ConnectorRequestRejectedError,
+  ConnectorUnavailableError,
+  type ProviderResponse,
+} from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
 import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
 import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
@@ -122,7 +126,15 @@ export class TransactionStore {
   private append(id: string, command: Omit<TransactionCommand, 'metadata'>) {
     const actor = this.actors.getStore();
     const options = actor ? { metadata: { actor } } : {};
-    return this.queue.run(id, () => handleCommand(this.context.store, transactionStream(id), transaction, { ...command, metadata: { now: this.now() } } as TransactionCommand, options));
+    return this.queue.run(id, () =>
+      handleCommand(
+        this.context.store,
+        transactionStream(id),
+        transaction,
+        { ...command, metadata: { now: this.now() } } as TransactionCommand,
+        options,
+      ),
+    );
   }
 
   /** The events of the transaction's stream, oldest first (empty when it does not exist). */
@@ -151,7 +163,10 @@ export class TransactionStore {
 
   async state(id: string): Promise<TransactionState> {
     const events = await this.context.store.readStream(transactionStream(id));
-    return events.reduce((state, event) => transaction.evolve(state, asDomainEvent<TransactionEvent>(event)), transaction.initialState());
+    return events.reduce(
+      (state, event) => transaction.evolve(state, asDomainEvent<TransactionEvent>(event)),
+      transaction.initialState(),
+    );
   }
 
   /** The transaction from its stream (not the read model: a decision needs the latest state); 404 outside the account. */
@@ -171,7 +186,10 @@ export class TransactionStore {
   connectionOf(t: Transaction): PaymentServiceConnection {
     const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
     if (!connection) throw ApiError.badRequest('The payment service of this transaction was deleted');
-    if (connection.method === 'gift-card') throw ApiError.badRequest('This transaction was paid with gift cards only: it has no payment method to do this with');
+    if (connection.method === 'gift-card')
+      throw ApiError.badRequest(
+        'This transaction was paid with gift cards only: it has no payment method to do this with',
+      );
     return connection;
   }
 
@@ -191,8 +209,10 @@ export class TransactionStore {
     try {
       return await request();
     } catch (error) {
-      if (error instanceof ConnectorUnavailableError) return { outcome: 'failed', errorCode: 'service_unavailable', rawResponseDescription: error.message };
-      if (error instanceof ConnectorRequestRejectedError) return { outcome: 'failed', errorCode: 'invalid_service_request', rawResponseDescription: error.message };
+      if (error instanceof ConnectorUnavailableError)
+        return { outcome: 'failed', errorCode: 'service_unavailable', rawResponseDescription: error.message };
+      if (error instanceof ConnectorRequestRejectedError)
+        return { outcome: 'failed', errorCode: 'invalid_service_request', rawResponseDescription: error.message };
       throw error;
     }
   }

@@ -10,7 +10,17 @@ import type {
   TransactionEventItem,
   TransactionSummary,
 } from '@switchyard/contracts';
-import { capturedAmount, hasPaymentMethod, redemptionRefundedAmount, refundedAmount, type Capture, type Refund, type ThreeDSecureSummary, type Transaction, type TransactionStatus } from './transaction';
+import {
+  capturedAmount,
+  hasPaymentMethod,
+  redemptionRefundedAmount,
+  refundedAmount,
+  type Capture,
+  type Refund,
+  type ThreeDSecureSummary,
+  type Transaction,
+  type TransactionStatus,
+} from './transaction';
 import type { HistoryEntry, OperationView, TransactionView } from './transactions.read-model';
 
 export interface PaymentServiceSummary {
@@ -129,7 +139,10 @@ export function toTransactionSummary(view: TransactionView): TransactionSummary 
           approval_url: t.status === 'buyer_approval_pending' ? (view.approvalUrl ?? null) : null,
           country: null,
           currency: null,
-          details: pm.method === 'card' ? { bin: pm.bin, card_type: pm.cardType ?? null, card_issuer_name: pm.issuerName ?? null } : null,
+          details:
+            pm.method === 'card'
+              ? { bin: pm.bin, card_type: pm.cardType ?? null, card_issuer_name: pm.issuerName ?? null }
+              : null,
           external_identifier: pm.externalIdentifier ?? null,
         }
       : null,
@@ -145,7 +158,12 @@ export function toTransactionSummary(view: TransactionView): TransactionSummary 
     checkout_session_id: d.checkoutSessionId ?? null,
     gift_card_redemptions: toGiftCardRedemptions(t),
     gift_card_service: d.giftCardService
-      ? { type: 'gift-card-service', id: d.giftCardService.id, gift_card_service_definition_id: d.giftCardService.definitionId, display_name: d.giftCardService.displayName }
+      ? {
+          type: 'gift-card-service',
+          id: d.giftCardService.id,
+          gift_card_service_definition_id: d.giftCardService.definitionId,
+          display_name: d.giftCardService.displayName,
+        }
       : null,
     created_at: view.createdAt,
     updated_at: view.updatedAt,
@@ -206,7 +224,15 @@ const toGiftCardRedemptions = (t: Transaction): WireTransaction['gift_card_redem
   }));
 
 const toPaymentService = (s: PaymentServiceSummary | undefined) =>
-  s ? { type: 'payment-service' as const, id: s.id, payment_service_definition_id: s.definitionId, method: s.method, display_name: s.displayName } : null;
+  s
+    ? {
+        type: 'payment-service' as const,
+        id: s.id,
+        payment_service_definition_id: s.definitionId,
+        method: s.method,
+        display_name: s.displayName,
+      }
+    : null;
 
 /**
  * The reference's TransactionThreeDSecureSummary: `response_data` is the authentication result as a ThreeDSecureDataV2
@@ -228,7 +254,10 @@ function toThreeDSecureSummary(summary: ThreeDSecureSummary, amount: number) {
           directory_transaction_id: summary.directoryServerTransactionId ?? null,
         }
       : null,
-    error_data: summary.status === 'complete' ? null : { description: summary.errorDescription ?? null, code: summary.statusReason ?? null },
+    error_data:
+      summary.status === 'complete'
+        ? null
+        : { description: summary.errorDescription ?? null, code: summary.statusReason ?? null },
     amount,
   };
 }
@@ -254,7 +283,11 @@ export function toCaptureSummary(view: TransactionView, capture: Capture): Trans
     amount: capture.amount,
     currency: view.state.currency,
     final: capture.final,
-    tracking: capture.tracking.map((entry) => ({ number: entry.number, carrier: entry.carrier, url: entry.url ?? null })),
+    tracking: capture.tracking.map((entry) => ({
+      number: entry.number,
+      carrier: entry.carrier,
+      url: entry.url ?? null,
+    })),
     cart_items: (operation.details.cartItems as CartItem[] | undefined) ?? null,
     external_identifier: operation.details.externalIdentifier ?? null,
     code: operation.errorCode,

@@ -119,27 +119,62 @@ export type ProviderOutcome =
 interface CommandMetadata {
   readonly now: string;
 }
-type Command<Type extends string, Data> = { readonly type: Type; readonly data: Data; readonly metadata: CommandMetadata };
+type Command<Type extends string, Data> = {
+  readonly type: Type;
+  readonly data: Data;
+  readonly metadata: CommandMetadata;
+};
 
 export type TransactionCommand =
   | Command<'CreateTransaction', Omit<TransactionCreatedData, 'at'>>
   /** `create_request`: the answer to the create call itself; `notification`: a payment service webhook. */
-  | Command<'RecordAuthorizationResult', { readonly source: 'create_request' | 'notification'; readonly result: AuthorizationResult }>
+  | Command<
+      'RecordAuthorizationResult',
+      { readonly source: 'create_request' | 'notification'; readonly result: AuthorizationResult }
+    >
   | Command<'CompleteCreateRequest', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' }>
   /** The 3-D Secure outcome (directory server, frictionless or after the challenge) or the external data passed in. */
   | Command<'RecordThreeDSecure', ThreeDSecureSummary>
   /** The current connection failed in a way the next one may not: move on (the handler checks the error is retriable). */
   | Command<'FailOver', Omit<AttemptFailedData, 'nextPaymentServiceId'>>
   | Command<'CancelTransaction', Record<string, never>>
-  | Command<'CaptureTransaction', { readonly captureId: string; readonly amount?: Minor; readonly final?: boolean; readonly tracking?: readonly TrackingEntry[]; readonly settings: CaptureSettings; readonly details?: OperationDetails }>
+  | Command<
+      'CaptureTransaction',
+      {
+        readonly captureId: string;
+        readonly amount?: Minor;
+        readonly final?: boolean;
+        readonly tracking?: readonly TrackingEntry[];
+        readonly settings: CaptureSettings;
+        readonly details?: OperationDetails;
+      }
+    >
   | Command<'RecordCaptureResult', { readonly captureId: string } & ProviderOutcome>
   /** The provider answered the capture `pending` under its own reference (Adyen's pspReference of the capture). */
   | Command<'RecordCaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string }>
   | Command<'VoidTransaction', { readonly voidId: string }>
   | Command<'RecordVoidResult', { readonly voidId: string } & ProviderOutcome>
-  | Command<'RefundTransaction', { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }>
+  | Command<
+      'RefundTransaction',
+      {
+        readonly refundId: string;
+        readonly amount?: Minor;
+        readonly reason?: string;
+        readonly details?: OperationDetails;
+        readonly target?: RefundTarget;
+      }
+    >
   /** The gift card provider's answer to one redemption. */
-  | Command<'RecordGiftCardRedemption', { readonly redemptionId: string; readonly merchantInitiated: boolean; readonly result: { readonly outcome: 'succeeded'; readonly providerRedemptionId: string } | { readonly outcome: 'failed'; readonly error: GiftCardError } }>
+  | Command<
+      'RecordGiftCardRedemption',
+      {
+        readonly redemptionId: string;
+        readonly merchantInitiated: boolean;
+        readonly result:
+          | { readonly outcome: 'succeeded'; readonly providerRedemptionId: string }
+          | { readonly outcome: 'failed'; readonly error: GiftCardError };
+      }
+    >
   /** Every redemption not yet asked of the provider will not be. */
   | Command<'SkipGiftCardRedemptions', Record<string, never>>
   /** The provider's answer to a reversal by reference: `reversed: false` means it never made that redemption. */
@@ -151,19 +186,37 @@ export type TransactionCommand =
   /** A matching refund record found in settlement data (providers whose refunds settle asynchronously). */
   | Command<'IngestSettledRefund', { readonly refundId: string }>
   /** The payment service has answered the increment; the handler asks `assertIncrementAllowed` before calling it. */
-  | Command<'RecordAuthorizationIncrement', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'succeeded' | 'failed' | 'pending'; readonly responseCode?: string }>
+  | Command<
+      'RecordAuthorizationIncrement',
+      {
+        readonly incrementId: string;
+        readonly amount: Minor;
+        readonly outcome: 'succeeded' | 'failed' | 'pending';
+        readonly responseCode?: string;
+      }
+    >
   | Command<'SyncTransaction', Record<string, never>>
   /** The provider confirmed the reversal (void or refund) of a late authorization. */
   | Command<'RecordLateAuthorizationReversal', { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string }>
-  | Command<'UpdateTransaction', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null }>;
+  | Command<
+      'UpdateTransaction',
+      { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null }
+    >;
 
 // ---- guards ------------------------------------------------------------------------------------------------
-const fail = (code: TransactionErrorCode, message: string, details: readonly { field: string; message: string }[] = []): never => {
+const fail = (
+  code: TransactionErrorCode,
+  message: string,
+  details: readonly { field: string; message: string }[] = [],
+): never => {
   throw new TransactionError(code, message, details);
 };
 
 function assertAmount(amount: Minor, field = 'amount'): void {
-  if (!Number.isInteger(amount) || amount <= 0) fail('invalid_amount', `${field} must be a positive integer in minor units`, [{ field, message: 'must be a positive integer' }]);
+  if (!Number.isInteger(amount) || amount <= 0)
+    fail('invalid_amount', `${field} must be a positive integer in minor units`, [
+      { field, message: 'must be a positive integer' },
+    ]);
 }
 
 function existing(state: TransactionState): Transaction {
@@ -187,7 +240,8 @@ function assertNotTerminal(t: Transaction): void {
   }
 }
 
-const isAuthorizationOpen = (t: Transaction): boolean => t.status === 'processing' || t.status === 'buyer_approval_pending';
+const isAuthorizationOpen = (t: Transaction): boolean =>
+  t.status === 'processing' || t.status === 'buyer_approval_pending';
 
 /** The most that all claimed captures together may reach. With both over-capture settings, the larger limit wins. */
 export function captureLimit(authorized: Minor, settings: CaptureSettings): Minor {
@@ -203,23 +257,35 @@ export function captureLimit(authorized: Minor, settings: CaptureSettings): Mino
 export function assertIncrementAllowed(state: TransactionState): Transaction {
   const t = existing(state);
   assertNotTerminal(t);
-  if (t.status !== 'authorization_succeeded') fail('increment_not_allowed', 'Only a transaction in authorization_succeeded can be increased');
+  if (t.status !== 'authorization_succeeded')
+    fail('increment_not_allowed', 'Only a transaction in authorization_succeeded can be increased');
   return t;
 }
 
 function assertTracking(t: Transaction, tracking: readonly TrackingEntry[]): void {
   if (tracking.length === 0) return;
-  if (t.intent !== 'authorize') fail('tracking_not_allowed', 'Tracking applies to delayed captures of an authorized transaction only');
-  if (tracking.length > MAX_TRACKING_ENTRIES) fail('too_many_tracking_entries', `At most ${MAX_TRACKING_ENTRIES} tracking entries`, [{ field: 'tracking', message: `at most ${MAX_TRACKING_ENTRIES} entries` }]);
+  if (t.intent !== 'authorize')
+    fail('tracking_not_allowed', 'Tracking applies to delayed captures of an authorized transaction only');
+  if (tracking.length > MAX_TRACKING_ENTRIES)
+    fail('too_many_tracking_entries', `At most ${MAX_TRACKING_ENTRIES} tracking entries`, [
+      { field: 'tracking', message: `at most ${MAX_TRACKING_ENTRIES} entries` },
+    ]);
   tracking.forEach((entry, i) => {
     if (entry.number.trim() === '' || entry.carrier.trim() === '') {
-      fail('invalid_tracking_entry', 'A tracking entry needs a number and a carrier', [{ field: `tracking[${i}]`, message: 'number and carrier are required' }]);
+      fail('invalid_tracking_entry', 'A tracking entry needs a number and a carrier', [
+        { field: `tracking[${i}]`, message: 'number and carrier are required' },
+      ]);
     }
   });
 }
 
 // ---- decide, one function per command family ---------------------------------------------------------------
-function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'notification', result: AuthorizationResult, at: string): TransactionEvent[] {
+function decideAuthorizationResult(
+  t: Transaction,
+  source: 'create_request' | 'notification',
+  result: AuthorizationResult,
+  at: string,
+): TransactionEvent[] {
   // A success after a decided failure: the provider holds money we said it does not. Recorded, to be reversed.
   const decidedFailure = t.status === 'authorization_failed' || t.status === 'authorization_declined';
   if (result.outcome === 'succeeded' && decidedFailure) return decideLateAuthorization(t, t.status, result, at);
@@ -227,7 +293,10 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
   if (!isAuthorizationOpen(t)) {
     // Already authorized: a repeated success changes nothing; anything else would contradict what was recorded.
     if (result.outcome === 'succeeded') return [];
-    return fail('authorization_already_decided', `The authorization already succeeded; a late '${result.outcome}' cannot change it`);
+    return fail(
+      'authorization_already_decided',
+      `The authorization already succeeded; a late '${result.outcome}' cannot change it`,
+    );
   }
   switch (result.outcome) {
     case 'succeeded': {
@@ -235,14 +304,35 @@ function decideAuthorizationResult(t: Transaction, source: 'create_request' | 'n
       if (t.notificationHeld.length > 0) return [];
       const { outcome: _outcome, captured: _captured, ...data } = result;
       assertAmount(data.authorizedAmount, 'authorized_amount');
-      return [{ type: 'AuthorizationSucceeded', data: { ...data, ...(t.intent === 'capture' && !t.giftCards ? { directCaptureId: t.id } : {}), at } }];
+      return [
+        {
+          type: 'AuthorizationSucceeded',
+          data: { ...data, ...(t.intent === 'capture' && !t.giftCards ? { directCaptureId: t.id } : {}), at },
+        },
+      ];
     }
     case 'declined':
     case 'failed':
-      if (source === 'notification' && t.createRequestRunning) return [{ type: 'FailureNotificationHeld', data: { kind: result.outcome, error: result.error, at } }];
-      return [failureEvent(result.outcome, result.error, at, { ...(result.avsResponseCode !== undefined ? { avsResponseCode: result.avsResponseCode } : {}), ...(result.cvvResponseCode !== undefined ? { cvvResponseCode: result.cvvResponseCode } : {}) })];
+      if (source === 'notification' && t.createRequestRunning)
+        return [{ type: 'FailureNotificationHeld', data: { kind: result.outcome, error: result.error, at } }];
+      return [
+        failureEvent(result.outcome, result.error, at, {
+          ...(result.avsResponseCode !== undefined ? { avsResponseCode: result.avsResponseCode } : {}),
+          ...(result.cvvResponseCode !== undefined ? { cvvResponseCode: result.cvvResponseCode } : {}),
+        }),
+      ];
     case 'pending':
-      return [{ type: 'AuthorizationPending', data: { ...(result.paymentServiceTransactionId !== undefined ? { paymentServiceTransactionId: result.paymentServiceTransactionId } : {}), at } }];
+      return [
+        {
+          type: 'AuthorizationPending',
+          data: {
+            ...(result.paymentServiceTransactionId !== undefined
+              ? { paymentServiceTransactionId: result.paymentServiceTransactionId }
+              : {}),
+            at,
+          },
+        },
+      ];
     case 'buyer_approval_required': {
       if (t.status === 'buyer_approval_pending') return [];
       const { outcome: _outcome, ...approval } = result;
@@ -277,16 +367,28 @@ function decideLateAuthorizationReversal(
   data: { readonly via: 'void' | 'refund'; readonly rawResponseCode?: string },
   at: string,
 ): TransactionEvent[] {
-  const late = t.lateAuthorization ?? fail('late_authorization_not_found', 'No late authorization is waiting to be reversed');
+  const late =
+    t.lateAuthorization ?? fail('late_authorization_not_found', 'No late authorization is waiting to be reversed');
   if (late.reversed) return [];
   const code = data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {};
   return [{ type: 'LateAuthorizationReversed', data: { via: data.via, ...code, at } }];
 }
 
-const failureEvent = (kind: FailureKind, error: ProviderError, at: string, checks: VerificationCodes = {}): TransactionEvent =>
-  kind === 'declined' ? { type: 'AuthorizationDeclined', data: { ...error, ...checks, at } } : { type: 'AuthorizationFailed', data: { ...error, at } };
+const failureEvent = (
+  kind: FailureKind,
+  error: ProviderError,
+  at: string,
+  checks: VerificationCodes = {},
+): TransactionEvent =>
+  kind === 'declined'
+    ? { type: 'AuthorizationDeclined', data: { ...error, ...checks, at } }
+    : { type: 'AuthorizationFailed', data: { ...error, at } };
 
-function decideCompletion(t: Transaction, reason: 'responded' | 'buyer_returned' | 'hold_expired', at: string): TransactionEvent[] {
+function decideCompletion(
+  t: Transaction,
+  reason: 'responded' | 'buyer_returned' | 'hold_expired',
+  at: string,
+): TransactionEvent[] {
   if (!t.createRequestRunning) return [];
   const completed: TransactionEvent = { type: 'CreateRequestCompleted', data: { reason, at } };
   const held = t.notificationHeld[0];
@@ -294,57 +396,100 @@ function decideCompletion(t: Transaction, reason: 'responded' | 'buyer_returned'
   // The first held failure decides; a later one can only repeat it.
   if (held !== undefined) return [completed, failureEvent(held.kind, held.error, at)];
   // The hold window ran out with the buyer still away: the approval is abandoned.
-  if (reason === 'hold_expired' && t.status === 'buyer_approval_pending') return [completed, { type: 'BuyerApprovalTimedOut', data: { at } }];
+  if (reason === 'hold_expired' && t.status === 'buyer_approval_pending')
+    return [completed, { type: 'BuyerApprovalTimedOut', data: { at } }];
   return [completed];
 }
 
 function decideThreeDSecure(t: Transaction, summary: ThreeDSecureSummary, at: string): TransactionEvent[] {
   assertNotTerminal(t);
-  if (!isAuthorizationOpen(t)) fail('authorization_already_decided', 'The authorization is already decided; 3-D Secure comes before it');
+  if (!isAuthorizationOpen(t))
+    fail('authorization_already_decided', 'The authorization is already decided; 3-D Secure comes before it');
   // The same outcome twice (a buyer reloading the return page) changes nothing.
-  if (t.threeDSecure && t.threeDSecure.status === summary.status && t.threeDSecure.authenticationId === summary.authenticationId) return [];
+  if (
+    t.threeDSecure &&
+    t.threeDSecure.status === summary.status &&
+    t.threeDSecure.authenticationId === summary.authenticationId
+  )
+    return [];
   return [{ type: 'ThreeDSecureCompleted', data: { ...summary, at } }];
 }
 
-function decideFailOver(t: Transaction, data: Omit<AttemptFailedData, 'nextPaymentServiceId'>, at: string): TransactionEvent[] {
+function decideFailOver(
+  t: Transaction,
+  data: Omit<AttemptFailedData, 'nextPaymentServiceId'>,
+  at: string,
+): TransactionEvent[] {
   assertNotTerminal(t);
   if (!isAuthorizationOpen(t)) fail('authorization_already_decided', 'The authorization is already decided');
-  if (t.paymentServiceId !== data.paymentServiceId) fail('attempt_not_current', `Payment service ${data.paymentServiceId} is not the one being tried`);
+  if (t.paymentServiceId !== data.paymentServiceId)
+    fail('attempt_not_current', `Payment service ${data.paymentServiceId} is not the one being tried`);
   const next = nextConnection(t) ?? fail('no_connection_left', 'No payment service is left to try');
   return [{ type: 'AuthorizationAttemptFailed', data: { ...data, nextPaymentServiceId: next, at } }];
 }
 
-function decideCapture(t: Transaction, data: Extract<TransactionCommand, { type: 'CaptureTransaction' }>['data'], at: string): TransactionEvent[] {
+function decideCapture(
+  t: Transaction,
+  data: Extract<TransactionCommand, { type: 'CaptureTransaction' }>['data'],
+  at: string,
+): TransactionEvent[] {
   assertNotTerminal(t);
   assertTracking(t, data.tracking ?? []);
   if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
-  if (isGiftCardPaymentOpen(t)) fail('gift_card_payment_open', 'The gift cards of this payment are still being redeemed');
+  if (isGiftCardPaymentOpen(t))
+    fail('gift_card_payment_open', 'The gift cards of this payment are still being redeemed');
   if (t.status === 'authorization_void_pending') fail('void_pending', 'A void of this authorization is in progress');
-  if (t.captures.some((c) => c.id === data.captureId)) fail('capture_exists', `Capture ${data.captureId} already exists`);
+  if (t.captures.some((c) => c.id === data.captureId))
+    fail('capture_exists', `Capture ${data.captureId} already exists`);
   if (isAuthorizationClosed(t)) fail('authorization_closed', 'A final capture closed this authorization');
   const claimed = claimedCaptures(t);
-  if (claimed.length > 0 && !data.settings.multipleCapturesEnabled) fail('multiple_captures_disabled', 'Multiple captures are not enabled for this account and payment service');
+  if (claimed.length > 0 && !data.settings.multipleCapturesEnabled)
+    fail('multiple_captures_disabled', 'Multiple captures are not enabled for this account and payment service');
   const alreadyClaimed = claimedCaptureAmount(t);
   const amount = data.amount ?? t.authorizedAmount - alreadyClaimed;
-  if (data.amount === undefined && amount <= 0) fail('nothing_to_capture', 'Nothing of the authorization is left to capture');
+  if (data.amount === undefined && amount <= 0)
+    fail('nothing_to_capture', 'Nothing of the authorization is left to capture');
   assertAmount(amount);
   const limit = captureLimit(t.authorizedAmount, data.settings);
   if (alreadyClaimed + amount > limit) {
-    fail('capture_limit_exceeded', `Captures would total ${alreadyClaimed + amount}, over the limit of ${limit}`, [{ field: 'amount', message: `at most ${Math.max(limit - alreadyClaimed, 0)}` }]);
+    fail('capture_limit_exceeded', `Captures would total ${alreadyClaimed + amount}, over the limit of ${limit}`, [
+      { field: 'amount', message: `at most ${Math.max(limit - alreadyClaimed, 0)}` },
+    ]);
   }
   // Without multiple captures the one capture is the last one.
   const final = data.settings.multipleCapturesEnabled ? (data.final ?? false) : true;
-  return [{ type: 'CaptureRequested', data: { captureId: data.captureId, amount, final, tracking: data.tracking ?? [], ...(data.details ? { details: data.details } : {}), at } }];
+  return [
+    {
+      type: 'CaptureRequested',
+      data: {
+        captureId: data.captureId,
+        amount,
+        final,
+        tracking: data.tracking ?? [],
+        ...(data.details ? { details: data.details } : {}),
+        at,
+      },
+    },
+  ];
 }
 
-function decideCaptureResult(t: Transaction, data: { readonly captureId: string } & ProviderOutcome, at: string): TransactionEvent[] {
-  const capture = t.captures.find((c) => c.id === data.captureId) ?? fail('capture_not_found', `Capture ${data.captureId} could not be found`);
+function decideCaptureResult(
+  t: Transaction,
+  data: { readonly captureId: string } & ProviderOutcome,
+  at: string,
+): TransactionEvent[] {
+  const capture =
+    t.captures.find((c) => c.id === data.captureId) ??
+    fail('capture_not_found', `Capture ${data.captureId} could not be found`);
   if (capture.status !== 'pending') {
     if (capture.status === data.outcome) return []; // the same answer twice
     return fail('capture_not_pending', `Capture ${capture.id} already ${capture.status}`);
   }
   if (data.outcome === 'succeeded') {
-    const provider = { ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}), ...(data.providerOperationId !== undefined ? { providerOperationId: data.providerOperationId } : {}) };
+    const provider = {
+      ...(data.rawResponseCode !== undefined ? { rawResponseCode: data.rawResponseCode } : {}),
+      ...(data.providerOperationId !== undefined ? { providerOperationId: data.providerOperationId } : {}),
+    };
     return [{ type: 'CaptureSucceeded', data: { captureId: capture.id, ...provider, at } }];
   }
   const type = data.outcome === 'declined' ? 'CaptureDeclined' : 'CaptureFailed';
@@ -365,13 +510,19 @@ function decideCaptureSubmitted(t: Transaction, data: Submitted<'captureId'>, at
 function decideVoid(t: Transaction, voidId: string, at: string): TransactionEvent[] {
   assertNotTerminal(t);
   if (isAuthorizationOpen(t)) fail('transaction_not_authorized', 'The transaction is not authorized yet');
-  if (t.status === 'authorization_void_pending') fail('void_pending', 'A void of this authorization is already in progress');
+  if (t.status === 'authorization_void_pending')
+    fail('void_pending', 'A void of this authorization is already in progress');
   // authorization_succeeded means no capture is pending or succeeded (the status follows the captures).
-  if (t.status !== 'authorization_succeeded') fail('void_not_allowed', 'Only an authorization without captures can be voided; refund captured money instead');
+  if (t.status !== 'authorization_succeeded')
+    fail('void_not_allowed', 'Only an authorization without captures can be voided; refund captured money instead');
   return [{ type: 'VoidRequested', data: { voidId, at } }];
 }
 
-function decideVoidResult(t: Transaction, data: { readonly voidId: string } & ProviderOutcome, at: string): TransactionEvent[] {
+function decideVoidResult(
+  t: Transaction,
+  data: { readonly voidId: string } & ProviderOutcome,
+  at: string,
+): TransactionEvent[] {
   if (t.status === 'authorization_voided' && data.outcome === 'succeeded') return [];
   assertNotTerminal(t);
   if (t.pendingVoidId !== data.voidId) fail('void_not_found', `No void ${data.voidId} is pending`);
@@ -379,7 +530,17 @@ function decideVoidResult(t: Transaction, data: { readonly voidId: string } & Pr
   return [{ type: 'VoidFailed', data: { voidId: data.voidId, outcome: data.outcome, ...data.error, at } }];
 }
 
-function decideRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget }, at: string): TransactionEvent[] {
+function decideRefund(
+  t: Transaction,
+  data: {
+    readonly refundId: string;
+    readonly amount?: Minor;
+    readonly reason?: string;
+    readonly details?: OperationDetails;
+    readonly target?: RefundTarget;
+  },
+  at: string,
+): TransactionEvent[] {
   if (t.refunds.some((r) => r.id === data.refundId)) fail('refund_exists', `Refund ${data.refundId} already exists`);
   if (data.target) return decideRedemptionRefund(t, { ...data, target: data.target }, at);
   assertNotTerminal(t);
@@ -387,24 +548,75 @@ function decideRefund(t: Transaction, data: { readonly refundId: string; readonl
   if (captured === 0) fail('transaction_not_captured', 'Nothing was captured, so nothing can be refunded');
   const remaining = captured - claimedRefundAmount(t);
   const amount = data.amount ?? remaining;
-  if (data.amount === undefined && remaining <= 0) fail('nothing_to_refund', 'Everything captured is refunded or being refunded');
+  if (data.amount === undefined && remaining <= 0)
+    fail('nothing_to_refund', 'Everything captured is refunded or being refunded');
   assertAmount(amount);
-  if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what was captured; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
-  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, ...(data.reason !== undefined ? { reason: data.reason } : {}), ...(data.details ? { details: data.details } : {}), at } }];
+  if (amount > remaining)
+    fail('refund_limit_exceeded', `Refunds would exceed what was captured; at most ${Math.max(remaining, 0)} is left`, [
+      { field: 'amount', message: `at most ${Math.max(remaining, 0)}` },
+    ]);
+  return [
+    {
+      type: 'RefundRequested',
+      data: {
+        refundId: data.refundId,
+        amount,
+        ...(data.reason !== undefined ? { reason: data.reason } : {}),
+        ...(data.details ? { details: data.details } : {}),
+        at,
+      },
+    },
+  ];
 }
 
 /** A refund of one gift card redemption: only a succeeded one, never past what it took from the card. */
-function decideRedemptionRefund(t: Transaction, data: { readonly refundId: string; readonly amount?: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target: RefundTarget }, at: string): TransactionEvent[] {
-  const redemption = t.giftCards?.redemptions.find((r) => r.redemptionId === data.target.id) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.target.id} is not part of this transaction`, [{ field: 'target_id', message: 'no such gift card redemption' }]);
+function decideRedemptionRefund(
+  t: Transaction,
+  data: {
+    readonly refundId: string;
+    readonly amount?: Minor;
+    readonly reason?: string;
+    readonly details?: OperationDetails;
+    readonly target: RefundTarget;
+  },
+  at: string,
+): TransactionEvent[] {
+  const redemption =
+    t.giftCards?.redemptions.find((r) => r.redemptionId === data.target.id) ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${data.target.id} is not part of this transaction`, [
+      { field: 'target_id', message: 'no such gift card redemption' },
+    ]);
   if (redemption.status !== 'succeeded' || t.giftCards?.outcome !== 'succeeded') {
-    fail('redemption_not_refundable', `Gift card redemption ${redemption.redemptionId} is ${redemption.status === 'succeeded' ? 'part of a payment still in progress' : redemption.status}; only a redemption of a completed payment can be refunded`, [{ field: 'target_id', message: 'the redemption cannot be refunded' }]);
+    fail(
+      'redemption_not_refundable',
+      `Gift card redemption ${redemption.redemptionId} is ${redemption.status === 'succeeded' ? 'part of a payment still in progress' : redemption.status}; only a redemption of a completed payment can be refunded`,
+      [{ field: 'target_id', message: 'the redemption cannot be refunded' }],
+    );
   }
   const remaining = redemption.amount - claimedRedemptionRefunds(t, redemption.redemptionId);
   const amount = data.amount ?? remaining;
-  if (data.amount === undefined && remaining <= 0) fail('nothing_to_refund', 'Everything of this gift card redemption is refunded or being refunded');
+  if (data.amount === undefined && remaining <= 0)
+    fail('nothing_to_refund', 'Everything of this gift card redemption is refunded or being refunded');
   assertAmount(amount);
-  if (amount > remaining) fail('refund_limit_exceeded', `Refunds would exceed what the redemption took; at most ${Math.max(remaining, 0)} is left`, [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }]);
-  return [{ type: 'RefundRequested', data: { refundId: data.refundId, amount, target: data.target, ...(data.reason !== undefined ? { reason: data.reason } : {}), ...(data.details ? { details: data.details } : {}), at } }];
+  if (amount > remaining)
+    fail(
+      'refund_limit_exceeded',
+      `Refunds would exceed what the redemption took; at most ${Math.max(remaining, 0)} is left`,
+      [{ field: 'amount', message: `at most ${Math.max(remaining, 0)}` }],
+    );
+  return [
+    {
+      type: 'RefundRequested',
+      data: {
+        refundId: data.refundId,
+        amount,
+        target: data.target,
+        ...(data.reason !== undefined ? { reason: data.reason } : {}),
+        ...(data.details ? { details: data.details } : {}),
+        at,
+      },
+    },
+  ];
 }
 
 // ---- gift cards: the split payment's process manager records each step here --------------------------------
@@ -412,45 +624,111 @@ function giftCardPart(t: Transaction) {
   return t.giftCards ?? fail('gift_card_redemption_not_found', 'This transaction has no gift cards');
 }
 
-function decideGiftCardRedemption(t: Transaction, data: Extract<TransactionCommand, { type: 'RecordGiftCardRedemption' }>['data'], at: string): TransactionEvent[] {
+function decideGiftCardRedemption(
+  t: Transaction,
+  data: Extract<TransactionCommand, { type: 'RecordGiftCardRedemption' }>['data'],
+  at: string,
+): TransactionEvent[] {
   const part = giftCardPart(t);
-  const redemption = part.redemptions.find((r) => r.redemptionId === data.redemptionId) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
+  const redemption =
+    part.redemptions.find((r) => r.redemptionId === data.redemptionId) ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
   if (redemption.status !== 'created') {
     if (redemption.status === data.result.outcome) return []; // the same answer twice
-    return fail('gift_card_redemption_decided', `Gift card redemption ${redemption.redemptionId} is already ${redemption.status}`);
+    return fail(
+      'gift_card_redemption_decided',
+      `Gift card redemption ${redemption.redemptionId} is already ${redemption.status}`,
+    );
   }
   if (part.outcome !== null) fail('gift_card_redemption_decided', 'The gift card payment is already complete');
   if (data.result.outcome === 'succeeded') {
-    return [{ type: 'GiftCardRedemptionSucceeded', data: { redemptionId: redemption.redemptionId, ...(redemption.giftCardId ? { giftCardId: redemption.giftCardId } : {}), providerRedemptionId: data.result.providerRedemptionId, merchantInitiated: data.merchantInitiated, at } }];
+    return [
+      {
+        type: 'GiftCardRedemptionSucceeded',
+        data: {
+          redemptionId: redemption.redemptionId,
+          ...(redemption.giftCardId ? { giftCardId: redemption.giftCardId } : {}),
+          providerRedemptionId: data.result.providerRedemptionId,
+          merchantInitiated: data.merchantInitiated,
+          at,
+        },
+      },
+    ];
   }
-  return [{ type: 'GiftCardRedemptionFailed', data: { redemptionId: redemption.redemptionId, ...data.result.error, at } }];
+  return [
+    { type: 'GiftCardRedemptionFailed', data: { redemptionId: redemption.redemptionId, ...data.result.error, at } },
+  ];
 }
 
-function decideGiftCardReversal(t: Transaction, data: { readonly redemptionId: string; readonly reversed: boolean }, at: string): TransactionEvent[] {
-  const redemption = giftCardPart(t).redemptions.find((r) => r.redemptionId === data.redemptionId) ?? fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
+function decideGiftCardReversal(
+  t: Transaction,
+  data: { readonly redemptionId: string; readonly reversed: boolean },
+  at: string,
+): TransactionEvent[] {
+  const redemption =
+    giftCardPart(t).redemptions.find((r) => r.redemptionId === data.redemptionId) ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${data.redemptionId} could not be found`);
   if (redemption.status === 'reversed' || redemption.status === 'failed' || redemption.status === 'skipped') return [];
   // A redemption we never heard back from, which the provider says it never made: it did not happen.
-  if (redemption.status === 'created' && !data.reversed) return [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: [redemption.redemptionId], at } }];
+  if (redemption.status === 'created' && !data.reversed)
+    return [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: [redemption.redemptionId], at } }];
   return [{ type: 'GiftCardRedemptionReversed', data: { redemptionId: redemption.redemptionId, at } }];
 }
 
-function decideGiftCardCompletion(t: Transaction, data: { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string }, at: string): TransactionEvent[] {
+function decideGiftCardCompletion(
+  t: Transaction,
+  data: { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string },
+  at: string,
+): TransactionEvent[] {
   const part = giftCardPart(t);
-  if (part.outcome !== null) return part.outcome === data.outcome ? [] : fail('gift_card_redemption_decided', `The gift card payment already ${part.outcome}`);
-  if (part.redemptions.some((r) => r.status === 'created')) fail('gift_card_payment_open', 'Every gift card redemption must be decided first');
-  if (data.outcome === 'succeeded' && part.redemptions.some((r) => r.status !== 'succeeded')) fail('gift_card_payment_open', 'A gift card payment succeeds only when every redemption did');
-  if (data.outcome === 'failed' && part.redemptions.some((r) => r.status === 'succeeded')) fail('gift_card_payment_open', 'A failed gift card payment must reverse every redemption first');
-  return [{ type: 'GiftCardPaymentCompleted', data: { outcome: data.outcome, ...(data.errorCode !== undefined ? { errorCode: data.errorCode } : {}), giftCardsOnly: !hasPaymentMethod(t), at } }];
+  if (part.outcome !== null)
+    return part.outcome === data.outcome
+      ? []
+      : fail('gift_card_redemption_decided', `The gift card payment already ${part.outcome}`);
+  if (part.redemptions.some((r) => r.status === 'created'))
+    fail('gift_card_payment_open', 'Every gift card redemption must be decided first');
+  if (data.outcome === 'succeeded' && part.redemptions.some((r) => r.status !== 'succeeded'))
+    fail('gift_card_payment_open', 'A gift card payment succeeds only when every redemption did');
+  if (data.outcome === 'failed' && part.redemptions.some((r) => r.status === 'succeeded'))
+    fail('gift_card_payment_open', 'A failed gift card payment must reverse every redemption first');
+  return [
+    {
+      type: 'GiftCardPaymentCompleted',
+      data: {
+        outcome: data.outcome,
+        ...(data.errorCode !== undefined ? { errorCode: data.errorCode } : {}),
+        giftCardsOnly: !hasPaymentMethod(t),
+        at,
+      },
+    },
+  ];
 }
 
-function decideRefundResult(t: Transaction, refundId: string, result: ProviderOutcome, via: 'payment_service' | 'settlement', at: string): TransactionEvent[] {
-  const refund = t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `Refund ${refundId} could not be found`);
+function decideRefundResult(
+  t: Transaction,
+  refundId: string,
+  result: ProviderOutcome,
+  via: 'payment_service' | 'settlement',
+  at: string,
+): TransactionEvent[] {
+  const refund =
+    t.refunds.find((r) => r.id === refundId) ?? fail('refund_not_found', `Refund ${refundId} could not be found`);
   if (refund.status !== 'processing') {
     if (refund.status === result.outcome) return []; // a repeated answer, or settlement confirming a success
     return fail('refund_not_processing', `Refund ${refund.id} already ${refund.status}`);
   }
   if (result.outcome === 'succeeded') {
-    return [{ type: 'RefundSucceeded', data: { refundId, via, ...(result.providerOperationId !== undefined ? { providerOperationId: result.providerOperationId } : {}), at } }];
+    return [
+      {
+        type: 'RefundSucceeded',
+        data: {
+          refundId,
+          via,
+          ...(result.providerOperationId !== undefined ? { providerOperationId: result.providerOperationId } : {}),
+          at,
+        },
+      },
+    ];
   }
   const type = result.outcome === 'declined' ? 'RefundDeclined' : 'RefundFailed';
   return [{ type, data: { refundId, ...result.error, at } }];
@@ -464,29 +742,58 @@ function decideRefundSubmitted(t: Transaction, data: Submitted<'refundId'>, at: 
   return [event];
 }
 
-function decideIncrement(state: TransactionState, data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'], at: string): TransactionEvent[] {
+function decideIncrement(
+  state: TransactionState,
+  data: Extract<TransactionCommand, { type: 'RecordAuthorizationIncrement' }>['data'],
+  at: string,
+): TransactionEvent[] {
   const t = assertIncrementAllowed(state);
   assertAmount(data.amount);
   const response = data.responseCode !== undefined ? { responseCode: data.responseCode } : {};
   if (data.outcome === 'succeeded') {
-    return [{ type: 'AuthorizationIncremented', data: { incrementId: data.incrementId, amount: data.amount, authorizedAmount: t.authorizedAmount + data.amount, ...response, at } }];
+    return [
+      {
+        type: 'AuthorizationIncremented',
+        data: {
+          incrementId: data.incrementId,
+          amount: data.amount,
+          authorizedAmount: t.authorizedAmount + data.amount,
+          ...response,
+          at,
+        },
+      },
+    ];
   }
-  return [{ type: 'AuthorizationIncrementNotApplied', data: { incrementId: data.incrementId, amount: data.amount, outcome: data.outcome, ...response, at } }];
+  return [
+    {
+      type: 'AuthorizationIncrementNotApplied',
+      data: { incrementId: data.incrementId, amount: data.amount, outcome: data.outcome, ...response, at },
+    },
+  ];
 }
 
 export function decideTransaction(command: TransactionCommand, state: TransactionState): TransactionEvent[] {
   const at = command.metadata.now;
   switch (command.type) {
     case 'CreateTransaction': {
-      if (state.status !== 'absent') fail('transaction_exists', `Transaction ${command.data.transactionId} already exists`);
+      if (state.status !== 'absent')
+        fail('transaction_exists', `Transaction ${command.data.transactionId} already exists`);
       assertAmount(command.data.amount);
-      if (!/^[A-Z]{3}$/.test(command.data.currency)) fail('invalid_currency', 'currency must be an ISO 4217 code', [{ field: 'currency', message: 'must match ^[A-Z]{3}$' }]);
+      if (!/^[A-Z]{3}$/.test(command.data.currency))
+        fail('invalid_currency', 'currency must be an ISO 4217 code', [
+          { field: 'currency', message: 'must match ^[A-Z]{3}$' },
+        ]);
       const giftCards = command.data.giftCards;
       if (giftCards) {
-        if (giftCards.redemptions.length === 0) fail('invalid_gift_cards', 'A gift card plan needs at least one gift card', [{ field: 'gift_cards', message: 'at least one' }]);
+        if (giftCards.redemptions.length === 0)
+          fail('invalid_gift_cards', 'A gift card plan needs at least one gift card', [
+            { field: 'gift_cards', message: 'at least one' },
+          ]);
         giftCards.redemptions.forEach((r, i) => assertAmount(r.amount, `gift_cards[${i}].amount`));
         if (giftCards.redemptions.reduce((total, r) => total + r.amount, 0) > command.data.amount) {
-          fail('invalid_gift_cards', 'The gift cards add up to more than the amount', [{ field: 'gift_cards', message: 'more than the amount' }]);
+          fail('invalid_gift_cards', 'The gift cards add up to more than the amount', [
+            { field: 'gift_cards', message: 'more than the amount' },
+          ]);
         }
       }
       return [{ type: 'TransactionCreated', data: { ...command.data, at } }];
@@ -502,7 +809,11 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
     case 'CancelTransaction': {
       const t = existing(state);
       assertNotTerminal(t);
-      if (!isAuthorizationOpen(t)) fail('cancel_not_allowed', 'Only a transaction still processing or awaiting buyer approval can be canceled; void or refund it instead');
+      if (!isAuthorizationOpen(t))
+        fail(
+          'cancel_not_allowed',
+          'Only a transaction still processing or awaiting buyer approval can be canceled; void or refund it instead',
+        );
       return [{ type: 'TransactionCanceled', data: { at } }];
     }
     case 'CaptureTransaction':
@@ -529,7 +840,9 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideGiftCardRedemption(existing(state), command.data, at);
     case 'SkipGiftCardRedemptions': {
       const created = giftCardPart(existing(state)).redemptions.filter((r) => r.status === 'created');
-      return created.length === 0 ? [] : [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: created.map((r) => r.redemptionId), at } }];
+      return created.length === 0
+        ? []
+        : [{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: created.map((r) => r.redemptionId), at } }];
     }
     case 'RecordGiftCardReversal':
       return decideGiftCardReversal(existing(state), command.data, at);
@@ -537,7 +850,8 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideGiftCardCompletion(existing(state), command.data, at);
     case 'SyncTransaction': {
       const t = existing(state);
-      if (t.captures.length > 1) fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');
+      if (t.captures.length > 1)
+        fail('sync_unavailable', 'A transaction sync is unavailable once the transaction has more than one capture');
       return [{ type: 'TransactionSyncRequested', data: { at } }];
     }
     case 'RecordLateAuthorizationReversal':
@@ -546,7 +860,16 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       existing(state);
       const { externalIdentifier, metadata } = command.data;
       if (externalIdentifier === undefined && metadata === undefined) return [];
-      return [{ type: 'TransactionUpdated', data: { ...(externalIdentifier !== undefined ? { externalIdentifier } : {}), ...(metadata !== undefined ? { metadata } : {}), at } }];
+      return [
+        {
+          type: 'TransactionUpdated',
+          data: {
+            ...(externalIdentifier !== undefined ? { externalIdentifier } : {}),
+            ...(metadata !== undefined ? { metadata } : {}),
+            at,
+          },
+        },
+      ];
     }
     default: {
       const unreachable: never = command;

@@ -14,14 +14,34 @@ const plan = {
   ],
 };
 const split: TransactionEvent = { type: 'TransactionCreated', data: { ...createData('capture'), giftCards: plan, at } };
-const giftOnly: TransactionEvent = { type: 'TransactionCreated', data: { ...createData('authorize', 3_000), paymentServiceId: 'gift-service', giftCards: plan, at } };
+const giftOnly: TransactionEvent = {
+  type: 'TransactionCreated',
+  data: { ...createData('authorize', 3_000), paymentServiceId: 'gift-service', giftCards: plan, at },
+};
 const redeemed = (redemptionId: string, giftCardId?: string): TransactionEvent => ({
   type: 'GiftCardRedemptionSucceeded',
-  data: { redemptionId, ...(giftCardId ? { giftCardId } : {}), providerRedemptionId: `p-${redemptionId}`, merchantInitiated: false, at },
+  data: {
+    redemptionId,
+    ...(giftCardId ? { giftCardId } : {}),
+    providerRedemptionId: `p-${redemptionId}`,
+    merchantInitiated: false,
+    at,
+  },
 });
-const redeem = (redemptionId: string) => command('RecordGiftCardRedemption', { redemptionId, merchantInitiated: false, result: { outcome: 'succeeded', providerRedemptionId: `p-${redemptionId}` } });
-const refuse = (redemptionId: string) => command('RecordGiftCardRedemption', { redemptionId, merchantInitiated: false, result: { outcome: 'failed', error: { errorCode: 'insufficient_funds', rawErrorCode: '10006' } } });
-const complete = (outcome: 'succeeded' | 'failed', errorCode?: string) => command('CompleteGiftCardPayment', { outcome, ...(errorCode ? { errorCode } : {}) });
+const redeem = (redemptionId: string) =>
+  command('RecordGiftCardRedemption', {
+    redemptionId,
+    merchantInitiated: false,
+    result: { outcome: 'succeeded', providerRedemptionId: `p-${redemptionId}` },
+  });
+const refuse = (redemptionId: string) =>
+  command('RecordGiftCardRedemption', {
+    redemptionId,
+    merchantInitiated: false,
+    result: { outcome: 'failed', error: { errorCode: 'insufficient_funds', rawErrorCode: '10006' } },
+  });
+const complete = (outcome: 'succeeded' | 'failed', errorCode?: string) =>
+  command('CompleteGiftCardPayment', { outcome, ...(errorCode ? { errorCode } : {}) });
 
 describe('the plan', () => {
   it('asks the payment method for the rest, and never captures it directly while gift cards are open', () => {
@@ -30,7 +50,9 @@ describe('the plan', () => {
   });
 
   it('refuses gift cards adding up to more than the amount', () => {
-    given([]).when(command('CreateTransaction', { ...createData('authorize', 2_000), giftCards: plan })).thenThrows('invalid_gift_cards');
+    given([])
+      .when(command('CreateTransaction', { ...createData('authorize', 2_000), giftCards: plan }))
+      .thenThrows('invalid_gift_cards');
   });
 
   it('refuses a capture while the gift cards are being redeemed', () => {
@@ -43,67 +65,134 @@ describe('the plan', () => {
 
 describe('redemptions', () => {
   it('records a success with the stored card it used (the usage counters read it)', () => {
-    given([giftOnly]).when(redeem('r1')).then([redeemed('r1', 'stored-1')]);
+    given([giftOnly])
+      .when(redeem('r1'))
+      .then([redeemed('r1', 'stored-1')]);
   });
 
   it('records the same answer twice once, and refuses a contradicting one', () => {
-    given([giftOnly, redeemed('r1', 'stored-1')]).when(redeem('r1')).then([]);
-    given([giftOnly, redeemed('r1', 'stored-1')]).when(refuse('r1')).thenThrows('gift_card_redemption_decided');
+    given([giftOnly, redeemed('r1', 'stored-1')])
+      .when(redeem('r1'))
+      .then([]);
+    given([giftOnly, redeemed('r1', 'stored-1')])
+      .when(refuse('r1'))
+      .thenThrows('gift_card_redemption_decided');
   });
 
   it('skips every redemption not yet asked of the provider', () => {
-    given([split]).when(command('SkipGiftCardRedemptions', {})).then([{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r1', 'r2'], at } }]);
+    given([split])
+      .when(command('SkipGiftCardRedemptions', {}))
+      .then([{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r1', 'r2'], at } }]);
   });
 
   it('reverses a succeeded redemption; one never made by the provider (reversed: false) is skipped', () => {
-    given([giftOnly, redeemed('r1')]).when(command('RecordGiftCardReversal', { redemptionId: 'r1', reversed: true })).then([{ type: 'GiftCardRedemptionReversed', data: { redemptionId: 'r1', at } }]);
-    given([giftOnly]).when(command('RecordGiftCardReversal', { redemptionId: 'r2', reversed: false })).then([{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r2'], at } }]);
-    given([giftOnly]).when(command('RecordGiftCardReversal', { redemptionId: 'r2', reversed: true })).then([{ type: 'GiftCardRedemptionReversed', data: { redemptionId: 'r2', at } }]);
+    given([giftOnly, redeemed('r1')])
+      .when(command('RecordGiftCardReversal', { redemptionId: 'r1', reversed: true }))
+      .then([{ type: 'GiftCardRedemptionReversed', data: { redemptionId: 'r1', at } }]);
+    given([giftOnly])
+      .when(command('RecordGiftCardReversal', { redemptionId: 'r2', reversed: false }))
+      .then([{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r2'], at } }]);
+    given([giftOnly])
+      .when(command('RecordGiftCardReversal', { redemptionId: 'r2', reversed: true }))
+      .then([{ type: 'GiftCardRedemptionReversed', data: { redemptionId: 'r2', at } }]);
   });
 });
 
 describe('completion', () => {
   it('a gift-card-only payment is captured once every redemption succeeded', () => {
-    const state = given([giftOnly, redeemed('r1'), redeemed('r2')]).when(complete('succeeded')).thenState();
+    const state = given([giftOnly, redeemed('r1'), redeemed('r2')])
+      .when(complete('succeeded'))
+      .thenState();
     expect(state).toMatchObject({ status: 'capture_succeeded', giftCards: { outcome: 'succeeded' } });
   });
 
   it('cannot complete with a redemption undecided, nor fail with one still charged', () => {
-    given([giftOnly, redeemed('r1')]).when(complete('succeeded')).thenThrows('gift_card_payment_open');
-    const refused: TransactionEvent = { type: 'GiftCardRedemptionFailed', data: { redemptionId: 'r2', errorCode: 'insufficient_funds', at } };
-    given([giftOnly, redeemed('r1'), refused]).when(complete('failed', 'insufficient_funds')).thenThrows('gift_card_payment_open');
+    given([giftOnly, redeemed('r1')])
+      .when(complete('succeeded'))
+      .thenThrows('gift_card_payment_open');
+    const refused: TransactionEvent = {
+      type: 'GiftCardRedemptionFailed',
+      data: { redemptionId: 'r2', errorCode: 'insufficient_funds', at },
+    };
+    given([giftOnly, redeemed('r1'), refused])
+      .when(complete('failed', 'insufficient_funds'))
+      .thenThrows('gift_card_payment_open');
   });
 
   it('a failed gift-card-only payment is authorization_failed with the gift card error', () => {
-    const refused: TransactionEvent = { type: 'GiftCardRedemptionFailed', data: { redemptionId: 'r2', errorCode: 'insufficient_funds', at } };
+    const refused: TransactionEvent = {
+      type: 'GiftCardRedemptionFailed',
+      data: { redemptionId: 'r2', errorCode: 'insufficient_funds', at },
+    };
     const reversed: TransactionEvent = { type: 'GiftCardRedemptionReversed', data: { redemptionId: 'r1', at } };
-    const state = given([giftOnly, redeemed('r1'), refused, reversed]).when(complete('failed', 'insufficient_funds')).thenState();
+    const state = given([giftOnly, redeemed('r1'), refused, reversed])
+      .when(complete('failed', 'insufficient_funds'))
+      .thenState();
     expect(state).toMatchObject({ status: 'authorization_failed', errorCode: 'insufficient_funds' });
   });
 });
 
 describe('refunds of a redemption', () => {
-  const done: TransactionEvent[] = [giftOnly, redeemed('r1'), redeemed('r2'), { type: 'GiftCardPaymentCompleted', data: { outcome: 'succeeded', giftCardsOnly: true, at } }];
+  const done: TransactionEvent[] = [
+    giftOnly,
+    redeemed('r1'),
+    redeemed('r2'),
+    { type: 'GiftCardPaymentCompleted', data: { outcome: 'succeeded', giftCardsOnly: true, at } },
+  ];
   const refundR1 = (refundId: string, amount?: number) =>
-    command('RefundTransaction', { refundId, ...(amount !== undefined ? { amount } : {}), target: { type: 'gift-card-redemption', id: 'r1' } });
+    command('RefundTransaction', {
+      refundId,
+      ...(amount !== undefined ? { amount } : {}),
+      target: { type: 'gift-card-redemption', id: 'r1' },
+    });
 
   it('refunds up to what the redemption took, not past it', () => {
-    given(done).when(refundR1('f1', 400)).then([{ type: 'RefundRequested', data: { refundId: 'f1', amount: 400, target: { type: 'gift-card-redemption', id: 'r1' }, at } }]);
-    const partly: TransactionEvent[] = [...done, { type: 'RefundRequested', data: { refundId: 'f1', amount: 400, target: { type: 'gift-card-redemption', id: 'r1' }, at } }];
+    given(done)
+      .when(refundR1('f1', 400))
+      .then([
+        {
+          type: 'RefundRequested',
+          data: { refundId: 'f1', amount: 400, target: { type: 'gift-card-redemption', id: 'r1' }, at },
+        },
+      ]);
+    const partly: TransactionEvent[] = [
+      ...done,
+      {
+        type: 'RefundRequested',
+        data: { refundId: 'f1', amount: 400, target: { type: 'gift-card-redemption', id: 'r1' }, at },
+      },
+    ];
     given(partly).when(refundR1('f2', 601)).thenThrows('refund_limit_exceeded');
-    given(partly).when(refundR1('f2')).then([{ type: 'RefundRequested', data: { refundId: 'f2', amount: 600, target: { type: 'gift-card-redemption', id: 'r1' }, at } }]);
+    given(partly)
+      .when(refundR1('f2'))
+      .then([
+        {
+          type: 'RefundRequested',
+          data: { refundId: 'f2', amount: 600, target: { type: 'gift-card-redemption', id: 'r1' }, at },
+        },
+      ]);
   });
 
   it('is refunded once every redemption is refunded in full', () => {
     const events: TransactionEvent[] = [...done];
-    for (const [refundId, id, amount] of [['f1', 'r1', 1_000], ['f2', 'r2', 2_000]] as const) {
-      events.push({ type: 'RefundRequested', data: { refundId, amount, target: { type: 'gift-card-redemption', id }, at } }, { type: 'RefundSucceeded', data: { refundId, via: 'payment_service', at } });
+    for (const [refundId, id, amount] of [
+      ['f1', 'r1', 1_000],
+      ['f2', 'r2', 2_000],
+    ] as const) {
+      events.push(
+        { type: 'RefundRequested', data: { refundId, amount, target: { type: 'gift-card-redemption', id }, at } },
+        { type: 'RefundSucceeded', data: { refundId, via: 'payment_service', at } },
+      );
     }
     expect(given(events).state()).toMatchObject({ status: 'refunded' });
   });
 
   it('refuses a redemption that was not charged, or a payment still running', () => {
-    given([giftOnly, redeemed('r1')]).when(refundR1('f1')).thenThrows('redemption_not_refundable');
-    given(done).when(command('RefundTransaction', { refundId: 'f1', target: { type: 'gift-card-redemption', id: 'nope' } })).thenThrows('gift_card_redemption_not_found');
+    given([giftOnly, redeemed('r1')])
+      .when(refundR1('f1'))
+      .thenThrows('redemption_not_refundable');
+    given(done)
+      .when(command('RefundTransaction', { refundId: 'f1', target: { type: 'gift-card-redemption', id: 'nope' } }))
+      .thenThrows('gift_card_redemption_not_found');
   });
 });

@@ -6,7 +6,8 @@ export const T0 = '2026-01-01T00:00:00.000Z';
 export const at = T0;
 
 // ---- given / when / then ----------------------------------------------------------------------------------
-export const fold = (events: readonly TransactionEvent[]): TransactionState => events.reduce(transaction.evolve, transaction.initialState());
+export const fold = (events: readonly TransactionEvent[]): TransactionState =>
+  events.reduce(transaction.evolve, transaction.initialState());
 export const present = (state: TransactionState): Transaction => {
   if (state.status === 'absent') throw new Error('expected a transaction');
   return state;
@@ -32,7 +33,10 @@ export type Data<T extends TransactionCommand['type']> = Extract<TransactionComm
 export const command = <T extends TransactionCommand['type']>(type: T, data: Data<T>): TransactionCommand =>
   ({ type, data, metadata: { now: T0 } }) as TransactionCommand;
 
-export const createData = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000): Data<'CreateTransaction'> => ({
+export const createData = (
+  intent: 'authorize' | 'capture' = 'authorize',
+  amount: Minor = 10000,
+): Data<'CreateTransaction'> => ({
   transactionId: 't1',
   merchantAccountId: 'default',
   paymentServiceId: 'ps1',
@@ -42,12 +46,25 @@ export const createData = (intent: 'authorize' | 'capture' = 'authorize', amount
   isAmountEstimated: false,
   vaultCard: null,
 });
-export const create = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000) => command('CreateTransaction', createData(intent, amount));
-export const authResult = (result: Data<'RecordAuthorizationResult'>['result'], source: 'create_request' | 'notification' = 'create_request') =>
-  command('RecordAuthorizationResult', { source, result });
+export const create = (intent: 'authorize' | 'capture' = 'authorize', amount: Minor = 10000) =>
+  command('CreateTransaction', createData(intent, amount));
+export const authResult = (
+  result: Data<'RecordAuthorizationResult'>['result'],
+  source: 'create_request' | 'notification' = 'create_request',
+) => command('RecordAuthorizationResult', { source, result });
 export const succeededResult = (authorizedAmount: Minor = 10000) =>
-  authResult({ outcome: 'succeeded', authorizedAmount, paymentServiceTransactionId: 'psp-1', avsResponseCode: 'match', cvvResponseCode: 'match' });
-export const decline = { errorCode: 'insufficient_funds', rawResponseCode: '51', rawResponseDescription: 'Insufficient funds' };
+  authResult({
+    outcome: 'succeeded',
+    authorizedAmount,
+    paymentServiceTransactionId: 'psp-1',
+    avsResponseCode: 'match',
+    cvvResponseCode: 'match',
+  });
+export const decline = {
+  errorCode: 'insufficient_funds',
+  rawResponseCode: '51',
+  rawResponseDescription: 'Insufficient funds',
+};
 export const failure = { errorCode: 'service_error' };
-export const complete = (reason: Data<'CompleteCreateRequest'>['reason'] = 'responded') => command('CompleteCreateRequest', { reason });
-
+export const complete = (reason: Data<'CompleteCreateRequest'>['reason'] = 'responded') =>
+  command('CompleteCreateRequest', { reason });

@@ -210,38 +210,100 @@ export type TransactionEvent =
   /** The create request answered, the buyer came back, or the hold window ran out: held failures apply now. */
   | DomainEvent<'CreateRequestCompleted', { readonly reason: 'responded' | 'buyer_returned' | 'hold_expired' } & At>
   | DomainEvent<'TransactionCanceled', At>
-  | DomainEvent<'CaptureRequested', { readonly captureId: string; readonly amount: Minor; readonly final: boolean; readonly tracking: readonly TrackingEntry[]; readonly details?: OperationDetails } & At>
+  | DomainEvent<
+      'CaptureRequested',
+      {
+        readonly captureId: string;
+        readonly amount: Minor;
+        readonly final: boolean;
+        readonly tracking: readonly TrackingEntry[];
+        readonly details?: OperationDetails;
+      } & At
+    >
   /** The provider took the capture under its own reference and will give its final word later (a notification). */
   | DomainEvent<'CaptureSubmitted', { readonly captureId: string; readonly providerOperationId: string } & At>
-  | DomainEvent<'CaptureSucceeded', { readonly captureId: string; readonly rawResponseCode?: string; readonly providerOperationId?: string } & At>
+  | DomainEvent<
+      'CaptureSucceeded',
+      { readonly captureId: string; readonly rawResponseCode?: string; readonly providerOperationId?: string } & At
+    >
   | DomainEvent<'CaptureDeclined', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'CaptureFailed', { readonly captureId: string } & ProviderError & At>
   | DomainEvent<'VoidRequested', { readonly voidId: string } & At>
   | DomainEvent<'VoidSucceeded', { readonly voidId: string } & At>
   | DomainEvent<'VoidFailed', { readonly voidId: string; readonly outcome: FailureKind } & ProviderError & At>
-  | DomainEvent<'RefundRequested', { readonly refundId: string; readonly amount: Minor; readonly reason?: string; readonly details?: OperationDetails; readonly target?: RefundTarget } & At>
+  | DomainEvent<
+      'RefundRequested',
+      {
+        readonly refundId: string;
+        readonly amount: Minor;
+        readonly reason?: string;
+        readonly details?: OperationDetails;
+        readonly target?: RefundTarget;
+      } & At
+    >
   /** The provider took the refund under its own reference and will give its final word later (a notification). */
   | DomainEvent<'RefundSubmitted', { readonly refundId: string; readonly providerOperationId: string } & At>
-  | DomainEvent<'RefundSucceeded', { readonly refundId: string; readonly via: 'payment_service' | 'settlement'; readonly providerOperationId?: string } & At>
+  | DomainEvent<
+      'RefundSucceeded',
+      {
+        readonly refundId: string;
+        readonly via: 'payment_service' | 'settlement';
+        readonly providerOperationId?: string;
+      } & At
+    >
   | DomainEvent<'RefundDeclined', { readonly refundId: string } & ProviderError & At>
   | DomainEvent<'RefundFailed', { readonly refundId: string } & ProviderError & At>
-  | DomainEvent<'AuthorizationIncremented', { readonly incrementId: string; readonly amount: Minor; readonly authorizedAmount: Minor; readonly responseCode?: string } & At>
+  | DomainEvent<
+      'AuthorizationIncremented',
+      {
+        readonly incrementId: string;
+        readonly amount: Minor;
+        readonly authorizedAmount: Minor;
+        readonly responseCode?: string;
+      } & At
+    >
   /** An increment the payment service did not approve (`failed`) or has not yet (`pending`): recorded, nothing changes. */
-  | DomainEvent<'AuthorizationIncrementNotApplied', { readonly incrementId: string; readonly amount: Minor; readonly outcome: 'failed' | 'pending'; readonly responseCode?: string } & At>
+  | DomainEvent<
+      'AuthorizationIncrementNotApplied',
+      {
+        readonly incrementId: string;
+        readonly amount: Minor;
+        readonly outcome: 'failed' | 'pending';
+        readonly responseCode?: string;
+      } & At
+    >
   | DomainEvent<'TransactionSyncRequested', At>
-  | DomainEvent<'GiftCardRedemptionSucceeded', { readonly redemptionId: string; readonly giftCardId?: string; readonly providerRedemptionId: string; readonly merchantInitiated: boolean } & At>
+  | DomainEvent<
+      'GiftCardRedemptionSucceeded',
+      {
+        readonly redemptionId: string;
+        readonly giftCardId?: string;
+        readonly providerRedemptionId: string;
+        readonly merchantInitiated: boolean;
+      } & At
+    >
   | DomainEvent<'GiftCardRedemptionFailed', { readonly redemptionId: string } & GiftCardError & At>
   /** Redemptions never asked of the provider: an earlier instrument failed. */
   | DomainEvent<'GiftCardRedemptionsSkipped', { readonly redemptionIds: readonly string[] } & At>
   /** A redemption put back on its card because another instrument of the payment failed (or the process was recovered). */
   | DomainEvent<'GiftCardRedemptionReversed', { readonly redemptionId: string } & At>
   /** The split payment's process is over: every gift card charged (`succeeded`), or everything undone (`failed`). */
-  | DomainEvent<'GiftCardPaymentCompleted', { readonly outcome: 'succeeded' | 'failed'; readonly errorCode?: string; /** No payment method: this event settles the transaction. */ readonly giftCardsOnly?: boolean } & At>
+  | DomainEvent<
+      'GiftCardPaymentCompleted',
+      {
+        readonly outcome: 'succeeded' | 'failed';
+        readonly errorCode?: string /** No payment method: this event settles the transaction. */;
+        readonly giftCardsOnly?: boolean;
+      } & At
+    >
   | DomainEvent<'LateAuthorizationReceived', LateAuthorizationReceivedData & At>
   /** The late authorization was reversed at the provider: the provider holds nothing for this payment any more. */
   | DomainEvent<'LateAuthorizationReversed', LateAuthorizationReversedData & At>
   /** `PUT /transactions/{id}`: only the fields present change; null clears. */
-  | DomainEvent<'TransactionUpdated', { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At>;
+  | DomainEvent<
+      'TransactionUpdated',
+      { readonly externalIdentifier?: string | null; readonly metadata?: Readonly<Record<string, string>> | null } & At
+    >;
 
 export type CaptureStatus = 'pending' | 'succeeded' | 'declined' | 'failed';
 export type RefundStatus = 'processing' | 'succeeded' | 'declined' | 'failed';
@@ -327,31 +389,40 @@ export type TransactionState = { readonly status: 'absent' } | Transaction;
 export const transactionStream = (id: string): string => `transaction-${id}`;
 
 /** The connection failover moves to after the current one; null when none is left. */
-export const nextConnection = (t: Transaction): string | null => t.route[t.route.indexOf(t.paymentServiceId) + 1] ?? null;
+export const nextConnection = (t: Transaction): string | null =>
+  t.route[t.route.indexOf(t.paymentServiceId) + 1] ?? null;
 
 export const initialTransactionState = (): TransactionState => ({ status: 'absent' });
 
 // ---- derived amounts: the decider's limits and evolve's status read the same sums ------------------------
-const sum = <T extends { amount: Minor }>(items: readonly T[]): Minor => items.reduce((total, item) => total + item.amount, 0);
+const sum = <T extends { amount: Minor }>(items: readonly T[]): Minor =>
+  items.reduce((total, item) => total + item.amount, 0);
 
 /** Captures that hold part of the authorization: pending ones count (spec, Limits, "Capture total"). */
-export const claimedCaptures = (t: Transaction): readonly Capture[] => t.captures.filter((c) => c.status === 'pending' || c.status === 'succeeded');
+export const claimedCaptures = (t: Transaction): readonly Capture[] =>
+  t.captures.filter((c) => c.status === 'pending' || c.status === 'succeeded');
 export const capturedAmount = (t: Transaction): Minor => sum(t.captures.filter((c) => c.status === 'succeeded'));
 export const claimedCaptureAmount = (t: Transaction): Minor => sum(claimedCaptures(t));
 /** Refunds of the payment method that hold part of what was captured: processing ones count. */
-export const claimedRefundAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => !r.target && (r.status === 'processing' || r.status === 'succeeded')));
+export const claimedRefundAmount = (t: Transaction): Minor =>
+  sum(t.refunds.filter((r) => !r.target && (r.status === 'processing' || r.status === 'succeeded')));
 /** What was refunded to the payment method (`refunded_amount`; gift card refunds show on their redemption). */
-export const refundedAmount = (t: Transaction): Minor => sum(t.refunds.filter((r) => !r.target && r.status === 'succeeded'));
+export const refundedAmount = (t: Transaction): Minor =>
+  sum(t.refunds.filter((r) => !r.target && r.status === 'succeeded'));
 
 // ---- gift cards: the payment method pays what they do not --------------------------------------------------
-export const giftCardTotal = (t: { readonly giftCards: GiftCardPart | null }): Minor => sum(t.giftCards?.redemptions ?? []);
+export const giftCardTotal = (t: { readonly giftCards: GiftCardPart | null }): Minor =>
+  sum(t.giftCards?.redemptions ?? []);
 /** What the payment method is asked for; 0 for a gift-card-only payment. */
 export const paymentMethodAmount = (t: Transaction): Minor => t.amount - giftCardTotal(t);
 export const hasPaymentMethod = (t: Transaction): boolean => paymentMethodAmount(t) > 0;
 /** Refunds of one redemption that hold part of it: processing ones count. */
 export const claimedRedemptionRefunds = (t: Transaction, redemptionId: string): Minor =>
-  sum(t.refunds.filter((r) => r.target?.id === redemptionId && (r.status === 'processing' || r.status === 'succeeded')));
-export const redemptionRefundedAmount = (t: Transaction, redemptionId: string): Minor => sum(t.refunds.filter((r) => r.target?.id === redemptionId && r.status === 'succeeded'));
+  sum(
+    t.refunds.filter((r) => r.target?.id === redemptionId && (r.status === 'processing' || r.status === 'succeeded')),
+  );
+export const redemptionRefundedAmount = (t: Transaction, redemptionId: string): Minor =>
+  sum(t.refunds.filter((r) => r.target?.id === redemptionId && r.status === 'succeeded'));
 /** The gift card process has work left: planned redemptions not yet decided, or the outcome not yet recorded. */
 export const isGiftCardPaymentOpen = (t: Transaction): boolean => t.giftCards !== null && t.giftCards.outcome === null;
 /** A final capture closes the authorization while it is pending or once it succeeded; a refused one reopens it. */
@@ -362,7 +433,9 @@ function statusFromMoney(t: Transaction): TransactionStatus {
   if (!hasPaymentMethod(t)) {
     // Gift cards only: redeemed is captured; `refunded` once every redemption is refunded in full.
     const redeemed = (t.giftCards?.redemptions ?? []).filter((r) => r.status === 'succeeded');
-    return redeemed.length > 0 && redeemed.every((r) => redemptionRefundedAmount(t, r.redemptionId) === r.amount) ? 'refunded' : t.status;
+    return redeemed.length > 0 && redeemed.every((r) => redemptionRefundedAmount(t, r.redemptionId) === r.amount)
+      ? 'refunded'
+      : t.status;
   }
   if (t.captures.some((c) => c.status === 'pending')) return 'capture_pending';
   const captured = capturedAmount(t);
@@ -381,7 +454,15 @@ const withRefund = (t: Transaction, refundId: string, status: RefundStatus): Tra
 };
 
 const withRedemption = (t: Transaction, ids: readonly string[], change: Partial<GiftCardRedemption>): Transaction =>
-  t.giftCards ? { ...t, giftCards: { ...t.giftCards, redemptions: t.giftCards.redemptions.map((r) => (ids.includes(r.redemptionId) ? { ...r, ...change } : r)) } } : t;
+  t.giftCards
+    ? {
+        ...t,
+        giftCards: {
+          ...t.giftCards,
+          redemptions: t.giftCards.redemptions.map((r) => (ids.includes(r.redemptionId) ? { ...r, ...change } : r)),
+        },
+      }
+    : t;
 
 export function evolveTransaction(state: TransactionState, event: TransactionEvent): TransactionState {
   if (event.type === 'TransactionCreated') {
@@ -409,7 +490,18 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       approvalReason: null,
       pendingAuthenticationId: null,
       threeDSecure: null,
-      giftCards: d.giftCards ? { serviceId: d.giftCards.serviceId, redemptions: d.giftCards.redemptions.map((r) => ({ ...r, status: 'created', providerRedemptionId: null, error: null })), outcome: null } : null,
+      giftCards: d.giftCards
+        ? {
+            serviceId: d.giftCards.serviceId,
+            redemptions: d.giftCards.redemptions.map((r) => ({
+              ...r,
+              status: 'created',
+              providerRedemptionId: null,
+              error: null,
+            })),
+            outcome: null,
+          }
+        : null,
     };
   }
   if (state.status === 'absent') return state;
@@ -429,16 +521,29 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       const { at: _at, ...summary } = event.data;
       // A finished challenge hands the transaction back to processing: the authorization comes next.
       const resumed = t.approvalReason === 'three_d_secure' && t.status === 'buyer_approval_pending';
-      return { ...t, threeDSecure: summary, pendingAuthenticationId: null, ...(resumed ? { status: 'processing' as const, approvalReason: null } : {}) };
+      return {
+        ...t,
+        threeDSecure: summary,
+        pendingAuthenticationId: null,
+        ...(resumed ? { status: 'processing' as const, approvalReason: null } : {}),
+      };
     }
     case 'AuthorizationAttemptFailed': {
       // What the failed attempt's provider said (held or not) is settled by the failover itself.
-      return { ...t, paymentServiceId: event.data.nextPaymentServiceId, paymentServiceTransactionId: null, notificationHeld: [] };
+      return {
+        ...t,
+        paymentServiceId: event.data.nextPaymentServiceId,
+        paymentServiceTransactionId: null,
+        notificationHeld: [],
+      };
     }
     case 'BuyerApprovalTimedOut':
       return { ...t, status: 'authorization_failed', errorCode: 'incomplete_buyer_approval' };
     case 'AuthorizationPending':
-      return { ...t, paymentServiceTransactionId: event.data.paymentServiceTransactionId ?? t.paymentServiceTransactionId };
+      return {
+        ...t,
+        paymentServiceTransactionId: event.data.paymentServiceTransactionId ?? t.paymentServiceTransactionId,
+      };
     case 'TransactionSyncRequested':
     case 'TransactionUpdated':
     case 'AuthorizationIncrementNotApplied':
@@ -456,7 +561,14 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       // With gift cards the payment method is captured only once they are all redeemed.
       if (t.intent === 'authorize' || t.giftCards) return authorized;
       // An `intent: capture` transaction is captured in the same call: one final, direct capture of it all.
-      const direct: Capture = { id: t.id, amount: d.authorizedAmount, final: true, direct: true, tracking: [], status: 'succeeded' };
+      const direct: Capture = {
+        id: t.id,
+        amount: d.authorizedAmount,
+        final: true,
+        direct: true,
+        tracking: [],
+        status: 'succeeded',
+      };
       return { ...authorized, status: 'capture_succeeded', captures: [direct] };
     }
     case 'AuthorizationDeclined':
@@ -477,7 +589,20 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return { ...t, status: 'authorization_failed', errorCode: 'canceled' };
     case 'CaptureRequested': {
       const d = event.data;
-      const next = { ...t, captures: [...t.captures, { id: d.captureId, amount: d.amount, final: d.final, direct: false, tracking: d.tracking, status: 'pending' as const }] };
+      const next = {
+        ...t,
+        captures: [
+          ...t.captures,
+          {
+            id: d.captureId,
+            amount: d.amount,
+            final: d.final,
+            direct: false,
+            tracking: d.tracking,
+            status: 'pending' as const,
+          },
+        ],
+      };
       return { ...next, status: statusFromMoney(next) };
     }
     case 'CaptureSubmitted': {
@@ -498,10 +623,19 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       return { ...t, status: 'authorization_succeeded', pendingVoidId: null };
     case 'RefundRequested': {
       const d = event.data;
-      return { ...t, refunds: [...t.refunds, { id: d.refundId, amount: d.amount, status: 'processing', ...(d.target ? { target: d.target } : {}) }] };
+      return {
+        ...t,
+        refunds: [
+          ...t.refunds,
+          { id: d.refundId, amount: d.amount, status: 'processing', ...(d.target ? { target: d.target } : {}) },
+        ],
+      };
     }
     case 'GiftCardRedemptionSucceeded':
-      return withRedemption(t, [event.data.redemptionId], { status: 'succeeded', providerRedemptionId: event.data.providerRedemptionId });
+      return withRedemption(t, [event.data.redemptionId], {
+        status: 'succeeded',
+        providerRedemptionId: event.data.providerRedemptionId,
+      });
     case 'GiftCardRedemptionFailed': {
       const { redemptionId, at: _at, ...error } = event.data;
       return withRedemption(t, [redemptionId], { status: 'failed', error });
@@ -515,7 +649,11 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       const completed: Transaction = { ...t, giftCards: { ...t.giftCards, outcome: event.data.outcome } };
       if (event.data.outcome === 'failed') {
         // A gift-card-only payment failed; with a payment method its own events (void, cancel) set the status.
-        return { ...completed, errorCode: event.data.errorCode ?? completed.errorCode, ...(hasPaymentMethod(t) ? {} : { status: 'authorization_failed' as const }) };
+        return {
+          ...completed,
+          errorCode: event.data.errorCode ?? completed.errorCode,
+          ...(hasPaymentMethod(t) ? {} : { status: 'authorization_failed' as const }),
+        };
       }
       return hasPaymentMethod(t) ? completed : { ...completed, status: 'capture_succeeded' };
     }

@@ -22,7 +22,10 @@ beforeEach(async () => {
   service = new TransactionsService({
     store: storage.store,
     db: storage.db,
-    providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret: 'whsec_test_0123456789' } },
+    providers: {
+      publicBaseUrl: () => 'http://127.0.0.1:9',
+      mockCard: { baseUrl: simulator.url, webhookSecret: 'whsec_test_0123456789' },
+    },
   });
   await service.catchUp();
   const connection = await service.paymentServices.create(account, {
@@ -45,22 +48,62 @@ const card = { method: 'card' as const, number: '4111111111111111', expiration_d
 const create = (overrides: Partial<TransactionCreateInput> = {}) =>
   service.transactions.create({
     merchant_account_id: account,
-    body: { amount: 10_000, currency: 'USD', payment_method: card, intent: 'authorize', store: false, merchant_initiated: false, is_subsequent_payment: false, is_amount_estimated: false, ...overrides },
+    body: {
+      amount: 10_000,
+      currency: 'USD',
+      payment_method: card,
+      intent: 'authorize',
+      store: false,
+      merchant_initiated: false,
+      is_subsequent_payment: false,
+      is_amount_estimated: false,
+      ...overrides,
+    },
   });
 
 it('authorizes, captures and refunds through the simulator', async () => {
   const authorized = await create({ buyer: { billing_details: { address: { postal_code: 'SW1A 1AA' } } } });
-  expect(authorized).toMatchObject({ status: 'authorization_succeeded', authorized_amount: 10_000, captured_amount: 0, payment_service: { id: paymentServiceId }, avs_response_code: 'match', cvv_response_code: 'match' });
-  expect(authorized.payment_method).toMatchObject({ method: 'card', scheme: 'visa', label: '1111', details: { bin: '411111' } });
-  const captured = await service.transactions.captureTransaction({ merchant_account_id: account, transaction_id: authorized.id, body: {}, settings: noSettings, prefer_capture: false });
+  expect(authorized).toMatchObject({
+    status: 'authorization_succeeded',
+    authorized_amount: 10_000,
+    captured_amount: 0,
+    payment_service: { id: paymentServiceId },
+    avs_response_code: 'match',
+    cvv_response_code: 'match',
+  });
+  expect(authorized.payment_method).toMatchObject({
+    method: 'card',
+    scheme: 'visa',
+    label: '1111',
+    details: { bin: '411111' },
+  });
+  const captured = await service.transactions.captureTransaction({
+    merchant_account_id: account,
+    transaction_id: authorized.id,
+    body: {},
+    settings: noSettings,
+    prefer_capture: false,
+  });
   expect(captured).toMatchObject({ status: 'capture_succeeded', captured_amount: 10_000 });
-  const refund = await service.transactions.createRefund({ merchant_account_id: account, transaction_id: authorized.id, body: { amount: 4_000 } });
+  const refund = await service.transactions.createRefund({
+    merchant_account_id: account,
+    transaction_id: authorized.id,
+    body: { amount: 4_000 },
+  });
   expect(refund).toMatchObject({ type: 'refund', status: 'succeeded', amount: 4_000, transaction_id: authorized.id });
-  const all = await service.transactions.refundAll({ merchant_account_id: account, transaction_id: authorized.id, body: {} });
+  const all = await service.transactions.refundAll({
+    merchant_account_id: account,
+    transaction_id: authorized.id,
+    body: {},
+  });
   expect(all.items[0]).toMatchObject({ status: 'succeeded', amount: 6_000 });
   const after = await service.transactions.get(account, authorized.id);
   expect(after).toMatchObject({ status: 'refunded', refunded_amount: 10_000 });
-  const history = service.transactions.history({ merchant_account_id: account, transaction_id: authorized.id, limit: 100 });
+  const history = service.transactions.history({
+    merchant_account_id: account,
+    transaction_id: authorized.id,
+    limit: 100,
+  });
   expect(history.items.map((item) => item.name)).toContain('payment-connector-response-transaction-capture-succeeded');
   expect(JSON.stringify(history)).not.toContain('4111111111111111');
 });
@@ -68,5 +111,6 @@ it('authorizes, captures and refunds through the simulator', async () => {
 it('never writes the card number into the data directory', async () => {
   await create();
   await service.stop();
-  for (const file of fs.readdirSync(dir)) expect(fs.readFileSync(path.join(dir, file)).includes('4111111111111111')).toBe(false);
+  for (const file of fs.readdirSync(dir))
+    expect(fs.readFileSync(path.join(dir, file)).includes('4111111111111111')).toBe(false);
 });

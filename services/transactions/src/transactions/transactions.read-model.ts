@@ -12,7 +12,13 @@ import type { TransactionListFilters } from '@switchyard/contracts';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
 import { asDomainEvent } from '@switchyard/decider';
-import { evolveTransaction, type FlowActionRecord, type OperationDetails, type Transaction, type TransactionEvent } from './transaction';
+import {
+  evolveTransaction,
+  type FlowActionRecord,
+  type OperationDetails,
+  type Transaction,
+  type TransactionEvent,
+} from './transaction';
 import { explainEvent } from './transaction-explanation';
 import { historyName } from './transaction-names';
 
@@ -131,7 +137,11 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
     }
     case 'AuthorizationDeclined':
     case 'AuthorizationFailed':
-      return { ...next, rawResponseCode: event.data.rawResponseCode ?? null, rawResponseDescription: event.data.rawResponseDescription ?? null };
+      return {
+        ...next,
+        rawResponseCode: event.data.rawResponseCode ?? null,
+        rawResponseDescription: event.data.rawResponseDescription ?? null,
+      };
     case 'TransactionCanceled':
       return { ...next, canceledAt: data.at };
     case 'BuyerApprovalRequired':
@@ -141,7 +151,10 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
     case 'VoidSucceeded':
       return { ...next, voidedAt: data.at };
     case 'CaptureRequested':
-      return { ...next, captures: { ...next.captures, [event.data.captureId]: newOperation(data.at, event.data.details) } };
+      return {
+        ...next,
+        captures: { ...next.captures, [event.data.captureId]: newOperation(data.at, event.data.details) },
+      };
     case 'CaptureSubmitted': {
       const capture = settle(next.captures[event.data.captureId], data);
       return capture ? { ...next, captures: { ...next.captures, [event.data.captureId]: capture } } : next;
@@ -158,7 +171,13 @@ export function evolveView(view: TransactionView | undefined, event: Transaction
       };
     }
     case 'RefundRequested':
-      return { ...next, refunds: { ...next.refunds, [event.data.refundId]: newOperation(data.at, event.data.details, event.data.reason) } };
+      return {
+        ...next,
+        refunds: {
+          ...next.refunds,
+          [event.data.refundId]: newOperation(data.at, event.data.details, event.data.reason),
+        },
+      };
     case 'RefundSubmitted':
     case 'RefundSucceeded':
     case 'RefundDeclined':
@@ -223,10 +242,14 @@ export class TransactionsReadModel {
     const addHistory = db.prepare(
       'INSERT OR IGNORE INTO transaction_history (transaction_id, revision, event_id, name, created_at, context) VALUES (?, ?, ?, ?, ?, ?)',
     );
-    const indexRefund = db.prepare('INSERT OR IGNORE INTO transaction_refunds (id, transaction_id, merchant_account_id) VALUES (?, ?, ?)');
+    const indexRefund = db.prepare(
+      'INSERT OR IGNORE INTO transaction_refunds (id, transaction_id, merchant_account_id) VALUES (?, ?, ?)',
+    );
     const openHold = db.prepare('INSERT OR IGNORE INTO transaction_create_holds (transaction_id, since) VALUES (?, ?)');
     const closeHold = db.prepare('DELETE FROM transaction_create_holds WHERE transaction_id = ?');
-    this.holdsSince = db.prepare('SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?');
+    this.holdsSince = db.prepare(
+      'SELECT transaction_id FROM transaction_create_holds WHERE since <= ? ORDER BY since LIMIT ?',
+    );
     this.processingHoldsSince = db.prepare(
       `SELECT h.transaction_id FROM transaction_create_holds h JOIN transactions t ON t.id = h.transaction_id
        WHERE t.status = 'processing' AND h.since <= ? ORDER BY h.since LIMIT ?`,
@@ -235,12 +258,20 @@ export class TransactionsReadModel {
       `SELECT id AS transaction_id FROM transactions WHERE status = 'processing' AND updated_at <= ?
          AND id NOT IN (SELECT transaction_id FROM transaction_create_holds) ORDER BY updated_at LIMIT ?`,
     );
-    const openGiftCardProcess = db.prepare('INSERT OR IGNORE INTO transaction_gift_card_processes (transaction_id, since) VALUES (?, ?)');
+    const openGiftCardProcess = db.prepare(
+      'INSERT OR IGNORE INTO transaction_gift_card_processes (transaction_id, since) VALUES (?, ?)',
+    );
     const closeGiftCardProcess = db.prepare('DELETE FROM transaction_gift_card_processes WHERE transaction_id = ?');
-    this.giftCardProcessesSince = db.prepare('SELECT transaction_id FROM transaction_gift_card_processes WHERE since <= ? ORDER BY since LIMIT ?');
-    const openOperation = db.prepare('INSERT INTO transaction_open_operations (transaction_id, since) VALUES (?, ?) ON CONFLICT (transaction_id) DO UPDATE SET since = excluded.since');
+    this.giftCardProcessesSince = db.prepare(
+      'SELECT transaction_id FROM transaction_gift_card_processes WHERE since <= ? ORDER BY since LIMIT ?',
+    );
+    const openOperation = db.prepare(
+      'INSERT INTO transaction_open_operations (transaction_id, since) VALUES (?, ?) ON CONFLICT (transaction_id) DO UPDATE SET since = excluded.since',
+    );
     const closeOperations = db.prepare('DELETE FROM transaction_open_operations WHERE transaction_id = ?');
-    this.openOperationsSince = db.prepare('SELECT transaction_id FROM transaction_open_operations WHERE since <= ? ORDER BY since LIMIT ?');
+    this.openOperationsSince = db.prepare(
+      'SELECT transaction_id FROM transaction_open_operations WHERE since <= ? ORDER BY since LIMIT ?',
+    );
     const openLateAuthorization = db.prepare(
       'INSERT OR IGNORE INTO transaction_late_authorizations (transaction_id, since) VALUES (?, ?)',
     );
@@ -273,19 +304,28 @@ export class TransactionsReadModel {
           sort_key: sortKeyOf(view.createdAt, id),
           view: JSON.stringify(view),
         });
-        const context = { event: event.type, status: view.state.status, ...historyContext(event.data), explanation: explainEvent(domainEvent, event.metadata, view) };
+        const context = {
+          event: event.type,
+          status: view.state.status,
+          ...historyContext(event.data),
+          explanation: explainEvent(domainEvent, event.metadata, view),
+        };
         addHistory.run(id, event.revision, event.id, historyName(event), event.recordedAt, JSON.stringify(context));
         if (event.type === 'TransactionCreated') openHold.run(id, view.createdAt);
         if (event.type === 'CreateRequestCompleted') closeHold.run(id);
         if (event.type === 'TransactionCreated' && view.state.giftCards) openGiftCardProcess.run(id, view.createdAt);
         if (event.type === 'GiftCardPaymentCompleted') closeGiftCardProcess.run(id);
         // A capture or a payment-method refund waiting for the provider's answer (reconciliation follows these).
-        const waiting = view.state.captures.some((c) => c.status === 'pending') || view.state.refunds.some((r) => !r.target && r.status === 'processing');
-        if (waiting && (event.type === 'CaptureRequested' || event.type === 'RefundRequested')) openOperation.run(id, view.updatedAt);
+        const waiting =
+          view.state.captures.some((c) => c.status === 'pending') ||
+          view.state.refunds.some((r) => !r.target && r.status === 'processing');
+        if (waiting && (event.type === 'CaptureRequested' || event.type === 'RefundRequested'))
+          openOperation.run(id, view.updatedAt);
         else if (!waiting) closeOperations.run(id);
         if (event.type === 'LateAuthorizationReceived') openLateAuthorization.run(id, view.updatedAt);
         if (event.type === 'LateAuthorizationReversed') closeLateAuthorization.run(id);
-        if (event.type === 'RefundRequested') indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
+        if (event.type === 'RefundRequested')
+          indexRefund.run((event.data as { refundId: string }).refundId, id, view.state.merchantAccountId);
       },
     };
   }
@@ -381,12 +421,14 @@ export class TransactionsReadModel {
   }
 
   history(transactionId: string, query: PageQuery): Page<HistoryEntry> {
-    const after = this.db.prepare<[string, number, number], { revision: number; event_id: string; name: string; created_at: string; context: string }>(
-      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?',
-    );
-    const before = this.db.prepare<[string, number, number], { revision: number; event_id: string; name: string; created_at: string; context: string }>(
-      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?',
-    );
+    const after = this.db.prepare<
+      [string, number, number],
+      { revision: number; event_id: string; name: string; created_at: string; context: string }
+    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?');
+    const before = this.db.prepare<
+      [string, number, number],
+      { revision: number; event_id: string; name: string; created_at: string; context: string }
+    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?');
     const page = keysetPage<{ revision: number; event_id: string; name: string; created_at: string; context: string }>(
       query,
       (row) => String(row.revision),
@@ -395,7 +437,12 @@ export class TransactionsReadModel {
     );
     return {
       ...page,
-      items: page.items.map((row) => ({ id: row.event_id, name: row.name, createdAt: row.created_at, context: JSON.parse(row.context) as Record<string, unknown> })),
+      items: page.items.map((row) => ({
+        id: row.event_id,
+        name: row.name,
+        createdAt: row.created_at,
+        context: JSON.parse(row.context) as Record<string, unknown>,
+      })),
     };
   }
 }
@@ -405,4 +452,3 @@ function historyContext(data: unknown): Record<string, unknown> {
   const { details: _details, at: _at, ...rest } = (data ?? {}) as Record<string, unknown>;
   return rest;
 }
-

@@ -46,8 +46,24 @@ import { codesOf, operationStatus, providerError, toOutcome } from './provider-a
 import type { ProviderConnectors } from './provider-connectors';
 import { LateAuthorizations } from './late-authorizations';
 import { ProviderMessages } from './provider-messages';
-import { capturedAmount, claimedCaptureAmount, claimedRedemptionRefunds, claimedRefundAmount, hasPaymentMethod, type Capture, type RefundTarget, type Transaction } from './transaction';
-import { assertIncrementAllowed, captureLimit, decideTransaction, type AuthorizationResult, type CaptureSettings, type ProviderOutcome } from './transaction.decide';
+import {
+  capturedAmount,
+  claimedCaptureAmount,
+  claimedRedemptionRefunds,
+  claimedRefundAmount,
+  hasPaymentMethod,
+  type Capture,
+  type RefundTarget,
+  type Transaction,
+} from './transaction';
+import {
+  assertIncrementAllowed,
+  captureLimit,
+  decideTransaction,
+  type AuthorizationResult,
+  type CaptureSettings,
+  type ProviderOutcome,
+} from './transaction.decide';
 import { TransactionStore, type RequestBinding } from './transaction-store';
 import { transactionViewAsOf } from './transaction-as-of';
 import { toCaptureSummary, toHistoryItem, toRefund, toTransaction, toTransactionSummary } from './transaction-wire';
@@ -78,7 +94,13 @@ export class Transactions implements TransactionsSlice {
     this.store = new TransactionStore(context, dependencies.paymentServices, dependencies.fingerprintKey);
     this.readModel = this.store.readModel;
     this.authorizations = new Authorizations(context, this.store, dependencies);
-    this.providerMessages = new ProviderMessages(context, this.store, dependencies.paymentServices, dependencies.connectors, dependencies.paymentMethods);
+    this.providerMessages = new ProviderMessages(
+      context,
+      this.store,
+      dependencies.paymentServices,
+      dependencies.connectors,
+      dependencies.paymentMethods,
+    );
     this.connectors = dependencies.connectors;
     this.paymentServices = dependencies.paymentServices;
     this.lateAuthorizations = new LateAuthorizations(this.store, dependencies.paymentServices, dependencies.connectors);
@@ -103,7 +125,9 @@ export class Transactions implements TransactionsSlice {
     const at = asOfInstant(asOf);
     if (at === null) {
       const message = 'must be an RFC 3339 date-time with offset, e.g. 2025-06-01T12:00:00Z';
-      throw ApiError.badRequest(`as_of ${message}`, [{ location: 'query', pointer: '/as_of', message, type: 'invalid_as_of' }]);
+      throw ApiError.badRequest(`as_of ${message}`, [
+        { location: 'query', pointer: '/as_of', message, type: 'invalid_as_of' },
+      ]);
     }
     const view = transactionViewAsOf(await this.store.events(id), at);
     if (!view || view.state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
@@ -175,69 +199,92 @@ export class Transactions implements TransactionsSlice {
   captureTransaction(request: TransactionCaptureRequest): Promise<WireTransaction | TransactionCapture> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
     const answerBound = async (bound: RequestBinding): Promise<WireTransaction | TransactionCapture> => {
-      if (!request.prefer_capture || !bound.capture_id) return this.store.render(merchantAccountId, bound.transaction_id);
+      if (!request.prefer_capture || !bound.capture_id)
+        return this.store.render(merchantAccountId, bound.transaction_id);
       await this.context.catchUp();
       return this.capture(merchantAccountId, bound.transaction_id, bound.capture_id);
     };
-    return this.store.idempotent(merchantAccountId, `transactions.capture:${id}`, request.idempotency_key, { body, prefer: request.prefer_capture }, async () => {
-      const t = await this.store.load(merchantAccountId, id);
-      const connection = this.store.connectionOf(t);
-      const connector = this.connectors.connectorFor(connection);
-      const settings: CaptureSettings = {
-        multipleCapturesEnabled: request.settings.multiple_captures_enabled && connector.capabilities.multipleCaptures,
-        ...(request.settings.over_capture_amount != null || request.settings.over_capture_percentage != null
-          ? {
-              overCapture: {
-                ...(request.settings.over_capture_amount != null ? { amount: request.settings.over_capture_amount } : {}),
-                ...(request.settings.over_capture_percentage != null ? { percentage: request.settings.over_capture_percentage } : {}),
-              },
-            }
-          : {}),
-      };
-      const captureId = this.context.newId();
-      const tracking = (body.tracking ?? []).map((entry) => ({ number: entry.number, carrier: entry.carrier, ...(entry.url ? { url: entry.url } : {}) }));
-      this.store.bindRequest({ transaction_id: id, capture_id: captureId });
-      const decided = await this.store.command(id, {
-        type: 'CaptureTransaction',
-        data: {
-          captureId,
-          ...(body.amount != null ? { amount: body.amount } : {}),
-          ...(body.final != null ? { final: body.final } : {}),
-          tracking,
-          settings,
-          details: { ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}), ...(body.cart_items ? { cartItems: body.cart_items } : {}) },
-        },
-      });
-      const after = decided.state as Transaction;
-      const capture = after.captures.find((c) => c.id === captureId) as Capture;
-      const before = claimedCaptureAmount(after) - capture.amount;
-      const forwarded = tracking[0] && connector.capabilities.trackingForwarding ? { tracking: { carrier: tracking[0].carrier, trackingNumber: tracking[0].number } } : {};
-      const answer = await this.store.call(() =>
-        connector.capture({
-          reference: id,
-          providerTransactionId: t.paymentServiceTransactionId ?? '',
-          captureReference: captureId,
-          amount: capture.amount,
-          currency: t.currency,
-          ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
-          final: capture.final,
-          ...(settings.overCapture ? { maxTotalAmount: captureLimit(after.authorizedAmount, settings) } : {}),
-          ...forwarded,
-        }),
-      );
-      const providerCaptureId = (answer as { providerCaptureId?: string }).providerCaptureId;
-      const outcome = toOutcome(answer, providerCaptureId);
-      if (outcome) await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
-      // Taken for later (Adyen): its notification names the capture by the provider's reference of it.
-      else if (answer.outcome === 'pending' && providerCaptureId) {
-        const submitted = { captureId, providerOperationId: providerCaptureId };
-        await this.store.record(id, { type: 'RecordCaptureSubmitted', data: submitted });
-      }
-      if (!request.prefer_capture) return this.store.render(merchantAccountId, id);
-      // The capture is read from the read model: it must have seen this capture first.
-      await this.context.catchUp();
-      return this.capture(merchantAccountId, id, captureId);
-    }, answerBound);
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.capture:${id}`,
+      request.idempotency_key,
+      { body, prefer: request.prefer_capture },
+      async () => {
+        const t = await this.store.load(merchantAccountId, id);
+        const connection = this.store.connectionOf(t);
+        const connector = this.connectors.connectorFor(connection);
+        const settings: CaptureSettings = {
+          multipleCapturesEnabled:
+            request.settings.multiple_captures_enabled && connector.capabilities.multipleCaptures,
+          ...(request.settings.over_capture_amount != null || request.settings.over_capture_percentage != null
+            ? {
+                overCapture: {
+                  ...(request.settings.over_capture_amount != null
+                    ? { amount: request.settings.over_capture_amount }
+                    : {}),
+                  ...(request.settings.over_capture_percentage != null
+                    ? { percentage: request.settings.over_capture_percentage }
+                    : {}),
+                },
+              }
+            : {}),
+        };
+        const captureId = this.context.newId();
+        const tracking = (body.tracking ?? []).map((entry) => ({
+          number: entry.number,
+          carrier: entry.carrier,
+          ...(entry.url ? { url: entry.url } : {}),
+        }));
+        this.store.bindRequest({ transaction_id: id, capture_id: captureId });
+        const decided = await this.store.command(id, {
+          type: 'CaptureTransaction',
+          data: {
+            captureId,
+            ...(body.amount != null ? { amount: body.amount } : {}),
+            ...(body.final != null ? { final: body.final } : {}),
+            tracking,
+            settings,
+            details: {
+              ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
+              ...(body.cart_items ? { cartItems: body.cart_items } : {}),
+            },
+          },
+        });
+        const after = decided.state as Transaction;
+        const capture = after.captures.find((c) => c.id === captureId) as Capture;
+        const before = claimedCaptureAmount(after) - capture.amount;
+        const forwarded =
+          tracking[0] && connector.capabilities.trackingForwarding
+            ? { tracking: { carrier: tracking[0].carrier, trackingNumber: tracking[0].number } }
+            : {};
+        const answer = await this.store.call(() =>
+          connector.capture({
+            reference: id,
+            providerTransactionId: t.paymentServiceTransactionId ?? '',
+            captureReference: captureId,
+            amount: capture.amount,
+            currency: t.currency,
+            ...(before > 0 ? { previouslyCapturedAmount: before } : {}),
+            final: capture.final,
+            ...(settings.overCapture ? { maxTotalAmount: captureLimit(after.authorizedAmount, settings) } : {}),
+            ...forwarded,
+          }),
+        );
+        const providerCaptureId = (answer as { providerCaptureId?: string }).providerCaptureId;
+        const outcome = toOutcome(answer, providerCaptureId);
+        if (outcome) await this.store.record(id, { type: 'RecordCaptureResult', data: { captureId, ...outcome } });
+        // Taken for later (Adyen): its notification names the capture by the provider's reference of it.
+        else if (answer.outcome === 'pending' && providerCaptureId) {
+          const submitted = { captureId, providerOperationId: providerCaptureId };
+          await this.store.record(id, { type: 'RecordCaptureSubmitted', data: submitted });
+        }
+        if (!request.prefer_capture) return this.store.render(merchantAccountId, id);
+        // The capture is read from the read model: it must have seen this capture first.
+        await this.context.catchUp();
+        return this.capture(merchantAccountId, id, captureId);
+      },
+      answerBound,
+    );
   }
 
   voidTransaction(request: TransactionVoidRequest): Promise<WireTransaction | TransactionVoid> {
@@ -250,19 +297,37 @@ export class Transactions implements TransactionsSlice {
       const codes = { code: null, raw_response_code: null, raw_response_description: null };
       return { type: 'transaction-void', status, ...codes, transaction };
     };
-    return this.store.idempotent(merchantAccountId, `transactions.void:${id}`, request.idempotency_key, { prefer: request.prefer_void }, async () => {
-      const t = await this.store.load(merchantAccountId, id);
-      const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-      const voidId = this.context.newId();
-      this.store.bindRequest({ transaction_id: id, void_id: voidId });
-      await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
-      const answer = await this.store.call(() => connector.void({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', voidReference: voidId }));
-      const outcome = toOutcome(answer);
-      if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
-      const transaction = await this.store.render(merchantAccountId, id);
-      if (!request.prefer_void) return transaction;
-      return { type: 'transaction-void', status: operationStatus(answer, ['succeeded', 'pending', 'declined', 'failed']), ...codesOf(answer), transaction };
-    }, answerBound);
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.void:${id}`,
+      request.idempotency_key,
+      { prefer: request.prefer_void },
+      async () => {
+        const t = await this.store.load(merchantAccountId, id);
+        const connector = this.connectors.connectorFor(this.store.connectionOf(t));
+        const voidId = this.context.newId();
+        this.store.bindRequest({ transaction_id: id, void_id: voidId });
+        await this.store.command(id, { type: 'VoidTransaction', data: { voidId } });
+        const answer = await this.store.call(() =>
+          connector.void({
+            reference: id,
+            providerTransactionId: t.paymentServiceTransactionId ?? '',
+            voidReference: voidId,
+          }),
+        );
+        const outcome = toOutcome(answer);
+        if (outcome) await this.store.record(id, { type: 'RecordVoidResult', data: { voidId, ...outcome } });
+        const transaction = await this.store.render(merchantAccountId, id);
+        if (!request.prefer_void) return transaction;
+        return {
+          type: 'transaction-void',
+          status: operationStatus(answer, ['succeeded', 'pending', 'declined', 'failed']),
+          ...codesOf(answer),
+          transaction,
+        };
+      },
+      answerBound,
+    );
   }
 
   /**
@@ -272,15 +337,24 @@ export class Transactions implements TransactionsSlice {
   async cancel(request: TransactionRequest<undefined>): Promise<TransactionCancel> {
     const { merchant_account_id: merchantAccountId, transaction_id: id } = request;
     const t = await this.store.load(merchantAccountId, id);
-    await asApiErrors(async () => decideTransaction({ type: 'CancelTransaction', data: {}, metadata: { now: this.store.now() } }, t));
+    await asApiErrors(async () =>
+      decideTransaction({ type: 'CancelTransaction', data: {}, metadata: { now: this.store.now() } }, t),
+    );
     let answer: ProviderResponse = { outcome: 'succeeded' };
     if (t.paymentServiceTransactionId) {
       const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-      answer = await this.store.call(() => connector.cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }));
+      answer = await this.store.call(() =>
+        connector.cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }),
+      );
     }
     if (answer.outcome === 'succeeded') await this.store.command(id, { type: 'CancelTransaction', data: {} });
     const transaction = await this.store.render(merchantAccountId, id);
-    return { type: 'transaction-cancel', status: operationStatus(answer, ['succeeded', 'pending', 'failed']), ...codesOf(answer), transaction };
+    return {
+      type: 'transaction-cancel',
+      status: operationStatus(answer, ['succeeded', 'pending', 'failed']),
+      ...codesOf(answer),
+      transaction,
+    };
   }
 
   /** Asks the provider for the transaction's latest state and records what changed (unavailable after a second capture). */
@@ -356,7 +430,16 @@ export class Transactions implements TransactionsSlice {
       if (found === 'not_found') {
         await this.store.record(id, {
           type: 'RecordAuthorizationResult',
-          data: { source: 'notification', result: { outcome: 'failed', error: { errorCode: 'service_unavailable', rawResponseDescription: 'the payment service has no record of this authorization (reconciliation)' } } },
+          data: {
+            source: 'notification',
+            result: {
+              outcome: 'failed',
+              error: {
+                errorCode: 'service_unavailable',
+                rawResponseDescription: 'the payment service has no record of this authorization (reconciliation)',
+              },
+            },
+          },
         });
       }
       if (found !== 'unknown') decided += 1;
@@ -387,10 +470,21 @@ export class Transactions implements TransactionsSlice {
     const processingRefunds = t.refunds.filter((r) => !r.target && r.status === 'processing');
     if (pendingCaptures.length === 0 && processingRefunds.length === 0) return 0;
     const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-    const found = await this.store.call(() => connector.sync({ reference: id, ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}) }));
+    const found = await this.store.call(() =>
+      connector.sync({
+        reference: id,
+        ...(t.paymentServiceTransactionId ? { providerTransactionId: t.paymentServiceTransactionId } : {}),
+      }),
+    );
     if (found.outcome !== 'found') return 0;
     const snapshot = found.transaction;
-    const lost = (what: string) => ({ outcome: 'failed' as const, error: { errorCode: 'service_unavailable', rawResponseDescription: `the payment service has no record of this ${what} (reconciliation)` } });
+    const lost = (what: string) => ({
+      outcome: 'failed' as const,
+      error: {
+        errorCode: 'service_unavailable',
+        rawResponseDescription: `the payment service has no record of this ${what} (reconciliation)`,
+      },
+    });
     let settled = 0;
     let unexplained = snapshot.capturedAmount - capturedAmount(t);
     for (const capture of pendingCaptures) {
@@ -406,7 +500,13 @@ export class Transactions implements TransactionsSlice {
         atProvider?.status === 'succeeded'
           ? { outcome: 'succeeded', providerOperationId: atProvider.providerRefundId }
           : atProvider
-            ? { outcome: 'failed', error: { errorCode: 'refund_failed', rawResponseDescription: 'the payment service reports this refund failed (reconciliation)' } }
+            ? {
+                outcome: 'failed',
+                error: {
+                  errorCode: 'refund_failed',
+                  rawResponseDescription: 'the payment service reports this refund failed (reconciliation)',
+                },
+              }
             : lost('refund');
       await this.store.record(id, { type: 'RecordRefundResult', data: { refundId: refund.id, ...outcome } });
       settled += 1;
@@ -437,43 +537,69 @@ export class Transactions implements TransactionsSlice {
         transaction: await this.store.render(merchantAccountId, bound.transaction_id),
       };
     };
-    return this.store.idempotent(merchantAccountId, `transactions.increment:${id}`, request.idempotency_key, body, async () => {
-      const t = await this.store.load(merchantAccountId, id);
-      await asApiErrors(async () => assertIncrementAllowed(t));
-      const connector = this.connectors.connectorFor(this.store.connectionOf(t));
-      if (!connector.capabilities.incrementalAuthorization) {
-        throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`, [
-          { location: 'body', pointer: '/amount', message: 'incremental authorization is off for this payment service', type: 'capability_disabled' },
-        ]);
-      }
-      const incrementId = this.context.newId();
-      this.store.bindRequest({ transaction_id: id, increment_id: incrementId });
-      const answer = await this.store.call(() =>
-        connector.incrementAuthorization({
-          reference: id,
-          providerTransactionId: t.paymentServiceTransactionId ?? '',
-          incrementReference: incrementId,
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.increment:${id}`,
+      request.idempotency_key,
+      body,
+      async () => {
+        const t = await this.store.load(merchantAccountId, id);
+        await asApiErrors(async () => assertIncrementAllowed(t));
+        const connector = this.connectors.connectorFor(this.store.connectionOf(t));
+        if (!connector.capabilities.incrementalAuthorization) {
+          throw ApiError.badRequest(
+            `Payment service ${t.paymentServiceId} does not support incremental authorization`,
+            [
+              {
+                location: 'body',
+                pointer: '/amount',
+                message: 'incremental authorization is off for this payment service',
+                type: 'capability_disabled',
+              },
+            ],
+          );
+        }
+        const incrementId = this.context.newId();
+        this.store.bindRequest({ transaction_id: id, increment_id: incrementId });
+        const answer = await this.store.call(() =>
+          connector.incrementAuthorization({
+            reference: id,
+            providerTransactionId: t.paymentServiceTransactionId ?? '',
+            incrementReference: incrementId,
+            amount: body.amount,
+            currency: t.currency,
+            authorizedAmount: t.authorizedAmount,
+          }),
+        );
+        if (answer.outcome === 'refused')
+          throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`);
+        const outcome =
+          answer.outcome === 'succeeded'
+            ? 'succeeded'
+            : answer.outcome === 'declined' || answer.outcome === 'failed'
+              ? 'failed'
+              : 'pending';
+        await this.store.command(id, {
+          type: 'RecordAuthorizationIncrement',
+          data: {
+            incrementId,
+            amount: body.amount,
+            outcome,
+            ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}),
+          },
+        });
+        return {
+          type: 'transaction-authorization-increment',
+          status: outcome,
           amount: body.amount,
-          currency: t.currency,
-          authorizedAmount: t.authorizedAmount,
-        }),
-      );
-      if (answer.outcome === 'refused') throw ApiError.badRequest(`Payment service ${t.paymentServiceId} does not support incremental authorization`);
-      const outcome = answer.outcome === 'succeeded' ? 'succeeded' : answer.outcome === 'declined' || answer.outcome === 'failed' ? 'failed' : 'pending';
-      await this.store.command(id, {
-        type: 'RecordAuthorizationIncrement',
-        data: { incrementId, amount: body.amount, outcome, ...(answer.rawResponseCode ? { responseCode: answer.rawResponseCode } : {}) },
-      });
-      return {
-        type: 'transaction-authorization-increment',
-        status: outcome,
-        amount: body.amount,
-        response_code: answer.rawResponseCode ?? null,
-        response_description: answer.rawResponseDescription ?? null,
-        error_code: outcome === 'failed' ? (answer.errorCode ?? 'unknown_error') : null,
-        transaction: await this.store.render(merchantAccountId, id),
-      };
-    }, answerBound);
+          response_code: answer.rawResponseCode ?? null,
+          response_description: answer.rawResponseDescription ?? null,
+          error_code: outcome === 'failed' ? (answer.errorCode ?? 'unknown_error') : null,
+          transaction: await this.store.render(merchantAccountId, id),
+        };
+      },
+      answerBound,
+    );
   }
 
   async update(request: TransactionRequest<TransactionUpdateInput>): Promise<WireTransaction> {
@@ -481,7 +607,10 @@ export class Transactions implements TransactionsSlice {
     await this.store.load(merchantAccountId, id);
     await this.store.command(id, {
       type: 'UpdateTransaction',
-      data: { ...(body.external_identifier !== undefined ? { externalIdentifier: body.external_identifier } : {}), ...(body.metadata !== undefined ? { metadata: body.metadata } : {}) },
+      data: {
+        ...(body.external_identifier !== undefined ? { externalIdentifier: body.external_identifier } : {}),
+        ...(body.metadata !== undefined ? { metadata: body.metadata } : {}),
+      },
     });
     return this.store.render(merchantAccountId, id);
   }
@@ -500,7 +629,9 @@ export class Transactions implements TransactionsSlice {
           ...(body.amount != null ? { amount: body.amount } : {}),
           reason: body.reason ?? undefined,
           externalIdentifier: body.external_identifier ?? undefined,
-          ...(body.target_type === 'gift-card-redemption' && body.target_id ? { target: { type: 'gift-card-redemption', id: body.target_id } as const } : {}),
+          ...(body.target_type === 'gift-card-redemption' && body.target_id
+            ? { target: { type: 'gift-card-redemption', id: body.target_id } as const }
+            : {}),
         }),
       async (bound) => {
         await this.context.catchUp();
@@ -512,41 +643,59 @@ export class Transactions implements TransactionsSlice {
   /** Everything captured and not yet refunded, one refund per instrument: the payment method, then each gift card redemption. */
   refundAll(request: TransactionRequest<RefundAllCreateInput>): Promise<Page<WireRefund>> {
     const { merchant_account_id: merchantAccountId, transaction_id: id, body } = request;
-    return this.store.idempotent(merchantAccountId, `transactions.refund-all:${id}`, request.idempotency_key, body ?? {}, async () => {
-      const t = await this.store.load(merchantAccountId, id);
-      const common = { reason: body?.reason ?? undefined, externalIdentifier: body?.external_identifier ?? undefined };
-      const targets: (RefundTarget | undefined)[] = [
-        ...(hasPaymentMethod(t) || !t.giftCards ? [undefined] : []),
-        ...(t.giftCards?.redemptions ?? [])
-          .filter((r) => r.status === 'succeeded' && r.amount > claimedRedemptionRefunds(t, r.redemptionId))
-          .map((r) => ({ type: 'gift-card-redemption' as const, id: r.redemptionId })),
-      ];
-      // The payment method is skipped when nothing of it is left to refund; a sole instrument still says why.
-      const planned = targets.filter((target) => target || !t.giftCards || capturedAmount(t) - claimedRefundAmount(t) > 0);
-      // Every instrument's provider is resolved before the first refund: a refusal (its service deleted or turned
-      // off) refunds nothing, rather than answering 400 after refunding part of the money.
-      for (const target of planned) {
-        if (target) this.giftCardConnectorOf(t);
-        else this.connectors.connectorFor(this.store.connectionOf(t));
-      }
-      const items: WireRefund[] = [];
-      const made: string[] = [];
-      for (const target of planned) items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }, made));
-      if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common, made));
-      return { items, limit: 20, next_cursor: null, previous_cursor: null };
-    }, async (bound) => {
-      await this.context.catchUp();
-      const refund = (refundId: string) => this.refund(merchantAccountId, bound.transaction_id, refundId);
-      const items = (bound.refund_ids ?? []).map(refund);
-      return { items, limit: 20, next_cursor: null, previous_cursor: null };
-    });
+    return this.store.idempotent(
+      merchantAccountId,
+      `transactions.refund-all:${id}`,
+      request.idempotency_key,
+      body ?? {},
+      async () => {
+        const t = await this.store.load(merchantAccountId, id);
+        const common = {
+          reason: body?.reason ?? undefined,
+          externalIdentifier: body?.external_identifier ?? undefined,
+        };
+        const targets: (RefundTarget | undefined)[] = [
+          ...(hasPaymentMethod(t) || !t.giftCards ? [undefined] : []),
+          ...(t.giftCards?.redemptions ?? [])
+            .filter((r) => r.status === 'succeeded' && r.amount > claimedRedemptionRefunds(t, r.redemptionId))
+            .map((r) => ({ type: 'gift-card-redemption' as const, id: r.redemptionId })),
+        ];
+        // The payment method is skipped when nothing of it is left to refund; a sole instrument still says why.
+        const planned = targets.filter(
+          (target) => target || !t.giftCards || capturedAmount(t) - claimedRefundAmount(t) > 0,
+        );
+        // Every instrument's provider is resolved before the first refund: a refusal (its service deleted or turned
+        // off) refunds nothing, rather than answering 400 after refunding part of the money.
+        for (const target of planned) {
+          if (target) this.giftCardConnectorOf(t);
+          else this.connectors.connectorFor(this.store.connectionOf(t));
+        }
+        const items: WireRefund[] = [];
+        const made: string[] = [];
+        for (const target of planned)
+          items.push(await this.refundOnce(merchantAccountId, id, { ...common, ...(target ? { target } : {}) }, made));
+        if (items.length === 0) items.push(await this.refundOnce(merchantAccountId, id, common, made));
+        return { items, limit: 20, next_cursor: null, previous_cursor: null };
+      },
+      async (bound) => {
+        await this.context.catchUp();
+        const refund = (refundId: string) => this.refund(merchantAccountId, bound.transaction_id, refundId);
+        const items = (bound.refund_ids ?? []).map(refund);
+        return { items, limit: 20, next_cursor: null, previous_cursor: null };
+      },
+    );
   }
 
   /** `made`: the refunds this request made before this one (refunds/all), all bound to its Idempotency-Key. */
   private async refundOnce(
     merchantAccountId: string,
     id: string,
-    input: { amount?: number; reason?: string | undefined; externalIdentifier?: string | undefined; target?: RefundTarget },
+    input: {
+      amount?: number;
+      reason?: string | undefined;
+      externalIdentifier?: string | undefined;
+      target?: RefundTarget;
+    },
     made: string[] = [],
   ): Promise<WireRefund> {
     const t = await this.store.load(merchantAccountId, id);
@@ -571,8 +720,23 @@ export class Transactions implements TransactionsSlice {
     const amount = refund?.amount ?? 0;
     const answer =
       target && giftCardConnector
-        ? await this.store.call(() => giftCardConnector.refund({ reference: refundId, redemptionReference: target.id, amount, currency: t.currency }))
-        : await this.store.call(() => (connector as NonNullable<typeof connector>).refund({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '', refundReference: refundId, amount, currency: t.currency }));
+        ? await this.store.call(() =>
+            giftCardConnector.refund({
+              reference: refundId,
+              redemptionReference: target.id,
+              amount,
+              currency: t.currency,
+            }),
+          )
+        : await this.store.call(() =>
+            (connector as NonNullable<typeof connector>).refund({
+              reference: id,
+              providerTransactionId: t.paymentServiceTransactionId ?? '',
+              refundReference: refundId,
+              amount,
+              currency: t.currency,
+            }),
+          );
     // `pending`: the refund settles later, by notification or settlement file; it stays `processing` until then.
     const providerRefundId = (answer as { providerRefundId?: string }).providerRefundId;
     const outcome = toOutcome(answer, providerRefundId);
@@ -604,15 +768,23 @@ export class Transactions implements TransactionsSlice {
       (payload, call) =>
         this.store.actingAs(systemActor(id), () => handler(payload, call));
     return {
-      [transactionsPatterns.create]: asCaller(async (payload) => this.authorizations.create(payload as TransactionCreateRequest)),
+      [transactionsPatterns.create]: asCaller(async (payload) =>
+        this.authorizations.create(payload as TransactionCreateRequest),
+      ),
       [transactionsPatterns.get]: async (payload) => {
         const p = payload as TransactionGetRequest;
-        return p.as_of === undefined || p.as_of === null ? this.get(p.merchant_account_id, p.transaction_id) : this.getAsOf(p.merchant_account_id, p.transaction_id, String(p.as_of));
+        return p.as_of === undefined || p.as_of === null
+          ? this.get(p.merchant_account_id, p.transaction_id)
+          : this.getAsOf(p.merchant_account_id, p.transaction_id, String(p.as_of));
       },
       [transactionsPatterns.list]: async (payload) => this.list(payload as TransactionListRequest),
-      [transactionsPatterns.update]: asCaller(async (payload) => this.update(payload as TransactionRequest<TransactionUpdateInput>)),
+      [transactionsPatterns.update]: asCaller(async (payload) =>
+        this.update(payload as TransactionRequest<TransactionUpdateInput>),
+      ),
       [transactionsPatterns.events]: async (payload) => this.history(payload as TransactionPageRequest),
-      [transactionsPatterns.capture]: asCaller(async (payload) => this.captureTransaction(payload as TransactionCaptureRequest)),
+      [transactionsPatterns.capture]: asCaller(async (payload) =>
+        this.captureTransaction(payload as TransactionCaptureRequest),
+      ),
       [transactionsPatterns.captures]: async (payload) => this.captures(payload as TransactionPageRequest),
       [transactionsPatterns.captureGet]: async (payload) => {
         const p = payload as Ids & { capture_id: string };
@@ -621,9 +793,15 @@ export class Transactions implements TransactionsSlice {
       [transactionsPatterns.void]: asCaller(async (payload) => this.voidTransaction(payload as TransactionVoidRequest)),
       [transactionsPatterns.cancel]: asCaller(async (payload) => this.cancel(payload as TransactionRequest<undefined>)),
       [transactionsPatterns.sync]: asCaller(async (payload) => this.sync(payload as TransactionRequest<undefined>)),
-      [transactionsPatterns.increment]: asCaller(async (payload) => this.increment(payload as TransactionRequest<AuthorizationIncrementInput>)),
-      [transactionsPatterns.refund]: asCaller(async (payload) => this.createRefund(payload as TransactionRequest<RefundCreateInput>)),
-      [transactionsPatterns.refundAll]: asCaller(async (payload) => this.refundAll(payload as TransactionRequest<RefundAllCreateInput>)),
+      [transactionsPatterns.increment]: asCaller(async (payload) =>
+        this.increment(payload as TransactionRequest<AuthorizationIncrementInput>),
+      ),
+      [transactionsPatterns.refund]: asCaller(async (payload) =>
+        this.createRefund(payload as TransactionRequest<RefundCreateInput>),
+      ),
+      [transactionsPatterns.refundAll]: asCaller(async (payload) =>
+        this.refundAll(payload as TransactionRequest<RefundAllCreateInput>),
+      ),
       [transactionsPatterns.refunds]: async (payload) => this.refunds(payload as TransactionPageRequest),
       [transactionsPatterns.refundGet]: async (payload) => {
         const p = payload as Ids & { refund_id: string };
@@ -633,15 +811,25 @@ export class Transactions implements TransactionsSlice {
         const p = payload as { merchant_account_id: string; refund_id: string };
         return this.refundById(p.merchant_account_id, p.refund_id);
       },
-      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) => this.providerMessages.notify(payload as ProviderNotificationRequest)),
-      [transactionsPatterns.settlementFile]: asCaller(async (payload) => this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest)),
+      [transactionsPatterns.notification]: asSystem('provider-notification', async (payload) =>
+        this.providerMessages.notify(payload as ProviderNotificationRequest),
+      ),
+      [transactionsPatterns.settlementFile]: asCaller(async (payload) =>
+        this.providerMessages.ingestSettlementFile(payload as SettlementFileRequest),
+      ),
       // The buyer's browser, back from a challenge or a redirect: nobody with credentials.
-      [transactionsPatterns.buyerReturn]: asSystem('buyer-return', async (payload) => this.authorizations.buyerReturn(payload as BuyerReturnRequest)),
-      [transactionsPatterns.actions]: async (payload) => this.authorizations.actions((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
+      [transactionsPatterns.buyerReturn]: asSystem('buyer-return', async (payload) =>
+        this.authorizations.buyerReturn(payload as BuyerReturnRequest),
+      ),
+      [transactionsPatterns.actions]: async (payload) =>
+        this.authorizations.actions((payload as Ids).merchant_account_id, (payload as Ids).transaction_id),
     };
   }
 }
 
 const systemActor = (id: string): TransactionActor => ({ type: 'system', id });
 
-const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({ limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
+const pageQueryOf = (request: { cursor?: string | null; limit: number }): PageQuery => ({
+  limit: request.limit,
+  ...(request.cursor ? { cursor: request.cursor } : {}),
+});

@@ -18,7 +18,13 @@ export interface AccountUpdaterClaimHolder {
 
 export type AccountUpdaterClaimEvent = {
   readonly type: 'AccountUpdaterPaymentMethodClaimed';
-  readonly data: { readonly paymentMethodId: string; readonly merchantAccountId: string; readonly jobId: string; readonly inquiryId: string; readonly at: string };
+  readonly data: {
+    readonly paymentMethodId: string;
+    readonly merchantAccountId: string;
+    readonly jobId: string;
+    readonly inquiryId: string;
+    readonly at: string;
+  };
 };
 
 export type AccountUpdaterClaimCommand = {
@@ -34,15 +40,22 @@ export type AccountUpdaterClaimCommand = {
   readonly metadata: { readonly now: string };
 };
 
-export type AccountUpdaterClaimState = { readonly status: 'free' } | ({ readonly status: 'held' } & AccountUpdaterClaimHolder);
+export type AccountUpdaterClaimState =
+  | { readonly status: 'free' }
+  | ({ readonly status: 'held' } & AccountUpdaterClaimHolder);
 
-export const accountUpdaterClaimStream = (paymentMethodId: string): string => `account-updater-claim-${paymentMethodId}`;
+export const accountUpdaterClaimStream = (paymentMethodId: string): string =>
+  `account-updater-claim-${paymentMethodId}`;
 
 /**
  * Claims a free payment method, or takes over the claim the caller judged stale. Held by another job: no event — the
  * caller reads the resulting state to learn whether it holds the claim (the payment method is then skipped).
  */
-export const accountUpdaterClaimDecider: Decider<AccountUpdaterClaimCommand, AccountUpdaterClaimEvent, AccountUpdaterClaimState> = {
+export const accountUpdaterClaimDecider: Decider<
+  AccountUpdaterClaimCommand,
+  AccountUpdaterClaimEvent,
+  AccountUpdaterClaimState
+> = {
   initialState: () => ({ status: 'free' }),
   decide(command, state) {
     const { replacing, ...data } = command.data;
@@ -55,4 +68,5 @@ export const accountUpdaterClaimDecider: Decider<AccountUpdaterClaimCommand, Acc
   },
 };
 
-export const holds = (state: AccountUpdaterClaimState, jobId: string): boolean => state.status === 'held' && state.jobId === jobId;
+export const holds = (state: AccountUpdaterClaimState, jobId: string): boolean =>
+  state.status === 'held' && state.jobId === jobId;

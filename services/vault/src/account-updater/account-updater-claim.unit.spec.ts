@@ -1,5 +1,10 @@
 /** A payment method's account updater claim: given its events, when a job claims it, then the claim or nothing. */
-import { accountUpdaterClaimDecider as decider, holds, type AccountUpdaterClaimCommand, type AccountUpdaterClaimEvent } from './account-updater-claim';
+import {
+  accountUpdaterClaimDecider as decider,
+  holds,
+  type AccountUpdaterClaimCommand,
+  type AccountUpdaterClaimEvent,
+} from './account-updater-claim';
 
 const now = '2026-01-01T00:00:00.000Z';
 
@@ -14,7 +19,8 @@ const claimed = (jobId: string): AccountUpdaterClaimEvent => ({
 });
 
 const given = (events: readonly AccountUpdaterClaimEvent[]) => ({
-  when: (command: AccountUpdaterClaimCommand) => decider.decide(command, events.reduce(decider.evolve, decider.initialState())),
+  when: (command: AccountUpdaterClaimCommand) =>
+    decider.decide(command, events.reduce(decider.evolve, decider.initialState())),
 });
 
 describe('when free', () => {
@@ -22,11 +28,14 @@ describe('when free', () => {
 });
 
 describe('when held', () => {
-  it('is not claimed by another job: no event', () => expect(given([claimed('job-1')]).when(claim('job-2'))).toEqual([]));
+  it('is not claimed by another job: no event', () =>
+    expect(given([claimed('job-1')]).when(claim('job-2'))).toEqual([]));
 
-  it('is not taken over for a holder other than the one judged stale', () => expect(given([claimed('job-1')]).when(claim('job-3', 'job-2'))).toEqual([]));
+  it('is not taken over for a holder other than the one judged stale', () =>
+    expect(given([claimed('job-1')]).when(claim('job-3', 'job-2'))).toEqual([]));
 
-  it('is taken over from the holder the caller judged stale', () => expect(given([claimed('job-1')]).when(claim('job-2', 'job-1'))).toEqual([claimed('job-2')]));
+  it('is taken over from the holder the caller judged stale', () =>
+    expect(given([claimed('job-1')]).when(claim('job-2', 'job-1'))).toEqual([claimed('job-2')]));
 
   it('tells who holds it', () => {
     const state = [claimed('job-1'), claimed('job-2')].reduce(decider.evolve, decider.initialState());

@@ -26,12 +26,26 @@ export interface AccountUpdaterInquiryCompletion {
 export type AccountUpdaterJobEvent =
   | {
       readonly type: 'AccountUpdaterJobCreated';
-      readonly data: { readonly id: string; readonly merchantAccountId: string; readonly inquiries: readonly AccountUpdaterInquiry[]; readonly at: string };
+      readonly data: {
+        readonly id: string;
+        readonly merchantAccountId: string;
+        readonly inquiries: readonly AccountUpdaterInquiry[];
+        readonly at: string;
+      };
     }
-  | { readonly type: 'AccountUpdaterJobSubmitted'; readonly data: { readonly id: string; readonly providerJobId: string; readonly at: string } }
+  | {
+      readonly type: 'AccountUpdaterJobSubmitted';
+      readonly data: { readonly id: string; readonly providerJobId: string; readonly at: string };
+    }
   | {
       readonly type: 'AccountUpdaterInquiryCompleted';
-      readonly data: { readonly id: string; readonly inquiryId: string; readonly paymentMethodId: string; readonly outcome: AccountUpdaterInquiryOutcome; readonly at: string };
+      readonly data: {
+        readonly id: string;
+        readonly inquiryId: string;
+        readonly paymentMethodId: string;
+        readonly outcome: AccountUpdaterInquiryOutcome;
+        readonly at: string;
+      };
     }
   | { readonly type: 'AccountUpdaterJobCompleted'; readonly data: { readonly id: string; readonly at: string } };
 
@@ -42,11 +56,23 @@ interface CommandMetadata {
 export type AccountUpdaterJobCommand =
   | {
       readonly type: 'CreateAccountUpdaterJob';
-      readonly data: { readonly id: string; readonly merchantAccountId: string; readonly inquiries: readonly AccountUpdaterInquiry[] };
+      readonly data: {
+        readonly id: string;
+        readonly merchantAccountId: string;
+        readonly inquiries: readonly AccountUpdaterInquiry[];
+      };
       readonly metadata: CommandMetadata;
     }
-  | { readonly type: 'RecordAccountUpdaterSubmission'; readonly data: { readonly providerJobId: string }; readonly metadata: CommandMetadata }
-  | { readonly type: 'CompleteAccountUpdaterInquiries'; readonly data: { readonly completions: readonly AccountUpdaterInquiryCompletion[] }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'RecordAccountUpdaterSubmission';
+      readonly data: { readonly providerJobId: string };
+      readonly metadata: CommandMetadata;
+    }
+  | {
+      readonly type: 'CompleteAccountUpdaterInquiries';
+      readonly data: { readonly completions: readonly AccountUpdaterInquiryCompletion[] };
+      readonly metadata: CommandMetadata;
+    };
 
 export type AccountUpdaterJobState =
   | { readonly status: 'absent' }
@@ -69,22 +95,37 @@ export const accountUpdaterJobStream = (id: string): string => `account-updater-
 
 const jobNotFound = () => new DomainError('account_updater_job_not_found', 'The resource could not be found');
 
-export const accountUpdaterJobDecider: Decider<AccountUpdaterJobCommand, AccountUpdaterJobEvent, AccountUpdaterJobState> = {
+export const accountUpdaterJobDecider: Decider<
+  AccountUpdaterJobCommand,
+  AccountUpdaterJobEvent,
+  AccountUpdaterJobState
+> = {
   initialState: () => ({ status: 'absent' }),
   decide(command, state) {
     const at = command.metadata.now;
     switch (command.type) {
       case 'CreateAccountUpdaterJob':
-        if (state.status !== 'absent') throw new DomainError('account_updater_job_exists', `account updater job ${command.data.id} already exists`);
-        if (command.data.inquiries.length === 0) throw new DomainError('account_updater_job_empty', 'an account updater job needs at least one inquiry');
+        if (state.status !== 'absent')
+          throw new DomainError('account_updater_job_exists', `account updater job ${command.data.id} already exists`);
+        if (command.data.inquiries.length === 0)
+          throw new DomainError('account_updater_job_empty', 'an account updater job needs at least one inquiry');
         return [{ type: 'AccountUpdaterJobCreated', data: { ...command.data, at } }];
       case 'RecordAccountUpdaterSubmission':
         if (state.status === 'absent') throw jobNotFound();
-        if (state.status === 'created') return [{ type: 'AccountUpdaterJobSubmitted', data: { id: state.id, providerJobId: command.data.providerJobId, at } }];
+        if (state.status === 'created')
+          return [
+            {
+              type: 'AccountUpdaterJobSubmitted',
+              data: { id: state.id, providerJobId: command.data.providerJobId, at },
+            },
+          ];
         // The same submission recorded twice (two processes, idempotent by our reference) changes nothing; another
         // job id for the same reference means the updater broke its promise.
         if (state.providerJobId !== null && state.providerJobId !== command.data.providerJobId) {
-          throw new DomainError('account_updater_job_submitted', `account updater job ${state.id} was submitted as ${state.providerJobId}`);
+          throw new DomainError(
+            'account_updater_job_submitted',
+            `account updater job ${state.id} was submitted as ${state.providerJobId}`,
+          );
         }
         return [];
       case 'CompleteAccountUpdaterInquiries': {
@@ -94,13 +135,21 @@ export const accountUpdaterJobDecider: Decider<AccountUpdaterJobCommand, Account
         const events: AccountUpdaterJobEvent[] = [];
         for (const { inquiryId, outcome } of command.data.completions) {
           const inquiry = byId.get(inquiryId);
-          if (!inquiry) throw new DomainError('account_updater_inquiry_not_found', `account updater job ${state.id} has no inquiry ${inquiryId}`);
+          if (!inquiry)
+            throw new DomainError(
+              'account_updater_inquiry_not_found',
+              `account updater job ${state.id} has no inquiry ${inquiryId}`,
+            );
           // A replayed answer (after a crash) completes nothing twice.
           if (completed.has(inquiryId)) continue;
           completed.add(inquiryId);
-          events.push({ type: 'AccountUpdaterInquiryCompleted', data: { id: state.id, inquiryId, paymentMethodId: inquiry.paymentMethodId, outcome, at } });
+          events.push({
+            type: 'AccountUpdaterInquiryCompleted',
+            data: { id: state.id, inquiryId, paymentMethodId: inquiry.paymentMethodId, outcome, at },
+          });
         }
-        if (events.length > 0 && completed.size === state.inquiries.length) events.push({ type: 'AccountUpdaterJobCompleted', data: { id: state.id, at } });
+        if (events.length > 0 && completed.size === state.inquiries.length)
+          events.push({ type: 'AccountUpdaterJobCompleted', data: { id: state.id, at } });
         return events;
       }
       default: {
@@ -123,9 +172,17 @@ export const accountUpdaterJobDecider: Decider<AccountUpdaterJobCommand, Account
           updatedAt: event.data.at,
         };
       case 'AccountUpdaterJobSubmitted':
-        return state.status === 'created' ? { ...state, status: 'submitted', providerJobId: event.data.providerJobId, updatedAt: event.data.at } : state;
+        return state.status === 'created'
+          ? { ...state, status: 'submitted', providerJobId: event.data.providerJobId, updatedAt: event.data.at }
+          : state;
       case 'AccountUpdaterInquiryCompleted':
-        return state.status === 'absent' ? state : { ...state, outcomes: { ...state.outcomes, [event.data.inquiryId]: event.data.outcome }, updatedAt: event.data.at };
+        return state.status === 'absent'
+          ? state
+          : {
+              ...state,
+              outcomes: { ...state.outcomes, [event.data.inquiryId]: event.data.outcome },
+              updatedAt: event.data.at,
+            };
       case 'AccountUpdaterJobCompleted':
         return state.status === 'absent' ? state : { ...state, status: 'completed', updatedAt: event.data.at };
       default:

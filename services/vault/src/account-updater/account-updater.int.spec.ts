@@ -44,13 +44,20 @@ class FakePaymentMethods implements AccountUpdaterPaymentMethods {
   refuse = new Set<string>();
 
   add(id: string, overrides: Partial<FakePaymentMethod> = {}): string {
-    this.methods.set(id, { merchantAccountId: SHOP, status: 'succeeded', card: { number: PAN, expirationDate: '11/25' }, ...overrides });
+    this.methods.set(id, {
+      merchantAccountId: SHOP,
+      status: 'succeeded',
+      card: { number: PAN, expirationDate: '11/25' },
+      ...overrides,
+    });
     return id;
   }
 
   find(merchantAccountId: string, id: string) {
     const method = this.methods.get(id);
-    return method && method.merchantAccountId === merchantAccountId && method.card ? { status: method.status, method: 'card' } : null;
+    return method && method.merchantAccountId === merchantAccountId && method.card
+      ? { status: method.status, method: 'card' }
+      : null;
   }
 
   cardOf(merchantAccountId: string, id: string) {
@@ -86,7 +93,12 @@ class FakeUpdater implements AccountUpdaterService {
     const job = this.jobs.get(providerJobId);
     if (!job) throw new Error(`no job ${providerJobId}`);
     if (!job.done) return { status: 'pending' };
-    return { status: 'completed', results: job.request.inquiries.filter((inquiry) => !job.drop.has(inquiry.reference)).map(({ reference, card }) => resultFor(reference, card.number)) };
+    return {
+      status: 'completed',
+      results: job.request.inquiries
+        .filter((inquiry) => !job.drop.has(inquiry.reference))
+        .map(({ reference, card }) => resultFor(reference, card.number)),
+    };
   }
 
   /** Completes every job; `without` inquiries get no result. */
@@ -99,7 +111,11 @@ class FakeUpdater implements AccountUpdaterService {
 }
 
 function resultFor(reference: string, number: string): AccountUpdaterResult {
-  const outcome: AccountUpdaterOutcome = number.endsWith('0010') ? 'updated_expiry' : number.endsWith('0028') ? 'updated_number' : 'no_change';
+  const outcome: AccountUpdaterOutcome = number.endsWith('0010')
+    ? 'updated_expiry'
+    : number.endsWith('0028')
+      ? 'updated_number'
+      : 'no_change';
   if (outcome === 'updated_expiry') return { reference, outcome, expirationDate: '11/28' };
   if (outcome === 'updated_number') return { reference, outcome, number: REPLACEMENT, expirationDate: '11/28' };
   return { reference, outcome };
@@ -151,17 +167,23 @@ afterEach(async () => {
   removeTestDataDir(dir);
 });
 
-const schedule = (paymentMethodIds: string[], merchantAccountId = SHOP) => slice.createJob({ merchant_account_id: merchantAccountId, body: { payment_method_ids: paymentMethodIds } });
+const schedule = (paymentMethodIds: string[], merchantAccountId = SHOP) =>
+  slice.createJob({ merchant_account_id: merchantAccountId, body: { payment_method_ids: paymentMethodIds } });
 
 const pm = (n: number) => `11111111-1111-4111-8111-${String(n).padStart(12, '0')}`;
 
 async function eventsOf(stream: string) {
-  return (await storage.store.readStream(stream)).map((event) => ({ type: event.type, data: event.data as Record<string, unknown> }));
+  return (await storage.store.readStream(stream)).map((event) => ({
+    type: event.type,
+    data: event.data as Record<string, unknown>,
+  }));
 }
 
 async function allStoredText(): Promise<string> {
   const events = await storage.store.readAll();
-  const tables = storage.db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'account_updater%'`).all() as { name: string }[];
+  const tables = storage.db
+    .prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'account_updater%'`)
+    .all() as { name: string }[];
   const rows = tables.map(({ name }) => storage.db.prepare(`SELECT * FROM ${name}`).all());
   return JSON.stringify({ events, rows });
 }
@@ -196,7 +218,15 @@ describe('who is scheduled', () => {
     });
     expect(job!.created_at).toBe(job!.updated_at);
     expect(await eventsOf(accountUpdaterJobStream(job!.id))).toEqual([
-      { type: 'AccountUpdaterJobCreated', data: { id: job!.id, merchantAccountId: SHOP, inquiries: [{ id: job!.inquiries[0]!.id, paymentMethodId: id }], at: job!.created_at } },
+      {
+        type: 'AccountUpdaterJobCreated',
+        data: {
+          id: job!.id,
+          merchantAccountId: SHOP,
+          inquiries: [{ id: job!.inquiries[0]!.id, paymentMethodId: id }],
+          at: job!.created_at,
+        },
+      },
     ]);
   });
 
@@ -216,7 +246,9 @@ describe('two requests at once for the same payment method', () => {
     const answers = await Promise.all(Array.from({ length: 8 }, () => schedule([id])));
     const jobs = answers.filter((answer) => answer !== null);
     expect(jobs).toHaveLength(1);
-    expect(await eventsOf(accountUpdaterClaimStream(id))).toEqual([{ type: 'AccountUpdaterPaymentMethodClaimed', data: expect.objectContaining({ jobId: jobs[0]!.id }) as object }]);
+    expect(await eventsOf(accountUpdaterClaimStream(id))).toEqual([
+      { type: 'AccountUpdaterPaymentMethodClaimed', data: expect.objectContaining({ jobId: jobs[0]!.id }) as object },
+    ]);
   });
 
   it('split overlapping requests so that the shared payment method is in exactly one job', async () => {
@@ -231,7 +263,18 @@ describe('two requests at once for the same payment method', () => {
     const id = paymentMethods.add(pm(14));
     await storage.store.append(
       accountUpdaterClaimStream(id),
-      [{ type: 'AccountUpdaterPaymentMethodClaimed', data: { paymentMethodId: id, merchantAccountId: SHOP, jobId: 'died-job', inquiryId: 'died-inquiry', at: new Date(clock).toISOString() } }],
+      [
+        {
+          type: 'AccountUpdaterPaymentMethodClaimed',
+          data: {
+            paymentMethodId: id,
+            merchantAccountId: SHOP,
+            jobId: 'died-job',
+            inquiryId: 'died-inquiry',
+            at: new Date(clock).toISOString(),
+          },
+        },
+      ],
       { expectedRevision: 'no_stream' },
     );
     expect(await schedule([id])).toBeNull();
@@ -246,8 +289,16 @@ describe('submission', () => {
     const id = paymentMethods.add(pm(20));
     const job = await schedule([id]);
     await slice.poll(); // waits for the submission already running
-    expect(updater.submissions).toEqual([{ reference: job!.id, inquiries: [{ reference: job!.inquiries[0]!.id, card: { number: PAN, expirationDate: '11/25' } }] }]);
-    expect((await eventsOf(accountUpdaterJobStream(job!.id))).map((event) => event.type)).toEqual(['AccountUpdaterJobCreated', 'AccountUpdaterJobSubmitted']);
+    expect(updater.submissions).toEqual([
+      {
+        reference: job!.id,
+        inquiries: [{ reference: job!.inquiries[0]!.id, card: { number: PAN, expirationDate: '11/25' } }],
+      },
+    ]);
+    expect((await eventsOf(accountUpdaterJobStream(job!.id))).map((event) => event.type)).toEqual([
+      'AccountUpdaterJobCreated',
+      'AccountUpdaterJobSubmitted',
+    ]);
   });
 
   it('that failed (updater unreachable) is sent again by the next round once it is back', async () => {
@@ -275,8 +326,12 @@ describe('submission', () => {
     updater.down = false;
     await slice.poll();
     expect(updater.submissions.map((s) => s.inquiries.map((i) => i.reference))).toEqual([[job!.inquiries[0]!.id]]);
-    const completed = (await eventsOf(accountUpdaterJobStream(job!.id))).filter((event) => event.type === 'AccountUpdaterInquiryCompleted');
-    expect(completed.map((event) => event.data)).toEqual([expect.objectContaining({ paymentMethodId: deleted, outcome: 'payment_method_unavailable' })]);
+    const completed = (await eventsOf(accountUpdaterJobStream(job!.id))).filter(
+      (event) => event.type === 'AccountUpdaterInquiryCompleted',
+    );
+    expect(completed.map((event) => event.data)).toEqual([
+      expect.objectContaining({ paymentMethodId: deleted, outcome: 'payment_method_unavailable' }),
+    ]);
   });
 
   it('completes a job whose every payment method is gone, without calling the updater', async () => {
@@ -288,7 +343,11 @@ describe('submission', () => {
     updater.down = false;
     await slice.poll();
     expect(updater.submissions).toEqual([]);
-    expect((await eventsOf(accountUpdaterJobStream(job!.id))).map((event) => event.type)).toEqual(['AccountUpdaterJobCreated', 'AccountUpdaterInquiryCompleted', 'AccountUpdaterJobCompleted']);
+    expect((await eventsOf(accountUpdaterJobStream(job!.id))).map((event) => event.type)).toEqual([
+      'AccountUpdaterJobCreated',
+      'AccountUpdaterInquiryCompleted',
+      'AccountUpdaterJobCompleted',
+    ]);
     expect(slice.readModel.openJobs()).toEqual([]);
   });
 });
@@ -305,8 +364,12 @@ describe('results', () => {
 
     updater.answer();
     await slice.poll();
-    expect(paymentMethods.applied.get(expiry)).toEqual([{ jobId: job!.id, outcome: 'updated_expiry', expirationDate: '11/28' }]);
-    expect(paymentMethods.applied.get(number)).toEqual([{ jobId: job!.id, outcome: 'updated_number', number: REPLACEMENT, expirationDate: '11/28' }]);
+    expect(paymentMethods.applied.get(expiry)).toEqual([
+      { jobId: job!.id, outcome: 'updated_expiry', expirationDate: '11/28' },
+    ]);
+    expect(paymentMethods.applied.get(number)).toEqual([
+      { jobId: job!.id, outcome: 'updated_number', number: REPLACEMENT, expirationDate: '11/28' },
+    ]);
     expect(paymentMethods.applied.get(unchanged)).toEqual([{ jobId: job!.id, outcome: 'no_change' }]);
     const events = await eventsOf(accountUpdaterJobStream(job!.id));
     expect(events.map((event) => event.type)).toEqual([
@@ -317,7 +380,9 @@ describe('results', () => {
       'AccountUpdaterInquiryCompleted',
       'AccountUpdaterJobCompleted',
     ]);
-    expect(events.filter((event) => event.type === 'AccountUpdaterInquiryCompleted').map((event) => event.data.outcome)).toEqual(['updated_expiry', 'updated_number', 'no_change']);
+    expect(
+      events.filter((event) => event.type === 'AccountUpdaterInquiryCompleted').map((event) => event.data.outcome),
+    ).toEqual(['updated_expiry', 'updated_number', 'no_change']);
     expect(slice.readModel.openJobs()).toEqual([]);
 
     // Answered: the payment methods can be scheduled again.
@@ -334,13 +399,17 @@ describe('results', () => {
     paymentMethods.failAfterApplying.add(second);
     await expect(slice.poll()).rejects.toThrow('process died after the update');
     // The first was applied and recorded; the second applied but not recorded.
-    const completedAfterCrash = (await eventsOf(accountUpdaterJobStream(job!.id))).filter((event) => event.type === 'AccountUpdaterInquiryCompleted');
+    const completedAfterCrash = (await eventsOf(accountUpdaterJobStream(job!.id))).filter(
+      (event) => event.type === 'AccountUpdaterInquiryCompleted',
+    );
     expect(completedAfterCrash.map((event) => event.data.paymentMethodId)).toEqual([first]);
 
     await slice.poll();
     expect(paymentMethods.calls).toBe(3);
     expect(paymentMethods.applied.get(second)).toHaveLength(1);
-    const completed = (await eventsOf(accountUpdaterJobStream(job!.id))).filter((event) => event.type === 'AccountUpdaterInquiryCompleted');
+    const completed = (await eventsOf(accountUpdaterJobStream(job!.id))).filter(
+      (event) => event.type === 'AccountUpdaterInquiryCompleted',
+    );
     expect(completed.map((event) => event.data.paymentMethodId)).toEqual([first, second]);
     await slice.poll();
     expect(paymentMethods.calls).toBe(3);
@@ -369,7 +438,9 @@ describe('results', () => {
     updater.answer([job!.inquiries[1]!.id]);
     await slice.poll();
     expect(paymentMethods.applied.has(silent)).toBe(false);
-    const outcomes = (await eventsOf(accountUpdaterJobStream(job!.id))).filter((event) => event.type === 'AccountUpdaterInquiryCompleted').map((event) => event.data.outcome);
+    const outcomes = (await eventsOf(accountUpdaterJobStream(job!.id)))
+      .filter((event) => event.type === 'AccountUpdaterInquiryCompleted')
+      .map((event) => event.data.outcome);
     expect(outcomes).toEqual(['updated_expiry', 'not_answered']);
   });
 

@@ -16,7 +16,10 @@ export interface OpenJobRow {
 
 export class AccountUpdaterReadModel {
   readonly projection: Projection;
-  private readonly open: Database.Statement<[], { id: string; merchant_account_id: string; status: 'created' | 'submitted' }>;
+  private readonly open: Database.Statement<
+    [],
+    { id: string; merchant_account_id: string; status: 'created' | 'submitted' }
+  >;
   private readonly waiting: Database.Statement<[string], { found: number }>;
 
   constructor(db: Database.Database) {
@@ -28,8 +31,12 @@ export class AccountUpdaterReadModel {
       CREATE TABLE IF NOT EXISTS account_updater_inquiries (
         id TEXT PRIMARY KEY, job_id TEXT NOT NULL, payment_method_id TEXT NOT NULL, outcome TEXT, completed_at TEXT);
       CREATE INDEX IF NOT EXISTS account_updater_inquiries_by_payment_method ON account_updater_inquiries (payment_method_id, outcome);`);
-    this.open = db.prepare(`SELECT id, merchant_account_id, status FROM account_updater_jobs WHERE status IN ('created', 'submitted') ORDER BY created_at, id`);
-    this.waiting = db.prepare('SELECT 1 AS found FROM account_updater_inquiries WHERE payment_method_id = ? AND outcome IS NULL LIMIT 1');
+    this.open = db.prepare(
+      `SELECT id, merchant_account_id, status FROM account_updater_jobs WHERE status IN ('created', 'submitted') ORDER BY created_at, id`,
+    );
+    this.waiting = db.prepare(
+      'SELECT 1 AS found FROM account_updater_inquiries WHERE payment_method_id = ? AND outcome IS NULL LIMIT 1',
+    );
 
     const insertJob = db.prepare<[{ id: string; merchantAccountId: string; at: string }]>(
       `INSERT OR IGNORE INTO account_updater_jobs (id, merchant_account_id, status, provider_job_id, created_at, updated_at)
@@ -41,9 +48,15 @@ export class AccountUpdaterReadModel {
     const submitted = db.prepare<[{ id: string; providerJobId: string; at: string }]>(
       `UPDATE account_updater_jobs SET status = 'submitted', provider_job_id = @providerJobId, updated_at = @at WHERE id = @id AND status = 'created'`,
     );
-    const inquiryCompleted = db.prepare<[{ id: string; outcome: string; at: string }]>('UPDATE account_updater_inquiries SET outcome = @outcome, completed_at = @at WHERE id = @id');
-    const touched = db.prepare<[{ id: string; at: string }]>('UPDATE account_updater_jobs SET updated_at = @at WHERE id = @id');
-    const completed = db.prepare<[{ id: string; at: string }]>(`UPDATE account_updater_jobs SET status = 'completed', updated_at = @at WHERE id = @id`);
+    const inquiryCompleted = db.prepare<[{ id: string; outcome: string; at: string }]>(
+      'UPDATE account_updater_inquiries SET outcome = @outcome, completed_at = @at WHERE id = @id',
+    );
+    const touched = db.prepare<[{ id: string; at: string }]>(
+      'UPDATE account_updater_jobs SET updated_at = @at WHERE id = @id',
+    );
+    const completed = db.prepare<[{ id: string; at: string }]>(
+      `UPDATE account_updater_jobs SET status = 'completed', updated_at = @at WHERE id = @id`,
+    );
 
     this.projection = {
       name: 'account-updater',
@@ -52,7 +65,8 @@ export class AccountUpdaterReadModel {
         switch (event.type) {
           case 'AccountUpdaterJobCreated':
             insertJob.run({ id: event.data.id, merchantAccountId: event.data.merchantAccountId, at: event.data.at });
-            for (const inquiry of event.data.inquiries) insertInquiry.run({ id: inquiry.id, jobId: event.data.id, paymentMethodId: inquiry.paymentMethodId });
+            for (const inquiry of event.data.inquiries)
+              insertInquiry.run({ id: inquiry.id, jobId: event.data.id, paymentMethodId: inquiry.paymentMethodId });
             return;
           case 'AccountUpdaterJobSubmitted':
             submitted.run(event.data);
@@ -73,7 +87,9 @@ export class AccountUpdaterReadModel {
 
   /** Jobs not yet submitted or still waiting for the updater, oldest first. */
   openJobs(): OpenJobRow[] {
-    return this.open.all().map((row) => ({ id: row.id, merchantAccountId: row.merchant_account_id, status: row.status }));
+    return this.open
+      .all()
+      .map((row) => ({ id: row.id, merchantAccountId: row.merchant_account_id, status: row.status }));
   }
 
   /** Whether the payment method waits in an open inquiry (as far as this read model has seen). */

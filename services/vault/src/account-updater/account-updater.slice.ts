@@ -15,11 +15,21 @@
  *   between replays the update rather than losing it.
  */
 import type { AccountUpdaterOutcome, AccountUpdaterService } from '@switchyard/connectors';
-import { accountUpdaterPatterns, type AccountUpdaterJob, type AccountUpdaterJobCreateRequest } from '@switchyard/contracts';
+import {
+  accountUpdaterPatterns,
+  type AccountUpdaterJob,
+  type AccountUpdaterJobCreateRequest,
+} from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type VaultContext, type VaultSlice } from '../vault-context';
-import { accountUpdaterClaimDecider, accountUpdaterClaimStream, holds, type AccountUpdaterClaimEvent, type AccountUpdaterClaimState } from './account-updater-claim';
+import {
+  accountUpdaterClaimDecider,
+  accountUpdaterClaimStream,
+  holds,
+  type AccountUpdaterClaimEvent,
+  type AccountUpdaterClaimState,
+} from './account-updater-claim';
 import {
   accountUpdaterJobDecider,
   accountUpdaterJobStream,
@@ -42,7 +52,12 @@ export interface AccountUpdaterPaymentMethods {
   applyAccountUpdate(
     merchantAccountId: string,
     id: string,
-    update: { readonly jobId: string; readonly outcome: AccountUpdaterOutcome; readonly number?: string; readonly expirationDate?: string },
+    update: {
+      readonly jobId: string;
+      readonly outcome: AccountUpdaterOutcome;
+      readonly number?: string;
+      readonly expirationDate?: string;
+    },
   ): Promise<void>;
 }
 
@@ -88,7 +103,10 @@ export class AccountUpdater implements VaultSlice {
   }
 
   /** The job, or null when no payment method was scheduled (unknown, ineligible, or already waiting). */
-  async createJob({ merchant_account_id: merchantAccountId, body }: AccountUpdaterJobCreateRequest): Promise<AccountUpdaterJob | null> {
+  async createJob({
+    merchant_account_id: merchantAccountId,
+    body,
+  }: AccountUpdaterJobCreateRequest): Promise<AccountUpdaterJob | null> {
     const settings = await this.deps.merchantAccounts.get(merchantAccountId);
     if (settings?.account_updater_enabled !== true) return null;
     const candidates = [...new Set(body.payment_method_ids)].filter((id) => this.eligible(merchantAccountId, id));
@@ -133,7 +151,8 @@ export class AccountUpdater implements VaultSlice {
       }
     }
     if (failures.length === 1) throw failures[0];
-    if (failures.length > 1) throw new AggregateError(failures, `${failures.length} account updater jobs failed this round`);
+    if (failures.length > 1)
+      throw new AggregateError(failures, `${failures.length} account updater jobs failed this round`);
   }
 
   rpcHandlers(): RpcHandlers {
@@ -144,13 +163,21 @@ export class AccountUpdater implements VaultSlice {
 
   private eligible(merchantAccountId: string, paymentMethodId: string): boolean {
     const paymentMethod = this.deps.paymentMethods.find(merchantAccountId, paymentMethodId);
-    return paymentMethod !== null && paymentMethod.status === 'succeeded' && paymentMethod.method === 'card' && !this.readModel.isWaiting(paymentMethodId);
+    return (
+      paymentMethod !== null &&
+      paymentMethod.status === 'succeeded' &&
+      paymentMethod.method === 'card' &&
+      !this.readModel.isWaiting(paymentMethodId)
+    );
   }
 
   /** Whether the job now holds the payment method: free, or held by a claim that no longer counts. */
   private async claim(merchantAccountId: string, jobId: string, inquiry: AccountUpdaterInquiry): Promise<boolean> {
     const stream = accountUpdaterClaimStream(inquiry.paymentMethodId);
-    const current = await this.fold<AccountUpdaterClaimEvent, AccountUpdaterClaimState>(stream, accountUpdaterClaimDecider);
+    const current = await this.fold<AccountUpdaterClaimEvent, AccountUpdaterClaimState>(
+      stream,
+      accountUpdaterClaimDecider,
+    );
     let replacing: string | null = null;
     if (current.status === 'held') {
       if (!(await this.claimIsStale(current))) return false;
@@ -165,7 +192,11 @@ export class AccountUpdater implements VaultSlice {
   }
 
   /** A claim stops counting once its inquiry is completed, or when its job was never created within the grace period. */
-  private async claimIsStale(holder: { readonly jobId: string; readonly inquiryId: string; readonly at: string }): Promise<boolean> {
+  private async claimIsStale(holder: {
+    readonly jobId: string;
+    readonly inquiryId: string;
+    readonly at: string;
+  }): Promise<boolean> {
     const job = await this.jobState(holder.jobId);
     if (job.status === 'absent') return this.context.now().getTime() - Date.parse(holder.at) > this.claimGraceMs;
     return holder.inquiryId in job.outcomes || !job.inquiries.some((inquiry) => inquiry.id === holder.inquiryId);
@@ -188,14 +219,24 @@ export class AccountUpdater implements VaultSlice {
     for (const inquiry of job.inquiries) {
       if (inquiry.id in job.outcomes) continue;
       const card = this.deps.paymentMethods.cardOf(job.merchantAccountId, inquiry.paymentMethodId);
-      if (card) inquiries.push({ reference: inquiry.id, card: { number: card.number, expirationDate: card.expirationDate } });
+      if (card)
+        inquiries.push({ reference: inquiry.id, card: { number: card.number, expirationDate: card.expirationDate } });
       else gone.push({ inquiryId: inquiry.id, outcome: 'payment_method_unavailable' });
     }
     // Deleted since it was scheduled: nothing to ask about (the last one completes the job).
-    if (gone.length > 0) await this.handle(jobId, { type: 'CompleteAccountUpdaterInquiries', data: { completions: gone }, metadata: { now: this.now() } });
+    if (gone.length > 0)
+      await this.handle(jobId, {
+        type: 'CompleteAccountUpdaterInquiries',
+        data: { completions: gone },
+        metadata: { now: this.now() },
+      });
     if (inquiries.length === 0) return;
     const { providerJobId } = await this.deps.updater.submit({ reference: jobId, inquiries });
-    await this.handle(jobId, { type: 'RecordAccountUpdaterSubmission', data: { providerJobId }, metadata: { now: this.now() } });
+    await this.handle(jobId, {
+      type: 'RecordAccountUpdaterSubmission',
+      data: { providerJobId },
+      metadata: { now: this.now() },
+    });
   }
 
   /** Records the updater's answers once it has them all: each payment method updated first, then its inquiry completed. */
@@ -210,7 +251,11 @@ export class AccountUpdater implements VaultSlice {
       if (batch.length === 0) return;
       const completions = batch;
       batch = [];
-      await this.handle(jobId, { type: 'CompleteAccountUpdaterInquiries', data: { completions }, metadata: { now: this.now() } });
+      await this.handle(jobId, {
+        type: 'CompleteAccountUpdaterInquiries',
+        data: { completions },
+        metadata: { now: this.now() },
+      });
     };
     try {
       for (const inquiry of job.inquiries) {
@@ -218,7 +263,12 @@ export class AccountUpdater implements VaultSlice {
         const result = results.get(inquiry.id);
         if (result) {
           const { outcome, number, expirationDate } = result;
-          const update = { jobId, outcome, ...(number !== undefined && { number }), ...(expirationDate !== undefined && { expirationDate }) };
+          const update = {
+            jobId,
+            outcome,
+            ...(number !== undefined && { number }),
+            ...(expirationDate !== undefined && { expirationDate }),
+          };
           await this.deps.paymentMethods.applyAccountUpdate(job.merchantAccountId, inquiry.paymentMethodId, update);
         }
         batch.push({ inquiryId: inquiry.id, outcome: result ? result.outcome : 'not_answered' });
@@ -231,7 +281,10 @@ export class AccountUpdater implements VaultSlice {
   }
 
   private jobState(jobId: string): Promise<AccountUpdaterJobState> {
-    return this.fold<AccountUpdaterJobEvent, AccountUpdaterJobState>(accountUpdaterJobStream(jobId), accountUpdaterJobDecider);
+    return this.fold<AccountUpdaterJobEvent, AccountUpdaterJobState>(
+      accountUpdaterJobStream(jobId),
+      accountUpdaterJobDecider,
+    );
   }
 
   private async fold<Event extends { type: string; data: unknown }, State>(

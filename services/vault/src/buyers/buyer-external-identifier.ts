@@ -28,11 +28,17 @@ export type ExternalIdentifierClaimCommand =
   /** Held already by the same buyer: claimed again, which moves the stream on (a release decided before fails). */
   | { readonly type: 'ClaimBuyerExternalIdentifier'; readonly data: ClaimData; readonly metadata: CommandMetadata }
   /** From `previousBuyerId`, whose claim the caller has fenced (it no longer uses the identifier). */
-  | { readonly type: 'TakeOverBuyerExternalIdentifier'; readonly data: ClaimData & { readonly previousBuyerId: string }; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'TakeOverBuyerExternalIdentifier';
+      readonly data: ClaimData & { readonly previousBuyerId: string };
+      readonly metadata: CommandMetadata;
+    }
   /** By the holder, or for it once fenced; anyone else's release changes nothing. */
   | { readonly type: 'ReleaseBuyerExternalIdentifier'; readonly data: ClaimData; readonly metadata: CommandMetadata };
 
-export type ExternalIdentifierClaimState = { readonly status: 'free' } | { readonly status: 'claimed'; readonly buyerId: string };
+export type ExternalIdentifierClaimState =
+  | { readonly status: 'free' }
+  | { readonly status: 'claimed'; readonly buyerId: string };
 
 /** Another buyer holds the identifier (it may be a claim left behind, which the caller checks). */
 export class ExternalIdentifierTaken extends DomainError<'buyer_external_identifier_taken'> {
@@ -43,14 +49,23 @@ export class ExternalIdentifierTaken extends DomainError<'buyer_external_identif
 
 /** Hashed: identifiers are free text up to 200 characters, and the account id must not run into them. */
 export const externalIdentifierClaimStream = (merchantAccountId: string, externalIdentifier: string): string =>
-  `buyer-external-identifier-${createHash('sha256').update(JSON.stringify([merchantAccountId, externalIdentifier])).digest('hex')}`;
+  `buyer-external-identifier-${createHash('sha256')
+    .update(JSON.stringify([merchantAccountId, externalIdentifier]))
+    .digest('hex')}`;
 
-export const externalIdentifierClaim: Decider<ExternalIdentifierClaimCommand, ExternalIdentifierClaimEvent, ExternalIdentifierClaimState> = {
+export const externalIdentifierClaim: Decider<
+  ExternalIdentifierClaimCommand,
+  ExternalIdentifierClaimEvent,
+  ExternalIdentifierClaimState
+> = {
   initialState: () => ({ status: 'free' }),
   decide(command, state) {
     const { merchantAccountId, externalIdentifier, buyerId } = command.data;
     const at = command.metadata.now;
-    const claimed: ExternalIdentifierClaimEvent = { type: 'BuyerExternalIdentifierClaimed', data: { merchantAccountId, externalIdentifier, buyerId, at } };
+    const claimed: ExternalIdentifierClaimEvent = {
+      type: 'BuyerExternalIdentifierClaimed',
+      data: { merchantAccountId, externalIdentifier, buyerId, at },
+    };
     switch (command.type) {
       case 'ClaimBuyerExternalIdentifier':
         if (state.status === 'claimed' && state.buyerId !== buyerId) throw new ExternalIdentifierTaken(state.buyerId);
@@ -58,12 +73,17 @@ export const externalIdentifierClaim: Decider<ExternalIdentifierClaimCommand, Ex
       case 'TakeOverBuyerExternalIdentifier': {
         if (state.status === 'free' || state.buyerId === buyerId) return [claimed];
         if (state.buyerId !== command.data.previousBuyerId) throw new ExternalIdentifierTaken(state.buyerId);
-        const released: ExternalIdentifierClaimEvent = { type: 'BuyerExternalIdentifierReleased', data: { merchantAccountId, externalIdentifier, buyerId: state.buyerId, at } };
+        const released: ExternalIdentifierClaimEvent = {
+          type: 'BuyerExternalIdentifierReleased',
+          data: { merchantAccountId, externalIdentifier, buyerId: state.buyerId, at },
+        };
         return [released, claimed];
       }
       case 'ReleaseBuyerExternalIdentifier':
         if (state.status !== 'claimed' || state.buyerId !== buyerId) return [];
-        return [{ type: 'BuyerExternalIdentifierReleased', data: { merchantAccountId, externalIdentifier, buyerId, at } }];
+        return [
+          { type: 'BuyerExternalIdentifierReleased', data: { merchantAccountId, externalIdentifier, buyerId, at } },
+        ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);

@@ -33,7 +33,9 @@ const address = (input: AddressInput | null | undefined): Address | null =>
         organization: input.organization ?? null,
       };
 
-type ContactInput = Partial<Record<keyof Omit<Contact, 'address'>, string | null>> & { readonly address?: AddressInput | null };
+type ContactInput = Partial<Record<keyof Omit<Contact, 'address'>, string | null>> & {
+  readonly address?: AddressInput | null;
+};
 
 const contact = (input: ContactInput): Contact => ({
   first_name: input.first_name ?? null,
@@ -44,10 +46,15 @@ const contact = (input: ContactInput): Contact => ({
 });
 
 const billingDetails = (input: BillingDetailsInput | null | undefined): BillingDetails | null =>
-  input == null ? null : { ...contact(input), tax_id: input.tax_id ? { value: input.tax_id.value, kind: input.tax_id.kind } : null };
+  input == null
+    ? null
+    : { ...contact(input), tax_id: input.tax_id ? { value: input.tax_id.value, kind: input.tax_id.kind } : null };
 
 /** Only the keys present in `input`, each mapped; absent keys stay absent (PUT changes only what was sent). */
-function sent<Input extends object, Output>(input: Input, map: { [K in keyof Input]-?: (value: Input[K]) => [keyof Output, unknown] }): Partial<Output> {
+function sent<Input extends object, Output>(
+  input: Input,
+  map: { [K in keyof Input]-?: (value: Input[K]) => [keyof Output, unknown] },
+): Partial<Output> {
   const out: Partial<Output> = {};
   for (const key of Object.keys(input) as (keyof Input)[]) {
     if (input[key] === undefined) continue;

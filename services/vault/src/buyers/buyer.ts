@@ -49,7 +49,10 @@ export type BuyerEvent =
   | { readonly type: 'ShippingDetailsAdded'; readonly data: ShippingOwner & ShippingDetailsData & At }
   | { readonly type: 'ShippingDetailsUpdated'; readonly data: ShippingOwner & ShippingDetailsChanges & At }
   | { readonly type: 'ShippingDetailsRemoved'; readonly data: ShippingOwner & At }
-  | { readonly type: 'ExternalIdentifierClaimFenced'; readonly data: Owner & { readonly externalIdentifier: string } & At };
+  | {
+      readonly type: 'ExternalIdentifierClaimFenced';
+      readonly data: Owner & { readonly externalIdentifier: string } & At;
+    };
 
 interface CommandMetadata {
   readonly now: string;
@@ -58,17 +61,37 @@ interface CommandMetadata {
 /** `merchantAccountId` on every command: the account of the request. */
 export type BuyerCommand =
   | { readonly type: 'CreateBuyer'; readonly data: Owner & BuyerDetails; readonly metadata: CommandMetadata }
-  | { readonly type: 'UpdateBuyer'; readonly data: { readonly merchantAccountId: string; readonly changes: BuyerChanges }; readonly metadata: CommandMetadata }
-  | { readonly type: 'DeleteBuyer'; readonly data: { readonly merchantAccountId: string }; readonly metadata: CommandMetadata }
-  | { readonly type: 'AddShippingDetails'; readonly data: Omit<ShippingOwner, 'buyerId'> & { readonly details: ShippingDetailsData }; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'UpdateBuyer';
+      readonly data: { readonly merchantAccountId: string; readonly changes: BuyerChanges };
+      readonly metadata: CommandMetadata;
+    }
+  | {
+      readonly type: 'DeleteBuyer';
+      readonly data: { readonly merchantAccountId: string };
+      readonly metadata: CommandMetadata;
+    }
+  | {
+      readonly type: 'AddShippingDetails';
+      readonly data: Omit<ShippingOwner, 'buyerId'> & { readonly details: ShippingDetailsData };
+      readonly metadata: CommandMetadata;
+    }
   | {
       readonly type: 'UpdateShippingDetails';
       readonly data: Omit<ShippingOwner, 'buyerId'> & { readonly changes: ShippingDetailsChanges };
       readonly metadata: CommandMetadata;
     }
-  | { readonly type: 'RemoveShippingDetails'; readonly data: Omit<ShippingOwner, 'buyerId'>; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'RemoveShippingDetails';
+      readonly data: Omit<ShippingOwner, 'buyerId'>;
+      readonly metadata: CommandMetadata;
+    }
   /** Before the claim on `externalIdentifier` held by this buyer is released (by anyone): refused while the buyer uses it. */
-  | { readonly type: 'FenceExternalIdentifierClaim'; readonly data: Owner & { readonly externalIdentifier: string }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'FenceExternalIdentifierClaim';
+      readonly data: Owner & { readonly externalIdentifier: string };
+      readonly metadata: CommandMetadata;
+    };
 
 export interface PresentBuyer {
   readonly status: 'present';
@@ -97,14 +120,17 @@ export class ExternalIdentifierInUse extends DomainError<'buyer_external_identif
   }
 }
 
-const addressedBy = (state: BuyerState, merchantAccountId: string): state is PresentBuyer => state.status === 'present' && state.merchantAccountId === merchantAccountId;
+const addressedBy = (state: BuyerState, merchantAccountId: string): state is PresentBuyer =>
+  state.status === 'present' && state.merchantAccountId === merchantAccountId;
 
 /** Stored values are JSON (fixed key order, from the same normalisation), so equal text is an equal value. */
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /** The entries of `changes` that are given and differ from `current`. */
 function changed<T extends object>(current: T, changes: Partial<T>): Partial<T> {
-  return Object.fromEntries(Object.entries(changes).filter(([key, value]) => value !== undefined && !same(current[key as keyof T], value))) as Partial<T>;
+  return Object.fromEntries(
+    Object.entries(changes).filter(([key, value]) => value !== undefined && !same(current[key as keyof T], value)),
+  ) as Partial<T>;
 }
 
 export const buyerDecider: Decider<BuyerCommand, BuyerEvent, BuyerState> = {
@@ -119,16 +145,34 @@ export const buyerDecider: Decider<BuyerCommand, BuyerEvent, BuyerState> = {
         if (!addressedBy(state, command.data.merchantAccountId)) throw buyerNotFound();
         const changes = changed(state.details, command.data.changes);
         if (Object.keys(changes).length === 0) return [];
-        return [{ type: 'BuyerUpdated', data: { ...changes, id: state.id, merchantAccountId: state.merchantAccountId, at } }];
+        return [
+          { type: 'BuyerUpdated', data: { ...changes, id: state.id, merchantAccountId: state.merchantAccountId, at } },
+        ];
       }
       case 'DeleteBuyer':
         if (!addressedBy(state, command.data.merchantAccountId)) throw buyerNotFound();
-        return [{ type: 'BuyerDeleted', data: { id: state.id, merchantAccountId: state.merchantAccountId, externalIdentifier: state.details.externalIdentifier, at } }];
+        return [
+          {
+            type: 'BuyerDeleted',
+            data: {
+              id: state.id,
+              merchantAccountId: state.merchantAccountId,
+              externalIdentifier: state.details.externalIdentifier,
+              at,
+            },
+          },
+        ];
       case 'AddShippingDetails': {
         if (!addressedBy(state, command.data.merchantAccountId)) throw buyerNotFound();
         const { shippingDetailsId, details } = command.data;
-        if (state.shippingDetails[shippingDetailsId]) throw new DomainError('shipping_details_exists', `shipping details ${shippingDetailsId} already exist`);
-        return [{ type: 'ShippingDetailsAdded', data: { ...details, buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at } }];
+        if (state.shippingDetails[shippingDetailsId])
+          throw new DomainError('shipping_details_exists', `shipping details ${shippingDetailsId} already exist`);
+        return [
+          {
+            type: 'ShippingDetailsAdded',
+            data: { ...details, buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at },
+          },
+        ];
       }
       case 'UpdateShippingDetails': {
         if (!addressedBy(state, command.data.merchantAccountId)) throw buyerNotFound();
@@ -137,19 +181,30 @@ export const buyerDecider: Decider<BuyerCommand, BuyerEvent, BuyerState> = {
         if (!current) throw shippingDetailsNotFound();
         const changes = changed(current, command.data.changes);
         if (Object.keys(changes).length === 0) return [];
-        return [{ type: 'ShippingDetailsUpdated', data: { ...changes, buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at } }];
+        return [
+          {
+            type: 'ShippingDetailsUpdated',
+            data: { ...changes, buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at },
+          },
+        ];
       }
       case 'RemoveShippingDetails': {
         if (!addressedBy(state, command.data.merchantAccountId)) throw buyerNotFound();
         const { shippingDetailsId } = command.data;
         if (!state.shippingDetails[shippingDetailsId]) throw shippingDetailsNotFound();
-        return [{ type: 'ShippingDetailsRemoved', data: { buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at } }];
+        return [
+          {
+            type: 'ShippingDetailsRemoved',
+            data: { buyerId: state.id, merchantAccountId: state.merchantAccountId, shippingDetailsId, at },
+          },
+        ];
       }
       case 'FenceExternalIdentifierClaim': {
         const { id, merchantAccountId, externalIdentifier } = command.data;
         // Deleted and abandoned streams take no decision any more: nothing to fence.
         if (state.status === 'deleted' || state.status === 'abandoned') return [];
-        if (state.status === 'present' && state.details.externalIdentifier === externalIdentifier) throw new ExternalIdentifierInUse(state.id);
+        if (state.status === 'present' && state.details.externalIdentifier === externalIdentifier)
+          throw new ExternalIdentifierInUse(state.id);
         return [{ type: 'ExternalIdentifierClaimFenced', data: { id, merchantAccountId, externalIdentifier, at } }];
       }
       default: {
@@ -162,7 +217,13 @@ export const buyerDecider: Decider<BuyerCommand, BuyerEvent, BuyerState> = {
     switch (event.type) {
       case 'BuyerCreated': {
         const { id, merchantAccountId, displayName, externalIdentifier, billingDetails, accountNumber } = event.data;
-        return { status: 'present', id, merchantAccountId, details: { displayName, externalIdentifier, billingDetails, accountNumber }, shippingDetails: {} };
+        return {
+          status: 'present',
+          id,
+          merchantAccountId,
+          details: { displayName, externalIdentifier, billingDetails, accountNumber },
+          shippingDetails: {},
+        };
       }
       case 'BuyerUpdated': {
         if (state.status !== 'present') return state;
@@ -176,7 +237,9 @@ export const buyerDecider: Decider<BuyerCommand, BuyerEvent, BuyerState> = {
         if (state.status !== 'present') return state;
         const { buyerId: _buyer, merchantAccountId: _account, shippingDetailsId, at: _at, ...fields } = event.data;
         const current = state.shippingDetails[shippingDetailsId];
-        const next = (event.type === 'ShippingDetailsAdded' ? fields : { ...current, ...fields }) as ShippingDetailsData;
+        const next = (
+          event.type === 'ShippingDetailsAdded' ? fields : { ...current, ...fields }
+        ) as ShippingDetailsData;
         return { ...state, shippingDetails: { ...state.shippingDetails, [shippingDetailsId]: next } };
       }
       case 'ShippingDetailsRemoved': {

@@ -91,10 +91,16 @@ export class BuyersReadModel {
         created_at TEXT NOT NULL, updated_at TEXT NOT NULL, sort_key TEXT NOT NULL);
       CREATE INDEX IF NOT EXISTS buyer_shipping_details_by_buyer ON buyer_shipping_details (buyer_id, sort_key);`);
     this.byId = db.prepare('SELECT * FROM buyers WHERE id = ?');
-    this.byExternalIdentifier = db.prepare('SELECT * FROM buyers WHERE merchant_account_id = ? AND external_identifier = ? ORDER BY sort_key LIMIT 1');
+    this.byExternalIdentifier = db.prepare(
+      'SELECT * FROM buyers WHERE merchant_account_id = ? AND external_identifier = ? ORDER BY sort_key LIMIT 1',
+    );
     // Newest first: "after" a key means an older buyer.
-    this.older = db.prepare(`SELECT * FROM buyers WHERE ${matching} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`);
-    this.newer = db.prepare(`SELECT * FROM buyers WHERE ${matching} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`);
+    this.older = db.prepare(
+      `SELECT * FROM buyers WHERE ${matching} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+    );
+    this.newer = db.prepare(
+      `SELECT * FROM buyers WHERE ${matching} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
+    );
     this.shippingById = db.prepare('SELECT * FROM buyer_shipping_details WHERE id = ?');
     this.shippingOfBuyer = db.prepare('SELECT * FROM buyer_shipping_details WHERE buyer_id = ? ORDER BY sort_key ASC');
 
@@ -121,7 +127,9 @@ export class BuyersReadModel {
         switch (event.type) {
           case 'BuyerCreated': {
             const { id, merchantAccountId, at, ...details } = event.data;
-            putBuyer.run(toBuyerRecord({ id, merchantAccountId, ...details, createdAt: at, updatedAt: at }, `${at}|${id}`));
+            putBuyer.run(
+              toBuyerRecord({ id, merchantAccountId, ...details, createdAt: at, updatedAt: at }, `${at}|${id}`),
+            );
             return;
           }
           case 'BuyerUpdated': {
@@ -137,7 +145,14 @@ export class BuyersReadModel {
             return;
           case 'ShippingDetailsAdded': {
             const { buyerId, merchantAccountId, shippingDetailsId, at, ...details } = event.data;
-            const view: ShippingDetailsView = { ...details, id: shippingDetailsId, buyerId, merchantAccountId, createdAt: at, updatedAt: at };
+            const view: ShippingDetailsView = {
+              ...details,
+              id: shippingDetailsId,
+              buyerId,
+              merchantAccountId,
+              createdAt: at,
+              updatedAt: at,
+            };
             putShipping.run(toShippingRecord(view, `${at}|${shippingDetailsId}`));
             return;
           }
@@ -145,7 +160,9 @@ export class BuyersReadModel {
             const record = shippingById.get(event.data.shippingDetailsId);
             if (!record) return;
             const { buyerId: _buyer, merchantAccountId: _account, shippingDetailsId: _id, at, ...changes } = event.data;
-            putShipping.run(toShippingRecord({ ...toShippingView(record), ...changes, updatedAt: at }, record.sort_key));
+            putShipping.run(
+              toShippingRecord({ ...toShippingView(record), ...changes, updatedAt: at }, record.sort_key),
+            );
             return;
           }
           case 'ShippingDetailsRemoved':
@@ -171,7 +188,11 @@ export class BuyersReadModel {
 
   /** A merchant account's live buyers, newest first; keyset-paged. */
   page(merchantAccountId: string, filter: BuyerFilter, query: PageQuery): Page<BuyerView> {
-    const params = { merchantAccountId, externalIdentifier: filter.externalIdentifier ?? null, search: filter.search !== undefined ? fold(filter.search) : null };
+    const params = {
+      merchantAccountId,
+      externalIdentifier: filter.externalIdentifier ?? null,
+      search: filter.search !== undefined ? fold(filter.search) : null,
+    };
     const page = keysetPage<BuyerRecord>(
       query,
       (record) => record.sort_key,
@@ -214,7 +235,8 @@ function toBuyerView(record: BuyerRecord): BuyerView {
     merchantAccountId: record.merchant_account_id,
     displayName: record.display_name,
     externalIdentifier: record.external_identifier,
-    billingDetails: record.billing_details === null ? null : (JSON.parse(record.billing_details) as BuyerView['billingDetails']),
+    billingDetails:
+      record.billing_details === null ? null : (JSON.parse(record.billing_details) as BuyerView['billingDetails']),
     accountNumber: record.account_number,
     createdAt: record.created_at,
     updatedAt: record.updated_at,
@@ -222,7 +244,18 @@ function toBuyerView(record: BuyerRecord): BuyerView {
 }
 
 function toShippingRecord(view: ShippingDetailsView, sortKey: string): ShippingDetailsRecord {
-  const { id, buyerId, merchantAccountId, createdAt, updatedAt, first_name, last_name, email_address, phone_number, address } = view;
+  const {
+    id,
+    buyerId,
+    merchantAccountId,
+    createdAt,
+    updatedAt,
+    first_name,
+    last_name,
+    email_address,
+    phone_number,
+    address,
+  } = view;
   return {
     id,
     buyer_id: buyerId,

@@ -24,9 +24,23 @@ import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper, KeyedQueue, withApiErrors } from '@switchyard/service';
 import type { VaultContext, VaultSlice } from '../vault-context';
-import { buyerDecider, buyerStream, type BuyerCommand, type BuyerEvent, type BuyerState, type PresentBuyer } from './buyer';
+import {
+  buyerDecider,
+  buyerStream,
+  type BuyerCommand,
+  type BuyerEvent,
+  type BuyerState,
+  type PresentBuyer,
+} from './buyer';
 import { ExternalIdentifierTaken } from './buyer-external-identifier';
-import { buyerChangesOf, buyerDetailsOf, shippingDetailsChangesOf, shippingDetailsOf, toBuyer, toShippingDetails } from './buyer-wire';
+import {
+  buyerChangesOf,
+  buyerDetailsOf,
+  shippingDetailsChangesOf,
+  shippingDetailsOf,
+  toBuyer,
+  toShippingDetails,
+} from './buyer-wire';
 import { BuyersReadModel, type BuyerView } from './buyers.read-model';
 import { ExternalIdentifierClaims } from './external-identifier-claims';
 
@@ -45,7 +59,12 @@ export interface BuyerReference {
 }
 
 /** The buyer codes that are not a plain 400 (kept here, like the gift cards', beside the slice). */
-const toApiError = domainErrorMapper({ buyer_not_found: 404, buyer_exists: 409, shipping_details_not_found: 404, shipping_details_exists: 409 });
+const toApiError = domainErrorMapper({
+  buyer_not_found: 404,
+  buyer_exists: 409,
+  shipping_details_not_found: 404,
+  shipping_details_exists: 409,
+});
 const asApiErrors = withApiErrors(toApiError);
 
 /** Conflicts on the buyer's stream tolerated by an update before the caller gets a 409 "retry". */
@@ -86,13 +105,27 @@ export class Buyers implements VaultSlice {
   resolve(merchantAccountId: string, ref: BuyerReference, pointer: string): BuyerView | null {
     const id = ref.buyer_id ?? null;
     const externalIdentifier = ref.buyer_external_identifier ?? null;
-    const refuse = (message: string, type: string): ApiError => ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
-    if (id !== null && externalIdentifier !== null) throw refuse('buyer_id and buyer_external_identifier are mutually exclusive: give one of them', 'mutually_exclusive');
-    if (id !== null) return this.find(merchantAccountId, id) ?? throwing(refuse(`no buyer ${id} in this merchant account`, 'buyer_not_found'));
+    const refuse = (message: string, type: string): ApiError =>
+      ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
+    if (id !== null && externalIdentifier !== null)
+      throw refuse(
+        'buyer_id and buyer_external_identifier are mutually exclusive: give one of them',
+        'mutually_exclusive',
+      );
+    if (id !== null)
+      return (
+        this.find(merchantAccountId, id) ??
+        throwing(refuse(`no buyer ${id} in this merchant account`, 'buyer_not_found'))
+      );
     if (externalIdentifier !== null) {
       return (
         this.findByExternalIdentifier(merchantAccountId, externalIdentifier) ??
-        throwing(refuse(`no buyer with external_identifier ${JSON.stringify(externalIdentifier)} in this merchant account`, 'buyer_not_found'))
+        throwing(
+          refuse(
+            `no buyer with external_identifier ${JSON.stringify(externalIdentifier)} in this merchant account`,
+            'buyer_not_found',
+          ),
+        )
       );
     }
     return null;
@@ -104,7 +137,13 @@ export class Buyers implements VaultSlice {
     const externalIdentifier = details.externalIdentifier;
     if (externalIdentifier !== null) await this.claim(merchantAccountId, externalIdentifier, id);
     try {
-      await asApiErrors(() => handleCommand(this.context.store, buyerStream(id), buyerDecider, { type: 'CreateBuyer', data: { id, merchantAccountId, ...details }, metadata: this.metadata() }));
+      await asApiErrors(() =>
+        handleCommand(this.context.store, buyerStream(id), buyerDecider, {
+          type: 'CreateBuyer',
+          data: { id, merchantAccountId, ...details },
+          metadata: this.metadata(),
+        }),
+      );
     } catch (error) {
       if (externalIdentifier === null) throw error;
       // The claim goes back; when another buyer took it over meanwhile (this stream was fenced), that is the duplicate.
@@ -122,7 +161,10 @@ export class Buyers implements VaultSlice {
       ...(request.external_identifier !== undefined ? { externalIdentifier: request.external_identifier } : {}),
       ...(request.search !== undefined ? { search: request.search } : {}),
     };
-    const page = this.readModel.page(request.merchant_account_id, filter, { limit: request.limit, ...(request.cursor ? { cursor: request.cursor } : {}) });
+    const page = this.readModel.page(request.merchant_account_id, filter, {
+      limit: request.limit,
+      ...(request.cursor ? { cursor: request.cursor } : {}),
+    });
     return { ...page, items: page.items.map(toBuyer) };
   }
 
@@ -138,8 +180,16 @@ export class Buyers implements VaultSlice {
     return this.writes.run(request.buyer_id, () => this.applyUpdate(request));
   }
 
-  private async applyUpdate({ merchant_account_id: merchantAccountId, buyer_id: id, body }: BuyerUpdateRequest): Promise<Buyer> {
-    const command: BuyerCommand = { type: 'UpdateBuyer', data: { merchantAccountId, changes: buyerChangesOf(body) }, metadata: this.metadata() };
+  private async applyUpdate({
+    merchant_account_id: merchantAccountId,
+    buyer_id: id,
+    body,
+  }: BuyerUpdateRequest): Promise<Buyer> {
+    const command: BuyerCommand = {
+      type: 'UpdateBuyer',
+      data: { merchantAccountId, changes: buyerChangesOf(body) },
+      metadata: this.metadata(),
+    };
     const stream = buyerStream(id);
     let claimed: string | null = null;
     let replaced: string | null = null;
@@ -156,7 +206,11 @@ export class Buyers implements VaultSlice {
           claimed = next;
         }
         try {
-          await this.context.store.append(stream, events.map(({ type, data }) => ({ type, data })), { expectedRevision: recorded.length - 1 });
+          await this.context.store.append(
+            stream,
+            events.map(({ type, data }) => ({ type, data })),
+            { expectedRevision: recorded.length - 1 },
+          );
         } catch (error) {
           if (error instanceof WrongExpectedRevisionError && round < MAX_UPDATE_ROUNDS) continue;
           throw error;
@@ -192,48 +246,95 @@ export class Buyers implements VaultSlice {
     } catch (error) {
       throw error instanceof ApiError && error.status >= 500 ? error : ApiError.serverError(error);
     }
-    const { events } = await this.handle(id, { type: 'DeleteBuyer', data: { merchantAccountId }, metadata: this.metadata() });
+    const { events } = await this.handle(id, {
+      type: 'DeleteBuyer',
+      data: { merchantAccountId },
+      metadata: this.metadata(),
+    });
     const deleted = events[0];
     const externalIdentifier = deleted?.type === 'BuyerDeleted' ? deleted.data.externalIdentifier : null;
-    if (externalIdentifier !== null) await asApiErrors(() => this.claims.release(merchantAccountId, externalIdentifier, id));
+    if (externalIdentifier !== null)
+      await asApiErrors(() => this.claims.release(merchantAccountId, externalIdentifier, id));
     await this.context.catchUp();
   }
 
   /** A live buyer's shipping details, oldest first. */
-  listShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId }: BuyerRef): { items: ShippingDetails[] } {
+  listShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId }: BuyerRef): {
+    items: ShippingDetails[];
+  } {
     const buyer = this.required(merchantAccountId, buyerId);
     return { items: this.readModel.shippingDetailsOf(buyer.id).map(toShippingDetails) };
   }
 
-  async createShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, body }: ShippingDetailsCreateRequest): Promise<ShippingDetails> {
+  async createShippingDetails({
+    merchant_account_id: merchantAccountId,
+    buyer_id: buyerId,
+    body,
+  }: ShippingDetailsCreateRequest): Promise<ShippingDetails> {
     const shippingDetailsId = this.context.newId();
-    await this.queued(buyerId, { type: 'AddShippingDetails', data: { merchantAccountId, shippingDetailsId, details: shippingDetailsOf(body) }, metadata: this.metadata() });
+    await this.queued(buyerId, {
+      type: 'AddShippingDetails',
+      data: { merchantAccountId, shippingDetailsId, details: shippingDetailsOf(body) },
+      metadata: this.metadata(),
+    });
     await this.context.catchUp();
-    return this.getShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, shipping_details_id: shippingDetailsId });
+    return this.getShippingDetails({
+      merchant_account_id: merchantAccountId,
+      buyer_id: buyerId,
+      shipping_details_id: shippingDetailsId,
+    });
   }
 
-  getShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, shipping_details_id: id }: ShippingDetailsRef): ShippingDetails {
+  getShippingDetails({
+    merchant_account_id: merchantAccountId,
+    buyer_id: buyerId,
+    shipping_details_id: id,
+  }: ShippingDetailsRef): ShippingDetails {
     const details = this.readModel.findShippingDetails(id);
-    if (!details || details.buyerId !== buyerId || details.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    if (!details || details.buyerId !== buyerId || details.merchantAccountId !== merchantAccountId)
+      throw ApiError.notFound();
     return toShippingDetails(details);
   }
 
-  async updateShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, shipping_details_id: id, body }: ShippingDetailsUpdateRequest): Promise<ShippingDetails> {
-    await this.queued(buyerId, { type: 'UpdateShippingDetails', data: { merchantAccountId, shippingDetailsId: id, changes: shippingDetailsChangesOf(body) }, metadata: this.metadata() });
+  async updateShippingDetails({
+    merchant_account_id: merchantAccountId,
+    buyer_id: buyerId,
+    shipping_details_id: id,
+    body,
+  }: ShippingDetailsUpdateRequest): Promise<ShippingDetails> {
+    await this.queued(buyerId, {
+      type: 'UpdateShippingDetails',
+      data: { merchantAccountId, shippingDetailsId: id, changes: shippingDetailsChangesOf(body) },
+      metadata: this.metadata(),
+    });
     await this.context.catchUp();
-    return this.getShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, shipping_details_id: id });
+    return this.getShippingDetails({
+      merchant_account_id: merchantAccountId,
+      buyer_id: buyerId,
+      shipping_details_id: id,
+    });
   }
 
-  async deleteShippingDetails({ merchant_account_id: merchantAccountId, buyer_id: buyerId, shipping_details_id: id }: ShippingDetailsRef): Promise<void> {
-    await this.queued(buyerId, { type: 'RemoveShippingDetails', data: { merchantAccountId, shippingDetailsId: id }, metadata: this.metadata() });
+  async deleteShippingDetails({
+    merchant_account_id: merchantAccountId,
+    buyer_id: buyerId,
+    shipping_details_id: id,
+  }: ShippingDetailsRef): Promise<void> {
+    await this.queued(buyerId, {
+      type: 'RemoveShippingDetails',
+      data: { merchantAccountId, shippingDetailsId: id },
+      metadata: this.metadata(),
+    });
     await this.context.catchUp();
   }
 
   rpcHandlers(): RpcHandlers {
-    const done = <T>(action: (payload: T) => Promise<void>) => async (payload: unknown) => {
-      await action(payload as T);
-      return null;
-    };
+    const done =
+      <T>(action: (payload: T) => Promise<void>) =>
+      async (payload: unknown) => {
+        await action(payload as T);
+        return null;
+      };
     return {
       [buyerPatterns.list]: async (payload) => this.list(payload as BuyerListRequest),
       [buyerPatterns.create]: async (payload) => this.create(payload as BuyerCreateRequest),
@@ -241,9 +342,11 @@ export class Buyers implements VaultSlice {
       [buyerPatterns.update]: async (payload) => this.update(payload as BuyerUpdateRequest),
       [buyerPatterns.delete]: done<BuyerRef>((ref) => this.delete(ref)),
       [buyerPatterns.shippingDetailsList]: async (payload) => this.listShippingDetails(payload as BuyerRef),
-      [buyerPatterns.shippingDetailsCreate]: async (payload) => this.createShippingDetails(payload as ShippingDetailsCreateRequest),
+      [buyerPatterns.shippingDetailsCreate]: async (payload) =>
+        this.createShippingDetails(payload as ShippingDetailsCreateRequest),
       [buyerPatterns.shippingDetailsGet]: async (payload) => this.getShippingDetails(payload as ShippingDetailsRef),
-      [buyerPatterns.shippingDetailsUpdate]: async (payload) => this.updateShippingDetails(payload as ShippingDetailsUpdateRequest),
+      [buyerPatterns.shippingDetailsUpdate]: async (payload) =>
+        this.updateShippingDetails(payload as ShippingDetailsUpdateRequest),
       [buyerPatterns.shippingDetailsDelete]: done<ShippingDetailsRef>((ref) => this.deleteShippingDetails(ref)),
     };
   }
@@ -279,11 +382,19 @@ export class Buyers implements VaultSlice {
 }
 
 const fold = (recorded: Parameters<typeof asDomainEvent>[0][]): BuyerState =>
-  recorded.reduce((state, event) => buyerDecider.evolve(state, asDomainEvent<BuyerEvent>(event)), buyerDecider.initialState());
+  recorded.reduce(
+    (state, event) => buyerDecider.evolve(state, asDomainEvent<BuyerEvent>(event)),
+    buyerDecider.initialState(),
+  );
 
 function duplicate(externalIdentifier: string, holderId: string): ApiError {
   const message = `A buyer with external_identifier ${JSON.stringify(externalIdentifier)} already exists in this merchant account`;
-  const detail: ErrorDetail = { location: 'body', pointer: '/external_identifier', message: 'is already used by another buyer', type: 'duplicate_record' };
+  const detail: ErrorDetail = {
+    location: 'body',
+    pointer: '/external_identifier',
+    message: 'is already used by another buyer',
+    type: 'duplicate_record',
+  };
   return new ApiError(409, message, [detail], { resourceId: holderId });
 }
 

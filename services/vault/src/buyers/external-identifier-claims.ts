@@ -44,10 +44,15 @@ export class ExternalIdentifierClaims {
   async claim(merchantAccountId: string, externalIdentifier: string, buyerId: string): Promise<void> {
     const key = { merchantAccountId, externalIdentifier, buyerId };
     await this.rounds(merchantAccountId, externalIdentifier, async (state) => {
-      if (state.status === 'free' || state.buyerId === buyerId) return { type: 'ClaimBuyerExternalIdentifier', data: key, metadata: this.metadata() };
+      if (state.status === 'free' || state.buyerId === buyerId)
+        return { type: 'ClaimBuyerExternalIdentifier', data: key, metadata: this.metadata() };
       const holder = state.buyerId;
       if (await this.fence(merchantAccountId, externalIdentifier, holder)) throw new ExternalIdentifierTaken(holder);
-      return { type: 'TakeOverBuyerExternalIdentifier', data: { ...key, previousBuyerId: holder }, metadata: this.metadata() };
+      return {
+        type: 'TakeOverBuyerExternalIdentifier',
+        data: { ...key, previousBuyerId: holder },
+        metadata: this.metadata(),
+      };
     });
   }
 
@@ -56,7 +61,11 @@ export class ExternalIdentifierClaims {
     await this.rounds(merchantAccountId, externalIdentifier, async (state) => {
       if (state.status !== 'claimed' || state.buyerId !== buyerId) return null;
       if (await this.fence(merchantAccountId, externalIdentifier, buyerId)) return null;
-      return { type: 'ReleaseBuyerExternalIdentifier', data: { merchantAccountId, externalIdentifier, buyerId }, metadata: this.metadata() };
+      return {
+        type: 'ReleaseBuyerExternalIdentifier',
+        data: { merchantAccountId, externalIdentifier, buyerId },
+        metadata: this.metadata(),
+      };
     });
   }
 
@@ -76,7 +85,11 @@ export class ExternalIdentifierClaims {
       const events = command ? externalIdentifierClaim.decide(command, state) : [];
       if (events.length === 0) return;
       try {
-        await this.store.append(streamId, events.map(({ type, data }) => ({ type, data })), { expectedRevision: revision });
+        await this.store.append(
+          streamId,
+          events.map(({ type, data }) => ({ type, data })),
+          { expectedRevision: revision },
+        );
         return;
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError) || round >= MAX_ROUNDS) throw error;

@@ -29,7 +29,10 @@ beforeEach(async () => {
   dir = createTestDataDir('card-details');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date(clock) });
-  const vault = new CardVault(storage.db, { keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))), now: host.context.now });
+  const vault = new CardVault(storage.db, {
+    keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))),
+    now: host.context.now,
+  });
   sessions = new CheckoutSessions(host.context, { vault, binData: loadBinData({}) });
   host.add(sessions);
   await host.catchUp();
@@ -40,9 +43,11 @@ afterEach(async () => {
   removeTestDataDir(dir);
 });
 
-const open = async (body: Record<string, unknown> = {}) => (await sessions.create({ merchant_account_id: shop, body: checkoutSessionCreateSchema.parse(body) })).id;
+const open = async (body: Record<string, unknown> = {}) =>
+  (await sessions.create({ merchant_account_id: shop, body: checkoutSessionCreateSchema.parse(body) })).id;
 /** Through the RPC handler, as the gateway calls it. */
-const cardDetails = (id: string, bin: string) => sessions.rpcHandlers()[checkoutSessionPatterns.cardDetails]!({ checkout_session_id: id, bin }, EMBEDDED_CALL);
+const cardDetails = (id: string, bin: string) =>
+  sessions.rpcHandlers()[checkoutSessionPatterns.cardDetails]!({ checkout_session_id: id, bin }, EMBEDDED_CALL);
 
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   try {
@@ -57,17 +62,52 @@ async function refusal(promise: Promise<unknown>): Promise<ApiError> {
 describe('an open session', () => {
   it('gets what the BIN data says about the prefix, the longest range winning', async () => {
     const id = await open();
-    expect(await cardDetails(id, '411111')).toEqual({ country: 'US', scheme: 'visa', card_type: 'credit', additional_schemes: [] });
-    expect(await cardDetails(id, '41111112')).toEqual({ country: 'IE', scheme: 'visa', card_type: 'debit', additional_schemes: [] });
-    expect(await cardDetails(id, '445566')).toEqual({ country: null, scheme: 'visa', card_type: 'credit', additional_schemes: [] });
-    expect(await cardDetails(id, '4455667')).toEqual({ country: null, scheme: 'visa', card_type: 'credit', additional_schemes: [] });
-    expect(await cardDetails(id, '44556677')).toEqual({ country: 'US', scheme: 'visa', card_type: 'credit', additional_schemes: [] });
+    expect(await cardDetails(id, '411111')).toEqual({
+      country: 'US',
+      scheme: 'visa',
+      card_type: 'credit',
+      additional_schemes: [],
+    });
+    expect(await cardDetails(id, '41111112')).toEqual({
+      country: 'IE',
+      scheme: 'visa',
+      card_type: 'debit',
+      additional_schemes: [],
+    });
+    expect(await cardDetails(id, '445566')).toEqual({
+      country: null,
+      scheme: 'visa',
+      card_type: 'credit',
+      additional_schemes: [],
+    });
+    expect(await cardDetails(id, '4455667')).toEqual({
+      country: null,
+      scheme: 'visa',
+      card_type: 'credit',
+      additional_schemes: [],
+    });
+    expect(await cardDetails(id, '44556677')).toEqual({
+      country: 'US',
+      scheme: 'visa',
+      card_type: 'credit',
+      additional_schemes: [],
+    });
   });
 
   it('gets the scheme from the pattern alone for a BIN the data does not know', async () => {
     const id = await open();
-    expect(await cardDetails(id, '400005')).toEqual({ country: null, scheme: 'visa', card_type: null, additional_schemes: [] });
-    expect(await cardDetails(id, '999999')).toEqual({ country: null, scheme: null, card_type: null, additional_schemes: [] });
+    expect(await cardDetails(id, '400005')).toEqual({
+      country: null,
+      scheme: 'visa',
+      card_type: null,
+      additional_schemes: [],
+    });
+    expect(await cardDetails(id, '999999')).toEqual({
+      country: null,
+      scheme: null,
+      card_type: null,
+      additional_schemes: [],
+    });
   });
 
   it('is asked with 6 to 8 digits only', async () => {
@@ -100,14 +140,20 @@ describe('the session as the credential', () => {
     clock += 61_000;
     const refused = await refusal(cardDetails(id, '411111'));
     expect(refused.status).toBe(400);
-    expect(refused.details[0]).toMatchObject({ location: 'path', pointer: '/session_id', type: 'checkout_session_expired' });
+    expect(refused.details[0]).toMatchObject({
+      location: 'path',
+      pointer: '/session_id',
+      type: 'checkout_session_expired',
+    });
   });
 
   it('used by a transaction: 400 checkout_session_used', async () => {
     const id = await open();
     await sessions.attachFields({
       checkout_session_id: id,
-      body: { payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' } },
+      body: {
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '11/30', security_code: '123' },
+      },
     });
     await sessions.claim(shop, id, randomUUID());
     const refused = await refusal(cardDetails(id, '411111'));

@@ -59,7 +59,9 @@ export class CheckoutSessionSecrets {
          SET sealed_security_code = excluded.sealed_security_code, expires_at = excluded.expires_at`,
     );
     this.bySession = db.prepare('SELECT * FROM checkout_session_secrets WHERE session_id = ?');
-    this.expiredBefore = db.prepare('SELECT DISTINCT session_id FROM checkout_session_secrets WHERE expires_at <= ? LIMIT 500');
+    this.expiredBefore = db.prepare(
+      'SELECT DISTINCT session_id FROM checkout_session_secrets WHERE expires_at <= ? LIMIT 500',
+    );
     this.removeOne = db.prepare('DELETE FROM checkout_session_secrets WHERE session_id = ? AND card_id = ?');
     this.removeAll = db.prepare('DELETE FROM checkout_session_secrets WHERE session_id = ?');
     this.extend = db.prepare('UPDATE checkout_session_secrets SET expires_at = ? WHERE session_id = ?');

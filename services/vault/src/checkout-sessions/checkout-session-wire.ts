@@ -27,7 +27,12 @@ function toPaymentMethod(card: CheckoutSessionCard): NonNullable<CheckoutSession
     scheme: card.scheme,
     label: card.last4,
     fingerprint: card.fingerprint,
-    details: { bin: card.bin, card_type: card.cardType, card_country: card.issuerCountry, card_issuer_name: card.issuerName },
+    details: {
+      bin: card.bin,
+      card_type: card.cardType,
+      card_country: card.issuerCountry,
+      card_issuer_name: card.issuerName,
+    },
   };
 }
 

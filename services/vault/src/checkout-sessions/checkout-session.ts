@@ -43,9 +43,19 @@ interface Owner {
 }
 
 export type CheckoutSessionEvent =
-  | { readonly type: 'CheckoutSessionCreated'; readonly data: Owner & CheckoutSessionDetails & { readonly expiresAt: string; readonly at: string } }
+  | {
+      readonly type: 'CheckoutSessionCreated';
+      readonly data: Owner & CheckoutSessionDetails & { readonly expiresAt: string; readonly at: string };
+    }
   /** `changes`: the details the update gave; `expiresAt` when it set a new expiry. */
-  | { readonly type: 'CheckoutSessionUpdated'; readonly data: Owner & { readonly changes: Partial<CheckoutSessionDetails>; readonly expiresAt?: string; readonly at: string } }
+  | {
+      readonly type: 'CheckoutSessionUpdated';
+      readonly data: Owner & {
+        readonly changes: Partial<CheckoutSessionDetails>;
+        readonly expiresAt?: string;
+        readonly at: string;
+      };
+    }
   | { readonly type: 'CheckoutSessionDeleted'; readonly data: Owner & { readonly at: string } }
   /**
    * `replacedCardId`: the session's own card attached before, now removed from the vault. `replacedPaymentMethodId`:
@@ -60,14 +70,21 @@ export type CheckoutSessionEvent =
         readonly at: string;
       };
     }
-  | { readonly type: 'CheckoutSessionUsed'; readonly data: Owner & { readonly transactionId: string; readonly cardId: string; readonly at: string } };
+  | {
+      readonly type: 'CheckoutSessionUsed';
+      readonly data: Owner & { readonly transactionId: string; readonly cardId: string; readonly at: string };
+    };
 
 interface CommandMetadata {
   readonly now: string;
 }
 
 export type CheckoutSessionCommand =
-  | { readonly type: 'CreateCheckoutSession'; readonly data: Owner & { readonly details: CheckoutSessionDetails; readonly expiresAt: string }; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'CreateCheckoutSession';
+      readonly data: Owner & { readonly details: CheckoutSessionDetails; readonly expiresAt: string };
+      readonly metadata: CommandMetadata;
+    }
   | {
       readonly type: 'UpdateCheckoutSession';
       readonly data: Owner & { readonly changes: Partial<CheckoutSessionDetails>; readonly expiresAt?: string };
@@ -75,7 +92,11 @@ export type CheckoutSessionCommand =
     }
   | { readonly type: 'DeleteCheckoutSession'; readonly data: Owner; readonly metadata: CommandMetadata }
   /** From the buyer's browser: no merchant account, the session's own applies. */
-  | { readonly type: 'AttachCard'; readonly data: { readonly id: string; readonly card: CheckoutSessionCard }; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'AttachCard';
+      readonly data: { readonly id: string; readonly card: CheckoutSessionCard };
+      readonly metadata: CommandMetadata;
+    }
   /** `forStoring`: the card is to become a stored payment method, which a stored payment method already is. */
   | {
       readonly type: 'UseCheckoutSession';
@@ -86,7 +107,12 @@ export type CheckoutSessionCommand =
 export type CheckoutSessionState =
   | { readonly status: 'absent' }
   /** `usedCardId`: the card a transaction took before the session was deleted (the transaction's, not the session's). */
-  | { readonly status: 'deleted'; readonly id: string; readonly merchantAccountId: string; readonly usedCardId: string | null }
+  | {
+      readonly status: 'deleted';
+      readonly id: string;
+      readonly merchantAccountId: string;
+      readonly usedCardId: string | null;
+    }
   | {
       readonly status: 'open';
       readonly id: string;
@@ -108,7 +134,8 @@ export type CheckoutSessionErrorCode =
 
 export const checkoutSessionStream = (id: string): string => `checkout-session-${id}`;
 
-const refusal = (code: CheckoutSessionErrorCode, message: string) => new DomainError<CheckoutSessionErrorCode>(code, message);
+const refusal = (code: CheckoutSessionErrorCode, message: string) =>
+  new DomainError<CheckoutSessionErrorCode>(code, message);
 const notFound = (id: string) => refusal('checkout_session_not_found', `no checkout session ${id}`);
 
 /** Expired from the instant of `expiresAt` on. */
@@ -118,7 +145,8 @@ type OpenSession = Extract<CheckoutSessionState, { status: 'open' }>;
 
 /** The session a command may act on: open, of the account when one is named. */
 function openSession(state: CheckoutSessionState, id: string, merchantAccountId?: string): OpenSession {
-  if (state.status !== 'open' || (merchantAccountId !== undefined && state.merchantAccountId !== merchantAccountId)) throw notFound(id);
+  if (state.status !== 'open' || (merchantAccountId !== undefined && state.merchantAccountId !== merchantAccountId))
+    throw notFound(id);
   return state;
 }
 
@@ -126,10 +154,17 @@ function openSession(state: CheckoutSessionState, id: string, merchantAccountId?
  * A session that may still change — open (of the account when one is named), neither used nor expired — or the
  * refusal. Exported so a caller can refuse before doing work the command would then throw away.
  */
-export function usableSession(state: CheckoutSessionState, id: string, now: string, merchantAccountId?: string): OpenSession {
+export function usableSession(
+  state: CheckoutSessionState,
+  id: string,
+  now: string,
+  merchantAccountId?: string,
+): OpenSession {
   const session = openSession(state, id, merchantAccountId);
-  if (session.usedBy !== null) throw refusal('checkout_session_used', `checkout session ${session.id} was already used by a transaction`);
-  if (hasExpired(session.expiresAt, now)) throw refusal('checkout_session_expired', `checkout session ${session.id} expired at ${session.expiresAt}`);
+  if (session.usedBy !== null)
+    throw refusal('checkout_session_used', `checkout session ${session.id} was already used by a transaction`);
+  if (hasExpired(session.expiresAt, now))
+    throw refusal('checkout_session_expired', `checkout session ${session.id} expired at ${session.expiresAt}`);
   return session;
 }
 
@@ -145,7 +180,8 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
     const now = command.metadata.now;
     switch (command.type) {
       case 'CreateCheckoutSession': {
-        if (state.status !== 'absent') throw refusal('checkout_session_exists', `checkout session ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw refusal('checkout_session_exists', `checkout session ${command.data.id} already exists`);
         const { id, merchantAccountId, details, expiresAt } = command.data;
         return [{ type: 'CheckoutSessionCreated', data: { id, merchantAccountId, ...details, expiresAt, at: now } }];
       }
@@ -155,14 +191,25 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
         return [
           {
             type: 'CheckoutSessionUpdated',
-            data: { id: session.id, merchantAccountId: session.merchantAccountId, changes, ...(expiresAt !== undefined ? { expiresAt } : {}), at: now },
+            data: {
+              id: session.id,
+              merchantAccountId: session.merchantAccountId,
+              changes,
+              ...(expiresAt !== undefined ? { expiresAt } : {}),
+              at: now,
+            },
           },
         ];
       }
       case 'DeleteCheckoutSession': {
         // Expired and used sessions may be deleted too: deleting only forgets.
         const session = openSession(state, command.data.id, command.data.merchantAccountId);
-        return [{ type: 'CheckoutSessionDeleted', data: { id: session.id, merchantAccountId: session.merchantAccountId, at: now } }];
+        return [
+          {
+            type: 'CheckoutSessionDeleted',
+            data: { id: session.id, merchantAccountId: session.merchantAccountId, at: now },
+          },
+        ];
       }
       case 'AttachCard': {
         const session = usableSession(state, command.data.id, now);
@@ -176,7 +223,8 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
       }
       case 'UseCheckoutSession': {
         const session = usableSession(state, command.data.id, now, command.data.merchantAccountId);
-        if (session.cardId === null) throw refusal('checkout_session_without_card', `checkout session ${session.id} has no card attached`);
+        if (session.cardId === null)
+          throw refusal('checkout_session_without_card', `checkout session ${session.id} has no card attached`);
         if (command.data.forStoring && session.cardIsStoredPaymentMethod) {
           const message = `checkout session ${session.id} holds stored payment method ${session.cardId}`;
           throw refusal('checkout_session_holds_payment_method', message);
@@ -184,7 +232,13 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
         return [
           {
             type: 'CheckoutSessionUsed',
-            data: { id: session.id, merchantAccountId: session.merchantAccountId, transactionId: command.data.transactionId, cardId: session.cardId, at: now },
+            data: {
+              id: session.id,
+              merchantAccountId: session.merchantAccountId,
+              transactionId: command.data.transactionId,
+              cardId: session.cardId,
+              at: now,
+            },
           },
         ];
       }
@@ -207,9 +261,16 @@ export const checkoutSessionDecider: Decider<CheckoutSessionCommand, CheckoutSes
           usedBy: null,
         };
       case 'CheckoutSessionUpdated':
-        return state.status === 'open' && event.data.expiresAt !== undefined ? { ...state, expiresAt: event.data.expiresAt } : state;
+        return state.status === 'open' && event.data.expiresAt !== undefined
+          ? { ...state, expiresAt: event.data.expiresAt }
+          : state;
       case 'CheckoutSessionDeleted':
-        return { status: 'deleted', id: event.data.id, merchantAccountId: event.data.merchantAccountId, usedCardId: usedCardOf(state) };
+        return {
+          status: 'deleted',
+          id: event.data.id,
+          merchantAccountId: event.data.merchantAccountId,
+          usedCardId: usedCardOf(state),
+        };
       case 'CheckoutSessionCardAttached': {
         if (state.status !== 'open') return state;
         const { cardId, storedPaymentMethod } = event.data.card;

@@ -32,7 +32,10 @@ beforeEach(async () => {
   dir = createTestDataDir('checkout-sessions');
   storage = openServiceStorage('transactions', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date(clock) });
-  vault = new CardVault(storage.db, { keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))), now: host.context.now });
+  vault = new CardVault(storage.db, {
+    keys: new VaultKeys(storage.db, keyRing(loadVaultKey({}))),
+    now: host.context.now,
+  });
   sessions = new CheckoutSessions(host.context, { vault, binData: loadBinData({}), expiryGraceMs: GRACE_MS });
   host.add(sessions);
   await host.catchUp();
@@ -46,8 +49,23 @@ afterEach(async () => {
 const create = (body: Record<string, unknown> = {}, merchantAccountId = shopA) =>
   sessions.create({ merchant_account_id: merchantAccountId, body: checkoutSessionCreateSchema.parse(body) });
 const attach = (id: string, card: Record<string, unknown> = {}) =>
-  sessions.attachFields({ checkout_session_id: id, body: { payment_method: { method: 'card', number: NUMBER, expiration_date: '11/30', security_code: SECURITY_CODE, ...card } } as never });
-const secretRows = (id: string) => storage.db.prepare('SELECT * FROM checkout_session_secrets WHERE session_id = ?').all(id) as { card_id: string; sealed_security_code: string | null }[];
+  sessions.attachFields({
+    checkout_session_id: id,
+    body: {
+      payment_method: {
+        method: 'card',
+        number: NUMBER,
+        expiration_date: '11/30',
+        security_code: SECURITY_CODE,
+        ...card,
+      },
+    } as never,
+  });
+const secretRows = (id: string) =>
+  storage.db.prepare('SELECT * FROM checkout_session_secrets WHERE session_id = ?').all(id) as {
+    card_id: string;
+    sealed_security_code: string | null;
+  }[];
 const later = (ms: number) => {
   clock += ms;
 };
@@ -83,11 +101,24 @@ describe('the merchant’s session', () => {
 
     later(1000);
     const cart = [{ name: 'Shoes', quantity: 1, unit_amount: 1299 }];
-    const updated = await sessions.update({ ...ref, body: checkoutSessionUpdateSchema.parse({ amount: 1299, currency: 'USD', cart_items: cart, expires_in: 120 }) });
-    expect(updated).toMatchObject({ amount: 1299, currency: 'USD', cart_items: cart, expires_at: '2026-01-01T00:02:01.000Z' });
+    const updated = await sessions.update({
+      ...ref,
+      body: checkoutSessionUpdateSchema.parse({ amount: 1299, currency: 'USD', cart_items: cart, expires_in: 120 }),
+    });
+    expect(updated).toMatchObject({
+      amount: 1299,
+      currency: 'USD',
+      cart_items: cart,
+      expires_at: '2026-01-01T00:02:01.000Z',
+    });
     // Absent fields stay, null clears, no expires_in keeps the expiry.
     const cleared = await sessions.update({ ...ref, body: checkoutSessionUpdateSchema.parse({ currency: null }) });
-    expect(cleared).toMatchObject({ amount: 1299, currency: null, cart_items: cart, expires_at: '2026-01-01T00:02:01.000Z' });
+    expect(cleared).toMatchObject({
+      amount: 1299,
+      currency: null,
+      cart_items: cart,
+      expires_at: '2026-01-01T00:02:01.000Z',
+    });
 
     await sessions.delete(ref);
     expect((await rejection(Promise.resolve().then(() => sessions.get(ref)))).status).toBe(404);
@@ -100,14 +131,21 @@ describe('the merchant’s session', () => {
     expect(() => sessions.get(elsewhere)).toThrow(expect.objectContaining({ status: 404 }));
     expect((await rejection(sessions.update({ ...elsewhere, body: { amount: 1 } }))).status).toBe(404);
     expect((await rejection(sessions.delete(elsewhere))).status).toBe(404);
-    expect(sessions.get({ merchant_account_id: shopA, checkout_session_id: session.id }).metadata).toEqual({ order: 'A-1' });
+    expect(sessions.get({ merchant_account_id: shopA, checkout_session_id: session.id }).metadata).toEqual({
+      order: 'A-1',
+    });
   });
 
   it('refuses updates once expired, naming the session', async () => {
     const session = await create({ expires_in: 60 });
     later(60_000);
-    const refused = await rejection(sessions.update({ merchant_account_id: shopA, checkout_session_id: session.id, body: { amount: 5 } }));
-    expect(refused.toBody()).toMatchObject({ status: 400, details: [{ location: 'path', pointer: '/session_id', type: 'checkout_session_expired' }] });
+    const refused = await rejection(
+      sessions.update({ merchant_account_id: shopA, checkout_session_id: session.id, body: { amount: 5 } }),
+    );
+    expect(refused.toBody()).toMatchObject({
+      status: 400,
+      details: [{ location: 'path', pointer: '/session_id', type: 'checkout_session_expired' }],
+    });
   });
 });
 
@@ -136,7 +174,17 @@ describe('card fields from the buyer’s browser', () => {
     const events = await storage.store.readStream(`checkout-session-${session.id}`);
     expect(events.map((event) => event.type)).toEqual(['CheckoutSessionCreated', 'CheckoutSessionCardAttached']);
     expect(Object.keys((events[1]!.data as { card: object }).card).sort()).toEqual(
-      ['bin', 'cardId', 'cardType', 'expirationDate', 'fingerprint', 'issuerCountry', 'issuerName', 'last4', 'scheme'].sort(),
+      [
+        'bin',
+        'cardId',
+        'cardType',
+        'expirationDate',
+        'fingerprint',
+        'issuerCountry',
+        'issuerName',
+        'last4',
+        'scheme',
+      ].sort(),
     );
     const everything = JSON.stringify(await storage.store.readAll());
     expect(everything).not.toContain(NUMBER);
@@ -151,7 +199,9 @@ describe('card fields from the buyer’s browser', () => {
     const second = sessions.find(shopA, session.id)?.card;
     expect(second).toMatchObject({ scheme: 'mastercard', last4: '4444' });
     expect(vault.find(shopA, first)).toBeNull();
-    expect(secretRows(session.id)).toEqual([expect.objectContaining({ card_id: second?.cardId, sealed_security_code: null })]);
+    expect(secretRows(session.id)).toEqual([
+      expect.objectContaining({ card_id: second?.cardId, sealed_security_code: null }),
+    ]);
   });
 
   it('attached concurrently leave one card: the last appended, the others removed from the vault', async () => {
@@ -160,14 +210,19 @@ describe('card fields from the buyer’s browser', () => {
     const kept = sessions.find(shopA, session.id)?.card?.cardId;
     expect(storage.db.prepare('SELECT id FROM vault_cards').all()).toEqual([{ id: kept }]);
     expect(secretRows(session.id).map((row) => row.card_id)).toEqual([kept]);
-    const attached = (await storage.store.readStream(`checkout-session-${session.id}`)).filter((event) => event.type === 'CheckoutSessionCardAttached');
+    const attached = (await storage.store.readStream(`checkout-session-${session.id}`)).filter(
+      (event) => event.type === 'CheckoutSessionCardAttached',
+    );
     expect(attached).toHaveLength(3);
   });
 
   it('refuse a number failing the Luhn check (400 naming the field), an unknown session (404), an expired one (400) — storing nothing', async () => {
     const session = await create({ expires_in: 60 });
     const luhn = await rejection(attach(session.id, { number: '4111111111111112' }));
-    expect(luhn.toBody()).toMatchObject({ status: 400, details: [{ location: 'body', pointer: '/payment_method/number', type: 'invalid_card_number' }] });
+    expect(luhn.toBody()).toMatchObject({
+      status: 400,
+      details: [{ location: 'body', pointer: '/payment_method/number', type: 'invalid_card_number' }],
+    });
     expect(JSON.stringify(luhn.toBody())).not.toContain('4111111111111112');
     expect((await rejection(attach('00000000-0000-4000-8000-000000000000'))).status).toBe(404);
     later(60_000);
@@ -203,8 +258,14 @@ describe('a transaction’s claim', () => {
     expect(vault.reveal(shopA, claimed.cardId)).toEqual({ number: NUMBER, expirationDate: '11/30' });
 
     const again = await rejection(sessions.claim(shopA, session.id, 'tx-2'));
-    expect(again.toBody()).toMatchObject({ status: 400, details: [{ location: 'body', pointer: '/payment_method/id', type: 'checkout_session_used' }] });
-    expect((await rejection(attach(session.id))).toBody()).toMatchObject({ status: 400, details: [{ type: 'checkout_session_used' }] });
+    expect(again.toBody()).toMatchObject({
+      status: 400,
+      details: [{ location: 'body', pointer: '/payment_method/id', type: 'checkout_session_used' }],
+    });
+    expect((await rejection(attach(session.id))).toBody()).toMatchObject({
+      status: 400,
+      details: [{ type: 'checkout_session_used' }],
+    });
     // Deleting a used session leaves the transaction's card alone.
     await sessions.delete({ merchant_account_id: shopA, checkout_session_id: session.id });
     expect(vault.find(shopA, claimed.cardId)).not.toBeNull();
@@ -212,25 +273,44 @@ describe('a transaction’s claim', () => {
 
   it('is refused as a 400 about payment_method.id: unknown or another account’s, without a card, expired', async () => {
     const session = await create({ expires_in: 60 });
-    const typeOf = async (merchantAccountId: string, id: string) => (await rejection(sessions.claim(merchantAccountId, id, 'tx'))).toBody();
-    expect(await typeOf(shopA, '00000000-0000-4000-8000-000000000000')).toMatchObject({ status: 400, details: [{ pointer: '/payment_method/id', type: 'checkout_session_not_found' }] });
-    expect(await typeOf(shopA, session.id)).toMatchObject({ status: 400, details: [{ type: 'checkout_session_without_card' }] });
+    const typeOf = async (merchantAccountId: string, id: string) =>
+      (await rejection(sessions.claim(merchantAccountId, id, 'tx'))).toBody();
+    expect(await typeOf(shopA, '00000000-0000-4000-8000-000000000000')).toMatchObject({
+      status: 400,
+      details: [{ pointer: '/payment_method/id', type: 'checkout_session_not_found' }],
+    });
+    expect(await typeOf(shopA, session.id)).toMatchObject({
+      status: 400,
+      details: [{ type: 'checkout_session_without_card' }],
+    });
     await attach(session.id, { security_code: undefined });
-    expect(await typeOf('shop-b', session.id)).toMatchObject({ status: 400, details: [{ type: 'checkout_session_not_found' }] });
+    expect(await typeOf('shop-b', session.id)).toMatchObject({
+      status: 400,
+      details: [{ type: 'checkout_session_not_found' }],
+    });
     later(60_000);
-    expect(await typeOf(shopA, session.id)).toMatchObject({ status: 400, details: [{ type: 'checkout_session_expired' }] });
+    expect(await typeOf(shopA, session.id)).toMatchObject({
+      status: 400,
+      details: [{ type: 'checkout_session_expired' }],
+    });
   });
 
   it('has one winner among concurrent claims', async () => {
     const session = await create();
     await attach(session.id, { security_code: undefined });
-    const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => sessions.claim(shopA, session.id, `tx-${i}`)));
+    const results = await Promise.allSettled(
+      Array.from({ length: 6 }, (_, i) => sessions.claim(shopA, session.id, `tx-${i}`)),
+    );
     const won = results.filter((result) => result.status === 'fulfilled');
     const lost = results.filter((result): result is PromiseRejectedResult => result.status === 'rejected');
     expect(won).toHaveLength(1);
     expect(won[0]).toMatchObject({ value: { card: { number: NUMBER, expirationDate: '11/30' } } });
-    expect(lost.map((result) => (result.reason as ApiError).details[0]?.type)).toEqual(Array(5).fill('checkout_session_used'));
-    const used = (await storage.store.readStream(`checkout-session-${session.id}`)).filter((event) => event.type === 'CheckoutSessionUsed');
+    expect(lost.map((result) => (result.reason as ApiError).details[0]?.type)).toEqual(
+      Array(5).fill('checkout_session_used'),
+    );
+    const used = (await storage.store.readStream(`checkout-session-${session.id}`)).filter(
+      (event) => event.type === 'CheckoutSessionUsed',
+    );
     expect(used).toHaveLength(1);
   });
 });
@@ -256,7 +336,9 @@ describe('the expiry sweep', () => {
     expect(vault.find(shopA, paidCard)).not.toBeNull();
     expect(secretRows(extended.id)).toHaveLength(1);
     // The session itself stays readable, expired.
-    expect(sessions.get({ merchant_account_id: shopA, checkout_session_id: abandoned.id }).expires_at).toBe('2026-01-01T00:01:00.000Z');
+    expect(sessions.get({ merchant_account_id: shopA, checkout_session_id: abandoned.id }).expires_at).toBe(
+      '2026-01-01T00:01:00.000Z',
+    );
     expect(await sessions.expireSessions()).toBe(0);
   });
 });

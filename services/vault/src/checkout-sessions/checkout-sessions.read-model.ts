@@ -47,7 +47,9 @@ export class CheckoutSessionsReadModel {
     const updated = db.prepare<[{ id: string; details: string; expires_at: string; at: string }]>(
       'UPDATE checkout_sessions SET details = @details, expires_at = @expires_at, updated_at = @at WHERE id = @id',
     );
-    const attached = db.prepare<[{ id: string; card: string; at: string }]>('UPDATE checkout_sessions SET card = @card, updated_at = @at WHERE id = @id');
+    const attached = db.prepare<[{ id: string; card: string; at: string }]>(
+      'UPDATE checkout_sessions SET card = @card, updated_at = @at WHERE id = @id',
+    );
     const used = db.prepare<[{ id: string; transaction: string; at: string }]>(
       'UPDATE checkout_sessions SET used_by_transaction_id = @transaction, updated_at = @at WHERE id = @id',
     );
@@ -76,8 +78,16 @@ export class CheckoutSessionsReadModel {
           case 'CheckoutSessionUpdated': {
             const record = byId.get(event.data.id);
             if (!record) return;
-            const details = { ...(JSON.parse(record.details) as CheckoutSessionDetails), ...pickDetails(event.data.changes) };
-            updated.run({ id: record.id, details: JSON.stringify(details), expires_at: event.data.expiresAt ?? record.expires_at, at: event.data.at });
+            const details = {
+              ...(JSON.parse(record.details) as CheckoutSessionDetails),
+              ...pickDetails(event.data.changes),
+            };
+            updated.run({
+              id: record.id,
+              details: JSON.stringify(details),
+              expires_at: event.data.expiresAt ?? record.expires_at,
+              at: event.data.at,
+            });
             return;
           }
           case 'CheckoutSessionCardAttached':
@@ -103,7 +113,15 @@ export class CheckoutSessionsReadModel {
   }
 }
 
-const detailKeys = ['cartItems', 'metadata', 'buyer', 'airline', 'amount', 'currency', 'paymentServiceId'] as const satisfies readonly (keyof CheckoutSessionDetails)[];
+const detailKeys = [
+  'cartItems',
+  'metadata',
+  'buyer',
+  'airline',
+  'amount',
+  'currency',
+  'paymentServiceId',
+] as const satisfies readonly (keyof CheckoutSessionDetails)[];
 
 /** Only the detail fields present (an update's changes are partial). */
 function pickDetails(source: Partial<CheckoutSessionDetails>): Partial<CheckoutSessionDetails> {

@@ -51,7 +51,15 @@ export interface CheckoutSessionVault {
   store(
     merchantAccountId: string,
     card: { readonly number: string; readonly expirationDate: string },
-  ): { readonly id: string; readonly scheme: string | null; readonly cardType: string | null; readonly bin: string; readonly last4: string; readonly expirationDate: string; readonly fingerprint: string };
+  ): {
+    readonly id: string;
+    readonly scheme: string | null;
+    readonly cardType: string | null;
+    readonly bin: string;
+    readonly last4: string;
+    readonly expirationDate: string;
+    readonly fingerprint: string;
+  };
   reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null;
   find(merchantAccountId: string, id: string): { readonly id: string } | null;
   remove(merchantAccountId: string, id: string): void;
@@ -139,11 +147,22 @@ export class CheckoutSessions implements VaultSlice {
     return session && session.merchantAccountId === merchantAccountId ? session : null;
   }
 
-  async create({ merchant_account_id: merchantAccountId, body }: CheckoutSessionCreateRequest): Promise<CheckoutSession> {
+  async create({
+    merchant_account_id: merchantAccountId,
+    body,
+  }: CheckoutSessionCreateRequest): Promise<CheckoutSession> {
     const id = this.context.newId();
     const now = this.context.now();
     const expiresAt = new Date(now.getTime() + Math.round(body.expires_in * 1000)).toISOString();
-    await this.handle(id, { type: 'CreateCheckoutSession', data: { id, merchantAccountId, details: detailsOf(body), expiresAt }, metadata: { now: now.toISOString() } }, inPath);
+    await this.handle(
+      id,
+      {
+        type: 'CreateCheckoutSession',
+        data: { id, merchantAccountId, details: detailsOf(body), expiresAt },
+        metadata: { now: now.toISOString() },
+      },
+      inPath,
+    );
     return this.get({ merchant_account_id: merchantAccountId, checkout_session_id: id });
   }
 
@@ -154,12 +173,23 @@ export class CheckoutSessions implements VaultSlice {
   }
 
   /** Replaces the details the body gives; `expires_in` counts again from now. An expired or used session does not change. */
-  async update({ merchant_account_id: merchantAccountId, checkout_session_id: id, body }: CheckoutSessionUpdateRequest): Promise<CheckoutSession> {
+  async update({
+    merchant_account_id: merchantAccountId,
+    checkout_session_id: id,
+    body,
+  }: CheckoutSessionUpdateRequest): Promise<CheckoutSession> {
     const now = this.context.now();
-    const expiresAt = body.expires_in === undefined ? undefined : new Date(now.getTime() + Math.round(body.expires_in * 1000)).toISOString();
+    const expiresAt =
+      body.expires_in === undefined
+        ? undefined
+        : new Date(now.getTime() + Math.round(body.expires_in * 1000)).toISOString();
     await this.handle(
       id,
-      { type: 'UpdateCheckoutSession', data: { id, merchantAccountId, changes: changesOf(body), ...(expiresAt !== undefined ? { expiresAt } : {}) }, metadata: { now: now.toISOString() } },
+      {
+        type: 'UpdateCheckoutSession',
+        data: { id, merchantAccountId, changes: changesOf(body), ...(expiresAt !== undefined ? { expiresAt } : {}) },
+        metadata: { now: now.toISOString() },
+      },
       inPath,
     );
     if (expiresAt !== undefined) this.secrets.expireAt(id, expiresAt);
@@ -168,7 +198,15 @@ export class CheckoutSessions implements VaultSlice {
 
   /** Deletes the session, then removes the card it still holds from the vault (a used session's card is its transaction's). */
   async delete({ merchant_account_id: merchantAccountId, checkout_session_id: id }: CheckoutSessionRef): Promise<void> {
-    const { state } = await this.handle(id, { type: 'DeleteCheckoutSession', data: { id, merchantAccountId }, metadata: { now: this.context.now().toISOString() } }, inPath);
+    const { state } = await this.handle(
+      id,
+      {
+        type: 'DeleteCheckoutSession',
+        data: { id, merchantAccountId },
+        metadata: { now: this.context.now().toISOString() },
+      },
+      inPath,
+    );
     this.release(id, state);
   }
 
@@ -182,7 +220,9 @@ export class CheckoutSessions implements VaultSlice {
     const { number, expiration_date: expirationDate, security_code: securityCode } = body.payment_method;
     if (!passesLuhn(number)) {
       const message = 'is not a valid card number (Luhn check)';
-      throw ApiError.badRequest('The card number is not valid', [{ location: 'body', pointer: '/payment_method/number', message, type: 'invalid_card_number' }]);
+      throw ApiError.badRequest('The card number is not valid', [
+        { location: 'body', pointer: '/payment_method/number', message, type: 'invalid_card_number' },
+      ]);
     }
     const now = this.context.now().toISOString();
     let session: ReturnType<typeof usableSession>;
@@ -196,7 +236,10 @@ export class CheckoutSessions implements VaultSlice {
     const stored = this.deps.vault.store(merchantAccountId, { number, expirationDate });
     let card: CheckoutSessionCard;
     try {
-      const sealed = securityCode === undefined ? null : this.deps.vault.sealWithCard(merchantAccountId, stored.id, SECURITY_CODE, securityCode);
+      const sealed =
+        securityCode === undefined
+          ? null
+          : this.deps.vault.sealWithCard(merchantAccountId, stored.id, SECURITY_CODE, securityCode);
       const { expiresAt } = session;
       const row = { sessionId: id, merchantAccountId, cardId: stored.id, expiresAt, storedPaymentMethod: false };
       this.secrets.keep({ ...row, sealedSecurityCode: sealed });
@@ -273,9 +316,14 @@ export class CheckoutSessions implements VaultSlice {
    * `card-details-changed` event). No token: the session id is the credential, so the session must be open — unknown
    * or deleted is a 404, expired or used a 400, as for attaching fields. Reads only; the digits are not kept.
    */
-  async cardDetails({ checkout_session_id: id, bin }: CheckoutSessionCardDetailsRequest): Promise<CheckoutSessionCardDetails> {
+  async cardDetails({
+    checkout_session_id: id,
+    bin,
+  }: CheckoutSessionCardDetailsRequest): Promise<CheckoutSessionCardDetails> {
     if (typeof bin !== 'string' || !/^\d{6,8}$/.test(bin)) {
-      throw ApiError.badRequest('The bin must be 6 to 8 digits', [{ location: 'query', pointer: '/bin', message: 'must be 6 to 8 digits', type: 'invalid_bin' }]);
+      throw ApiError.badRequest('The bin must be 6 to 8 digits', [
+        { location: 'query', pointer: '/bin', message: 'must be 6 to 8 digits', type: 'invalid_bin' },
+      ]);
     }
     try {
       usableSession(await this.state(id), id, this.context.now().toISOString());
@@ -283,7 +331,12 @@ export class CheckoutSessions implements VaultSlice {
       throw rendered(error, inPath);
     }
     const info = this.deps.binData?.lookup(bin);
-    return { country: info?.issuerCountry ?? null, scheme: info?.scheme ?? detectScheme(bin), card_type: info?.cardType ?? null, additional_schemes: [] };
+    return {
+      country: info?.issuerCountry ?? null,
+      scheme: info?.scheme ?? detectScheme(bin),
+      card_type: info?.cardType ?? null,
+      additional_schemes: [],
+    };
   }
 
   /**
@@ -330,11 +383,17 @@ export class CheckoutSessions implements VaultSlice {
       const securityCode = sealed && this.deps.vault.openWithCard(merchantAccountId, cardId, purpose, sealed);
       if (!card) {
         // Replaced meanwhile (the new card's event is on the stream): decide again; else the card is gone.
-        if ((await this.context.store.readStream(checkoutSessionStream(sessionId))).length !== recorded.length && attempt < MAX_CLAIM_ATTEMPTS) continue;
+        if (
+          (await this.context.store.readStream(checkoutSessionStream(sessionId))).length !== recorded.length &&
+          attempt < MAX_CLAIM_ATTEMPTS
+        )
+          continue;
         throw rendered(new DomainError('checkout_session_without_card', 'card gone'), asPaymentMethod);
       }
       try {
-        await this.context.store.append(checkoutSessionStream(sessionId), [{ type: used.type, data: used.data }], { expectedRevision: recorded.length - 1 });
+        await this.context.store.append(checkoutSessionStream(sessionId), [{ type: used.type, data: used.data }], {
+          expectedRevision: recorded.length - 1,
+        });
       } catch (error) {
         if (error instanceof WrongExpectedRevisionError && attempt < MAX_CLAIM_ATTEMPTS) continue;
         throw fallback(error);
@@ -385,7 +444,8 @@ export class CheckoutSessions implements VaultSlice {
         await this.attachFields(payload as CheckoutSessionFieldsRequest);
         return null;
       },
-      [checkoutSessionPatterns.cardDetails]: async (payload) => this.cardDetails(payload as CheckoutSessionCardDetailsRequest),
+      [checkoutSessionPatterns.cardDetails]: async (payload) =>
+        this.cardDetails(payload as CheckoutSessionCardDetailsRequest),
     };
   }
 
@@ -430,5 +490,8 @@ export class CheckoutSessions implements VaultSlice {
 }
 
 function fold(recorded: readonly RecordedEvent[]): CheckoutSessionState {
-  return recorded.reduce((state, event) => checkoutSessionDecider.evolve(state, asDomainEvent<CheckoutSessionEvent>(event)), checkoutSessionDecider.initialState());
+  return recorded.reduce(
+    (state, event) => checkoutSessionDecider.evolve(state, asDomainEvent<CheckoutSessionEvent>(event)),
+    checkoutSessionDecider.initialState(),
+  );
 }

@@ -28,9 +28,15 @@ export type DigitalWalletProviderClaimCommand =
       readonly data: ClaimData & { readonly replacing?: string };
       readonly metadata: { readonly now: string };
     }
-  | { readonly type: 'ReleaseDigitalWalletProvider'; readonly data: ClaimData; readonly metadata: { readonly now: string } };
+  | {
+      readonly type: 'ReleaseDigitalWalletProvider';
+      readonly data: ClaimData;
+      readonly metadata: { readonly now: string };
+    };
 
-export type DigitalWalletProviderClaimState = { readonly status: 'free' } | { readonly status: 'claimed'; readonly digitalWalletId: string };
+export type DigitalWalletProviderClaimState =
+  | { readonly status: 'free' }
+  | { readonly status: 'claimed'; readonly digitalWalletId: string };
 
 export const digitalWalletProviderStream = (merchantAccountId: string, provider: DigitalWalletProvider): string =>
   `digital-wallet-provider-${provider}-${merchantAccountId}`;
@@ -46,7 +52,11 @@ export class DigitalWalletProviderTaken extends DomainError<'digital_wallet_prov
   }
 }
 
-export const digitalWalletProviderClaim: Decider<DigitalWalletProviderClaimCommand, DigitalWalletProviderClaimEvent, DigitalWalletProviderClaimState> = {
+export const digitalWalletProviderClaim: Decider<
+  DigitalWalletProviderClaimCommand,
+  DigitalWalletProviderClaimEvent,
+  DigitalWalletProviderClaimState
+> = {
   initialState: () => ({ status: 'free' }),
   decide(command, state) {
     const { replacing: _replacing, ...data } = command.data as ClaimData & { replacing?: string };

@@ -32,10 +32,18 @@ interface Owner {
 export type DigitalWalletEvent =
   | {
       readonly type: 'DigitalWalletRegistered';
-      readonly data: Owner & DigitalWalletSettings & { readonly provider: DigitalWalletProvider; readonly decryptionKey: SealedDecryptionKey | null; readonly at: string };
+      readonly data: Owner &
+        DigitalWalletSettings & {
+          readonly provider: DigitalWalletProvider;
+          readonly decryptionKey: SealedDecryptionKey | null;
+          readonly at: string;
+        };
     }
   | { readonly type: 'DigitalWalletUpdated'; readonly data: Owner & DigitalWalletChanges & { readonly at: string } }
-  | { readonly type: 'DigitalWalletDeleted'; readonly data: Owner & { readonly provider: DigitalWalletProvider; readonly at: string } };
+  | {
+      readonly type: 'DigitalWalletDeleted';
+      readonly data: Owner & { readonly provider: DigitalWalletProvider; readonly at: string };
+    };
 
 interface CommandMetadata {
   readonly now: string;
@@ -53,12 +61,25 @@ export type DigitalWalletCommand =
       readonly metadata: CommandMetadata;
     }
   /** `merchantAccountId`: the request's account; under another one the wallet does not exist. */
-  | { readonly type: 'UpdateDigitalWallet'; readonly data: { readonly merchantAccountId: string; readonly changes: DigitalWalletChanges }; readonly metadata: CommandMetadata }
-  | { readonly type: 'DeleteDigitalWallet'; readonly data: { readonly merchantAccountId: string }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'UpdateDigitalWallet';
+      readonly data: { readonly merchantAccountId: string; readonly changes: DigitalWalletChanges };
+      readonly metadata: CommandMetadata;
+    }
+  | {
+      readonly type: 'DeleteDigitalWallet';
+      readonly data: { readonly merchantAccountId: string };
+      readonly metadata: CommandMetadata;
+    };
 
 export type DigitalWalletState =
   | { readonly status: 'absent' }
-  | { readonly status: 'deleted'; readonly id: string; readonly merchantAccountId: string; readonly provider: DigitalWalletProvider }
+  | {
+      readonly status: 'deleted';
+      readonly id: string;
+      readonly merchantAccountId: string;
+      readonly provider: DigitalWalletProvider;
+    }
   | {
       readonly status: 'present';
       readonly id: string;
@@ -73,23 +94,40 @@ export const digitalWalletStream = (id: string): string => `digital-wallet-${id}
 /** The provider whose wallets hold a decryption key. */
 export const KEYED_PROVIDER: DigitalWalletProvider = 'paze';
 
-export const digitalWalletNotFound = () => new DomainError('digital_wallet_not_found', 'The resource could not be found');
+export const digitalWalletNotFound = () =>
+  new DomainError('digital_wallet_not_found', 'The resource could not be found');
 
 const refused = (code: string, field: string, message: string) => new DomainError(code, message, [{ field, message }]);
 
-function assertKeyFits(provider: DigitalWalletProvider, decryptionKey: SealedDecryptionKey | null | undefined, creating: boolean): void {
+function assertKeyFits(
+  provider: DigitalWalletProvider,
+  decryptionKey: SealedDecryptionKey | null | undefined,
+  creating: boolean,
+): void {
   if (provider === KEYED_PROVIDER && creating && !decryptionKey) {
-    throw refused('decryption_key_required', 'decryption_key', 'a paze wallet needs the decryption key Paze encrypts payloads to');
+    throw refused(
+      'decryption_key_required',
+      'decryption_key',
+      'a paze wallet needs the decryption key Paze encrypts payloads to',
+    );
   }
   if (provider !== KEYED_PROVIDER && decryptionKey) {
-    throw refused('decryption_key_not_supported', 'decryption_key', `a ${provider} wallet takes no decryption key (paze only)`);
+    throw refused(
+      'decryption_key_not_supported',
+      'decryption_key',
+      `a ${provider} wallet takes no decryption key (paze only)`,
+    );
   }
 }
 
-const sameList = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((item, index) => item === b[index]);
+const sameList = (a: readonly string[], b: readonly string[]) =>
+  a.length === b.length && a.every((item, index) => item === b[index]);
 
 /** The changes that differ from the wallet as it is (a new key only when its thumbprint differs). */
-function effectiveChanges(state: Extract<DigitalWalletState, { status: 'present' }>, changes: DigitalWalletChanges): DigitalWalletChanges {
+function effectiveChanges(
+  state: Extract<DigitalWalletState, { status: 'present' }>,
+  changes: DigitalWalletChanges,
+): DigitalWalletChanges {
   const current = state.settings;
   const differs = <K extends keyof DigitalWalletSettings>(field: K): boolean => {
     const value = changes[field];
@@ -97,10 +135,14 @@ function effectiveChanges(state: Extract<DigitalWalletState, { status: 'present'
     const before = current[field];
     return Array.isArray(value) ? !sameList(value, before as readonly string[]) : value !== before;
   };
-  const fields = (['merchantName', 'merchantDisplayName', 'merchantUrl', 'merchantCountryCode', 'domainNames'] as const).filter(differs);
+  const fields = (
+    ['merchantName', 'merchantDisplayName', 'merchantUrl', 'merchantCountryCode', 'domainNames'] as const
+  ).filter(differs);
   return {
     ...Object.fromEntries(fields.map((field) => [field, changes[field]])),
-    ...(changes.decryptionKey && changes.decryptionKey.keyId !== state.decryptionKeyId ? { decryptionKey: changes.decryptionKey } : {}),
+    ...(changes.decryptionKey && changes.decryptionKey.keyId !== state.decryptionKeyId
+      ? { decryptionKey: changes.decryptionKey }
+      : {}),
   };
 }
 
@@ -109,24 +151,46 @@ export const digitalWalletDecider: Decider<DigitalWalletCommand, DigitalWalletEv
   decide(command, state) {
     switch (command.type) {
       case 'RegisterDigitalWallet': {
-        if (state.status !== 'absent') throw new DomainError('digital_wallet_exists', `digital wallet ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError('digital_wallet_exists', `digital wallet ${command.data.id} already exists`);
         const { acceptTermsAndConditions, ...wallet } = command.data;
         if (acceptTermsAndConditions !== true) {
-          throw refused('terms_and_conditions_not_accepted', 'accept_terms_and_conditions', `the ${wallet.provider} terms and conditions must be accepted (true)`);
+          throw refused(
+            'terms_and_conditions_not_accepted',
+            'accept_terms_and_conditions',
+            `the ${wallet.provider} terms and conditions must be accepted (true)`,
+          );
         }
         assertKeyFits(wallet.provider, wallet.decryptionKey, true);
         return [{ type: 'DigitalWalletRegistered', data: { ...wallet, at: command.metadata.now } }];
       }
       case 'UpdateDigitalWallet': {
-        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId) throw digitalWalletNotFound();
+        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId)
+          throw digitalWalletNotFound();
         assertKeyFits(state.provider, command.data.changes.decryptionKey, false);
         const changes = effectiveChanges(state, command.data.changes);
         if (Object.keys(changes).length === 0) return [];
-        return [{ type: 'DigitalWalletUpdated', data: { id: state.id, merchantAccountId: state.merchantAccountId, ...changes, at: command.metadata.now } }];
+        return [
+          {
+            type: 'DigitalWalletUpdated',
+            data: { id: state.id, merchantAccountId: state.merchantAccountId, ...changes, at: command.metadata.now },
+          },
+        ];
       }
       case 'DeleteDigitalWallet':
-        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId) throw digitalWalletNotFound();
-        return [{ type: 'DigitalWalletDeleted', data: { id: state.id, merchantAccountId: state.merchantAccountId, provider: state.provider, at: command.metadata.now } }];
+        if (state.status !== 'present' || state.merchantAccountId !== command.data.merchantAccountId)
+          throw digitalWalletNotFound();
+        return [
+          {
+            type: 'DigitalWalletDeleted',
+            data: {
+              id: state.id,
+              merchantAccountId: state.merchantAccountId,
+              provider: state.provider,
+              at: command.metadata.now,
+            },
+          },
+        ];
       default: {
         const unreachable: never = command;
         throw new Error(`unknown command ${JSON.stringify(unreachable)}`);
@@ -136,7 +200,17 @@ export const digitalWalletDecider: Decider<DigitalWalletCommand, DigitalWalletEv
   evolve(state, event) {
     switch (event.type) {
       case 'DigitalWalletRegistered': {
-        const { id, merchantAccountId, provider, decryptionKey, merchantName, merchantDisplayName, merchantUrl, merchantCountryCode, domainNames } = event.data;
+        const {
+          id,
+          merchantAccountId,
+          provider,
+          decryptionKey,
+          merchantName,
+          merchantDisplayName,
+          merchantUrl,
+          merchantCountryCode,
+          domainNames,
+        } = event.data;
         return {
           status: 'present',
           id,
@@ -149,10 +223,19 @@ export const digitalWalletDecider: Decider<DigitalWalletCommand, DigitalWalletEv
       case 'DigitalWalletUpdated': {
         if (state.status !== 'present') return state;
         const { id: _id, merchantAccountId: _account, at: _at, decryptionKey, ...settings } = event.data;
-        return { ...state, settings: { ...state.settings, ...settings }, decryptionKeyId: decryptionKey?.keyId ?? state.decryptionKeyId };
+        return {
+          ...state,
+          settings: { ...state.settings, ...settings },
+          decryptionKeyId: decryptionKey?.keyId ?? state.decryptionKeyId,
+        };
       }
       case 'DigitalWalletDeleted':
-        return { status: 'deleted', id: event.data.id, merchantAccountId: event.data.merchantAccountId, provider: event.data.provider };
+        return {
+          status: 'deleted',
+          id: event.data.id,
+          merchantAccountId: event.data.merchantAccountId,
+          provider: event.data.provider,
+        };
       default:
         return state;
     }

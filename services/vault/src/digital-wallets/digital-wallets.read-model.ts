@@ -50,7 +50,9 @@ export class DigitalWalletsReadModel {
     this.byId = db.prepare('SELECT * FROM digital_wallets WHERE id = ?');
     this.byAccount = db.prepare('SELECT * FROM digital_wallets WHERE merchant_account_id = ? ORDER BY created_at, id');
     // One per provider is held on the write side; newest first should a stale row ever linger.
-    this.byProvider = db.prepare('SELECT * FROM digital_wallets WHERE merchant_account_id = ? AND provider = ? ORDER BY created_at DESC, id DESC LIMIT 1');
+    this.byProvider = db.prepare(
+      'SELECT * FROM digital_wallets WHERE merchant_account_id = ? AND provider = ? ORDER BY created_at DESC, id DESC LIMIT 1',
+    );
     const upsert = db.prepare<[DigitalWalletRecord]>(
       `INSERT OR REPLACE INTO digital_wallets (id, merchant_account_id, provider, merchant_name, merchant_display_name, merchant_url,
          merchant_country_code, domain_names, decryption_key_id, sealed_decryption_key, created_at, updated_at)
@@ -90,11 +92,20 @@ export class DigitalWalletsReadModel {
             upsert.run({
               ...row,
               ...(changes.merchantName !== undefined ? { merchant_name: changes.merchantName } : {}),
-              ...(changes.merchantDisplayName !== undefined ? { merchant_display_name: changes.merchantDisplayName } : {}),
+              ...(changes.merchantDisplayName !== undefined
+                ? { merchant_display_name: changes.merchantDisplayName }
+                : {}),
               ...(changes.merchantUrl !== undefined ? { merchant_url: changes.merchantUrl } : {}),
-              ...(changes.merchantCountryCode !== undefined ? { merchant_country_code: changes.merchantCountryCode } : {}),
+              ...(changes.merchantCountryCode !== undefined
+                ? { merchant_country_code: changes.merchantCountryCode }
+                : {}),
               ...(changes.domainNames !== undefined ? { domain_names: JSON.stringify(changes.domainNames) } : {}),
-              ...(changes.decryptionKey ? { decryption_key_id: changes.decryptionKey.keyId, sealed_decryption_key: changes.decryptionKey.sealed } : {}),
+              ...(changes.decryptionKey
+                ? {
+                    decryption_key_id: changes.decryptionKey.keyId,
+                    sealed_decryption_key: changes.decryptionKey.sealed,
+                  }
+                : {}),
               updated_at: changes.at,
             });
             return;
@@ -121,7 +132,10 @@ export class DigitalWalletsReadModel {
   }
 
   /** The merchant account's wallet of a provider, with its sealed decryption key (Paze). */
-  ofProvider(merchantAccountId: string, provider: DigitalWalletProvider): { wallet: DigitalWalletView; sealedDecryptionKey: string | null } | null {
+  ofProvider(
+    merchantAccountId: string,
+    provider: DigitalWalletProvider,
+  ): { wallet: DigitalWalletView; sealedDecryptionKey: string | null } | null {
     const record = this.byProvider.get(merchantAccountId, provider);
     return record ? { wallet: toView(record), sealedDecryptionKey: record.sealed_decryption_key } : null;
   }

@@ -39,7 +39,12 @@ import {
 } from './digital-wallet-provider-claim';
 import { toDigitalWallet } from './digital-wallet-wire';
 import { DigitalWalletsReadModel, type DigitalWalletView } from './digital-wallets.read-model';
-import { InvalidDecryptionKeyError, PazeKeySealer, readPazeDecryptionKey, type PazeDecryptionKey } from './paze-decryption-key';
+import {
+  InvalidDecryptionKeyError,
+  PazeKeySealer,
+  readPazeDecryptionKey,
+  type PazeDecryptionKey,
+} from './paze-decryption-key';
 
 export interface DigitalWalletsDependencies {
   /** 32 bytes: the key the Paze decryption keys are sealed under (`TransactionsService.sealingKey`). */
@@ -51,7 +56,12 @@ const domainErrors = domainErrorMapper({ digital_wallet_not_found: 404, digital_
 
 function toApiError(error: unknown): unknown {
   if (error instanceof DigitalWalletProviderTaken) {
-    return new ApiError(409, error.message, [{ location: 'body', pointer: '/provider', message: error.message, type: error.code }], { resourceId: error.holderId, cause: error });
+    return new ApiError(
+      409,
+      error.message,
+      [{ location: 'body', pointer: '/provider', message: error.message, type: error.code }],
+      { resourceId: error.holderId, cause: error },
+    );
   }
   return domainErrors(error);
 }
@@ -93,7 +103,10 @@ export class DigitalWallets implements VaultSlice {
   pazeKeyFor(merchantAccountId: string): { wallet: DigitalWalletView; key: KeyObject } | null {
     const found = this.readModel.ofProvider(merchantAccountId, KEYED_PROVIDER);
     if (!found?.sealedDecryptionKey) return null;
-    return { wallet: found.wallet, key: this.sealer.open(found.wallet.id, merchantAccountId, found.sealedDecryptionKey) };
+    return {
+      wallet: found.wallet,
+      key: this.sealer.open(found.wallet.id, merchantAccountId, found.sealedDecryptionKey),
+    };
   }
 
   list({ merchant_account_id: merchantAccountId }: DigitalWalletScope): { items: DigitalWallet[] } {
@@ -115,13 +128,23 @@ export class DigitalWallets implements VaultSlice {
     const key = body.decryption_key !== undefined ? await readKey(body.decryption_key) : null;
     const register = (id: string, decryptionKey: SealedDecryptionKey | null): DigitalWalletCommand => ({
       type: 'RegisterDigitalWallet',
-      data: { id, merchantAccountId, provider: body.provider, ...registeredSettings(body), acceptTermsAndConditions: body.accept_terms_and_conditions, decryptionKey },
+      data: {
+        id,
+        merchantAccountId,
+        provider: body.provider,
+        ...registeredSettings(body),
+        acceptTermsAndConditions: body.accept_terms_and_conditions,
+        decryptionKey,
+      },
       metadata: { now },
     });
     const claimStream = digitalWalletProviderStream(merchantAccountId, body.provider);
     const id = await asApiErrors(async () => {
       // Decided once before claiming, so a refused wallet (terms not accepted, a key it cannot take) never holds the provider.
-      digitalWalletDecider.decide(register('', key ? { keyId: key.keyId, sealed: '' } : null), digitalWalletDecider.initialState());
+      digitalWalletDecider.decide(
+        register('', key ? { keyId: key.keyId, sealed: '' } : null),
+        digitalWalletDecider.initialState(),
+      );
 
       const holder = await this.claimHolder(claimStream);
       let id = this.context.newId();
@@ -141,10 +164,16 @@ export class DigitalWallets implements VaultSlice {
       });
       const decryptionKey = key ? { keyId: key.keyId, sealed: this.sealer.seal(id, merchantAccountId, key.pem) } : null;
       try {
-        await handleCommand(this.context.store, digitalWalletStream(id), digitalWalletDecider, register(id, decryptionKey));
+        await handleCommand(
+          this.context.store,
+          digitalWalletStream(id),
+          digitalWalletDecider,
+          register(id, decryptionKey),
+        );
       } catch (error) {
         // Two creates finishing the same orphaned claim: the one that lost sees the other's wallet.
-        if (error instanceof DomainError && error.code === 'digital_wallet_exists') throw new DigitalWalletProviderTaken(body.provider, id);
+        if (error instanceof DomainError && error.code === 'digital_wallet_exists')
+          throw new DigitalWalletProviderTaken(body.provider, id);
         throw error;
       }
       return id;
@@ -154,7 +183,11 @@ export class DigitalWallets implements VaultSlice {
   }
 
   /** Changes the fields sent (a Paze wallet's key too); the provider never changes. */
-  async update({ merchant_account_id: merchantAccountId, digital_wallet_id: id, body }: DigitalWalletUpdateRequest): Promise<DigitalWallet> {
+  async update({
+    merchant_account_id: merchantAccountId,
+    digital_wallet_id: id,
+    body,
+  }: DigitalWalletUpdateRequest): Promise<DigitalWallet> {
     if (!this.find(merchantAccountId, id)) throw ApiError.notFound();
     const key = body.decryption_key !== undefined ? await readKey(body.decryption_key) : null;
     const changes: DigitalWalletChanges = {
@@ -184,11 +217,16 @@ export class DigitalWallets implements VaultSlice {
       const deleted = events.find((event) => event.type === 'DigitalWalletDeleted');
       if (deleted?.type !== 'DigitalWalletDeleted') return;
       const { provider } = deleted.data;
-      await handleCommand(this.context.store, digitalWalletProviderStream(merchantAccountId, provider), digitalWalletProviderClaim, {
-        type: 'ReleaseDigitalWalletProvider',
-        data: { merchantAccountId, provider, digitalWalletId: id },
-        metadata: { now },
-      });
+      await handleCommand(
+        this.context.store,
+        digitalWalletProviderStream(merchantAccountId, provider),
+        digitalWalletProviderClaim,
+        {
+          type: 'ReleaseDigitalWalletProvider',
+          data: { merchantAccountId, provider, digitalWalletId: id },
+          metadata: { now },
+        },
+      );
     });
     await this.context.catchUp();
   }
@@ -208,7 +246,10 @@ export class DigitalWallets implements VaultSlice {
 
   private async state(id: string): Promise<DigitalWalletState> {
     const events = await this.context.store.readStream(digitalWalletStream(id));
-    return events.reduce((state, event) => digitalWalletDecider.evolve(state, asDomainEvent<DigitalWalletEvent>(event)), digitalWalletDecider.initialState());
+    return events.reduce(
+      (state, event) => digitalWalletDecider.evolve(state, asDomainEvent<DigitalWalletEvent>(event)),
+      digitalWalletDecider.initialState(),
+    );
   }
 
   private async claimHolder(stream: string): Promise<string | undefined> {
@@ -249,6 +290,8 @@ async function readKey(submitted: string): Promise<PazeDecryptionKey> {
   } catch (error) {
     if (!(error instanceof InvalidDecryptionKeyError)) throw error;
     const message = `decryption_key ${error.message}`;
-    throw ApiError.badRequest(`The decryption key is not usable: ${error.message}`, [{ location: 'body', pointer: '/decryption_key', message, type: 'invalid_decryption_key' }]);
+    throw ApiError.badRequest(`The decryption key is not usable: ${error.message}`, [
+      { location: 'body', pointer: '/decryption_key', message, type: 'invalid_decryption_key' },
+    ]);
   }
 }

@@ -41,7 +41,8 @@ export async function readPazeDecryptionKey(submitted: string): Promise<PazeDecr
   }
   const details = key.asymmetricKeyDetails ?? {};
   const acceptable =
-    (key.asymmetricKeyType === 'ec' && details.namedCurve === 'prime256v1') || (key.asymmetricKeyType === 'rsa' && (details.modulusLength ?? 0) >= 2048);
+    (key.asymmetricKeyType === 'ec' && details.namedCurve === 'prime256v1') ||
+    (key.asymmetricKeyType === 'rsa' && (details.modulusLength ?? 0) >= 2048);
   if (!acceptable) throw new InvalidDecryptionKeyError('must be an EC P-256 key or an RSA key of 2048 bits or more');
   return { key, keyId: await publicKeyThumbprint(key), pem: key.export({ format: 'pem', type: 'pkcs8' }).toString() };
 }

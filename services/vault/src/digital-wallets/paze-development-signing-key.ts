@@ -53,10 +53,15 @@ export interface SealOptions {
  * A Complete `securedPayload` as Paze builds it, `JWS(JWE(JWS(payload)))`, encrypted to the merchant's public key:
  * for development (a checkout without Paze) and the tests.
  */
-export async function sealPazePayload(payload: unknown, encryptionKey: KeyObject, options: SealOptions = {}): Promise<string> {
+export async function sealPazePayload(
+  payload: unknown,
+  encryptionKey: KeyObject,
+  options: SealOptions = {},
+): Promise<string> {
   const signingKey = options.signingKey ?? createPrivateKey(PAZE_DEVELOPMENT_SIGNING_KEY_PEM);
   const header = { alg: 'RS256', kid: options.signingKey ? undefined : PAZE_DEVELOPMENT_SIGNING_KEY_ID };
-  const sign = (content: string) => new CompactSign(new TextEncoder().encode(content)).setProtectedHeader(header).sign(signingKey);
+  const sign = (content: string) =>
+    new CompactSign(new TextEncoder().encode(content)).setProtectedHeader(header).sign(signingKey);
   const json = typeof payload === 'string' ? payload : JSON.stringify(payload);
   const inner = options.unsigned === 'inner' ? json : await sign(json);
   const jwe = await new CompactEncrypt(new TextEncoder().encode(inner))

@@ -17,7 +17,8 @@ export interface PazeConnection {
   readonly effectiveCapabilities: { readonly networkTokens: boolean };
 }
 
-const refused = (type: string, message: string, pointer = '/payment_method') => ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
+const refused = (type: string, message: string, pointer = '/payment_method') =>
+  ApiError.badRequest(message, [{ location: 'body', pointer, message, type }]);
 
 /** Opens a Paze payload for a payment: the only code that holds a merchant's Paze key. */
 export class PazePayments {
@@ -29,9 +30,17 @@ export class PazePayments {
     private readonly signingKeys: PazeSigningKeys | null,
   ) {}
 
-  async open(merchantAccountId: string, payload: string, input: { currency: string; connections: readonly PazeConnection[] }) {
+  async open(
+    merchantAccountId: string,
+    payload: string,
+    input: { currency: string; connections: readonly PazeConnection[] },
+  ) {
     const paze = this.wallets.pazeKeyFor(merchantAccountId);
-    if (!paze) throw refused('paze_not_configured', 'Paze is not set up for this merchant account: register a digital wallet with provider "paze" and its decryption key first');
+    if (!paze)
+      throw refused(
+        'paze_not_configured',
+        'Paze is not set up for this merchant account: register a digital wallet with provider "paze" and its decryption key first',
+      );
     const eligibility = pazeEligibility({
       merchantCountry: paze.wallet.merchantCountryCode,
       currency: input.currency,
@@ -44,12 +53,25 @@ export class PazePayments {
           supportsNetworkTokens: connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens,
         })),
     });
-    if (!eligibility.ok) throw refused(eligibility.code, eligibility.message, eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method');
+    if (!eligibility.ok)
+      throw refused(
+        eligibility.code,
+        eligibility.message,
+        eligibility.code === 'paze_currency_not_supported' ? '/currency' : '/payment_method',
+      );
     if (!this.signingKeys) {
-      throw refused('paze_signing_keys_not_configured', "Paze payloads cannot be verified: PAZE_SIGNING_KEYS (Paze's signing keys) is not set on this installation", '/payment_method/token');
+      throw refused(
+        'paze_signing_keys_not_configured',
+        "Paze payloads cannot be verified: PAZE_SIGNING_KEYS (Paze's signing keys) is not set on this installation",
+        '/payment_method/token',
+      );
     }
     try {
-      const credential = await decryptPazePayload(payload, { decryptionKey: paze.key, signingKeys: this.signingKeys }, this.now());
+      const credential = await decryptPazePayload(
+        payload,
+        { decryptionKey: paze.key, signingKeys: this.signingKeys },
+        this.now(),
+      );
       return { credential, connectionIds: eligibility.connectionIds };
     } catch (error) {
       if (error instanceof PazeError) throw refused(error.code, error.message, '/payment_method/token');

@@ -8,7 +8,12 @@ import type { DigitalWalletView } from './digital-wallets.read-model';
 import { PazePayments, type PazeConnection } from './paze-payments';
 
 const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-const wallets = { pazeKeyFor: () => ({ wallet: { id: 'w', merchantCountryCode: 'US' } as unknown as DigitalWalletView, key: privateKey }) };
+const wallets = {
+  pazeKeyFor: () => ({
+    wallet: { id: 'w', merchantCountryCode: 'US' } as unknown as DigitalWalletView,
+    key: privateKey,
+  }),
+};
 const connection = {
   id: 'c',
   method: 'card',
@@ -19,7 +24,9 @@ const connection = {
 
 it('refuses every Paze payload when there are no signing keys to verify it against', async () => {
   const paze = new PazePayments(wallets, () => new Date(), null);
-  const refusal = await paze.open('m', 'a.b.c', { currency: 'USD', connections: [connection] }).catch((error: unknown) => error);
+  const refusal = await paze
+    .open('m', 'a.b.c', { currency: 'USD', connections: [connection] })
+    .catch((error: unknown) => error);
   expect(refusal).toBeInstanceOf(ApiError);
   expect((refusal as ApiError).toBody()).toMatchObject({
     status: 400,

@@ -14,7 +14,14 @@ export type PazeSigningKeys = ReturnType<typeof createLocalJWKSet> | ReturnType<
 
 /** The development key's public half: what payloads are verified against without PAZE_SIGNING_KEYS. */
 export const pazeDevelopmentSigningKeys = (): PazeSigningKeys =>
-  createLocalJWKSet({ keys: [publicJwk(createPublicKey(createPrivateKey(PAZE_DEVELOPMENT_SIGNING_KEY_PEM)).export({ format: 'jwk' }), PAZE_DEVELOPMENT_SIGNING_KEY_ID)] });
+  createLocalJWKSet({
+    keys: [
+      publicJwk(
+        createPublicKey(createPrivateKey(PAZE_DEVELOPMENT_SIGNING_KEY_PEM)).export({ format: 'jwk' }),
+        PAZE_DEVELOPMENT_SIGNING_KEY_ID,
+      ),
+    ],
+  });
 
 /**
  * The keys PAZE_SIGNING_KEYS names; unset: the development key, or none (null) in production, where a published key
@@ -27,9 +34,17 @@ export function loadPazeSigningKeys(setting: string | undefined, nodeEnv: string
   const text = fs.readFileSync(source, 'utf8');
   if (text.trimStart().startsWith('{')) return createLocalJWKSet(JSON.parse(text) as JSONWebKeySet);
   const blocks = text.match(/-----BEGIN (PUBLIC KEY|CERTIFICATE)-----[\s\S]+?-----END \1-----/g) ?? [];
-  if (blocks.length === 0) throw new Error(`PAZE_SIGNING_KEYS: ${source} holds neither a JWKS nor PEM public keys or certificates`);
-  return createLocalJWKSet({ keys: blocks.map((block) => publicJwk(createPublicKey(block).export({ format: 'jwk' }))) });
+  if (blocks.length === 0)
+    throw new Error(`PAZE_SIGNING_KEYS: ${source} holds neither a JWKS nor PEM public keys or certificates`);
+  return createLocalJWKSet({
+    keys: blocks.map((block) => publicJwk(createPublicKey(block).export({ format: 'jwk' }))),
+  });
 }
 
 /** RS256 only, as Paze signs: a key of another type in the set never verifies a Paze payload. */
-const publicJwk = (jwk: object, kid?: string): JWK => ({ ...(jwk as JWK), alg: 'RS256', use: 'sig', ...(kid ? { kid } : {}) });
+const publicJwk = (jwk: object, kid?: string): JWK => ({
+  ...(jwk as JWK),
+  alg: 'RS256',
+  use: 'sig',
+  ...(kid ? { kid } : {}),
+});

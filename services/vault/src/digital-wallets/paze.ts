@@ -11,7 +11,11 @@ import { compactDecrypt, compactVerify, errors as joseErrors } from 'jose';
 import { z } from 'zod';
 import type { PazeSigningKeys } from './paze-signing-keys';
 
-export type PazeErrorCode = 'paze_signature_invalid' | 'paze_decryption_failed' | 'paze_payload_invalid' | 'paze_token_expired';
+export type PazeErrorCode =
+  | 'paze_signature_invalid'
+  | 'paze_decryption_failed'
+  | 'paze_payload_invalid'
+  | 'paze_token_expired';
 
 export class PazeError extends Error {
   constructor(
@@ -51,34 +55,50 @@ export const CRYPTOGRAM_LONG_FORM = 'CARD_APPLICATION_CRYPTOGRAM_LONG_FORM';
 
 const schemes: Record<string, PazeScheme> = { VISA: 'visa', MASTERCARD: 'mastercard', DISCOVER: 'discover' };
 
-const month = z.union([z.string().regex(/^\d{1,2}$/), z.int()], { error: 'must be a month, 1 to 12' }).transform(Number).pipe(z.int().min(1, 'must be a month, 1 to 12').max(12, 'must be a month, 1 to 12'));
-const year = z.union([z.string().regex(/^(\d{2}|\d{4})$/), z.int().min(0).max(9999)], { error: 'must be a year of 2 or 4 digits' }).transform(Number);
+const month = z
+  .union([z.string().regex(/^\d{1,2}$/), z.int()], { error: 'must be a month, 1 to 12' })
+  .transform(Number)
+  .pipe(z.int().min(1, 'must be a month, 1 to 12').max(12, 'must be a month, 1 to 12'));
+const year = z
+  .union([z.string().regex(/^(\d{2}|\d{4})$/), z.int().min(0).max(9999)], { error: 'must be a year of 2 or 4 digits' })
+  .transform(Number);
 /** Seconds since the epoch (number or digits; 13 digits or more: milliseconds), or an ISO 8601 date-time. */
 const instant = z.union([z.number(), z.string().min(1)], { error: 'must be epoch seconds or an ISO 8601 date-time' });
 
 /** The decrypted Complete payload, as far as a payment reads it; Paze may add fields (kept out of our way). */
-const pazePayloadSchema = z.looseObject({
-  token: z.looseObject({
-    paymentToken: z.string({ error: 'is required' }).regex(/^\d{13,19}$/, 'must be 13 to 19 digits'),
-    tokenExpirationMonth: month,
-    tokenExpirationYear: year,
-    paymentAccountReference: z.string().min(1).max(64).nullish(),
-  }, { error: 'is required (an object)' }),
-  dynamicData: z
-    .array(
-      z.looseObject({
-        dynamicDataType: z.string({ error: 'is required' }),
-        dynamicDataValue: z.string().nullish(),
-        dynamicDataExpiration: instant.nullish(),
-      }),
-      { error: 'must be a list' },
-    )
-    .min(1, 'must hold the cryptogram'),
-  cardNetwork: z.string({ error: 'is required' }).refine((network) => Object.hasOwn(schemes, network), 'must be VISA, MASTERCARD or DISCOVER'),
-  eci: z.string().regex(/^\d{1,2}$/, 'must be 1 or 2 digits').nullish(),
-  billingAddress: z.unknown().optional(),
-  consumer: z.unknown().optional(),
-}, { error: 'must be an object' });
+const pazePayloadSchema = z.looseObject(
+  {
+    token: z.looseObject(
+      {
+        paymentToken: z.string({ error: 'is required' }).regex(/^\d{13,19}$/, 'must be 13 to 19 digits'),
+        tokenExpirationMonth: month,
+        tokenExpirationYear: year,
+        paymentAccountReference: z.string().min(1).max(64).nullish(),
+      },
+      { error: 'is required (an object)' },
+    ),
+    dynamicData: z
+      .array(
+        z.looseObject({
+          dynamicDataType: z.string({ error: 'is required' }),
+          dynamicDataValue: z.string().nullish(),
+          dynamicDataExpiration: instant.nullish(),
+        }),
+        { error: 'must be a list' },
+      )
+      .min(1, 'must hold the cryptogram'),
+    cardNetwork: z
+      .string({ error: 'is required' })
+      .refine((network) => Object.hasOwn(schemes, network), 'must be VISA, MASTERCARD or DISCOVER'),
+    eci: z
+      .string()
+      .regex(/^\d{1,2}$/, 'must be 1 or 2 digits')
+      .nullish(),
+    billingAddress: z.unknown().optional(),
+    consumer: z.unknown().optional(),
+  },
+  { error: 'must be an object' },
+);
 
 /** What opening a payload needs: the merchant's decryption key and Paze's signing keys. */
 export interface PazeKeys {
@@ -93,15 +113,30 @@ export interface PazeKeys {
  * does not verify against Paze's keys), `paze_decryption_failed` (not a JWE, another key, an algorithm outside the
  * allow-list, altered), `paze_payload_invalid` (naming the field), `paze_token_expired`.
  */
-export async function decryptPazePayload(securedPayload: string, keys: PazeKeys, now: Date = new Date()): Promise<PazeCredential> {
+export async function decryptPazePayload(
+  securedPayload: string,
+  keys: PazeKeys,
+  now: Date = new Date(),
+): Promise<PazeCredential> {
   const compact = typeof securedPayload === 'string' ? securedPayload.trim() : '';
   if (compact.split('.').length === 5) {
-    throw new PazeError('paze_signature_invalid', "The Paze payload is not signed: send the Complete response's securedPayload as Paze sent it (a JWS around the JWE)");
+    throw new PazeError(
+      'paze_signature_invalid',
+      "The Paze payload is not signed: send the Complete response's securedPayload as Paze sent it (a JWS around the JWE)",
+    );
   }
-  if (compact.split('.').length !== 3) throw new PazeError('paze_decryption_failed', 'The Paze payload is not a compact JWS (three base64url parts) around a JWE');
+  if (compact.split('.').length !== 3)
+    throw new PazeError(
+      'paze_decryption_failed',
+      'The Paze payload is not a compact JWS (three base64url parts) around a JWE',
+    );
   const outer = text(await verifiedByPaze(compact, keys.signingKeys, 'The Paze payload'));
   const jwe = encryptedPartOf(outer);
-  if (jwe.split('.').length !== 5) throw new PazeError('paze_decryption_failed', 'The signed Paze payload does not hold a compact JWE (five base64url parts)');
+  if (jwe.split('.').length !== 5)
+    throw new PazeError(
+      'paze_decryption_failed',
+      'The signed Paze payload does not hold a compact JWE (five base64url parts)',
+    );
   let plaintext: Uint8Array;
   try {
     ({ plaintext } = await compactDecrypt(jwe, keys.decryptionKey, {
@@ -112,7 +147,8 @@ export async function decryptPazePayload(securedPayload: string, keys: PazeKeys,
     throw new PazeError('paze_decryption_failed', decryptionFailure(error));
   }
   const inner = text(plaintext)?.trim() ?? '';
-  if (!COMPACT_JWS.test(inner)) throw new PazeError('paze_signature_invalid', 'The decrypted Paze payload is not signed (a compact JWS)');
+  if (!COMPACT_JWS.test(inner))
+    throw new PazeError('paze_signature_invalid', 'The decrypted Paze payload is not signed (a compact JWS)');
   let payload: unknown;
   try {
     payload = JSON.parse(text(await verifiedByPaze(inner, keys.signingKeys, 'The decrypted Paze payload')) ?? '');
@@ -167,9 +203,11 @@ async function verifiedByPaze(jws: string, keys: PazeSigningKeys, what: string):
 }
 
 function signatureFailure(error: unknown, what: string): string {
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return `${what} is not signed with ${PAZE_SIGNATURE_ALGORITHMS.join(', ')}, as Paze signs`;
+  if (error instanceof joseErrors.JOSEAlgNotAllowed)
+    return `${what} is not signed with ${PAZE_SIGNATURE_ALGORITHMS.join(', ')}, as Paze signs`;
   if (error instanceof joseErrors.JWSInvalid) return `${what} is not a valid JWS`;
-  if (error instanceof joseErrors.JWKSNoMatchingKey) return `${what} is signed with a key that is not one of Paze's signing keys (PAZE_SIGNING_KEYS)`;
+  if (error instanceof joseErrors.JWKSNoMatchingKey)
+    return `${what} is signed with a key that is not one of Paze's signing keys (PAZE_SIGNING_KEYS)`;
   return `${what}'s signature does not verify against Paze's signing keys (PAZE_SIGNING_KEYS): not from Paze, or altered`;
 }
 
@@ -180,23 +218,44 @@ export function credentialOf(payload: unknown, now: Date): PazeCredential {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.map(String).join('.');
     // zod's messages name the expectation, never the value.
-    throw new PazeError('paze_payload_invalid', `The decrypted Paze payload is invalid: ${field || 'the payload'} ${issue.message}`, field);
+    throw new PazeError(
+      'paze_payload_invalid',
+      `The decrypted Paze payload is invalid: ${field || 'the payload'} ${issue.message}`,
+      field,
+    );
   }
   const { token, dynamicData, cardNetwork, eci } = parsed.data;
 
   // The short form is the cryptogram an e-commerce authorization carries; the long form only when it is all there is.
-  const withValue = dynamicData.map((entry, index) => ({ entry, index })).filter(({ entry }) => !!entry.dynamicDataValue);
+  const withValue = dynamicData
+    .map((entry, index) => ({ entry, index }))
+    .filter(({ entry }) => !!entry.dynamicDataValue);
   const cryptogram =
-    withValue.find(({ entry }) => entry.dynamicDataType === CRYPTOGRAM_SHORT_FORM) ?? withValue.find(({ entry }) => entry.dynamicDataType === CRYPTOGRAM_LONG_FORM);
+    withValue.find(({ entry }) => entry.dynamicDataType === CRYPTOGRAM_SHORT_FORM) ??
+    withValue.find(({ entry }) => entry.dynamicDataType === CRYPTOGRAM_LONG_FORM);
   if (!cryptogram) {
-    throw new PazeError('paze_payload_invalid', `The decrypted Paze payload is invalid: dynamicData holds no ${CRYPTOGRAM_SHORT_FORM} or ${CRYPTOGRAM_LONG_FORM} value`, 'dynamicData');
+    throw new PazeError(
+      'paze_payload_invalid',
+      `The decrypted Paze payload is invalid: dynamicData holds no ${CRYPTOGRAM_SHORT_FORM} or ${CRYPTOGRAM_LONG_FORM} value`,
+      'dynamicData',
+    );
   }
   const expiration = cryptogram.entry.dynamicDataExpiration;
   if (expiration !== undefined && expiration !== null) {
     const field = `dynamicData.${cryptogram.index}.dynamicDataExpiration`;
     const expiresAt = instantOf(expiration);
-    if (expiresAt === null) throw new PazeError('paze_payload_invalid', `The decrypted Paze payload is invalid: ${field} must be epoch seconds or an ISO 8601 date-time`, field);
-    if (expiresAt <= now.getTime()) throw new PazeError('paze_token_expired', 'The Paze cryptogram has expired: ask the buyer to check out again', field);
+    if (expiresAt === null)
+      throw new PazeError(
+        'paze_payload_invalid',
+        `The decrypted Paze payload is invalid: ${field} must be epoch seconds or an ISO 8601 date-time`,
+        field,
+      );
+    if (expiresAt <= now.getTime())
+      throw new PazeError(
+        'paze_token_expired',
+        'The Paze cryptogram has expired: ask the buyer to check out again',
+        field,
+      );
   }
 
   const fullYear = token.tokenExpirationYear < 100 ? 2000 + token.tokenExpirationYear : token.tokenExpirationYear;
@@ -227,7 +286,8 @@ function instantOf(value: number | string): number | null {
 const epoch = (n: number): number => (n >= 1e12 ? n : n * 1000);
 
 function decryptionFailure(error: unknown): string {
-  if (error instanceof joseErrors.JOSEAlgNotAllowed) return `The Paze payload uses an algorithm outside ${PAZE_KEY_MANAGEMENT_ALGORITHMS.join(', ')} / ${PAZE_CONTENT_ENCRYPTION_ALGORITHMS.join(', ')}`;
+  if (error instanceof joseErrors.JOSEAlgNotAllowed)
+    return `The Paze payload uses an algorithm outside ${PAZE_KEY_MANAGEMENT_ALGORITHMS.join(', ')} / ${PAZE_CONTENT_ENCRYPTION_ALGORITHMS.join(', ')}`;
   if (error instanceof joseErrors.JWEInvalid) return 'The Paze payload is not a valid JWE';
   // A wrong key, a key of the other type, or an altered payload: the same answer, so the failure tells nothing more.
   return "The Paze payload could not be decrypted with the merchant's Paze key (another key, or an altered payload)";
@@ -253,24 +313,36 @@ export interface PazeEligibilityInput {
   readonly connections: readonly PazeConnection[];
 }
 
-export type PazeEligibility = { readonly ok: true; readonly connectionIds: string[] } | { readonly ok: false; readonly code: string; readonly message: string };
+export type PazeEligibility =
+  | { readonly ok: true; readonly connectionIds: string[] }
+  | { readonly ok: false; readonly code: string; readonly message: string };
 
 /** Paze is for US businesses, in USD, through a US acquiring connection that sends network tokens. */
 export function pazeEligibility(input: PazeEligibilityInput): PazeEligibility {
   if (input.merchantCountry?.toUpperCase() !== 'US') {
-    return { ok: false, code: 'paze_merchant_not_us', message: "Paze is available to US businesses only: the Paze wallet's merchant_country_code must be US" };
+    return {
+      ok: false,
+      code: 'paze_merchant_not_us',
+      message: "Paze is available to US businesses only: the Paze wallet's merchant_country_code must be US",
+    };
   }
   if (input.currency.toUpperCase() !== 'USD') {
     return { ok: false, code: 'paze_currency_not_supported', message: `Paze takes USD only, not ${input.currency}` };
   }
   const connectionIds = input.connections
-    .filter((connection) => connection.acceptedCountries.some((country) => country.toUpperCase() === 'US') && connection.networkTokensEnabled && connection.supportsNetworkTokens)
+    .filter(
+      (connection) =>
+        connection.acceptedCountries.some((country) => country.toUpperCase() === 'US') &&
+        connection.networkTokensEnabled &&
+        connection.supportsNetworkTokens,
+    )
     .map((connection) => connection.id);
   if (connectionIds.length === 0) {
     return {
       ok: false,
       code: 'paze_no_network_token_connection',
-      message: 'Paze needs a connection that acquires in the US and sends network tokens (supported by its connector and enabled on it)',
+      message:
+        'Paze needs a connection that acquires in the US and sends network tokens (supported by its connector and enabled on it)',
     };
   }
   return { ok: true, connectionIds };

@@ -15,7 +15,8 @@ const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz
 export const CARD_ALIAS_PREFIX = 'tok';
 const ALIAS_RANDOM_LENGTH = 32;
 /** Anything shaped like an alias, not inside a longer alphanumeric run. */
-export const cardAliasPattern = (): RegExp => new RegExp(`(?<![0-9A-Za-z])${CARD_ALIAS_PREFIX}[0-9A-Za-z]{${ALIAS_RANDOM_LENGTH}}(?![0-9A-Za-z])`, 'g');
+export const cardAliasPattern = (): RegExp =>
+  new RegExp(`(?<![0-9A-Za-z])${CARD_ALIAS_PREFIX}[0-9A-Za-z]{${ALIAS_RANDOM_LENGTH}}(?![0-9A-Za-z])`, 'g');
 
 export const DEFAULT_CARD_ALIAS_TTL_MS = 60_000;
 
@@ -69,19 +70,26 @@ export class CardAliases {
 
   constructor(options: { ttlMs?: number; now?: () => number } = {}) {
     const ttlMs = options.ttlMs ?? DEFAULT_CARD_ALIAS_TTL_MS;
-    if (!Number.isInteger(ttlMs) || ttlMs <= 0) throw new RangeError('card alias TTL must be a positive whole number of milliseconds');
+    if (!Number.isInteger(ttlMs) || ttlMs <= 0)
+      throw new RangeError('card alias TTL must be a positive whole number of milliseconds');
     this.#ttlMs = ttlMs;
     this.#now = options.now ?? Date.now;
   }
 
   /** Aliases for a card's number and (when given) security code, bound to the merchant account, expiring after the TTL. */
-  issue(merchantAccountId: string, card: { readonly number: string; readonly securityCode?: string | null }): IssuedCardAliases {
-    if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
+  issue(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly securityCode?: string | null },
+  ): IssuedCardAliases {
+    if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
+      throw new RangeError('merchant account id is required');
     if (typeof card.number !== 'string' || card.number === '') throw new RangeError('card number is required');
     this.#forgetExpired();
     const expiresAt = this.#now() + this.#ttlMs;
     const number = this.#add({ merchantAccountId, value: card.number, expiresAt });
-    const securityCode = card.securityCode ? this.#add({ merchantAccountId, value: card.securityCode, expiresAt }) : null;
+    const securityCode = card.securityCode
+      ? this.#add({ merchantAccountId, value: card.securityCode, expiresAt })
+      : null;
     return { number, securityCode, expiresAt: new Date(expiresAt) };
   }
 

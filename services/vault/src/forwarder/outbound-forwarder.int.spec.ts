@@ -34,7 +34,9 @@ let forwarder: OutboundForwarder;
 const listen = (handler: http.RequestListener): Promise<{ server: http.Server; baseUrl: string }> =>
   new Promise((resolve) => {
     const created = http.createServer(handler);
-    created.listen(0, '127.0.0.1', () => resolve({ server: created, baseUrl: `http://127.0.0.1:${(created.address() as AddressInfo).port}` }));
+    created.listen(0, '127.0.0.1', () =>
+      resolve({ server: created, baseUrl: `http://127.0.0.1:${(created.address() as AddressInfo).port}` }),
+    );
   });
 
 beforeAll(async () => {
@@ -43,10 +45,18 @@ beforeAll(async () => {
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const url = new URL(request.url ?? '/', 'http://provider');
-      received.push({ method: request.method ?? '', path: url.pathname, headers: request.headers, body: Buffer.concat(chunks).toString('utf8') });
-      if (url.pathname === '/redirect-elsewhere') return void response.writeHead(307, { location: `${otherBaseUrl}/steal` }).end();
+      received.push({
+        method: request.method ?? '',
+        path: url.pathname,
+        headers: request.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+      });
+      if (url.pathname === '/redirect-elsewhere')
+        return void response.writeHead(307, { location: `${otherBaseUrl}/steal` }).end();
       if (url.pathname === '/redirect-home') return void response.writeHead(307, { location: '/echo' }).end();
-      response.writeHead(202, { 'content-type': 'application/xml', 'x-provider-ref': 'psp-42' }).end('<answer result="Authorised">psp-42</answer>');
+      response
+        .writeHead(202, { 'content-type': 'application/xml', 'x-provider-ref': 'psp-42' })
+        .end('<answer result="Authorised">psp-42</answer>');
     });
   }));
   ({ server: other, baseUrl: otherBaseUrl } = await listen((request, response) => {
@@ -89,7 +99,8 @@ describe('aliases', () => {
   it('are tok + 32 base62 characters, a fresh one each time, and never show their values when inspected', () => {
     const first = aliases.issue('shop-a', { number: NUMBER, securityCode: CVC });
     const second = aliases.issue('shop-a', { number: NUMBER });
-    for (const alias of [first.number, first.securityCode, second.number]) expect(alias).toMatch(/^tok[0-9A-Za-z]{32}$/);
+    for (const alias of [first.number, first.securityCode, second.number])
+      expect(alias).toMatch(/^tok[0-9A-Za-z]{32}$/);
     expect(new Set([first.number, first.securityCode, second.number]).size).toBe(3);
     expect(second.securityCode).toBeNull();
     expect(first.expiresAt.toISOString()).toBe('2026-01-01T00:01:00.000Z');
@@ -110,10 +121,16 @@ describe('swapping', () => {
     const response = await shopA()(`${baseUrl}/payments`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-card-check': card.securityCode! },
-      body: JSON.stringify({ card: { number: card.number, cvc: card.securityCode, expiry: '03/30' }, reference: 'order-1' }),
+      body: JSON.stringify({
+        card: { number: card.number, cvc: card.securityCode, expiry: '03/30' },
+        reference: 'order-1',
+      }),
     });
     expect(received).toHaveLength(1);
-    expect(JSON.parse(received[0]!.body)).toEqual({ card: { number: NUMBER, cvc: CVC, expiry: '03/30' }, reference: 'order-1' });
+    expect(JSON.parse(received[0]!.body)).toEqual({
+      card: { number: NUMBER, cvc: CVC, expiry: '03/30' },
+      reference: 'order-1',
+    });
     expect(received[0]!.headers['x-card-check']).toBe(CVC);
     expect(response.status).toBe(202);
     expect(response.headers.get('x-provider-ref')).toBe('psp-42');
@@ -128,7 +145,10 @@ describe('swapping', () => {
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: `type=card&card%5Bnumber%5D=${card.number}&card%5Bcvc%5D=${card.securityCode}`,
     });
-    await shopA()(`${baseUrl}/v1/payment_methods`, { method: 'POST', body: new URLSearchParams({ 'card[number]': card.number, 'card[cvc]': card.securityCode! }) });
+    await shopA()(`${baseUrl}/v1/payment_methods`, {
+      method: 'POST',
+      body: new URLSearchParams({ 'card[number]': card.number, 'card[cvc]': card.securityCode! }),
+    });
     expect(received.map((request) => Object.fromEntries(new URLSearchParams(request.body)))).toEqual([
       { type: 'card', 'card[number]': NUMBER, 'card[cvc]': CVC },
       { 'card[number]': NUMBER, 'card[cvc]': CVC },
@@ -140,7 +160,11 @@ describe('swapping', () => {
     const card = aliases.issue('shop-a', { number: NUMBER, securityCode: CVC });
     const xml = `<?xml version="1.0"?><payment><card><pan>${card.number}</pan><cvv>${card.securityCode}</cvv></card><note>café</note></payment>`;
     await shopA()(`${baseUrl}/xml`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: xml });
-    await shopA()(`${baseUrl}/xml`, { method: 'POST', headers: { 'content-type': 'application/xml' }, body: new TextEncoder().encode(xml) });
+    await shopA()(`${baseUrl}/xml`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/xml' },
+      body: new TextEncoder().encode(xml),
+    });
     const expected = `<?xml version="1.0"?><payment><card><pan>${NUMBER}</pan><cvv>${CVC}</cvv></card><note>café</note></payment>`;
     expect(received.map((request) => request.body)).toEqual([expected, expected]);
   });
@@ -155,7 +179,10 @@ describe('swapping', () => {
   it('hands a call without aliases to the fetch it was given as it came (input, headers, body), with redirects its own', async () => {
     const calls: [string | URL, RequestInit | undefined][] = [];
     const answer = new Response('ok', { status: 201 });
-    const send = new OutboundForwarder({ aliases, fetch: async (input, init) => (calls.push([input, init]), answer) }).fetchFor('shop-a', [hostOf(baseUrl)]);
+    const send = new OutboundForwarder({
+      aliases,
+      fetch: async (input, init) => (calls.push([input, init]), answer),
+    }).fetchFor('shop-a', [hostOf(baseUrl)]);
     const headers = { 'content-type': 'application/json', authorization: 'Bearer sk_test_1' };
     const body = JSON.stringify({ amount: 100 });
     expect(await send(`${baseUrl}/capture`, { method: 'POST', headers, body })).toBe(answer);
@@ -165,7 +192,10 @@ describe('swapping', () => {
 
   it('follows a redirect to a declared host, with the swapped body', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
-    const response = await shopA()(`${baseUrl}/redirect-home`, { method: 'POST', body: JSON.stringify({ number: card.number }) });
+    const response = await shopA()(`${baseUrl}/redirect-home`, {
+      method: 'POST',
+      body: JSON.stringify({ number: card.number }),
+    });
     expect(response.status).toBe(202);
     expect(received.map((request) => [request.path, request.body])).toEqual([
       ['/redirect-home', JSON.stringify({ number: NUMBER })],
@@ -177,21 +207,30 @@ describe('swapping', () => {
 describe('refusals (no call made, no card value in the message)', () => {
   it('a host the definition does not declare', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
-    const error = await refusal(forwarder.fetchFor('shop-a', [hostOf(baseUrl)])(`${otherBaseUrl}/payments`, { method: 'POST', body: card.number }));
+    const error = await refusal(
+      forwarder.fetchFor('shop-a', [hostOf(baseUrl)])(`${otherBaseUrl}/payments`, {
+        method: 'POST',
+        body: card.number,
+      }),
+    );
     expect(error.reason).toBe('host_not_declared');
     expect(error.message).toContain(hostOf(otherBaseUrl));
   });
 
   it('a host declared with another port, and a URL that is not http(s)', async () => {
     const { port } = new URL(baseUrl);
-    expect((await refusal(shopA()(`http://127.0.0.1:${Number(port) === 1 ? 2 : 1}/payments`))).reason).toBe('host_not_declared');
+    expect((await refusal(shopA()(`http://127.0.0.1:${Number(port) === 1 ? 2 : 1}/payments`))).reason).toBe(
+      'host_not_declared',
+    );
     expect((await refusal(shopA()(`ftp://${hostOf(baseUrl)}/payments`))).reason).toBe('host_not_declared');
   });
 
   it('an alias used after it expired', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER, securityCode: CVC });
     clock += 60_000;
-    const error = await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: JSON.stringify({ number: card.number }) }));
+    const error = await refusal(
+      shopA()(`${baseUrl}/payments`, { method: 'POST', body: JSON.stringify({ number: card.number }) }),
+    );
     expect(error.reason).toBe('alias_expired');
   });
 
@@ -199,31 +238,48 @@ describe('refusals (no call made, no card value in the message)', () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
     clock += 61_000;
     aliases.issue('shop-a', { number: OTHER_NUMBER });
-    expect((await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: card.number }))).reason).toBe('alias_unknown');
+    expect((await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: card.number }))).reason).toBe(
+      'alias_unknown',
+    );
   });
 
   it("another merchant account's alias, even next to one of its own", async () => {
     const theirs = aliases.issue('shop-b', { number: OTHER_NUMBER });
     const ours = aliases.issue('shop-a', { number: NUMBER });
-    const error = await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: JSON.stringify({ number: ours.number, other: theirs.number }) }));
+    const error = await refusal(
+      shopA()(`${baseUrl}/payments`, {
+        method: 'POST',
+        body: JSON.stringify({ number: ours.number, other: theirs.number }),
+      }),
+    );
     expect(error.reason).toBe('alias_other_merchant_account');
   });
 
   it('an alias-shaped token that was never issued, in the body or in a header', async () => {
     const madeUp = `tok${'A1b2'.repeat(8)}`;
-    expect((await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: `<pan>${madeUp}</pan>` }))).reason).toBe('alias_unknown');
-    expect((await refusal(shopA()(`${baseUrl}/payments`, { headers: { authorization: `Bearer ${madeUp}` } }))).reason).toBe('alias_unknown');
+    expect(
+      (await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: `<pan>${madeUp}</pan>` }))).reason,
+    ).toBe('alias_unknown');
+    expect(
+      (await refusal(shopA()(`${baseUrl}/payments`, { headers: { authorization: `Bearer ${madeUp}` } }))).reason,
+    ).toBe('alias_unknown');
   });
 
   it('a body it cannot scan (a stream)', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
     const stream = new Blob([card.number]).stream();
-    expect((await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit))).reason).toBe('unsupported_body');
+    expect(
+      (await refusal(shopA()(`${baseUrl}/payments`, { method: 'POST', body: stream, duplex: 'half' } as RequestInit)))
+        .reason,
+    ).toBe('unsupported_body');
   });
 
   it('a redirect to a host the definition does not declare (the card is not sent there)', async () => {
     const card = aliases.issue('shop-a', { number: NUMBER });
-    const error = await shopA()(`${baseUrl}/redirect-elsewhere`, { method: 'POST', body: JSON.stringify({ number: card.number }) }).catch((thrown: unknown) => thrown);
+    const error = await shopA()(`${baseUrl}/redirect-elsewhere`, {
+      method: 'POST',
+      body: JSON.stringify({ number: card.number }),
+    }).catch((thrown: unknown) => thrown);
     expect(error).toBeInstanceOf(ForwarderRefusedError);
     expect((error as ForwarderRefusedError).reason).toBe('host_not_declared');
     // The provider was called: not a call "certainly not sent", its outcome is unknown.

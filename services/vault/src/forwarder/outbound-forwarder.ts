@@ -51,7 +51,11 @@ export class OutboundForwarder {
     const declared = new Set(hosts.map((host) => host.toLowerCase()));
     return async (input, init) => {
       let url = declaredUrl(input, declared);
-      let request: RequestInit = { ...init, headers: this.#swapHeaders(merchantAccountId, init?.headers), body: this.#swapBody(merchantAccountId, init?.body) };
+      let request: RequestInit = {
+        ...init,
+        headers: this.#swapHeaders(merchantAccountId, init?.headers),
+        body: this.#swapBody(merchantAccountId, init?.body),
+      };
       const redirect = init?.redirect ?? 'follow';
       for (let hops = 0; ; hops++) {
         // The first call with the input as given; a redirect's target as the URL it resolved to.
@@ -59,14 +63,28 @@ export class OutboundForwarder {
         const location = response.headers.get('location');
         if (redirect === 'manual' || !redirectStatuses.has(response.status) || location === null) return response;
         await response.body?.cancel();
-        if (redirect === 'error') throw new TypeError(`the provider answered a redirect (${response.status}) to a call that refuses them`);
-        if (hops >= MAX_REDIRECTS) throw new ForwarderRefusedError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, { afterACall: true });
+        if (redirect === 'error')
+          throw new TypeError(`the provider answered a redirect (${response.status}) to a call that refuses them`);
+        if (hops >= MAX_REDIRECTS)
+          throw new ForwarderRefusedError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, {
+            afterACall: true,
+          });
         url = declaredUrl(new URL(location, url), declared, { afterACall: true });
         const method = (request.method ?? 'GET').toUpperCase();
         // As fetch does (WHATWG fetch, HTTP-redirect fetch step 12): 303, and 301/302 after a POST, become a bodiless GET.
-        if ((response.status === 303 && method !== 'GET' && method !== 'HEAD') || ((response.status === 301 || response.status === 302) && method === 'POST')) {
+        if (
+          (response.status === 303 && method !== 'GET' && method !== 'HEAD') ||
+          ((response.status === 301 || response.status === 302) && method === 'POST')
+        ) {
           const headers = new Headers(request.headers);
-          for (const name of ['content-type', 'content-length', 'content-encoding', 'content-language', 'content-location']) headers.delete(name);
+          for (const name of [
+            'content-type',
+            'content-length',
+            'content-encoding',
+            'content-language',
+            'content-location',
+          ])
+            headers.delete(name);
           request = { ...request, method: 'GET', body: null, headers };
         }
       }
@@ -107,25 +125,41 @@ export class OutboundForwarder {
       return swapped === text ? body : new Blob([swapped], { type: 'application/x-www-form-urlencoded;charset=UTF-8' });
     }
     if (body instanceof ArrayBuffer || ArrayBuffer.isView(body)) {
-      const bytes = body instanceof ArrayBuffer ? new Uint8Array(body) : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+      const bytes =
+        body instanceof ArrayBuffer
+          ? new Uint8Array(body)
+          : new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
       // latin1 maps bytes to characters one to one, so whatever the encoding the bytes around an (ASCII) alias stay as they were.
       const text = Buffer.from(bytes).toString('latin1');
       const swapped = this.#swap(merchantAccountId, text);
       return swapped === text ? body : new Uint8Array(Buffer.from(swapped, 'latin1'));
     }
     // A stream, Blob or FormData cannot be scanned before it is sent: an alias in it would reach the provider unswapped.
-    throw new ForwarderRefusedError('unsupported_body', 'a card-bearing call carries a string, URLSearchParams or bytes body');
+    throw new ForwarderRefusedError(
+      'unsupported_body',
+      'a card-bearing call carries a string, URLSearchParams or bytes body',
+    );
   }
 }
 
-function declaredUrl(input: string | URL, declared: ReadonlySet<string>, options: { readonly afterACall?: boolean } = {}): URL {
+function declaredUrl(
+  input: string | URL,
+  declared: ReadonlySet<string>,
+  options: { readonly afterACall?: boolean } = {},
+): URL {
   let url: URL;
   try {
     url = new URL(input);
   } catch {
     throw new ForwarderRefusedError('host_not_declared', 'not an absolute URL', options);
   }
-  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new ForwarderRefusedError('host_not_declared', `protocol ${url.protocol} is not http(s)`, options);
-  if (!declared.has(url.host.toLowerCase())) throw new ForwarderRefusedError('host_not_declared', `host ${url.host} is not declared by the connection's definition`, options);
+  if (url.protocol !== 'https:' && url.protocol !== 'http:')
+    throw new ForwarderRefusedError('host_not_declared', `protocol ${url.protocol} is not http(s)`, options);
+  if (!declared.has(url.host.toLowerCase()))
+    throw new ForwarderRefusedError(
+      'host_not_declared',
+      `host ${url.host} is not declared by the connection's definition`,
+      options,
+    );
   return url;
 }

@@ -24,12 +24,20 @@ export type Eligibility =
   | { readonly eligible: true; readonly scheme: string; readonly requestorId?: string; readonly appId?: string }
   | { readonly eligible: false; readonly reason: Ineligibility; readonly message: string };
 
-type IdSettings = Pick<MerchantAccount, `${'visa' | 'mastercard' | 'amex' | 'discover'}_network_tokens_${'requestor_id' | 'app_id'}`>;
+type IdSettings = Pick<
+  MerchantAccount,
+  `${'visa' | 'mastercard' | 'amex' | 'discover'}_network_tokens_${'requestor_id' | 'app_id'}`
+>;
 
 /** The merchant account's token requestor id and app id per scheme that has them. */
-const idsByScheme: Readonly<Record<string, (account: IdSettings) => { requestorId: string | null; appId: string | null }>> = {
+const idsByScheme: Readonly<
+  Record<string, (account: IdSettings) => { requestorId: string | null; appId: string | null }>
+> = {
   visa: (a) => ({ requestorId: a.visa_network_tokens_requestor_id, appId: a.visa_network_tokens_app_id }),
-  mastercard: (a) => ({ requestorId: a.mastercard_network_tokens_requestor_id, appId: a.mastercard_network_tokens_app_id }),
+  mastercard: (a) => ({
+    requestorId: a.mastercard_network_tokens_requestor_id,
+    appId: a.mastercard_network_tokens_app_id,
+  }),
   amex: (a) => ({ requestorId: a.amex_network_tokens_requestor_id, appId: a.amex_network_tokens_app_id }),
   discover: (a) => ({ requestorId: a.discover_network_tokens_requestor_id, appId: a.discover_network_tokens_app_id }),
 };
@@ -41,15 +49,25 @@ const refused = (reason: Ineligibility, message: string): Eligibility => ({ elig
  * account with `network_tokens_enabled`, a known scheme; a Discover card needs both Discover settings, the other
  * schemes send their ids when set.
  */
-export function eligibilityOf(paymentMethod: TokenizablePaymentMethod, account: (IdSettings & Pick<MerchantAccount, 'id' | 'network_tokens_enabled'>) | null): Eligibility {
+export function eligibilityOf(
+  paymentMethod: TokenizablePaymentMethod,
+  account: (IdSettings & Pick<MerchantAccount, 'id' | 'network_tokens_enabled'>) | null,
+): Eligibility {
   if (paymentMethod.method !== 'card' || paymentMethod.status !== 'succeeded') {
-    return refused('payment_method_not_eligible', `only a stored card in status succeeded can get a network token; this payment method is ${paymentMethod.status}`);
+    return refused(
+      'payment_method_not_eligible',
+      `only a stored card in status succeeded can get a network token; this payment method is ${paymentMethod.status}`,
+    );
   }
   if (!account?.network_tokens_enabled) {
-    return refused('network_tokens_disabled', `network tokens are not enabled for merchant account ${paymentMethod.merchantAccountId}: set network_tokens_enabled`);
+    return refused(
+      'network_tokens_disabled',
+      `network tokens are not enabled for merchant account ${paymentMethod.merchantAccountId}: set network_tokens_enabled`,
+    );
   }
   const scheme = paymentMethod.scheme;
-  if (scheme === null) return refused('card_scheme_unknown', "the card's scheme is not known, so no network's token service can be asked");
+  if (scheme === null)
+    return refused('card_scheme_unknown', "the card's scheme is not known, so no network's token service can be asked");
   const ids = idsByScheme[scheme]?.(account) ?? { requestorId: null, appId: null };
   if (scheme === 'discover' && (!ids.requestorId || !ids.appId)) {
     return refused(
@@ -57,5 +75,10 @@ export function eligibilityOf(paymentMethod: TokenizablePaymentMethod, account: 
       'a Discover card needs the merchant account settings discover_network_tokens_requestor_id and discover_network_tokens_app_id to get a network token',
     );
   }
-  return { eligible: true, scheme, ...(ids.requestorId ? { requestorId: ids.requestorId } : {}), ...(ids.appId ? { appId: ids.appId } : {}) };
+  return {
+    eligible: true,
+    scheme,
+    ...(ids.requestorId ? { requestorId: ids.requestorId } : {}),
+    ...(ids.appId ? { appId: ids.appId } : {}),
+  };
 }

@@ -57,7 +57,8 @@ export async function tokenService<T>(request: () => Promise<T>): Promise<T> {
     return await request();
   } catch (error) {
     if (error instanceof ConnectorUnavailableError && error.timedOut) throw ApiError.gatewayTimeout(error);
-    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) throw ApiError.badGateway(error);
+    if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError)
+      throw ApiError.badGateway(error);
     throw error;
   }
 }

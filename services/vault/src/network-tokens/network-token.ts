@@ -34,31 +34,53 @@ interface At {
 }
 
 export type NetworkTokenEvent =
-  | { readonly type: 'NetworkTokenProvisioned'; readonly data: NetworkTokenOwner & ProvisionedToken & { readonly scheme: string; readonly trigger: ProvisioningTrigger } & At }
+  | {
+      readonly type: 'NetworkTokenProvisioned';
+      readonly data: NetworkTokenOwner &
+        ProvisionedToken & { readonly scheme: string; readonly trigger: ProvisioningTrigger } & At;
+    }
   | {
       readonly type: 'NetworkTokenProvisionFailed';
-      readonly data: NetworkTokenOwner & { readonly scheme: string; readonly trigger: ProvisioningTrigger; readonly errorCode: string; readonly message: string } & At;
+      readonly data: NetworkTokenOwner & {
+        readonly scheme: string;
+        readonly trigger: ProvisioningTrigger;
+        readonly errorCode: string;
+        readonly message: string;
+      } & At;
     }
   | { readonly type: 'NetworkTokenSuspended'; readonly data: NetworkTokenOwner & At }
   | { readonly type: 'NetworkTokenResumed'; readonly data: NetworkTokenOwner & At }
-  | { readonly type: 'NetworkTokenDeleted'; readonly data: NetworkTokenOwner & { readonly reason: DeletionReason } & At };
+  | {
+      readonly type: 'NetworkTokenDeleted';
+      readonly data: NetworkTokenOwner & { readonly reason: DeletionReason } & At;
+    };
 
 interface CommandMetadata {
   readonly now: string;
 }
 
 /** The token service's answer to a provisioning request. */
-export type ProvisioningAnswer = ({ readonly outcome: 'succeeded' } & ProvisionedToken) | { readonly outcome: 'failed'; readonly errorCode: string; readonly message: string };
+export type ProvisioningAnswer =
+  | ({ readonly outcome: 'succeeded' } & ProvisionedToken)
+  | { readonly outcome: 'failed'; readonly errorCode: string; readonly message: string };
 
 export type NetworkTokenCommand =
   | {
       readonly type: 'RecordProvisioning';
-      readonly data: NetworkTokenOwner & { readonly scheme: string; readonly trigger: ProvisioningTrigger; readonly answer: ProvisioningAnswer };
+      readonly data: NetworkTokenOwner & {
+        readonly scheme: string;
+        readonly trigger: ProvisioningTrigger;
+        readonly answer: ProvisioningAnswer;
+      };
       readonly metadata: CommandMetadata;
     }
   | { readonly type: 'SuspendNetworkToken'; readonly data: NetworkTokenOwner; readonly metadata: CommandMetadata }
   | { readonly type: 'ResumeNetworkToken'; readonly data: NetworkTokenOwner; readonly metadata: CommandMetadata }
-  | { readonly type: 'DeleteNetworkToken'; readonly data: NetworkTokenOwner & { readonly reason: DeletionReason }; readonly metadata: CommandMetadata };
+  | {
+      readonly type: 'DeleteNetworkToken';
+      readonly data: NetworkTokenOwner & { readonly reason: DeletionReason };
+      readonly metadata: CommandMetadata;
+    };
 
 export type NetworkTokenState =
   | { readonly status: 'absent' }
@@ -73,11 +95,16 @@ export const networkTokenNotFound = () => new DomainError('network_token_not_fou
 /** The token when it is live (active or suspended) and the command's owner is its owner; else it does not exist. */
 function liveTokenOf(state: NetworkTokenState, owner: NetworkTokenOwner) {
   if (state.status !== 'active' && state.status !== 'suspended') throw networkTokenNotFound();
-  if (state.merchantAccountId !== owner.merchantAccountId || state.paymentMethodId !== owner.paymentMethodId) throw networkTokenNotFound();
+  if (state.merchantAccountId !== owner.merchantAccountId || state.paymentMethodId !== owner.paymentMethodId)
+    throw networkTokenNotFound();
   return state;
 }
 
-const ownerOf = (token: NetworkTokenOwner): NetworkTokenOwner => ({ id: token.id, merchantAccountId: token.merchantAccountId, paymentMethodId: token.paymentMethodId });
+const ownerOf = (token: NetworkTokenOwner): NetworkTokenOwner => ({
+  id: token.id,
+  merchantAccountId: token.merchantAccountId,
+  paymentMethodId: token.paymentMethodId,
+});
 
 export const networkTokenDecider: Decider<NetworkTokenCommand, NetworkTokenEvent, NetworkTokenState> = {
   initialState: () => ({ status: 'absent' }),
@@ -85,14 +112,34 @@ export const networkTokenDecider: Decider<NetworkTokenCommand, NetworkTokenEvent
     const at = command.metadata.now;
     switch (command.type) {
       case 'RecordProvisioning': {
-        if (state.status !== 'absent') throw new DomainError('network_token_exists', `network token ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError('network_token_exists', `network token ${command.data.id} already exists`);
         const { answer, scheme, trigger } = command.data;
         const owner = ownerOf(command.data);
         if (answer.outcome === 'failed') {
-          return [{ type: 'NetworkTokenProvisionFailed', data: { ...owner, scheme, trigger, errorCode: answer.errorCode, message: answer.message, at } }];
+          return [
+            {
+              type: 'NetworkTokenProvisionFailed',
+              data: { ...owner, scheme, trigger, errorCode: answer.errorCode, message: answer.message, at },
+            },
+          ];
         }
         const { providerTokenId, sealedToken, expirationDate, paymentAccountReference } = answer;
-        return [{ type: 'NetworkTokenProvisioned', data: { ...owner, providerTokenId, sealedToken, expirationDate, paymentAccountReference, scheme, trigger, at } }];
+        return [
+          {
+            type: 'NetworkTokenProvisioned',
+            data: {
+              ...owner,
+              providerTokenId,
+              sealedToken,
+              expirationDate,
+              paymentAccountReference,
+              scheme,
+              trigger,
+              at,
+            },
+          },
+        ];
       }
       case 'SuspendNetworkToken': {
         const token = liveTokenOf(state, command.data);

@@ -65,12 +65,25 @@ function merchantAccount(id: string, overrides: Partial<MerchantAccount> = {}): 
 
 /** The payment methods slice as this one sees it: stored cards, and the hooks it registers. */
 class FakePaymentMethods implements NetworkTokenPaymentMethods {
-  private readonly methods = new Map<string, TokenizablePaymentMethod & { card: { number: string; expirationDate: string } }>();
+  private readonly methods = new Map<
+    string,
+    TokenizablePaymentMethod & { card: { number: string; expirationDate: string } }
+  >();
   private readonly stored: ((view: TokenizablePaymentMethod) => Promise<void>)[] = [];
   private readonly deleted: ((view: TokenizablePaymentMethod) => Promise<void>)[] = [];
 
-  add(merchantAccountId: string, number: string, overrides: Partial<TokenizablePaymentMethod> = {}): TokenizablePaymentMethod {
-    const scheme = number.startsWith('4') ? 'visa' : number.startsWith('5') ? 'mastercard' : number.startsWith('6') ? 'discover' : null;
+  add(
+    merchantAccountId: string,
+    number: string,
+    overrides: Partial<TokenizablePaymentMethod> = {},
+  ): TokenizablePaymentMethod {
+    const scheme = number.startsWith('4')
+      ? 'visa'
+      : number.startsWith('5')
+        ? 'mastercard'
+        : number.startsWith('6')
+          ? 'discover'
+          : null;
     const view = { id: randomUUID(), merchantAccountId, status: 'succeeded', method: 'card', scheme, ...overrides };
     this.methods.set(view.id, { ...view, card: { number, expirationDate: '11/30' } });
     return view;
@@ -106,8 +119,15 @@ class FakePaymentMethods implements NetworkTokenPaymentMethods {
   async remove(view: TokenizablePaymentMethod): Promise<void> {
     this.methods.delete(view.id);
     for (const listener of this.deleted) await listener(view);
-    const data = { id: view.id, merchantAccountId: view.merchantAccountId, reason: 'request', at: new Date().toISOString() };
-    await host.context.store.append(`payment-method-${view.id}`, [{ type: 'PaymentMethodDeleted', data }], { expectedRevision: 'any' });
+    const data = {
+      id: view.id,
+      merchantAccountId: view.merchantAccountId,
+      reason: 'request',
+      at: new Date().toISOString(),
+    };
+    await host.context.store.append(`payment-method-${view.id}`, [{ type: 'PaymentMethodDeleted', data }], {
+      expectedRevision: 'any',
+    });
     await host.catchUp();
   }
 }
@@ -208,11 +228,20 @@ const rejection = async (promise: Promise<unknown>): Promise<ApiError> => {
 };
 const rejectionOf = (work: () => unknown): Promise<ApiError> => rejection(Promise.resolve().then(work));
 
-const events = async () => (await storage.store.readAll()).filter((event) => event.streamId.startsWith('network-token-'));
+const events = async () =>
+  (await storage.store.readAll()).filter((event) => event.streamId.startsWith('network-token-'));
 const body = { merchant_initiated: false, is_subsequent_payment: false };
 const provision = (view: TokenizablePaymentMethod, extra: Record<string, unknown> = {}) =>
-  networkTokens.create({ merchant_account_id: view.merchantAccountId, payment_method_id: view.id, body: { ...body, ...extra } });
-const ref = (view: TokenizablePaymentMethod, networkTokenId: string) => ({ merchant_account_id: view.merchantAccountId, payment_method_id: view.id, network_token_id: networkTokenId });
+  networkTokens.create({
+    merchant_account_id: view.merchantAccountId,
+    payment_method_id: view.id,
+    body: { ...body, ...extra },
+  });
+const ref = (view: TokenizablePaymentMethod, networkTokenId: string) => ({
+  merchant_account_id: view.merchantAccountId,
+  payment_method_id: view.id,
+  network_token_id: networkTokenId,
+});
 const cardConnection = (merchantAccountId: string, overrides: Record<string, unknown> = {}) =>
   paymentServices.create(merchantAccountId, {
     display_name: 'Cards',
@@ -224,7 +253,8 @@ const cardConnection = (merchantAccountId: string, overrides: Record<string, unk
     ...overrides,
   } as never);
 /** The token service's own record of our token. */
-const simulatedToken = (networkTokenId: string) => [...simulator.ledger.networkTokens.values()].find((t) => t.reference === networkTokenId);
+const simulatedToken = (networkTokenId: string) =>
+  [...simulator.ledger.networkTokens.values()].find((t) => t.reference === networkTokenId);
 const waitFor = async (check: () => Promise<boolean> | boolean, what: string) => {
   const deadline = Date.now() + 3_000;
   while (!(await check())) {
@@ -248,11 +278,22 @@ describe('provisioning through the API', () => {
       updated_at: expect.any(String),
     });
     expect(token.token).not.toBe(VISA);
-    expect(tsp.provisions[0]).toMatchObject({ reference: token.id, scheme: 'visa', card: { number: VISA }, securityCode: '9731', merchantInitiated: false, isSubsequentPayment: false });
+    expect(tsp.provisions[0]).toMatchObject({
+      reference: token.id,
+      scheme: 'visa',
+      card: { number: VISA },
+      securityCode: '9731',
+      merchantInitiated: false,
+      isSubsequentPayment: false,
+    });
     expect(networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id })).toEqual({ items: [token] });
 
     const [provisioned] = await events();
-    expect(provisioned).toMatchObject({ streamId: `network-token-${token.id}`, type: 'NetworkTokenProvisioned', data: { paymentMethodId: view.id, trigger: 'api', scheme: 'visa' } });
+    expect(provisioned).toMatchObject({
+      streamId: `network-token-${token.id}`,
+      type: 'NetworkTokenProvisioned',
+      data: { paymentMethodId: view.id, trigger: 'api', scheme: 'visa' },
+    });
     const stored = JSON.stringify(await storage.store.readAll());
     expect(stored).not.toContain(token.token);
     expect(stored).not.toContain(VISA);
@@ -261,7 +302,13 @@ describe('provisioning through the API', () => {
   });
 
   it('sends the scheme’s requestor id and app id when the account has them', async () => {
-    accounts.set('shop', merchantAccount('shop', { mastercard_network_tokens_requestor_id: 'mc-req', visa_network_tokens_requestor_id: 'visa-req' }));
+    accounts.set(
+      'shop',
+      merchantAccount('shop', {
+        mastercard_network_tokens_requestor_id: 'mc-req',
+        visa_network_tokens_requestor_id: 'visa-req',
+      }),
+    );
     await provision(paymentMethods.add('shop', MASTERCARD));
     expect(tsp.provisions[0]).toMatchObject({ scheme: 'mastercard', requestorId: 'mc-req' });
     expect(tsp.provisions[0]).not.toHaveProperty('appId');
@@ -278,19 +325,38 @@ describe('provisioning through the API', () => {
     expect(tsp.calls).toEqual([]);
     expect(await events()).toEqual([]);
 
-    accounts.set('shop', merchantAccount('shop', { discover_network_tokens_requestor_id: 'disc-req', discover_network_tokens_app_id: 'disc-app' }));
+    accounts.set(
+      'shop',
+      merchantAccount('shop', {
+        discover_network_tokens_requestor_id: 'disc-req',
+        discover_network_tokens_app_id: 'disc-app',
+      }),
+    );
     expect(await provision(view)).toMatchObject({ status: 'active', token: expect.stringMatching(/^6011/) });
     expect(tsp.provisions[0]).toMatchObject({ scheme: 'discover', requestorId: 'disc-req', appId: 'disc-app' });
   });
 
   it.each([
-    ['network tokens are off for the account', () => accounts.set('shop', merchantAccount('shop', { network_tokens_enabled: false })), {}, 'network_tokens_disabled'],
-    ['the payment method is still processing', () => undefined, { status: 'processing' }, 'payment_method_not_eligible'],
+    [
+      'network tokens are off for the account',
+      () => accounts.set('shop', merchantAccount('shop', { network_tokens_enabled: false })),
+      {},
+      'network_tokens_disabled',
+    ],
+    [
+      'the payment method is still processing',
+      () => undefined,
+      { status: 'processing' },
+      'payment_method_not_eligible',
+    ],
     ['the card scheme is unknown', () => undefined, { scheme: null }, 'card_scheme_unknown'],
   ])('refuses when %s (400, nothing asked)', async (_, arrange, overrides, type) => {
     arrange();
     const error = await rejection(provision(paymentMethods.add('shop', VISA, overrides)));
-    expect(error).toMatchObject({ status: 400, details: [expect.objectContaining({ type, location: 'path', pointer: '/payment_method_id' })] });
+    expect(error).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type, location: 'path', pointer: '/payment_method_id' })],
+    });
     expect(tsp.calls).toEqual([]);
   });
 
@@ -298,14 +364,22 @@ describe('provisioning through the API', () => {
     networkTokens.stop();
     const off = await start({ apiProvisioning: false });
     const error = await rejection(off.create({ merchant_account_id: 'shop', payment_method_id: randomUUID(), body }));
-    expect(error).toMatchObject({ status: 403, code: 'forbidden', message: 'network token provisioning through the API is not enabled' });
+    expect(error).toMatchObject({
+      status: 403,
+      code: 'forbidden',
+      message: 'network token provisioning through the API is not enabled',
+    });
     expect(tsp.calls).toEqual([]);
   });
 
   it("is a 404 for another account's payment method", async () => {
     const view = paymentMethods.add('other', VISA);
-    expect((await rejection(networkTokens.create({ merchant_account_id: 'shop', payment_method_id: view.id, body }))).status).toBe(404);
-    expect((await rejectionOf(() => networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }))).status).toBe(404);
+    expect(
+      (await rejection(networkTokens.create({ merchant_account_id: 'shop', payment_method_id: view.id, body }))).status,
+    ).toBe(404);
+    expect(
+      (await rejectionOf(() => networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }))).status,
+    ).toBe(404);
   });
 
   it('answers 409 (resource_id: the live token) while the card has a live token, even suspended; after a delete it provisions again', async () => {
@@ -339,21 +413,42 @@ describe("a token's life", () => {
   it('suspends, resumes, gives cryptograms while active, and deletes (final: 404 afterwards)', async () => {
     const view = paymentMethods.add('shop', VISA);
     const token = await provision(view);
-    expect(await networkTokens.suspend(ref(view, token.id))).toMatchObject({ id: token.id, status: 'suspended', token: token.token });
+    expect(await networkTokens.suspend(ref(view, token.id))).toMatchObject({
+      id: token.id,
+      status: 'suspended',
+      token: token.token,
+    });
     expect(await networkTokens.suspend(ref(view, token.id))).toMatchObject({ status: 'suspended' });
     expect(tsp.calls.filter((call) => call === 'suspend')).toHaveLength(1);
-    const refused = await rejection(networkTokens.cryptogram({ ...ref(view, token.id), body: { merchant_initiated: false } }));
-    expect(refused).toMatchObject({ status: 400, details: [expect.objectContaining({ type: 'network_token_not_active' })] });
+    const refused = await rejection(
+      networkTokens.cryptogram({ ...ref(view, token.id), body: { merchant_initiated: false } }),
+    );
+    expect(refused).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ type: 'network_token_not_active' })],
+    });
 
     expect(await networkTokens.resume(ref(view, token.id))).toMatchObject({ status: 'active' });
     const cryptogram = await networkTokens.cryptogram({ ...ref(view, token.id), body: { merchant_initiated: true } });
-    expect(cryptogram).toEqual({ type: 'network-token-cryptogram', cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/) });
+    expect(cryptogram).toEqual({
+      type: 'network-token-cryptogram',
+      cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/),
+    });
 
     await networkTokens.delete(ref(view, token.id));
     expect(networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id })).toEqual({ items: [] });
     expect(simulatedToken(token.id)?.status).toBe('deleted');
-    for (const work of [() => networkTokens.delete(ref(view, token.id)), () => networkTokens.resume(ref(view, token.id))]) expect((await rejection(work())).status).toBe(404);
-    expect((await events()).map((event) => event.type)).toEqual(['NetworkTokenProvisioned', 'NetworkTokenSuspended', 'NetworkTokenResumed', 'NetworkTokenDeleted']);
+    for (const work of [
+      () => networkTokens.delete(ref(view, token.id)),
+      () => networkTokens.resume(ref(view, token.id)),
+    ])
+      expect((await rejection(work())).status).toBe(404);
+    expect((await events()).map((event) => event.type)).toEqual([
+      'NetworkTokenProvisioned',
+      'NetworkTokenSuspended',
+      'NetworkTokenResumed',
+      'NetworkTokenDeleted',
+    ]);
   });
 
   it('is a 404 through another payment method or account', async () => {
@@ -361,8 +456,13 @@ describe("a token's life", () => {
     const token = await provision(view);
     const elsewhere = paymentMethods.add('shop', MASTERCARD);
     expect((await rejection(networkTokens.suspend(ref(elsewhere, token.id)))).status).toBe(404);
-    expect((await rejection(networkTokens.cryptogram({ ...ref(elsewhere, token.id), body: { merchant_initiated: false } }))).status).toBe(404);
-    expect((await rejection(networkTokens.delete({ ...ref(view, token.id), merchant_account_id: 'other' }))).status).toBe(404);
+    expect(
+      (await rejection(networkTokens.cryptogram({ ...ref(elsewhere, token.id), body: { merchant_initiated: false } })))
+        .status,
+    ).toBe(404);
+    expect(
+      (await rejection(networkTokens.delete({ ...ref(view, token.id), merchant_account_id: 'other' }))).status,
+    ).toBe(404);
     expect((await rejection(networkTokens.delete(ref(view, randomUUID())))).status).toBe(404);
   });
 });
@@ -380,12 +480,18 @@ describe('automatic provisioning when a card is stored', () => {
   it.each([
     ['no card connection', async () => undefined],
     ['a connection with network tokens off', async () => cardConnection('shop', { network_tokens_enabled: false })],
-    ['a connection without the capability', async () => cardConnection('shop', { capabilities: { network_tokens: false } })],
+    [
+      'a connection without the capability',
+      async () => cardConnection('shop', { capabilities: { network_tokens: false } }),
+    ],
     ['an inactive connection', async () => cardConnection('shop', { active: false })],
-    ['the account setting off', async () => {
-      await cardConnection('shop');
-      accounts.set('shop', merchantAccount('shop', { network_tokens_enabled: false }));
-    }],
+    [
+      'the account setting off',
+      async () => {
+        await cardConnection('shop');
+        accounts.set('shop', merchantAccount('shop', { network_tokens_enabled: false }));
+      },
+    ],
   ])('skips the card with %s (nothing asked, no event)', async (_, arrange) => {
     await arrange();
     await paymentMethods.store('shop', VISA);
@@ -398,7 +504,12 @@ describe('automatic provisioning when a card is stored', () => {
     await paymentMethods.store('shop', DISCOVER);
     expect(tsp.calls).toEqual([]);
     await paymentMethods.store('shop', NOT_ELIGIBLE);
-    expect(await events()).toEqual([expect.objectContaining({ type: 'NetworkTokenProvisionFailed', data: expect.objectContaining({ errorCode: 'card_not_eligible', trigger: 'automatic' }) })]);
+    expect(await events()).toEqual([
+      expect.objectContaining({
+        type: 'NetworkTokenProvisionFailed',
+        data: expect.objectContaining({ errorCode: 'card_not_eligible', trigger: 'automatic' }),
+      }),
+    ]);
     expect(backgroundErrors).toEqual([]);
   });
 
@@ -408,7 +519,10 @@ describe('automatic provisioning when a card is stored', () => {
     const view = await paymentMethods.store('shop', VISA);
     expect(backgroundErrors).toEqual([expect.any(ConnectorUnavailableError)]);
     tsp.down = false;
-    await waitFor(() => networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }).items.length === 1, 'the retried provisioning');
+    await waitFor(
+      () => networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }).items.length === 1,
+      'the retried provisioning',
+    );
     expect(new Set(tsp.provisions.map((request) => request.reference)).size).toBe(1);
   });
 });
@@ -418,7 +532,10 @@ describe('when the payment method is deleted', () => {
     const view = paymentMethods.add('shop', VISA);
     const token = await provision(view);
     await paymentMethods.remove(view);
-    expect((await events()).at(-1)).toMatchObject({ type: 'NetworkTokenDeleted', data: { id: token.id, reason: 'payment_method_deleted' } });
+    expect((await events()).at(-1)).toMatchObject({
+      type: 'NetworkTokenDeleted',
+      data: { id: token.id, reason: 'payment_method_deleted' },
+    });
     expect(simulatedToken(token.id)?.status).toBe('deleted');
     expect(networkTokens.readModel.find(token.id)).toBeNull();
     expect(networkTokens.readModel.pendingDeletions(10)).toEqual([]);
@@ -430,7 +547,9 @@ describe('when the payment method is deleted', () => {
     tsp.down = true;
     await paymentMethods.remove(view);
     expect(backgroundErrors).toEqual([expect.any(ConnectorUnavailableError)]);
-    expect(networkTokens.readModel.pendingDeletions(10)).toEqual([{ merchantAccountId: 'shop', paymentMethodId: view.id }]);
+    expect(networkTokens.readModel.pendingDeletions(10)).toEqual([
+      { merchantAccountId: 'shop', paymentMethodId: view.id },
+    ]);
     // A restart: a new host and slice over the same store and file, nothing carried over in memory.
     networkTokens.stop();
     await host.stop();
@@ -447,7 +566,10 @@ describe('when the payment method is deleted', () => {
     await networkTokens.deleteTokensOfDeletedMethods();
     expect(simulatedToken(token.id)?.status).toBe('deleted');
     expect(networkTokens.readModel.find(token.id)).toBeNull();
-    expect((await events()).at(-1)).toMatchObject({ type: 'NetworkTokenDeleted', data: { id: token.id, reason: 'payment_method_deleted' } });
+    expect((await events()).at(-1)).toMatchObject({
+      type: 'NetworkTokenDeleted',
+      data: { id: token.id, reason: 'payment_method_deleted' },
+    });
     expect(networkTokens.readModel.pendingDeletions(10)).toEqual([]);
   });
 });
@@ -457,19 +579,36 @@ describe('the token for a transaction', () => {
     const view = paymentMethods.add('shop', VISA);
     const token = await provision(view);
     const forPayment = await networkTokens.tokenForTransaction('shop', view.id, { merchantInitiated: false });
-    expect(forPayment).toEqual({ token: token.token, expirationDate: '11/30', cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/), eci: '05' });
+    expect(forPayment).toEqual({
+      token: token.token,
+      expirationDate: '11/30',
+      cryptogram: expect.stringMatching(/^[A-Za-z0-9+/]{27}=$/),
+      eci: '05',
+    });
     const again = await networkTokens.tokenForTransaction('shop', view.id, { merchantInitiated: true });
     expect(again).toMatchObject({ eci: '07' });
     expect(again?.cryptogram).not.toBe(forPayment?.cryptogram);
 
-    const connector = mockCardDefinition.create({ baseUrl: simulator.url, merchantId: 'sim-shop', webhookSecret: 'whsec_network_tokens', timeoutMs: 2_000 });
+    const connector = mockCardDefinition.create({
+      baseUrl: simulator.url,
+      merchantId: 'sim-shop',
+      webhookSecret: 'whsec_network_tokens',
+      timeoutMs: 2_000,
+    });
     const reference = randomUUID();
     const answer = await connector.authorize({
       reference,
       amount: 1299,
       currency: 'USD',
       capture: false,
-      paymentInstrument: { type: 'network-token', networkToken: { token: forPayment!.token, expirationDate: forPayment!.expirationDate, cryptogram: forPayment!.cryptogram } },
+      paymentInstrument: {
+        type: 'network-token',
+        networkToken: {
+          token: forPayment!.token,
+          expirationDate: forPayment!.expirationDate,
+          cryptogram: forPayment!.cryptogram,
+        },
+      },
     });
     expect(answer).toMatchObject({ outcome: 'succeeded' });
     expect(simulatedToken(token.id)?.authorizations).toEqual([reference]);
@@ -494,7 +633,9 @@ describe('card data', () => {
     const tokens: string[] = [];
     for (const number of CARDS) {
       const view = await paymentMethods.store('shop', number);
-      tokens.push(...networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }).items.map((t) => t.token));
+      tokens.push(
+        ...networkTokens.list({ merchant_account_id: 'shop', payment_method_id: view.id }).items.map((t) => t.token),
+      );
     }
     expect(tokens.length).toBeGreaterThan(0);
     const stored = JSON.stringify(await storage.store.readAll());

@@ -51,14 +51,20 @@ export class NetworkTokensReadModel {
       CREATE TABLE IF NOT EXISTS network_token_deletions (
         payment_method_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT * FROM network_tokens WHERE id = ?');
-    this.ofPaymentMethod = db.prepare('SELECT * FROM network_tokens WHERE merchant_account_id = ? AND payment_method_id = ? ORDER BY created_at, id');
-    this.deletions = db.prepare('SELECT merchant_account_id, payment_method_id FROM network_token_deletions ORDER BY since, payment_method_id LIMIT ?');
+    this.ofPaymentMethod = db.prepare(
+      'SELECT * FROM network_tokens WHERE merchant_account_id = ? AND payment_method_id = ? ORDER BY created_at, id',
+    );
+    this.deletions = db.prepare(
+      'SELECT merchant_account_id, payment_method_id FROM network_token_deletions ORDER BY since, payment_method_id LIMIT ?',
+    );
 
     const insert = db.prepare<[NetworkTokenRecord]>(
       `INSERT OR REPLACE INTO network_tokens (id, merchant_account_id, payment_method_id, status, provider_token_id, sealed_token, expiration_date, scheme, created_at, updated_at)
        VALUES (@id, @merchant_account_id, @payment_method_id, @status, @provider_token_id, @sealed_token, @expiration_date, @scheme, @created_at, @updated_at)`,
     );
-    const setStatus = db.prepare<[{ id: string; status: string; at: string }]>('UPDATE network_tokens SET status = @status, updated_at = @at WHERE id = @id');
+    const setStatus = db.prepare<[{ id: string; status: string; at: string }]>(
+      'UPDATE network_tokens SET status = @status, updated_at = @at WHERE id = @id',
+    );
     const remove = db.prepare<[string]>('DELETE FROM network_tokens WHERE id = ?');
     // A deleted payment method whose tokens are still live: its tokens are to be deleted (`NetworkTokens.deleteTokensOfDeletedMethods`).
     const owe = db.prepare<[{ payment_method_id: string; merchant_account_id: string; since: string }]>(
@@ -68,7 +74,9 @@ export class NetworkTokensReadModel {
     const settle = db.prepare<[string]>(
       'DELETE FROM network_token_deletions WHERE payment_method_id = ? AND NOT EXISTS (SELECT 1 FROM network_tokens WHERE network_tokens.payment_method_id = network_token_deletions.payment_method_id)',
     );
-    const paymentMethodOf = db.prepare<[string], { payment_method_id: string }>('SELECT payment_method_id FROM network_tokens WHERE id = ?');
+    const paymentMethodOf = db.prepare<[string], { payment_method_id: string }>(
+      'SELECT payment_method_id FROM network_tokens WHERE id = ?',
+    );
 
     this.projection = {
       name: 'network-tokens',
@@ -124,7 +132,9 @@ export class NetworkTokensReadModel {
 
   /** Deleted payment methods that still have live tokens, oldest deletion first. */
   pendingDeletions(limit: number): { readonly merchantAccountId: string; readonly paymentMethodId: string }[] {
-    return this.deletions.all(limit).map((row) => ({ merchantAccountId: row.merchant_account_id, paymentMethodId: row.payment_method_id }));
+    return this.deletions
+      .all(limit)
+      .map((row) => ({ merchantAccountId: row.merchant_account_id, paymentMethodId: row.payment_method_id }));
   }
 
   /** The payment method's live tokens, oldest first. */

@@ -133,13 +133,24 @@ export class NetworkTokens implements VaultSlice {
    * The payment method's active token with a fresh cryptogram, for a transaction to pay with instead of the card;
    * null when it has none or the token service gives no cryptogram (the transaction then uses the card).
    */
-  async tokenForTransaction(merchantAccountId: string, paymentMethodId: string, options: { readonly merchantInitiated: boolean }): Promise<TransactionNetworkToken | null> {
-    const token = this.readModel.live(merchantAccountId, paymentMethodId).find((candidate) => candidate.status === 'active');
+  async tokenForTransaction(
+    merchantAccountId: string,
+    paymentMethodId: string,
+    options: { readonly merchantInitiated: boolean },
+  ): Promise<TransactionNetworkToken | null> {
+    const token = this.readModel
+      .live(merchantAccountId, paymentMethodId)
+      .find((candidate) => candidate.status === 'active');
     if (!token) return null;
     try {
       const answer = await this.deps.tokenService.cryptogram(token.providerTokenId, options);
       if (answer.outcome === 'failed') return null;
-      return { token: this.seal.open(token), expirationDate: token.expirationDate, cryptogram: answer.cryptogram, eci: answer.eci };
+      return {
+        token: this.seal.open(token),
+        expirationDate: token.expirationDate,
+        cryptogram: answer.cryptogram,
+        eci: answer.eci,
+      };
     } catch (error) {
       if (error instanceof ConnectorUnavailableError || error instanceof ConnectorRequestRejectedError) {
         this.onBackgroundError(error);
@@ -152,7 +163,9 @@ export class NetworkTokens implements VaultSlice {
   /** The payment method's live tokens (active, suspended), oldest first. */
   list(scope: NetworkTokenScope): NetworkTokenList {
     this.paymentMethod(scope);
-    return { items: this.readModel.live(scope.merchant_account_id, scope.payment_method_id).map((view) => this.toWire(view)) };
+    return {
+      items: this.readModel.live(scope.merchant_account_id, scope.payment_method_id).map((view) => this.toWire(view)),
+    };
   }
 
   /**
@@ -160,13 +173,18 @@ export class NetworkTokens implements VaultSlice {
    * network's refusal is the caller's 400 and records nothing; only automatic provisioning records refusals.
    */
   async create({ body, ...scope }: NetworkTokenCreateRequest): Promise<NetworkToken> {
-    if (!this.deps.apiProvisioning) throw ApiError.forbidden('network token provisioning through the API is not enabled');
+    if (!this.deps.apiProvisioning)
+      throw ApiError.forbidden('network token provisioning through the API is not enabled');
     const paymentMethod = this.paymentMethod(scope);
     const eligibility = eligibilityOf(paymentMethod, await this.deps.merchantAccounts.get(scope.merchant_account_id));
     if (!eligibility.eligible) throw badPaymentMethod(eligibility.reason, eligibility.message);
     return this.queue.run(paymentMethod.id, async () => {
       const [live] = this.readModel.live(scope.merchant_account_id, scope.payment_method_id);
-      if (live) throw ApiError.duplicate(`payment method ${paymentMethod.id} already has a network token (${live.status}): delete it first`, live.id);
+      if (live)
+        throw ApiError.duplicate(
+          `payment method ${paymentMethod.id} already has a network token (${live.status}): delete it first`,
+          live.id,
+        );
       const card = this.deps.paymentMethods.cardOf(scope.merchant_account_id, scope.payment_method_id);
       if (!card) throw ApiError.notFound();
       const id = this.context.newId();
@@ -178,17 +196,26 @@ export class NetworkTokens implements VaultSlice {
       const answer = await tokenService(() => this.deps.tokenService.provision(request));
       // A refusal answered to the caller changes nothing here (no token, no event), like any other 4xx.
       if (answer.outcome === 'failed') throw refusedBy('provision a network token', answer.errorCode, answer.message);
-      await this.record({ id, merchantAccountId: paymentMethod.merchantAccountId, paymentMethodId: paymentMethod.id }, eligibility.scheme, 'api', answer);
+      await this.record(
+        { id, merchantAccountId: paymentMethod.merchantAccountId, paymentMethodId: paymentMethod.id },
+        eligibility.scheme,
+        'api',
+        answer,
+      );
       return this.get({ ...scope, network_token_id: id });
     });
   }
 
   suspend(ref: NetworkTokenRef): Promise<NetworkToken> {
-    return this.change(ref, 'SuspendNetworkToken', 'suspended', (providerTokenId) => this.deps.tokenService.suspend(providerTokenId));
+    return this.change(ref, 'SuspendNetworkToken', 'suspended', (providerTokenId) =>
+      this.deps.tokenService.suspend(providerTokenId),
+    );
   }
 
   resume(ref: NetworkTokenRef): Promise<NetworkToken> {
-    return this.change(ref, 'ResumeNetworkToken', 'active', (providerTokenId) => this.deps.tokenService.resume(providerTokenId));
+    return this.change(ref, 'ResumeNetworkToken', 'active', (providerTokenId) =>
+      this.deps.tokenService.resume(providerTokenId),
+    );
   }
 
   /** Deletes the token at the token service, then here: final. */
@@ -196,7 +223,11 @@ export class NetworkTokens implements VaultSlice {
     this.paymentMethod(ref);
     await this.queue.run(ref.payment_method_id, async () => {
       const owner = ownerOf(ref);
-      const command: NetworkTokenCommand = { type: 'DeleteNetworkToken', data: { ...owner, reason: 'api' }, metadata: { now: this.now() } };
+      const command: NetworkTokenCommand = {
+        type: 'DeleteNetworkToken',
+        data: { ...owner, reason: 'api' },
+        metadata: { now: this.now() },
+      };
       const state = await this.decideFirst(command);
       if (state.status !== 'active' && state.status !== 'suspended') throw ApiError.notFound();
       await tokenService(() => this.deleteAtProvider(state.providerTokenId));
@@ -207,8 +238,14 @@ export class NetworkTokens implements VaultSlice {
   /** A cryptogram for one payment; a suspended token gives none (400). */
   async cryptogram({ body, ...ref }: CryptogramCreateRequest): Promise<Cryptogram> {
     const token = this.liveToken(ref);
-    if (token.status !== 'active') throw badPaymentMethod('network_token_not_active', `network token ${token.id} is ${token.status}: resume it first`);
-    const answer = await tokenService(() => this.deps.tokenService.cryptogram(token.providerTokenId, { merchantInitiated: body.merchant_initiated }));
+    if (token.status !== 'active')
+      throw badPaymentMethod(
+        'network_token_not_active',
+        `network token ${token.id} is ${token.status}: resume it first`,
+      );
+    const answer = await tokenService(() =>
+      this.deps.tokenService.cryptogram(token.providerTokenId, { merchantInitiated: body.merchant_initiated }),
+    );
     if (answer.outcome === 'failed') throw refusedBy('issue a cryptogram', answer.errorCode, answer.message);
     return { type: 'network-token-cryptogram', cryptogram: answer.cryptogram };
   }
@@ -220,7 +257,8 @@ export class NetworkTokens implements VaultSlice {
    * retried.
    */
   async provisionIfEligible(view: TokenizablePaymentMethod): Promise<void> {
-    if (view.method !== 'card' || view.status !== 'succeeded' || !this.takesNetworkTokens(view.merchantAccountId)) return;
+    if (view.method !== 'card' || view.status !== 'succeeded' || !this.takesNetworkTokens(view.merchantAccountId))
+      return;
     const id = this.context.newId(); // one reference for every attempt: the token service answers a repeat with the same token
     await this.inBackground(async () => {
       const eligibility = eligibilityOf(view, await this.deps.merchantAccounts.get(view.merchantAccountId));
@@ -230,8 +268,15 @@ export class NetworkTokens implements VaultSlice {
         const card = this.deps.paymentMethods.cardOf(view.merchantAccountId, view.id);
         if (!card) return; // deleted meanwhile
         // Stored by the buyer, for later payments: a buyer-initiated first use.
-        const answer = await this.deps.tokenService.provision(provisionRequest(id, card, eligibility, { merchantInitiated: false, isSubsequentPayment: false }));
-        await this.record({ id, merchantAccountId: view.merchantAccountId, paymentMethodId: view.id }, eligibility.scheme, 'automatic', answer);
+        const answer = await this.deps.tokenService.provision(
+          provisionRequest(id, card, eligibility, { merchantInitiated: false, isSubsequentPayment: false }),
+        );
+        await this.record(
+          { id, merchantAccountId: view.merchantAccountId, paymentMethodId: view.id },
+          eligibility.scheme,
+          'automatic',
+          answer,
+        );
       });
     });
   }
@@ -280,14 +325,23 @@ export class NetworkTokens implements VaultSlice {
     return this.queue.run(paymentMethodId, async () => {
       for (const token of this.readModel.live(merchantAccountId, paymentMethodId)) {
         await this.deleteAtProvider(token.providerTokenId);
-        const command: NetworkTokenCommand = { type: 'DeleteNetworkToken', data: { ...ownerOfView(token), reason: 'payment_method_deleted' }, metadata: { now: this.now() } };
+        const command: NetworkTokenCommand = {
+          type: 'DeleteNetworkToken',
+          data: { ...ownerOfView(token), reason: 'payment_method_deleted' },
+          metadata: { now: this.now() },
+        };
         await this.handle(token.id, command);
       }
     });
   }
 
   /** Suspend or resume: the decider first, the token service only when the status changes, then the event. */
-  private change(ref: NetworkTokenRef, type: LifeCommand, to: ProviderNetworkTokenStatus, call: (providerTokenId: string) => Promise<ProviderNetworkTokenStatus>): Promise<NetworkToken> {
+  private change(
+    ref: NetworkTokenRef,
+    type: LifeCommand,
+    to: ProviderNetworkTokenStatus,
+    call: (providerTokenId: string) => Promise<ProviderNetworkTokenStatus>,
+  ): Promise<NetworkToken> {
     this.paymentMethod(ref);
     return this.queue.run(ref.payment_method_id, async () => {
       const command: NetworkTokenCommand = { type, data: ownerOf(ref), metadata: { now: this.now() } };
@@ -295,7 +349,10 @@ export class NetworkTokens implements VaultSlice {
       if (state.status === 'active' || state.status === 'suspended') {
         if (state.status !== to) {
           const status = await tokenService(() => call(state.providerTokenId));
-          if (status !== to) throw ApiError.badGateway(new Error(`the network token service answered ${status} to ${type} of ${state.providerTokenId}`));
+          if (status !== to)
+            throw ApiError.badGateway(
+              new Error(`the network token service answered ${status} to ${type} of ${state.providerTokenId}`),
+            );
           await this.handle(ref.network_token_id, command);
         }
       }
@@ -306,7 +363,10 @@ export class NetworkTokens implements VaultSlice {
   /** The token's state, after checking the command would be accepted (404 for another payment method's token). */
   private async decideFirst(command: NetworkTokenCommand): Promise<NetworkTokenState> {
     const events = await this.context.store.readStream(networkTokenStream(command.data.id));
-    const state = events.reduce((current, event) => networkTokenDecider.evolve(current, asDomainEvent<NetworkTokenEvent>(event)), networkTokenDecider.initialState());
+    const state = events.reduce(
+      (current, event) => networkTokenDecider.evolve(current, asDomainEvent<NetworkTokenEvent>(event)),
+      networkTokenDecider.initialState(),
+    );
     await asApiErrors(async () => networkTokenDecider.decide(command, state));
     return state;
   }
@@ -320,7 +380,12 @@ export class NetworkTokens implements VaultSlice {
     }
   }
 
-  private async record(owner: NetworkTokenOwner, scheme: string, trigger: ProvisioningTrigger, answer: Awaited<ReturnType<TokenServiceProvider['provision']>>): Promise<void> {
+  private async record(
+    owner: NetworkTokenOwner,
+    scheme: string,
+    trigger: ProvisioningTrigger,
+    answer: Awaited<ReturnType<TokenServiceProvider['provision']>>,
+  ): Promise<void> {
     const provisioning =
       answer.outcome === 'failed'
         ? answer
@@ -331,7 +396,11 @@ export class NetworkTokens implements VaultSlice {
             expirationDate: answer.expirationDate,
             paymentAccountReference: answer.paymentAccountReference,
           };
-    await this.handle(owner.id, { type: 'RecordProvisioning', data: { ...owner, scheme, trigger, answer: provisioning }, metadata: { now: this.now() } });
+    await this.handle(owner.id, {
+      type: 'RecordProvisioning',
+      data: { ...owner, scheme, trigger, answer: provisioning },
+      metadata: { now: this.now() },
+    });
   }
 
   /** Runs the command on the token's stream, then waits for the read model (read-your-writes). */
@@ -364,7 +433,12 @@ export class NetworkTokens implements VaultSlice {
   private takesNetworkTokens(merchantAccountId: string): boolean {
     return this.deps.paymentServices
       .activeConnections(merchantAccountId)
-      .some((connection) => connection.method === 'card' && connection.networkTokensEnabled && connection.effectiveCapabilities.networkTokens);
+      .some(
+        (connection) =>
+          connection.method === 'card' &&
+          connection.networkTokensEnabled &&
+          connection.effectiveCapabilities.networkTokens,
+      );
   }
 
   private paymentMethod(scope: NetworkTokenScope): TokenizablePaymentMethod {
@@ -377,7 +451,12 @@ export class NetworkTokens implements VaultSlice {
   private liveToken(ref: NetworkTokenRef): NetworkTokenView {
     this.paymentMethod(ref);
     const token = this.readModel.find(ref.network_token_id);
-    if (!token || token.merchantAccountId !== ref.merchant_account_id || token.paymentMethodId !== ref.payment_method_id) throw ApiError.notFound();
+    if (
+      !token ||
+      token.merchantAccountId !== ref.merchant_account_id ||
+      token.paymentMethodId !== ref.payment_method_id
+    )
+      throw ApiError.notFound();
     return token;
   }
 
@@ -411,5 +490,13 @@ function provisionRequest(
   };
 }
 
-const ownerOf = (ref: NetworkTokenRef): NetworkTokenOwner => ({ id: ref.network_token_id, merchantAccountId: ref.merchant_account_id, paymentMethodId: ref.payment_method_id });
-const ownerOfView = (view: NetworkTokenView): NetworkTokenOwner => ({ id: view.id, merchantAccountId: view.merchantAccountId, paymentMethodId: view.paymentMethodId });
+const ownerOf = (ref: NetworkTokenRef): NetworkTokenOwner => ({
+  id: ref.network_token_id,
+  merchantAccountId: ref.merchant_account_id,
+  paymentMethodId: ref.payment_method_id,
+});
+const ownerOfView = (view: NetworkTokenView): NetworkTokenOwner => ({
+  id: view.id,
+  merchantAccountId: view.merchantAccountId,
+  paymentMethodId: view.paymentMethodId,
+});

@@ -49,7 +49,14 @@ export interface PaymentMethodFilter {
 /** What a transaction stream tells this read model: a purchase paid with a stored method. */
 interface TransactionCreated {
   readonly type: 'TransactionCreated';
-  readonly data: { readonly details?: { readonly paymentMethod?: { readonly id?: string | null }; readonly instrumentType?: string; readonly merchantInitiated?: boolean }; readonly at?: string };
+  readonly data: {
+    readonly details?: {
+      readonly paymentMethod?: { readonly id?: string | null };
+      readonly instrumentType?: string;
+      readonly merchantInitiated?: boolean;
+    };
+    readonly at?: string;
+  };
 }
 
 const STORED_INSTRUMENTS = new Set(['card_token', 'network_token']);
@@ -78,7 +85,9 @@ export class PaymentMethodsReadModel {
        VALUES (@id, @merchant_account_id, @status, @body, @buyer_id, @external_identifier, @usage_count, @cit_usage_count,
          @last_used_at, @cit_last_used_at, @has_replacement, @last_replaced_at, @created_at, @updated_at, @sort_key)`,
     );
-    const setStatus = db.prepare<[{ id: string; status: string; at: string }]>('UPDATE payment_methods SET status = @status, updated_at = @at WHERE id = @id');
+    const setStatus = db.prepare<[{ id: string; status: string; at: string }]>(
+      'UPDATE payment_methods SET status = @status, updated_at = @at WHERE id = @id',
+    );
     const remove = db.prepare<[string]>('DELETE FROM payment_methods WHERE id = ?');
     const later = (column: string) => `CASE WHEN ${column} IS NULL OR ${column} < @at THEN @at ELSE ${column} END`;
     const used = db.prepare<[{ id: string; at: string; cit: number }]>(
@@ -129,8 +138,15 @@ export class PaymentMethodsReadModel {
           case 'PaymentMethodAccountUpdated': {
             const row = find.get(event.data.id);
             if (!row) return;
-            const body = event.data.card ? { ...(JSON.parse(row.body) as StoredPaymentMethod), ...event.data.card } : JSON.parse(row.body);
-            updated.run({ id: event.data.id, body: JSON.stringify(body), replaced: event.data.outcome === 'updated_number' ? 1 : 0, at: event.data.at });
+            const body = event.data.card
+              ? { ...(JSON.parse(row.body) as StoredPaymentMethod), ...event.data.card }
+              : JSON.parse(row.body);
+            updated.run({
+              id: event.data.id,
+              body: JSON.stringify(body),
+              replaced: event.data.outcome === 'updated_number' ? 1 : 0,
+              at: event.data.at,
+            });
             return;
           }
           case 'PaymentMethodDeleted':
@@ -176,8 +192,18 @@ export class PaymentMethodsReadModel {
     const page = keysetPage<Row>(
       query,
       (row) => row.sort_key,
-      (key, n) => this.db.prepare<[object], Row>(`SELECT * FROM payment_methods WHERE ${where} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`).all({ ...params, key, n }),
-      (key, n) => this.db.prepare<[object], Row>(`SELECT * FROM payment_methods WHERE ${where} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`).all({ ...params, key, n }),
+      (key, n) =>
+        this.db
+          .prepare<[object], Row>(
+            `SELECT * FROM payment_methods WHERE ${where} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+          )
+          .all({ ...params, key, n }),
+      (key, n) =>
+        this.db
+          .prepare<[object], Row>(
+            `SELECT * FROM payment_methods WHERE ${where} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
+          )
+          .all({ ...params, key, n }),
     );
     return { ...page, items: page.items.map(toView) };
   }
@@ -195,20 +221,29 @@ export class PaymentMethodsReadModel {
 
   /** Every method of a buyer, whatever its status (buyer deletion). */
   idsOfBuyer(merchantAccountId: string, buyerId: string): string[] {
-    return this.db.prepare<[string, string], { id: string }>('SELECT id FROM payment_methods WHERE merchant_account_id = ? AND buyer_id = ?').all(merchantAccountId, buyerId).map((row) => row.id);
+    return this.db
+      .prepare<[string, string], { id: string }>(
+        'SELECT id FROM payment_methods WHERE merchant_account_id = ? AND buyer_id = ?',
+      )
+      .all(merchantAccountId, buyerId)
+      .map((row) => row.id);
   }
 
   /** Methods still waiting for their vault token since before `before`. */
   waitingSince(before: string, limit: number): PaymentMethodView[] {
     return this.db
-      .prepare<[string, number], Row>(`SELECT * FROM payment_methods WHERE status = 'processing' AND created_at < ? ORDER BY created_at LIMIT ?`)
+      .prepare<[string, number], Row>(
+        `SELECT * FROM payment_methods WHERE status = 'processing' AND created_at < ? ORDER BY created_at LIMIT ?`,
+      )
       .all(before, limit)
       .map(toView);
   }
 
   /** The method a purchase asked to store. */
   ofTransaction(transactionId: string): PaymentMethodView | null {
-    const row = this.db.prepare<[string], Row>(`SELECT * FROM payment_methods WHERE json_extract(body, '$.transactionId') = ?`).get(transactionId);
+    const row = this.db
+      .prepare<[string], Row>(`SELECT * FROM payment_methods WHERE json_extract(body, '$.transactionId') = ?`)
+      .get(transactionId);
     return row ? toView(row) : null;
   }
 }

@@ -38,7 +38,11 @@ export type { PaymentMethodView } from './payment-methods.read-model';
 /** The buyers a method can belong to (the buyers slice). */
 export interface BuyerDirectory {
   /** Null when neither is given; throws a 400 at `pointer` when the given buyer does not exist. */
-  resolve(merchantAccountId: string, ref: { buyer_id?: string | null; buyer_external_identifier?: string | null }, pointer: string): { readonly id: string } | null;
+  resolve(
+    merchantAccountId: string,
+    ref: { buyer_id?: string | null; buyer_external_identifier?: string | null },
+    pointer: string,
+  ): { readonly id: string } | null;
   /** The buyer as the `buyer` field of a payment method shows it; null once deleted. */
   wire(merchantAccountId: string, buyerId: string): Record<string, unknown> | null;
 }
@@ -109,12 +113,20 @@ export class PaymentMethods implements VaultSlice {
    */
   usable(merchantAccountId: string, id: string): PaymentMethodView {
     const view = this.find(merchantAccountId, id);
-    const refuse = (type: string, message: string) => ApiError.badRequest(message, [{ location: 'body', pointer: '/payment_method/id', message, type }]);
+    const refuse = (type: string, message: string) =>
+      ApiError.badRequest(message, [{ location: 'body', pointer: '/payment_method/id', message, type }]);
     if (!view) throw refuse('payment_method_not_found', 'no stored payment method with this id');
     if (view.status === 'processing') {
-      throw refuse('payment_method_not_ready', 'the payment method is still processing: the payment service has not confirmed that it stored the card (vault token) yet');
+      throw refuse(
+        'payment_method_not_ready',
+        'the payment method is still processing: the payment service has not confirmed that it stored the card (vault token) yet',
+      );
     }
-    if (view.status === 'failed') throw refuse('payment_method_failed', 'the payment method could not be stored: the payment service never confirmed it (vault token)');
+    if (view.status === 'failed')
+      throw refuse(
+        'payment_method_failed',
+        'the payment method could not be stored: the payment service never confirmed it (vault token)',
+      );
     return view;
   }
 
@@ -125,7 +137,11 @@ export class PaymentMethods implements VaultSlice {
     let stored: StoredCard;
     let bin: CardBinInfo | null;
     if (body.method === 'card') {
-      stored = this.deps.vault.store(merchantAccountId, { number: body.number, expirationDate: body.expiration_date }, { buyerId: buyer?.id ?? null });
+      stored = this.deps.vault.store(
+        merchantAccountId,
+        { number: body.number, expirationDate: body.expiration_date },
+        { buyerId: buyer?.id ?? null },
+      );
       bin = this.deps.binData?.lookup(body.number) ?? null;
     } else {
       if (!this.deps.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
@@ -140,7 +156,13 @@ export class PaymentMethods implements VaultSlice {
     try {
       await this.handle(stored.id, {
         type: 'StorePaymentMethod',
-        data: { ...this.storedOf(merchantAccountId, stored, buyer?.id ?? null, body.external_identifier ?? null, bin), source: 'api', transactionId: null, paymentServiceId: null, status: 'succeeded' },
+        data: {
+          ...this.storedOf(merchantAccountId, stored, buyer?.id ?? null, body.external_identifier ?? null, bin),
+          source: 'api',
+          transactionId: null,
+          paymentServiceId: null,
+          status: 'succeeded',
+        },
         metadata: this.metadata(),
       });
     } catch (error) {
@@ -173,17 +195,27 @@ export class PaymentMethods implements VaultSlice {
   buyerList(request: BuyerPaymentMethodListRequest): { items: PaymentMethodSummary[] } {
     const buyerId = this.buyerFilter(request.merchant_account_id, request);
     if (!buyerId) return { items: [] };
-    return { items: this.readModel.ofBuyer(request.merchant_account_id, buyerId, request.order_by).map(toPaymentMethodSummary) };
+    return {
+      items: this.readModel.ofBuyer(request.merchant_account_id, buyerId, request.order_by).map(toPaymentMethodSummary),
+    };
   }
 
   /** The card goes from the vault first: unrecoverable even if the rest fails (a retry finishes the job). */
-  async delete({ merchant_account_id: merchantAccountId, payment_method_id: id }: PaymentMethodRef, reason: 'request' | 'buyer_deleted' = 'request'): Promise<void> {
+  async delete(
+    { merchant_account_id: merchantAccountId, payment_method_id: id }: PaymentMethodRef,
+    reason: 'request' | 'buyer_deleted' = 'request',
+  ): Promise<void> {
     const state = await this.state(id);
-    if (state.status === 'absent' || state.status === 'deleted' || state.merchantAccountId !== merchantAccountId) throw ApiError.notFound();
+    if (state.status === 'absent' || state.status === 'deleted' || state.merchantAccountId !== merchantAccountId)
+      throw ApiError.notFound();
     const view = this.readModel.find(id);
     if (view) await Promise.all(this.deletedListeners.map((listener) => listener(view)));
     this.deps.vault.remove(merchantAccountId, id);
-    await this.handle(id, { type: 'DeletePaymentMethod', data: { merchantAccountId, reason }, metadata: this.metadata() });
+    await this.handle(id, {
+      type: 'DeletePaymentMethod',
+      data: { merchantAccountId, reason },
+      metadata: this.metadata(),
+    });
   }
 
   /**
@@ -192,9 +224,11 @@ export class PaymentMethods implements VaultSlice {
    */
   async deleteAllOfBuyer(merchantAccountId: string, buyerId: string): Promise<void> {
     for (const id of this.readModel.idsOfBuyer(merchantAccountId, buyerId)) {
-      await this.delete({ merchant_account_id: merchantAccountId, payment_method_id: id }, 'buyer_deleted').catch((error: unknown) => {
-        if (!(error instanceof ApiError && error.status === 404)) throw error;
-      });
+      await this.delete({ merchant_account_id: merchantAccountId, payment_method_id: id }, 'buyer_deleted').catch(
+        (error: unknown) => {
+          if (!(error instanceof ApiError && error.status === 404)) throw error;
+        },
+      );
     }
     this.deps.vault.shredBuyer(merchantAccountId, buyerId);
   }
@@ -204,7 +238,14 @@ export class PaymentMethods implements VaultSlice {
   /** The purchase's card is kept as a method `processing` until the provider confirms it vaulted it. */
   async recordStoreRequested(
     merchantAccountId: string,
-    request: { card: StoredCard; bin: CardBinInfo | null; transactionId: string; paymentServiceId: string; buyerId: string | null; externalIdentifier: string | null },
+    request: {
+      card: StoredCard;
+      bin: CardBinInfo | null;
+      transactionId: string;
+      paymentServiceId: string;
+      buyerId: string | null;
+      externalIdentifier: string | null;
+    },
   ): Promise<void> {
     await this.handle(request.card.id, {
       type: 'StorePaymentMethod',
@@ -233,7 +274,11 @@ export class PaymentMethods implements VaultSlice {
     const before = new Date(this.context.now().getTime() - this.vaultTokenTimeoutMs).toISOString();
     let failed = 0;
     for (const view of this.readModel.waitingSince(before, 100)) {
-      await this.handle(view.id, { type: 'TimeOutVaultToken', data: { waitedMs: this.vaultTokenTimeoutMs }, metadata: this.metadata() });
+      await this.handle(view.id, {
+        type: 'TimeOutVaultToken',
+        data: { waitedMs: this.vaultTokenTimeoutMs },
+        metadata: this.metadata(),
+      });
       failed += 1;
     }
     return failed;
@@ -242,17 +287,40 @@ export class PaymentMethods implements VaultSlice {
   // ---- the account updater -------------------------------------------------------------------------------------
 
   /** An updater's answer: a new expiry and/or number goes to the vault, and the event says what changed. Idempotent by job. */
-  async applyAccountUpdate(merchantAccountId: string, id: string, update: { jobId: string; outcome: string; number?: string; expirationDate?: string }): Promise<void> {
+  async applyAccountUpdate(
+    merchantAccountId: string,
+    id: string,
+    update: { jobId: string; outcome: string; number?: string; expirationDate?: string },
+  ): Promise<void> {
     const state = await this.state(id);
-    if (state.status === 'absent' || state.status === 'deleted' || state.merchantAccountId !== merchantAccountId || state.accountUpdateJobs.includes(update.jobId)) return;
-    const change = { ...(update.number ? { number: update.number } : {}), ...(update.expirationDate ? { expirationDate: update.expirationDate } : {}) };
+    if (
+      state.status === 'absent' ||
+      state.status === 'deleted' ||
+      state.merchantAccountId !== merchantAccountId ||
+      state.accountUpdateJobs.includes(update.jobId)
+    )
+      return;
+    const change = {
+      ...(update.number ? { number: update.number } : {}),
+      ...(update.expirationDate ? { expirationDate: update.expirationDate } : {}),
+    };
     const card = Object.keys(change).length > 0 ? this.deps.vault.replace(merchantAccountId, id, change) : null;
     await this.handle(id, {
       type: 'ApplyAccountUpdate',
       data: {
         jobId: update.jobId,
         outcome: update.outcome as AccountUpdateOutcome,
-        ...(card ? { card: { scheme: card.scheme, bin: card.bin, last4: card.last4, expirationDate: card.expirationDate, fingerprint: card.fingerprint } } : {}),
+        ...(card
+          ? {
+              card: {
+                scheme: card.scheme,
+                bin: card.bin,
+                last4: card.last4,
+                expirationDate: card.expirationDate,
+                fingerprint: card.fingerprint,
+              },
+            }
+          : {}),
       },
       metadata: this.metadata(),
     });
@@ -298,11 +366,20 @@ export class PaymentMethods implements VaultSlice {
   }
 
   /** undefined: no buyer filter; null: the buyer asked for does not exist (an empty answer). */
-  private buyerFilter(merchantAccountId: string, query: { buyer_id?: string | undefined; buyer_external_identifier?: string | undefined }): string | null | undefined {
+  private buyerFilter(
+    merchantAccountId: string,
+    query: { buyer_id?: string | undefined; buyer_external_identifier?: string | undefined },
+  ): string | null | undefined {
     if (query.buyer_id !== undefined) return query.buyer_id;
     if (query.buyer_external_identifier === undefined) return undefined;
     try {
-      return this.deps.buyers.resolve(merchantAccountId, { buyer_external_identifier: query.buyer_external_identifier }, '/buyer_external_identifier')?.id ?? null;
+      return (
+        this.deps.buyers.resolve(
+          merchantAccountId,
+          { buyer_external_identifier: query.buyer_external_identifier },
+          '/buyer_external_identifier',
+        )?.id ?? null
+      );
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) return null;
       throw error;
@@ -323,7 +400,10 @@ export class PaymentMethods implements VaultSlice {
 
   private async state(id: string): Promise<PaymentMethodState> {
     const events = await this.context.store.readStream(paymentMethodStream(id));
-    return events.reduce((state, event) => paymentMethodDecider.evolve(state, asDomainEvent<PaymentMethodEvent>(event)), paymentMethodDecider.initialState());
+    return events.reduce(
+      (state, event) => paymentMethodDecider.evolve(state, asDomainEvent<PaymentMethodEvent>(event)),
+      paymentMethodDecider.initialState(),
+    );
   }
 
   /** Runs the command on the method's stream, then waits for the read model (read-your-writes). */

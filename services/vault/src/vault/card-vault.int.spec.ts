@@ -20,7 +20,11 @@ let ids = 0;
 const newId = () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`;
 /** Over the test's database; `legacyRootWhen` so that the root is the key itself, as for an installation from before envelope encryption. */
 const openVault = (withKey: Buffer, retired: Buffer[] = [], on = db) =>
-  new CardVault(on, { keys: new VaultKeys(on, keyRing(withKey, retired), { legacyRootWhen: () => true }), now: () => new Date((clock += 1000)), newId });
+  new CardVault(on, {
+    keys: new VaultKeys(on, keyRing(withKey, retired), { legacyRootWhen: () => true }),
+    now: () => new Date((clock += 1000)),
+    newId,
+  });
 
 /** A Luhn-valid number from its first digits (the check digit appended). */
 function withCheckDigit(body: string): string {
@@ -83,12 +87,32 @@ it('keeps cards of one merchant account from another', () => {
 });
 
 it('keeps only the columns it should: no security code, no clear number', () => {
-  const columns = (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name).sort();
+  const columns = (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[])
+    .map((column) => column.name)
+    .sort();
   expect(columns).toEqual(
-    ['bin', 'buyer_id', 'created_at', 'data_key_id', 'expiration_date', 'fingerprint', 'id', 'last4', 'merchant_account_id', 'pan_ciphertext', 'pan_iv', 'pan_tag', 'scheme'].sort(),
+    [
+      'bin',
+      'buyer_id',
+      'created_at',
+      'data_key_id',
+      'expiration_date',
+      'fingerprint',
+      'id',
+      'last4',
+      'merchant_account_id',
+      'pan_ciphertext',
+      'pan_iv',
+      'pan_tag',
+      'scheme',
+    ].sort(),
   );
-  const indexes = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'vault_cards'").all() as { sql: string | null }[];
-  expect(indexes.map((index) => index.sql)).toContainEqual(expect.stringContaining('(merchant_account_id, fingerprint)'));
+  const indexes = db
+    .prepare("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = 'vault_cards'")
+    .all() as { sql: string | null }[];
+  expect(indexes.map((index) => index.sql)).toContainEqual(
+    expect.stringContaining('(merchant_account_id, fingerprint)'),
+  );
 });
 
 it('never writes the card number to the SQLite file or its WAL', () => {
@@ -121,7 +145,9 @@ it('never writes the card number to the SQLite file or its WAL', () => {
 it('refuses a ciphertext that was altered, moved to another row, or read under another key', () => {
   const first = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
   const second = vault.store('shop-a', { number: '4111111111111111', expirationDate: '11/31' });
-  const row = db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(first.id) as { pan_ciphertext: Buffer };
+  const row = db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(first.id) as {
+    pan_ciphertext: Buffer;
+  };
   const altered = Buffer.from(row.pan_ciphertext);
   altered[3] = altered[3]! ^ 0x01;
   db.prepare('UPDATE vault_cards SET pan_ciphertext = ? WHERE id = ?').run(altered, first.id);
@@ -157,7 +183,9 @@ it('fingerprints the same card alike within an account and differently across ac
   expect(other.fingerprint).not.toBe(a1.fingerprint);
   expect(openVault(key).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint).toBe(a1.fingerprint);
   const elsewhere = new Database(':memory:');
-  expect(openVault(loadVaultKey({}), [], elsewhere).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint).not.toBe(a1.fingerprint);
+  expect(
+    openVault(loadVaultKey({}), [], elsewhere).store('shop-a', { number: pan, expirationDate: '12/30' }).fingerprint,
+  ).not.toBe(a1.fingerprint);
   elsewhere.close();
 });
 
@@ -278,7 +306,9 @@ describe('VAULT_KEY setting', () => {
 
 it('reads rows encrypted before the encryption moved to VaultCipher (the format is unchanged)', () => {
   // The format as first written, with node:crypto directly: HKDF label, AAD and column layout.
-  const encryptionKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), 'switchyard/card-vault/v1/pan-encryption', 32));
+  const encryptionKey = Buffer.from(
+    hkdfSync('sha256', key, Buffer.alloc(0), 'switchyard/card-vault/v1/pan-encryption', 32),
+  );
   const iv = randomBytes(12);
   const cipher = createCipheriv('aes-256-gcm', encryptionKey, iv, { authTagLength: 16 });
   cipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', 'legacy-row', 'shop-a']), 'utf8'));
@@ -294,7 +324,9 @@ it('reads rows encrypted before the encryption moved to VaultCipher (the format 
   expect(vault.migrateLegacyRows()).toBe(1);
   expect(vault.migrateLegacyRows()).toBe(0);
   expect(vault.reveal('shop-a', 'legacy-row')).toEqual({ number: pan, expirationDate: '12/30' });
-  const row = db.prepare('SELECT pan_ciphertext, pan_iv, pan_tag, data_key_id FROM vault_cards WHERE id = ?').get('legacy-row') as { pan_ciphertext: Buffer; pan_iv: Buffer; pan_tag: Buffer; data_key_id: string };
+  const row = db
+    .prepare('SELECT pan_ciphertext, pan_iv, pan_tag, data_key_id FROM vault_cards WHERE id = ?')
+    .get('legacy-row') as { pan_ciphertext: Buffer; pan_iv: Buffer; pan_tag: Buffer; data_key_id: string };
   expect(row.data_key_id).toMatch(/^[0-9a-f-]{36}$/);
   const decipher = createDecipheriv('aes-256-gcm', encryptionKey, row.pan_iv, { authTagLength: 16 });
   decipher.setAAD(Buffer.from(JSON.stringify(['vault_cards/v1', 'legacy-row', 'shop-a']), 'utf8'));
@@ -303,17 +335,28 @@ it('reads rows encrypted before the encryption moved to VaultCipher (the format 
 });
 
 describe('envelope encryption', () => {
-  const dataKeys = () => db.prepare('SELECT id, kek_id, purpose, owner FROM vault_data_keys ORDER BY created_at, id').all() as { id: string; kek_id: string; purpose: string; owner: string | null }[];
+  const dataKeys = () =>
+    db.prepare('SELECT id, kek_id, purpose, owner FROM vault_data_keys ORDER BY created_at, id').all() as {
+      id: string;
+      kek_id: string;
+      purpose: string;
+      owner: string | null;
+    }[];
 
-  it('encrypts each card without a buyer under a data key of its own, and a buyer\'s cards under one key', () => {
+  it("encrypts each card without a buyer under a data key of its own, and a buyer's cards under one key", () => {
     const a = vault.store('shop-a', { number: pan, expirationDate: '12/30' });
     const b = vault.store('shop-a', { number: '4111111111111111', expirationDate: '12/30' });
     const c = vault.store('shop-a', { number: '5555555555554444', expirationDate: '12/30' }, { buyerId: 'buyer-1' });
     const d = vault.store('shop-a', { number: '378282246310005', expirationDate: '12/30' }, { buyerId: 'buyer-1' });
-    const keyOf = (id: string) => (db.prepare('SELECT data_key_id FROM vault_cards WHERE id = ?').get(id) as { data_key_id: string }).data_key_id;
+    const keyOf = (id: string) =>
+      (db.prepare('SELECT data_key_id FROM vault_cards WHERE id = ?').get(id) as { data_key_id: string }).data_key_id;
     expect(new Set([keyOf(a.id), keyOf(b.id), keyOf(c.id)]).size).toBe(3);
     expect(keyOf(d.id)).toBe(keyOf(c.id));
-    expect(dataKeys().map((k) => k.purpose).sort()).toEqual(['card-data', 'card-data', 'card-data', 'root']);
+    expect(
+      dataKeys()
+        .map((k) => k.purpose)
+        .sort(),
+    ).toEqual(['card-data', 'card-data', 'card-data', 'root']);
     // The wrapped keys are not the data keys: the table holds no 32-byte value that opens a row.
     expect(vault.reveal('shop-a', d.id)?.number).toBe('378282246310005');
 
@@ -332,14 +375,20 @@ describe('envelope encryption', () => {
     expect(vault.reveal('shop-a', theirs.id)).toBeNull();
     expect(vault.find('shop-a', theirs.id)).toBeNull();
     // Put the row back from the "backup": with its data key gone it does not open.
-    db.prepare(`INSERT INTO vault_cards (${Object.keys(copy).join(', ')}) VALUES (${Object.keys(copy).map((k) => `@${k}`).join(', ')})`).run(copy);
+    db.prepare(
+      `INSERT INTO vault_cards (${Object.keys(copy).join(', ')}) VALUES (${Object.keys(copy)
+        .map((k) => `@${k}`)
+        .join(', ')})`,
+    ).run(copy);
     expect(vault.reveal('shop-a', theirs.id)).toBeNull();
     expect(vault.reveal('shop-a', kept.id)?.number).toBe('4111111111111111');
   });
 
   it('rotates the key-encryption key: re-wraps data keys only; fingerprints, rows and the root stay', () => {
     const before = vault.store('shop-a', { number: pan, expirationDate: '12/30' }, { buyerId: 'buyer-1' });
-    const ciphertext = (db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }).pan_ciphertext;
+    const ciphertext = (
+      db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }
+    ).pan_ciphertext;
     const next = loadVaultKey({});
     const rotating = openVault(next, [key]);
     expect(rotating.reveal('shop-a', before.id)?.number).toBe(pan); // the old key still unwraps
@@ -347,7 +396,11 @@ describe('envelope encryption', () => {
     const keys = new VaultKeys(db, keyRing(next, [key]));
     const kekOld = dataKeys().find((k) => k.purpose === 'root')!.kek_id;
     expect(new Set(dataKeys().map((k) => k.kek_id)).size).toBe(2);
-    expect(keys.rewrap()).toEqual({ rewrapped: 2, alreadyCurrent: 1, activeKeyId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+    expect(keys.rewrap()).toEqual({
+      rewrapped: 2,
+      alreadyCurrent: 1,
+      activeKeyId: expect.stringMatching(/^[0-9a-f]{16}$/),
+    });
     expect(keys.rewrap().rewrapped).toBe(0);
     expect(dataKeys().every((k) => k.kek_id !== kekOld)).toBe(true);
 
@@ -356,7 +409,11 @@ describe('envelope encryption', () => {
     expect(after.reveal('shop-a', before.id)?.number).toBe(pan);
     expect(after.reveal('shop-a', during.id)?.number).toBe('4111111111111111');
     expect(after.store('shop-a', { number: pan, expirationDate: '01/31' }).fingerprint).toBe(before.fingerprint);
-    expect((db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }).pan_ciphertext.equals(ciphertext)).toBe(true);
+    expect(
+      (
+        db.prepare('SELECT pan_ciphertext FROM vault_cards WHERE id = ?').get(before.id) as { pan_ciphertext: Buffer }
+      ).pan_ciphertext.equals(ciphertext),
+    ).toBe(true);
     expect(() => openVault(key)).toThrow(/neither VAULT_KEY nor a retired key/);
   });
 

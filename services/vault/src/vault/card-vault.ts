@@ -69,7 +69,8 @@ type PublicColumns = Omit<VaultCardRecord, 'pan_ciphertext' | 'pan_iv' | 'pan_ta
 
 const CARD_DATA = 'card-data';
 /** The owner of a data key (one per buyer, or one per card without a buyer). */
-export const buyerKeyOwner = (merchantAccountId: string, buyerId: string): string => `buyer:${JSON.stringify([merchantAccountId, buyerId])}`;
+export const buyerKeyOwner = (merchantAccountId: string, buyerId: string): string =>
+  `buyer:${JSON.stringify([merchantAccountId, buyerId])}`;
 const cardKeyOwner = (id: string): string => `card:${id}`;
 
 export class CardVault {
@@ -92,7 +93,10 @@ export class CardVault {
    *   syncs the WAL up to and including the card, so the card's own commit skips its fsync (`withDeferredSync`). A
    *   card lost to a power loss before that is one no event names. False (EventStoreDB): every card is synced.
    */
-  constructor(db: Database.Database, options: { keys: VaultKeys; now?: () => Date; newId?: () => string; syncedByEvents?: boolean }) {
+  constructor(
+    db: Database.Database,
+    options: { keys: VaultKeys; now?: () => Date; newId?: () => string; syncedByEvents?: boolean },
+  ) {
     this.#syncedByEvents = options.syncedByEvents ?? false;
     this.#keys = options.keys;
     const root = options.keys.root();
@@ -111,10 +115,14 @@ export class CardVault {
       );
       CREATE INDEX IF NOT EXISTS vault_cards_account_fingerprint ON vault_cards (merchant_account_id, fingerprint);
     `);
-    const columns = new Set((db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name));
+    const columns = new Set(
+      (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name),
+    );
     if (!columns.has('data_key_id')) db.exec('ALTER TABLE vault_cards ADD COLUMN data_key_id TEXT');
     if (!columns.has('buyer_id')) db.exec('ALTER TABLE vault_cards ADD COLUMN buyer_id TEXT');
-    db.exec('CREATE INDEX IF NOT EXISTS vault_cards_buyer ON vault_cards (merchant_account_id, buyer_id) WHERE buyer_id IS NOT NULL');
+    db.exec(
+      'CREATE INDEX IF NOT EXISTS vault_cards_buyer ON vault_cards (merchant_account_id, buyer_id) WHERE buyer_id IS NOT NULL',
+    );
     this.#insert = db.prepare(`
       INSERT INTO vault_cards (id, merchant_account_id, pan_ciphertext, pan_iv, pan_tag, bin, last4, expiration_date, scheme, fingerprint, created_at, data_key_id, buyer_id)
       VALUES (@id, @merchant_account_id, @pan_ciphertext, @pan_iv, @pan_tag, @bin, @last4, @expiration_date, @scheme, @fingerprint, @created_at, @data_key_id, @buyer_id)
@@ -134,11 +142,14 @@ export class CardVault {
    */
   store(merchantAccountId: string, card: CardToStore, options: { buyerId?: string | null } = {}): StoredCard {
     validate(card);
-    if (typeof merchantAccountId !== 'string' || merchantAccountId === '') throw new RangeError('merchant account id is required');
+    if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
+      throw new RangeError('merchant account id is required');
     const id = this.#newId();
     const buyerId = options.buyerId ?? null;
     const insert = this.#db.transaction((): VaultCardRecord => {
-      const dataKey = buyerId ? this.#keys.forOwner(CARD_DATA, buyerKeyOwner(merchantAccountId, buyerId)) : this.#keys.create(CARD_DATA, cardKeyOwner(id));
+      const dataKey = buyerId
+        ? this.#keys.forOwner(CARD_DATA, buyerKeyOwner(merchantAccountId, buyerId))
+        : this.#keys.create(CARD_DATA, cardKeyOwner(id));
       const row: VaultCardRecord = {
         id,
         merchant_account_id: merchantAccountId,
@@ -172,7 +183,9 @@ export class CardVault {
   shredBuyer(merchantAccountId: string, buyerId: string): number {
     return this.#db.transaction(() => {
       this.#keys.shredOwner(buyerKeyOwner(merchantAccountId, buyerId));
-      return this.#db.prepare('DELETE FROM vault_cards WHERE merchant_account_id = ? AND buyer_id = ?').run(merchantAccountId, buyerId).changes;
+      return this.#db
+        .prepare('DELETE FROM vault_cards WHERE merchant_account_id = ? AND buyer_id = ?')
+        .run(merchantAccountId, buyerId).changes;
     })();
   }
 
@@ -194,9 +207,15 @@ export class CardVault {
     if (!cipher) return null;
     let number: string;
     try {
-      number = cipher.open({ ciphertext: record.pan_ciphertext, iv: record.pan_iv, tag: record.pan_tag }, rowAad(record));
+      number = cipher.open(
+        { ciphertext: record.pan_ciphertext, iv: record.pan_iv, tag: record.pan_tag },
+        rowAad(record),
+      );
     } catch (error) {
-      throw new Error(`vault card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`, { cause: error });
+      throw new Error(
+        `vault card ${record.id} failed decryption: tampered with, moved between rows, or encrypted under another vault key`,
+        { cause: error },
+      );
     }
     return { number, expirationDate: record.expiration_date };
   }
@@ -227,12 +246,19 @@ export class CardVault {
       const record = this.#secret.get(id, merchantAccountId);
       const current = record && this.reveal(merchantAccountId, id);
       if (!record || !current) throw new RangeError('no such card in the vault');
-      const next = { number: card.number ?? current.number, expirationDate: card.expirationDate ?? current.expirationDate };
+      const next = {
+        number: card.number ?? current.number,
+        expirationDate: card.expirationDate ?? current.expirationDate,
+      };
       validate(next);
       const key = record.data_key_id ? this.#keys.get(record.data_key_id) : null;
       const updated: VaultCardRecord = {
         ...record,
-        ...(card.number !== undefined ? (key ? this.#encrypt(key, id, merchantAccountId, next.number) : this.#encryptLegacy(id, merchantAccountId, next.number)) : {}),
+        ...(card.number !== undefined
+          ? key
+            ? this.#encrypt(key, id, merchantAccountId, next.number)
+            : this.#encryptLegacy(id, merchantAccountId, next.number)
+          : {}),
         expiration_date: next.expirationDate,
       };
       this.#db
@@ -247,7 +273,9 @@ export class CardVault {
 
   /** Moves rows from before envelope encryption to data keys of their own (idempotent; batches of `batchSize`). */
   migrateLegacyRows(batchSize = 500): number {
-    const select = this.#db.prepare<[number], VaultCardRecord>('SELECT * FROM vault_cards WHERE data_key_id IS NULL LIMIT ?');
+    const select = this.#db.prepare<[number], VaultCardRecord>(
+      'SELECT * FROM vault_cards WHERE data_key_id IS NULL LIMIT ?',
+    );
     const update = this.#db.prepare(
       'UPDATE vault_cards SET pan_ciphertext = @pan_ciphertext, pan_iv = @pan_iv, pan_tag = @pan_tag, data_key_id = @data_key_id WHERE id = @id AND data_key_id IS NULL',
     );
@@ -257,10 +285,24 @@ export class CardVault {
       if (rows.length === 0) return migrated;
       this.#db.transaction(() => {
         for (const row of rows) {
-          const number = this.#legacy.open({ ciphertext: row.pan_ciphertext, iv: row.pan_iv, tag: row.pan_tag }, rowAad(row));
-          const dataKey = row.buyer_id ? this.#keys.forOwner(CARD_DATA, buyerKeyOwner(row.merchant_account_id, row.buyer_id)) : this.#keys.create(CARD_DATA, cardKeyOwner(row.id));
-          const sealed = new VaultCipher(dataKey.key, keyLabel('pan-encryption')).seal(number, rowAad({ ...row, data_key_id: dataKey.id }));
-          migrated += update.run({ id: row.id, pan_ciphertext: sealed.ciphertext, pan_iv: sealed.iv, pan_tag: sealed.tag, data_key_id: dataKey.id }).changes;
+          const number = this.#legacy.open(
+            { ciphertext: row.pan_ciphertext, iv: row.pan_iv, tag: row.pan_tag },
+            rowAad(row),
+          );
+          const dataKey = row.buyer_id
+            ? this.#keys.forOwner(CARD_DATA, buyerKeyOwner(row.merchant_account_id, row.buyer_id))
+            : this.#keys.create(CARD_DATA, cardKeyOwner(row.id));
+          const sealed = new VaultCipher(dataKey.key, keyLabel('pan-encryption')).seal(
+            number,
+            rowAad({ ...row, data_key_id: dataKey.id }),
+          );
+          migrated += update.run({
+            id: row.id,
+            pan_ciphertext: sealed.ciphertext,
+            pan_iv: sealed.iv,
+            pan_tag: sealed.tag,
+            data_key_id: dataKey.id,
+          }).changes;
         }
       })();
     }
@@ -268,7 +310,10 @@ export class CardVault {
 
   /** How many rows are still in the format from before envelope encryption. */
   legacyRowCount(): number {
-    return this.#db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM vault_cards WHERE data_key_id IS NULL').get()?.n ?? 0;
+    return (
+      this.#db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM vault_cards WHERE data_key_id IS NULL').get()?.n ??
+      0
+    );
   }
 
   #cipherOf(record: Pick<VaultCardRecord, 'data_key_id'>): VaultCipher | null {
@@ -278,28 +323,49 @@ export class CardVault {
   }
 
   #encrypt(dataKey: Buffer, id: string, merchantAccountId: string, number: string) {
-    const sealed = new VaultCipher(dataKey, keyLabel('pan-encryption')).seal(number, rowAad({ id, merchant_account_id: merchantAccountId, data_key_id: 'set' }));
-    return { pan_ciphertext: sealed.ciphertext, pan_iv: sealed.iv, pan_tag: sealed.tag, ...this.#shown(merchantAccountId, number) };
+    const sealed = new VaultCipher(dataKey, keyLabel('pan-encryption')).seal(
+      number,
+      rowAad({ id, merchant_account_id: merchantAccountId, data_key_id: 'set' }),
+    );
+    return {
+      pan_ciphertext: sealed.ciphertext,
+      pan_iv: sealed.iv,
+      pan_tag: sealed.tag,
+      ...this.#shown(merchantAccountId, number),
+    };
   }
 
   #encryptLegacy(id: string, merchantAccountId: string, number: string) {
     const sealed = this.#legacy.seal(number, rowAad({ id, merchant_account_id: merchantAccountId, data_key_id: null }));
-    return { pan_ciphertext: sealed.ciphertext, pan_iv: sealed.iv, pan_tag: sealed.tag, ...this.#shown(merchantAccountId, number) };
+    return {
+      pan_ciphertext: sealed.ciphertext,
+      pan_iv: sealed.iv,
+      pan_tag: sealed.tag,
+      ...this.#shown(merchantAccountId, number),
+    };
   }
 
   #shown(merchantAccountId: string, number: string) {
-    return { bin: number.slice(0, 6), last4: number.slice(-4), scheme: detectScheme(number), fingerprint: this.#fingerprint(merchantAccountId, number) };
+    return {
+      bin: number.slice(0, 6),
+      last4: number.slice(-4),
+      scheme: detectScheme(number),
+      fingerprint: this.#fingerprint(merchantAccountId, number),
+    };
   }
 
   #fingerprint(merchantAccountId: string, number: string): string {
     // JSON keeps the two parts unambiguous whatever the account id contains.
-    return createHmac('sha256', this.#fingerprintKey).update(JSON.stringify([merchantAccountId, number])).digest('base64url');
+    return createHmac('sha256', this.#fingerprintKey)
+      .update(JSON.stringify([merchantAccountId, number]))
+      .digest('base64url');
   }
 }
 
 function validate(card: CardToStore): void {
   const number = card.number;
-  if (typeof number !== 'string' || !/^\d{12,19}$/.test(number)) throw new RangeError('card number must be 12 to 19 digits');
+  if (typeof number !== 'string' || !/^\d{12,19}$/.test(number))
+    throw new RangeError('card number must be 12 to 19 digits');
   if (!passesLuhn(number)) throw new RangeError('card number fails the Luhn check');
   if (typeof card.expirationDate !== 'string' || !/^(0[1-9]|1[0-2])\/\d{2}$/.test(card.expirationDate)) {
     throw new RangeError('expiration date must be MM/YY');

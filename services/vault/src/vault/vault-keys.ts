@@ -38,7 +38,8 @@ export interface KeyRing {
 export const kekId = (key: Buffer): string => createHash('sha256').update(key).digest('hex').slice(0, 16);
 
 export function keyRing(active: Buffer, retired: readonly Buffer[] = []): KeyRing {
-  if (active.length !== vaultKeyBytes || retired.some((key) => key.length !== vaultKeyBytes)) throw new RangeError(`vault keys must be ${vaultKeyBytes} bytes`);
+  if (active.length !== vaultKeyBytes || retired.some((key) => key.length !== vaultKeyBytes))
+    throw new RangeError(`vault keys must be ${vaultKeyBytes} bytes`);
   const activeId = kekId(active);
   return {
     active: { id: activeId, key: active },
@@ -70,7 +71,10 @@ export function loadKeyRing(options: { configured?: string; retired?: string; da
     .filter((text) => text !== '' && !text.startsWith('#'))
     .map((text, index) => {
       const key = decodeKey(text);
-      if (!key) throw new Error(`retired vault key #${index + 1} (VAULT_RETIRED_KEYS or ${RETIRED_KEYS_FILE}) must be base64 or base64url of exactly 32 bytes`);
+      if (!key)
+        throw new Error(
+          `retired vault key #${index + 1} (VAULT_RETIRED_KEYS or ${RETIRED_KEYS_FILE}) must be base64 or base64url of exactly 32 bytes`,
+        );
       return key;
     });
   return keyRing(active, retired);
@@ -91,7 +95,9 @@ const tagBytes = 16;
 
 export class VaultKeyMissingError extends Error {
   constructor(kekIdentifier: string) {
-    super(`a vault data key is wrapped under key-encryption key ${kekIdentifier}, which is neither VAULT_KEY nor a retired key: configure it in VAULT_RETIRED_KEYS`);
+    super(
+      `a vault data key is wrapped under key-encryption key ${kekIdentifier}, which is neither VAULT_KEY nor a retired key: configure it in VAULT_RETIRED_KEYS`,
+    );
     this.name = 'VaultKeyMissingError';
   }
 }
@@ -114,7 +120,11 @@ export class VaultKeys {
   readonly #statements = new Map<string, Database.Statement>();
   readonly #now: () => Date;
 
-  constructor(db: Database.Database, ring: KeyRing, options: { now?: () => Date; legacyRootWhen?: () => boolean } = {}) {
+  constructor(
+    db: Database.Database,
+    ring: KeyRing,
+    options: { now?: () => Date; legacyRootWhen?: () => boolean } = {},
+  ) {
     this.#db = db;
     this.#ring = ring;
     this.#now = options.now ?? (() => new Date());
@@ -128,13 +138,9 @@ export class VaultKeys {
     if (!this.#row(ROOT_ID)) {
       // Data written before envelope encryption was keyed from the configured key itself: keep it as the root.
       const root = options.legacyRootWhen?.() ? Buffer.from(ring.active.key) : randomBytes(vaultKeyBytes);
-      db.prepare('INSERT OR IGNORE INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, NULL, ?)').run(
-        ROOT_ID,
-        ring.active.id,
-        this.#wrap(ROOT_ID, 'root', root, ring.active),
-        'root',
-        this.#now().toISOString(),
-      );
+      db.prepare(
+        'INSERT OR IGNORE INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, NULL, ?)',
+      ).run(ROOT_ID, ring.active.id, this.#wrap(ROOT_ID, 'root', root, ring.active), 'root', this.#now().toISOString());
     }
   }
 
@@ -165,9 +171,16 @@ export class VaultKeys {
   create(purpose: string, owner: string | null = null): { id: string; key: Buffer } {
     const id = randomUUID();
     const key = randomBytes(vaultKeyBytes);
-    this
-      .#sql('INSERT INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, ?, ?)')
-      .run(id, this.#ring.active.id, this.#wrap(id, purpose, key, this.#ring.active), purpose, owner, this.#now().toISOString());
+    this.#sql(
+      'INSERT INTO vault_data_keys (id, kek_id, wrapped, purpose, owner, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+    ).run(
+      id,
+      this.#ring.active.id,
+      this.#wrap(id, purpose, key, this.#ring.active),
+      purpose,
+      owner,
+      this.#now().toISOString(),
+    );
     this.#remember(id, key);
     return { id, key };
   }
@@ -206,7 +219,9 @@ export class VaultKeys {
 
   /** How many data keys each KEK wraps (what `vault status` prints). */
   countsByKek(): Record<string, number> {
-    const rows = this.#db.prepare<[], { kek_id: string; n: number }>('SELECT kek_id, COUNT(*) AS n FROM vault_data_keys GROUP BY kek_id').all();
+    const rows = this.#db
+      .prepare<[], { kek_id: string; n: number }>('SELECT kek_id, COUNT(*) AS n FROM vault_data_keys GROUP BY kek_id')
+      .all();
     return Object.fromEntries(rows.map((row) => [row.kek_id, row.n]));
   }
 
@@ -216,7 +231,9 @@ export class VaultKeys {
    */
   rewrap(batchSize = 500): RewrapResult {
     const active = this.#ring.active;
-    const select = this.#db.prepare<[string, number], DataKeyRow>('SELECT * FROM vault_data_keys WHERE kek_id <> ? LIMIT ?');
+    const select = this.#db.prepare<[string, number], DataKeyRow>(
+      'SELECT * FROM vault_data_keys WHERE kek_id <> ? LIMIT ?',
+    );
     const update = this.#db.prepare('UPDATE vault_data_keys SET kek_id = ?, wrapped = ? WHERE id = ? AND kek_id = ?');
     let rewrapped = 0;
     for (;;) {
@@ -238,7 +255,8 @@ export class VaultKeys {
   }
 
   #unwrapRow(row: DataKeyRow): Buffer {
-    const kek = row.kek_id === this.#ring.active.id ? this.#ring.active : this.#ring.retired.find((k) => k.id === row.kek_id);
+    const kek =
+      row.kek_id === this.#ring.active.id ? this.#ring.active : this.#ring.retired.find((k) => k.id === row.kek_id);
     if (!kek) throw new VaultKeyMissingError(row.kek_id);
     const bytes = row.wrapped;
     const decipher = createDecipheriv('aes-256-gcm', kek.key, bytes.subarray(0, ivBytes), { authTagLength: tagBytes });
@@ -248,7 +266,10 @@ export class VaultKeys {
     try {
       key = Buffer.concat([decipher.update(bytes.subarray(ivBytes + tagBytes)), decipher.final()]);
     } catch (error) {
-      throw new Error(`vault data key ${row.id} failed to unwrap under key-encryption key ${row.kek_id}: tampered with, or a different key under that id`, { cause: error });
+      throw new Error(
+        `vault data key ${row.id} failed to unwrap under key-encryption key ${row.kek_id}: tampered with, or a different key under that id`,
+        { cause: error },
+      );
     }
     this.#remember(row.id, key);
     return key;
@@ -273,6 +294,10 @@ const wrapAad = (id: string, purpose: string): Buffer => associatedData('vault_d
  */
 export function openVaultKeys(db: Database.Database, ring: KeyRing, now?: () => Date): VaultKeys {
   const hasRows = (table: string): boolean =>
-    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined && db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
-  return new VaultKeys(db, ring, { ...(now ? { now } : {}), legacyRootWhen: () => hasRows('vault_cards') || hasRows('vault_gift_cards') || hasRows('idempotency_keys') });
+    db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?").get(table) !== undefined &&
+    db.prepare(`SELECT 1 FROM ${table} LIMIT 1`).get() !== undefined;
+  return new VaultKeys(db, ring, {
+    ...(now ? { now } : {}),
+    legacyRootWhen: () => hasRows('vault_cards') || hasRows('vault_gift_cards') || hasRows('idempotency_keys'),
+  });
 }

@@ -12,7 +12,13 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { ApiError } from '@switchyard/api';
 import { InProcessBroker, InProcessMessageBus } from '@switchyard/bus';
-import { EVENT_ID_HEADER, identityTopic, transactionsTopic, type EventMessage, type WebhookEvent } from '@switchyard/contracts';
+import {
+  EVENT_ID_HEADER,
+  identityTopic,
+  transactionsTopic,
+  type EventMessage,
+  type WebhookEvent,
+} from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { EMBEDDED_CALL, type RpcClient, type RpcHandlers } from '@switchyard/rpc';
 import type { ServiceContext } from '@switchyard/service';
@@ -25,8 +31,18 @@ export class FakeDirectory implements SubscriptionDirectory {
   readonly subscriptions = new Map<string, SubscriptionTarget>();
   readonly secrets = new Map<string, { id: string; secret: string }[]>();
 
-  add(subscription: Partial<SubscriptionTarget> & { url: string }, secrets: readonly string[] = []): SubscriptionTarget {
-    const target: SubscriptionTarget = { id: randomUUID(), merchantAccountId: 'default', eventNames: null, active: true, basicAuth: null, ...subscription };
+  add(
+    subscription: Partial<SubscriptionTarget> & { url: string },
+    secrets: readonly string[] = [],
+  ): SubscriptionTarget {
+    const target: SubscriptionTarget = {
+      id: randomUUID(),
+      merchantAccountId: 'default',
+      eventNames: null,
+      active: true,
+      basicAuth: null,
+      ...subscription,
+    };
     this.subscriptions.set(target.id, target);
     this.secrets.set(
       target.id,
@@ -54,7 +70,10 @@ export class FakeDirectory implements SubscriptionDirectory {
 
   matching(merchantAccountId: string | null, eventName: string): readonly SubscriptionTarget[] {
     return [...this.subscriptions.values()].filter(
-      (s) => s.active && (s.merchantAccountId === null || s.merchantAccountId === merchantAccountId) && (s.eventNames === null || s.eventNames.includes(eventName)),
+      (s) =>
+        s.active &&
+        (s.merchantAccountId === null || s.merchantAccountId === merchantAccountId) &&
+        (s.eventNames === null || s.eventNames.includes(eventName)),
     );
   }
 
@@ -85,7 +104,13 @@ export class FakeRpc implements RpcClient {
     const p = payload as Record<string, string>;
     const id = p.capture_id ?? p.refund_id ?? p.transaction_id ?? p.id ?? '';
     if (this.missing.has(id)) throw ApiError.notFound();
-    const type = p.capture_id ? 'transaction-capture' : p.refund_id ? 'refund' : p.transaction_id ? 'transaction' : 'api-key-pair';
+    const type = p.capture_id
+      ? 'transaction-capture'
+      : p.refund_id
+        ? 'refund'
+        : p.transaction_id
+          ? 'transaction'
+          : 'api-key-pair';
     return { type, id, ...(p.merchant_account_id ? { merchant_account_id: p.merchant_account_id } : {}) } as T;
   }
 
@@ -122,7 +147,9 @@ export class Receiver {
 
   /** Requests answered 2xx. */
   get succeeded(): Received[] {
-    return this.requests.filter((request) => request.answered !== null && request.answered >= 200 && request.answered < 300);
+    return this.requests.filter(
+      (request) => request.answered !== null && request.answered >= 200 && request.answered < 300,
+    );
   }
 
   /** `host`: the address to listen on (loopback by default). */
@@ -132,7 +159,13 @@ export class Receiver {
       request.on('data', (chunk: Buffer) => chunks.push(chunk));
       request.on('end', () => {
         const rawBody = Buffer.concat(chunks).toString('utf8');
-        const base = { url: request.url ?? '', headers: request.headers, rawBody, event: JSON.parse(rawBody) as WebhookEvent, webhookId: String(request.headers['x-service-webhook-id']) };
+        const base = {
+          url: request.url ?? '',
+          headers: request.headers,
+          rawBody,
+          event: JSON.parse(rawBody) as WebhookEvent,
+          webhookId: String(request.headers['x-service-webhook-id']),
+        };
         const answer = this.answer(base, this.requests.length);
         type Given = { status: number; delayMs?: number; until?: Promise<unknown> };
         const given: Given = typeof answer === 'number' ? { status: answer } : answer;
@@ -201,7 +234,11 @@ export function eventMessage(options: {
   };
 }
 
-export const transactionCreated = (transactionId: string, merchantAccountId = 'default', occurredAt?: string): EventMessage =>
+export const transactionCreated = (
+  transactionId: string,
+  merchantAccountId = 'default',
+  occurredAt?: string,
+): EventMessage =>
   eventMessage({
     streamId: `transaction-${transactionId}`,
     type: 'TransactionCreated',
@@ -215,7 +252,8 @@ export const transactionEvent = (
   names: readonly string[],
   data: Record<string, unknown> = {},
   occurredAt?: string,
-): EventMessage => eventMessage({ streamId: `transaction-${transactionId}`, type, names, data, ...(occurredAt ? { occurredAt } : {}) });
+): EventMessage =>
+  eventMessage({ streamId: `transaction-${transactionId}`, type, names, data, ...(occurredAt ? { occurredAt } : {}) });
 
 // ---- the harness -------------------------------------------------------------------------------------------------
 
@@ -311,7 +349,9 @@ export class Harness {
   async publish(...messages: EventMessage[]): Promise<void> {
     for (const message of messages) {
       const topic = message.stream_id.startsWith('api-key-pair-') ? identityTopic : transactionsTopic;
-      await this.publisher.publish(topic, [{ key: message.stream_id, value: JSON.stringify(message), headers: { [EVENT_ID_HEADER]: message.id } }]);
+      await this.publisher.publish(topic, [
+        { key: message.stream_id, value: JSON.stringify(message), headers: { [EVENT_ID_HEADER]: message.id } },
+      ]);
     }
   }
 
@@ -329,4 +369,5 @@ export class Harness {
   }
 }
 
-export const count = (db: Database.Database, sql: string, ...params: unknown[]): number => (db.prepare(sql).get(...params) as { n: number }).n;
+export const count = (db: Database.Database, sql: string, ...params: unknown[]): number =>
+  (db.prepare(sql).get(...params) as { n: number }).n;

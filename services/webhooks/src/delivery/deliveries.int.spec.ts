@@ -1,12 +1,25 @@
 import { randomUUID } from 'node:crypto';
-import { webhookDeliveriesSchema, webhookDeliverySchema, webhookPatterns, type WebhookDelivery } from '@switchyard/contracts';
+import {
+  webhookDeliveriesSchema,
+  webhookDeliverySchema,
+  webhookPatterns,
+  type WebhookDelivery,
+} from '@switchyard/contracts';
 import type { Page } from '@switchyard/api';
 import { verifyWebhook } from '@switchyard/webhook-signature';
 import { lookup } from 'node:dns/promises';
 import os from 'node:os';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { transactionsTopic } from '@switchyard/contracts';
-import { count, eventMessage, Harness, quietBus, Receiver, transactionCreated, transactionEvent } from './deliveries.fixture';
+import {
+  count,
+  eventMessage,
+  Harness,
+  quietBus,
+  Receiver,
+  transactionCreated,
+  transactionEvent,
+} from './deliveries.fixture';
 import { deliveryFetch, type ResolveAll } from './guarded-fetch';
 import { isPrivateAddress } from '../subscriptions/webhook-url';
 
@@ -26,18 +39,32 @@ afterEach(async () => {
 });
 
 const deliveriesOf = (subscriptionId: string, query: Record<string, unknown> = {}) =>
-  harness.call<Page<WebhookDelivery>>(webhookPatterns.deliveries, { ...caller, subscription_id: subscriptionId, limit: 100, ...query });
+  harness.call<Page<WebhookDelivery>>(webhookPatterns.deliveries, {
+    ...caller,
+    subscription_id: subscriptionId,
+    limit: 100,
+    ...query,
+  });
 
 const deliveryOf = (subscriptionId: string, deliveryId: string) =>
-  harness.call<WebhookDelivery>(webhookPatterns.delivery, { ...caller, subscription_id: subscriptionId, delivery_id: deliveryId });
+  harness.call<WebhookDelivery>(webhookPatterns.delivery, {
+    ...caller,
+    subscription_id: subscriptionId,
+    delivery_id: deliveryId,
+  });
 
 describe('delivering', () => {
   it('retries a failing receiver until it answers 2xx: one success, one webhook id, every active secret signing', async () => {
-    const subscription = harness.directory.add({ url: receiver.url, basicAuth: { username: 'hook', password: 'p4ss' } }, ['secret-old', 'secret-new']);
+    const subscription = harness.directory.add(
+      { url: receiver.url, basicAuth: { username: 'hook', password: 'p4ss' } },
+      ['secret-old', 'secret-new'],
+    );
     receiver.answer = (_, index) => (index < 3 ? 500 : 204);
     await harness.start();
     const transactionId = randomUUID();
-    const authorized = transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized'], { authorizedAmount: 100 });
+    const authorized = transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized'], {
+      authorizedAmount: 100,
+    });
     await harness.publish(transactionCreated(transactionId, 'default'), authorized);
 
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1), { timeout: 5_000 });
@@ -48,9 +75,15 @@ describe('delivering', () => {
       expect(request.headers['content-type']).toBe('application/json');
       expect(request.headers.authorization).toBe(`Basic ${Buffer.from('hook:p4ss').toString('base64')}`);
       expect(String(request.headers['x-service-webhook-signatures']).split(',')).toHaveLength(2);
-      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['secret-old'] }).ok).toBe(true);
-      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['secret-new'] }).ok).toBe(true);
-      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['another'] }).ok).toBe(false);
+      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['secret-old'] }).ok).toBe(
+        true,
+      );
+      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['secret-new'] }).ok).toBe(
+        true,
+      );
+      expect(verifyWebhook({ rawBody: request.rawBody, headers: request.headers, secrets: ['another'] }).ok).toBe(
+        false,
+      );
     }
     expect(receiver.requests[0]!.event).toEqual({
       type: 'event',
@@ -89,7 +122,10 @@ describe('delivering', () => {
     await harness.publish(...transactions.map((id) => transactionCreated(id)));
     const messages = Array.from({ length: 300 }, (_, n) => {
       const transactionId = transactions[n % transactions.length]!;
-      const message = transactionEvent(transactionId, 'AuthorizationIncremented', ['transaction.modified'], { incrementId: randomUUID(), amount: n + 1 });
+      const message = transactionEvent(transactionId, 'AuthorizationIncremented', ['transaction.modified'], {
+        incrementId: randomUUID(),
+        amount: n + 1,
+      });
       ordinal.set(message.id, { transactionId, n });
       return message;
     });
@@ -102,16 +138,29 @@ describe('delivering', () => {
     up = true;
 
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(300), { timeout: 20_000, interval: 50 });
-    expect(new Set(receiver.succeeded.map((request) => request.event.id))).toEqual(new Set(messages.map((message) => message.id)));
+    expect(new Set(receiver.succeeded.map((request) => request.event.id))).toEqual(
+      new Set(messages.map((message) => message.id)),
+    );
     // Per transaction, every attempt (failed ones too) is in event order: a later one never overtakes an earlier.
     for (const transactionId of transactions) {
-      const attempted = receiver.requests.filter((request) => ordinal.get(request.event.id)?.transactionId === transactionId).map((request) => ordinal.get(request.event.id)!.n);
+      const attempted = receiver.requests
+        .filter((request) => ordinal.get(request.event.id)?.transactionId === transactionId)
+        .map((request) => ordinal.get(request.event.id)!.n);
       expect(attempted).toEqual([...attempted].sort((a, b) => a - b));
-      const delivered = receiver.succeeded.filter((request) => ordinal.get(request.event.id)?.transactionId === transactionId).map((request) => ordinal.get(request.event.id)!.n);
-      expect(delivered).toEqual(messages.map((m) => ordinal.get(m.id)!).filter((o) => o.transactionId === transactionId).map((o) => o.n));
+      const delivered = receiver.succeeded
+        .filter((request) => ordinal.get(request.event.id)?.transactionId === transactionId)
+        .map((request) => ordinal.get(request.event.id)!.n);
+      expect(delivered).toEqual(
+        messages
+          .map((m) => ordinal.get(m.id)!)
+          .filter((o) => o.transactionId === transactionId)
+          .map((o) => o.n),
+      );
     }
     // The last answers may still be being recorded.
-    await vi.waitFor(() => expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'`)).toBe(300));
+    await vi.waitFor(() =>
+      expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'`)).toBe(300),
+    );
     expect((await deliveriesOf(subscription.id, { status: 'succeeded', limit: 100 })).items).toHaveLength(100);
   }, 30_000);
 
@@ -121,13 +170,17 @@ describe('delivering', () => {
     await harness.start();
     const transactions = Array.from({ length: 5 }, () => randomUUID());
     await harness.publish(...transactions.map((id) => transactionCreated(id)));
-    const first = Array.from({ length: 60 }, (_, n) => transactionEvent(transactions[n % 5]!, 'AuthorizationIncremented', ['transaction.modified'], { amount: n }));
+    const first = Array.from({ length: 60 }, (_, n) =>
+      transactionEvent(transactions[n % 5]!, 'AuthorizationIncremented', ['transaction.modified'], { amount: n }),
+    );
     await harness.publish(...first);
     await vi.waitFor(() => expect(receiver.succeeded.length).toBeGreaterThan(5), { timeout: 5_000, interval: 5 });
 
     await harness.stop();
     expect(new Set(receiver.succeeded.map((request) => request.event.id)).size).toBeLessThan(first.length);
-    const during = Array.from({ length: 40 }, (_, n) => transactionEvent(transactions[n % 5]!, 'AuthorizationIncremented', ['transaction.modified'], { amount: 100 + n }));
+    const during = Array.from({ length: 40 }, (_, n) =>
+      transactionEvent(transactions[n % 5]!, 'AuthorizationIncremented', ['transaction.modified'], { amount: 100 + n }),
+    );
     await harness.publish(...during);
     const receivedWhileDown = receiver.requests.length;
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -135,10 +188,19 @@ describe('delivering', () => {
 
     await harness.start();
     const all = [...first, ...during];
-    await vi.waitFor(() => expect(new Set(receiver.succeeded.map((request) => request.event.id)).size).toBe(all.length), { timeout: 15_000, interval: 50 });
-    expect(new Set(receiver.succeeded.map((request) => request.event.id))).toEqual(new Set(all.map((message) => message.id)));
+    await vi.waitFor(
+      () => expect(new Set(receiver.succeeded.map((request) => request.event.id)).size).toBe(all.length),
+      { timeout: 15_000, interval: 50 },
+    );
+    expect(new Set(receiver.succeeded.map((request) => request.event.id))).toEqual(
+      new Set(all.map((message) => message.id)),
+    );
     expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries`)).toBe(all.length);
-    await vi.waitFor(() => expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'`)).toBe(all.length));
+    await vi.waitFor(() =>
+      expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status = 'succeeded'`)).toBe(
+        all.length,
+      ),
+    );
   }, 30_000);
 
   it('sends a delivery again, under the same webhook id, when a crash came between sending it and recording the answer', async () => {
@@ -146,7 +208,10 @@ describe('delivering', () => {
     receiver.answer = (_, index) => (index === 0 ? { status: 200, delayMs: 200 } : 200);
     await harness.start();
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(receiver.requests).toHaveLength(1));
     await harness.crash();
     expect(harness.errors.length).toBeGreaterThan(0); // the answer could not be recorded
@@ -155,7 +220,9 @@ describe('delivering', () => {
     await vi.waitFor(() => expect(receiver.requests).toHaveLength(2), { timeout: 5_000 });
     expect(receiver.requests[1]!.webhookId).toBe(receiver.requests[0]!.webhookId);
     expect(receiver.requests[1]!.rawBody).toBe(receiver.requests[0]!.rawBody);
-    await vi.waitFor(async () => expect((await deliveryOf(subscription.id, receiver.requests[0]!.webhookId)).status).toBe('succeeded'));
+    await vi.waitFor(async () =>
+      expect((await deliveryOf(subscription.id, receiver.requests[0]!.webhookId)).status).toBe('succeeded'),
+    );
   });
 
   it('drops a revoked secret from the signatures of the next attempt', async () => {
@@ -168,21 +235,30 @@ describe('delivering', () => {
     };
     await harness.start();
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1));
 
     const [first, second] = receiver.requests;
     expect(String(first!.headers['x-service-webhook-signatures']).split(',')).toHaveLength(2);
     expect(String(second!.headers['x-service-webhook-signatures']).split(',')).toHaveLength(1);
     expect(verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers, secrets: ['secret-b'] }).ok).toBe(true);
-    expect(verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers, secrets: ['secret-a'] })).toEqual({ ok: false, reason: 'no_matching_signature' });
+    expect(verifyWebhook({ rawBody: second!.rawBody, headers: second!.headers, secrets: ['secret-a'] })).toEqual({
+      ok: false,
+      reason: 'no_matching_signature',
+    });
   });
 
   it('sends unsigned deliveries (an empty signature header) when the subscription has no active secret', async () => {
     harness.directory.add({ url: receiver.url });
     await harness.start();
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1));
     expect(receiver.requests[0]!.headers.authorization).toBeUndefined();
     expect(receiver.requests[0]!.headers['x-service-webhook-signatures']).toBe('');
@@ -200,11 +276,16 @@ describe('delivering', () => {
     };
     await harness.start({ retry: { baseMs: 20, maxMs: 80, maxAgeMs: 60_000, timeoutMs: 100 } });
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(receiver.requests[1]?.answered).toBe(200), { timeout: 5_000 });
     expect(receiver.requests).toHaveLength(2);
     const page = await deliveriesOf(subscription.id);
-    await vi.waitFor(async () => expect((await deliveryOf(subscription.id, page.items[0]!.id)).status).toBe('succeeded'));
+    await vi.waitFor(async () =>
+      expect((await deliveryOf(subscription.id, page.items[0]!.id)).status).toBe('succeeded'),
+    );
     const delivery = await deliveryOf(subscription.id, page.items[0]!.id);
     expect(delivery.attempts).toMatchObject([
       { response_status: null, error: expect.stringContaining('timeout') },
@@ -222,7 +303,10 @@ describe('delivering', () => {
     harness.now = () => new Date(clock);
     await harness.start({ retry: { baseMs: 20, maxMs: 40, maxAgeMs: 300, timeoutMs: 1_000 } });
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     const firstAttempt = async () => expect((await deliveriesOf(subscription.id)).items[0]?.attempts).toHaveLength(1);
     await vi.waitFor(firstAttempt, { timeout: 5_000 });
     for (let step = 0; step < 60; step++) {
@@ -242,10 +326,15 @@ describe('delivering', () => {
     expect(delivery).toMatchObject({ status: 'failed', next_attempt_at: null });
     expect(delivery!.attempts.length).toBeGreaterThan(2);
     // A coarse class only: the socket's message (address and port) would make deliveries a port scanner.
-    expect(delivery!.attempts.every((attempt) => attempt.response_status === null && attempt.error === 'refused')).toBe(true);
+    expect(delivery!.attempts.every((attempt) => attempt.response_status === null && attempt.error === 'refused')).toBe(
+      true,
+    );
     // No attempt past the maximum age, by the slice's own clock.
     const attempted = delivery!.attempts.map((attempt) => Date.parse(attempt.attempted_at) - startedAt);
-    expect(attempted.every((ms) => ms >= 0 && ms <= 300), `attempts at +${attempted.join(', +')} ms`).toBe(true);
+    expect(
+      attempted.every((ms) => ms >= 0 && ms <= 300),
+      `attempts at +${attempted.join(', +')} ms`,
+    ).toBe(true);
   });
 
   it('stores a bus message delivered twice as one event with one delivery', async () => {
@@ -274,7 +363,9 @@ describe('delivering', () => {
       transactionEvent(transactionId, 'VoidRequested', [], { voidId: randomUUID() }),
     );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(3));
-    expect(receiver.requests.map((request) => [request.event.name, request.event.target.type, request.event.target.id])).toEqual([
+    expect(
+      receiver.requests.map((request) => [request.event.name, request.event.target.type, request.event.target.id]),
+    ).toEqual([
       ['capture.succeeded', 'transaction-capture', captureId],
       ['transaction.captured', 'transaction', transactionId],
       ['refund.pending', 'refund', refundId],
@@ -284,15 +375,24 @@ describe('delivering', () => {
       transaction_id: transactionId,
       capture_id: captureId,
     });
-    expect(harness.rpc.calls.find((call) => call.pattern === 'transactions.refunds.by-id')?.payload).toEqual({ merchant_account_id: 'default', refund_id: refundId });
+    expect(harness.rpc.calls.find((call) => call.pattern === 'transactions.refunds.by-id')?.payload).toEqual({
+      merchant_account_id: 'default',
+      refund_id: refundId,
+    });
     expect(new Set(receiver.requests.map((request) => request.webhookId)).size).toBe(3);
-    expect((await deliveriesOf(subscription.id)).items.map((delivery) => delivery.resource_id).sort()).toEqual([captureId, refundId, transactionId].sort());
+    expect((await deliveriesOf(subscription.id)).items.map((delivery) => delivery.resource_id).sort()).toEqual(
+      [captureId, refundId, transactionId].sort(),
+    );
   });
 
   it('sends to the subscriptions of the merchant account and instance-level ones; API key pairs to instance-level ones only', async () => {
     const ownAccount = harness.directory.add({ url: receiver.url, merchantAccountId: 'acme' });
     const otherAccount = harness.directory.add({ url: receiver.url, merchantAccountId: 'other' });
-    const instance = harness.directory.add({ url: receiver.url, merchantAccountId: null, eventNames: ['transaction.authorized', 'api-key-pair.deleted'] });
+    const instance = harness.directory.add({
+      url: receiver.url,
+      merchantAccountId: null,
+      eventNames: ['transaction.authorized', 'api-key-pair.deleted'],
+    });
     const inactive = harness.directory.add({ url: receiver.url, merchantAccountId: null, active: false });
     await harness.start();
     const transactionId = randomUUID();
@@ -302,13 +402,29 @@ describe('delivering', () => {
       transactionCreated(transactionId, 'acme'),
       transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
       transactionEvent(transactionId, 'VoidSucceeded', ['transaction.voided'], { voidId: randomUUID() }),
-      eventMessage({ streamId: `api-key-pair-${keyId}`, type: 'ApiKeyPairDeleted', names: ['api-key-pair.deleted'], data: { id: keyId } }),
+      eventMessage({
+        streamId: `api-key-pair-${keyId}`,
+        type: 'ApiKeyPairDeleted',
+        names: ['api-key-pair.deleted'],
+        data: { id: keyId },
+      }),
     );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(4));
-    const names = async (id: string) => (await harness.call<Page<WebhookDelivery>>(webhookPatterns.deliveries, { merchant_account_id: 'acme', subscription_id: id, limit: 10 })).items.map((d) => d.event_name);
+    const names = async (id: string) =>
+      (
+        await harness.call<Page<WebhookDelivery>>(webhookPatterns.deliveries, {
+          merchant_account_id: 'acme',
+          subscription_id: id,
+          limit: 10,
+        })
+      ).items.map((d) => d.event_name);
     expect(await names(ownAccount.id)).toEqual(['transaction.voided', 'transaction.authorized']);
-    expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', otherAccount.id)).toBe(0);
-    expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', inactive.id)).toBe(0);
+    expect(
+      count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', otherAccount.id),
+    ).toBe(0);
+    expect(
+      count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', inactive.id),
+    ).toBe(0);
     // Two topics, consumed independently: no order between them.
     expect((await names(instance.id)).sort()).toEqual(['api-key-pair.deleted', 'transaction.authorized']);
     const keyEvent = receiver.requests.find((request) => request.event.name === 'api-key-pair.deleted')!.event;
@@ -321,7 +437,9 @@ describe('delivering', () => {
     harness.directory.add({ url: receiver.url });
     await harness.start();
     await harness.publish(transactionEvent(randomUUID(), 'AuthorizationSucceeded', ['transaction.authorized']));
-    await vi.waitFor(() => expect(harness.errors.map((error) => error.what).join()).toContain('unknown merchant account'));
+    await vi.waitFor(() =>
+      expect(harness.errors.map((error) => error.what).join()).toContain('unknown merchant account'),
+    );
     expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_delivery_events')).toBe(0);
   });
 
@@ -331,7 +449,10 @@ describe('delivering', () => {
     await harness.start();
     harness.rpc.failing = ApiError.badGateway(new Error('transactions unreachable'));
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(harness.rpc.calls.length).toBeGreaterThan(2));
     expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_delivery_events')).toBe(0);
     harness.rpc.failing = null;
@@ -350,27 +471,48 @@ describe('delivering', () => {
       transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
       transactionEvent(transactionId, 'VoidSucceeded', ['transaction.voided'], { voidId: randomUUID() }),
     );
-    await vi.waitFor(() => expect(new Set(receiver.requests.map((request) => request.event.name))).toEqual(new Set(['transaction.authorized', 'transaction.voided'])));
+    await vi.waitFor(() =>
+      expect(new Set(receiver.requests.map((request) => request.event.name))).toEqual(
+        new Set(['transaction.authorized', 'transaction.voided']),
+      ),
+    );
     harness.directory.update(paused.id, { active: false });
     harness.directory.delete(removed.id);
-    await vi.waitFor(() => expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND status = 'failed'`, removed.id)).toBe(1));
+    await vi.waitFor(() =>
+      expect(
+        count(
+          harness.db,
+          `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND status = 'failed'`,
+          removed.id,
+        ),
+      ).toBe(1),
+    );
     // Attempts already under way when the subscription was deactivated end (refused) before the receiver is up.
     await new Promise((resolve) => setTimeout(resolve, 100));
     up = true;
     const heldAt = receiver.requests.length;
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(receiver.requests.length).toBe(heldAt);
-    expect(count(harness.db, `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND status = 'retrying'`, paused.id)).toBe(1);
+    expect(
+      count(
+        harness.db,
+        `SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ? AND status = 'retrying'`,
+        paused.id,
+      ),
+    ).toBe(1);
 
     harness.directory.update(paused.id, { active: true });
-    await vi.waitFor(() => expect(receiver.succeeded.map((request) => request.event.name)).toEqual(['transaction.authorized']), { timeout: 5_000 });
+    await vi.waitFor(
+      () => expect(receiver.succeeded.map((request) => request.event.name)).toEqual(['transaction.authorized']),
+      { timeout: 5_000 },
+    );
     // A deleted subscription is not found, nor are its deliveries.
     await expect(deliveriesOf(removed.id)).rejects.toMatchObject({ status: 404 });
   });
 });
 
 describe('the first attempt (issue 21)', () => {
-  it('is made from the ingest, after its commit: under way when the message is acknowledged, without the worker\'s tick', async () => {
+  it("is made from the ingest, after its commit: under way when the message is acknowledged, without the worker's tick", async () => {
     harness.directory.add({ url: receiver.url });
     const attempts: string[] = [];
     await harness.start({
@@ -385,9 +527,15 @@ describe('the first attempt (issue 21)', () => {
     try {
       const transactionId = randomUUID();
       const publish = (message: ReturnType<typeof transactionCreated>) =>
-        publisher.publish(transactionsTopic, [{ key: message.stream_id, value: JSON.stringify(message), headers: { 'event-id': message.id } }]);
+        publisher.publish(transactionsTopic, [
+          { key: message.stream_id, value: JSON.stringify(message), headers: { 'event-id': message.id } },
+        ]);
       await publish(transactionCreated(transactionId, 'default'));
-      await publish(transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized'], { authorizedAmount: 100 }));
+      await publish(
+        transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized'], {
+          authorizedAmount: 100,
+        }),
+      );
       expect(attempts).toEqual([receiver.url]);
       await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1), { timeout: 5_000 });
       // One attempt per delivery: the worker, kicked when the attempt finished, finds nothing more to do.
@@ -406,15 +554,29 @@ describe('listing', () => {
     await harness.start({ retry: { baseMs: 60_000, maxMs: 60_000, maxAgeMs: 600_000, timeoutMs: 1_000 } });
     const transactionIds = Array.from({ length: 5 }, () => randomUUID());
     await harness.publish(...transactionIds.map((id) => transactionCreated(id)));
-    for (const id of transactionIds) await harness.publish(transactionEvent(id, 'AuthorizationSucceeded', ['transaction.authorized']));
-    await harness.publish(transactionEvent(transactionIds[0]!, 'VoidSucceeded', ['transaction.voided'], { voidId: randomUUID() }));
+    for (const id of transactionIds)
+      await harness.publish(transactionEvent(id, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionEvent(transactionIds[0]!, 'VoidSucceeded', ['transaction.voided'], { voidId: randomUUID() }),
+    );
     await vi.waitFor(() => expect(receiver.requests).toHaveLength(6));
-    await vi.waitFor(async () => expect((await deliveriesOf(subscription.id, { status: 'retrying' })).items).toHaveLength(1));
+    await vi.waitFor(async () =>
+      expect((await deliveriesOf(subscription.id, { status: 'retrying' })).items).toHaveLength(1),
+    );
 
     const first = await deliveriesOf(subscription.id, { limit: 4 });
     expect(webhookDeliveriesSchema.parse(first)).toEqual(first);
-    expect(first.items.map((d) => d.event_name)).toEqual(['transaction.voided', 'transaction.authorized', 'transaction.authorized', 'transaction.authorized']);
-    expect(first.items.slice(1).map((d) => d.resource_id)).toEqual([transactionIds[4], transactionIds[3], transactionIds[2]]);
+    expect(first.items.map((d) => d.event_name)).toEqual([
+      'transaction.voided',
+      'transaction.authorized',
+      'transaction.authorized',
+      'transaction.authorized',
+    ]);
+    expect(first.items.slice(1).map((d) => d.resource_id)).toEqual([
+      transactionIds[4],
+      transactionIds[3],
+      transactionIds[2],
+    ]);
     expect(first.previous_cursor).toBeNull();
     const second = await deliveriesOf(subscription.id, { limit: 4, cursor: first.next_cursor });
     expect(second.items.map((d) => d.resource_id)).toEqual([transactionIds[1], transactionIds[0]]);
@@ -423,7 +585,9 @@ describe('listing', () => {
     expect(back.items.map((d) => d.id)).toEqual(first.items.map((d) => d.id));
 
     const retrying = await deliveriesOf(subscription.id, { status: 'retrying' });
-    expect(retrying.items).toMatchObject([{ event_name: 'transaction.voided', status: 'retrying', attempts: [{ response_status: 500 }] }]);
+    expect(retrying.items).toMatchObject([
+      { event_name: 'transaction.voided', status: 'retrying', attempts: [{ response_status: 500 }] },
+    ]);
     // The next attempt comes a base wait (60 s, ±20 % jitter) after the failed one, by the slice's own timestamps.
     const [failedOnce] = retrying.items;
     const wait = Date.parse(failedOnce!.next_attempt_at!) - Date.parse(failedOnce!.attempts[0]!.attempted_at);
@@ -434,7 +598,9 @@ describe('listing', () => {
     await expect(deliveriesOf(subscription.id, { status: 'lost' })).rejects.toMatchObject({ status: 400 });
 
     // Instance level: not for a key limited to some merchant accounts; an unknown delivery is not found.
-    await expect(deliveriesOf(subscription.id, { caller_merchant_account_ids: ['default'] })).rejects.toMatchObject({ status: 404 });
+    await expect(deliveriesOf(subscription.id, { caller_merchant_account_ids: ['default'] })).rejects.toMatchObject({
+      status: 404,
+    });
     await expect(deliveryOf(subscription.id, 'nope')).rejects.toMatchObject({ status: 404 });
     await expect(deliveriesOf(randomUUID())).rejects.toMatchObject({ status: 404 });
   });
@@ -446,22 +612,43 @@ describe('replay', () => {
     const other = harness.directory.add({ url: receiver.url, eventNames: ['refund.pending'] });
     await harness.start();
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1));
     const [delivery] = (await deliveriesOf(subscription.id)).items;
     await vi.waitFor(async () => expect((await deliveryOf(subscription.id, delivery!.id)).status).toBe('succeeded'));
 
-    const replayed = await harness.call<WebhookDelivery>(webhookPatterns.replayEvent, { ...caller, subscription_id: subscription.id, delivery_id: delivery!.id });
+    const replayed = await harness.call<WebhookDelivery>(webhookPatterns.replayEvent, {
+      ...caller,
+      subscription_id: subscription.id,
+      delivery_id: delivery!.id,
+    });
     expect(replayed).toMatchObject({ id: delivery!.id, status: 'pending', attempts: [{ response_status: 200 }] });
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(2));
     expect(receiver.requests[1]!.webhookId).toBe(delivery!.id);
     expect(receiver.requests[1]!.rawBody).toBe(receiver.requests[0]!.rawBody);
-    expect(verifyWebhook({ rawBody: receiver.requests[1]!.rawBody, headers: receiver.requests[1]!.headers, secrets: ['s3cret'] }).ok).toBe(true);
+    expect(
+      verifyWebhook({
+        rawBody: receiver.requests[1]!.rawBody,
+        headers: receiver.requests[1]!.headers,
+        secrets: ['s3cret'],
+      }).ok,
+    ).toBe(true);
     await vi.waitFor(async () => expect((await deliveryOf(subscription.id, delivery!.id)).attempts).toHaveLength(2));
     expect((await deliveryOf(subscription.id, delivery!.id)).status).toBe('succeeded');
 
-    await expect(harness.call(webhookPatterns.replayEvent, { ...caller, subscription_id: other.id, delivery_id: delivery!.id })).rejects.toMatchObject({ status: 404 });
-    await expect(harness.call(webhookPatterns.replayEvent, { merchant_account_id: 'elsewhere', subscription_id: subscription.id, delivery_id: delivery!.id })).rejects.toMatchObject({
+    await expect(
+      harness.call(webhookPatterns.replayEvent, { ...caller, subscription_id: other.id, delivery_id: delivery!.id }),
+    ).rejects.toMatchObject({ status: 404 });
+    await expect(
+      harness.call(webhookPatterns.replayEvent, {
+        merchant_account_id: 'elsewhere',
+        subscription_id: subscription.id,
+        delivery_id: delivery!.id,
+      }),
+    ).rejects.toMatchObject({
       status: 404,
     });
   });
@@ -481,7 +668,9 @@ describe('replay', () => {
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1));
     up = false;
     await harness.publish(b!, c!);
-    await vi.waitFor(() => expect(receiver.requests.filter((request) => request.event.id === b!.id).length).toBeGreaterThanOrEqual(2));
+    await vi.waitFor(() =>
+      expect(receiver.requests.filter((request) => request.event.id === b!.id).length).toBeGreaterThanOrEqual(2),
+    );
     const waiting = (await deliveriesOf(subscription.id)).items;
     expect(waiting.map((d) => [d.event_id, d.status, d.next_attempt_at === null])).toEqual([
       [c!.id, 'pending', true],
@@ -489,7 +678,11 @@ describe('replay', () => {
       [a!.id, 'succeeded', true],
     ]);
 
-    await harness.call(webhookPatterns.replayEvent, { ...caller, subscription_id: subscription.id, delivery_id: waiting[2]!.id });
+    await harness.call(webhookPatterns.replayEvent, {
+      ...caller,
+      subscription_id: subscription.id,
+      delivery_id: waiting[2]!.id,
+    });
     up = true;
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(4));
     expect(receiver.succeeded.map((request) => request.event.id)).toEqual([a!.id, b!.id, c!.id, a!.id]);
@@ -497,7 +690,10 @@ describe('replay', () => {
   });
 
   it('replays a time range in pages, in order, creating deliveries for events from before the subscription', async () => {
-    const early = harness.directory.add({ url: `${receiver.url}?early`, eventNames: ['transaction.authorized', 'transaction.voided'] });
+    const early = harness.directory.add({
+      url: `${receiver.url}?early`,
+      eventNames: ['transaction.authorized', 'transaction.voided'],
+    });
     await harness.start();
     const base = Date.parse('2026-01-10T10:00:00.000Z');
     const at = (minutes: number) => new Date(base + minutes * 60_000).toISOString();
@@ -510,7 +706,11 @@ describe('replay', () => {
       transactionEvent(two, 'VoidSucceeded', ['transaction.voided'], { voidId: randomUUID() }, at(5)),
       transactionEvent(two, 'AuthorizationIncremented', ['transaction.modified'], { amount: 2 }, at(20)),
     ];
-    await harness.publish(transactionCreated(one, 'default', at(0)), transactionCreated(two, 'default', at(0)), ...events);
+    await harness.publish(
+      transactionCreated(one, 'default', at(0)),
+      transactionCreated(two, 'default', at(0)),
+      ...events,
+    );
     await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(4));
     await vi.waitFor(() => expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_delivery_events')).toBe(6));
 
@@ -529,24 +729,55 @@ describe('replay', () => {
     expect(page2).toEqual({ type: 'webhook-replay', scheduled: 1, next_cursor: null });
     await vi.waitFor(() => expect(receiver.succeeded.filter((r) => receiverPath(r) === 'late')).toHaveLength(4));
     const lateIds = receiver.succeeded.filter((r) => receiverPath(r) === 'late').map((r) => r.event.id);
-    expect(lateIds.filter((id) => [events[0]!.id, events[2]!.id, events[3]!.id].includes(id))).toEqual([events[0]!.id, events[2]!.id, events[3]!.id]);
+    expect(lateIds.filter((id) => [events[0]!.id, events[2]!.id, events[3]!.id].includes(id))).toEqual([
+      events[0]!.id,
+      events[2]!.id,
+      events[3]!.id,
+    ]);
     expect(new Set(lateIds)).toEqual(new Set(events.slice(0, 4).map((e) => e.id)));
     // Replaying the range again reschedules the same deliveries (same ids), creates none.
-    const deliveriesBefore = count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', late.id);
+    const deliveriesBefore = count(
+      harness.db,
+      'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?',
+      late.id,
+    );
     expect(await replay(late.id, null, 10)).toEqual({ type: 'webhook-replay', scheduled: 4, next_cursor: null });
-    expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', late.id)).toBe(deliveriesBefore);
+    expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_deliveries WHERE subscription_id = ?', late.id)).toBe(
+      deliveriesBefore,
+    );
     await vi.waitFor(() => expect(receiver.succeeded.filter((r) => receiverPath(r) === 'late')).toHaveLength(8));
 
     // The early subscription: its existing deliveries of the range, under their webhook ids (the 3 events it wants).
     const earlyIds = receiver.succeeded.filter((r) => receiverPath(r) === 'early').map((r) => r.webhookId);
     expect(await replay(early.id, null, 10)).toEqual({ type: 'webhook-replay', scheduled: 3, next_cursor: null });
     await vi.waitFor(() => expect(receiver.succeeded.filter((r) => receiverPath(r) === 'early')).toHaveLength(7));
-    const replayedIds = receiver.succeeded.filter((r) => receiverPath(r) === 'early').slice(4).map((r) => r.webhookId);
+    const replayedIds = receiver.succeeded
+      .filter((r) => receiverPath(r) === 'early')
+      .slice(4)
+      .map((r) => r.webhookId);
     expect(replayedIds.every((id) => earlyIds.includes(id))).toBe(true);
 
-    await expect(harness.call(webhookPatterns.replayRange, { ...caller, subscription_id: late.id, body: { from: at(4), to: at(1) } })).rejects.toMatchObject({ status: 400 });
-    await expect(harness.call(webhookPatterns.replayRange, { ...caller, subscription_id: late.id, body: { from: 'yesterday', to: at(1) } })).rejects.toMatchObject({ status: 400 });
-    await expect(harness.call(webhookPatterns.replayRange, { ...caller, subscription_id: late.id, body: { from: at(1), to: at(4), cursor: 'x' } })).rejects.toMatchObject({ status: 400 });
+    await expect(
+      harness.call(webhookPatterns.replayRange, {
+        ...caller,
+        subscription_id: late.id,
+        body: { from: at(4), to: at(1) },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    await expect(
+      harness.call(webhookPatterns.replayRange, {
+        ...caller,
+        subscription_id: late.id,
+        body: { from: 'yesterday', to: at(1) },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
+    await expect(
+      harness.call(webhookPatterns.replayRange, {
+        ...caller,
+        subscription_id: late.id,
+        body: { from: at(1), to: at(4), cursor: 'x' },
+      }),
+    ).rejects.toMatchObject({ status: 400 });
   });
 });
 
@@ -557,7 +788,10 @@ describe('where deliveries may connect (issue 22, item 3: WEBHOOK_ALLOW_PRIVATE_
   /** Publishes one event and waits for its delivery's first attempt; the delivery as the API shows it. */
   async function firstAttempt(subscriptionId: string): Promise<WebhookDelivery> {
     const transactionId = randomUUID();
-    await harness.publish(transactionCreated(transactionId), transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']));
+    await harness.publish(
+      transactionCreated(transactionId),
+      transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+    );
     let delivery: WebhookDelivery | undefined;
     await vi.waitFor(
       async () => {
@@ -584,12 +818,19 @@ describe('where deliveries may connect (issue 22, item 3: WEBHOOK_ALLOW_PRIVATE_
   });
 
   it('every address a name resolves to is checked when connecting: one inner address is enough to refuse', async () => {
-    const resolveAll: ResolveAll = (_name, _options, callback) => callback(null, [{ address: '93.184.215.14', family: 4 }, { address: '127.0.0.1', family: 4 }]);
+    const resolveAll: ResolveAll = (_name, _options, callback) =>
+      callback(null, [
+        { address: '93.184.215.14', family: 4 },
+        { address: '127.0.0.1', family: 4 },
+      ]);
     await harness.close();
     harness = new Harness({ allowPrivateUrls: false, fetch: deliveryFetch({ allowPrivate: false, resolveAll }) });
     const subscription = harness.directory.add({ url: `http://hooks.example.com:${receiver.port}/hooks` });
     await harness.start();
-    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({ response_status: null, error: 'forbidden_address' });
+    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({
+      response_status: null,
+      error: 'forbidden_address',
+    });
     expect(receiver.requests).toHaveLength(0);
   });
 
@@ -598,7 +839,11 @@ describe('where deliveries may connect (issue 22, item 3: WEBHOOK_ALLOW_PRIVATE_
     harness = new Harness({ allowPrivateUrls: false });
     const subscription = harness.directory.add({ url: receiver.url });
     await harness.start();
-    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({ response_status: null, error: 'forbidden_address', duration_ms: 0 });
+    expect((await firstAttempt(subscription.id)).attempts[0]).toMatchObject({
+      response_status: null,
+      error: 'forbidden_address',
+      duration_ms: 0,
+    });
     expect(receiver.requests).toHaveLength(0);
   });
 

@@ -136,7 +136,10 @@ const toWireDelivery = (row: DeliveryRow, attempts: readonly AttemptRow[]): Webh
     error: attempt.error,
     duration_ms: attempt.durationMs,
   })),
-  next_attempt_at: (row.status === 'pending' || row.status === 'retrying') && row.nextAttemptMs !== null ? new Date(row.nextAttemptMs).toISOString() : null,
+  next_attempt_at:
+    (row.status === 'pending' || row.status === 'retrying') && row.nextAttemptMs !== null
+      ? new Date(row.nextAttemptMs).toISOString()
+      : null,
   created_at: row.createdAt,
   updated_at: row.updatedAt,
 });
@@ -219,12 +222,18 @@ export class Deliveries implements ServiceSlice {
       return;
     }
     if (typeof message?.id !== 'string' || typeof message.stream_id !== 'string') {
-      this.onError(new Error('not an event message'), `unreadable message on ${incoming.topic} (offset ${incoming.offset}); skipped`);
+      this.onError(
+        new Error('not an event message'),
+        `unreadable message on ${incoming.topic} (offset ${incoming.offset}); skipped`,
+      );
       return;
     }
     const isTransaction = message.stream_id.startsWith(TRANSACTION_STREAM_PREFIX);
     // The owner of a new transaction is saved with the message's webhook events (one commit), or alone when it has none.
-    const createdBy = isTransaction && message.type === 'TransactionCreated' ? stringField(message.data, 'merchantAccountId') : undefined;
+    const createdBy =
+      isTransaction && message.type === 'TransactionCreated'
+        ? stringField(message.data, 'merchantAccountId')
+        : undefined;
     const owner = createdBy ? { streamId: message.stream_id, merchantAccountId: createdBy } : undefined;
 
     const names = [...new Set(Array.isArray(message.names) ? message.names : message.name ? [message.name] : [])];
@@ -234,9 +243,14 @@ export class Deliveries implements ServiceSlice {
       return;
     }
 
-    const merchantAccountId = isTransaction ? (owner?.merchantAccountId ?? this.store.ownerOf(message.stream_id)) : null;
+    const merchantAccountId = isTransaction
+      ? (owner?.merchantAccountId ?? this.store.ownerOf(message.stream_id))
+      : null;
     if (isTransaction && merchantAccountId === null) {
-      this.onError(new Error(`no TransactionCreated seen for ${message.stream_id}`), `event ${message.id} (${todo.join(', ')}) skipped: unknown merchant account`);
+      this.onError(
+        new Error(`no TransactionCreated seen for ${message.stream_id}`),
+        `event ${message.id} (${todo.join(', ')}) skipped: unknown merchant account`,
+      );
       return;
     }
     const createdAt = eventTime(message, this.context.now());
@@ -245,16 +259,32 @@ export class Deliveries implements ServiceSlice {
     for (const name of todo) {
       const ref = resourceOf(message, name, merchantAccountId);
       if (!ref) {
-        this.onError(new Error(`cannot tell the resource of ${name} in ${message.stream_id}`), `event ${message.id} (${name}) skipped`);
+        this.onError(
+          new Error(`cannot tell the resource of ${name} in ${message.stream_id}`),
+          `event ${message.id} (${name}) skipped`,
+        );
         continue;
       }
       const cacheKey = `${ref.pattern}\u0000${ref.id}`;
       let target = rendered.get(cacheKey);
       if (!target) {
-        target = renderTarget(this.options.rpc, ref, { name, occurredAt: createdAt }, this.options.render, this.targets);
+        target = renderTarget(
+          this.options.rpc,
+          ref,
+          { name, occurredAt: createdAt },
+          this.options.render,
+          this.targets,
+        );
         rendered.set(cacheKey, target);
       }
-      const body: WebhookEvent = { type: 'event', id: message.id, name, created_at: createdAt, merchant_account_id: merchantAccountId, target: await target };
+      const body: WebhookEvent = {
+        type: 'event',
+        id: message.id,
+        name,
+        created_at: createdAt,
+        merchant_account_id: merchantAccountId,
+        target: await target,
+      };
       events.push({
         key: eventKey(message.id, name),
         messageId: message.id,
@@ -284,7 +314,14 @@ export class Deliveries implements ServiceSlice {
     const subscription = this.visibleSubscription(request);
     const status = request.status ?? null;
     if (status !== null && !(deliveryStatusValues as readonly string[]).includes(status)) {
-      throw ApiError.badRequest('Invalid status', [{ location: 'query', pointer: '/status', message: `must be one of ${deliveryStatusValues.join(', ')}`, type: 'invalid' }]);
+      throw ApiError.badRequest('Invalid status', [
+        {
+          location: 'query',
+          pointer: '/status',
+          message: `must be one of ${deliveryStatusValues.join(', ')}`,
+          type: 'invalid',
+        },
+      ]);
     }
     const limit = Math.min(100, Math.max(1, Number.isInteger(request.limit) ? (request.limit as number) : 20));
     if (request.cursor && decodeCursor(request.cursor) === null) throw invalidCursor('query');
@@ -325,13 +362,21 @@ export class Deliveries implements ServiceSlice {
     if (!parsed.success) {
       throw ApiError.badRequest(
         'Invalid replay range',
-        parsed.error.issues.map((issue) => ({ location: 'body' as const, pointer: `/${issue.path.join('/')}`, message: issue.message, type: issue.code })),
+        parsed.error.issues.map((issue) => ({
+          location: 'body' as const,
+          pointer: `/${issue.path.join('/')}`,
+          message: issue.message,
+          type: issue.code,
+        })),
       );
     }
     const { from, to, cursor, limit } = parsed.data;
     const fromMs = Date.parse(from);
     const toMs = Date.parse(to);
-    if (fromMs > toMs) throw ApiError.badRequest('`from` is after `to`', [{ location: 'body', pointer: '/from', message: 'must not be after `to`', type: 'invalid' }]);
+    if (fromMs > toMs)
+      throw ApiError.badRequest('`from` is after `to`', [
+        { location: 'body', pointer: '/from', message: 'must not be after `to`', type: 'invalid' },
+      ]);
     let after = 0;
     if (cursor) {
       const decoded = decodeCursor(cursor);
@@ -340,7 +385,11 @@ export class Deliveries implements ServiceSlice {
       after = seq;
     }
     const result = this.store.replayRange(
-      { subscriptionId: subscription.id, merchantAccountId: subscription.merchantAccountId, eventNames: subscription.eventNames },
+      {
+        subscriptionId: subscription.id,
+        merchantAccountId: subscription.merchantAccountId,
+        eventNames: subscription.eventNames,
+      },
       { fromMs, toMs, after, limit },
       this.context.newId,
       this.context.now(),
@@ -357,7 +406,8 @@ export class Deliveries implements ServiceSlice {
 
   /** The subscription when the caller may see it (a deleted one is not found): else 404. */
   private visibleSubscription(ref: WebhookSubscriptionRef): SubscriptionTarget {
-    if (typeof ref?.merchant_account_id !== 'string' || typeof ref.subscription_id !== 'string') throw ApiError.notFound();
+    if (typeof ref?.merchant_account_id !== 'string' || typeof ref.subscription_id !== 'string')
+      throw ApiError.notFound();
     const subscription = this.directory.find(ref.subscription_id);
     if (!subscription || !visibleTo(ref, subscription)) throw ApiError.notFound();
     return subscription;
@@ -380,4 +430,6 @@ export class Deliveries implements ServiceSlice {
 const eventKey = (messageId: string, name: string): string => `${messageId}:${name}`;
 
 const invalidCursor = (location: 'query' | 'body') =>
-  ApiError.badRequest('Invalid cursor', [{ location, pointer: '/cursor', message: 'is not a cursor of this list', type: 'invalid' }]);
+  ApiError.badRequest('Invalid cursor', [
+    { location, pointer: '/cursor', message: 'is not a cursor of this list', type: 'invalid' },
+  ]);

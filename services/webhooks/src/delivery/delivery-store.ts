@@ -142,7 +142,9 @@ function parseTraceContext(text: string | null): Readonly<Record<string, string>
   try {
     const parsed: unknown = JSON.parse(text);
     if (typeof parsed !== 'object' || parsed === null) return {};
-    return Object.fromEntries(Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    return Object.fromEntries(
+      Object.entries(parsed).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
+    );
   } catch {
     return {};
   }
@@ -177,8 +179,11 @@ function createSchema(db: Database.Database): void {
       delivery_id TEXT NOT NULL, n INTEGER NOT NULL, attempted_at TEXT NOT NULL, response_status INTEGER,
       error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, n));`);
   // Added with tracing: files from before get the column (their events have no context).
-  const eventColumns = db.prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('webhook_delivery_events')`).all();
-  if (!eventColumns.some((column) => column.name === 'trace_context')) db.exec('ALTER TABLE webhook_delivery_events ADD COLUMN trace_context TEXT');
+  const eventColumns = db
+    .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('webhook_delivery_events')`)
+    .all();
+  if (!eventColumns.some((column) => column.name === 'trace_context'))
+    db.exec('ALTER TABLE webhook_delivery_events ADD COLUMN trace_context TEXT');
 }
 
 function prepareStatements(db: Database.Database) {
@@ -187,14 +192,23 @@ function prepareStatements(db: Database.Database) {
     saveOwner: db.prepare<{ streamId: string; merchantAccountId: string }>(
       'INSERT INTO webhook_resource_owners (stream_id, merchant_account_id) VALUES (@streamId, @merchantAccountId) ON CONFLICT (stream_id) DO NOTHING',
     ),
-    owner: db.prepare<[string], { merchant_account_id: string }>('SELECT merchant_account_id FROM webhook_resource_owners WHERE stream_id = ?'),
+    owner: db.prepare<[string], { merchant_account_id: string }>(
+      'SELECT merchant_account_id FROM webhook_resource_owners WHERE stream_id = ?',
+    ),
     hasEvent: db.prepare<[string], { one: number }>('SELECT 1 AS one FROM webhook_delivery_events WHERE key = ?'),
     insertEvent: db.prepare<Omit<NewWebhookEvent, 'traceContext'> & { createdMs: number; traceContext: string | null }>(
       `INSERT INTO webhook_delivery_events (key, message_id, name, stream_id, resource_id, merchant_account_id, created_at, created_ms, body, trace_context)
        VALUES (@key, @messageId, @name, @streamId, @resourceId, @merchantAccountId, @createdAt, @createdMs, @body, @traceContext)
        ON CONFLICT (key) DO NOTHING`,
     ),
-    insertDelivery: db.prepare<{ id: string; subscriptionId: string; eventSeq: number; streamId: string; nowMs: number; now: string }>(
+    insertDelivery: db.prepare<{
+      id: string;
+      subscriptionId: string;
+      eventSeq: number;
+      streamId: string;
+      nowMs: number;
+      now: string;
+    }>(
       `INSERT INTO webhook_deliveries (id, subscription_id, event_seq, stream_id, queue_seq, status, next_attempt_ms, scheduled_ms, created_at, updated_at)
        VALUES (@id, @subscriptionId, @eventSeq, @streamId, ${NEXT_QUEUE_SEQ}, 'pending', NULL, @nowMs, @now, @now)
        ON CONFLICT (subscription_id, event_seq) DO NOTHING`,
@@ -225,13 +239,24 @@ function prepareStatements(db: Database.Database) {
     ),
     // Counted on the partial indexes of undone deliveries: a scrape does not scan the delivered ones.
     backlog: db.prepare<[], { n: number }>(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE status IN ${UNDONE}`),
-    byId: db.prepare<[string], DeliveryRecord>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_delivery_events e ON e.seq = d.event_seq WHERE d.id = ?`),
-    attemptCount: db.prepare<[string], { n: number }>('SELECT COUNT(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?'),
+    byId: db.prepare<[string], DeliveryRecord>(
+      `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_delivery_events e ON e.seq = d.event_seq WHERE d.id = ?`,
+    ),
+    attemptCount: db.prepare<[string], { n: number }>(
+      'SELECT COUNT(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?',
+    ),
     insertAttempt: db.prepare<AttemptRow & { n: number }>(
       `INSERT INTO webhook_delivery_attempts (delivery_id, n, attempted_at, response_status, error, duration_ms)
        VALUES (@deliveryId, @n, @attemptedAt, @responseStatus, @error, @durationMs)`,
     ),
-    settle: db.prepare<{ id: string; generation: number; status: DeliveryStatus; nextAttemptMs: number | null; failures: number; now: string }>(
+    settle: db.prepare<{
+      id: string;
+      generation: number;
+      status: DeliveryStatus;
+      nextAttemptMs: number | null;
+      failures: number;
+      now: string;
+    }>(
       `UPDATE webhook_deliveries SET status = @status, next_attempt_ms = @nextAttemptMs, failures = @failures, updated_at = @now
        WHERE id = @id AND generation = @generation AND status IN ${UNDONE}`,
     ),
@@ -246,11 +271,17 @@ function prepareStatements(db: Database.Database) {
          generation = generation + 1, queue_seq = ${NEXT_QUEUE_SEQ}, updated_at = @now WHERE id = @id
        RETURNING subscription_id, stream_id`,
     ),
-    listAfter: db.prepare<{ subscriptionId: string; status: string | null; eventName: string | null; key: number; limit: number }, DeliveryRecord>(
+    listAfter: db.prepare<
+      { subscriptionId: string; status: string | null; eventName: string | null; key: number; limit: number },
+      DeliveryRecord
+    >(
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_delivery_events e ON e.seq = d.event_seq
        WHERE ${listWhere} AND d.seq < @key ORDER BY d.seq DESC LIMIT @limit`,
     ),
-    listBefore: db.prepare<{ subscriptionId: string; status: string | null; eventName: string | null; key: number; limit: number }, DeliveryRecord>(
+    listBefore: db.prepare<
+      { subscriptionId: string; status: string | null; eventName: string | null; key: number; limit: number },
+      DeliveryRecord
+    >(
       `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d JOIN webhook_delivery_events e ON e.seq = d.event_seq
        WHERE ${listWhere} AND d.seq > @key ORDER BY d.seq ASC LIMIT @limit`,
     ),
@@ -260,7 +291,16 @@ function prepareStatements(db: Database.Database) {
     // The subscription's events of the range, in the order they came: its merchant account's (every account's
     // and the instance's own when instance level), the names it wants.
     rangeEvents: db.prepare<
-      { subscriptionId: string; merchantAccountId: string | null; names: string | null; fromMs: number; toMs: number; after: number; hi: number; limit: number },
+      {
+        subscriptionId: string;
+        merchantAccountId: string | null;
+        names: string | null;
+        fromMs: number;
+        toMs: number;
+        after: number;
+        hi: number;
+        limit: number;
+      },
       EventRecord & { delivery_id: string | null }
     >(
       `SELECT e.*, d.id AS delivery_id FROM webhook_delivery_events e
@@ -312,12 +352,24 @@ export class DeliveryStore {
       if (owner) this.statements.saveOwner.run(owner);
       let created = 0;
       for (const event of events) {
-        const traceContext = event.traceContext && Object.keys(event.traceContext).length > 0 ? JSON.stringify(event.traceContext) : null;
-        const inserted = this.statements.insertEvent.run({ ...event, createdMs: Date.parse(event.createdAt), traceContext });
+        const traceContext =
+          event.traceContext && Object.keys(event.traceContext).length > 0 ? JSON.stringify(event.traceContext) : null;
+        const inserted = this.statements.insertEvent.run({
+          ...event,
+          createdMs: Date.parse(event.createdAt),
+          traceContext,
+        });
         if (inserted.changes === 0) continue;
         const eventSeq = Number(inserted.lastInsertRowid);
         for (const subscriptionId of subscribers(event)) {
-          created += this.statements.insertDelivery.run({ id: newId(), subscriptionId, eventSeq, streamId: event.streamId, nowMs, now: nowIso }).changes;
+          created += this.statements.insertDelivery.run({
+            id: newId(),
+            subscriptionId,
+            eventSeq,
+            streamId: event.streamId,
+            nowMs,
+            now: nowIso,
+          }).changes;
           this.statements.promoteLane.run({ subscriptionId, streamId: event.streamId, nowMs });
         }
       }
@@ -349,7 +401,12 @@ export class DeliveryStore {
    * Records an attempt and, unless the delivery was replayed meanwhile (another generation) or settled otherwise,
    * its outcome: `succeeded`, `retrying` at `nextAttemptMs`, or `failed` (nextAttemptMs null).
    */
-  recordAttempt(delivery: LaneMember, attempt: AttemptRow, outcome: { status: DeliveryStatus; nextAttemptMs: number | null; failures: number }, now: Date): void {
+  recordAttempt(
+    delivery: LaneMember,
+    attempt: AttemptRow,
+    outcome: { status: DeliveryStatus; nextAttemptMs: number | null; failures: number },
+    now: Date,
+  ): void {
     this.db.transaction(() => {
       const n = (this.statements.attemptCount.get(delivery.id)?.n ?? 0) + 1;
       this.statements.insertAttempt.run({ ...attempt, n });
@@ -359,20 +416,40 @@ export class DeliveryStore {
 
   /** Settles a delivery without an attempt (given up while held). */
   settleWithoutAttempt(delivery: LaneMember & Pick<DeliveryRow, 'failures'>, status: DeliveryStatus, now: Date): void {
-    this.db.transaction(() => this.settle(delivery, { status, nextAttemptMs: null, failures: delivery.failures }, now))();
+    this.db.transaction(() =>
+      this.settle(delivery, { status, nextAttemptMs: null, failures: delivery.failures }, now),
+    )();
   }
 
   /** Done (succeeded, failed): the next delivery of the lane becomes due. */
-  private settle(delivery: LaneMember, outcome: { status: DeliveryStatus; nextAttemptMs: number | null; failures: number }, now: Date): void {
-    const changed = this.statements.settle.run({ id: delivery.id, generation: delivery.generation, ...outcome, now: now.toISOString() }).changes;
+  private settle(
+    delivery: LaneMember,
+    outcome: { status: DeliveryStatus; nextAttemptMs: number | null; failures: number },
+    now: Date,
+  ): void {
+    const changed = this.statements.settle.run({
+      id: delivery.id,
+      generation: delivery.generation,
+      ...outcome,
+      now: now.toISOString(),
+    }).changes;
     if (changed > 0 && outcome.status !== 'pending' && outcome.status !== 'retrying') {
-      this.statements.promoteLane.run({ subscriptionId: delivery.subscriptionId, streamId: delivery.streamId, nowMs: now.getTime() });
+      this.statements.promoteLane.run({
+        subscriptionId: delivery.subscriptionId,
+        streamId: delivery.streamId,
+        nowMs: now.getTime(),
+      });
     }
   }
 
   /** Holds a delivery until `nextAttemptMs`, without counting an attempt. */
   postpone(delivery: Pick<DeliveryRow, 'id' | 'generation'>, nextAttemptMs: number, now: Date): void {
-    this.statements.postpone.run({ id: delivery.id, generation: delivery.generation, nextAttemptMs, now: now.toISOString() });
+    this.statements.postpone.run({
+      id: delivery.id,
+      generation: delivery.generation,
+      nextAttemptMs,
+      now: now.toISOString(),
+    });
   }
 
   /** Fails every undone delivery of a subscription (deleted). */
@@ -387,7 +464,12 @@ export class DeliveryStore {
   reschedule(id: string, now: Date): void {
     this.db.transaction(() => {
       const lane = this.statements.reschedule.get({ id, nowMs: now.getTime(), now: now.toISOString() });
-      if (lane) this.statements.promoteLane.run({ subscriptionId: lane.subscription_id, streamId: lane.stream_id, nowMs: now.getTime() });
+      if (lane)
+        this.statements.promoteLane.run({
+          subscriptionId: lane.subscription_id,
+          streamId: lane.stream_id,
+          nowMs: now.getTime(),
+        });
     })();
   }
 
@@ -398,7 +480,8 @@ export class DeliveryStore {
     key: number | null,
     limit: number,
   ): DeliveryRow[] {
-    if (direction === 'after') return this.statements.listAfter.all({ ...filter, key: key ?? Number.MAX_SAFE_INTEGER, limit }).map(toDelivery);
+    if (direction === 'after')
+      return this.statements.listAfter.all({ ...filter, key: key ?? Number.MAX_SAFE_INTEGER, limit }).map(toDelivery);
     return this.statements.listBefore.all({ ...filter, key: key ?? 0, limit }).map(toDelivery);
   }
 
@@ -406,7 +489,16 @@ export class DeliveryStore {
     const result = new Map<string, AttemptRow[]>(deliveryIds.map((id) => [id, []]));
     if (deliveryIds.length === 0) return result;
     const rows = this.db
-      .prepare<[string], { delivery_id: string; attempted_at: string; response_status: number | null; error: string | null; duration_ms: number }>(
+      .prepare<
+        [string],
+        {
+          delivery_id: string;
+          attempted_at: string;
+          response_status: number | null;
+          error: string | null;
+          duration_ms: number;
+        }
+      >(
         'SELECT * FROM webhook_delivery_attempts WHERE delivery_id IN (SELECT value FROM json_each(?)) ORDER BY delivery_id, n',
       )
       .all(JSON.stringify(deliveryIds));
@@ -453,7 +545,14 @@ export class DeliveryStore {
         if (event.delivery_id !== null) {
           this.reschedule(event.delivery_id, now);
         } else {
-          this.statements.insertDelivery.run({ id: newId(), subscriptionId: scope.subscriptionId, eventSeq: event.seq, streamId: event.stream_id, nowMs, now: nowIso });
+          this.statements.insertDelivery.run({
+            id: newId(),
+            subscriptionId: scope.subscriptionId,
+            eventSeq: event.seq,
+            streamId: event.stream_id,
+            nowMs,
+            now: nowIso,
+          });
           this.statements.promoteLane.run({ subscriptionId: scope.subscriptionId, streamId: event.stream_id, nowMs });
         }
       }

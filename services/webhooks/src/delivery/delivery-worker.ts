@@ -13,7 +13,16 @@
  * (at least once; receivers deduplicate on it).
  */
 import { countWebhookAttempt } from '@switchyard/metrics';
-import { contextFromHeaders, markFailed, runWithContext, setAttributes, SpanKind, startSpan, tracingEnabled, type Span } from '@switchyard/telemetry';
+import {
+  contextFromHeaders,
+  markFailed,
+  runWithContext,
+  setAttributes,
+  SpanKind,
+  startSpan,
+  tracingEnabled,
+  type Span,
+} from '@switchyard/telemetry';
 import { signatureHeaders } from '@switchyard/webhook-signature';
 import type { Logger } from 'pino';
 import type { SubscriptionDirectory, SubscriptionTarget } from '../subscription-directory';
@@ -64,11 +73,13 @@ const attemptAttributes = (delivery: DeliveryRow) =>
 /** The event body with every `billing_details` member null (issue 22, item 4); untouched when it has none. */
 function withoutBillingDetails(body: string): string {
   if (!body.includes('"billing_details":{')) return body;
-  return JSON.stringify(JSON.parse(body), (key, value: unknown) => (key === 'billing_details' && value !== null ? null : value));
+  return JSON.stringify(JSON.parse(body), (key, value: unknown) =>
+    key === 'billing_details' && value !== null ? null : value,
+  );
 }
 
-const laneOf = (delivery: Pick<DeliveryRow, 'subscriptionId' | 'streamId'>): string => `${delivery.subscriptionId}\u0000${delivery.streamId}`;
-
+const laneOf = (delivery: Pick<DeliveryRow, 'subscriptionId' | 'streamId'>): string =>
+  `${delivery.subscriptionId}\u0000${delivery.streamId}`;
 
 export class DeliveryWorker {
   private readonly inFlight = new Map<string, Promise<void>>();
@@ -128,7 +139,9 @@ export class DeliveryWorker {
         if (this.inFlight.has(lane)) continue;
         started += 1;
         // In the context its event came in: the attempt's lines and span belong to the request that caused it.
-        const run = runWithContext(contextFromHeaders(delivery.traceContext, delivery.eventId), () => this.process(delivery))
+        const run = runWithContext(contextFromHeaders(delivery.traceContext, delivery.eventId), () =>
+          this.process(delivery),
+        )
           .catch((error: unknown) => this.options.onError(error, 'delivering a webhook'))
           .finally(() => {
             this.inFlight.delete(lane);
@@ -155,14 +168,23 @@ export class DeliveryWorker {
       return;
     }
     const attemptedAt = this.options.now();
-    const span = startSpan('webhook delivery', { kind: SpanKind.CLIENT, ...(tracingEnabled() ? { attributes: attemptAttributes(delivery) } : {}) });
+    const span = startSpan('webhook delivery', {
+      kind: SpanKind.CLIENT,
+      ...(tracingEnabled() ? { attributes: attemptAttributes(delivery) } : {}),
+    });
     const outcome = await this.send(subscription, delivery, attemptedAt);
     const nowMs = this.options.now().getTime();
     const succeeded = outcome.responseStatus !== null && outcome.responseStatus >= 200 && outcome.responseStatus < 300;
     const failures = succeeded ? delivery.failures : delivery.failures + 1;
     const next = succeeded
       ? null
-      : nextAttemptAfterFailure({ failures, scheduledMs: delivery.scheduledMs, nowMs, settings, ...(this.options.random ? { random: this.options.random } : {}) });
+      : nextAttemptAfterFailure({
+          failures,
+          scheduledMs: delivery.scheduledMs,
+          nowMs,
+          settings,
+          ...(this.options.random ? { random: this.options.random } : {}),
+        });
     countWebhookAttempt(succeeded ? 'succeeded' : next === null ? 'failed' : 'retrying');
     this.reportAttempt(span, delivery, outcome, succeeded ? 'succeeded' : next === null ? 'failed' : 'retrying');
     store.recordAttempt(
@@ -174,12 +196,27 @@ export class DeliveryWorker {
   }
 
   /** Ends the attempt's span and logs its line. */
-  private reportAttempt(span: Span, delivery: DeliveryRow, outcome: AttemptOutcome, status: 'succeeded' | 'retrying' | 'failed'): void {
-    setAttributes(span, { outcome: status, ...(outcome.responseStatus !== null ? { 'http.response.status_code': outcome.responseStatus } : {}) });
-    if (status !== 'succeeded') markFailed(span, { type: outcome.responseStatus === null ? 'no_answer' : String(outcome.responseStatus) });
+  private reportAttempt(
+    span: Span,
+    delivery: DeliveryRow,
+    outcome: AttemptOutcome,
+    status: 'succeeded' | 'retrying' | 'failed',
+  ): void {
+    setAttributes(span, {
+      outcome: status,
+      ...(outcome.responseStatus !== null ? { 'http.response.status_code': outcome.responseStatus } : {}),
+    });
+    if (status !== 'succeeded')
+      markFailed(span, { type: outcome.responseStatus === null ? 'no_answer' : String(outcome.responseStatus) });
     span.end();
     this.options.log?.info(
-      { ...attemptFields(delivery), outcome: status, response_status: outcome.responseStatus, duration_ms: outcome.durationMs, ...(outcome.error ? { error: outcome.error } : {}) },
+      {
+        ...attemptFields(delivery),
+        outcome: status,
+        response_status: outcome.responseStatus,
+        duration_ms: outcome.durationMs,
+        ...(outcome.error ? { error: outcome.error } : {}),
+      },
       'webhook delivery attempted',
     );
   }
@@ -218,7 +255,13 @@ export class DeliveryWorker {
     const elapsed = () => Math.max(0, Math.round(performance.now() - started));
     try {
       // Redirects are not followed: a 3xx is a failed attempt (and a redirect could lead past the URL checks).
-      const response = await this.options.fetch(subscription.url, { method: 'POST', headers, body, redirect: 'manual', signal: controller.signal });
+      const response = await this.options.fetch(subscription.url, {
+        method: 'POST',
+        headers,
+        body,
+        redirect: 'manual',
+        signal: controller.signal,
+      });
       const durationMs = elapsed();
       // The answer's body is not needed: release the connection.
       await response.body?.cancel().catch(() => undefined);

@@ -31,7 +31,11 @@ const streamSuffix = (streamId: string, prefix: string): string | undefined =>
  * The resource of `name` for this message, or null when it cannot be told (an unknown name, or data missing the
  * id): such a name is skipped. Transaction streams need the merchant account (every transaction RPC is scoped by it).
  */
-export function resourceOf(message: Pick<EventMessage, 'stream_id' | 'data'>, name: string, merchantAccountId: string | null): ResourceRef | null {
+export function resourceOf(
+  message: Pick<EventMessage, 'stream_id' | 'data'>,
+  name: string,
+  merchantAccountId: string | null,
+): ResourceRef | null {
   const family = name.slice(0, name.indexOf('.'));
   if (family === 'api-key-pair') {
     const id = streamSuffix(message.stream_id, API_KEY_PAIR_STREAM_PREFIX) ?? field(message.data, 'id');
@@ -42,17 +46,34 @@ export function resourceOf(message: Pick<EventMessage, 'stream_id' | 'data'>, na
   const scope = { merchant_account_id: merchantAccountId };
   switch (family) {
     case 'transaction':
-      return { type: 'transaction', id: transactionId, pattern: transactionsPatterns.get, payload: { ...scope, transaction_id: transactionId } };
+      return {
+        type: 'transaction',
+        id: transactionId,
+        pattern: transactionsPatterns.get,
+        payload: { ...scope, transaction_id: transactionId },
+      };
     case 'capture': {
       // An `intent: capture` authorization is also its direct capture (`directCaptureId`).
       const captureId = field(message.data, 'captureId') ?? field(message.data, 'directCaptureId');
       return captureId
-        ? { type: 'transaction-capture', id: captureId, pattern: transactionsPatterns.captureGet, payload: { ...scope, transaction_id: transactionId, capture_id: captureId } }
+        ? {
+            type: 'transaction-capture',
+            id: captureId,
+            pattern: transactionsPatterns.captureGet,
+            payload: { ...scope, transaction_id: transactionId, capture_id: captureId },
+          }
         : null;
     }
     case 'refund': {
       const refundId = field(message.data, 'refundId');
-      return refundId ? { type: 'refund', id: refundId, pattern: transactionsPatterns.refundById, payload: { ...scope, refund_id: refundId } } : null;
+      return refundId
+        ? {
+            type: 'refund',
+            id: refundId,
+            pattern: transactionsPatterns.refundById,
+            payload: { ...scope, refund_id: refundId },
+          }
+        : null;
     }
     default:
       return null;

@@ -19,7 +19,10 @@ describe('resourceOf', () => {
       payload: { merchant_account_id: 'acme', transaction_id: tx, capture_id: 'c-1' },
     });
     // An `intent: capture` authorization is also its direct capture.
-    expect(resourceOf({ ...stream, data: { directCaptureId: tx } }, 'capture.succeeded', 'acme')).toMatchObject({ type: 'transaction-capture', id: tx });
+    expect(resourceOf({ ...stream, data: { directCaptureId: tx } }, 'capture.succeeded', 'acme')).toMatchObject({
+      type: 'transaction-capture',
+      id: tx,
+    });
     expect(resourceOf({ ...stream, data: { refundId: 'r-1' } }, 'refund.succeeded', 'acme')).toEqual({
       type: 'refund',
       id: 'r-1',
@@ -73,7 +76,14 @@ describe('renderTarget', () => {
 
   it('renders a resource that is gone as {type, id}, without waiting for a deletion', async () => {
     const gone = rpcAnswering(ApiError.notFound());
-    expect(await renderTarget(gone, { ...ref, type: 'api-key-pair' }, { name: 'api-key-pair.deleted', occurredAt: '2026-01-01T00:00:00Z' }, { catchUpDelaysMs: [1, 1] })).toEqual({
+    expect(
+      await renderTarget(
+        gone,
+        { ...ref, type: 'api-key-pair' },
+        { name: 'api-key-pair.deleted', occurredAt: '2026-01-01T00:00:00Z' },
+        { catchUpDelaysMs: [1, 1] },
+      ),
+    ).toEqual({
       type: 'api-key-pair',
       id: tx,
     });
@@ -82,6 +92,8 @@ describe('renderTarget', () => {
 
   it('rejects on other failures, so that the bus message is not acknowledged', async () => {
     const down = rpcAnswering(ApiError.badGateway(new Error('down')));
-    await expect(renderTarget(down, ref, { name: 'transaction.voided', occurredAt: '2026-01-01T00:00:00Z' })).rejects.toMatchObject({ status: 502 });
+    await expect(
+      renderTarget(down, ref, { name: 'transaction.voided', occurredAt: '2026-01-01T00:00:00Z' }),
+    ).rejects.toMatchObject({ status: 502 });
   });
 });

@@ -28,7 +28,11 @@ export class ForbiddenAddressError extends Error {
 
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 /** `dns.lookup` with `all: true` (tests give their own resolver). */
-export type ResolveAll = (hostname: string, options: LookupAllOptions, callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
+export type ResolveAll = (
+  hostname: string,
+  options: LookupAllOptions,
+  callback: (error: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void,
+) => void;
 
 /**
  * A `lookup` for `net.connect` / `tls.connect` that refuses a name when any address it resolves to is forbidden
@@ -38,7 +42,8 @@ export function guardedLookup(resolveAll: ResolveAll = dnsLookup as unknown as R
   return (hostname: string, options: LookupOneOptions | LookupAllOptions, callback: LookupCallback): void => {
     resolveAll(hostname, { ...options, all: true }, (error, addresses) => {
       if (error) return callback(error, []);
-      if (addresses.length === 0 || addresses.some((entry) => isPrivateAddress(entry.address))) return callback(new ForbiddenAddressError(), []);
+      if (addresses.length === 0 || addresses.some((entry) => isPrivateAddress(entry.address)))
+        return callback(new ForbiddenAddressError(), []);
       if (options.all) return callback(null, addresses);
       const [first] = addresses as [LookupAddress];
       callback(null, first.address, first.family);
@@ -50,14 +55,22 @@ export function guardedLookup(resolveAll: ResolveAll = dnsLookup as unknown as R
  * The `fetch` deliveries use: with private addresses allowed (WEBHOOK_ALLOW_PRIVATE_URLS, tests and local
  * development), an ordinary one; otherwise one whose connections go only to addresses that pass `isPrivateAddress`.
  */
-export function deliveryFetch(options: { readonly allowPrivate: boolean; readonly resolveAll?: ResolveAll }): typeof fetch {
+export function deliveryFetch(options: {
+  readonly allowPrivate: boolean;
+  readonly resolveAll?: ResolveAll;
+}): typeof fetch {
   const dispatcher = new Agent(options.allowPrivate ? {} : { connect: { lookup: guardedLookup(options.resolveAll) } });
   return ((input: string | URL, init?: RequestInit) =>
     undiciFetch(input, { ...(init as Parameters<typeof undiciFetch>[1]), dispatcher })) as unknown as typeof fetch;
 }
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME', 'ENODATA', 'ESERVFAIL']);
-const TIMEOUT_CODES = new Set(['ETIMEDOUT', 'UND_ERR_CONNECT_TIMEOUT', 'UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+const TIMEOUT_CODES = new Set([
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+  'UND_ERR_HEADERS_TIMEOUT',
+  'UND_ERR_BODY_TIMEOUT',
+]);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'ECONNABORTED']);
 const UNREACHABLE_CODES = new Set(['EHOSTUNREACH', 'ENETUNREACH', 'EHOSTDOWN', 'ENETDOWN', 'EADDRNOTAVAIL']);
 const TLS_CODES = new Set([
@@ -72,12 +85,24 @@ const TLS_CODES = new Set([
 ]);
 
 /** The coarse classes an attempt without an answer records. */
-export type DeliveryErrorClass = 'forbidden_address' | 'dns' | 'refused' | 'timeout' | 'reset' | 'unreachable' | 'tls' | 'network';
+export type DeliveryErrorClass =
+  | 'forbidden_address'
+  | 'dns'
+  | 'refused'
+  | 'timeout'
+  | 'reset'
+  | 'unreachable'
+  | 'tls'
+  | 'network';
 
 /** The error's class, read from the `code` of it or of its causes (undici wraps the socket's error). */
 export function deliveryErrorClass(error: unknown, timedOut: boolean): DeliveryErrorClass {
   if (timedOut) return 'timeout';
-  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; current = current.cause, depth += 1) {
+  for (
+    let current: unknown = error, depth = 0;
+    current instanceof Error && depth < 5;
+    current = current.cause, depth += 1
+  ) {
     const code = (current as Error & { code?: unknown }).code;
     if (typeof code !== 'string') continue;
     if (code === FORBIDDEN_ADDRESS_CODE) return 'forbidden_address';
@@ -86,7 +111,8 @@ export function deliveryErrorClass(error: unknown, timedOut: boolean): DeliveryE
     if (TIMEOUT_CODES.has(code)) return 'timeout';
     if (RESET_CODES.has(code)) return 'reset';
     if (UNREACHABLE_CODES.has(code)) return 'unreachable';
-    if (TLS_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || code.startsWith('CERT_')) return 'tls';
+    if (TLS_CODES.has(code) || code.startsWith('ERR_TLS_') || code.startsWith('ERR_SSL_') || code.startsWith('CERT_'))
+      return 'tls';
   }
   return 'network';
 }

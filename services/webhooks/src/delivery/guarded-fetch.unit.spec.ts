@@ -7,8 +7,12 @@ const resolver =
   (table: Record<string, string[]>): ResolveAll =>
   (hostname, _options, callback) => {
     const addresses = table[hostname];
-    if (!addresses) return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-    callback(null, addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })));
+    if (!addresses)
+      return callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    callback(
+      null,
+      addresses.map((address): LookupAddress => ({ address, family: address.includes(':') ? 6 : 4 })),
+    );
   };
 
 const lookupOf = (table: Record<string, string[]>, all = false) =>
@@ -17,26 +21,39 @@ const lookupOf = (table: Record<string, string[]>, all = false) =>
   );
 
 describe('the lookup a delivery connects with', () => {
-  it.each([['127.0.0.1'], ['10.1.2.3'], ['169.254.169.254'], ['198.18.0.7'], ['::1'], ['64:ff9b::a00:5'], ['::ffff:192.168.0.1']])(
-    'refuses a name resolving to %s',
-    async (address) => {
-      const { error } = await lookupOf({ 'host.example': [address] });
-      expect(error).toBeInstanceOf(ForbiddenAddressError);
-    },
-  );
+  it.each([
+    ['127.0.0.1'],
+    ['10.1.2.3'],
+    ['169.254.169.254'],
+    ['198.18.0.7'],
+    ['::1'],
+    ['64:ff9b::a00:5'],
+    ['::ffff:192.168.0.1'],
+  ])('refuses a name resolving to %s', async (address) => {
+    const { error } = await lookupOf({ 'host.example': [address] });
+    expect(error).toBeInstanceOf(ForbiddenAddressError);
+  });
 
   it('refuses a name when any one of its addresses is forbidden (the connection may go to any)', async () => {
-    expect((await lookupOf({ 'host.example': ['93.184.215.14', '10.0.0.1'] })).error).toBeInstanceOf(ForbiddenAddressError);
+    expect((await lookupOf({ 'host.example': ['93.184.215.14', '10.0.0.1'] })).error).toBeInstanceOf(
+      ForbiddenAddressError,
+    );
   });
 
   it('answers a public name as dns.lookup does: one address, or all of them', async () => {
-    expect(await lookupOf({ 'host.example': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'] })).toEqual({ error: null, address: '93.184.215.14' });
-    expect((await lookupOf({ 'host.example': ['93.184.215.14'] }, true)).address).toEqual([{ address: '93.184.215.14', family: 4 }]);
+    expect(await lookupOf({ 'host.example': ['93.184.215.14', '2606:2800:21f:cb07:6820:80da:af6b:8b2c'] })).toEqual({
+      error: null,
+      address: '93.184.215.14',
+    });
+    expect((await lookupOf({ 'host.example': ['93.184.215.14'] }, true)).address).toEqual([
+      { address: '93.184.215.14', family: 4 },
+    ]);
   });
 });
 
 describe('what an attempt without an answer records', () => {
-  const wrapped = (code: string) => new TypeError('fetch failed', { cause: Object.assign(new Error(`connect ${code} 10.0.0.5:6379`), { code }) });
+  const wrapped = (code: string) =>
+    new TypeError('fetch failed', { cause: Object.assign(new Error(`connect ${code} 10.0.0.5:6379`), { code }) });
 
   it.each([
     ['ECONNREFUSED', 'refused'],
@@ -53,5 +70,6 @@ describe('what an attempt without an answer records', () => {
     expect(deliveryErrorClass(wrapped(code), false)).toBe(expected);
   });
 
-  it('a timeout of our own is a timeout, whatever the error', () => expect(deliveryErrorClass(new Error('aborted'), true)).toBe('timeout'));
+  it('a timeout of our own is a timeout, whatever the error', () =>
+    expect(deliveryErrorClass(new Error('aborted'), true)).toBe('timeout'));
 });

@@ -31,8 +31,11 @@ export const nominalDelayMs = (failures: number, settings: Pick<RetrySettings, '
   Math.min(settings.maxMs, settings.baseMs * 2 ** Math.max(0, Math.min(failures - 1, 52)));
 
 /** The nominal wait, jittered: `random` in [0, 1). Never below 1 ms. */
-export const retryDelayMs = (failures: number, settings: Pick<RetrySettings, 'baseMs' | 'maxMs'>, random: () => number = Math.random): number =>
-  Math.max(1, Math.round(nominalDelayMs(failures, settings) * (1 - JITTER + 2 * JITTER * random())));
+export const retryDelayMs = (
+  failures: number,
+  settings: Pick<RetrySettings, 'baseMs' | 'maxMs'>,
+  random: () => number = Math.random,
+): number => Math.max(1, Math.round(nominalDelayMs(failures, settings) * (1 - JITTER + 2 * JITTER * random())));
 
 /**
  * After a failed attempt at `nowMs`: the time of the next attempt, or null when the delivery is given up (the next

@@ -42,7 +42,11 @@ interface DerivedKey {
 const derive = (id: string, key: Buffer): DerivedKey => ({
   id,
   // The derivation has kept its v1 label: a key id changes nothing in how a key is derived.
-  key: createSecretKey(Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), `switchyard/webhooks/${legacyVersion}/secrets-at-rest`, keyBytes))),
+  key: createSecretKey(
+    Buffer.from(
+      hkdfSync('sha256', key, Buffer.alloc(0), `switchyard/webhooks/${legacyVersion}/secrets-at-rest`, keyBytes),
+    ),
+  ),
 });
 
 export class SecretBox {
@@ -57,7 +61,8 @@ export class SecretBox {
    * not have — a rotation of the key file by `cli webhooks rotate-key` while this process runs.
    */
   constructor(keys: Buffer | WebhooksKeyRing, options: { reload?: () => WebhooksKeyRing } = {}) {
-    if (Buffer.isBuffer(keys) && keys.length !== keyBytes) throw new RangeError(`the webhooks key must be ${keyBytes} bytes`);
+    if (Buffer.isBuffer(keys) && keys.length !== keyBytes)
+      throw new RangeError(`the webhooks key must be ${keyBytes} bytes`);
     this.#use(Buffer.isBuffer(keys) ? webhooksKeyRing(keys) : keys);
     this.#reload = options.reload;
   }
@@ -73,7 +78,11 @@ export class SecretBox {
     const cipher = createCipheriv('aes-256-gcm', this.#active.key, iv, { authTagLength: tagBytes });
     cipher.setAAD(additionalData(version, owner));
     const ciphertext = Buffer.concat([cipher.update(clear, 'utf8'), cipher.final()]);
-    return [version, this.#active.id, ...[iv, ciphertext, cipher.getAuthTag()].map((part) => part.toString('base64url'))].join('.');
+    return [
+      version,
+      this.#active.id,
+      ...[iv, ciphertext, cipher.getAuthTag()].map((part) => part.toString('base64url')),
+    ].join('.');
   }
 
   /** The clear value; throws (without the value) when it was altered, moved to another owner, or sealed under a key it lacks. */
@@ -117,14 +126,23 @@ export class SecretBox {
 
   #use(ring: WebhooksKeyRing): void {
     this.#active = derive(ring.active.id, ring.active.key);
-    this.#byId = new Map([this.#active, ...ring.retired.map((retired) => derive(retired.id, retired.key))].map((key) => [key.id, key]));
+    this.#byId = new Map(
+      [this.#active, ...ring.retired.map((retired) => derive(retired.id, retired.key))].map((key) => [key.id, key]),
+    );
   }
 }
 
 /** The clear value, or undefined when the key does not open it (wrong key, altered, other owner). */
-function attempt(key: DerivedKey, sealedVersion: string, [iv, ciphertext, authTag]: string[], owner: readonly string[]): string | undefined {
+function attempt(
+  key: DerivedKey,
+  sealedVersion: string,
+  [iv, ciphertext, authTag]: string[],
+  owner: readonly string[],
+): string | undefined {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv!, 'base64url'), { authTagLength: tagBytes });
+    const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv!, 'base64url'), {
+      authTagLength: tagBytes,
+    });
     decipher.setAAD(additionalData(sealedVersion, owner));
     decipher.setAuthTag(Buffer.from(authTag!, 'base64url'));
     return Buffer.concat([decipher.update(Buffer.from(ciphertext!, 'base64url')), decipher.final()]).toString('utf8');
@@ -134,7 +152,10 @@ function attempt(key: DerivedKey, sealedVersion: string, [iv, ciphertext, authTa
 }
 
 const failure = (owner: readonly string[], cause?: unknown): Error =>
-  new Error(`a webhook ${owner[0] ?? 'value'} of ${owner[1] ?? 'unknown'} failed decryption: altered, moved, or encrypted under another webhooks key`, cause ? { cause } : undefined);
+  new Error(
+    `a webhook ${owner[0] ?? 'value'} of ${owner[1] ?? 'unknown'} failed decryption: altered, moved, or encrypted under another webhooks key`,
+    cause ? { cause } : undefined,
+  );
 
 function additionalData(sealedVersion: string, owner: readonly string[]): Buffer {
   return Buffer.from(JSON.stringify([`webhooks/${sealedVersion}`, ...owner]), 'utf8');

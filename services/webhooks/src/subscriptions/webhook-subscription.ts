@@ -41,13 +41,24 @@ export type WebhookSubscriptionChanges = Partial<WebhookSubscriptionSettings>;
 export type WebhookSubscriptionEvent =
   | {
       readonly type: 'WebhookSubscriptionCreated';
-      readonly data: WebhookSubscriptionSettings & { readonly id: string; readonly merchantAccountId: string | null; readonly at: string };
+      readonly data: WebhookSubscriptionSettings & {
+        readonly id: string;
+        readonly merchantAccountId: string | null;
+        readonly at: string;
+      };
     }
   | {
       readonly type: 'WebhookSubscriptionUpdated';
-      readonly data: WebhookSubscriptionChanges & { readonly id: string; readonly merchantAccountId: string | null; readonly at: string };
+      readonly data: WebhookSubscriptionChanges & {
+        readonly id: string;
+        readonly merchantAccountId: string | null;
+        readonly at: string;
+      };
     }
-  | { readonly type: 'WebhookSubscriptionDeleted'; readonly data: { readonly id: string; readonly merchantAccountId: string | null; readonly at: string } }
+  | {
+      readonly type: 'WebhookSubscriptionDeleted';
+      readonly data: { readonly id: string; readonly merchantAccountId: string | null; readonly at: string };
+    }
   | {
       readonly type: 'WebhookSecretCreated';
       readonly data: {
@@ -60,7 +71,10 @@ export type WebhookSubscriptionEvent =
         readonly at: string;
       };
     }
-  | { readonly type: 'WebhookSecretRevoked'; readonly data: { readonly subscriptionId: string; readonly secretId: string; readonly at: string } }
+  | {
+      readonly type: 'WebhookSecretRevoked';
+      readonly data: { readonly subscriptionId: string; readonly secretId: string; readonly at: string };
+    }
   | {
       /** A rotation of the webhooks key: the same secrets and password, sealed again under the key `keyId`. */
       readonly type: 'WebhookSecretsResealed';
@@ -96,25 +110,40 @@ export type WebhookSubscriptionCommand =
   | {
       readonly type: 'CreateWebhookSubscription';
       /** `merchantAccountId`: undefined: the caller's account; null: instance level; else it must be the caller's account. */
-      readonly data: WebhookSubscriptionSettings & { readonly id: string; readonly merchantAccountId: string | null | undefined };
+      readonly data: WebhookSubscriptionSettings & {
+        readonly id: string;
+        readonly merchantAccountId: string | null | undefined;
+      };
       readonly caller: SubscriptionCaller;
       readonly metadata: CommandMetadata;
     }
   | {
       readonly type: 'UpdateWebhookSubscription';
       /** `merchantAccountId`: the body's value, which may only repeat the subscription's own. */
-      readonly data: { readonly changes: WebhookSubscriptionChanges; readonly merchantAccountId?: string | null | undefined };
+      readonly data: {
+        readonly changes: WebhookSubscriptionChanges;
+        readonly merchantAccountId?: string | null | undefined;
+      };
       readonly caller: SubscriptionCaller;
       readonly metadata: CommandMetadata;
     }
-  | { readonly type: 'DeleteWebhookSubscription'; readonly caller: SubscriptionCaller; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'DeleteWebhookSubscription';
+      readonly caller: SubscriptionCaller;
+      readonly metadata: CommandMetadata;
+    }
   | {
       readonly type: 'CreateWebhookSecret';
       readonly data: { readonly secretId: string; readonly secret: Sealed; readonly last4: string };
       readonly caller: SubscriptionCaller;
       readonly metadata: CommandMetadata;
     }
-  | { readonly type: 'RevokeWebhookSecret'; readonly data: { readonly secretId: string }; readonly caller: SubscriptionCaller; readonly metadata: CommandMetadata }
+  | {
+      readonly type: 'RevokeWebhookSecret';
+      readonly data: { readonly secretId: string };
+      readonly caller: SubscriptionCaller;
+      readonly metadata: CommandMetadata;
+    }
   | {
       readonly type: 'ResealWebhookSecrets';
       readonly data: {
@@ -163,31 +192,47 @@ function checkSettings(changes: WebhookSubscriptionChanges, rules: WebhookSubscr
     if (problem) details.push({ field: 'url', message: problem });
   }
   if (changes.eventNames) {
-    if (changes.eventNames.length === 0) details.push({ field: 'event_names', message: 'must not be empty; null (or absent) subscribes to every event' });
+    if (changes.eventNames.length === 0)
+      details.push({ field: 'event_names', message: 'must not be empty; null (or absent) subscribes to every event' });
     changes.eventNames.forEach((name, index) => {
-      if (!knownEventNames.has(name)) details.push({ field: `event_names/${index}`, message: `${name} is not an event name` });
+      if (!knownEventNames.has(name))
+        details.push({ field: `event_names/${index}`, message: `${name} is not an event name` });
     });
   }
-  if (changes.basicAuth && changes.basicAuth.username.trim() === '') details.push({ field: 'basic_auth/username', message: 'must not be empty' });
+  if (changes.basicAuth && changes.basicAuth.username.trim() === '')
+    details.push({ field: 'basic_auth/username', message: 'must not be empty' });
 }
 
 const unique = (values: readonly string[]): string[] => [...new Set(values)];
 
-export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Decider<WebhookSubscriptionCommand, WebhookSubscriptionEvent, WebhookSubscriptionState> {
+export function webhookSubscriptionDecider(
+  rules: WebhookSubscriptionRules,
+): Decider<WebhookSubscriptionCommand, WebhookSubscriptionEvent, WebhookSubscriptionState> {
   return {
     initialState: () => ({ status: 'absent' }),
     decide(command, state) {
       if (command.type === 'CreateWebhookSubscription') {
-        if (state.status !== 'absent') throw new DomainError('webhook_subscription_exists', `webhook subscription ${command.data.id} already exists`);
+        if (state.status !== 'absent')
+          throw new DomainError(
+            'webhook_subscription_exists',
+            `webhook subscription ${command.data.id} already exists`,
+          );
         const { merchantAccountId: requested, ...settings } = command.data;
         const details: Detail[] = [];
         if (requested !== undefined && requested !== null && requested !== command.caller.merchantAccountId) {
-          details.push({ field: 'merchant_account_id', message: "must be the request's merchant account, or null for an instance-level subscription" });
+          details.push({
+            field: 'merchant_account_id',
+            message: "must be the request's merchant account, or null for an instance-level subscription",
+          });
         }
         checkSettings(settings, rules, details);
-        if (details.length > 0) throw new DomainError('invalid_webhook_subscription', 'invalid webhook subscription', details);
+        if (details.length > 0)
+          throw new DomainError('invalid_webhook_subscription', 'invalid webhook subscription', details);
         if (requested === null && !command.caller.instanceLevel) {
-          throw new DomainError('instance_level_forbidden', 'An API key limited to some merchant accounts cannot create an instance-level webhook subscription');
+          throw new DomainError(
+            'instance_level_forbidden',
+            'An API key limited to some merchant accounts cannot create an instance-level webhook subscription',
+          );
         }
         return [
           {
@@ -202,44 +247,72 @@ export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Dec
         ];
       }
 
-      if (state.status !== 'present' || !callerSees(command.caller, state.merchantAccountId)) throw subscriptionNotFound();
+      if (state.status !== 'present' || !callerSees(command.caller, state.merchantAccountId))
+        throw subscriptionNotFound();
       const ids = { id: state.id, merchantAccountId: state.merchantAccountId };
       switch (command.type) {
         case 'UpdateWebhookSubscription': {
           const details: Detail[] = [];
           const requested = command.data.merchantAccountId;
           if (requested !== undefined && requested !== state.merchantAccountId) {
-            details.push({ field: 'merchant_account_id', message: 'cannot be changed; create a new subscription instead' });
+            details.push({
+              field: 'merchant_account_id',
+              message: 'cannot be changed; create a new subscription instead',
+            });
           }
           checkSettings(command.data.changes, rules, details);
-          if (details.length > 0) throw new DomainError('invalid_webhook_subscription', 'invalid webhook subscription', details);
-          const changes = Object.fromEntries(Object.entries(command.data.changes).filter(([, value]) => value !== undefined)) as WebhookSubscriptionChanges;
+          if (details.length > 0)
+            throw new DomainError('invalid_webhook_subscription', 'invalid webhook subscription', details);
+          const changes = Object.fromEntries(
+            Object.entries(command.data.changes).filter(([, value]) => value !== undefined),
+          ) as WebhookSubscriptionChanges;
           return [
             {
               type: 'WebhookSubscriptionUpdated',
-              data: { ...changes, ...(changes.eventNames ? { eventNames: unique(changes.eventNames) } : {}), ...ids, at: command.metadata.now },
+              data: {
+                ...changes,
+                ...(changes.eventNames ? { eventNames: unique(changes.eventNames) } : {}),
+                ...ids,
+                at: command.metadata.now,
+              },
             },
           ];
         }
         case 'DeleteWebhookSubscription':
           return [{ type: 'WebhookSubscriptionDeleted', data: { ...ids, at: command.metadata.now } }];
         case 'CreateWebhookSecret': {
-          if (state.secrets.some((secret) => secret.id === command.data.secretId)) throw new DomainError('webhook_secret_exists', `secret ${command.data.secretId} already exists`);
+          if (state.secrets.some((secret) => secret.id === command.data.secretId))
+            throw new DomainError('webhook_secret_exists', `secret ${command.data.secretId} already exists`);
           if (state.secrets.filter((secret) => secret.active).length >= maxActiveSecrets) {
-            throw new DomainError('too_many_webhook_secrets', `a subscription has at most ${maxActiveSecrets} active secrets; revoke one first`);
+            throw new DomainError(
+              'too_many_webhook_secrets',
+              `a subscription has at most ${maxActiveSecrets} active secrets; revoke one first`,
+            );
           }
-          return [{ type: 'WebhookSecretCreated', data: { subscriptionId: state.id, ...command.data, at: command.metadata.now } }];
+          return [
+            {
+              type: 'WebhookSecretCreated',
+              data: { subscriptionId: state.id, ...command.data, at: command.metadata.now },
+            },
+          ];
         }
         case 'RevokeWebhookSecret': {
           const secret = state.secrets.find((candidate) => candidate.id === command.data.secretId);
           if (!secret) throw secretNotFound();
           if (!secret.active) return []; // already revoked: nothing changes
-          return [{ type: 'WebhookSecretRevoked', data: { subscriptionId: state.id, secretId: secret.id, at: command.metadata.now } }];
+          return [
+            {
+              type: 'WebhookSecretRevoked',
+              data: { subscriptionId: state.id, secretId: secret.id, at: command.metadata.now },
+            },
+          ];
         }
         case 'ResealWebhookSecrets': {
           // Only values still as the command read them: a password replaced meanwhile is already under the new key.
           const secrets = command.data.secrets
-            .filter((resealed) => state.secrets.some((secret) => secret.id === resealed.secretId && secret.sealed === resealed.from))
+            .filter((resealed) =>
+              state.secrets.some((secret) => secret.id === resealed.secretId && secret.sealed === resealed.from),
+            )
             .map((resealed) => ({ secretId: resealed.secretId, secret: resealed.to }));
           const password = command.data.basicAuthPassword;
           const basicAuthPassword = password && state.basicAuthPassword === password.from ? password.to : undefined;
@@ -247,7 +320,13 @@ export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Dec
           return [
             {
               type: 'WebhookSecretsResealed',
-              data: { ...ids, secrets, ...(basicAuthPassword !== undefined ? { basicAuthPassword } : {}), keyId: command.data.keyId, at: command.metadata.now },
+              data: {
+                ...ids,
+                secrets,
+                ...(basicAuthPassword !== undefined ? { basicAuthPassword } : {}),
+                keyId: command.data.keyId,
+                at: command.metadata.now,
+              },
             },
           ];
         }
@@ -260,16 +339,34 @@ export function webhookSubscriptionDecider(rules: WebhookSubscriptionRules): Dec
     evolve(state, event) {
       switch (event.type) {
         case 'WebhookSubscriptionCreated':
-          return { status: 'present', id: event.data.id, merchantAccountId: event.data.merchantAccountId, secrets: [], basicAuthPassword: event.data.basicAuth?.password ?? null };
+          return {
+            status: 'present',
+            id: event.data.id,
+            merchantAccountId: event.data.merchantAccountId,
+            secrets: [],
+            basicAuthPassword: event.data.basicAuth?.password ?? null,
+          };
         case 'WebhookSubscriptionUpdated':
-          return state.status === 'present' && event.data.basicAuth !== undefined ? { ...state, basicAuthPassword: event.data.basicAuth?.password ?? null } : state;
+          return state.status === 'present' && event.data.basicAuth !== undefined
+            ? { ...state, basicAuthPassword: event.data.basicAuth?.password ?? null }
+            : state;
         case 'WebhookSubscriptionDeleted':
           return { status: 'deleted' };
         case 'WebhookSecretCreated':
-          return state.status === 'present' ? { ...state, secrets: [...state.secrets, { id: event.data.secretId, active: true, sealed: event.data.secret }] } : state;
+          return state.status === 'present'
+            ? {
+                ...state,
+                secrets: [...state.secrets, { id: event.data.secretId, active: true, sealed: event.data.secret }],
+              }
+            : state;
         case 'WebhookSecretRevoked':
           return state.status === 'present'
-            ? { ...state, secrets: state.secrets.map((secret) => (secret.id === event.data.secretId ? { ...secret, active: false } : secret)) }
+            ? {
+                ...state,
+                secrets: state.secrets.map((secret) =>
+                  secret.id === event.data.secretId ? { ...secret, active: false } : secret,
+                ),
+              }
             : state;
         case 'WebhookSecretsResealed': {
           if (state.status !== 'present') return state;

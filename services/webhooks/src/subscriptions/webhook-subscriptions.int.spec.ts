@@ -22,7 +22,10 @@ let clock = Date.parse('2026-01-01T00:00:00.000Z');
 const open = async (options: { key?: Buffer | WebhooksKeyRing; allowPrivateUrls?: boolean } = {}) => {
   storage = openServiceStorage('webhooks', { dataDir: dir });
   host = new ServiceHost({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
-  subscriptions = new WebhookSubscriptions(host.context, { key: options.key ?? key, allowPrivateUrls: options.allowPrivateUrls ?? false });
+  subscriptions = new WebhookSubscriptions(host.context, {
+    key: options.key ?? key,
+    allowPrivateUrls: options.allowPrivateUrls ?? false,
+  });
   host.add(subscriptions);
   await host.catchUp();
 };
@@ -44,7 +47,10 @@ afterEach(async () => {
 const shopA: WebhookCaller = { merchant_account_id: 'shop-a' };
 const shopB: WebhookCaller = { merchant_account_id: 'shop-b', caller_merchant_account_ids: [] };
 const limitedA: WebhookCaller = { merchant_account_id: 'shop-a', caller_merchant_account_ids: ['shop-a'] };
-const body = (overrides: Partial<WebhookSubscriptionCreateInput> = {}): WebhookSubscriptionCreateInput => ({ url: 'https://hooks.example.com/in', ...overrides });
+const body = (overrides: Partial<WebhookSubscriptionCreateInput> = {}): WebhookSubscriptionCreateInput => ({
+  url: 'https://hooks.example.com/in',
+  ...overrides,
+});
 
 async function apiError(action: () => unknown): Promise<ApiError> {
   try {
@@ -57,7 +63,10 @@ async function apiError(action: () => unknown): Promise<ApiError> {
 }
 
 it('creates with defaults, never shows the basic-auth password, and gets it back', async () => {
-  const created = await subscriptions.create({ ...shopA, body: body({ basic_auth: { username: 'hooks', password: 'pa55-w0rd-in-clear' }, description: 'ERP' }) });
+  const created = await subscriptions.create({
+    ...shopA,
+    body: body({ basic_auth: { username: 'hooks', password: 'pa55-w0rd-in-clear' }, description: 'ERP' }),
+  });
   expect(created).toEqual({
     type: 'webhook-subscription',
     id: expect.stringMatching(/^[0-9a-f-]{36}$/),
@@ -85,12 +94,19 @@ it('creates with defaults, never shows the basic-auth password, and gets it back
 
 it("lists the account's own and the instance-level subscriptions, oldest first, paged; limited keys see their account's only", async () => {
   const a1 = await subscriptions.create({ ...shopA, body: body({ description: 'a1' }) });
-  const instance = await subscriptions.create({ ...shopA, body: body({ merchant_account_id: null, description: 'instance' }) });
+  const instance = await subscriptions.create({
+    ...shopA,
+    body: body({ merchant_account_id: null, description: 'instance' }),
+  });
   const b1 = await subscriptions.create({ ...shopB, body: body({ description: 'b1' }) });
   const a2 = await subscriptions.create({ ...shopA, body: body({ merchant_account_id: 'shop-a', description: 'a2' }) });
   expect(instance.merchant_account_id).toBeNull();
 
-  expect(subscriptions.list({ ...shopA, limit: 20 }).items.map((item) => item.description)).toEqual(['a1', 'instance', 'a2']);
+  expect(subscriptions.list({ ...shopA, limit: 20 }).items.map((item) => item.description)).toEqual([
+    'a1',
+    'instance',
+    'a2',
+  ]);
   expect(subscriptions.list({ ...shopB, limit: 20 }).items.map((item) => item.description)).toEqual(['instance', 'b1']);
   expect(subscriptions.list({ ...limitedA, limit: 20 }).items.map((item) => item.description)).toEqual(['a1', 'a2']);
 
@@ -100,13 +116,17 @@ it("lists the account's own and the instance-level subscriptions, oldest first, 
   const second = subscriptions.list({ ...shopA, limit: 2, cursor: first.next_cursor });
   expect(second.items.map((item) => item.id)).toEqual([a2.id]);
   expect(second.next_cursor).toBeNull();
-  expect(subscriptions.list({ ...shopA, limit: 2, cursor: second.previous_cursor }).items.map((item) => item.id)).toEqual([a1.id, instance.id]);
+  expect(
+    subscriptions.list({ ...shopA, limit: 2, cursor: second.previous_cursor }).items.map((item) => item.id),
+  ).toEqual([a1.id, instance.id]);
 
   // Another account's subscription is not found; an instance-level one is, unless the key is limited.
   expect((await apiError(() => subscriptions.get({ ...shopA, subscription_id: b1.id }))).status).toBe(404);
   expect(subscriptions.get({ ...shopB, subscription_id: instance.id }).id).toBe(instance.id);
   expect((await apiError(() => subscriptions.get({ ...limitedA, subscription_id: instance.id }))).status).toBe(404);
-  expect((await apiError(() => subscriptions.update({ ...shopA, subscription_id: b1.id, body: { active: false } }))).status).toBe(404);
+  expect(
+    (await apiError(() => subscriptions.update({ ...shopA, subscription_id: b1.id, body: { active: false } }))).status,
+  ).toBe(404);
   expect((await apiError(() => subscriptions.delete({ ...limitedA, subscription_id: instance.id }))).status).toBe(404);
   expect((await apiError(() => subscriptions.secrets({ ...shopA, subscription_id: b1.id }))).status).toBe(404);
   expect(visibleTo(shopB, { merchantAccountId: null })).toBe(true);
@@ -116,22 +136,41 @@ it("lists the account's own and the instance-level subscriptions, oldest first, 
 });
 
 it('refuses what the rules refuse: private URLs (detail on /url), other accounts, instance level for limited keys', async () => {
-  for (const url of ['http://localhost:3000/hook', 'http://127.0.0.1/hook', 'http://192.168.1.20/hook', 'http://[::1]/hook', 'http://[fd00::2]/']) {
+  for (const url of [
+    'http://localhost:3000/hook',
+    'http://127.0.0.1/hook',
+    'http://192.168.1.20/hook',
+    'http://[::1]/hook',
+    'http://[fd00::2]/',
+  ]) {
     const error = await apiError(() => subscriptions.create({ ...shopA, body: body({ url }) }));
     expect(error.status).toBe(400);
-    expect(error.details).toEqual([{ location: 'body', pointer: '/url', message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE_URLS'), type: 'invalid_webhook_subscription' }]);
+    expect(error.details).toEqual([
+      {
+        location: 'body',
+        pointer: '/url',
+        message: expect.stringContaining('WEBHOOK_ALLOW_PRIVATE_URLS'),
+        type: 'invalid_webhook_subscription',
+      },
+    ]);
   }
-  const scheme = await apiError(() => subscriptions.create({ ...shopA, body: body({ url: 'ftp://hooks.example.com/' }) }));
+  const scheme = await apiError(() =>
+    subscriptions.create({ ...shopA, body: body({ url: 'ftp://hooks.example.com/' }) }),
+  );
   expect(scheme.status).toBe(400);
   expect(scheme.details[0]?.pointer).toBe('/url');
 
   const other = await apiError(() => subscriptions.create({ ...shopA, body: body({ merchant_account_id: 'shop-b' }) }));
   expect(other.status).toBe(400);
   expect(other.details[0]?.pointer).toBe('/merchant_account_id');
-  expect((await apiError(() => subscriptions.create({ ...limitedA, body: body({ merchant_account_id: null }) }))).status).toBe(403);
+  expect(
+    (await apiError(() => subscriptions.create({ ...limitedA, body: body({ merchant_account_id: null }) }))).status,
+  ).toBe(403);
 
   const created = await subscriptions.create({ ...shopA, body: body() });
-  const update = await apiError(() => subscriptions.update({ ...shopA, subscription_id: created.id, body: { url: 'http://10.0.0.8/' } }));
+  const update = await apiError(() =>
+    subscriptions.update({ ...shopA, subscription_id: created.id, body: { url: 'http://10.0.0.8/' } }),
+  );
   expect(update.details).toEqual([expect.objectContaining({ pointer: '/url' })]);
   expect(subscriptions.list({ ...shopA, limit: 20 }).items).toHaveLength(1);
 
@@ -144,23 +183,47 @@ it('refuses what the rules refuse: private URLs (detail on /url), other accounts
 it('updates only what is sent; null clears', async () => {
   const created = await subscriptions.create({
     ...shopA,
-    body: body({ event_names: ['transaction.captured'], basic_auth: { username: 'u', password: 'first-password' }, description: 'd' }),
+    body: body({
+      event_names: ['transaction.captured'],
+      basic_auth: { username: 'u', password: 'first-password' },
+      description: 'd',
+    }),
   });
   const ref = { ...shopA, subscription_id: created.id };
-  const renamed = await subscriptions.update({ ...ref, body: { url: 'https://other.example.com/hook', active: false } });
-  expect(renamed).toMatchObject({ url: 'https://other.example.com/hook', active: false, event_names: ['transaction.captured'], basic_auth: { username: 'u' }, description: 'd' });
+  const renamed = await subscriptions.update({
+    ...ref,
+    body: { url: 'https://other.example.com/hook', active: false },
+  });
+  expect(renamed).toMatchObject({
+    url: 'https://other.example.com/hook',
+    active: false,
+    event_names: ['transaction.captured'],
+    basic_auth: { username: 'u' },
+    description: 'd',
+  });
   expect(renamed.updated_at > created.updated_at).toBe(true);
   expect(renamed.created_at).toBe(created.created_at);
 
   await subscriptions.update({ ...ref, body: { basic_auth: { username: 'v', password: 'second-password' } } });
   expect(subscriptions.find(created.id)?.basicAuth).toEqual({ username: 'v', password: 'second-password' });
-  const cleared = await subscriptions.update({ ...ref, body: { event_names: null, basic_auth: null, description: null } });
-  expect(cleared).toMatchObject({ event_names: null, basic_auth: null, description: null, url: 'https://other.example.com/hook', active: false });
+  const cleared = await subscriptions.update({
+    ...ref,
+    body: { event_names: null, basic_auth: null, description: null },
+  });
+  expect(cleared).toMatchObject({
+    event_names: null,
+    basic_auth: null,
+    description: null,
+    url: 'https://other.example.com/hook',
+    active: false,
+  });
   expect(subscriptions.find(created.id)?.basicAuth).toBeNull();
 
   const owner = await apiError(() => subscriptions.update({ ...ref, body: { merchant_account_id: null } }));
   expect(owner.details[0]?.pointer).toBe('/merchant_account_id');
-  const invalid = await apiError(() => subscriptions.update({ ...ref, body: { event_names: ['not.an-event'] } as never }));
+  const invalid = await apiError(() =>
+    subscriptions.update({ ...ref, body: { event_names: ['not.an-event'] } as never }),
+  );
   expect(invalid.status).toBe(400);
 });
 
@@ -177,7 +240,9 @@ it('deletes softly: not found afterwards, gone from lists and from the directory
   expect(subscriptions.matching('shop-a', 'transaction.captured')).toEqual([]);
   expect(subscriptions.find(created.id)).toBeNull();
   expect(subscriptions.activeSecrets(created.id)).toEqual([]);
-  expect(storage.db.prepare('SELECT deleted FROM webhook_subscriptions WHERE id = ?').get(created.id)).toEqual({ deleted: 1 });
+  expect(storage.db.prepare('SELECT deleted FROM webhook_subscriptions WHERE id = ?').get(created.id)).toEqual({
+    deleted: 1,
+  });
 });
 
 it('makes secrets shown once, lists them masked, signs with every active one, and stops on revoke', async () => {
@@ -199,7 +264,9 @@ it('makes secrets shown once, lists them masked, signs with every active one, an
   const second = await subscriptions.createSecret(ref);
   expect(second.secret).not.toBe(first.secret);
 
-  expect(subscriptions.secrets(ref).items.map(({ id, secret, active, masked }) => ({ id, secret, active, masked }))).toEqual([
+  expect(
+    subscriptions.secrets(ref).items.map(({ id, secret, active, masked }) => ({ id, secret, active, masked })),
+  ).toEqual([
     { id: first.id, secret: null, active: true, masked: first.masked },
     { id: second.id, secret: null, active: true, masked: second.masked },
   ]);
@@ -212,8 +279,14 @@ it('makes secrets shown once, lists them masked, signs with every active one, an
   expect(revoked).toMatchObject({ id: first.id, active: false, secret: null, revoked_at: expect.any(String) });
   expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: second.id, secret: second.secret }]);
   expect(await subscriptions.revokeSecret({ ...ref, secret_id: first.id })).toEqual(revoked);
-  expect((await apiError(() => subscriptions.revokeSecret({ ...ref, secret_id: 'e0c5f0f4-1111-4111-8111-000000000000' }))).status).toBe(404);
-  expect((await apiError(() => subscriptions.revokeSecret({ ...shopB, subscription_id: created.id, secret_id: second.id }))).status).toBe(404);
+  expect(
+    (await apiError(() => subscriptions.revokeSecret({ ...ref, secret_id: 'e0c5f0f4-1111-4111-8111-000000000000' })))
+      .status,
+  ).toBe(404);
+  expect(
+    (await apiError(() => subscriptions.revokeSecret({ ...shopB, subscription_id: created.id, secret_id: second.id })))
+      .status,
+  ).toBe(404);
   expect(subscriptions.secrets(ref).items.map((secret) => secret.active)).toEqual([false, true]);
 
   for (let i = 0; i < 4; i++) await subscriptions.createSecret(ref);
@@ -224,12 +297,22 @@ it('makes secrets shown once, lists them masked, signs with every active one, an
 
 it('tells delivery which active subscriptions want an event, the instance-level ones included', async () => {
   const all = await subscriptions.create({ ...shopA, body: body({ description: 'all of shop-a' }) });
-  const captures = await subscriptions.create({ ...shopA, body: body({ event_names: ['transaction.captured', 'capture.succeeded'] }) });
-  const instance = await subscriptions.create({ ...shopA, body: body({ merchant_account_id: null, event_names: ['api-key-pair.created', 'transaction.captured'] }) });
+  const captures = await subscriptions.create({
+    ...shopA,
+    body: body({ event_names: ['transaction.captured', 'capture.succeeded'] }),
+  });
+  const instance = await subscriptions.create({
+    ...shopA,
+    body: body({ merchant_account_id: null, event_names: ['api-key-pair.created', 'transaction.captured'] }),
+  });
   const inactive = await subscriptions.create({ ...shopA, body: body({ active: false }) });
   const other = await subscriptions.create({ ...shopB, body: body() });
 
-  const ids = (merchantAccountId: string | null, eventName: string) => subscriptions.matching(merchantAccountId, eventName).map((target) => target.id).sort();
+  const ids = (merchantAccountId: string | null, eventName: string) =>
+    subscriptions
+      .matching(merchantAccountId, eventName)
+      .map((target) => target.id)
+      .sort();
   expect(ids('shop-a', 'transaction.captured')).toEqual([all.id, captures.id, instance.id].sort());
   expect(ids('shop-a', 'refund.succeeded')).toEqual([all.id]);
   expect(ids('shop-b', 'transaction.captured')).toEqual([instance.id, other.id].sort());
@@ -247,12 +330,18 @@ it('never writes a signing secret or a basic-auth password in clear to the SQLit
   const password = 'basic-auth-password-0123456789';
   const created = await subscriptions.create({ ...shopA, body: body({ basic_auth: { username: 'hooks', password } }) });
   const ref = { ...shopA, subscription_id: created.id };
-  const secrets = [await subscriptions.createSecret(ref), await subscriptions.createSecret(ref)].map((secret) => secret.secret!);
+  const secrets = [await subscriptions.createSecret(ref), await subscriptions.createSecret(ref)].map(
+    (secret) => secret.secret!,
+  );
   await subscriptions.update({ ...ref, body: { basic_auth: { username: 'hooks', password: `${password}-2` } } });
   const clear = [password, `${password}-2`, ...secrets, ...secrets.map((secret) => secret.slice('whsec_'.length, -4))];
 
   const file = path.join(dir, 'webhooks.db');
-  const onDisk = () => ['', '-wal', '-journal'].map((suffix) => `${file}${suffix}`).filter((name) => fs.existsSync(name)).map((name) => fs.readFileSync(name));
+  const onDisk = () =>
+    ['', '-wal', '-journal']
+      .map((suffix) => `${file}${suffix}`)
+      .filter((name) => fs.existsSync(name))
+      .map((name) => fs.readFileSync(name));
   const check = (files: Buffer[]) => {
     const bytes = Buffer.concat(files);
     expect(bytes.includes(Buffer.from('webhook-subscription-', 'latin1'))).toBe(true); // we do look at the events
@@ -263,7 +352,12 @@ it('never writes a signing secret or a basic-auth password in clear to the SQLit
   };
   check(onDisk());
   const events = await storage.store.readStream(`webhook-subscription-${created.id}`);
-  expect(events.map((event) => event.type)).toEqual(['WebhookSubscriptionCreated', 'WebhookSecretCreated', 'WebhookSecretCreated', 'WebhookSubscriptionUpdated']);
+  expect(events.map((event) => event.type)).toEqual([
+    'WebhookSubscriptionCreated',
+    'WebhookSecretCreated',
+    'WebhookSecretCreated',
+    'WebhookSubscriptionUpdated',
+  ]);
   expect(JSON.stringify(events)).toMatch(/"secret":"v2\.[0-9a-f]{16}\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+"/);
   await close(); // checkpoints the WAL into the main file
   check(onDisk());
@@ -271,9 +365,14 @@ it('never writes a signing secret or a basic-auth password in clear to the SQLit
 });
 
 it('rebuilds the same read model from the log, and needs the same key to open the secrets', async () => {
-  const created = await subscriptions.create({ ...shopA, body: body({ basic_auth: { username: 'u', password: 'p-123456' } }) });
+  const created = await subscriptions.create({
+    ...shopA,
+    body: body({ basic_auth: { username: 'u', password: 'p-123456' } }),
+  });
   const secret = await subscriptions.createSecret({ ...shopA, subscription_id: created.id });
-  storage.db.exec("DROP TABLE webhook_subscriptions; DROP TABLE webhook_secrets; DELETE FROM checkpoints WHERE name LIKE 'projection:webhook-subscriptions'");
+  storage.db.exec(
+    "DROP TABLE webhook_subscriptions; DROP TABLE webhook_secrets; DELETE FROM checkpoints WHERE name LIKE 'projection:webhook-subscriptions'",
+  );
   await close();
 
   await open({ key: loadWebhooksKey({ dataDir: dir }) });
@@ -289,7 +388,9 @@ it('rebuilds the same read model from the log, and needs the same key to open th
   } catch (error) {
     message = (error as Error).message;
   }
-  expect(message).toMatch(/sealed under webhooks key [0-9a-f]{16}, which is neither WEBHOOK_SECRETS_KEY nor a retired key/);
+  expect(message).toMatch(
+    /sealed under webhooks key [0-9a-f]{16}, which is neither WEBHOOK_SECRETS_KEY nor a retired key/,
+  );
   expect(message).not.toContain(secret.secret!);
 });
 
@@ -299,12 +400,20 @@ it('serves the RPC patterns, errors as values', async () => {
   const created = await rpc.call<{ id: string }>(webhookPatterns.create, { ...shopA, body: body() });
   const ref = { ...shopA, subscription_id: created.id };
   expect(await rpc.call(webhookPatterns.get, ref)).toMatchObject({ id: created.id });
-  expect(await rpc.call(webhookPatterns.list, { ...shopA, limit: 10 })).toMatchObject({ items: [{ id: created.id }], limit: 10, next_cursor: null });
-  expect(await rpc.call(webhookPatterns.update, { ...ref, body: { description: 'x' } })).toMatchObject({ description: 'x' });
+  expect(await rpc.call(webhookPatterns.list, { ...shopA, limit: 10 })).toMatchObject({
+    items: [{ id: created.id }],
+    limit: 10,
+    next_cursor: null,
+  });
+  expect(await rpc.call(webhookPatterns.update, { ...ref, body: { description: 'x' } })).toMatchObject({
+    description: 'x',
+  });
   const secret = await rpc.call<{ id: string; secret: string }>(webhookPatterns.secretCreate, ref);
   expect(secret.secret).toMatch(/^whsec_/);
   expect(await rpc.call(webhookPatterns.secretsList, ref)).toMatchObject({ items: [{ id: secret.id, secret: null }] });
-  expect(await rpc.call(webhookPatterns.secretRevoke, { ...ref, secret_id: secret.id })).toMatchObject({ active: false });
+  expect(await rpc.call(webhookPatterns.secretRevoke, { ...ref, secret_id: secret.id })).toMatchObject({
+    active: false,
+  });
   expect(await rpc.call(webhookPatterns.delete, ref)).toBeNull();
   const missing = await apiError(() => rpc.call(webhookPatterns.get, ref));
   expect(missing.toBody()).toMatchObject({ status: 404, code: 'not_found' });
@@ -313,7 +422,10 @@ it('serves the RPC patterns, errors as values', async () => {
 });
 
 it('rotates the webhooks key: the old key opens until everything is re-sealed, then the new one alone opens everything, also after a rebuild', async () => {
-  const created = await subscriptions.create({ ...shopA, body: body({ basic_auth: { username: 'u', password: 'p-rotate-1' } }) });
+  const created = await subscriptions.create({
+    ...shopA,
+    body: body({ basic_auth: { username: 'u', password: 'p-rotate-1' } }),
+  });
   const kept = await subscriptions.createSecret({ ...shopA, subscription_id: created.id });
   const revoked = await subscriptions.createSecret({ ...shopA, subscription_id: created.id });
   await subscriptions.revokeSecret({ ...shopA, subscription_id: created.id, secret_id: revoked.id });
@@ -328,17 +440,28 @@ it('rotates the webhooks key: the old key opens until everything is re-sealed, t
   await open({ key: webhooksKeyRing(next, [key]) });
   expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);
   const outcome = await subscriptions.resealAll();
-  expect(outcome).toMatchObject({ resealed: 3, subscriptions: 1, values_by_key_id: { [outcome.active_key_id]: 3 }, deleted_subscriptions_skipped: 1 });
+  expect(outcome).toMatchObject({
+    resealed: 3,
+    subscriptions: 1,
+    values_by_key_id: { [outcome.active_key_id]: 3 },
+    deleted_subscriptions_skipped: 1,
+  });
   expect(await subscriptions.resealAll()).toMatchObject({ resealed: 0, subscriptions: 0 }); // safe to repeat
   // Nothing a client sees changed.
-  expect(subscriptions.get({ ...shopA, subscription_id: created.id })).toEqual(await subscriptions.get({ ...shopA, subscription_id: created.id }));
-  expect(subscriptions.secrets({ ...shopA, subscription_id: created.id }).items.map((secret) => secret.active)).toEqual([true, false]);
+  expect(subscriptions.get({ ...shopA, subscription_id: created.id })).toEqual(
+    await subscriptions.get({ ...shopA, subscription_id: created.id }),
+  );
+  expect(subscriptions.secrets({ ...shopA, subscription_id: created.id }).items.map((secret) => secret.active)).toEqual(
+    [true, false],
+  );
   await close();
 
   await open({ key: next }); // the old key dropped
   expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);
   expect(subscriptions.find(created.id)?.basicAuth?.password).toBe('p-rotate-1');
-  storage.db.exec("DROP TABLE webhook_subscriptions; DROP TABLE webhook_secrets; DELETE FROM checkpoints WHERE name LIKE 'projection:webhook-subscriptions'");
+  storage.db.exec(
+    "DROP TABLE webhook_subscriptions; DROP TABLE webhook_secrets; DELETE FROM checkpoints WHERE name LIKE 'projection:webhook-subscriptions'",
+  );
   await close();
   await open({ key: next }); // rebuilt from the log: the re-sealed values are the ones it ends with
   expect(subscriptions.activeSecrets(created.id)).toEqual([{ id: kept.id, secret: kept.secret }]);

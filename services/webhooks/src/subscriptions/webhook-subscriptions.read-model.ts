@@ -85,20 +85,25 @@ export class WebhookSubscriptionsReadModel {
       CREATE INDEX IF NOT EXISTS webhook_secrets_by_subscription ON webhook_secrets (subscription_id, created_at, id);`);
     // Added by issue 22: subscriptions created before it carry no such setting, and get no billing details.
     const columns = db.prepare<[], { name: string }>('PRAGMA table_info(webhook_subscriptions)').all();
-    if (!columns.some((column) => column.name === 'billing_details')) db.exec('ALTER TABLE webhook_subscriptions ADD COLUMN billing_details INTEGER NOT NULL DEFAULT 0');
+    if (!columns.some((column) => column.name === 'billing_details'))
+      db.exec('ALTER TABLE webhook_subscriptions ADD COLUMN billing_details INTEGER NOT NULL DEFAULT 0');
     const visible = `deleted = 0 AND (merchant_account_id = @account OR (@instance = 1 AND merchant_account_id IS NULL))`;
     this.byId = db.prepare('SELECT * FROM webhook_subscriptions WHERE id = ? AND deleted = 0');
     this.listAfter = db.prepare(
       `SELECT * FROM webhook_subscriptions WHERE ${visible} AND (@key IS NULL OR created_at || '|' || id > @key) ORDER BY created_at, id LIMIT @count`,
     );
-    this.listBefore = db.prepare(`SELECT * FROM webhook_subscriptions WHERE ${visible} AND created_at || '|' || id < @key ORDER BY created_at DESC, id DESC LIMIT @count`);
+    this.listBefore = db.prepare(
+      `SELECT * FROM webhook_subscriptions WHERE ${visible} AND created_at || '|' || id < @key ORDER BY created_at DESC, id DESC LIMIT @count`,
+    );
     this.matchingRecords = db.prepare(
       `SELECT * FROM webhook_subscriptions WHERE deleted = 0 AND active = 1 AND (merchant_account_id IS NULL OR merchant_account_id = @account) ORDER BY created_at, id`,
     );
     this.secretsOf = db.prepare('SELECT * FROM webhook_secrets WHERE subscription_id = ? ORDER BY created_at, id');
     this.allStatement = db.prepare('SELECT * FROM webhook_subscriptions WHERE deleted = 0 ORDER BY created_at, id');
     this.deletedStatement = db.prepare('SELECT count(*) AS count FROM webhook_subscriptions WHERE deleted = 1');
-    this.activeSecretsOf = db.prepare('SELECT * FROM webhook_secrets WHERE subscription_id = ? AND active = 1 ORDER BY created_at, id');
+    this.activeSecretsOf = db.prepare(
+      'SELECT * FROM webhook_secrets WHERE subscription_id = ? AND active = 1 ORDER BY created_at, id',
+    );
 
     const insert = db.prepare(
       `INSERT OR REPLACE INTO webhook_subscriptions (id, merchant_account_id, url, event_names, active, basic_auth_username, basic_auth_password,
@@ -111,16 +116,24 @@ export class WebhookSubscriptionsReadModel {
          basic_auth_password = @basic_auth_password, description = @description, billing_details = @billing_details, updated_at = @updated_at
          WHERE id = @id`,
     );
-    const markDeleted = db.prepare('UPDATE webhook_subscriptions SET deleted = 1, active = 0, updated_at = @at WHERE id = @id');
+    const markDeleted = db.prepare(
+      'UPDATE webhook_subscriptions SET deleted = 1, active = 0, updated_at = @at WHERE id = @id',
+    );
     const insertSecret = db.prepare(
       `INSERT OR REPLACE INTO webhook_secrets (id, subscription_id, secret, last4, active, created_at, revoked_at)
        VALUES (@id, @subscription_id, @secret, @last4, 1, @created_at, NULL)`,
     );
-    const revokeSecret = db.prepare('UPDATE webhook_secrets SET active = 0, revoked_at = @at WHERE id = @id AND subscription_id = @subscriptionId');
+    const revokeSecret = db.prepare(
+      'UPDATE webhook_secrets SET active = 0, revoked_at = @at WHERE id = @id AND subscription_id = @subscriptionId',
+    );
     const anyById = db.prepare<[string], SubscriptionRecord>('SELECT * FROM webhook_subscriptions WHERE id = ?');
     // A re-sealed value changes nothing a client sees: updated_at stays.
-    const resealSecret = db.prepare('UPDATE webhook_secrets SET secret = @secret WHERE id = @id AND subscription_id = @subscriptionId');
-    const resealPassword = db.prepare('UPDATE webhook_subscriptions SET basic_auth_password = @password WHERE id = @id AND basic_auth_password IS NOT NULL');
+    const resealSecret = db.prepare(
+      'UPDATE webhook_secrets SET secret = @secret WHERE id = @id AND subscription_id = @subscriptionId',
+    );
+    const resealPassword = db.prepare(
+      'UPDATE webhook_subscriptions SET basic_auth_password = @password WHERE id = @id AND basic_auth_password IS NOT NULL',
+    );
 
     this.projection = {
       name: 'webhook-subscriptions',
@@ -173,8 +186,10 @@ export class WebhookSubscriptionsReadModel {
             revokeSecret.run({ id: event.data.secretId, subscriptionId: event.data.subscriptionId, at: event.data.at });
             return;
           case 'WebhookSecretsResealed':
-            for (const { secretId, secret } of event.data.secrets) resealSecret.run({ id: secretId, subscriptionId: event.data.id, secret });
-            if (event.data.basicAuthPassword !== undefined) resealPassword.run({ id: event.data.id, password: event.data.basicAuthPassword });
+            for (const { secretId, secret } of event.data.secrets)
+              resealSecret.run({ id: secretId, subscriptionId: event.data.id, secret });
+            if (event.data.basicAuthPassword !== undefined)
+              resealPassword.run({ id: event.data.id, password: event.data.basicAuthPassword });
             return;
           default:
             return;
@@ -200,13 +215,25 @@ export class WebhookSubscriptionsReadModel {
   }
 
   /** The account's subscriptions (and, with `includeInstanceLevel`, the instance-level ones) after `key`, oldest first. */
-  after(scope: { merchantAccountId: string; includeInstanceLevel: boolean }, key: string | null, count: number): WebhookSubscriptionRow[] {
-    return this.listAfter.all({ account: scope.merchantAccountId, instance: scope.includeInstanceLevel ? 1 : 0, key, count }).map(toRow);
+  after(
+    scope: { merchantAccountId: string; includeInstanceLevel: boolean },
+    key: string | null,
+    count: number,
+  ): WebhookSubscriptionRow[] {
+    return this.listAfter
+      .all({ account: scope.merchantAccountId, instance: scope.includeInstanceLevel ? 1 : 0, key, count })
+      .map(toRow);
   }
 
   /** The same list before `key`, newest first. */
-  before(scope: { merchantAccountId: string; includeInstanceLevel: boolean }, key: string, count: number): WebhookSubscriptionRow[] {
-    return this.listBefore.all({ account: scope.merchantAccountId, instance: scope.includeInstanceLevel ? 1 : 0, key, count }).map(toRow);
+  before(
+    scope: { merchantAccountId: string; includeInstanceLevel: boolean },
+    key: string,
+    count: number,
+  ): WebhookSubscriptionRow[] {
+    return this.listBefore
+      .all({ account: scope.merchantAccountId, instance: scope.includeInstanceLevel ? 1 : 0, key, count })
+      .map(toRow);
   }
 
   /** Active subscriptions of the account and the instance-level ones (only those when `merchantAccountId` is null). */
@@ -227,7 +254,12 @@ export class WebhookSubscriptionsReadModel {
 /** The list key: creation time, then id (ISO timestamps of one length sort as text). */
 export const listKey = (row: WebhookSubscriptionRow): string => `${row.createdAt}|${row.id}`;
 
-function settingsRecord(settings: Pick<WebhookSubscriptionRow, 'url' | 'eventNames' | 'active' | 'basicAuth' | 'description' | 'billingDetails'>) {
+function settingsRecord(
+  settings: Pick<
+    WebhookSubscriptionRow,
+    'url' | 'eventNames' | 'active' | 'basicAuth' | 'description' | 'billingDetails'
+  >,
+) {
   return {
     url: settings.url,
     event_names: settings.eventNames ? JSON.stringify(settings.eventNames) : null,
@@ -246,7 +278,10 @@ function toRow(record: SubscriptionRecord): WebhookSubscriptionRow {
     url: record.url,
     eventNames: record.event_names ? (JSON.parse(record.event_names) as string[]) : null,
     active: record.active === 1,
-    basicAuth: record.basic_auth_username !== null && record.basic_auth_password !== null ? { username: record.basic_auth_username, password: record.basic_auth_password } : null,
+    basicAuth:
+      record.basic_auth_username !== null && record.basic_auth_password !== null
+        ? { username: record.basic_auth_username, password: record.basic_auth_password }
+        : null,
     description: record.description,
     billingDetails: record.billing_details === 1,
     createdAt: record.created_at,

@@ -38,7 +38,12 @@ import {
   type WebhookSubscriptionChanges,
   type WebhookSubscriptionCommand,
 } from './webhook-subscription';
-import { listKey, WebhookSubscriptionsReadModel, type WebhookSecretRow, type WebhookSubscriptionRow } from './webhook-subscriptions.read-model';
+import {
+  listKey,
+  WebhookSubscriptionsReadModel,
+  type WebhookSecretRow,
+  type WebhookSubscriptionRow,
+} from './webhook-subscriptions.read-model';
 
 export interface WebhookSubscriptionsOptions {
   /** The webhooks key (`loadWebhooksKey`), or the ring with retired keys (`loadWebhooksKeyRing`): seals and opens signing secrets and basic-auth passwords. */
@@ -61,8 +66,12 @@ export const newSigningSecret = (): string => `whsec_${randomBytes(32).toString(
 
 /** The RPC payload's caller as the rules see it: instance level when its key is not limited to some merchant accounts. */
 export const subscriptionCallerOf = (caller: WebhookCaller): SubscriptionCaller => {
-  if (typeof caller?.merchant_account_id !== 'string' || caller.merchant_account_id === '') throw ApiError.badRequest('merchant_account_id is required');
-  return { merchantAccountId: caller.merchant_account_id, instanceLevel: (caller.caller_merchant_account_ids ?? []).length === 0 };
+  if (typeof caller?.merchant_account_id !== 'string' || caller.merchant_account_id === '')
+    throw ApiError.badRequest('merchant_account_id is required');
+  return {
+    merchantAccountId: caller.merchant_account_id,
+    instanceLevel: (caller.caller_merchant_account_ids ?? []).length === 0,
+  };
 };
 
 // Owners bound into the sealed values (associated data): a value moved to another row no longer opens.
@@ -94,7 +103,10 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
     const caller = subscriptionCallerOf(request);
     const scope = { merchantAccountId: caller.merchantAccountId, includeInstanceLevel: caller.instanceLevel };
     const page = keysetPage<WebhookSubscriptionRow>(
-      { limit: Math.min(Math.max(Math.trunc(Number(request.limit)) || 20, 1), 100), ...(request.cursor ? { cursor: request.cursor } : {}) },
+      {
+        limit: Math.min(Math.max(Math.trunc(Number(request.limit)) || 20, 1), 100),
+        ...(request.cursor ? { cursor: request.cursor } : {}),
+      },
       listKey,
       (key, count) => this.readModel.after(scope, key, count),
       (key, count) => this.readModel.before(scope, key, count),
@@ -137,14 +149,19 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       ...(body.url !== undefined ? { url: body.url } : {}),
       ...(body.event_names !== undefined ? { eventNames: body.event_names } : {}),
       ...(body.active !== undefined ? { active: body.active } : {}),
-      ...(body.basic_auth !== undefined ? { basicAuth: body.basic_auth ? this.sealBasicAuth(id, body.basic_auth) : null } : {}),
+      ...(body.basic_auth !== undefined
+        ? { basicAuth: body.basic_auth ? this.sealBasicAuth(id, body.basic_auth) : null }
+        : {}),
       ...(body.description !== undefined ? { description: body.description } : {}),
       // Whoever changes the subscription vouches for its payloads from now on (issue 22, item 4).
       billingDetails: request.billing_details_visible === true,
     };
     await this.run(id, {
       type: 'UpdateWebhookSubscription',
-      data: { changes, ...(body.merchant_account_id !== undefined ? { merchantAccountId: body.merchant_account_id } : {}) },
+      data: {
+        changes,
+        ...(body.merchant_account_id !== undefined ? { merchantAccountId: body.merchant_account_id } : {}),
+      },
       caller,
       metadata: this.metadata(),
     });
@@ -153,7 +170,11 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
 
   /** Soft: the subscription stops matching at once and is not found afterwards; its deliveries stay listed. */
   async delete(ref: WebhookSubscriptionRef): Promise<void> {
-    await this.run(this.visible(ref).id, { type: 'DeleteWebhookSubscription', caller: subscriptionCallerOf(ref), metadata: this.metadata() });
+    await this.run(this.visible(ref).id, {
+      type: 'DeleteWebhookSubscription',
+      caller: subscriptionCallerOf(ref),
+      metadata: this.metadata(),
+    });
   }
 
   /** Every secret of the subscription, oldest first, masked. */
@@ -169,7 +190,11 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
     const secret = newSigningSecret();
     await this.run(subscriptionId, {
       type: 'CreateWebhookSecret',
-      data: { secretId, secret: this.#box.seal(secret, secretOwner(subscriptionId, secretId)), last4: secret.slice(-4) },
+      data: {
+        secretId,
+        secret: this.#box.seal(secret, secretOwner(subscriptionId, secretId)),
+        last4: secret.slice(-4),
+      },
       caller: subscriptionCallerOf(ref),
       metadata: this.metadata(),
     });
@@ -179,7 +204,12 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
   /** Stops the secret signing; revoking a revoked secret changes nothing. */
   async revokeSecret(ref: WebhookSecretRef): Promise<WebhookSecret> {
     const subscriptionId = this.visible(ref).id;
-    await this.run(subscriptionId, { type: 'RevokeWebhookSecret', data: { secretId: String(ref.secret_id) }, caller: subscriptionCallerOf(ref), metadata: this.metadata() });
+    await this.run(subscriptionId, {
+      type: 'RevokeWebhookSecret',
+      data: { secretId: String(ref.secret_id) },
+      caller: subscriptionCallerOf(ref),
+      metadata: this.metadata(),
+    });
     return toWireSecret(this.secret(subscriptionId, String(ref.secret_id)), null);
   }
 
@@ -212,7 +242,11 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       if (row.basicAuth) count(row.basicAuth.password);
       for (const secret of this.readModel.secrets(row.id)) count(secret.secret);
     }
-    return { active_key_id: this.#box.activeKeyId, values_by_key_id: counts, deleted_subscriptions_skipped: this.readModel.deletedCount() };
+    return {
+      active_key_id: this.#box.activeKeyId,
+      values_by_key_id: counts,
+      deleted_subscriptions_skipped: this.readModel.deletedCount(),
+    };
   }
 
   /**
@@ -226,12 +260,18 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
     let resealed = 0;
     let subscriptions = 0;
     for (const row of this.readModel.allExisting()) {
-      const again = (sealed: string, owner: readonly string[]) => ({ from: sealed, to: this.#box.seal(this.#box.open(sealed, owner), owner) });
+      const again = (sealed: string, owner: readonly string[]) => ({
+        from: sealed,
+        to: this.#box.seal(this.#box.open(sealed, owner), owner),
+      });
       const secrets = this.readModel
         .secrets(row.id)
         .filter((secret) => !this.#box.isCurrent(secret.secret))
         .map((secret) => ({ secretId: secret.id, ...again(secret.secret, secretOwner(row.id, secret.id)) }));
-      const password = row.basicAuth && !this.#box.isCurrent(row.basicAuth.password) ? again(row.basicAuth.password, basicAuthOwner(row.id)) : undefined;
+      const password =
+        row.basicAuth && !this.#box.isCurrent(row.basicAuth.password)
+          ? again(row.basicAuth.password, basicAuthOwner(row.id))
+          : undefined;
       if (secrets.length === 0 && !password) continue;
       await this.run(row.id, {
         type: 'ResealWebhookSecrets',
@@ -261,7 +301,9 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
 
   activeSecrets(subscriptionId: string): readonly { readonly id: string; readonly secret: string }[] {
     if (!this.readModel.find(subscriptionId)) return [];
-    return this.readModel.activeSecrets(subscriptionId).map((row) => ({ id: row.id, secret: this.#box.open(row.secret, secretOwner(subscriptionId, row.id)) }));
+    return this.readModel
+      .activeSecrets(subscriptionId)
+      .map((row) => ({ id: row.id, secret: this.#box.open(row.secret, secretOwner(subscriptionId, row.id)) }));
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------
@@ -281,7 +323,9 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
   }
 
   private async run(subscriptionId: string, command: WebhookSubscriptionCommand): Promise<void> {
-    await asApiErrors(() => handleCommand(this.context.store, webhookSubscriptionStream(subscriptionId), this.decider, command));
+    await asApiErrors(() =>
+      handleCommand(this.context.store, webhookSubscriptionStream(subscriptionId), this.decider, command),
+    );
     await this.context.catchUp();
   }
 
@@ -290,7 +334,10 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
   }
 
   private sealBasicAuth(subscriptionId: string, basicAuth: { username: string; password: string }): SealedBasicAuth {
-    return { username: basicAuth.username, password: this.#box.seal(basicAuth.password, basicAuthOwner(subscriptionId)) };
+    return {
+      username: basicAuth.username,
+      password: this.#box.seal(basicAuth.password, basicAuthOwner(subscriptionId)),
+    };
   }
 
   private toTarget(row: WebhookSubscriptionRow): SubscriptionTarget {
@@ -300,7 +347,9 @@ export class WebhookSubscriptions implements WebhooksSlice, SubscriptionDirector
       merchantAccountId: row.merchantAccountId,
       eventNames: row.eventNames,
       active: row.active,
-      basicAuth: row.basicAuth ? { username: row.basicAuth.username, password: this.#box.open(row.basicAuth.password, basicAuthOwner(row.id)) } : null,
+      basicAuth: row.basicAuth
+        ? { username: row.basicAuth.username, password: this.#box.open(row.basicAuth.password, basicAuthOwner(row.id)) }
+        : null,
       billingDetails: row.billingDetails,
     };
   }
@@ -312,7 +361,12 @@ function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
   if (parsed.success) return parsed.data;
   throw ApiError.badRequest(
     'invalid webhook subscription',
-    parsed.error.issues.map((issue) => ({ location: 'body' as const, pointer: `/${issue.path.join('/')}`, message: issue.message, type: issue.code })),
+    parsed.error.issues.map((issue) => ({
+      location: 'body' as const,
+      pointer: `/${issue.path.join('/')}`,
+      message: issue.message,
+      type: issue.code,
+    })),
   );
 }
 
@@ -343,4 +397,3 @@ function toWireSecret(row: WebhookSecretRow, secret: string | null): WebhookSecr
     revoked_at: row.revokedAt,
   };
 }
-

@@ -24,9 +24,14 @@ export function webhookUrlProblem(url: string, options: { allowPrivate: boolean 
   if (parsed.username !== '' || parsed.password !== '') return 'must not carry credentials; use basic_auth';
   if (parsed.hostname === '') return 'must name a host';
   if (options.allowPrivate) return null;
-  const host = parsed.hostname.replace(/^\[|\]$/g, '').replace(/\.$/, '').toLowerCase();
-  if (host === 'localhost' || host.endsWith('.localhost')) return 'must not point at localhost (WEBHOOK_ALLOW_PRIVATE_URLS is off)';
-  if (isPrivateAddress(host)) return 'must not point at a loopback, private or link-local address (WEBHOOK_ALLOW_PRIVATE_URLS is off)';
+  const host = parsed.hostname
+    .replace(/^\[|\]$/g, '')
+    .replace(/\.$/, '')
+    .toLowerCase();
+  if (host === 'localhost' || host.endsWith('.localhost'))
+    return 'must not point at localhost (WEBHOOK_ALLOW_PRIVATE_URLS is off)';
+  if (isPrivateAddress(host))
+    return 'must not point at a loopback, private or link-local address (WEBHOOK_ALLOW_PRIVATE_URLS is off)';
   return null;
 }
 
@@ -89,5 +94,7 @@ function ipv6Words(host: string): number[] | null {
   const missing = 8 - head.length - tail.length;
   if (halves.length === 1 ? head.length !== 8 : missing < 0) return null;
   const words = [...head, ...Array<number>(halves.length === 2 ? missing : 0).fill(0), ...tail];
-  return words.length === 8 && words.every((word) => Number.isInteger(word) && word >= 0 && word <= 0xffff) ? words : null;
+  return words.length === 8 && words.every((word) => Number.isInteger(word) && word >= 0 && word <= 0xffff)
+    ? words
+    : null;
 }

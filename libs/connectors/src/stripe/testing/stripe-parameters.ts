@@ -22,9 +22,14 @@ function stripeProgram(): { checker: ts.TypeChecker; files: readonly ts.SourceFi
   // The package's main entry is cjs/stripe.cjs.node.js; its resources' declarations sit beside it.
   const resources = path.join(path.dirname(require.resolve('stripe')), 'resources');
   // The resources the connector calls; their imports (shared types) come along.
-  const names = ['PaymentIntents.d.ts', 'PaymentMethods.d.ts', 'Refunds.d.ts'].map((name) => path.join(resources, name)).filter((name) => fs.existsSync(name));
+  const names = ['PaymentIntents.d.ts', 'PaymentMethods.d.ts', 'Refunds.d.ts']
+    .map((name) => path.join(resources, name))
+    .filter((name) => fs.existsSync(name));
   const created = ts.createProgram(names, { noEmit: true, skipLibCheck: true, types: [] });
-  program = { checker: created.getTypeChecker(), files: names.map((name) => created.getSourceFile(name)).filter((file): file is ts.SourceFile => file !== undefined) };
+  program = {
+    checker: created.getTypeChecker(),
+    files: names.map((name) => created.getSourceFile(name)).filter((file): file is ts.SourceFile => file !== undefined),
+  };
   return program;
 }
 
@@ -35,7 +40,9 @@ export function declaredParameters(interfaceName: string): DeclaredParameters {
   const { checker, files } = stripeProgram();
   let declaration: ts.InterfaceDeclaration | undefined;
   for (const file of files) {
-    declaration = file.statements.find((s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === interfaceName);
+    declaration = file.statements.find(
+      (s): s is ts.InterfaceDeclaration => ts.isInterfaceDeclaration(s) && s.name.text === interfaceName,
+    );
     if (declaration) break;
   }
   if (!declaration) throw new Error(`stripe declares no ${interfaceName}`);
@@ -46,12 +53,26 @@ export function declaredParameters(interfaceName: string): DeclaredParameters {
   return result;
 }
 
-function walk(checker: ts.TypeChecker, type: ts.Type, prefix: string, paths: Map<string, readonly string[] | null>, depth: number): void {
+function walk(
+  checker: ts.TypeChecker,
+  type: ts.Type,
+  prefix: string,
+  paths: Map<string, readonly string[] | null>,
+  depth: number,
+): void {
   if (depth > 8) return;
   const parts = type.isUnion() ? type.types : [type];
   const literals = parts.filter((t): t is ts.StringLiteralType => t.isStringLiteral()).map((t) => t.value);
   const objects = parts.filter((t) => t.flags & ts.TypeFlags.Object);
-  const scalar = parts.some((t) => t.flags & (ts.TypeFlags.String | ts.TypeFlags.Number | ts.TypeFlags.Boolean | ts.TypeFlags.BooleanLiteral | ts.TypeFlags.NumberLiteral));
+  const scalar = parts.some(
+    (t) =>
+      t.flags &
+      (ts.TypeFlags.String |
+        ts.TypeFlags.Number |
+        ts.TypeFlags.Boolean |
+        ts.TypeFlags.BooleanLiteral |
+        ts.TypeFlags.NumberLiteral),
+  );
   if (prefix !== '' && (literals.length > 0 || scalar)) {
     const before = paths.get(prefix);
     paths.set(prefix, scalar || before === null ? null : [...(before ?? []), ...literals]);
@@ -76,7 +97,9 @@ function walk(checker: ts.TypeChecker, type: ts.Type, prefix: string, paths: Map
 /** `a[b][0][c]=v` form keys as the declared paths they must match: `a.b.[].c`. */
 export function formPath(key: string): string {
   const [head = '', ...rest] = key.split('[');
-  return [head, ...rest.map((part) => part.replace(/\]$/, '')).map((part) => (/^\d*$/.test(part) ? '[]' : part))].join('.').replace(/\.\[\]/g, '[]');
+  return [head, ...rest.map((part) => part.replace(/\]$/, '')).map((part) => (/^\d*$/.test(part) ? '[]' : part))]
+    .join('.')
+    .replace(/\.\[\]/g, '[]');
 }
 
 /** Problems of a form-encoded (or query) request against the declared parameters; [] when every key is declared. */
@@ -85,9 +108,14 @@ export function parameterErrors(parameters: DeclaredParameters, form: URLSearchP
   for (const [key, value] of form) {
     const declared = formPath(key);
     const wildcard = declared.replace(/\.[^.[\]]+$/, '.*');
-    const allowed = parameters.paths.has(declared) ? parameters.paths.get(declared) : parameters.paths.has(wildcard) ? null : undefined;
+    const allowed = parameters.paths.has(declared)
+      ? parameters.paths.get(declared)
+      : parameters.paths.has(wildcard)
+        ? null
+        : undefined;
     if (allowed === undefined) problems.push(`${key} is not a declared parameter`);
-    else if (allowed && allowed.length > 0 && !allowed.includes(value)) problems.push(`${key} must be one of ${allowed.join(', ')}`);
+    else if (allowed && allowed.length > 0 && !allowed.includes(value))
+      problems.push(`${key} must be one of ${allowed.join(', ')}`);
   }
   return problems;
 }

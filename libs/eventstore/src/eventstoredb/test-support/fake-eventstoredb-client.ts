@@ -44,13 +44,21 @@ export class FakeEventStoreDbClient {
     return this as unknown as EventStoreDBClient;
   }
 
-  async appendToStream(streamName: string, events: EventData[], options: { expectedRevision?: AppendExpectedRevision } = {}): Promise<AppendResult> {
+  async appendToStream(
+    streamName: string,
+    events: EventData[],
+    options: { expectedRevision?: AppendExpectedRevision } = {},
+  ): Promise<AppendResult> {
     await Promise.resolve();
     const existing = this.log.filter((stored) => stored.streamId === streamName);
     const current = existing.at(-1)?.revision;
     const expected = options.expectedRevision ?? 'any';
     const conflict =
-      expected === 'no_stream' ? current !== undefined : expected === 'stream_exists' ? current === undefined : expected !== 'any' && current !== expected;
+      expected === 'no_stream'
+        ? current !== undefined
+        : expected === 'stream_exists'
+          ? current === undefined
+          : expected !== 'any' && current !== expected;
     if (conflict) {
       throw new WrongExpectedVersionError(undefined, { streamName, expected, current: current ?? 'no_stream' });
     }
@@ -62,15 +70,20 @@ export class FakeEventStoreDbClient {
     return { success: true, nextExpectedRevision: last!.revision, position: last!.position };
   }
 
-  readStream(streamName: string, options: { fromRevision?: bigint | 'start' | 'end'; maxCount?: number | bigint; direction?: string } = {}) {
+  readStream(
+    streamName: string,
+    options: { fromRevision?: bigint | 'start' | 'end'; maxCount?: number | bigint; direction?: string } = {},
+  ) {
     const log = this.log;
     return (async function* () {
       await Promise.resolve();
       let events = log.filter((stored) => stored.streamId === streamName);
       if (events.length === 0) throw new StreamNotFoundError(undefined, streamName);
       if (options.direction === 'backwards') events = [...events].reverse();
-      else if (typeof options.fromRevision === 'bigint') events = events.filter((stored) => stored.revision >= (options.fromRevision as bigint));
-      for (const stored of events.slice(0, Number(options.maxCount ?? Number.MAX_SAFE_INTEGER))) yield { event: toRecorded(stored) };
+      else if (typeof options.fromRevision === 'bigint')
+        events = events.filter((stored) => stored.revision >= (options.fromRevision as bigint));
+      for (const stored of events.slice(0, Number(options.maxCount ?? Number.MAX_SAFE_INTEGER)))
+        yield { event: toRecorded(stored) };
     })();
   }
 
@@ -78,7 +91,10 @@ export class FakeEventStoreDbClient {
     const log = this.log;
     return (async function* () {
       await Promise.resolve();
-      let events = options.direction === 'backwards' ? [...log].reverse() : log.filter((stored) => isAtOrAfter(stored.position, options.fromPosition));
+      let events =
+        options.direction === 'backwards'
+          ? [...log].reverse()
+          : log.filter((stored) => isAtOrAfter(stored.position, options.fromPosition));
       events = events.slice(0, Number(options.maxCount ?? Number.MAX_SAFE_INTEGER));
       for (const stored of events) yield { event: toRecorded(stored) } satisfies AllStreamResolvedEvent;
     })();
@@ -94,7 +110,14 @@ export class FakeEventStoreDbClient {
     const events = (async function* () {
       let index = log.findIndex((stored) => isAtOrAfter(stored.position, from));
       if (index < 0) index = log.length;
-      if (from !== undefined && from !== 'start' && from !== 'end' && log[index] && isSamePosition(log[index]!.position, from)) index += 1;
+      if (
+        from !== undefined &&
+        from !== 'start' &&
+        from !== 'end' &&
+        log[index] &&
+        isSamePosition(log[index]!.position, from)
+      )
+        index += 1;
       while (!unsubscribed) {
         const stored = log[index];
         if (stored === undefined) {
@@ -120,7 +143,13 @@ export class FakeEventStoreDbClient {
 
   async dispose(): Promise<void> {}
 
-  private record(streamId: string, type: string, data: unknown, metadata?: unknown, id: string = randomUUID()): StoredEvent {
+  private record(
+    streamId: string,
+    type: string,
+    data: unknown,
+    metadata?: unknown,
+    id: string = randomUUID(),
+  ): StoredEvent {
     const previous = [...this.log].reverse().find((stored) => stored.streamId === streamId);
     this.nextPosition += 137n;
     const stored: StoredEvent = {

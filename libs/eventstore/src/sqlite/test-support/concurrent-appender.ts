@@ -12,7 +12,8 @@ import { SqliteEventStore } from '../sqlite-event-store';
 
 async function main(): Promise<void> {
   const [file, prefix, streams, workers, appendsPerWorker] = process.argv.slice(2);
-  if (!file || !prefix) throw new Error('usage: concurrent-appender <file> <prefix> <streams> <workers> <appends per worker>');
+  if (!file || !prefix)
+    throw new Error('usage: concurrent-appender <file> <prefix> <streams> <workers> <appends per worker>');
   const store = new SqliteEventStore(file);
   process.stdout.write('ready\n');
   let appended = 0;
