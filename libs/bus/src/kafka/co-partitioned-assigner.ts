@@ -1,4 +1,5 @@
-import { AssignerProtocol, type PartitionAssigner } from 'kafkajs';
+import type { PartitionAssigner } from 'kafkajs';
+import { kafkajs } from './kafkajs';
 
 /**
  * Partition p of every topic of a group goes to the same member (members sorted by id, p mod their count), so a
@@ -21,7 +22,7 @@ export const coPartitionedAssigner: PartitionAssigner = ({ cluster }) => ({
     }
     return memberIds.map((memberId) => ({
       memberId,
-      memberAssignment: AssignerProtocol.MemberAssignment.encode({
+      memberAssignment: kafkajs().AssignerProtocol.MemberAssignment.encode({
         version: 0,
         assignment: assignment.get(memberId)!,
         userData: Buffer.alloc(0),
@@ -31,7 +32,7 @@ export const coPartitionedAssigner: PartitionAssigner = ({ cluster }) => ({
   protocol({ topics }) {
     return {
       name: 'SwitchyardCoPartitioned',
-      metadata: AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
+      metadata: kafkajs().AssignerProtocol.MemberMetadata.encode({ version: 0, topics, userData: Buffer.alloc(0) }),
     };
   },
 });

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { Kafka, Partitioners, type Admin, type Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { DeadLetterLog, DeadLetterLogAppend } from '../dead-letter/dead-letter-log';
 import { isDeadLetterTopic, type DeadLetterRecord } from '../dead-letter/dead-letter-records';
 import { ParkedStreams } from '../dead-letter/parked-streams';
 import { toBusError } from './kafka-errors';
+import { kafkajs } from './kafkajs';
 import { kafkaLogLevels, stderrLogCreator } from './kafka-logging';
 
 export interface KafkaDeadLetterLogOptions {
@@ -24,7 +25,7 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
   private producer: Promise<Producer> | undefined;
 
   constructor(private readonly options: KafkaDeadLetterLogOptions) {
-    this.kafka = new Kafka({
+    this.kafka = new (kafkajs().Kafka)({
       clientId: options.clientId ?? 'switchyard-cli',
       brokers: [...options.brokers],
       connectionTimeout: 3_000,
@@ -114,7 +115,7 @@ export class KafkaDeadLetterLog implements DeadLetterLog {
     try {
       this.producer ??= (async () => {
         const producer = this.kafka.producer({
-          createPartitioner: Partitioners.DefaultPartitioner,
+          createPartitioner: kafkajs().Partitioners.DefaultPartitioner,
           maxInFlightRequests: 1,
           allowAutoTopicCreation: false,
         });

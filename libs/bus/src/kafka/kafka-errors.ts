@@ -1,9 +1,10 @@
-import { KafkaJSError } from 'kafkajs';
+import type { KafkaJSError } from 'kafkajs';
 import { BusUnavailableError } from '../message-bus';
+import { kafkajs } from './kafkajs';
 
 const rootCause = (error: KafkaJSError): unknown => {
   let current: unknown = error;
-  while (current instanceof KafkaJSError && current.cause !== undefined) current = current.cause;
+  while (current instanceof kafkajs().KafkaJSError && current.cause !== undefined) current = current.cause;
   return current;
 };
 
@@ -16,11 +17,11 @@ const rootCause = (error: KafkaJSError): unknown => {
 export const isRetriable = (error: KafkaJSError): boolean => {
   if (error.name === 'KafkaJSNumberOfRetriesExceeded') return true;
   const cause = rootCause(error);
-  return cause instanceof KafkaJSError ? cause.retriable : error.retriable;
+  return cause instanceof kafkajs().KafkaJSError ? cause.retriable : error.retriable;
 };
 
 /** kafkajs errors become BusUnavailableError; anything else (a bug of ours, a handler's error) passes unchanged. */
 export const toBusError = (error: unknown, action: string): unknown => {
-  if (error instanceof BusUnavailableError || !(error instanceof KafkaJSError)) return error;
+  if (error instanceof BusUnavailableError || !(error instanceof kafkajs().KafkaJSError)) return error;
   return new BusUnavailableError(`Kafka ${action} failed: ${error.message}`, isRetriable(error), { cause: error });
 };

@@ -1,21 +1,23 @@
-import { logLevel, type logCreator } from 'kafkajs';
+import type { logCreator, logLevel } from 'kafkajs';
 
 export type KafkaLogLevel = 'nothing' | 'error' | 'warn' | 'info' | 'debug';
 
+// kafkajs's `logLevel` values, written out so that this module does not load kafkajs (kafkajs.ts);
+// kafka-logging.unit.spec.ts holds them to the library's.
 export const kafkaLogLevels: Readonly<Record<KafkaLogLevel, logLevel>> = {
-  nothing: logLevel.NOTHING,
-  error: logLevel.ERROR,
-  warn: logLevel.WARN,
-  info: logLevel.INFO,
-  debug: logLevel.DEBUG,
+  nothing: 0,
+  error: 1,
+  warn: 2,
+  info: 4,
+  debug: 5,
 };
 
 // pino's numeric levels, so that kafkajs lines read like the services' own logs.
 const pinoLevels: Readonly<Record<number, number>> = {
-  [logLevel.ERROR]: 50,
-  [logLevel.WARN]: 40,
-  [logLevel.INFO]: 30,
-  [logLevel.DEBUG]: 20,
+  [kafkaLogLevels.error]: 50,
+  [kafkaLogLevels.warn]: 40,
+  [kafkaLogLevels.info]: 30,
+  [kafkaLogLevels.debug]: 20,
 };
 
 /**

@@ -1,4 +1,4 @@
-import { Kafka, PartitionAssigners, Partitioners, type Admin, type Consumer, type Producer } from 'kafkajs';
+import type { Admin, Consumer, Kafka, Producer } from 'kafkajs';
 import type { ConsumerLag } from '@switchyard/metrics';
 import { logDeadLetterEvent, type CommittedPosition, type DeadLetterListener } from '../dead-letter/dead-lettering';
 import { deadLetterTopicOf, isDeadLetterTopic, topicOfDeadLetters } from '../dead-letter/dead-letter-records';
@@ -12,6 +12,7 @@ import {
 import { logHandlerFailure, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
 import { coPartitionedAssigner } from './co-partitioned-assigner';
 import { toBusError } from './kafka-errors';
+import { kafkajs } from './kafkajs';
 import { kafkaLogLevels, stderrLogCreator, type KafkaLogLevel } from './kafka-logging';
 import { KafkaSubscription, partitionSlot, type KafkaSubscriptionHost, type StartOffsets } from './kafka-subscription';
 
@@ -86,7 +87,7 @@ export class KafkaMessageBus implements MessageBus {
 
   constructor(private readonly options: KafkaMessageBusOptions) {
     if (options.brokers.length === 0) throw new RangeError('KafkaMessageBus needs at least one broker');
-    this.kafka = new Kafka({
+    this.kafka = new (kafkajs().Kafka)({
       clientId: options.clientId,
       brokers: [...options.brokers],
       connectionTimeout: options.connectionTimeoutMs ?? 1_000,
@@ -154,7 +155,7 @@ export class KafkaMessageBus implements MessageBus {
         heartbeatInterval: this.options.heartbeatIntervalMs ?? 1_000,
         allowAutoTopicCreation: false,
         // Round robin last: a group whose older members know only it (a rolling upgrade) still forms.
-        partitionAssigners: [coPartitionedAssigner, PartitionAssigners.roundRobin],
+        partitionAssigners: [coPartitionedAssigner, kafkajs().PartitionAssigners.roundRobin],
       });
       await consumer.connect();
       await consumer.subscribe({ topics, fromBeginning });
@@ -222,7 +223,7 @@ export class KafkaMessageBus implements MessageBus {
     this.producerReady ??= connectOnce(
       () =>
         this.kafka.producer({
-          createPartitioner: Partitioners.DefaultPartitioner,
+          createPartitioner: kafkajs().Partitioners.DefaultPartitioner,
           maxInFlightRequests: 1,
           allowAutoTopicCreation: false,
         }),

@@ -8,7 +8,9 @@
  * operation reference instead (`<transaction>/<kind>/<operation>`, adyen-codes.ts), our operation id is taken too.
  * Events no transaction tracks (reports, disputes, …) are verified and left out: acknowledged, nothing applied.
  */
-import { hmacValidator, type Types } from '@adyen/api-library';
+import type { Types } from '@adyen/api-library';
+// Not the library's index, which loads every API it has (adyen-connector.ts).
+import hmacValidator from '@adyen/api-library/lib/src/utils/hmacValidator';
 import type { NotificationHeaders, ProviderNotification } from '../connector';
 import { NotificationRejectedError } from '../connector-errors';
 import { adyenErrorCode, adyenRefusalCodeOf, parseOperationReference } from './adyen-codes';

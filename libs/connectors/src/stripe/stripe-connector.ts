@@ -6,7 +6,7 @@
  * of our own reference, so a retry never charges twice; the library never retries on its own. Captures, voids,
  * increments and sync answer synchronously; a refund may be `pending` until its `refund.updated` event.
  */
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import type {
   AuthorizationResult,
   AuthorizeRequest,
@@ -34,6 +34,14 @@ import { effectiveCapabilities, type ConnectorDefinition } from '../connector-re
 import { notSentCode, type ProviderFetch } from '../provider-fetch';
 import { referenceKey, refundKey, stripeAvs, stripeCvc, stripeErrorCode } from './stripe-codes';
 import { parseStripeNotification } from './stripe-notification';
+
+/**
+ * Stripe's library, loaded by the first Stripe connection (a process none of whose connections is Stripe's never loads
+ * it: 219 modules and about 25 MB; docs/performance.md, Start-up and memory). Node caches it after the first call.
+ */
+function stripeLibrary(): typeof Stripe {
+  return require('stripe') as typeof Stripe;
+}
 
 export interface StripeConfig {
   readonly secretKey: string;
@@ -99,8 +107,9 @@ export class StripeConnector implements Connector {
     this.definitionId = definition.id;
     this.capabilities = effectiveCapabilities(definition.capabilities, config.capabilities);
     const base = new URL(stripeApiBaseUrl(config));
-    this.stripe = new Stripe(config.secretKey, {
-      httpClient: Stripe.createFetchHttpClient(withoutContentLength(config.fetch ?? fetch)),
+    const StripeClient = stripeLibrary();
+    this.stripe = new StripeClient(config.secretKey, {
+      httpClient: StripeClient.createFetchHttpClient(withoutContentLength(config.fetch ?? fetch)),
       host: base.hostname,
       ...(base.port ? { port: base.port } : {}),
       protocol: base.protocol === 'http:' ? 'http' : 'https',
@@ -358,8 +367,9 @@ export class StripeConnector implements Connector {
     try {
       return { kind: 'answer', value: await send() };
     } catch (error) {
-      if (!(error instanceof Stripe.errors.StripeError)) throw error;
-      if (error instanceof Stripe.errors.StripeConnectionError) {
+      const { errors } = stripeLibrary();
+      if (!(error instanceof errors.StripeError)) throw error;
+      if (error instanceof errors.StripeConnectionError) {
         const code = notSentCode((error as { detail?: unknown }).detail);
         if (code)
           throw new ConnectorUnavailableError(`Stripe unreachable (${code})`, true, undefined, { cause: error });

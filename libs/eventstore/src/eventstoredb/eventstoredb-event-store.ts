@@ -1,19 +1,11 @@
-import {
-  ANY,
-  BACKWARDS,
-  END,
-  EventStoreDBClient,
-  NO_STREAM,
-  START,
-  StreamNotFoundError,
-  WrongExpectedVersionError,
-  excludeSystemEvents,
-  type AllStreamResolvedEvent,
-  type AppendExpectedRevision,
-  type EventData,
-  type Position,
-  type ResolvedEvent,
+import type {
+  AllStreamResolvedEvent,
+  AppendExpectedRevision,
+  EventData,
+  Position,
+  ResolvedEvent,
 } from '@eventstore/db-client';
+import type * as EventStoreDbClientLibrary from '@eventstore/db-client';
 import { randomUUID } from 'node:crypto';
 import { timeEventStoreAppend } from '@switchyard/metrics';
 import {
@@ -32,6 +24,14 @@ import {
 import type { RetryBackoff } from '../subscription/deliver-with-retry';
 import { assertAppendable, assertValidExpectedRevision } from '../validation';
 import { EventStoreDbSubscription } from './eventstoredb-subscription';
+
+/**
+ * The EventStoreDB client library, loaded by the first EventStoreDB store: a process on SQLite (the embedded default)
+ * never loads it and its gRPC stack (179 modules, about 31 MB; docs/performance.md, Start-up and memory).
+ */
+function esdb(): typeof EventStoreDbClientLibrary {
+  return require('@eventstore/db-client') as typeof EventStoreDbClientLibrary;
+}
 
 export interface EventStoreDbEventStoreOptions {
   /** Back-off between retries of an event whose handler threw, and between resubscriptions after an error. */
@@ -56,13 +56,13 @@ export class EventStoreDbEventStore implements EventStore {
   readonly appendNotifications = 'all-writers' as const;
 
   constructor(
-    readonly client: EventStoreDBClient,
+    readonly client: EventStoreDbClientLibrary.EventStoreDBClient,
     private readonly options: EventStoreDbEventStoreOptions = {},
   ) {}
 
   /** `url` as EventStoreDB connection strings spell it, e.g. `esdb://127.0.0.1:2113?tls=false`. */
   static connect(url: string, options: EventStoreDbEventStoreOptions = {}): EventStoreDbEventStore {
-    return new EventStoreDbEventStore(EventStoreDBClient.connectionString(url), options);
+    return new EventStoreDbEventStore(esdb().EventStoreDBClient.connectionString(url), options);
   }
 
   async append(
@@ -99,7 +99,7 @@ export class EventStoreDbEventStore implements EventStore {
       const position = result.position ?? (await this.lastPositionOf(streamId));
       return { nextExpectedRevision: Number(result.nextExpectedRevision), position: formatPosition(position) };
     } catch (error) {
-      if (error instanceof WrongExpectedVersionError) {
+      if (error instanceof esdb().WrongExpectedVersionError) {
         const actual = error.actualVersion;
         throw new WrongExpectedRevisionError(
           streamId,
@@ -123,7 +123,7 @@ export class EventStoreDbEventStore implements EventStore {
         if (resolved.event) events.push(toRecordedEvent(resolved.event));
       }
     } catch (error) {
-      if (error instanceof StreamNotFoundError) return [];
+      if (error instanceof esdb().StreamNotFoundError) return [];
       throw toUnavailableError(error);
     }
     return events;
@@ -137,7 +137,7 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       // System events are skipped here rather than by a server filter (readAll has none in this client), so
       // the server's maxCount cannot be used: stop reading once enough events were kept.
-      for await (const resolved of this.client.readAll({ fromPosition: after ?? START })) {
+      for await (const resolved of this.client.readAll({ fromPosition: after ?? esdb().START })) {
         const event = userEventOf(resolved, after);
         if (event === undefined) continue;
         events.push(event);
@@ -152,7 +152,8 @@ export class EventStoreDbEventStore implements EventStore {
   subscribe(options: SubscribeOptions): Subscription {
     const after = options.after === undefined ? undefined : parsePosition(options.after);
     const subscription = new EventStoreDbSubscription(
-      (from) => this.client.subscribeToAll({ fromPosition: from ?? START, filter: excludeSystemEvents() }),
+      (from) =>
+        this.client.subscribeToAll({ fromPosition: from ?? esdb().START, filter: esdb().excludeSystemEvents() }),
       (resolved, from) => userEventOf(resolved, from),
       after,
       options,
@@ -169,7 +170,8 @@ export class EventStoreDbEventStore implements EventStore {
     if (!this.appendWatch) {
       const watch = new EventStoreDbSubscription(
         // From the end: only appends from now on are news; after a reconnect it resumes from the last one seen.
-        (from) => this.client.subscribeToAll({ fromPosition: from ?? END, filter: excludeSystemEvents() }),
+        (from) =>
+          this.client.subscribeToAll({ fromPosition: from ?? esdb().END, filter: esdb().excludeSystemEvents() }),
         (resolved, from) => userEventOf(resolved, from),
         undefined,
         {
@@ -199,7 +201,8 @@ export class EventStoreDbEventStore implements EventStore {
 
   async ping(): Promise<void> {
     try {
-      for await (const _ of this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 })) break;
+      for await (const _ of this.client.readAll({ direction: esdb().BACKWARDS, fromPosition: esdb().END, maxCount: 1 }))
+        break;
     } catch (error) {
       throw toUnavailableError(error);
     }
@@ -212,8 +215,8 @@ export class EventStoreDbEventStore implements EventStore {
 
   private async lastPositionOf(streamId: string): Promise<Position> {
     for await (const resolved of this.client.readStream(streamId, {
-      direction: BACKWARDS,
-      fromRevision: END,
+      direction: esdb().BACKWARDS,
+      fromRevision: esdb().END,
       maxCount: 1,
     })) {
       if (resolved.event?.position) return resolved.event.position;
@@ -223,8 +226,8 @@ export class EventStoreDbEventStore implements EventStore {
 }
 
 function toEsdbExpectedRevision(expected: ExpectedRevision): AppendExpectedRevision {
-  if (expected === 'any') return ANY;
-  if (expected === 'no_stream') return NO_STREAM;
+  if (expected === 'any') return esdb().ANY;
+  if (expected === 'no_stream') return esdb().NO_STREAM;
   return BigInt(expected);
 }
 

@@ -7,8 +7,17 @@
  * back. A call that timed out while its command was already on the wire may still have run (a retriable error does
  * not say it did not).
  */
-import { Redis, ReplyError } from 'ioredis';
+import type * as IoRedis from 'ioredis';
+import type { Redis } from 'ioredis';
 import { KeyValueUnavailableError } from '../key-value-store';
+
+/**
+ * ioredis, loaded by the first Redis connection: the embedded runtime, whose rate limits and caches are in process,
+ * never loads it (39 modules, about 22 MB; docs/performance.md, Start-up and memory). Node caches it after the first call.
+ */
+function ioredis(): typeof IoRedis {
+  return require('ioredis') as typeof IoRedis;
+}
 
 export const defaultRedisUrl = (): string => process.env.REDIS_URL || 'redis://127.0.0.1:6379';
 
@@ -39,7 +48,7 @@ export class FailFastRedis<Client extends Redis = Redis> {
   constructor(options: FailFastRedisOptions) {
     this.timeoutMs = options.timeoutMs ?? 1000;
     this.name = options.name;
-    const redis = new Redis(options.url ?? defaultRedisUrl(), {
+    const redis = new (ioredis().Redis)(options.url ?? defaultRedisUrl(), {
       keyPrefix: options.keyPrefix ?? '',
       connectTimeout: this.timeoutMs,
       commandTimeout: this.timeoutMs,
@@ -115,7 +124,7 @@ export class FailFastRedis<Client extends Redis = Redis> {
   }
 
   private translate(error: unknown, reply: ((message: string, error: Error) => Error | undefined) | undefined): Error {
-    if (error instanceof ReplyError) {
+    if (error instanceof ioredis().ReplyError) {
       const message = (error as Error).message;
       const own = reply?.(message, error as Error);
       if (own) return own;
