@@ -5,3 +5,4 @@ export * from './processes';
 export * from './expectations';
 export * from './artifacts';
 export * from './rpc-credentials';
+export * from './card-data';
