@@ -6,3 +6,4 @@ export * from './expectations';
 export * from './artifacts';
 export * from './rpc-credentials';
 export * from './card-data';
+export * from './heap-snapshots';
