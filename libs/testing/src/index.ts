@@ -5,3 +5,5 @@ export * from './processes';
 export * from './expectations';
 export * from './artifacts';
 export * from './rpc-credentials';
+export * from './card-data';
+export * from './heap-snapshots';
