@@ -48,7 +48,7 @@ const write = (value: number) =>
       `export const value: number = ${value};`,
       '',
       'export function explode(shape: Shape): never {',
-      '  throw new Error(`boom ${shape.name}`);', // line 8
+      "  throw new Error('boom ' + shape.name);", // line 8
       '}',
       '',
     ].join('\n'),
