@@ -4,13 +4,21 @@
  * the CN of a certificate its CA signed; a client accepts a server only when its certificate names the service it
  * meant to call. Made by `npm run cli -- rpc-credentials create --out DIR` (docs/operations.md).
  */
-// @peculiar/x509 resolves its algorithms through tsyringe, which needs the Reflect metadata polyfill loaded first.
-import 'reflect-metadata';
 import { createPrivateKey, KeyObject, webcrypto, X509Certificate } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import * as x509 from '@peculiar/x509';
+import type * as X509 from '@peculiar/x509';
 import { rpcServiceNames } from './rpc-services';
+
+/**
+ * @peculiar/x509 (213 modules), loaded by the first credential set made: only the CLI and tests make one, so a
+ * service process never loads it. It resolves its algorithms through tsyringe, which needs the Reflect metadata
+ * polyfill loaded first.
+ */
+function x509Library(): typeof X509 {
+  require('reflect-metadata');
+  return require('@peculiar/x509') as typeof X509;
+}
 
 /** What one process needs: its service name, the CA certificates it trusts (PEM, one or several), its own pair. */
 export interface RpcCredentials {
@@ -39,9 +47,9 @@ const subtle = webcrypto.subtle;
  * Node's keys as the types @peculiar/x509 is declared with: the same objects, but a program that also loads the DOM's
  * types (the browser packages' specs import the test kit) sees two declarations of `CryptoKey`.
  */
-type X509KeyPair = Parameters<typeof x509.X509CertificateGenerator.createSelfSigned>[0]['keys'];
+type X509KeyPair = Parameters<typeof X509.X509CertificateGenerator.createSelfSigned>[0]['keys'];
 type X509SigningKey = X509KeyPair['privateKey'];
-const x509Crypto = webcrypto as unknown as NonNullable<Parameters<typeof x509.SubjectKeyIdentifierExtension.create>[2]>;
+const x509Crypto = webcrypto as unknown as NonNullable<Parameters<typeof X509.SubjectKeyIdentifierExtension.create>[2]>;
 const generateKeyPair = async (): Promise<X509KeyPair> =>
   (await subtle.generateKey(ecdsa, true, ['sign', 'verify'])) as unknown as X509KeyPair;
 const ecdsa = { name: 'ECDSA', namedCurve: 'P-256', hash: 'SHA-256' } as const;
@@ -75,6 +83,7 @@ export interface RpcCredentialSetOptions {
  * for `days`. ECDSA P-256 keys: the cheapest TLS handshake that every TLS 1.3 peer speaks.
  */
 export async function createRpcCredentialSet(options: RpcCredentialSetOptions = {}): Promise<RpcCredentialSet> {
+  const x509 = x509Library();
   const days = options.days ?? 365;
   const now = (options.now ?? new Date()).getTime();
   const notBefore = new Date(now - CLOCK_SKEW_MS);
