@@ -3,8 +3,18 @@
  * connections — first; transactions, captures and refunds next). Framework-free like identity: the embedded
  * runtime registers its handlers in process, `main.ts` serves them over NestJS TCP.
  */
-import { GIFT_CARD_STREAM_PREFIXES, transactionsPatterns, type EmbedBuyerPin } from '@switchyard/contracts';
-import type { RpcHandlers } from '@switchyard/rpc';
+import {
+  GIFT_CARD_STREAM_PREFIXES,
+  giftCardDirectoryPatterns,
+  giftCardPaymentPatterns,
+  transactionsPatterns,
+  type ActiveGiftCardServiceWire,
+  type EmbedBuyerPin,
+  type GiftCardKeysWire,
+  type GiftCardServiceRefWire,
+} from '@switchyard/contracts';
+import type { GiftCardCredentials } from '@switchyard/connectors';
+import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import {
@@ -145,12 +155,15 @@ export interface GiftCardServiceRef {
   readonly displayName: string;
 }
 
-/** The gift cards service's view of the merchant accounts' gift card services (these connections are ours). */
+/**
+ * The gift cards service's view of the merchant accounts' gift card services (these connections are ours), in process
+ * (embedded runtime). The gift cards process asks `giftCardDirectoryRpcHandlers` instead and builds the connector itself.
+ */
 export interface GiftCardServices {
   activeGiftCardService(
     merchantAccountId: string,
-  ): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
-  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
+  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
+  serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
 }
 
 export class TransactionsService {
@@ -257,10 +270,10 @@ export class TransactionsService {
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
       giftCardCredentials: {
-        credentialsFor: (merchantAccountId, giftCardId) =>
-          this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
-        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
-          this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
+        credentialsFor: async (merchantAccountId, giftCardId) =>
+          (await this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId)) ?? null,
+        belongsTo: async (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
+          (await this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer)) ?? false,
       },
       onBackgroundError: this.onBackgroundError,
       vault: this.vault,
@@ -338,7 +351,10 @@ export class TransactionsService {
     return this.host.catchUp();
   }
 
-  /** Where a split payment's stored gift cards come from: the gift cards service (composed after this one). */
+  /**
+   * Where a split payment's stored gift cards come from: the gift cards service (composed after this one, in process)
+   * or its process (`giftCardsOverRpc`).
+   */
   useGiftCards(source: GiftCardCredentialSource): void {
     this.giftCardSource = source;
   }
@@ -346,7 +362,60 @@ export class TransactionsService {
   rpcHandlers(): RpcHandlers {
     return this.host.rpcHandlers(transactionsPatterns.ping);
   }
+
+  /**
+   * What the gift cards process asks of this one (`giftCardDirectoryPatterns`; rpc-services admits only it): a
+   * merchant account's active gift card service with what its connector is built from, a connection's name as it is
+   * now, and the key hand-over at its start (base64; the keys stay derived from this service's vault root).
+   */
+  giftCardDirectoryRpcHandlers(): RpcHandlers {
+    const refOf = (connection: PaymentServiceConnection): GiftCardServiceRefWire => ({
+      id: connection.id,
+      definition_id: connection.paymentServiceDefinitionId,
+      display_name: connection.displayName,
+    });
+    return {
+      [giftCardDirectoryPatterns.activeService]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
+        const { merchant_account_id: merchantAccountId } = payload as { merchant_account_id: string };
+        const connection = activeGiftCardConnection(this.paymentServices, merchantAccountId);
+        if (!connection) return null;
+        return {
+          service: refOf(connection),
+          merchant_account_id: connection.merchantAccountId,
+          fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
+          updated_at: connection.updatedAt,
+        };
+      },
+      [giftCardDirectoryPatterns.serviceRef]: async (payload): Promise<GiftCardServiceRefWire | null> => {
+        const { merchant_account_id: merchantAccountId, id } = payload as { merchant_account_id: string; id: string };
+        const connection = this.paymentServices.connection(merchantAccountId, id);
+        return connection ? refOf(connection) : null;
+      },
+      [giftCardDirectoryPatterns.keys]: async (): Promise<GiftCardKeysWire> => ({
+        legacy_key: this.giftCardKeys.legacyKey.toString('base64'),
+        fingerprint_key: this.giftCardKeys.fingerprintKey.toString('base64'),
+      }),
+    };
+  }
 }
+
+/**
+ * The gift cards process as a split payment's credential source (distributed runtime): a stored card's number and PIN
+ * cross this one RPC, on mutual TLS, and stay in memory only while the payment runs (docs/architecture.md).
+ */
+export const giftCardsOverRpc = (rpc: RpcClient): GiftCardCredentialSource => ({
+  credentialsFor: (merchantAccountId, giftCardId) =>
+    rpc.call<GiftCardCredentials | null>(giftCardPaymentPatterns.credentials, {
+      merchant_account_id: merchantAccountId,
+      gift_card_id: giftCardId,
+    }),
+  belongsTo: (merchantAccountId, giftCardId, buyer) =>
+    rpc.call<boolean>(giftCardPaymentPatterns.belongsTo, {
+      merchant_account_id: merchantAccountId,
+      gift_card_id: giftCardId,
+      buyer,
+    }),
+});
 
 const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({
   id: connection.id,
@@ -360,15 +429,19 @@ export function giftCardServiceDirectory(
   connectorFor: (connection: PaymentServiceConnection) => GiftCardConnector,
 ): GiftCardServices {
   return {
-    activeGiftCardService: (merchantAccountId) => {
-      const connection = paymentServices
-        .activeConnections(merchantAccountId)
-        .find((candidate) => candidate.method === 'gift-card');
+    activeGiftCardService: async (merchantAccountId) => {
+      const connection = activeGiftCardConnection(paymentServices, merchantAccountId);
       return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
     },
-    serviceRef: (merchantAccountId, id) => {
+    serviceRef: async (merchantAccountId, id) => {
       const connection = paymentServices.connection(merchantAccountId, id);
       return connection ? giftCardServiceRef(connection) : null;
     },
   };
 }
+
+const activeGiftCardConnection = (
+  paymentServices: Pick<PaymentServices, 'activeConnections'>,
+  merchantAccountId: string,
+): PaymentServiceConnection | undefined =>
+  paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === 'gift-card');
