@@ -3,23 +3,12 @@
  * connections — first; transactions, captures and refunds next). Framework-free like identity: the embedded
  * runtime registers its handlers in process, `main.ts` serves them over NestJS TCP.
  */
-import {
-  GIFT_CARD_STREAM_PREFIXES,
-  giftCardDirectoryPatterns,
-  giftCardPaymentPatterns,
-  transactionsPatterns,
-  type ActiveGiftCardServiceWire,
-  type EmbedBuyerPin,
-  type GiftCardKeysWire,
-  type GiftCardServiceRefWire,
-} from '@switchyard/contracts';
-import type { GiftCardCredentials } from '@switchyard/connectors';
-import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
+import { GIFT_CARD_STREAM_PREFIXES, transactionsPatterns, type EmbedBuyerPin } from '@switchyard/contracts';
+import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import {
   SimulatorDirectoryServer,
-  type GiftCardConnector,
   type ThreeDSecureDirectory,
   type TokenServiceProvider,
 } from '@switchyard/connectors';
@@ -27,7 +16,7 @@ import { AuthorizationStatsSlice } from './authorization-stats/authorization-sta
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
 import { FlowRules } from './flow-rules/flow-rules.slice';
-import { PaymentServices, type PaymentServiceConnection } from './payment-services/payment-services.slice';
+import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
@@ -51,6 +40,7 @@ import {
 import type { Settings } from '@switchyard/config';
 import { withoutStreams } from '@switchyard/eventstore';
 import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import { giftCardDirectoryRpcHandlers, giftCardServiceDirectory, type GiftCardServices } from './gift-card-services';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -147,24 +137,7 @@ export function transactionsOptionsFrom(
 }
 
 export { merchantAccountsOverRpc } from './merchant-account-settings';
-
-/** A gift card service as a stored gift card names it. */
-export interface GiftCardServiceRef {
-  readonly id: string;
-  readonly definitionId: string;
-  readonly displayName: string;
-}
-
-/**
- * The gift cards service's view of the merchant accounts' gift card services (these connections are ours), in process
- * (embedded runtime). The gift cards process asks `giftCardDirectoryRpcHandlers` instead and builds the connector itself.
- */
-export interface GiftCardServices {
-  activeGiftCardService(
-    merchantAccountId: string,
-  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
-  serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
-}
+export * from './gift-card-services';
 
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
@@ -369,79 +342,6 @@ export class TransactionsService {
    * now, and the key hand-over at its start (base64; the keys stay derived from this service's vault root).
    */
   giftCardDirectoryRpcHandlers(): RpcHandlers {
-    const refOf = (connection: PaymentServiceConnection): GiftCardServiceRefWire => ({
-      id: connection.id,
-      definition_id: connection.paymentServiceDefinitionId,
-      display_name: connection.displayName,
-    });
-    return {
-      [giftCardDirectoryPatterns.activeService]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
-        const { merchant_account_id: merchantAccountId } = payload as { merchant_account_id: string };
-        const connection = activeGiftCardConnection(this.paymentServices, merchantAccountId);
-        if (!connection) return null;
-        return {
-          service: refOf(connection),
-          merchant_account_id: connection.merchantAccountId,
-          fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
-          updated_at: connection.updatedAt,
-        };
-      },
-      [giftCardDirectoryPatterns.serviceRef]: async (payload): Promise<GiftCardServiceRefWire | null> => {
-        const { merchant_account_id: merchantAccountId, id } = payload as { merchant_account_id: string; id: string };
-        const connection = this.paymentServices.connection(merchantAccountId, id);
-        return connection ? refOf(connection) : null;
-      },
-      [giftCardDirectoryPatterns.keys]: async (): Promise<GiftCardKeysWire> => ({
-        legacy_key: this.giftCardKeys.legacyKey.toString('base64'),
-        fingerprint_key: this.giftCardKeys.fingerprintKey.toString('base64'),
-      }),
-    };
+    return giftCardDirectoryRpcHandlers(this.paymentServices, this.giftCardKeys);
   }
 }
-
-/**
- * The gift cards process as a split payment's credential source (distributed runtime): a stored card's number and PIN
- * cross this one RPC, on mutual TLS, and stay in memory only while the payment runs (docs/architecture.md).
- */
-export const giftCardsOverRpc = (rpc: RpcClient): GiftCardCredentialSource => ({
-  credentialsFor: (merchantAccountId, giftCardId) =>
-    rpc.call<GiftCardCredentials | null>(giftCardPaymentPatterns.credentials, {
-      merchant_account_id: merchantAccountId,
-      gift_card_id: giftCardId,
-    }),
-  belongsTo: (merchantAccountId, giftCardId, buyer) =>
-    rpc.call<boolean>(giftCardPaymentPatterns.belongsTo, {
-      merchant_account_id: merchantAccountId,
-      gift_card_id: giftCardId,
-      buyer,
-    }),
-});
-
-const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({
-  id: connection.id,
-  definitionId: connection.paymentServiceDefinitionId,
-  displayName: connection.displayName,
-});
-
-/** A merchant account's gift card service: its active payment service of method `gift-card`. */
-export function giftCardServiceDirectory(
-  paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>,
-  connectorFor: (connection: PaymentServiceConnection) => GiftCardConnector,
-): GiftCardServices {
-  return {
-    activeGiftCardService: async (merchantAccountId) => {
-      const connection = activeGiftCardConnection(paymentServices, merchantAccountId);
-      return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
-    },
-    serviceRef: async (merchantAccountId, id) => {
-      const connection = paymentServices.connection(merchantAccountId, id);
-      return connection ? giftCardServiceRef(connection) : null;
-    },
-  };
-}
-
-const activeGiftCardConnection = (
-  paymentServices: Pick<PaymentServices, 'activeConnections'>,
-  merchantAccountId: string,
-): PaymentServiceConnection | undefined =>
-  paymentServices.activeConnections(merchantAccountId).find((candidate) => candidate.method === 'gift-card');
