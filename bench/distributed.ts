@@ -288,7 +288,8 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
 async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const dataDir = createTestDataDir('bench-distributed');
   const credentials = await rpcCredentialsForTests();
-  const [identityPort, transactionsPort, webhooksPort, httpPort] = [
+  const [identityPort, transactionsPort, giftCardsPort, webhooksPort, httpPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -299,11 +300,13 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
     DATA_DIR: dataDir,
     IDENTITY_RPC_URL: `tcp://127.0.0.1:${identityPort}`,
     TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+    GIFT_CARDS_RPC_URL: `tcp://127.0.0.1:${giftCardsPort}`,
     WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
     // The receiver of the event-lag phase listens on loopback.
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     // The broker may be shared (tests, earlier runs): this installation's own consumer group.
     WEBHOOKS_CONSUMER_GROUP: `bench-webhooks-${randomUUID()}`,
+    GIFT_CARDS_CONSUMER_GROUP: `bench-gift-cards-${randomUUID()}`,
     KAFKA_BROKERS: kafkaBrokersForTests().join(','),
     REDIS_URL: defaultRedisUrl(),
     PORT: String(httpPort),
@@ -317,6 +320,8 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const processes: Record<string, RunningProcess> = {};
   processes.identity = startTsProcess('services/identity/src/main.ts', envOf('identity'));
   processes.transactions = startTsProcess('services/transactions/src/main.ts', envOf('transactions'));
+  // The gateway's /readyz pings it (and a split payment with a stored card asks it).
+  processes['gift-cards'] = startTsProcess('services/gift-cards/src/main.ts', envOf('gift-cards'));
   if (!options.without.includes('webhooks'))
     processes.webhooks = startTsProcess('services/webhooks/src/main.ts', envOf('webhooks'));
   processes.gateway = startTsProcess('services/gateway/src/main.ts', envOf('gateway'));

@@ -1,6 +1,6 @@
 /**
- * The distributed runtime for e2e specs: identity, transactions, webhooks and two gateways as separate OS processes
- * (and, when asked, the mock-card simulator as a sixth), talking over NestJS TCP, Kafka and Redis, with a fresh data
+ * The distributed runtime for e2e specs: identity, transactions, gift cards, webhooks and two gateways as separate OS
+ * processes (and, when asked, the mock-card simulator as a seventh), talking over NestJS TCP, Kafka and Redis, with a fresh data
  * directory. Also what those specs share: whether Kafka and Redis are reachable, API keys made by the operator
  * CLI, and reading whole Kafka topics.
  */
@@ -60,7 +60,7 @@ export interface DistributedRuntime {
   readonly secondUrl: string;
   /** Set with `mockCard`. */
   readonly simulatorUrl: string | undefined;
-  /** identity, transactions, webhooks, gateway, second-gateway, and simulator with `mockCard`. */
+  /** identity, transactions, gift-cards, webhooks, gateway, second-gateway, and simulator with `mockCard`. */
   readonly processes: Readonly<Record<string, RunningProcess>>;
   /** Every process's output so far, for failure messages. */
   describe(): string;
@@ -70,8 +70,20 @@ export interface DistributedRuntime {
   cliOutput(): string;
   /** `api-keys create` through the CLI. */
   createApiKey(displayName: string, roles: readonly string[]): Promise<ApiKey>;
-  /** An RPC client to one of the services, with the gateway's certificate (as the gateway calls them). */
-  rpcClient(service: 'identity' | 'transactions' | 'webhooks', timeoutMs?: number): TcpRpcClient;
+  /**
+   * An RPC client to one of the services, with the gateway's certificate (as the gateway calls them), or with the
+   * certificate of `caller` (as that service calls them).
+   */
+  rpcClient(
+    service: 'identity' | 'transactions' | 'gift-cards' | 'webhooks',
+    timeoutMs?: number,
+    caller?: string,
+  ): TcpRpcClient;
+  /**
+   * Starts `entry` again as process `name` (one a spec killed), with the runtime's environment and `env` on top; the
+   * runtime stops it with the others.
+   */
+  restart(name: string, entry: string, env?: Readonly<Record<string, string>>): RunningProcess;
   /** SIGTERM to every process, and wait for them to exit; the data directory stays. */
   stopProcesses(): Promise<void>;
   /** stopProcesses, then remove the data directory. */
@@ -96,7 +108,8 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
   try {
     const credentials = await rpcCredentialsForTests();
-    const [rpcPort, transactionsPort, webhooksPort, httpPort, secondPort] = [
+    const [rpcPort, transactionsPort, giftCardsPort, webhooksPort, httpPort, secondPort] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -109,11 +122,13 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       DATA_DIR: dataDir,
       IDENTITY_RPC_URL: `tcp://127.0.0.1:${rpcPort}`,
       TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+      GIFT_CARDS_RPC_URL: `tcp://127.0.0.1:${giftCardsPort}`,
       WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
       // Receivers in tests listen on loopback.
       WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
       // Runtimes of parallel test files share the broker: each installation has its own consumer group.
       WEBHOOKS_CONSUMER_GROUP: `webhooks-${randomUUID()}`,
+      GIFT_CARDS_CONSUMER_GROUP: `gift-cards-${randomUUID()}`,
       KAFKA_BROKERS: kafkaBrokersForTests().join(','),
       REDIS_URL: defaultRedisUrl(),
       PORT: String(httpPort),
@@ -147,14 +162,17 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
     processes.identity = startTsProcess('services/identity/src/main.ts', env);
     processes.transactions = startTsProcess('services/transactions/src/main.ts', env);
+    processes['gift-cards'] = startTsProcess('services/gift-cards/src/main.ts', env);
     processes.webhooks = startTsProcess('services/webhooks/src/main.ts', env);
     processes.gateway = startTsProcess('services/gateway/src/main.ts', env);
     processes['second-gateway'] = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
+    // Seven Node processes compile and start at once (and gift-cards waits for the transactions process's keys): on a
+    // shared two-core machine that has taken over a minute.
     for (const url of [baseUrl, secondUrl]) {
       await waitFor(
         `gateway ${url} ready`,
         async () => ((await fetch(`${url}/readyz`)).status === 200 ? true : undefined),
-        60_000,
+        180_000,
         describe,
       );
     }
@@ -162,10 +180,11 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     const rpcUrls = {
       identity: env.IDENTITY_RPC_URL!,
       transactions: env.TRANSACTIONS_RPC_URL!,
+      'gift-cards': env.GIFT_CARDS_RPC_URL!,
       webhooks: env.WEBHOOKS_RPC_URL!,
     };
-    const rpcClient = (service: keyof typeof rpcUrls, timeoutMs = 2_000) =>
-      TcpRpcClient.fromUrl(rpcUrls[service], service, credentials.of('gateway'), timeoutMs);
+    const rpcClient = (service: keyof typeof rpcUrls, timeoutMs = 2_000, caller = 'gateway') =>
+      TcpRpcClient.fromUrl(rpcUrls[service], service, credentials.of(caller), timeoutMs);
     const webhooksRpc = rpcClient('webhooks');
     try {
       await waitFor(
@@ -194,6 +213,10 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       cli,
       cliOutput: () => cliOutputs.join('\n'),
       rpcClient,
+      restart: (name, entry, more = {}) => {
+        processes[name] = startTsProcess(entry, { ...env, ...more });
+        return processes[name];
+      },
       createApiKey: async (displayName, roles) => {
         const result = await cli(
           'api-keys',

@@ -1,10 +1,20 @@
 /**
- * Gift cards through the distributed runtime: the gift cards service (hosted by the transactions process, its own
- * store gift-cards.db) behind the gateway's `gift-cards.` route, split tender with a stored gift card, its usage, and
- * its events on `gift-cards.events` (never a number or PIN; none left on `transactions.events`).
+ * Gift cards through the distributed runtime: the gift cards service as its own process (its own store
+ * gift-cards.db, its own certificate) behind the gateway's `gift-cards.` route, split tender with a stored gift card,
+ * its usage (followed on `transactions.events`, a moment behind), and its events on `gift-cards.events` (never a number
+ * or PIN; none left on `transactions.events`). Killed (-9), a split payment with a stored card fails cleanly; restarted,
+ * payments work and nothing is charged or counted twice. Each process may call only its own patterns of the other.
  */
-import { randomBytes } from 'node:crypto';
-import { giftCardsTopic, transactionsTopic } from '@switchyard/contracts';
+import { randomBytes, randomUUID } from 'node:crypto';
+import {
+  giftCardDirectoryPatterns,
+  giftCardPatterns,
+  giftCardPaymentPatterns,
+  giftCardsTopic,
+  transactionsPatterns,
+  transactionsTopic,
+} from '@switchyard/contracts';
+import type { TcpRpcClient } from '@switchyard/rpc';
 import { describeWithInfra, signToken, waitFor } from '@switchyard/testing';
 import {
   distributedInfrastructure,
@@ -42,9 +52,37 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : JSON.parse(text), text };
   }
+  /** The stored card once its usage count reached `count` (the gift cards process follows the payments on Kafka). */
+  const usageOf = (id: string, count: number) =>
+    waitFor(
+      `gift card ${id} used ${count} times`,
+      async () => {
+        const read = await send('GET', `/gift-cards/${id}`);
+        expect(read.status, read.text).toBe(200);
+        return read.body.usage_count === count ? read.body : undefined;
+      },
+      30_000,
+      runtime.describe,
+    );
   const balance = async (number: string) =>
     ((await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${number}`)).json()) as { balance: number })
       .balance;
+
+  const splitPayment = (giftCardId: string, amount: number) =>
+    send('POST', '/transactions', {
+      amount: 1_000,
+      currency: 'USD',
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      gift_cards: [{ id: giftCardId, amount }],
+    });
+  const ready = () =>
+    waitFor(
+      'the gateway ready (the gift cards process answering its ping)',
+      async () => ((await fetch(`${runtime.baseUrl}/readyz`)).status === 200 ? true : undefined),
+      60_000,
+      runtime.describe,
+    );
 
   beforeAll(async () => {
     runtime = await startDistributedRuntime({ name: 'gift-cards-distributed', mockCard: true });
@@ -114,10 +152,9 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     expect(await balance(stored.number)).toBe(2_500);
     expect(await balance(poor.number)).toBe(100);
 
-    // Two uses (the second redeemed, then reversed), as the gift cards service projected them from the payments.
-    const read = await send('GET', `/gift-cards/${card.body.id}`);
-    expect(read.status, read.text).toBe(200);
-    expect(read.body).toMatchObject({ usage_count: 2, cit_usage_count: 2, last_used_at: expect.any(String) });
+    // Two uses (the second redeemed, then reversed), as the gift cards process follows them on transactions.events.
+    const read = await usageOf(card.body.id, 2);
+    expect(read).toMatchObject({ usage_count: 2, cit_usage_count: 2, last_used_at: expect.any(String) });
 
     // Its events: on gift-cards.events only, never with the number or PIN.
     const stream = `gift-card-${card.body.id}`;
@@ -133,4 +170,109 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
         expect(message.value?.includes(Buffer.from(secret)) ?? false, `${secret} on ${message.topic}`).toBe(false);
     }
   }, 120_000);
+
+  it('killed -9 mid split payment: what started after fails cleanly; restarted, payments work, nothing charged or counted twice', async () => {
+    const stored = { number: giftNumber(), pin: '05000' };
+    const card = await send('POST', '/gift-cards', stored);
+    expect(card.status, card.text).toBe(201);
+    expect((await splitPayment(card.body.id, 100)).body).toMatchObject({ status: 'capture_succeeded' });
+    expect(await balance(stored.number)).toBe(4_900);
+
+    // Killed while a split payment runs: that one either got the card's number first and completes, or fails whole.
+    const [during] = await Promise.all([
+      splitPayment(card.body.id, 200),
+      runtime.processes['gift-cards']!.kill('SIGKILL'),
+    ]);
+    const duringSucceeded = during.status === 201 && during.body.status === 'capture_succeeded';
+    if (!duringSucceeded) expect(during.status, during.text).toBe(502);
+    expect(await balance(stored.number)).toBe(duringSucceeded ? 4_700 : 4_900);
+
+    // Started after it died: refused before anything is created or charged (the stored card cannot be read).
+    const after = await splitPayment(card.body.id, 300);
+    expect(after.status, after.text).toBe(502);
+    expect(after.body).toMatchObject({ type: 'error', status: 502 });
+    expect(await balance(stored.number)).toBe(duringSucceeded ? 4_700 : 4_900);
+    // A gift card given by number needs no gift cards process: split payments still work.
+    const byNumber = { number: giftNumber(), pin: '01000' };
+    const paidByNumber = await send('POST', '/transactions', {
+      amount: 1_000,
+      currency: 'USD',
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      gift_cards: [{ ...byNumber, amount: 400 }],
+    });
+    expect(paidByNumber.body, paidByNumber.text).toMatchObject({ status: 'capture_succeeded' });
+
+    // Restarted with a new consumer group: it reads transactions.events from the beginning again, every redemption of
+    // the card a second time, and counts each once (by event id).
+    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts', {
+      GIFT_CARDS_CONSUMER_GROUP: `gift-cards-${randomUUID()}`,
+    });
+    await ready();
+    const again = await splitPayment(card.body.id, 500);
+    expect(again.body, again.text).toMatchObject({ status: 'capture_succeeded', captured_amount: 500 });
+    const balanceNow = (duringSucceeded ? 4_700 : 4_900) - 500;
+    expect(await balance(stored.number)).toBe(balanceNow);
+    const uses = duringSucceeded ? 3 : 2;
+    const read = await waitFor(
+      `the stored card used ${uses} times`,
+      async () => {
+        const got = await send('GET', `/gift-cards/${card.body.id}`);
+        return got.body?.usage_count === uses ? got.body : undefined;
+      },
+      30_000,
+      runtime.describe,
+    );
+    expect(read).toMatchObject({ usage_count: uses, cit_usage_count: uses });
+    // Nothing more arrives later: the count stays.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect((await send('GET', `/gift-cards/${card.body.id}`)).body.usage_count).toBe(uses);
+  }, 180_000);
+
+  it('lets the transactions process call only its own gift-cards patterns, the webhooks process none, the gateway not the payments’ ones', async () => {
+    const clients: TcpRpcClient[] = [];
+    const client = (service: 'gift-cards' | 'transactions', caller: string) => {
+      const made = runtime.rpcClient(service, 5_000, caller);
+      clients.push(made);
+      return made;
+    };
+    const ref = { merchant_account_id: account, gift_card_id: randomUUID() };
+    try {
+      const transactions = client('gift-cards', 'transactions');
+      expect(await transactions.call(giftCardPaymentPatterns.credentials, ref)).toBeNull();
+      expect(
+        await transactions.call(giftCardPaymentPatterns.belongsTo, { ...ref, buyer: { buyer_id: randomUUID() } }),
+      ).toBe(false);
+      for (const pattern of [
+        giftCardPatterns.get,
+        giftCardPatterns.list,
+        giftCardPatterns.create,
+        giftCardPatterns.ping,
+      ])
+        await expect(transactions.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
+
+      const webhooks = client('gift-cards', 'webhooks');
+      for (const pattern of [giftCardPatterns.get, giftCardPatterns.ping, giftCardPaymentPatterns.credentials])
+        await expect(webhooks.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
+
+      const gateway = client('gift-cards', 'gateway');
+      await expect(gateway.call(giftCardPaymentPatterns.credentials, ref)).rejects.toMatchObject({ status: 403 });
+      await expect(gateway.call(giftCardPatterns.get, ref)).rejects.toMatchObject({ status: 404 });
+
+      // On the transactions process: the directory and the keys for the gift cards process only.
+      const fromGateway = client('transactions', 'gateway');
+      await expect(fromGateway.call(giftCardDirectoryPatterns.keys, {})).rejects.toMatchObject({ status: 403 });
+      const fromGiftCards = client('transactions', 'gift-cards');
+      await expect(
+        fromGiftCards.call(giftCardDirectoryPatterns.activeService, { merchant_account_id: account }),
+      ).resolves.toMatchObject({ service: { definition_id: 'mock-gift-card' } });
+      await expect(
+        fromGiftCards.call(transactionsPatterns.get, { merchant_account_id: account, transaction_id: randomUUID() }),
+      ).rejects.toMatchObject({
+        status: 403,
+      });
+    } finally {
+      await Promise.all(clients.map((made) => made.close()));
+    }
+  }, 60_000);
 });

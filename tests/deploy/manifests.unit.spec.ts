@@ -42,8 +42,8 @@ const simulatorNames = new Set([...simulatorMain.matchAll(/process\.env\.([A-Z0-
 const isSwitchyardImage = (container: Json) => String(container.image).split(':')[0] === 'switchyard';
 const isSimulator = (command: unknown) => JSON.stringify(command ?? []).includes('simulator');
 
-const rpcServices = { identity: 4001, transactions: 4002, webhooks: 4003 } as const;
-const rpcUrlSetting = (service: string) => `${service.toUpperCase()}_RPC_URL`;
+const rpcServices = { identity: 4001, transactions: 4002, 'gift-cards': 4004, webhooks: 4003 } as const;
+const rpcUrlSetting = (service: string) => `${service.toUpperCase().replaceAll('-', '_')}_RPC_URL`;
 
 /** `name:partitions:retention.ms` entries, as both topic jobs take them in TOPICS. */
 const topicSpecs = (value: unknown) =>
@@ -63,6 +63,7 @@ describe('docker-compose.yml', () => {
   it('builds every service from the Dockerfile and gives each a health check', () => {
     expect(built.map(([name]) => name).sort()).toEqual([
       'gateway',
+      'gift-cards',
       'identity',
       'simulator',
       'transactions',
@@ -96,7 +97,7 @@ describe('docker-compose.yml', () => {
       }
     }
     expect(Object.keys(compose.services.gateway.depends_on)).toEqual(
-      expect.arrayContaining(['identity', 'transactions', 'webhooks', 'redis']),
+      expect.arrayContaining(['identity', 'transactions', 'gift-cards', 'webhooks', 'redis']),
     );
     for (const service of Object.keys(rpcServices))
       expect(Object.keys(compose.services[service].depends_on)).toContain('kafka-topics');
@@ -162,6 +163,7 @@ describe('deploy/k8s', () => {
     const deployments = containersOf(['Deployment']);
     expect(deployments.map(({ workload }) => workload.metadata.name).sort()).toEqual([
       'gateway',
+      'gift-cards',
       'identity',
       'simulator',
       'transactions',
@@ -211,7 +213,7 @@ describe('deploy/k8s', () => {
     }
   });
 
-  it('keeps the SQLite data of identity, transactions and webhooks on PersistentVolumeClaims, one writer each', () => {
+  it('keeps the SQLite data of identity, transactions, gift cards and webhooks on PersistentVolumeClaims, one writer each', () => {
     const claims = new Set(ofKind('PersistentVolumeClaim').map((claim) => claim.metadata.name as string));
     for (const [service, port] of Object.entries(rpcServices)) {
       const workload = ofKind('Deployment').find((deployment) => deployment.metadata.name === service)!;

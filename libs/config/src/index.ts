@@ -26,6 +26,12 @@ export const settingsSchema = z.object({
   DATA_DIR: z.string().default('./data'),
   /** EventStoreDB connection string; when set, services keep their events there instead of SQLite. */
   EVENTSTORE_URL: z.string().optional(),
+  /**
+   * The gift cards process only: the transactions service's EventStoreDB (its EVENTSTORE_URL), where releases before
+   * the gift cards service had a store kept gift card streams; read once, by the first start's move. Unset: the
+   * transactions service keeps its events in SQLite (transactions.db in DATA_DIR).
+   */
+  TRANSACTIONS_EVENTSTORE_URL: z.string().optional(),
   /** Kafka brokers of the distributed runtime, comma separated. */
   KAFKA_BROKERS: z.string().default('127.0.0.1:9092'),
   /** Redis of the distributed runtime. */
@@ -40,6 +46,13 @@ export const settingsSchema = z.object({
   WEBHOOKS_CONSUMER_GROUP: z.string().min(1).max(200).default('webhooks'),
   /** Where the webhooks service serves RPC (distributed runtime). */
   WEBHOOKS_RPC_URL: z.string().default('tcp://127.0.0.1:4003'),
+  /** Where the gift cards service serves RPC (distributed runtime): the gateway and the transactions service call it. */
+  GIFT_CARDS_RPC_URL: z.string().default('tcp://127.0.0.1:4004'),
+  /**
+   * The gift cards service's Kafka consumer group (it follows `transactions.events` for the stored cards' usage): one
+   * per installation sharing a broker.
+   */
+  GIFT_CARDS_CONSUMER_GROUP: z.string().min(1).max(200).default('gift-cards'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**

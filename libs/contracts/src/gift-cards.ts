@@ -29,6 +29,61 @@ export const giftCardPatterns = {
   buyerList: 'gift-cards.buyer-list',
 } as const;
 
+/**
+ * What the transactions service asks of the gift cards service for a split payment (rpc-services lets only it call
+ * them): a stored card's number and PIN for the provider call, and whether the card is an embed token's buyer's.
+ */
+export const giftCardPaymentPatterns = {
+  credentials: 'gift-cards.credentials',
+  belongsTo: 'gift-cards.belongs-to',
+} as const;
+
+/** What the gateway may call on the gift cards service: the API's patterns and the ping of its /readyz, not the payments'. */
+export const giftCardGatewayPatterns: readonly string[] = Object.values(giftCardPatterns);
+
+/**
+ * What the gift cards service asks of the transactions service (rpc-services lets only it call them): a merchant
+ * account's gift card service (the connections are the transactions service's), a connection's name as it is now, and
+ * at start the key hand-over (the keys stay derived from the transactions service's vault root). Served by the
+ * transactions process under a prefix of their own: the gateway's `transactions.*` must not reach the keys.
+ */
+export const giftCardDirectoryPatterns = {
+  activeService: 'gift-card-directory.active-service',
+  serviceRef: 'gift-card-directory.service-ref',
+  keys: 'gift-card-directory.keys',
+} as const;
+
+export interface GiftCardCredentialsRequest {
+  readonly merchant_account_id: string;
+  readonly gift_card_id: string;
+}
+
+export interface GiftCardBelongsToRequest extends GiftCardCredentialsRequest {
+  readonly buyer: NonNullable<EmbedBuyerPin>;
+}
+
+/** A gift card service as a stored card names it, on the wire between the two services. */
+export interface GiftCardServiceRefWire {
+  readonly id: string;
+  readonly definition_id: string;
+  readonly display_name: string;
+}
+
+/** The merchant account's active gift card service and what its connector is built from (the connection's fields). */
+export interface ActiveGiftCardServiceWire {
+  readonly service: GiftCardServiceRefWire;
+  readonly merchant_account_id: string;
+  readonly fields: Readonly<Record<string, string>>;
+  /** When the connection last changed: a connector built from it is rebuilt after a change. */
+  readonly updated_at: string;
+}
+
+/** The key hand-over, base64: see `giftCardDirectoryPatterns.keys`. */
+export interface GiftCardKeysWire {
+  readonly legacy_key: string;
+  readonly fingerprint_key: string;
+}
+
 /** Reference: a balance check takes up to 10 cards. */
 export const MAX_GIFT_CARD_BALANCE_ITEMS = 10;
 

@@ -8,7 +8,10 @@
  */
 import {
   apiKeyPairPatterns,
+  giftCardDirectoryPatterns,
+  giftCardGatewayPatterns,
   giftCardPatterns,
+  giftCardPaymentPatterns,
   identityPatterns,
   merchantAccountPatterns,
   transactionsPatterns,
@@ -35,11 +38,22 @@ export const rpcServices = {
   },
   transactions: {
     callers: {
-      // The transactions process also hosts the gift cards service (services/gift-cards), whose patterns it serves.
-      transactions: [transactionsPatterns.ping, giftCardPatterns.ping],
-      gateway: ['transactions.*', 'gift-cards.*'],
+      transactions: [transactionsPatterns.ping],
+      gateway: ['transactions.*'],
       // Renders transaction, capture and refund webhook targets.
       webhooks: [transactionsPatterns.get, transactionsPatterns.captureGet, transactionsPatterns.refundById],
+      // The merchant accounts' gift card services (the connections are ours) and, at its start, the key hand-over
+      // (`gift-card-directory.*`: outside `transactions.*`, so the gateway cannot ask for the keys).
+      'gift-cards': Object.values(giftCardDirectoryPatterns),
+    },
+  },
+  'gift-cards': {
+    callers: {
+      'gift-cards': [giftCardPatterns.ping],
+      // Not `gift-cards.*`: a stored card's number and PIN (`gift-cards.credentials`) are for split payments only.
+      gateway: giftCardGatewayPatterns,
+      // A split payment's stored cards: their number and PIN for the provider call, whether one is the buyer's.
+      transactions: Object.values(giftCardPaymentPatterns),
     },
   },
   webhooks: {

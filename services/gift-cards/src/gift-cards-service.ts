@@ -2,20 +2,30 @@
  * The gift cards service: stored gift cards (`gift-card-<uuid>`) with their number and PIN in the gift card vault,
  * issue, activate and balances at the merchant account's gift card provider, over its own event store and local
  * SQLite (`gift-cards` in DATA_DIR). Framework-free like the other services: the embedded runtime registers its
- * handlers in process; in the distributed runtime the transactions process hosts it and serves its RPC patterns
- * (`gift-cards.*`, which the gateway routes there).
+ * handlers in process; in the distributed runtime it is a process of its own (`main.ts`) serving `gift-cards.*`.
  *
  * The merchant accounts' gift card services are the transactions service's connections (`GiftCardServiceDirectory`).
  * A stored card's usage comes from the split payments' `GiftCardRedemptionSucceeded` on the transaction streams: the
- * usage read model follows the transactions service's store (`transactionEvents`) with its own checkpoint here.
+ * usage read model follows the transactions service's store (`transactionEvents`, embedded: read-your-writes) or its
+ * topic `transactions.events` (`transactionsTopic`, distributed: a moment behind), either with its own bookkeeping here.
+ * A split payment's stored cards are read through `credentialsFor` and `belongsTo` (`GiftCardCredentialSource` of the
+ * transactions service), in process or over `paymentRpcHandlers`.
  */
+import type { MessageBus } from '@switchyard/bus';
 import type { GiftCardCredentials } from '@switchyard/connectors';
-import { giftCardPatterns, type EmbedBuyerPin } from '@switchyard/contracts';
+import {
+  giftCardPatterns,
+  giftCardPaymentPatterns,
+  type EmbedBuyerPin,
+  type GiftCardBelongsToRequest,
+  type GiftCardCredentialsRequest,
+} from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector } from '@switchyard/readmodel';
 import type { RpcHandler, RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { giftCardsUpcasters } from './event-schema';
+import { GiftCardUsageConsumer } from './gift-cards/gift-card-usage-consumer';
 import { GiftCards, type GiftCardServiceDirectory } from './gift-cards/gift-cards.slice';
 import { GiftCardVault } from './vault/gift-card-vault';
 
@@ -30,14 +40,24 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
   /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
   readonly fingerprintKey: Buffer;
   readonly services: GiftCardServiceDirectory;
-  /** The transactions service's store, for the stored cards' usage; absent: no usage is counted. */
+  /** The transactions service's store, for the stored cards' usage (embedded runtime). */
   readonly transactionEvents?: EventStore;
+  /**
+   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`. Neither this nor
+   * `transactionEvents`: no usage is counted.
+   */
+  readonly transactionsTopic?: {
+    readonly bus: MessageBus;
+    readonly groupId: string;
+    readonly comparePositions: (a: string, b: string) => number;
+  };
 }
 
 export class GiftCardsService {
   readonly giftCards: GiftCards;
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
+  private readonly usageFromBus: GiftCardUsageConsumer | null;
   private readonly vault: GiftCardVault;
 
   constructor(options: GiftCardsServiceOptions) {
@@ -59,6 +79,10 @@ export class GiftCardsService {
           ...(options.onError ? { onError: options.onError } : {}),
         })
       : null;
+    this.usageFromBus =
+      !this.usage && options.transactionsTopic
+        ? new GiftCardUsageConsumer(options.db, this.giftCards.readModel.usageProjection, options.transactionsTopic)
+        : null;
   }
 
   /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */
@@ -67,9 +91,11 @@ export class GiftCardsService {
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();
+    await this.usageFromBus?.start();
   }
 
   async stop(): Promise<void> {
+    await this.usageFromBus?.stop();
     await this.usage?.stop();
     await this.host.stop();
   }
@@ -80,12 +106,29 @@ export class GiftCardsService {
   }
 
   /** A stored card's number and PIN for a split payment's provider call (never log, persist or emit them). */
-  credentialsFor(merchantAccountId: string, giftCardId: string): GiftCardCredentials | null {
+  async credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null> {
     return this.giftCards.credentialsFor(merchantAccountId, giftCardId);
   }
 
-  belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): boolean {
+  async belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): Promise<boolean> {
     return this.giftCards.belongsTo(merchantAccountId, giftCardId, buyer);
+  }
+
+  /**
+   * `credentialsFor` and `belongsTo` for the transactions process (distributed runtime; rpc-services admits only it).
+   * Interim: the number and PIN still cross to it for the provider call (docs/architecture.md, the remaining step).
+   */
+  paymentRpcHandlers(): RpcHandlers {
+    return {
+      [giftCardPaymentPatterns.credentials]: async (payload) => {
+        const request = payload as GiftCardCredentialsRequest;
+        return this.credentialsFor(request.merchant_account_id, request.gift_card_id);
+      },
+      [giftCardPaymentPatterns.belongsTo]: async (payload) => {
+        const request = payload as GiftCardBelongsToRequest;
+        return this.belongsTo(request.merchant_account_id, request.gift_card_id, request.buyer);
+      },
+    };
   }
 
   rpcHandlers(): RpcHandlers {

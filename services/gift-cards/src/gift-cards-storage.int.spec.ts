@@ -79,7 +79,7 @@ async function writeEarlierRelease(events?: SqliteEventStore): Promise<void> {
 }
 
 /** No gift card service: only what was moved can answer. */
-const noServices = { activeGiftCardService: () => null, serviceRef: () => null };
+const noServices = { activeGiftCardService: async () => null, serviceRef: async () => null };
 
 beforeEach(() => {
   dataDir = createTestDataDir('gift-cards-storage');
@@ -109,13 +109,13 @@ it('moves the stored cards, their numbers and PINs and the kept answers, seals t
     expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
     old.close();
     await service.start();
-    expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
+    expect(await service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
       id: cardId,
       last4: '4321',
       buyer: { external_identifier: 'buyer-1' },
       created_at: '2026-01-02T03:04:05.000Z',
     });
-    expect(service.credentialsFor(account, cardId)).toEqual(secret);
+    expect(await service.credentialsFor(account, cardId)).toEqual(secret);
     // Sealed again under the gift cards key at the start: the legacy key is needed no more.
     expect(new GiftCardVault(storage.db, { key }).reveal(account, cardId)).toEqual(secret);
     // The same key and body: the answer of the earlier release, without a gift card service to ask.
@@ -173,11 +173,11 @@ it('in EventStoreDB mode, moves the streams from the transactions store and the 
       expect(old.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
       old.close();
       await service.start();
-      expect(service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
+      expect(await service.giftCards.get({ merchant_account_id: account, gift_card_id: cardId })).toMatchObject({
         id: cardId,
         last4: '4321',
       });
-      expect(service.credentialsFor(account, cardId)).toEqual(secret);
+      expect(await service.credentialsFor(account, cardId)).toEqual(secret);
     } finally {
       await service.stop();
       await storage.close();

@@ -391,7 +391,7 @@ describe('stored gift cards', () => {
     expect((await get('/gift-cards').expect(200)).body.items.map((item: { id: string }) => item.id)).not.toContain(
       card.id,
     );
-    expect(h.fixture.service.giftCards.credentialsFor(account, card.id)).toBeNull();
+    expect(await h.fixture.service.giftCards.credentialsFor(account, card.id)).toBeNull();
   });
 });
 

@@ -1,18 +1,23 @@
 /**
  * The transactions service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read
- * models from its event store, and relays its events to Kafka (`transactions.events`). It also hosts the gift cards
- * service (services/gift-cards: its own store `gift-cards` in the same DATA_DIR, its relay to `gift-cards.events`,
- * its handlers on this RPC server) until that runs as a process of its own.
+ * models from its event store, and relays its events to Kafka (`transactions.events`). The gift cards service is a
+ * process of its own (services/gift-cards/src/main.ts): this one asks it for a split payment's stored cards
+ * (`giftCardsOverRpc`) and serves it the merchant accounts' gift card services and the key hand-over
+ * (`giftCardDirectoryRpcHandlers`).
  */
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
-import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { openServiceStorage } from '@switchyard/readmodel';
 import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
-import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
+import {
+  giftCardsOverRpc,
+  merchantAccountsOverRpc,
+  TransactionsService,
+  transactionsOptionsFrom,
+} from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
 
 runMain(async () => {
@@ -27,6 +32,7 @@ runMain(async () => {
   // Merchant account settings (network tokens, account updater) are the identity service's: asked when used.
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
+    'gift-cards': TcpRpcClient.fromUrl(settings.GIFT_CARDS_RPC_URL, 'gift-cards', credentials, settings.RPC_TIMEOUT_MS),
   });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
@@ -41,25 +47,8 @@ runMain(async () => {
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
   await transactions.start();
-  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
-  // moved gift card rows are erased from its file.
-  const giftCardsStorage = await openGiftCardsStorage({
-    dataDir: settings.dataDir,
-    ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
-  });
-  if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0)
-    log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to their own store');
-  const giftCards = new GiftCardsService({
-    store: giftCardsStorage.store,
-    db: giftCardsStorage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    key: loadGiftCardsKey({ configured: settings.GIFT_CARDS_KEY, dataDir: settings.dataDir }),
-    ...transactions.giftCardKeys,
-    services: transactions.giftCardServices,
-    transactionEvents: storage.store,
-  });
-  await giftCards.start();
-  transactions.useGiftCards(giftCards);
+  // A split payment's stored gift cards: asked of the gift cards process when used (a 502 while it is down).
+  transactions.useGiftCards(giftCardsOverRpc(rpc));
 
   const bus = new KafkaMessageBus({
     brokers: kafkaBrokers(settings),
@@ -71,15 +60,10 @@ runMain(async () => {
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
   });
   relay.start();
-  const giftCardsRelayToKafka = giftCardsRelay(giftCardsStorage, bus, {
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    onError: (error) => log.warn({ err: error }, 'gift cards relay to Kafka failed; retrying from its checkpoint'),
-  });
-  giftCardsRelayToKafka.start();
 
   const server = await startTcpRpcServer(
     settings.TRANSACTIONS_RPC_URL,
-    { ...transactions.rpcHandlers(), ...giftCards.rpcHandlers() },
+    { ...transactions.rpcHandlers(), ...transactions.giftCardDirectoryRpcHandlers() },
     {
       credentials,
       onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
@@ -100,11 +84,8 @@ runMain(async () => {
     await metrics?.close();
     await server.close();
     await relay.stop();
-    await giftCardsRelayToKafka.stop();
-    await giftCards.stop();
     await transactions.stop();
     await Promise.allSettled([rpc.close(), bus.close()]);
-    await giftCardsStorage.close();
     await storage.close();
     await tracing.shutdown();
   });

@@ -9,7 +9,6 @@ import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchy
 import { loadBinData, type BinData } from '@switchyard/bin-data';
 import {
   SimulatorDirectoryServer,
-  type GiftCardConnector,
   type ThreeDSecureDirectory,
   type TokenServiceProvider,
 } from '@switchyard/connectors';
@@ -17,7 +16,7 @@ import { AuthorizationStatsSlice } from './authorization-stats/authorization-sta
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
 import { FlowRules } from './flow-rules/flow-rules.slice';
-import { PaymentServices, type PaymentServiceConnection } from './payment-services/payment-services.slice';
+import { PaymentServices } from './payment-services/payment-services.slice';
 import { ProviderConnectors, type ProviderSettings } from './transactions/provider-connectors';
 import { OneOffCardShredder } from './transactions/one-off-cards';
 import { Transactions } from './transactions/transactions.slice';
@@ -41,6 +40,7 @@ import {
 import type { Settings } from '@switchyard/config';
 import { withoutStreams } from '@switchyard/eventstore';
 import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import { giftCardDirectoryRpcHandlers, giftCardServiceDirectory, type GiftCardServices } from './gift-card-services';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -137,21 +137,7 @@ export function transactionsOptionsFrom(
 }
 
 export { merchantAccountsOverRpc } from './merchant-account-settings';
-
-/** A gift card service as a stored gift card names it. */
-export interface GiftCardServiceRef {
-  readonly id: string;
-  readonly definitionId: string;
-  readonly displayName: string;
-}
-
-/** The gift cards service's view of the merchant accounts' gift card services (these connections are ours). */
-export interface GiftCardServices {
-  activeGiftCardService(
-    merchantAccountId: string,
-  ): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
-  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
-}
+export * from './gift-card-services';
 
 export class TransactionsService {
   readonly paymentServices: PaymentServices;
@@ -257,10 +243,10 @@ export class TransactionsService {
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
       },
       giftCardCredentials: {
-        credentialsFor: (merchantAccountId, giftCardId) =>
-          this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId) ?? null,
-        belongsTo: (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
-          this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
+        credentialsFor: async (merchantAccountId, giftCardId) =>
+          (await this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId)) ?? null,
+        belongsTo: async (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
+          (await this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer)) ?? false,
       },
       onBackgroundError: this.onBackgroundError,
       vault: this.vault,
@@ -338,7 +324,10 @@ export class TransactionsService {
     return this.host.catchUp();
   }
 
-  /** Where a split payment's stored gift cards come from: the gift cards service (composed after this one). */
+  /**
+   * Where a split payment's stored gift cards come from: the gift cards service (composed after this one, in process)
+   * or its process (`giftCardsOverRpc`).
+   */
   useGiftCards(source: GiftCardCredentialSource): void {
     this.giftCardSource = source;
   }
@@ -346,29 +335,13 @@ export class TransactionsService {
   rpcHandlers(): RpcHandlers {
     return this.host.rpcHandlers(transactionsPatterns.ping);
   }
-}
 
-const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({
-  id: connection.id,
-  definitionId: connection.paymentServiceDefinitionId,
-  displayName: connection.displayName,
-});
-
-/** A merchant account's gift card service: its active payment service of method `gift-card`. */
-export function giftCardServiceDirectory(
-  paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>,
-  connectorFor: (connection: PaymentServiceConnection) => GiftCardConnector,
-): GiftCardServices {
-  return {
-    activeGiftCardService: (merchantAccountId) => {
-      const connection = paymentServices
-        .activeConnections(merchantAccountId)
-        .find((candidate) => candidate.method === 'gift-card');
-      return connection ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) } : null;
-    },
-    serviceRef: (merchantAccountId, id) => {
-      const connection = paymentServices.connection(merchantAccountId, id);
-      return connection ? giftCardServiceRef(connection) : null;
-    },
-  };
+  /**
+   * What the gift cards process asks of this one (`giftCardDirectoryPatterns`; rpc-services admits only it): a
+   * merchant account's active gift card service with what its connector is built from, a connection's name as it is
+   * now, and the key hand-over at its start (base64; the keys stay derived from this service's vault root).
+   */
+  giftCardDirectoryRpcHandlers(): RpcHandlers {
+    return giftCardDirectoryRpcHandlers(this.paymentServices, this.giftCardKeys);
+  }
 }

@@ -74,7 +74,7 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
         db,
         key: randomBytes(32),
         fingerprintKey: randomBytes(32),
-        services: { activeGiftCardService: () => null, serviceRef: () => null },
+        services: { activeGiftCardService: async () => null, serviceRef: async () => null },
       }).giftCards,
     };
   else if (service === 'webhooks')

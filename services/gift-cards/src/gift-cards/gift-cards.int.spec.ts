@@ -183,10 +183,10 @@ describe('stored gift cards', () => {
       created_at: expect.any(String),
       updated_at: card.created_at,
     });
-    expect(giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(card);
+    expect(await giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(card);
     expect(giftCards.credentialsFor('shop-a', card.id)).toEqual({ number: NUMBER, pin: PIN });
     expect(giftCards.credentialsFor('shop-b', card.id)).toBeNull();
-    expect(() => giftCards.get({ ...shopB, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
+    await expect(giftCards.get({ ...shopB, gift_card_id: card.id })).rejects.toMatchObject({ status: 404 });
 
     const events = await cardsStorage.store.readStream(`gift-card-${card.id}`);
     expect(events.map((event) => event.type)).toEqual(['GiftCardStored']);
@@ -228,7 +228,7 @@ describe('stored gift cards', () => {
       status: 400,
       details: [expect.objectContaining({ type: 'expired_card' })],
     });
-    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+    expect((await giftCards.list({ ...shopA, limit: 20 })).items).toEqual([]);
     expect(cardsStorage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
   });
 
@@ -239,7 +239,7 @@ describe('stored gift cards', () => {
     expect(
       await rejection(giftCards.balances({ ...shopA, body: { items: [{ number: NUMBER, pin: PIN }] } })),
     ).toMatchObject({ status: 502 });
-    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+    expect((await giftCards.list({ ...shopA, limit: 20 })).items).toEqual([]);
   });
 
   it('lists newest first, pages, filters by buyer, and keeps accounts apart', async () => {
@@ -253,20 +253,23 @@ describe('stored gift cards', () => {
     const third = await store(shopA, { buyer_external_identifier: 'buyer-1' });
     await store(shopB);
     const ids = (page: { items: readonly { id: string }[] }) => page.items.map((item) => item.id);
-    expect(ids(giftCards.list({ ...shopA, limit: 20 }))).toEqual([third.id, second.id, first.id]);
-    const page1 = giftCards.list({ ...shopA, limit: 2 });
+    expect(ids(await giftCards.list({ ...shopA, limit: 20 }))).toEqual([third.id, second.id, first.id]);
+    const page1 = await giftCards.list({ ...shopA, limit: 2 });
     expect(page1).toMatchObject({ limit: 2, previous_cursor: null, next_cursor: expect.any(String) });
-    const page2 = giftCards.list({ ...shopA, limit: 2, cursor: page1.next_cursor });
+    const page2 = await giftCards.list({ ...shopA, limit: 2, cursor: page1.next_cursor });
     expect(ids(page2)).toEqual([first.id]);
     expect(page2.next_cursor).toBeNull();
-    expect(ids(giftCards.list({ ...shopA, limit: 2, cursor: page2.previous_cursor }))).toEqual([third.id, second.id]);
-    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_external_identifier: 'buyer-1' }))).toEqual([
+    expect(ids(await giftCards.list({ ...shopA, limit: 2, cursor: page2.previous_cursor }))).toEqual([
+      third.id,
+      second.id,
+    ]);
+    expect(ids(await giftCards.list({ ...shopA, limit: 20, buyer_external_identifier: 'buyer-1' }))).toEqual([
       third.id,
       first.id,
     ]);
-    expect(ids(giftCards.list({ ...shopA, limit: 20, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' }))).toEqual([
-      second.id,
-    ]);
+    expect(
+      ids(await giftCards.list({ ...shopA, limit: 20, buyer_id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b' })),
+    ).toEqual([second.id]);
     expect(second.buyer).toMatchObject({ id: '0b8e4a52-93d1-4b6a-8f0e-1c2d3e4f5a6b', external_identifier: null });
     expect((await store(shopA, { buyer_external_identifier: null })).buyer).toBeNull();
   });
@@ -280,8 +283,8 @@ describe('stored gift cards', () => {
     await giftCards.delete({ ...shopA, gift_card_id: card.id });
     expect(giftCards.credentialsFor('shop-a', card.id)).toBeNull();
     expect(cardsStorage.db.prepare('SELECT count(*) AS n FROM vault_gift_cards').get()).toEqual({ n: 0 });
-    expect(() => giftCards.get({ ...shopA, gift_card_id: card.id })).toThrow(expect.objectContaining({ status: 404 }));
-    expect(giftCards.list({ ...shopA, limit: 20 }).items).toEqual([]);
+    await expect(giftCards.get({ ...shopA, gift_card_id: card.id })).rejects.toMatchObject({ status: 404 });
+    expect((await giftCards.list({ ...shopA, limit: 20 })).items).toEqual([]);
     expect(await rejection(giftCards.delete({ ...shopA, gift_card_id: card.id }))).toMatchObject({ status: 404 });
     expect(await rejection(giftCards.balances({ ...shopA, body: { items: [{ id: card.id }] } }))).toMatchObject({
       status: 404,
@@ -308,13 +311,13 @@ describe('usage, from the transaction streams', () => {
     await redeemed(randomUUID(), false, '2026-02-04T00:00:00.000Z'); // unknown card: ignored
     await catchUp();
 
-    expect(giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({
+    expect(await giftCards.get({ ...shopA, gift_card_id: used.id })).toMatchObject({
       usage_count: 3,
       cit_usage_count: 0,
       last_used_at: '2026-02-03T10:00:00.000Z',
       cit_last_used_at: null,
     });
-    expect(giftCards.get({ ...shopA, gift_card_id: cit.id })).toMatchObject({
+    expect(await giftCards.get({ ...shopA, gift_card_id: cit.id })).toMatchObject({
       usage_count: 2,
       cit_usage_count: 1,
       last_used_at: '2026-02-01T13:00:00.000Z',
@@ -369,12 +372,12 @@ describe('usage, from the transaction streams', () => {
     const card = await store();
     await redeemed(card.id, false, '2026-02-01T10:00:00.000Z');
     await catchUp();
-    const before = giftCards.get({ ...shopA, gift_card_id: card.id });
+    const before = await giftCards.get({ ...shopA, gift_card_id: card.id });
     cardsStorage.db.exec(
       "DELETE FROM gift_cards; DELETE FROM gift_card_usage; DELETE FROM checkpoints WHERE name IN ('projection:gift-cards', 'projection:gift-card-usage')",
     );
     await catchUp();
-    expect(giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(before);
+    expect(await giftCards.get({ ...shopA, gift_card_id: card.id })).toEqual(before);
   });
 });
 

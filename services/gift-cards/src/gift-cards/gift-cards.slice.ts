@@ -49,15 +49,16 @@ import { GiftCardsReadModel, type BuyerFilter, type GiftCardView } from './gift-
 
 /**
  * The merchant accounts' gift card services: a merchant account's active payment service of method `gift-card` and
- * its connector. The connections are the transactions service's payment services (`giftCardServiceDirectory` there).
+ * its connector. The connections are the transactions service's payment services: in process its
+ * `giftCardServiceDirectory` (embedded runtime), else its RPC patterns (`giftCardServicesOverRpc`, distributed).
  */
 export interface GiftCardServiceDirectory {
   /** The merchant account's active gift card service and its connector; null without one. */
   activeGiftCardService(
     merchantAccountId: string,
-  ): { readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null;
+  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
   /** The connection `id` as it is now (its display name may have changed); null once deleted. */
-  serviceRef(merchantAccountId: string, id: string): GiftCardServiceRef | null;
+  serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
 }
 
 export interface GiftCardsDependencies {
@@ -123,7 +124,7 @@ export class GiftCards implements ServiceSlice {
     idempotency_key: key,
   }: GiftCardWriteRequest<GiftCardIssueInput>): Promise<GiftCardIssued> {
     const respond = async (): Promise<GiftCardIssued> => {
-      const { connector } = this.service(merchantAccountId);
+      const { connector } = await this.service(merchantAccountId);
       const issued = await provider(() =>
         connector.issue({
           reference: this.context.newId(),
@@ -154,7 +155,7 @@ export class GiftCards implements ServiceSlice {
     idempotency_key: key,
   }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
     return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async () => {
-      const { connector } = this.service(merchantAccountId);
+      const { connector } = await this.service(merchantAccountId);
       const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
       const request = {
         reference: this.context.newId(),
@@ -187,7 +188,7 @@ export class GiftCards implements ServiceSlice {
       if (!stored || !secret) throw unknownItem(index, item.id);
       return { secret, stored };
     });
-    const { connector } = this.service(merchantAccountId);
+    const { connector } = await this.service(merchantAccountId);
     const items = await Promise.all(
       cards.map(async ({ secret, stored }) => {
         const answer = await provider(() => connector.balance(secret));
@@ -204,7 +205,7 @@ export class GiftCards implements ServiceSlice {
     merchant_account_id: merchantAccountId,
     body,
   }: GiftCardWriteRequest<GiftCardCreateInput>): Promise<GiftCard> {
-    const { service, connector } = this.service(merchantAccountId);
+    const { service, connector } = await this.service(merchantAccountId);
     const secret = { number: body.number, pin: body.pin };
     const checked = await provider(() => connector.balance(secret));
     if (checked.outcome === 'failed') throw refused('store the gift card', checked);
@@ -235,7 +236,7 @@ export class GiftCards implements ServiceSlice {
   }
 
   /** The merchant account's stored cards, newest first, of one buyer when asked. */
-  list(request: GiftCardListRequest): Page<GiftCard> {
+  async list(request: GiftCardListRequest): Promise<Page<GiftCard>> {
     const filter = {
       ...(request.buyer_id !== undefined ? { buyerId: request.buyer_id } : {}),
       ...(request.buyer_external_identifier !== undefined
@@ -246,14 +247,19 @@ export class GiftCards implements ServiceSlice {
       limit: request.limit,
       ...(request.cursor ? { cursor: request.cursor } : {}),
     });
-    return { ...page, items: page.items.map((card) => this.toGiftCard(card)) };
+    const refs = await this.serviceRefs(request.merchant_account_id, page.items);
+    return {
+      ...page,
+      items: page.items.map((card) => toGiftCard(card, refs.get(card.giftCardService.id) ?? card.giftCardService)),
+    };
   }
 
   /** A card of another merchant account, or deleted, does not exist. */
-  get({ merchant_account_id: merchantAccountId, gift_card_id: id }: GiftCardRef): GiftCard {
+  async get({ merchant_account_id: merchantAccountId, gift_card_id: id }: GiftCardRef): Promise<GiftCard> {
     const card = this.find(merchantAccountId, id);
     if (!card) throw ApiError.notFound();
-    return this.toGiftCard(card);
+    const refs = await this.serviceRefs(merchantAccountId, [card]);
+    return toGiftCard(card, refs.get(card.giftCardService.id) ?? card.giftCardService);
   }
 
   /** Deletes the card: its number and PIN are erased from the vault first, so they are unrecoverable even if the rest fails. */
@@ -300,8 +306,10 @@ export class GiftCards implements ServiceSlice {
   }
 
   /** The merchant account's gift card service and its connector; 400 `no_gift_card_service` without one. */
-  private service(merchantAccountId: string): { service: GiftCardServiceRef; connector: GiftCardConnector } {
-    const found = this.deps.services.activeGiftCardService(merchantAccountId);
+  private async service(
+    merchantAccountId: string,
+  ): Promise<{ service: GiftCardServiceRef; connector: GiftCardConnector }> {
+    const found = await this.deps.services.activeGiftCardService(merchantAccountId);
     if (!found) {
       const message =
         'This merchant account has no active gift card service: add a payment service of a gift card definition (e.g. mock-gift-card) first';
@@ -310,11 +318,17 @@ export class GiftCards implements ServiceSlice {
     return found;
   }
 
-  private toGiftCard(card: GiftCardView): GiftCard {
-    return toGiftCard(
-      card,
-      this.deps.services.serviceRef(card.merchantAccountId, card.giftCardService.id) ?? card.giftCardService,
-    );
+  /**
+   * The cards' gift card services as they are now (a display name may have changed), asked once per service; a
+   * deleted one is left out, and its cards show it as they stored it.
+   */
+  private async serviceRefs(
+    merchantAccountId: string,
+    cards: readonly GiftCardView[],
+  ): Promise<Map<string, GiftCardServiceRef>> {
+    const ids = [...new Set(cards.map((card) => card.giftCardService.id))];
+    const refs = await Promise.all(ids.map((id) => this.deps.services.serviceRef(merchantAccountId, id)));
+    return new Map(refs.flatMap((ref, index) => (ref ? [[ids[index]!, ref] as const] : [])));
   }
 
   private idempotent<T>(

@@ -191,7 +191,7 @@ export class Authorizations {
       request.embed_buyer === undefined
         ? { embed: false, buyerId: buyer?.id ?? null }
         : { embed: true, buyerId: this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
-    const giftCards = this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
+    const giftCards = await this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
     const id = this.context.newId();

@@ -29,15 +29,20 @@ import {
   isGiftCardPaymentOpen,
   type GiftCardError,
   type GiftCardPlan,
+  type GiftCardRedemptionPlan,
   type Transaction,
 } from './transaction';
 import type { TransactionStore } from './transaction-store';
 
-/** Where a stored gift card's number and PIN come from (the gift cards slice). */
+/**
+ * Where a stored gift card's number and PIN come from: the gift cards service, in process (embedded runtime) or over
+ * its RPC patterns `gift-cards.credentials` and `gift-cards.belongs-to` (distributed runtime, `giftCardsOverRpc`).
+ */
 export interface GiftCardCredentialSource {
-  credentialsFor(merchantAccountId: string, giftCardId: string): GiftCardCredentials | null;
+  /** The stored card's number and PIN; null when unknown, deleted or another merchant account's. */
+  credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null>;
   /** Whether the stored card is the buyer's (stored for that `buyer_id` or `buyer_external_identifier`). */
-  belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): boolean;
+  belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): Promise<boolean>;
 }
 
 export interface GiftCardPaymentSettings {
@@ -90,7 +95,11 @@ export class GiftCardPayments {
    * The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. With
    * `embedBuyer` (an embed token's call), a stored card must be that buyer's: 403 otherwise (issue 22, item 2).
    */
-  plan(merchantAccountId: string, body: TransactionCreateInput, embedBuyer?: EmbedBuyerPin): PlannedGiftCards | null {
+  async plan(
+    merchantAccountId: string,
+    body: TransactionCreateInput,
+    embedBuyer?: EmbedBuyerPin,
+  ): Promise<PlannedGiftCards | null> {
     const items = body.gift_cards ?? [];
     if (items.length === 0) return null;
     const service = this.dependencies.paymentServices
@@ -107,21 +116,22 @@ export class GiftCardPayments {
       ]);
     }
     const credentials = new Map<string, GiftCardCredentials>();
-    const redemptions = items.map((item, index) => {
+    const redemptions: GiftCardRedemptionPlan[] = [];
+    for (const [index, item] of items.entries()) {
       const redemptionId = this.context.newId();
       let card: GiftCardCredentials | null;
       if ('id' in item) {
         const source = this.dependencies.credentialSource;
         if (
           embedBuyer !== undefined &&
-          (embedBuyer === null || !source?.belongsTo(merchantAccountId, item.id, embedBuyer))
+          (embedBuyer === null || !(await source?.belongsTo(merchantAccountId, item.id, embedBuyer)))
         ) {
           const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
           throw new ApiError(403, message, [
             { location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' },
           ]);
         }
-        card = source?.credentialsFor(merchantAccountId, item.id) ?? null;
+        card = (await source?.credentialsFor(merchantAccountId, item.id)) ?? null;
         if (!card) {
           throw ApiError.badRequest('The gift card does not exist', [
             {
@@ -137,8 +147,13 @@ export class GiftCardPayments {
       }
       credentials.set(redemptionId, card);
       const digits = giftCardDigitsOf(card.number);
-      return { redemptionId, ...('id' in item ? { giftCardId: item.id } : {}), ...digits, amount: item.amount };
-    });
+      redemptions.push({
+        redemptionId,
+        ...('id' in item ? { giftCardId: item.id } : {}),
+        ...digits,
+        amount: item.amount,
+      });
+    }
     return { plan: { serviceId: service.id, redemptions }, service, credentials };
   }
 
