@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { startSimulator } from '@switchyard/connectors';
+import { startSimulator } from '@switchyard/connectors/src/simulator';
 import Database from 'better-sqlite3';
 import Fastify from 'fastify';
 

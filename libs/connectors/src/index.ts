@@ -21,17 +21,9 @@ export {
   SimulatorAccountUpdaterService,
   type SimulatorAccountUpdaterConfig,
 } from './simulator/simulator-account-updater-service';
-export { accountUpdaterExamplePans } from './simulator/simulator-account-updater-values';
 export { signNotification, signatureHeader, eventIdHeader } from './simulator/notification-signature';
-export {
-  startSimulator,
-  type NotificationDelivery,
-  type RunningSimulator,
-  type SettlementFile,
-  type SimulatorOptions,
-} from './simulator/simulator-server';
-export type { LedgerCounts } from './simulator/simulator-ledger';
-export * as simulatorValues from './simulator/simulator-values';
+// The simulator itself (its server and its tables of test card numbers) is `@switchyard/connectors/simulator`: a process
+// that only calls providers never loads those numbers (tests/data-protection/card-isolation.e2e.spec.ts scans heaps).
 export { AdyenConnector, adyenCheckoutBaseUrl, type AdyenConfig } from './adyen/adyen-connector';
 export { adyenCardCapabilities, adyenCardDefinition } from './adyen/adyen-definition';
 export { StripeConnector, stripeApiBaseUrl, type StripeConfig } from './stripe/stripe-connector';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { accountUpdaterExamplePans } from '@switchyard/connectors';
+import { accountUpdaterExamplePans } from '@switchyard/connectors/src/simulator';
 import { signToken } from '@switchyard/testing';
 import { card, dataFiles, startHarness, type Harness } from './transactions.harness';
 

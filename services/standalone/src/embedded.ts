@@ -5,7 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { InProcessMessageBus, SqliteBusState, type MessageBus } from '@switchyard/bus';
-import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import { holdDataDirReader, type Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
 import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';

@@ -5,7 +5,7 @@
  * exactly one terminal outcome — the create response's status is the transaction's final status — and the events
  * stream never shows a success after a failure (spec, Events rule 2).
  */
-import { simulatorValues } from '@switchyard/connectors';
+import { simulatorValues } from '@switchyard/connectors/src/simulator';
 import { startHarness, type Harness } from './transactions.harness';
 
 const RUNS = 200;

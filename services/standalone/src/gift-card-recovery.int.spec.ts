@@ -14,7 +14,7 @@ import {
   type ServerResponse,
 } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import {
   createTestDataDir,
   removeTestDataDir,

@@ -7,7 +7,7 @@ import fs from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '@switchyard/connectors/src/simulator';
 import { signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';

@@ -4,7 +4,7 @@
  * paging, events, update), merchant account scoping, the required Transaction fields, and the card number never
  * stored nor answered.
  */
-import { simulatorValues } from '@switchyard/connectors';
+import { simulatorValues } from '@switchyard/connectors/src/simulator';
 import { expectErrorBody } from '@switchyard/testing';
 import { card, dataFiles, isoWithOffset, startHarness, TEST_PANS, type Harness } from './transactions.harness';
 

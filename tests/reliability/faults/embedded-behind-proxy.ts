@@ -4,7 +4,7 @@
  * simulator calls the gateway back directly (notifications). Short provider timeout and reconciliation delay so
  * faults resolve in seconds.
  */
-import { startSimulator, type RunningSimulator, type SimulatorOptions } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator, type SimulatorOptions } from '@switchyard/connectors/src/simulator';
 import { signToken } from '@switchyard/testing';
 import type { AddressInfo } from 'node:net';
 import { startEmbeddedFixture, type EmbeddedFixture } from '../../../services/standalone/src/embedded.fixture';

@@ -11,7 +11,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import type { RunningSimulator } from '@switchyard/connectors';
+import type { RunningSimulator } from '@switchyard/connectors/src/simulator';
 
 const SERVICES = ['identity', 'transactions', 'gift-cards', 'webhooks'] as const;
 const DIRECT_TABLES: Readonly<Record<string, readonly string[]>> = {

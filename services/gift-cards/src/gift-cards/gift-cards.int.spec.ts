@@ -10,10 +10,9 @@ import {
   giftCardDigitsOf,
   mockGiftCardDefinition,
   MockGiftCardConnector,
-  startSimulator,
   type GiftCardConnector,
-  type RunningSimulator,
 } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
 import { giftCardServiceDirectory, PaymentServices } from '@switchyard/transactions';

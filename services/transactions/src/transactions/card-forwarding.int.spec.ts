@@ -7,7 +7,8 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { startSimulator, type ProviderFetch, type RunningSimulator } from '@switchyard/connectors';
+import { type ProviderFetch } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { loadSettings } from '@switchyard/config';
 import { TransactionsService, transactionsOptionsFrom } from '../transactions-service';

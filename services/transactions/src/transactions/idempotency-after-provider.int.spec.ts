@@ -8,7 +8,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import { EventStoreUnavailableError, SqliteEventStore, type EventStore, type NewEvent } from '@switchyard/eventstore';
 import { TransactionsService } from '../transactions-service';

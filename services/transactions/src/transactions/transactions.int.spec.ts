@@ -1,7 +1,7 @@
 /** The transactions slice over a real store, read model, vault and the mock-card simulator over HTTP (no gateway). */
 import fs from 'node:fs';
 import path from 'node:path';
-import { startSimulator, type RunningSimulator } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { TransactionsService } from '../transactions-service';

@@ -11,11 +11,10 @@ import {
   ConnectorUnavailableError,
   mockCardDefinition,
   SimulatorTokenServiceProvider,
-  startSimulator,
-  type RunningSimulator,
   type TokenProvisionRequest,
   type TokenServiceProvider,
 } from '@switchyard/connectors';
+import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import type { MerchantAccount } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { ServiceHost } from '@switchyard/service';
