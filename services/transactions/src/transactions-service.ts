@@ -29,6 +29,7 @@ import {
   CardVault,
   CheckoutSessions,
   DigitalWallets,
+  InProcessVault,
   NetworkTokens,
   PaymentMethods,
   VaultKeys,
@@ -41,6 +42,7 @@ import {
 import type { Settings } from '@switchyard/config';
 import { withoutStreams } from '@switchyard/eventstore';
 import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import type { VaultPort } from './vault-port';
 
 export interface TransactionsServiceOptions extends ServiceHostOptions {
   /** The vault's key-encryption keys (`loadKeyRing`: VAULT_KEY, VAULT_RETIRED_KEYS); default: a random key, for tests that keep nothing. */
@@ -171,6 +173,8 @@ export class TransactionsService {
   readonly vaultKeys: VaultKeys;
   /** The vault's slices and keys (`@switchyard/vault`), composed on this service's host until the vault runs on its own. */
   readonly vaultSlices: VaultSlices;
+  /** All this service's slices ask of the vault (`VaultPort`), answered by `vaultSlices` in this process. */
+  readonly vaultPort: VaultPort;
   /**
    * For the gift cards service: the vault root, under which the stored gift cards' numbers and PINs were sealed before
    * it had a key of its own (`legacyKey`: it seals them again under GIFT_CARDS_KEY), and the Idempotency-Key
@@ -186,6 +190,11 @@ export class TransactionsService {
   /** The gift cards service, once composed (`useGiftCards`): a split payment's stored cards. */
   private giftCardSource: GiftCardCredentialSource | null = null;
   private holdTimer: NodeJS.Timeout | undefined;
+  /**
+   * The one-off card shredder's work outside its projection (`shredDue`, `stop`). Not the slice itself: its table is
+   * an outbox, not a read model the CLI may rebuild (`read-models rebuild` finds read models among these fields).
+   */
+  private readonly oneOffCards: Pick<OneOffCardShredder, 'shredDue' | 'stop'>;
   private readonly onBackgroundError: (error: unknown) => void;
   /** Null when the options ask for no retention. */
   readonly retention: RetentionSweeper | null;
@@ -234,6 +243,7 @@ export class TransactionsService {
     this.networkTokens = this.vaultSlices.networkTokens;
     this.digitalWallets = this.vaultSlices.digitalWallets;
     this.accountUpdater = this.vaultSlices.accountUpdater;
+    this.vaultPort = new InProcessVault(this.vaultSlices, binData);
     // Every vault-derived key comes from the root, which a rotation of the key-encryption key leaves unchanged.
     const vaultKey = this.vaultKeys.root();
     const derived = this.sealingKey;
@@ -248,7 +258,6 @@ export class TransactionsService {
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
-      binData,
       directory: options.directory ?? null,
       settings: {
         issuerMandatedThreeDSecure: options.issuerMandatedThreeDSecure ?? true,
@@ -263,17 +272,13 @@ export class TransactionsService {
           this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer) ?? false,
       },
       onBackgroundError: this.onBackgroundError,
-      vault: this.vault,
+      vault: this.vaultPort,
       connectors,
       fingerprintKey,
-      paymentMethods: this.paymentMethods,
-      buyers: this.vaultSlices.buyerDirectory,
-      checkoutSessions: this.checkoutSessions,
-      paze: this.vaultSlices.paze,
-      networkTokens: this.networkTokens,
       merchantAccounts: options.merchantAccounts ? new KnownMerchantAccounts(options.merchantAccounts) : null,
     });
-    const oneOffCards = new OneOffCardShredder(options.db, this.vault);
+    const oneOffCards = new OneOffCardShredder(options.db, this.vaultPort, this.onBackgroundError);
+    this.oneOffCards = { shredDue: () => oneOffCards.shredDue(), stop: () => oneOffCards.stop() };
     this.host.add(this.paymentServices, this.flowRules, this.transactions, oneOffCards);
     this.host.add(...this.vaultSlices.slices());
     this.authorizationStats = new AuthorizationStatsSlice(this.host.context);
@@ -295,10 +300,12 @@ export class TransactionsService {
 
   /**
    * Serves once every read model is current; then, every so often, completes expired create holds and rolls back
-   * gift card payments left unfinished, and reconciles authorizations whose outcome is still unknown.
+   * gift card payments left unfinished, and reconciles authorizations whose outcome is still unknown. One-off cards
+   * due for shredding when the last process stopped are shredded first.
    */
   async start(): Promise<void> {
     await this.host.catchUpAndFollow();
+    await this.oneOffCards.shredDue();
     const shortest = Math.min(
       this.holdWindowMs,
       this.giftCardRecoveryAfterMs,
@@ -315,6 +322,7 @@ export class TransactionsService {
         this.transactions.expireHolds(),
         this.transactions.recoverGiftCardPayments(),
         this.transactions.reconcile(this.reconcileAfterMs),
+        this.oneOffCards.shredDue(),
         ...this.vaultSlices.backgroundRound(),
       ])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
@@ -331,11 +339,14 @@ export class TransactionsService {
     clearInterval(this.holdTimer);
     await this.retention?.stop();
     this.vaultSlices.stop();
-    return this.host.stop();
+    await this.host.stop();
+    await this.oneOffCards.stop();
   }
 
-  catchUp(): Promise<void> {
-    return this.host.catchUp();
+  /** Read-your-writes for the read models, and the one-off cards of completed requests shredded. */
+  async catchUp(): Promise<void> {
+    await this.host.catchUp();
+    await this.oneOffCards.shredDue();
   }
 
   /** Where a split payment's stored gift cards come from: the gift cards service (composed after this one). */
