@@ -1,8 +1,9 @@
 /**
  * The transactions service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read
- * models from its event store, and relays its events to Kafka (`transactions.events`). It also hosts the gift cards
- * service (services/gift-cards: its own store `gift-cards` in the same DATA_DIR, its relay to `gift-cards.events`,
- * its handlers on this RPC server) until that runs as a process of its own.
+ * models from its event store, and relays its events to Kafka (`transactions.events`). It also hosts the vault
+ * service (services/vault: its own store `vault` in the same DATA_DIR, its relay to `vault.events`, its handlers on
+ * this RPC server) and the gift cards service (services/gift-cards: likewise `gift-cards`, `gift-cards.events`) until
+ * they run as processes of their own.
  */
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
@@ -11,6 +12,7 @@ import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { openServiceStorage } from '@switchyard/readmodel';
+import { openVaultStorage, VaultService, vaultOptionsFrom, vaultRelay } from '@switchyard/vault';
 import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import { merchantAccountsOverRpc, TransactionsService, transactionsOptionsFrom } from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
@@ -28,21 +30,43 @@ runMain(async () => {
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
   });
+  const transactionsOptions = transactionsOptionsFrom(settings, {
+    publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
+    ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
+      ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
+      : {}),
+  });
+  // The vault (DATA_DIR/vault.db; the first start moves its streams and card rows out of the transactions store).
+  // Before the gift cards' storage: the vault root is settled in the old file (openVaultKeys looks at
+  // vault_gift_cards) before the moved gift card rows are erased from it.
+  const vaultOptions = vaultOptionsFrom(settings);
+  const vaultStorage = await openVaultStorage({
+    dataDir: settings.dataDir,
+    keyRing: vaultOptions.keyRing,
+    ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
+  });
+  if (vaultStorage.migration.ran && vaultStorage.migration.copied > 0)
+    log.info({ migration: vaultStorage.migration }, 'the vault moved to its own store');
+  const vault = new VaultService({
+    store: vaultStorage.store,
+    db: vaultStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    merchantAccounts: merchantAccountsOverRpc(rpc),
+    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
+    ...vaultOptions,
+    transactionEvents: storage.store,
+    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
+  });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: storage.store,
     db: storage.db,
-    ...transactionsOptionsFrom(settings, {
-      publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
-      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
-        ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
-        : {}),
-    }),
+    vault,
+    ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
+  await vault.start();
   await transactions.start();
-  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
-  // moved gift card rows are erased from its file.
   const giftCardsStorage = await openGiftCardsStorage({
     dataDir: settings.dataDir,
     ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
@@ -76,10 +100,15 @@ runMain(async () => {
     onError: (error) => log.warn({ err: error }, 'gift cards relay to Kafka failed; retrying from its checkpoint'),
   });
   giftCardsRelayToKafka.start();
+  const vaultRelayToKafka = vaultRelay(vaultStorage, bus, {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    onError: (error) => log.warn({ err: error }, 'vault relay to Kafka failed; retrying from its checkpoint'),
+  });
+  vaultRelayToKafka.start();
 
   const server = await startTcpRpcServer(
     settings.TRANSACTIONS_RPC_URL,
-    { ...transactions.rpcHandlers(), ...giftCards.rpcHandlers() },
+    { ...transactions.rpcHandlers(), ...vault.rpcHandlers(), ...giftCards.rpcHandlers() },
     {
       credentials,
       onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
@@ -101,10 +130,13 @@ runMain(async () => {
     await server.close();
     await relay.stop();
     await giftCardsRelayToKafka.stop();
+    await vaultRelayToKafka.stop();
     await giftCards.stop();
     await transactions.stop();
+    await vault.stop();
     await Promise.allSettled([rpc.close(), bus.close()]);
     await giftCardsStorage.close();
+    await vaultStorage.close();
     await storage.close();
     await tracing.shutdown();
   });

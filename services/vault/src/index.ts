@@ -41,3 +41,6 @@ export {
   type IssuedCardAliases,
 } from './forwarder/card-aliases';
 export { ForwarderRefusedError, OutboundForwarder, type ForwarderRefusal } from './forwarder/outbound-forwarder';
+export { VaultService, type TransactionsVaultKeys, type VaultServiceOptions } from './vault-service';
+export { openVaultStorage, VAULT_MIGRATION, type VaultStorage } from './vault-storage';
+export { vaultRelay } from './vault-relay';
