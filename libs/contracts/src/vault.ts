@@ -1,7 +1,7 @@
 /**
- * The vault service (issue 19): its store's streams, its topic and its readiness pattern. Its slices' own RPC
- * patterns are still named `transactions.` (buyers, payment methods, checkout sessions, network tokens, digital
- * wallets, account updater): the transactions process hosts the vault until it has a process of its own.
+ * The vault service (issue 19): its store's streams, its topic and its readiness pattern. Its slices' RPC patterns
+ * are `vault.` too (buyers, payment methods, checkout sessions, network tokens, digital wallets, account updater:
+ * their contracts' files); the transactions process serves them until the vault has a process of its own.
  */
 
 /**

@@ -12,6 +12,7 @@ import {
   identityPatterns,
   merchantAccountPatterns,
   transactionsPatterns,
+  vaultPatterns,
   webhookPatterns,
 } from '@switchyard/contracts';
 
@@ -35,9 +36,10 @@ export const rpcServices = {
   },
   transactions: {
     callers: {
-      // The transactions process also hosts the gift cards service (services/gift-cards), whose patterns it serves.
-      transactions: [transactionsPatterns.ping, giftCardPatterns.ping],
-      gateway: ['transactions.*', 'gift-cards.*'],
+      // The transactions process also hosts the vault and the gift cards service (services/vault, services/gift-cards),
+      // whose patterns it serves.
+      transactions: [transactionsPatterns.ping, vaultPatterns.ping, giftCardPatterns.ping],
+      gateway: ['transactions.*', 'vault.*', 'gift-cards.*'],
       // Renders transaction, capture and refund webhook targets.
       webhooks: [transactionsPatterns.get, transactionsPatterns.captureGet, transactionsPatterns.refundById],
     },

@@ -22,7 +22,8 @@ runMain(async () => {
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
     transactions,
-    // The transactions process hosts the gift cards service.
+    // The transactions process hosts the vault and the gift cards service.
+    vault: transactions,
     'gift-cards': transactions,
     webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
