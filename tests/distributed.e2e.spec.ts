@@ -30,7 +30,15 @@ describeWithInfra(
       const body = await (await fetch(`${baseUrl}/readyz`)).json();
       expect(body).toEqual({
         status: 'ready',
-        checks: { identity: 'ok', transactions: 'ok', 'gift-cards': 'ok', webhooks: 'ok', bus: 'ok', cache: 'ok' },
+        checks: {
+          identity: 'ok',
+          transactions: 'ok',
+          vault: 'ok',
+          'gift-cards': 'ok',
+          webhooks: 'ok',
+          bus: 'ok',
+          cache: 'ok',
+        },
       });
     });
 

@@ -425,7 +425,7 @@ describe('the state probe', () => {
     ]);
 
     const afterEvent = probe.snapshot();
-    const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'));
+    const db = new Database(path.join(h.fixture.dataDir, 'vault.db'));
     try {
       db.pragma('busy_timeout = 5000');
       const first = db.prepare('SELECT rowid AS id, created_at AS createdAt FROM vault_cards ORDER BY rowid LIMIT 1');
@@ -434,7 +434,7 @@ describe('the state probe', () => {
       const changes = probe.changes(afterEvent, probe.snapshot());
       db.prepare('UPDATE vault_cards SET created_at = ? WHERE rowid = ?').run(row.createdAt, row.id);
       const sameCountOtherContent = expect.stringMatching(/^(\d+) rows, \w+ → \1 rows, \w+$/);
-      expect(changes).toEqual([{ what: 'transactions.vault_cards rows', detail: sameCountOtherContent }]);
+      expect(changes).toEqual([{ what: 'vault.vault_cards rows', detail: sameCountOtherContent }]);
     } finally {
       db.close();
     }

@@ -11,7 +11,7 @@ import { startEmbedded, type EmbeddedService } from '@switchyard/standalone/src/
 import { createTestDataDir, removeTestDataDir, repoRoot, signToken } from '@switchyard/testing';
 import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
-import { transactionsTopic, type EventMessage } from '@switchyard/contracts';
+import { transactionsTopic, VAULT_STREAM_PREFIXES, type EventMessage } from '@switchyard/contracts';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { transactionsRelay } from '@switchyard/transactions';
 import { loadGiftCardsKey } from '@switchyard/gift-cards';
@@ -195,7 +195,7 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
   it('upcasts them: every one-off card of a completed payment is shredded, every other card is kept', async () => {
     await service.transactions.catchUp();
     const { created } = createdIn0_1_0();
-    const left = new Set(vaultCardIds(path.join(dataDir, 'transactions.db')));
+    const left = new Set(vaultCardIds(path.join(dataDir, 'vault.db')));
     for (const event of created.filter((e) => e.cardId))
       expect(left.has(event.cardId!), `${event.streamId}: card ${event.cardId}`).toBe(!event.oneOff);
   });
@@ -259,7 +259,74 @@ describe('event schema versions on the release 0.1.0 data directory', () => {
       (event) => event.stream_id === `transaction-${id}`,
     );
     expect(JSON.parse(completed!.metadata)).toMatchObject({ schemaVersion: 1 });
-    expect(vaultCardIds(path.join(dataDir, 'transactions.db'))).not.toContain(method.id);
+    expect(vaultCardIds(path.join(dataDir, 'vault.db'))).not.toContain(method.id);
+  });
+});
+
+/**
+ * The vault has its own store (services/vault, issue 19): the first start moved release 0.1.0's buyers, payment
+ * methods, network tokens, checkout sessions and digital wallets — their streams, card rows and keys — from
+ * transactions.db into vault.db. The answers above (every card, buyer and payment method reads back as 0.1.0 gave
+ * it) ran on the moved data.
+ */
+describe('the vault moved to its own store', () => {
+  const read = <T>(file: string, sql: string): T[] => {
+    const db = new Database(file, { readonly: true });
+    try {
+      return db.prepare(sql).all() as T[];
+    } finally {
+      db.close();
+    }
+  };
+  const vaultEvents = (file: string) =>
+    read<Record<string, unknown>>(
+      file,
+      `SELECT id, stream_id, revision, type, data, metadata, recorded_at FROM events ORDER BY position`,
+    ).filter((event) => VAULT_STREAM_PREFIXES.some((prefix) => (event.stream_id as string).startsWith(prefix)));
+  const cardRows = (file: string) =>
+    read<{ id: string; merchant_account_id: string; pan_ciphertext: Buffer }>(
+      file,
+      'SELECT id, merchant_account_id, pan_ciphertext FROM vault_cards ORDER BY id',
+    );
+
+  it('holds every vault event of 0.1.0 in vault.db, ids, revisions and times kept', () => {
+    const old = vaultEvents(path.join(fixture, 'data-dir', 'transactions.db'));
+    expect(old.length).toBeGreaterThan(10);
+    expect(vaultEvents(path.join(dataDir, 'vault.db')).slice(0, old.length)).toEqual(old);
+  });
+
+  it('leaves no card ciphertext, key or vault event in transactions.db', () => {
+    const old = cardRows(path.join(fixture, 'data-dir', 'transactions.db'));
+    expect(old.length).toBeGreaterThan(5);
+    const file = path.join(dataDir, 'transactions.db');
+    expect(cardRows(file)).toEqual([]);
+    expect(read(file, 'SELECT id FROM vault_data_keys')).toEqual([]);
+    // The cards kept (all but the one-off cards of completed payments) are in vault.db: the schema versions above.
+    // The moved streams are read and relayed by the vault only (the transactions store reads past them).
+    expect(vaultEvents(file).length).toBeGreaterThan(0); // still in the old log, which is append-only
+  });
+
+  it('pays with a stored card of 0.1.0, its number opened by the moved keys', async () => {
+    const stored = answers.find((answer) => answer.path === '/payment-methods/a64e291c-cad4-40cc-af21-4c381c401f8f');
+    const method = stored!.body as { id: string; label: string; buyer: { id: string } | null };
+    const paid = await fetch(`${base}/transactions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'x-service-merchant-account-id': 'shop',
+      },
+      body: JSON.stringify({
+        amount: 1_200,
+        currency: 'USD',
+        ...(method.buyer ? { buyer_id: method.buyer.id } : {}),
+        payment_method: { method: 'id', id: method.id, security_code: '123' },
+      }),
+    });
+    const body = (await paid.json()) as { status: string; payment_method: { id: string; label: string } };
+    expect(paid.status, JSON.stringify(body)).toBe(201);
+    expect(body.status).toBe('authorization_succeeded');
+    expect(body.payment_method).toMatchObject({ id: method.id, label: method.label });
   });
 });
 
@@ -331,5 +398,7 @@ describe('stored gift cards moved to the gift cards service', () => {
     }
     expect(streams.length).toBeGreaterThan(10);
     expect(streams.filter((stream) => stream.startsWith('gift-card-'))).toEqual([]);
+    // Nor the vault's (they are on vault.events).
+    expect(streams.filter((stream) => VAULT_STREAM_PREFIXES.some((prefix) => stream.startsWith(prefix)))).toEqual([]);
   });
 });

@@ -1,12 +1,12 @@
 /**
  * Account updater jobs on the wire — `POST /account-updater/jobs` schedules stored cards for an update — and the
- * transactions service's RPC pattern behind it. Shapes of `../shared/reference/wire-compat.md`
+ * vault service's RPC pattern behind it. Shapes of `../shared/reference/wire-compat.md`
  * (AccountUpdaterJobCreate, AccountUpdaterJob, AccountUpdaterInquirySummary).
  */
 import { z } from 'zod';
 
 export const accountUpdaterPatterns = {
-  createJob: 'transactions.account-updater.jobs.create',
+  createJob: 'vault.account-updater.jobs.create',
 } as const;
 
 /** Ours: one job takes at most 1,000 payment methods. */

@@ -1,22 +1,22 @@
 /**
  * Buyers on the wire — a merchant account's buyers with their billing details, and each buyer's shipping details —
- * and the transactions service's RPC patterns behind them (`transactions.buyers.*`). Shapes of
+ * and the vault service's RPC patterns behind them (`vault.buyers.*`). Shapes of
  * `../shared/reference/wire-compat.md` (Buyer, BuyerCreate, BuyerUpdate, BillingDetails, Address, TaxId,
  * ShippingDetails, ShippingDetailsCreate, ShippingDetailsUpdate, Buyers, ShippingDetailsList).
  */
 import { z } from 'zod';
 
 export const buyerPatterns = {
-  list: 'transactions.buyers.list',
-  create: 'transactions.buyers.create',
-  get: 'transactions.buyers.get',
-  update: 'transactions.buyers.update',
-  delete: 'transactions.buyers.delete',
-  shippingDetailsList: 'transactions.buyers.shipping-details.list',
-  shippingDetailsCreate: 'transactions.buyers.shipping-details.create',
-  shippingDetailsGet: 'transactions.buyers.shipping-details.get',
-  shippingDetailsUpdate: 'transactions.buyers.shipping-details.update',
-  shippingDetailsDelete: 'transactions.buyers.shipping-details.delete',
+  list: 'vault.buyers.list',
+  create: 'vault.buyers.create',
+  get: 'vault.buyers.get',
+  update: 'vault.buyers.update',
+  delete: 'vault.buyers.delete',
+  shippingDetailsList: 'vault.buyers.shipping-details.list',
+  shippingDetailsCreate: 'vault.buyers.shipping-details.create',
+  shippingDetailsGet: 'vault.buyers.shipping-details.get',
+  shippingDetailsUpdate: 'vault.buyers.shipping-details.update',
+  shippingDetailsDelete: 'vault.buyers.shipping-details.delete',
 } as const;
 
 /** The reference's TaxIdKind list (country prefix, then the kind of number). */

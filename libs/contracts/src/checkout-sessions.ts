@@ -1,20 +1,20 @@
 /**
  * Checkout sessions on the wire — a short-lived session a merchant opens for one checkout, to which the buyer's
  * browser attaches card data (the secure fields library, `POST /checkout/sessions/{id}/fields`, no token: the session
- * id is the credential) and with which a transaction then pays once — and the transactions service's RPC patterns
- * behind them (`transactions.checkout-sessions.*`). Shapes of `../shared/reference/wire-compat.md` (CheckoutSession,
+ * id is the credential) and with which a transaction then pays once — and the vault service's RPC patterns
+ * behind them (`vault.checkout-sessions.*`). Shapes of `../shared/reference/wire-compat.md` (CheckoutSession,
  * CheckoutSessionCreate, CheckoutSessionPaymentMethod); the fields body is ours (the reference does not publish it).
  */
 import { z } from 'zod';
 import { cartItemSchema, expirationDate, guestBuyerSchema, MAX_CART_ITEMS } from './transactions';
 
 export const checkoutSessionPatterns = {
-  create: 'transactions.checkout-sessions.create',
-  get: 'transactions.checkout-sessions.get',
-  update: 'transactions.checkout-sessions.update',
-  delete: 'transactions.checkout-sessions.delete',
-  attachFields: 'transactions.checkout-sessions.fields',
-  cardDetails: 'transactions.checkout-sessions.card-details',
+  create: 'vault.checkout-sessions.create',
+  get: 'vault.checkout-sessions.get',
+  update: 'vault.checkout-sessions.update',
+  delete: 'vault.checkout-sessions.delete',
+  attachFields: 'vault.checkout-sessions.fields',
+  cardDetails: 'vault.checkout-sessions.card-details',
 } as const;
 
 /** Reference: `expires_in` defaults to 3600 seconds. Ours: from one minute to one day. */

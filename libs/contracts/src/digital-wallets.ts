@@ -1,17 +1,17 @@
 /**
  * Digital wallets on the wire — a merchant account's registration with a wallet provider (Apple Pay, Google Pay,
- * Click to Pay, Paze) — and the transactions service's RPC patterns behind them (`transactions.digital-wallets.*`).
+ * Click to Pay, Paze) — and the vault service's RPC patterns behind them (`vault.digital-wallets.*`).
  * Shapes of `../shared/reference/wire-compat.md` (DigitalWallet, DigitalWalletCreate, DigitalWalletUpdate); `paze`
  * and `decryption_key` are ours (docs/paze.md).
  */
 import { z } from 'zod';
 
 export const digitalWalletPatterns = {
-  list: 'transactions.digital-wallets.list',
-  create: 'transactions.digital-wallets.create',
-  get: 'transactions.digital-wallets.get',
-  update: 'transactions.digital-wallets.update',
-  delete: 'transactions.digital-wallets.delete',
+  list: 'vault.digital-wallets.list',
+  create: 'vault.digital-wallets.create',
+  get: 'vault.digital-wallets.get',
+  update: 'vault.digital-wallets.update',
+  delete: 'vault.digital-wallets.delete',
 } as const;
 
 /** The reference's providers, and Paze (US only; the merchant decrypts its payloads, so it brings a key). */

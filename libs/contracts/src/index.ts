@@ -8,6 +8,7 @@ export * from './payment-service-definition-fields';
 export * from './webhooks';
 export * from './flow-rules';
 export * from './gift-cards';
+export * from './vault';
 export * from './payment-methods';
 export * from './checkout-sessions';
 export * from './account-updater';

@@ -1,17 +1,17 @@
 /**
  * Network tokens of a stored card on the wire (`/payment-methods/{payment_method_id}/network-tokens…`) and the
- * transactions service's RPC patterns behind them (`transactions.network-tokens.*`). Shapes of
+ * vault service's RPC patterns behind them (`vault.network-tokens.*`). Shapes of
  * `../shared/reference/wire-compat.md` (NetworkToken, NetworkTokens, NetworkTokenCreate, Cryptogram, CryptogramCreate).
  */
 import { z } from 'zod';
 
 export const networkTokenPatterns = {
-  list: 'transactions.network-tokens.list',
-  create: 'transactions.network-tokens.create',
-  delete: 'transactions.network-tokens.delete',
-  suspend: 'transactions.network-tokens.suspend',
-  resume: 'transactions.network-tokens.resume',
-  cryptogram: 'transactions.network-tokens.cryptogram',
+  list: 'vault.network-tokens.list',
+  create: 'vault.network-tokens.create',
+  delete: 'vault.network-tokens.delete',
+  suspend: 'vault.network-tokens.suspend',
+  resume: 'vault.network-tokens.resume',
+  cryptogram: 'vault.network-tokens.cryptogram',
 } as const;
 
 const timestamp = z.iso.datetime({ offset: true });

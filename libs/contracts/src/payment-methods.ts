@@ -7,11 +7,11 @@ import { z } from 'zod';
 import { cardNumber, expirationDate } from './transactions';
 
 export const paymentMethodPatterns = {
-  create: 'transactions.payment-methods.create',
-  get: 'transactions.payment-methods.get',
-  list: 'transactions.payment-methods.list',
-  delete: 'transactions.payment-methods.delete',
-  buyerList: 'transactions.payment-methods.buyer-list',
+  create: 'vault.payment-methods.create',
+  get: 'vault.payment-methods.get',
+  list: 'vault.payment-methods.list',
+  delete: 'vault.payment-methods.delete',
+  buyerList: 'vault.payment-methods.buyer-list',
 } as const;
 
 const timestamp = z.iso.datetime({ offset: true });

@@ -15,6 +15,7 @@ import {
   identityPatterns,
   merchantAccountPatterns,
   transactionsPatterns,
+  vaultPatterns,
   webhookPatterns,
 } from '@switchyard/contracts';
 
@@ -38,8 +39,9 @@ export const rpcServices = {
   },
   transactions: {
     callers: {
-      transactions: [transactionsPatterns.ping],
-      gateway: ['transactions.*'],
+      // The transactions process also hosts the vault (services/vault), whose patterns it serves.
+      transactions: [transactionsPatterns.ping, vaultPatterns.ping],
+      gateway: ['transactions.*', 'vault.*'],
       // Renders transaction, capture and refund webhook targets.
       webhooks: [transactionsPatterns.get, transactionsPatterns.captureGet, transactionsPatterns.refundById],
       // The merchant accounts' gift card services (the connections are ours) and, at its start, the key hand-over

@@ -18,6 +18,7 @@ import {
   identityPatterns,
   identityTopic,
   transactionsPatterns,
+  vaultPatterns,
   webhookPatterns,
   type EventMessage,
 } from '@switchyard/contracts';
@@ -111,6 +112,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     ...[
       ['identity', identityPatterns.ping],
       ['transactions', transactionsPatterns.ping],
+      ['vault', vaultPatterns.ping],
       ['gift-cards', giftCardPatterns.ping],
       ['webhooks', webhookPatterns.ping],
     ].map(([name, ping]) => ({ name: name!, check: async () => void (await runtime.rpc.call(ping!, {})) })),

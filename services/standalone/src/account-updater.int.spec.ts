@@ -70,7 +70,7 @@ async function untilAnswered(
 ): Promise<Record<string, unknown>> {
   const deadline = Date.now() + 5_000;
   for (;;) {
-    await h.fixture.service.transactions.accountUpdater.poll().catch(() => undefined);
+    await h.fixture.service.vault.slices.accountUpdater.poll().catch(() => undefined);
     const method = await getMethod(id);
     if (done(method)) return method;
     if (Date.now() > deadline) throw new Error(`payment method ${id} was not updated: ${JSON.stringify(method)}`);

@@ -195,7 +195,7 @@ describe('card fields from the buyer’s browser', () => {
     const second = (await sessions().get(id).expect(200)).body.payment_method;
     expect(second).toMatchObject({ scheme: 'mastercard', label: '4444' });
     expect(second.id).not.toBe(first.id);
-    expect(h.fixture.service.transactions.vault.find(account, first.id)).toBeNull();
+    expect(h.fixture.service.vault.slices.vault.find(account, first.id)).toBeNull();
   });
 
   it('ignore the merchant account header: the account is the session’s own', async () => {
@@ -243,7 +243,7 @@ describe('card fields from the buyer’s browser', () => {
   it('for an expired session are a 400 checkout_session_expired', async () => {
     // A session that expired a second ago, written to its stream as the service would have.
     const id = randomUUID();
-    const writer = openServiceStorage('transactions', { dataDir: h.fixture.dataDir });
+    const writer = openServiceStorage('vault', { dataDir: h.fixture.dataDir });
     try {
       const now = Date.now();
       await writer.store.append(
@@ -282,7 +282,7 @@ describe('card fields from the buyer’s browser', () => {
   it('for a session a transaction used are a 400 checkout_session_used', async () => {
     const id = await newSession();
     await fields(id).expect(204);
-    const claimed = await h.fixture.service.transactions.checkoutSessions.claim(account, id, randomUUID());
+    const claimed = await h.fixture.service.vault.slices.checkoutSessions.claim(account, id, randomUUID());
     expect(claimed.card).toEqual({ number: TEST_PANS[0], expirationDate: '11/30', securityCode: SECURITY_CODE });
     const refused = await fields(id).expect(400);
     expect(refused.body.details[0]).toMatchObject({ type: 'checkout_session_used' });
@@ -324,7 +324,7 @@ describe('access', () => {
 describe('no card number or security code kept or answered', () => {
   it('none in any response, event or file', async () => {
     expect(h.leaks).toEqual([]);
-    const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'), { readonly: true });
+    const db = new Database(path.join(h.fixture.dataDir, 'vault.db'), { readonly: true });
     let events: { stream_id: string; type: string; data: string; metadata: string }[];
     try {
       events = db

@@ -220,7 +220,7 @@ describe('register, read, list, update, delete', () => {
 describe('a create or delete that stopped half-way (another writer on the store)', () => {
   const at = '2026-01-01T00:00:00.000Z';
   async function appendAsAnotherProcess(streamId: string, events: { type: string; data: unknown }[]): Promise<void> {
-    const writer = openServiceStorage('transactions', { dataDir: h.fixture.dataDir });
+    const writer = openServiceStorage('vault', { dataDir: h.fixture.dataDir });
     try {
       await writer.store.append(streamId, events, { expectedRevision: 'no_stream' });
     } finally {
@@ -369,7 +369,7 @@ describe('Paze and its decryption key', () => {
   });
 
   it('keeps the key sealed, shows its thumbprint, decrypts payloads with it, and rotates it', async () => {
-    expect(h.fixture.service.transactions.digitalWallets.pazeKeyFor(account)).toBeNull();
+    expect(h.fixture.service.vault.slices.digitalWallets.pazeKeyFor(account)).toBeNull();
     const ec = await testKey('ec');
     const created = await register(
       wallet({ provider: 'paze', merchant_country_code: 'US', domain_names: ['shop.example'], decryption_key: ec.pem }),
@@ -395,7 +395,7 @@ describe('Paze and its decryption key', () => {
     };
     const jwe = await sealPazePayload(payload, ec.publicKey, { alg: 'ECDH-ES' });
     const signingKeys = pazeDevelopmentSigningKeys();
-    const found = h.fixture.service.transactions.digitalWallets.pazeKeyFor(account)!;
+    const found = h.fixture.service.vault.slices.digitalWallets.pazeKeyFor(account)!;
     expect(found.wallet).toMatchObject({ id: created.id, merchantCountryCode: 'US', decryptionKeyId: ec.thumbprint });
     expect(
       await decryptPazePayload(jwe, { decryptionKey: found.key, signingKeys }, new Date('2026-03-15T12:00:00Z')),
@@ -409,7 +409,7 @@ describe('Paze and its decryption key', () => {
     const same = await put(created.id, { decryption_key: rsa.pem }).expect(200);
     expect(same.body).toEqual(rotated.body);
     const rsaJwe = await sealPazePayload(payload, rsa.publicKey);
-    const current = h.fixture.service.transactions.digitalWallets.pazeKeyFor(account)!;
+    const current = h.fixture.service.vault.slices.digitalWallets.pazeKeyFor(account)!;
     expect(
       (await decryptPazePayload(rsaJwe, { decryptionKey: current.key, signingKeys }, new Date('2026-03-15T12:00:00Z')))
         .cryptogram,
@@ -430,7 +430,7 @@ describe('Paze and its decryption key', () => {
       pointer: '/decryption_key',
       type: 'decryption_key_not_supported',
     });
-    expect(h.fixture.service.transactions.digitalWallets.pazeKeyFor(other)).toBeNull();
+    expect(h.fixture.service.vault.slices.digitalWallets.pazeKeyFor(other)).toBeNull();
   });
 });
 
@@ -493,7 +493,7 @@ describe('access', () => {
 
 describe('no private key kept in clear', () => {
   it('events hold the sealed key and its thumbprint only; the read model rebuilds from them; no file holds a key', async () => {
-    const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'), { readonly: true });
+    const db = new Database(path.join(h.fixture.dataDir, 'vault.db'), { readonly: true });
     let events: { stream_id: string; type: string; data: string; metadata: string }[];
     let rows: { sealed_decryption_key: string | null }[];
     try {
@@ -544,13 +544,13 @@ describe('no private key kept in clear', () => {
     const scratch = new Database(':memory:');
     try {
       const rebuilt = new DigitalWalletsReadModel(scratch);
-      const storage = openServiceStorage('transactions', { dataDir: h.fixture.dataDir });
+      const storage = openServiceStorage('vault', { dataDir: h.fixture.dataDir });
       try {
         for (const event of await storage.store.readAll()) rebuilt.projection.apply(event, scratch);
       } finally {
         await storage.close();
       }
-      const live = h.fixture.service.transactions.digitalWallets.readModel;
+      const live = h.fixture.service.vault.slices.digitalWallets.readModel;
       for (const acct of [account, other]) expect(rebuilt.list(acct)).toEqual(live.list(acct));
       expect(rebuilt.ofProvider(account, 'paze')?.sealedDecryptionKey).toBe(
         live.ofProvider(account, 'paze')?.sealedDecryptionKey,

@@ -19,6 +19,7 @@ import {
   transactionsOptionsFrom,
   transactionsRelay,
 } from '@switchyard/transactions';
+import { openVaultStorage, VaultService, vaultOptionsFrom, vaultRelay } from '@switchyard/vault';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 import { DemoCheckout, DemoCheckoutModule, demoCheckoutEnabled } from './demo';
@@ -27,6 +28,7 @@ export interface EmbeddedService {
   readonly gateway: RunningGateway;
   readonly identity: IdentityService;
   readonly transactions: TransactionsService;
+  readonly vault: VaultService;
   readonly giftCards: GiftCardsService;
   readonly webhooks: WebhooksService;
   readonly bus: MessageBus;
@@ -74,22 +76,42 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   if (simulator) log.info({ url: simulator.url }, 'mock-card simulator listening');
   const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
   rpc.register(identity.rpcHandlers());
+  const transactionsOptions = transactionsOptionsFrom(settings, {
+    publicBaseUrl,
+    mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret },
+  });
+  // The vault: its own store (DATA_DIR/vault.db; the first start moves its streams and card rows out of
+  // transactions.db). Before the gift cards' storage: the vault root is settled in transactions.db (openVaultKeys
+  // looks at vault_gift_cards) before the moved gift card rows are erased from it.
+  const vaultOptions = vaultOptionsFrom(settings);
+  const vaultStorage = await openVaultStorage({ dataDir: settings.dataDir, keyRing: vaultOptions.keyRing });
+  if (vaultStorage.migration.ran && vaultStorage.migration.copied > 0)
+    log.info({ migration: vaultStorage.migration }, 'the vault moved to vault.db');
+  const vault = new VaultService({
+    store: vaultStorage.store,
+    db: vaultStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    merchantAccounts: merchantAccountsOverRpc(rpc),
+    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
+    ...vaultOptions,
+    transactionEvents: transactionsStorage.store,
+    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
+  });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: transactionsStorage.store,
     db: transactionsStorage.db,
-    ...transactionsOptionsFrom(settings, {
-      publicBaseUrl,
-      mockCard: { baseUrl: settings.MOCK_CARD_URL ?? simulator?.url ?? '', webhookSecret },
-    }),
+    vault,
+    ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
+  await vault.start();
   await transactions.start();
 
+  rpc.register(vault.rpcHandlers());
   rpc.register(transactions.rpcHandlers());
   // Gift cards: their own store (DATA_DIR/gift-cards.db; the first start moves them out of transactions.db).
-  // After the transactions service: its vault root is settled (openVaultKeys looks at vault_gift_cards) before the
-  // moved gift card rows are erased from its file.
+  // After the vault's storage: the vault root is settled before the moved gift card rows are erased from transactions.db.
   const giftCardsStorage = await openGiftCardsStorage({ dataDir: settings.dataDir });
   if (giftCardsStorage.migration.ran && giftCardsStorage.migration.copied > 0)
     log.info({ migration: giftCardsStorage.migration }, 'gift cards moved to gift-cards.db');
@@ -123,6 +145,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const relays = [
     identityRelay(identityStorage, bus, relayOptions('identity')),
     transactionsRelay(transactionsStorage, bus, relayOptions('transactions')),
+    vaultRelay(vaultStorage, bus, relayOptions('vault')),
     giftCardsRelay(giftCardsStorage, bus, relayOptions('gift-cards')),
     webhooksRelay(webhooksStorage, bus, relayOptions('webhooks')),
   ];
@@ -153,6 +176,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     gateway: running,
     identity,
     transactions,
+    vault,
     giftCards,
     webhooks,
     bus,
@@ -165,12 +189,14 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       // Deliveries call identity and transactions: they stop first.
       await webhooks.stop();
       await Promise.all([identity.stop(), giftCards.stop(), transactions.stop()]);
+      await vault.stop();
       await bus.close();
       await busState.close();
       await Promise.all([
         identityStorage.close(),
         giftCardsStorage.close(),
         transactionsStorage.close(),
+        vaultStorage.close(),
         webhooksStorage.close(),
       ]);
       await tracing.shutdown();

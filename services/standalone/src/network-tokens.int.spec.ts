@@ -299,7 +299,7 @@ describe('card data', () => {
     expect(h.leaks).toEqual([]);
     const tokens = [...h.simulator.ledger.networkTokens.values()].map((token) => token.token);
     expect(tokens.length).toBeGreaterThan(3);
-    const storage = openServiceStorage('transactions', { dataDir: h.fixture.dataDir });
+    const storage = openServiceStorage('vault', { dataDir: h.fixture.dataDir });
     try {
       const stored = JSON.stringify(await storage.store.readAll());
       expect(stored).toContain('NetworkTokenProvisioned');

@@ -24,10 +24,10 @@ afterAll(async () => {
 });
 
 const vaultCardId = (t: Record<string, unknown>) => (t.payment_method as { id: string }).id;
-const inVault = (cardId: string) => h.fixture.service.transactions.vault.find(account, cardId) !== null;
+const inVault = (cardId: string) => h.fixture.service.vault.slices.vault.find(account, cardId) !== null;
 /** Rows of the card's own data key, read from the data directory's file like any other reader. */
 function ownDataKeys(cardId: string): number {
-  const db = new Database(path.join(h.fixture.dataDir, 'transactions.db'), { readonly: true });
+  const db = new Database(path.join(h.fixture.dataDir, 'vault.db'), { readonly: true });
   try {
     return (
       db.prepare('SELECT COUNT(*) AS n FROM vault_data_keys WHERE owner = ?').get(`card:${cardId}`) as { n: number }

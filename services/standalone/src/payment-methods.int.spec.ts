@@ -8,6 +8,7 @@
 import Database from 'better-sqlite3';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { TransactionsService } from '@switchyard/transactions';
+import { VaultService } from '@switchyard/vault';
 import { TEST_PANS, card, startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;
@@ -255,7 +256,7 @@ describe('deleting a buyer (crypto-shredding)', () => {
     });
     expect(purchase.buyer).toMatchObject({ id: buyer.id, display_name: 'Shred Me' });
 
-    const db = new Database(`${h.fixture.dataDir}/transactions.db`, { readonly: true, fileMustExist: true });
+    const db = new Database(`${h.fixture.dataDir}/vault.db`, { readonly: true, fileMustExist: true });
     const rowsOf = (ids: string[]) =>
       db
         .prepare(`SELECT id, data_key_id FROM vault_cards WHERE id IN (${ids.map(() => '?').join(',')})`)
@@ -272,7 +273,7 @@ describe('deleting a buyer (crypto-shredding)', () => {
     expect((await get(`/payment-methods?buyer_id=${buyer.id}`).expect(200)).body.items).toEqual([]);
     expect(db.prepare('SELECT COUNT(*) AS n FROM vault_data_keys WHERE id = ?').get(buyerKey)).toEqual({ n: 0 });
     expect(rowsOf([stored.id, (purchase.payment_method as Body).id as string])).toEqual([]);
-    const vault = h.fixture.service.transactions.vault;
+    const vault = h.fixture.service.vault.slices.vault;
     expect(vault.reveal(account, stored.id)).toBeNull();
     expect(vault.reveal(account, kept.id)?.number).toBe(TEST_PANS[0]);
     db.close();
@@ -280,19 +281,29 @@ describe('deleting a buyer (crypto-shredding)', () => {
     // The history is intact: the transaction still reads, and every read model rebuilds from the events.
     expect((await h.get(account, purchase.id)).status).toBe('authorization_succeeded');
     const listed = (await get('/payment-methods?limit=100').expect(200)).body.items as Body[];
+    // The vault's read models from its store, the methods' usage from the transactions store.
     const store = new SqliteEventStore(`${h.fixture.dataDir}/transactions.db`);
-    const rebuilt = new TransactionsService({ store, db: new Database(':memory:') });
+    const vaultStore = new SqliteEventStore(`${h.fixture.dataDir}/vault.db`);
+    const rebuiltVault = new VaultService({
+      store: vaultStore,
+      db: new Database(':memory:'),
+      transactionEvents: store,
+    });
+    const rebuilt = new TransactionsService({ store, db: new Database(':memory:'), vault: rebuiltVault });
     try {
+      await rebuiltVault.catchUp();
       await rebuilt.catchUp();
-      const again = rebuilt.paymentMethods.list({ merchant_account_id: account, limit: 100 }).items;
+      const again = rebuiltVault.slices.paymentMethods.list({ merchant_account_id: account, limit: 100 }).items;
       expect(again.map((m) => [m.id, m.status, m.label, m.usage_count])).toEqual(
         listed.map((m) => [m.id, m.status, m.label, m.usage_count]),
       );
-      expect(rebuilt.buyers.find(account, buyer.id)).toBeNull();
+      expect(rebuiltVault.slices.buyers.find(account, buyer.id)).toBeNull();
       expect(rebuilt.transactions.readModel.find(purchase.id)?.state.status).toBe('authorization_succeeded');
     } finally {
       await rebuilt.stop();
+      await rebuiltVault.stop();
       await store.close();
+      await vaultStore.close();
     }
   });
 });

@@ -1,9 +1,10 @@
 /**
  * The transactions service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read
- * models from its event store, and relays its events to Kafka (`transactions.events`). The gift cards service is a
- * process of its own (services/gift-cards/src/main.ts): this one asks it for a split payment's stored cards
- * (`giftCardsOverRpc`) and serves it the merchant accounts' gift card services and the key hand-over
- * (`giftCardDirectoryRpcHandlers`).
+ * models from its event store, and relays its events to Kafka (`transactions.events`). It also hosts the vault
+ * service (services/vault: its own store `vault` in the same DATA_DIR, its relay to `vault.events`, its handlers on
+ * this RPC server) until it runs as a process of its own. The gift cards service is a process of its own
+ * (services/gift-cards/src/main.ts): this one asks it for a split payment's stored cards (`giftCardsOverRpc`) and
+ * serves it the merchant accounts' gift card services and the key hand-over (`giftCardDirectoryRpcHandlers`).
  */
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
@@ -11,6 +12,7 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
+import { openVaultStorage, VaultService, vaultOptionsFrom, vaultRelay } from '@switchyard/vault';
 import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import {
   giftCardsOverRpc,
@@ -34,18 +36,42 @@ runMain(async () => {
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
     'gift-cards': TcpRpcClient.fromUrl(settings.GIFT_CARDS_RPC_URL, 'gift-cards', credentials, settings.RPC_TIMEOUT_MS),
   });
+  const transactionsOptions = transactionsOptionsFrom(settings, {
+    publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
+    ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
+      ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
+      : {}),
+  });
+  // The vault (DATA_DIR/vault.db; the first start moves its streams and card rows out of the transactions store).
+  // Before the gift cards' storage: the vault root is settled in the old file (openVaultKeys looks at
+  // vault_gift_cards) before the moved gift card rows are erased from it.
+  const vaultOptions = vaultOptionsFrom(settings);
+  const vaultStorage = await openVaultStorage({
+    dataDir: settings.dataDir,
+    keyRing: vaultOptions.keyRing,
+    ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
+  });
+  if (vaultStorage.migration.ran && vaultStorage.migration.copied > 0)
+    log.info({ migration: vaultStorage.migration }, 'the vault moved to its own store');
+  const vault = new VaultService({
+    store: vaultStorage.store,
+    db: vaultStorage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    merchantAccounts: merchantAccountsOverRpc(rpc),
+    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
+    ...vaultOptions,
+    transactionEvents: storage.store,
+    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
+  });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: storage.store,
     db: storage.db,
-    ...transactionsOptionsFrom(settings, {
-      publicBaseUrl: () => settings.PUBLIC_BASE_URL ?? `http://127.0.0.1:${settings.PORT}`,
-      ...(settings.MOCK_CARD_URL && settings.MOCK_CARD_WEBHOOK_SECRET
-        ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
-        : {}),
-    }),
+    vault,
+    ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
+  await vault.start();
   await transactions.start();
   // A split payment's stored gift cards: asked of the gift cards process when used (a 502 while it is down).
   transactions.useGiftCards(giftCardsOverRpc(rpc));
@@ -60,10 +86,15 @@ runMain(async () => {
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
   });
   relay.start();
+  const vaultRelayToKafka = vaultRelay(vaultStorage, bus, {
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    onError: (error) => log.warn({ err: error }, 'vault relay to Kafka failed; retrying from its checkpoint'),
+  });
+  vaultRelayToKafka.start();
 
   const server = await startTcpRpcServer(
     settings.TRANSACTIONS_RPC_URL,
-    { ...transactions.rpcHandlers(), ...transactions.giftCardDirectoryRpcHandlers() },
+    { ...transactions.rpcHandlers(), ...vault.rpcHandlers(), ...transactions.giftCardDirectoryRpcHandlers() },
     {
       credentials,
       onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
@@ -84,8 +115,11 @@ runMain(async () => {
     await metrics?.close();
     await server.close();
     await relay.stop();
+    await vaultRelayToKafka.stop();
     await transactions.stop();
+    await vault.stop();
     await Promise.allSettled([rpc.close(), bus.close()]);
+    await vaultStorage.close();
     await storage.close();
     await tracing.shutdown();
   });

@@ -31,6 +31,7 @@ export {
   type PazeSigningKeys,
 } from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
+export { InProcessVault, type VaultCardSummary } from './in-process-vault';
 export { vaultOptionsFrom } from './vault-options';
 export {
   CardAliasError,
@@ -40,3 +41,6 @@ export {
   type IssuedCardAliases,
 } from './forwarder/card-aliases';
 export { ForwarderRefusedError, OutboundForwarder, type ForwarderRefusal } from './forwarder/outbound-forwarder';
+export { VaultService, type TransactionsVaultKeys, type VaultServiceOptions } from './vault-service';
+export { openVaultStorage, VAULT_MIGRATION, type VaultStorage } from './vault-storage';
+export { vaultRelay } from './vault-relay';

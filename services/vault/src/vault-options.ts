@@ -1,9 +1,10 @@
 /**
  * The vault's settings, read in one place: its key-encryption keys (VAULT_KEY, VAULT_RETIRED_KEYS or
- * DATA_DIR/vault.key), Paze's signing keys, API provisioning of network tokens, how long a stored card waits
+ * DATA_DIR/vault.key), the BIN data (BIN_DATA_FILE), Paze's signing keys, API provisioning of network tokens, how long a stored card waits
  * for a provider's vault token, and how long a card alias is valid. No other package reads these settings.
  */
 import type { Settings } from '@switchyard/config';
+import { loadBinData } from '@switchyard/bin-data';
 import { loadPazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import type { VaultSlicesOptions } from './vault-slices';
 import { loadKeyRing } from './vault/vault-keys';
@@ -13,10 +14,17 @@ export function vaultOptionsFrom(
 ): Required<
   Pick<
     VaultSlicesOptions,
-    'keyRing' | 'pazeSigningKeys' | 'networkTokensApiProvisioning' | 'vaultTokenTimeoutMs' | 'cardAliasTtlMs'
+    | 'keyRing'
+    | 'binData'
+    | 'pazeSigningKeys'
+    | 'networkTokensApiProvisioning'
+    | 'vaultTokenTimeoutMs'
+    | 'cardAliasTtlMs'
   >
 > {
   return {
+    // Card summaries: scheme, card type, issuer country and name.
+    binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,
     cardAliasTtlMs: settings.CARD_ALIAS_TTL_MS,
     networkTokensApiProvisioning: settings.NETWORK_TOKENS_API_PROVISIONING ?? settings.NODE_ENV !== 'production',

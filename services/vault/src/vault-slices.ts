@@ -10,6 +10,7 @@ import type { BinData } from '@switchyard/bin-data';
 import { SimulatorTokenServiceProvider, type TokenServiceProvider } from '@switchyard/connectors';
 import type { EventStore } from '@switchyard/eventstore';
 import { SqliteEventStore } from '@switchyard/eventstore';
+import type { Projection } from '@switchyard/readmodel';
 import type { ServiceSlice } from '@switchyard/service';
 import { AccountUpdater } from './account-updater/account-updater.slice';
 import { accountUpdaterServiceFor, type AccountUpdaterProviders } from './account-updater/account-updater-service';
@@ -155,6 +156,14 @@ export class VaultSlices {
       this.networkTokens,
       this.accountUpdater,
     ];
+  }
+
+  /**
+   * The vault's projections of the transactions service's events (a stored method's usage, from `TransactionCreated`):
+   * a host follows the store those events are in with them.
+   */
+  transactionEventProjections(): readonly Projection[] {
+    return [this.paymentMethods.readModel.usageProjection];
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * What a refused request must not change: every service's event store (identity, transactions, gift cards, webhooks), the
+ * What a refused request must not change: every service's event store (identity, transactions, vault, gift cards, webhooks), the
  * tables the services write directly rather than from events (the card and gift card vaults, applied provider
  * notifications), compared by content, and the simulator's ledgers: the card provider's, and the gift card provider's
  * for every gift card number the fixtures and the fuzz use. Read through separate read-only SQLite connections.
@@ -13,9 +13,10 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import type { RunningSimulator } from '@switchyard/connectors/src/simulator';
 
-const SERVICES = ['identity', 'transactions', 'gift-cards', 'webhooks'] as const;
+const SERVICES = ['identity', 'transactions', 'vault', 'gift-cards', 'webhooks'] as const;
 const DIRECT_TABLES: Readonly<Record<string, readonly string[]>> = {
-  transactions: ['vault_cards', 'vault_data_keys', 'checkout_session_secrets', 'provider_notifications'],
+  transactions: ['provider_notifications'],
+  vault: ['vault_cards', 'vault_data_keys', 'checkout_session_secrets'],
   'gift-cards': ['vault_gift_cards'],
 };
 const IGNORED_EVENT_TYPES = ['ApiKeyPairUsed'];

@@ -22,6 +22,7 @@ import { openServiceStorage, Projector, SqliteCheckpointStore, type Projection }
 import { InProcessRpc } from '@switchyard/rpc';
 import { TransactionsService } from '@switchyard/transactions';
 import { GiftCardsService } from '@switchyard/gift-cards';
+import { VaultService } from '@switchyard/vault';
 import { randomBytes } from 'node:crypto';
 import { WebhooksService } from '@switchyard/webhooks';
 
@@ -44,13 +45,16 @@ export const readModelTables: Readonly<Record<string, Readonly<Record<string, re
       'transaction_gift_card_processes',
       'transaction_open_operations',
     ],
+    'authorization-stats': ['authorization_attempts'],
+  },
+  // A stored method's usage (`payment_method_usage`) is folded from the transactions store, not from this one: not here.
+  vault: {
     'payment-methods': ['payment_methods'],
     'checkout-sessions': ['checkout_sessions'],
     buyers: ['buyers', 'buyer_shipping_details'],
     'account-updater': ['account_updater_jobs', 'account_updater_inquiries'],
     'digital-wallets': ['digital_wallets'],
     'network-tokens': ['network_tokens'],
-    'authorization-stats': ['authorization_attempts'],
   },
   webhooks: {
     'webhook-subscriptions': ['webhook_subscriptions', 'webhook_secrets'],
@@ -65,7 +69,10 @@ export const readModelTables: Readonly<Record<string, Readonly<Record<string, re
 export function projectionsOf(service: string, store: EventStore, db: Database.Database): Map<string, Projection> {
   let instance: object;
   if (service === 'identity') instance = new IdentityService({ store, db });
-  else if (service === 'transactions') instance = new TransactionsService({ store, db });
+  // Keys are not needed to fold events: a vault of a random key beside the transactions service (nothing is sealed).
+  else if (service === 'transactions')
+    instance = new TransactionsService({ store, db, vault: new VaultService({ store, db: new Database(':memory:') }) });
+  else if (service === 'vault') instance = new VaultService({ store, db }).slices;
   // Keys and gift card services are not needed to fold events: random keys, no services (nothing is sealed or asked).
   else if (service === 'gift-cards')
     instance = {
@@ -84,7 +91,7 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
       bus: new InProcessMessageBus(),
       rpc: new InProcessRpc(() => undefined),
     });
-  else throw new Error(`unknown service ${service}: identity, transactions, gift-cards or webhooks`);
+  else throw new Error(`unknown service ${service}: identity, transactions, vault, gift-cards or webhooks`);
   const projections = new Map<string, Projection>();
   for (const slice of Object.values(instance)) {
     const projection = (slice as { projection?: Projection } | null)?.projection;
@@ -133,10 +140,10 @@ export async function rebuildReadModels(
     throw new Error(`${service} has no read model ${name}: ${Object.keys(known).join(', ')}`);
   const names = name !== undefined ? [name] : Object.keys(known);
   const started = performance.now();
-  // The gift cards service keeps its events in SQLite also in EventStoreDB mode (services/gift-cards, its storage).
+  // The gift cards and vault services keep their events in SQLite also in EventStoreDB mode (their storages).
   const storage = openServiceStorage(service, {
     dataDir: settings.dataDir,
-    ...(service === 'gift-cards' ? {} : { eventStoreUrl: settings.EVENTSTORE_URL }),
+    ...(service === 'gift-cards' || service === 'vault' ? {} : { eventStoreUrl: settings.EVENTSTORE_URL }),
   });
   const scratchFile = path.join(settings.dataDir, `${service}.rebuild-${process.pid}.db`);
   const scratch = new Database(scratchFile);

@@ -34,8 +34,8 @@ it('rotates the key file: the old key is retired, every data key re-wrapped, the
   dirs.push(dataDir);
   const card = { number: '4111111111111111', expirationDate: '12/30' };
   const stored = await withServer(dataDir, {}, (service) => [
-    service.transactions.vault.store('default', card),
-    service.transactions.vault.store(
+    service.vault.slices.vault.store('default', card),
+    service.vault.slices.vault.store(
       'default',
       { number: '5555555555554444', expirationDate: '01/31' },
       { buyerId: 'buyer-1' },
@@ -61,9 +61,9 @@ it('rotates the key file: the old key is retired, every data key re-wrapped, the
   // The old key is no longer needed: gone from the retired file, every card still opens and fingerprints alike.
   fs.rmSync(path.join(dataDir, 'vault.retired-keys'));
   await withServer(dataDir, {}, (service) => {
-    expect(service.transactions.vault.reveal('default', stored[0]!.id)).toEqual(card);
-    expect(service.transactions.vault.reveal('default', stored[1]!.id)?.number).toBe('5555555555554444');
-    expect(service.transactions.vault.store('default', card).fingerprint).toBe(stored[0]!.fingerprint);
+    expect(service.vault.slices.vault.reveal('default', stored[0]!.id)).toEqual(card);
+    expect(service.vault.slices.vault.reveal('default', stored[1]!.id)?.number).toBe('5555555555554444');
+    expect(service.vault.slices.vault.store('default', card).fingerprint).toBe(stored[0]!.fingerprint);
   });
 
   // With VAULT_KEY configured the file rotation is refused with what to do instead.

@@ -1,14 +1,23 @@
 /**
  * `vault status | rewrap | rotate-key`: the key-encryption key of the card vault (docs/vault.md). They open the
- * transactions service's local database directly, like the identity commands, so they work with the server running
- * (a data key's bytes never change, only their wrapping) or stopped.
+ * vault service's local database (`vault.db`; moved there from the transactions service's first, if the server has
+ * not started since the move) directly, like the identity commands, so they work with the server running (a data
+ * key's bytes never change, only their wrapping) or stopped.
  */
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '@switchyard/config';
 import { openServiceStorage, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
-import { CardVault, kekId, loadKeyRing, openVaultKeys, RETIRED_KEYS_FILE, type KeyRing } from '@switchyard/vault';
+import {
+  CardVault,
+  kekId,
+  loadKeyRing,
+  openVaultKeys,
+  openVaultStorage,
+  RETIRED_KEYS_FILE,
+  type KeyRing,
+} from '@switchyard/vault';
 
 export interface VaultStatus {
   readonly active_key_id: string;
@@ -36,10 +45,15 @@ async function withVault<T>(
   action: (vault: { keys: ReturnType<typeof openVaultKeys>; cards: CardVault; ring: KeyRing }) => T,
 ): Promise<T> {
   const ring = ringOf(settings);
-  const storage = openServiceStorage('transactions', {
+  // With EventStoreDB the vault's old streams are in the transactions service's store: read from there if they move now.
+  const transactions = settings.EVENTSTORE_URL
+    ? openServiceStorage('transactions', { dataDir: settings.dataDir, eventStoreUrl: settings.EVENTSTORE_URL })
+    : null;
+  const storage = await openVaultStorage({
     dataDir: settings.dataDir,
-    eventStoreUrl: settings.EVENTSTORE_URL,
-  });
+    keyRing: ring,
+    ...(transactions ? { transactionEvents: transactions.store } : {}),
+  }).finally(() => transactions?.close());
   try {
     const keys = openVaultKeys(storage.db, ring);
     return action({ keys, cards: new CardVault(storage.db, { keys }), ring });

@@ -2,23 +2,32 @@
 import { ApiError } from '@switchyard/api';
 import type { PaymentServiceCreateInput } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { VaultService } from '@switchyard/vault';
 import { TransactionsService } from '../transactions-service';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
+let vaultStorage: ServiceStorage;
 let service: TransactionsService;
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
   dir = createTestDataDir('payment-services');
   storage = openServiceStorage('transactions', { dataDir: dir });
-  service = new TransactionsService({ store: storage.store, db: storage.db, now: () => new Date((clock += 1000)) });
+  vaultStorage = openServiceStorage('vault', { dataDir: dir });
+  service = new TransactionsService({
+    store: storage.store,
+    db: storage.db,
+    vault: new VaultService({ store: vaultStorage.store, db: vaultStorage.db }),
+    now: () => new Date((clock += 1000)),
+  });
   await service.catchUp();
 });
 afterEach(async () => {
   await service.stop();
   await storage.close();
+  await vaultStorage.close();
   removeTestDataDir(dir);
 });
 

@@ -4,7 +4,7 @@
  * the pause for a challenge or a redirect: the buyer's return and the hold window that ends an abandoned one.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { issuerMandatesAuthentication, type BinData } from '@switchyard/bin-data';
+import { issuerMandatesAuthentication } from '@switchyard/bin-data';
 import { ApiError } from '@switchyard/api';
 import { countAuthorization } from '@switchyard/metrics';
 import {
@@ -29,17 +29,8 @@ import type {
 } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import {
-  Instruments,
-  takesNetworkTokens,
-  type BuyerDirectory,
-  type CardVaultPort,
-  type CheckoutSessionClaims,
-  type Instrument,
-  type NetworkTokenSource,
-  type PazeWallets,
-  type StoredPaymentMethods,
-} from './instruments';
+import { Instruments, takesNetworkTokens, type Instrument } from './instruments';
+import type { VaultPort } from '../vault-port';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
 import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
@@ -87,23 +78,16 @@ interface AttemptInput {
 export interface AuthorizationDependencies {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRuleDecisions;
-  readonly binData: BinData;
   /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
   readonly directory: ThreeDSecureDirectory | null;
   readonly settings: AuthorizationSettings;
-  readonly vault: CardVaultPort;
+  /** The vault: cards, stored payment methods, buyers, checkout sessions, network tokens, Paze (`VaultPort`). */
+  readonly vault: VaultPort;
   readonly connectors: ProviderConnectors;
   /** Stored gift cards' numbers and PINs (the gift cards slice); null: only cards given by number can pay. */
   readonly giftCardCredentials: GiftCardCredentialSource | null;
   /** Told of work left for a timer's next round (a gift card roll-back the provider could not take yet). */
   readonly onBackgroundError?: (error: unknown) => void;
-  /** Stored payment methods (`id`, and `store: true`: spec, Events rule 3); null: a card is vaulted for its payment only. */
-  readonly paymentMethods?: StoredPaymentMethods | null;
-  /** Buyers (`buyer_id`, `buyer_external_identifier`); null: not checked. */
-  readonly buyers?: BuyerDirectory | null;
-  readonly networkTokens?: NetworkTokenSource | null;
-  readonly checkoutSessions?: CheckoutSessionClaims | null;
-  readonly paze?: PazeWallets | null;
   /** Whether a merchant account exists (identity's); null: not checked (a service without identity, in tests). */
   readonly merchantAccounts?: { exists(merchantAccountId: string): Promise<boolean> } | null;
 }
@@ -112,16 +96,13 @@ export class Authorizations {
   /** One buyer return at a time per transaction: a double submit must not authorize twice. */
   private readonly returns = new KeyedQueue();
   private readonly flowRules: FlowRuleDecisions;
-  private readonly binData: BinData;
   private readonly authenticator: ThreeDSecureAuthenticator;
   private readonly settings: AuthorizationSettings;
   private readonly securityCodes: SecurityCodeShelf;
   private readonly paymentServices: PaymentServices;
-  private readonly vault: CardVaultPort;
+  private readonly vault: VaultPort;
   private readonly connectors: ProviderConnectors;
   private readonly instruments: Instruments;
-  private readonly paymentMethods: AuthorizationDependencies['paymentMethods'];
-  private readonly buyers: BuyerDirectory | null;
   private readonly merchantAccounts: AuthorizationDependencies['merchantAccounts'];
   readonly giftCards: GiftCardPayments;
 
@@ -132,7 +113,6 @@ export class Authorizations {
   ) {
     this.paymentServices = dependencies.paymentServices;
     this.flowRules = dependencies.flowRules;
-    this.binData = dependencies.binData;
     this.authenticator = new ThreeDSecureAuthenticator(store, dependencies.directory, {
       returnUrl: (id) => this.returnUrl(id),
       holdExpiry: () => this.holdExpiry(),
@@ -141,15 +121,9 @@ export class Authorizations {
     this.securityCodes = new SecurityCodeShelf(dependencies.settings.holdWindowMs, context.now);
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
-    this.paymentMethods = dependencies.paymentMethods ?? null;
-    this.buyers = dependencies.buyers ?? null;
     this.merchantAccounts = dependencies.merchantAccounts ?? null;
     this.instruments = new Instruments({
       vault: dependencies.vault,
-      paymentMethods: this.paymentMethods ?? null,
-      networkTokens: dependencies.networkTokens ?? null,
-      checkoutSessions: dependencies.checkoutSessions ?? null,
-      paze: dependencies.paze ?? null,
       activeConnections: (merchantAccountId) => dependencies.paymentServices.activeConnections(merchantAccountId),
     });
     this.giftCards = new GiftCardPayments(context, store, {
@@ -185,12 +159,12 @@ export class Authorizations {
    */
   private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    const buyer = this.buyers?.resolve(merchantAccountId, body, '/buyer_id') ?? null;
+    const buyer = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
     // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
     const owner =
       request.embed_buyer === undefined
         ? { embed: false, buyerId: buyer?.id ?? null }
-        : { embed: true, buyerId: this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
+        : { embed: true, buyerId: await this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
     const giftCards = await this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
@@ -207,16 +181,16 @@ export class Authorizations {
     } catch (error) {
       // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
       if (!progress.created && instrument.type === 'pan' && instrument.summary.id)
-        this.vault.remove(merchantAccountId, instrument.summary.id);
+        await this.vault.removeCard(merchantAccountId, instrument.summary.id);
       throw error;
     }
   }
 
   /** The id of the buyer an embed token pins; null when it pins none, or no such buyer exists. */
-  private pinnedBuyerId(merchantAccountId: string, pin: EmbedBuyerPin): string | null {
-    if (pin === null || !this.buyers) return null;
+  private async pinnedBuyerId(merchantAccountId: string, pin: EmbedBuyerPin): Promise<string | null> {
+    if (pin === null) return null;
     try {
-      return this.buyers.resolve(merchantAccountId, pin, '/buyer_id')?.id ?? null;
+      return (await this.vault.resolveBuyer(merchantAccountId, pin, '/buyer_id'))?.id ?? null;
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) return null;
       throw error;
@@ -233,13 +207,14 @@ export class Authorizations {
   ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const paymentMethod = body.payment_method as NonNullable<TransactionCreateInput['payment_method']>;
-    const binInfo = instrument.card ? this.binData.lookup(instrument.card.number) : null;
-    const flow = instrument.card
+    // Decided on the vault's card summary: the number is only for the card-bearing calls below.
+    const binInfo = instrument.cardBin?.info ?? null;
+    const flow = instrument.cardBin
       ? this.flowRules.decide(merchantAccountId, {
           amount: body.amount,
           currency: body.currency,
           country: body.country ?? null,
-          cardNumberPrefix: instrument.card.number.slice(0, 8),
+          cardNumberPrefix: instrument.cardBin.prefix,
           cardScheme: instrument.summary.scheme ?? binInfo?.scheme ?? null,
           cardType: binInfo?.cardType ?? null,
           metadata: body.metadata ?? {},
@@ -275,7 +250,7 @@ export class Authorizations {
         ],
       );
     }
-    const threeDSecure = instrument.card
+    const threeDSecure = instrument.cardBin
       ? planThreeDSecure({
           connectionEnabled: first.threeDSecureEnabled,
           flow,
@@ -292,7 +267,7 @@ export class Authorizations {
     });
     const redirectUrl = paymentMethod.redirect_url ?? null;
     const details: TransactionDetails = {
-      ...this.commonDetails(merchantAccountId, body, giftCards),
+      ...(await this.commonDetails(merchantAccountId, body, giftCards)),
       paymentMethod: {
         ...instrument.summary,
         cardType: binInfo?.cardType ?? null,
@@ -325,13 +300,12 @@ export class Authorizations {
     });
     progress.created = true;
     if (giftCards) this.giftCards.hold(id, giftCards);
-    if (body.store && instrument.type === 'pan' && instrument.summary.id && this.paymentMethods) {
+    if (body.store && instrument.type === 'pan' && instrument.summary.id) {
       // Recorded before the provider is asked to vault the card, so that its notification always finds the method.
-      const card = this.vault.find(merchantAccountId, instrument.summary.id);
+      const card = await this.vault.findCard(merchantAccountId, instrument.summary.id);
       if (card) {
-        await this.paymentMethods.recordStoreRequested(merchantAccountId, {
+        await this.vault.recordStoreRequested(merchantAccountId, {
           card,
-          bin: binInfo,
           transactionId: id,
           paymentServiceId: first.id,
           buyerId,
@@ -376,10 +350,10 @@ export class Authorizations {
         isAmountEstimated: body.is_amount_estimated,
         ...(body.external_identifier ? { externalIdentifier: body.external_identifier } : {}),
         giftCards: giftCards.plan,
-        details: { ...this.commonDetails(merchantAccountId, body, giftCards), instrumentType: 'gift_card' } as Record<
-          string,
-          unknown
-        >,
+        details: {
+          ...(await this.commonDetails(merchantAccountId, body, giftCards)),
+          instrumentType: 'gift_card',
+        } as Record<string, unknown>,
         vaultCard: null,
       },
     });
@@ -393,14 +367,14 @@ export class Authorizations {
   }
 
   /** What every transaction record shows of its request beyond the payment method. */
-  private commonDetails(
+  private async commonDetails(
     merchantAccountId: string,
     body: TransactionCreateInput,
     giftCards: PlannedGiftCards | null,
-  ): TransactionDetails {
-    const named = this.buyers?.resolve(merchantAccountId, body, '/buyer_id');
+  ): Promise<TransactionDetails> {
+    const named = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
     const stored = named
-      ? (this.buyers?.wire(merchantAccountId, named.id) as {
+      ? ((await this.vault.buyerWire(merchantAccountId, named.id)) as {
           display_name?: string | null;
           external_identifier?: string | null;
           billing_details?: unknown;
@@ -730,7 +704,7 @@ export class Authorizations {
         return;
       }
       if (outcome === 'stop') return;
-      const card = this.vaultedCard(t);
+      const card = await this.vaultedCard(t);
       const securityCode = this.securityCodes.take(id);
       const view = this.store.readModel.find(id);
       const postalCode =
@@ -754,10 +728,11 @@ export class Authorizations {
   }
 
   /** The card of a transaction, from the vault (only its id is in the events). */
-  private vaultedCard(t: Transaction): CardDetails {
+  private async vaultedCard(t: Transaction): Promise<CardDetails> {
     const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod
       ?.id;
-    const card = paymentMethodId ? this.vault.reveal(t.merchantAccountId, paymentMethodId) : null;
+    // The provider call after the challenge is built with the number (left for the card aliases: docs/architecture.md).
+    const card = paymentMethodId ? await this.vault.revealCard(t.merchantAccountId, paymentMethodId) : null;
     if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
     return { number: card.number, expirationDate: card.expirationDate };
   }

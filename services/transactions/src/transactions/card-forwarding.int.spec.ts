@@ -11,7 +11,8 @@ import { type ProviderFetch } from '@switchyard/connectors';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { loadSettings } from '@switchyard/config';
-import { TransactionsService, transactionsOptionsFrom } from '../transactions-service';
+import { VaultService, vaultOptionsFrom } from '@switchyard/vault';
+import { TransactionsService } from '../transactions-service';
 
 const account = 'shop-forwarding';
 const webhookSecret = 'whsec_test_0123456789';
@@ -20,6 +21,8 @@ const CVC = '333';
 
 let dir: string;
 let sqlite: SqliteEventStore;
+let vaultStore: SqliteEventStore;
+let vault: VaultService;
 let simulator: RunningSimulator;
 let service: TransactionsService;
 /** The bodies the connector gave the forwarder, before the swap. */
@@ -31,14 +34,16 @@ beforeEach(async () => {
   dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-forwarding-'));
   sqlite = new SqliteEventStore(path.join(dir, 'transactions.db'));
   simulator = await startSimulator({ webhookSecret });
+  vaultStore = new SqliteEventStore(path.join(dir, 'vault.db'));
+  vault = new VaultService({ store: vaultStore, db: vaultStore.database, vaultKey: Buffer.alloc(32, 7) });
   service = new TransactionsService({
     store: sqlite,
     db: sqlite.database,
-    vaultKey: Buffer.alloc(32, 7),
+    vault,
     providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
   });
   handedOver = [];
-  const forwarder = service.vaultSlices.forwarder;
+  const forwarder = vault.slices.forwarder;
   realFetchFor = forwarder.fetchFor.bind(forwarder);
   vi.spyOn(forwarder, 'fetchFor').mockImplementation((merchantAccountId, hosts): ProviderFetch => {
     const send = realFetchFor(merchantAccountId, hosts);
@@ -62,6 +67,7 @@ afterEach(async () => {
   await service.stop();
   await simulator.stop();
   await sqlite.close();
+  await vaultStore.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
@@ -83,7 +89,7 @@ const authorize = (paymentMethod: Record<string, unknown>) =>
 it('a raw card: the connector gets aliases, the provider the card (its security code answered no_match)', async () => {
   const transaction = await authorize({ method: 'card', number: NUMBER, expiration_date: '12/30', security_code: CVC });
   expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
-  expect(service.vaultSlices.forwarder.fetchFor).toHaveBeenCalledWith(account, [new URL(simulator.url).host]);
+  expect(vault.slices.forwarder.fetchFor).toHaveBeenCalledWith(account, [new URL(simulator.url).host]);
   const authorization = handedOver.find((body) => body.includes('"payment_instrument"'));
   expect(authorization).toBeDefined();
   expect(authorization).toMatch(/"number":"tok[0-9A-Za-z]{32}"/);
@@ -95,7 +101,7 @@ it('a raw card: the connector gets aliases, the provider the card (its security 
 });
 
 it('a stored card (decrypted by the vault) goes as aliases too', async () => {
-  const stored = await service.paymentMethods.create({
+  const stored = await vault.slices.paymentMethods.create({
     merchant_account_id: account,
     body: { method: 'card', number: NUMBER, expiration_date: '12/30' },
   } as never);
@@ -107,7 +113,7 @@ it('a stored card (decrypted by the vault) goes as aliases too', async () => {
 
 it('a call the forwarder refuses is a failure of a call not sent, never an unknown outcome', async () => {
   // The connector's request carries a token shaped like an alias the vault never issued: refused, nothing sent.
-  vi.mocked(service.vaultSlices.forwarder.fetchFor).mockImplementation((merchantAccountId, hosts): ProviderFetch => {
+  vi.mocked(vault.slices.forwarder.fetchFor).mockImplementation((merchantAccountId, hosts): ProviderFetch => {
     const send = realFetchFor(merchantAccountId, hosts);
     return (input, init) =>
       send(input, {
@@ -120,24 +126,17 @@ it('a call the forwarder refuses is a failure of a call not sent, never an unkno
   expect(transaction.status).toBe('authorization_failed');
 });
 
-it('aliases live as long as the service is told (CARD_ALIAS_TTL_MS, through transactionsOptionsFrom)', async () => {
-  const where = { publicBaseUrl: () => 'http://127.0.0.1:9' };
-  expect(transactionsOptionsFrom(loadSettings({} as NodeJS.ProcessEnv), where).cardAliasTtlMs).toBe(60_000);
-  const { cardAliasTtlMs } = transactionsOptionsFrom(
-    loadSettings({ CARD_ALIAS_TTL_MS: '2500' } as NodeJS.ProcessEnv),
-    where,
+it('aliases live as long as the vault is told (CARD_ALIAS_TTL_MS, through vaultOptionsFrom)', async () => {
+  expect(vaultOptionsFrom(loadSettings({ DATA_DIR: dir } as NodeJS.ProcessEnv)).cardAliasTtlMs).toBe(60_000);
+  const { cardAliasTtlMs } = vaultOptionsFrom(
+    loadSettings({ DATA_DIR: dir, CARD_ALIAS_TTL_MS: '2500' } as NodeJS.ProcessEnv),
   );
   expect(cardAliasTtlMs).toBe(2500);
   const store = new SqliteEventStore(path.join(dir, 'short.db'));
-  const short = new TransactionsService({
-    store,
-    db: store.database,
-    vaultKey: Buffer.alloc(32, 7),
-    ...(cardAliasTtlMs ? { cardAliasTtlMs } : {}),
-  });
+  const short = new VaultService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), cardAliasTtlMs });
   try {
     const before = Date.now();
-    const { expiresAt } = short.vaultSlices.cardAliases.issue(account, { number: NUMBER });
+    const { expiresAt } = short.slices.cardAliases.issue(account, { number: NUMBER });
     expect(expiresAt.getTime()).toBeGreaterThanOrEqual(before + 2500);
     expect(expiresAt.getTime()).toBeLessThanOrEqual(Date.now() + 2500);
   } finally {

@@ -11,6 +11,7 @@ import Database from 'better-sqlite3';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import { EventStoreUnavailableError, SqliteEventStore, type EventStore, type NewEvent } from '@switchyard/eventstore';
+import { VaultService } from '@switchyard/vault';
 import { TransactionsService } from '../transactions-service';
 
 /** What the wrapper does with an append of one of the watched event types. */
@@ -47,6 +48,8 @@ const once = (type: string, then: (append: () => Promise<unknown>) => Promise<un
 let dir: string;
 let file: string;
 let sqlite: SqliteEventStore;
+/** The vault's own store: kept across restarts, as its root key (the fingerprint key comes from it). */
+let vaultStore: SqliteEventStore;
 let simulator: RunningSimulator;
 const fault: { current: AppendFault | null } = { current: null };
 const services: TransactionsService[] = [];
@@ -71,7 +74,7 @@ async function startService(options: { now?: () => Date } = {}): Promise<Transac
   const service = new TransactionsService({
     store: withFault(sqlite, fault),
     db: sqlite.database,
-    vaultKey,
+    vault: new VaultService({ store: vaultStore, db: vaultStore.database, vaultKey }),
     providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
     ...options,
   });
@@ -85,6 +88,7 @@ beforeEach(async () => {
   file = path.join(dir, 'transactions.db');
   // A short busy timeout: the busy case below holds the write lock from another connection.
   sqlite = new SqliteEventStore(file, { busyTimeoutMs: 50 });
+  vaultStore = new SqliteEventStore(path.join(dir, 'vault.db'));
   simulator = await startSimulator({ webhookSecret });
   fault.current = null;
 });
@@ -92,6 +96,7 @@ afterEach(async () => {
   for (const service of services.splice(0)) await service.stop();
   await simulator.stop();
   await sqlite.close();
+  await vaultStore.close();
   fs.rmSync(dir, { recursive: true, force: true });
 });
 

@@ -9,6 +9,7 @@ import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
+import type { CardSummary, VaultPort } from '../vault-port';
 import type { TransactionDetails } from './transaction-wire';
 
 export interface Instrument {
@@ -16,6 +17,8 @@ export interface Instrument {
   type: 'pan' | 'card_token' | 'redirect' | 'network_token';
   /** The card for flow rules, 3-D Secure and the provider; null for a redirect method or a Paze token. */
   readonly card: CardDetails | null;
+  /** What flow rules and 3-D Secure decide on (the vault's card summary); null exactly when `card` is. */
+  readonly cardBin: { readonly prefix: string; readonly info: CardBinInfo } | null;
   /** The network token the provider gets instead of the card (a stored card's, when the connection takes one; Paze's). */
   networkToken: NetworkTokenDetails | null;
   readonly summary: NonNullable<TransactionDetails['paymentMethod']>;
@@ -26,114 +29,8 @@ export interface Instrument {
   readonly storedNetworkToken?: (merchantInitiated: boolean) => Promise<NetworkTokenDetails | null>;
 }
 
-/** A card in the vault as this service may see it (the vault's `StoredCard`): its id and summary, never its number. */
-export interface VaultedCard {
-  readonly id: string;
-  readonly merchantAccountId: string;
-  readonly scheme: string | null;
-  readonly cardType: string | null;
-  readonly bin: string;
-  readonly last4: string;
-  /** MM/YY */
-  readonly expirationDate: string;
-  readonly fingerprint: string;
-  readonly createdAt: string;
-}
-
-/** What this service asks of the card vault (the vault's `CardVault`). */
-export interface CardVaultPort {
-  /** Stores a card given with a payment; its summary comes back. */
-  store(
-    merchantAccountId: string,
-    card: { readonly number: string; readonly expirationDate: string },
-    options?: { buyerId?: string | null },
-  ): VaultedCard;
-  find(merchantAccountId: string, id: string): VaultedCard | null;
-  /** The number and expiry, for the provider call only. */
-  reveal(merchantAccountId: string, id: string): { number: string; expirationDate: string } | null;
-  /** Shreds a card given for one payment. */
-  remove(merchantAccountId: string, id: string): void;
-}
-
-/** Stored payment methods (the vault's payment methods slice). */
-export interface StoredPaymentMethods {
-  /** The method if it may pay (`succeeded`), with the buyer it was stored for; throws a 400 otherwise. */
-  usable(merchantAccountId: string, id: string): { readonly buyerId: string | null };
-  /** `store: true`: the card of this payment becomes a method, `processing` until the provider's vault token. */
-  recordStoreRequested(
-    merchantAccountId: string,
-    request: {
-      card: VaultedCard;
-      bin: CardBinInfo | null;
-      transactionId: string;
-      paymentServiceId: string;
-      buyerId: string | null;
-      externalIdentifier: string | null;
-    },
-  ): Promise<void>;
-  receiveVaultToken(transactionId: string, paymentServiceId: string): Promise<void>;
-}
-
-/** The buyers a payment can name (the vault's buyers). */
-export interface BuyerDirectory {
-  /** Null when neither is given; throws a 400 at `pointer` when the given buyer does not exist. */
-  resolve(
-    merchantAccountId: string,
-    ref: { buyer_id?: string | null; buyer_external_identifier?: string | null },
-    pointer: string,
-  ): { readonly id: string } | null;
-  /** The buyer as the `buyer` field shows it; null once deleted. */
-  wire(merchantAccountId: string, buyerId: string): Record<string, unknown> | null;
-}
-
-/** Network tokens of stored methods (the network tokens slice). */
-export interface NetworkTokenSource {
-  tokenForTransaction(
-    merchantAccountId: string,
-    paymentMethodId: string,
-    options: { merchantInitiated: boolean },
-  ): Promise<{ token: string; expirationDate: string; cryptogram: string; eci: string } | null>;
-}
-
-/** A checkout session's card, claimed once (checkout sessions slice); `storedPaymentMethod`: `cardId` is a method. */
-export interface CheckoutSessionClaims {
-  claim(
-    merchantAccountId: string,
-    sessionId: string,
-    transactionId: string,
-    options: { readonly vetStoredMethod: (paymentMethodId: string) => void },
-  ): Promise<{
-    readonly cardId: string;
-    readonly storedPaymentMethod: boolean;
-    readonly card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string };
-  }>;
-}
-
-/** Paze: the merchant's wallet key and the rules of who may take it (the digital wallets slice). */
-export interface PazeWallets {
-  /** The token and cryptogram of a Paze payload; throws a 400 naming the refusal (not configured, not eligible, undecryptable). */
-  open(
-    merchantAccountId: string,
-    payload: string,
-    input: { currency: string; connections: readonly PaymentServiceConnection[] },
-  ): Promise<{
-    readonly credential: {
-      readonly token: string;
-      readonly expirationDate: string;
-      readonly cryptogram: string;
-      readonly eci: string | null;
-      readonly scheme: string;
-    };
-    readonly connectionIds: readonly string[];
-  }>;
-}
-
 export interface InstrumentSources {
-  readonly vault: CardVaultPort;
-  readonly paymentMethods: Pick<StoredPaymentMethods, 'usable'> | null;
-  readonly networkTokens: NetworkTokenSource | null;
-  readonly checkoutSessions: CheckoutSessionClaims | null;
-  readonly paze: PazeWallets | null;
+  readonly vault: VaultPort;
   readonly activeConnections: (merchantAccountId: string) => readonly PaymentServiceConnection[];
 }
 
@@ -163,7 +60,7 @@ export class Instruments {
   ): Promise<Instrument> {
     switch (method.method) {
       case 'card': {
-        const stored = this.sources.vault.store(
+        const stored = await this.sources.vault.storeCard(
           merchantAccountId,
           { number: method.number, expirationDate: method.expiration_date },
           { buyerId: context.buyerId },
@@ -175,6 +72,7 @@ export class Instruments {
             expirationDate: method.expiration_date,
             ...(method.security_code ? { securityCode: method.security_code } : {}),
           },
+          cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
             id: stored.id,
@@ -196,18 +94,24 @@ export class Instruments {
           context.owner ?? { embed: false, buyerId: context.buyerId },
         );
       case 'checkout-session': {
-        if (!this.sources.checkoutSessions) throw ApiError.badRequest('Checkout sessions are not available');
         const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
         // A stored method chosen in the browser is vetted as one named by id, before the session is used up.
         const vetStoredMethod = (paymentMethodId: string) => this.mayUse(merchantAccountId, paymentMethodId, owner);
-        const claims = this.sources.checkoutSessions;
-        const claimed = await claims.claim(merchantAccountId, method.id, context.transactionId, { vetStoredMethod });
+        const claimed = await this.sources.vault.claimCheckoutSession(
+          merchantAccountId,
+          method.id,
+          context.transactionId,
+          {
+            vetStoredMethod,
+          },
+        );
         const { cardId, card } = claimed;
         // It pays as itself (its network token too), with the code typed there.
         if (claimed.storedPaymentMethod) {
-          return { ...this.stored(merchantAccountId, cardId, card.securityCode, owner), checkoutSessionId: method.id };
+          const stored = await this.stored(merchantAccountId, cardId, card.securityCode, owner);
+          return { ...stored, checkoutSessionId: method.id };
         }
-        const stored = this.sources.vault.find(merchantAccountId, cardId);
+        const stored = await this.sources.vault.findCard(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
         return {
           type: 'pan',
@@ -216,6 +120,7 @@ export class Instruments {
             expirationDate: card.expirationDate,
             ...(card.securityCode ? { securityCode: card.securityCode } : {}),
           },
+          cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
             id: stored.id,
@@ -231,8 +136,7 @@ export class Instruments {
         };
       }
       case 'paze': {
-        if (!this.sources.paze) throw ApiError.badRequest('Paze is not available');
-        const { credential, connectionIds } = await this.sources.paze.open(merchantAccountId, method.token, {
+        const { credential, connectionIds } = await this.sources.vault.openPaze(merchantAccountId, method.token, {
           currency: context.currency,
           connections: this.sources.activeConnections(merchantAccountId),
         });
@@ -240,6 +144,7 @@ export class Instruments {
         return {
           type: 'network_token',
           card: null,
+          cardBin: null,
           networkToken: {
             token: credential.token,
             expirationDate: credential.expirationDate,
@@ -263,6 +168,7 @@ export class Instruments {
         return {
           type: 'redirect',
           card: null,
+          cardBin: null,
           networkToken: null,
           summary: {
             id: null,
@@ -279,15 +185,17 @@ export class Instruments {
   }
 
   /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
-  private stored(
+  private async stored(
     merchantAccountId: string,
     id: string,
     securityCode: string | undefined,
     owner: StoredMethodOwner,
-  ): Instrument {
-    this.mayUse(merchantAccountId, id, owner);
-    const stored = this.sources.vault.find(merchantAccountId, id);
-    const card = stored && this.sources.vault.reveal(merchantAccountId, id);
+  ): Promise<Instrument> {
+    await this.mayUse(merchantAccountId, id, owner);
+    const vault = this.sources.vault;
+    const stored = await vault.findCard(merchantAccountId, id);
+    // The provider call is built with the number (what is left for the card aliases: docs/architecture.md).
+    const card = stored && (await vault.revealCard(merchantAccountId, id));
     if (!stored || !card) {
       throw ApiError.badRequest('The payment method does not exist', [
         {
@@ -298,10 +206,10 @@ export class Instruments {
         },
       ]);
     }
-    const tokens = this.sources.networkTokens;
     return {
       type: 'card_token',
       card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
+      cardBin: cardBinOf(stored),
       networkToken: null,
       summary: {
         id: stored.id,
@@ -312,26 +220,23 @@ export class Instruments {
         expirationDate: stored.expirationDate,
         fingerprint: stored.fingerprint,
       },
-      ...(tokens
-        ? {
-            storedNetworkToken: async (merchantInitiated: boolean) => {
-              const token = await tokens.tokenForTransaction(merchantAccountId, id, { merchantInitiated });
-              return token
-                ? { token: token.token, expirationDate: token.expirationDate, cryptogram: token.cryptogram }
-                : null;
-            },
-          }
-        : {}),
+      storedNetworkToken: async (merchantInitiated: boolean) => {
+        const token = await vault.networkTokenForTransaction(merchantAccountId, id, { merchantInitiated });
+        return token
+          ? { token: token.token, expirationDate: token.expirationDate, cryptogram: token.cryptogram }
+          : null;
+      },
     };
   }
 
   /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
-  private mayUse(merchantAccountId: string, id: string, owner: StoredMethodOwner): void {
-    const usable = this.sources.paymentMethods?.usable(merchantAccountId, id);
-    if (usable) assertOwner(usable.buyerId, owner);
-    else if (owner.embed) throw notThePinnedBuyers(); // without the payment methods slice nobody can tell whose it is
+  private async mayUse(merchantAccountId: string, id: string, owner: StoredMethodOwner): Promise<void> {
+    const usable = await this.sources.vault.usablePaymentMethod(merchantAccountId, id);
+    assertOwner(usable.buyerId, owner);
   }
 }
+
+const cardBinOf = (card: CardSummary) => ({ prefix: card.binPrefix, info: card.binInfo });
 
 function assertOwner(storedFor: string | null, owner: StoredMethodOwner): void {
   if (owner.embed) {

@@ -6,16 +6,20 @@
  * refunds, voids, sync, reconciliation, gift card roll-backs) works from the provider's transaction id, and the
  * record shows only the card's id, scheme, BIN and last four, which the events hold.
  *
- * A projection, so the shredding commits with its checkpoint: a crash between the event and the shredding is
- * caught up on restart, and a data directory written before this (issue 22) has its completed one-off cards shredded
- * on first start — its `TransactionCreated` events are version 1, upcast to name their `vaultCard`. Cards of
- * checkout sessions belong to their session (its slice removes them); stored methods stay.
+ * The vault answers asynchronously (`VaultPort`), and a projection applies inside a SQLite transaction, so the
+ * shredding is an outbox: the projection remembers the card at `TransactionCreated` and marks it due at
+ * `CreateRequestCompleted`, both committed with its checkpoint; `shredDue` then asks the vault to remove every due
+ * card and forgets it once the vault has. It runs right after a batch marked one, at every start (a crash between the
+ * mark and the removal), on the background round (a removal that failed) and in `catchUp`. A data directory written
+ * before this (issue 22) has its completed one-off cards shredded on first start — its `TransactionCreated` events
+ * are version 1, upcast to name their `vaultCard`. Cards of checkout sessions belong to their session (its slice
+ * removes them); stored methods stay.
  */
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
 import type { ServiceSlice } from '@switchyard/service';
-import type { CardVaultPort } from './instruments';
+import type { VaultPort } from '../vault-port';
 import type { TransactionCreatedData } from './transaction';
 
 const TRANSACTION_PREFIX = 'transaction-';
@@ -24,19 +28,40 @@ const TRANSACTION_PREFIX = 'transaction-';
 export const oneOffCardOf = (data: TransactionCreatedData): string | null =>
   data.vaultCard?.use === 'one_off' ? data.vaultCard.id : null;
 
+interface DueCard {
+  transaction_id: string;
+  merchant_account_id: string;
+  card_id: string;
+}
+
 export class OneOffCardShredder implements ServiceSlice {
   readonly projection: Projection;
+  private readonly due: Database.Statement<[], DueCard>;
+  private readonly forget: Database.Statement<[string]>;
+  /** The run waiting to start, shared by every call made meanwhile. */
+  private queued: Promise<number> | null = null;
+  private tail: Promise<unknown> = Promise.resolve();
+  private stopped = false;
 
-  constructor(db: Database.Database, vault: Pick<CardVaultPort, 'remove'>) {
+  constructor(
+    db: Database.Database,
+    private readonly vault: Pick<VaultPort, 'removeCard'>,
+    private readonly onError: (error: unknown) => void,
+  ) {
     db.exec(`CREATE TABLE IF NOT EXISTS transaction_one_off_cards (
       transaction_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, card_id TEXT NOT NULL)`);
+    const columns = db.prepare('PRAGMA table_info(transaction_one_off_cards)').all() as { name: string }[];
+    // Before the vault port was async the projection removed the card itself: every row left then is still waiting.
+    if (!columns.some((column) => column.name === 'due'))
+      db.exec('ALTER TABLE transaction_one_off_cards ADD COLUMN due INTEGER NOT NULL DEFAULT 0');
     const remember = db.prepare(
       'INSERT OR IGNORE INTO transaction_one_off_cards (transaction_id, merchant_account_id, card_id) VALUES (?, ?, ?)',
     );
-    const waiting = db.prepare<[string], { merchant_account_id: string; card_id: string }>(
-      'SELECT merchant_account_id, card_id FROM transaction_one_off_cards WHERE transaction_id = ?',
+    const markDue = db.prepare<[string]>('UPDATE transaction_one_off_cards SET due = 1 WHERE transaction_id = ?');
+    this.due = db.prepare(
+      'SELECT transaction_id, merchant_account_id, card_id FROM transaction_one_off_cards WHERE due = 1',
     );
-    const forget = db.prepare('DELETE FROM transaction_one_off_cards WHERE transaction_id = ?');
+    this.forget = db.prepare('DELETE FROM transaction_one_off_cards WHERE transaction_id = ?');
     this.projection = {
       name: 'transaction-one-off-cards',
       apply: (event: RecordedEvent) => {
@@ -47,13 +72,41 @@ export class OneOffCardShredder implements ServiceSlice {
           const cardId = oneOffCardOf(data);
           if (cardId) remember.run(transactionId, data.merchantAccountId, cardId);
         } else if (event.type === 'CreateRequestCompleted') {
-          const card = waiting.get(transactionId);
-          if (!card) return;
-          vault.remove(card.merchant_account_id, card.card_id);
-          forget.run(transactionId);
+          // Shredded once this batch has committed (the mark with it): the vault is asked outside the transaction.
+          if (markDue.run(transactionId).changes > 0) setImmediate(() => this.shredDue().catch(this.onError));
         }
       },
     };
+  }
+
+  /** Asks the vault to remove every due card, one run at a time; resolves with how many it removed. */
+  shredDue(): Promise<number> {
+    if (this.queued) return this.queued;
+    const run = this.tail.then(() => {
+      this.queued = null;
+      return this.shredNow();
+    });
+    this.queued = run;
+    this.tail = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Waits for a run under way; none starts afterwards. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    await this.tail;
+  }
+
+  private async shredNow(): Promise<number> {
+    if (this.stopped) return 0;
+    let removed = 0;
+    for (const card of this.due.all()) {
+      await this.vault.removeCard(card.merchant_account_id, card.card_id);
+      if (this.stopped) break;
+      this.forget.run(card.transaction_id);
+      removed += 1;
+    }
+    return removed;
   }
 
   rpcHandlers() {

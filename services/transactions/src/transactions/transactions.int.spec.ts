@@ -4,11 +4,13 @@ import path from 'node:path';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
+import { VaultService } from '@switchyard/vault';
 import { TransactionsService } from '../transactions-service';
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing';
 
 let dir: string;
 let storage: ServiceStorage;
+let vaultStorage: ServiceStorage;
 let service: TransactionsService;
 let simulator: RunningSimulator;
 let paymentServiceId: string;
@@ -19,9 +21,11 @@ beforeEach(async () => {
   dir = createTestDataDir('transactions');
   storage = openServiceStorage('transactions', { dataDir: dir });
   simulator = await startSimulator({ webhookSecret: 'whsec_test_0123456789' });
+  vaultStorage = openServiceStorage('vault', { dataDir: dir });
   service = new TransactionsService({
     store: storage.store,
     db: storage.db,
+    vault: new VaultService({ store: vaultStorage.store, db: vaultStorage.db }),
     providers: {
       publicBaseUrl: () => 'http://127.0.0.1:9',
       mockCard: { baseUrl: simulator.url, webhookSecret: 'whsec_test_0123456789' },
@@ -41,6 +45,7 @@ afterEach(async () => {
   await service.stop();
   await simulator.stop();
   await storage.close();
+  await vaultStorage.close();
   removeTestDataDir(dir);
 });
 

@@ -99,7 +99,7 @@ export class Transactions implements TransactionsSlice {
       this.store,
       dependencies.paymentServices,
       dependencies.connectors,
-      dependencies.paymentMethods,
+      dependencies.vault,
     );
     this.connectors = dependencies.connectors;
     this.paymentServices = dependencies.paymentServices;

@@ -1,5 +1,5 @@
 /**
- * The card details the secure fields' card number frame asks for (`transactions.checkout-sessions.card-details`),
+ * The card details the secure fields' card number frame asks for (`vault.checkout-sessions.card-details`),
  * over a real store and the shipped sample BIN data: what a 6 to 8 digit prefix says (the longest range wins, so
  * `445566` has no country and `44556677` has one), and the session as the credential — unknown or deleted 404,
  * expired or used 400 — with nothing appended.

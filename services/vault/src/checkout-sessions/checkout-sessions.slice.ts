@@ -351,7 +351,10 @@ export class CheckoutSessions implements VaultSlice {
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly forStoring?: boolean; readonly vetStoredMethod?: (paymentMethodId: string) => void } = {},
+    options: {
+      readonly forStoring?: boolean;
+      readonly vetStoredMethod?: (paymentMethodId: string) => void | Promise<void>;
+    } = {},
   ): Promise<ClaimedCheckoutSession> {
     for (let attempt = 1; ; attempt += 1) {
       const recorded = await this.context.store.readStream(checkoutSessionStream(sessionId));
@@ -374,7 +377,7 @@ export class CheckoutSessions implements VaultSlice {
       // Checked before the session is used: a stored method that may no longer pay must not consume the session.
       if (storedPaymentMethod) {
         this.storedMethods().usable(merchantAccountId, cardId);
-        options.vetStoredMethod?.(cardId);
+        await options.vetStoredMethod?.(cardId);
       }
       // Read before the session is used: a card the vault no longer has must not consume the session.
       const card = this.deps.vault.reveal(merchantAccountId, cardId);

@@ -1,8 +1,11 @@
 /**
- * Stored payment methods per merchant account, projected from `payment-method-<uuid>` (deleted: the row goes), with
- * their usage counted from the transaction streams: every `TransactionCreated` paying with a stored method (by id or
- * by its network token) adds one use — a buyer-initiated one when the merchant did not initiate it — and moves
- * `last_used_at` forward.
+ * Stored payment methods per merchant account, projected from `payment-method-<uuid>` (deleted: the row goes) by
+ * `projection`, with their usage counted from the transaction streams by `usageProjection`: every
+ * `TransactionCreated` paying with a stored method (by id or by its network token) adds one use — a buyer-initiated
+ * one when the merchant did not initiate it — and moves `last_used_at` forward. The transaction streams are the
+ * transactions service's, not the vault's: usage is kept in its own table (`payment_method_usage`) and joined when
+ * read, so the two projections may follow two logs in any order (a use projected before its method's row still
+ * counts). The usage columns of `payment_methods` are those of files written before, no longer read.
  */
 import type Database from 'better-sqlite3';
 import { keysetPage, type Page, type PageQuery } from '@switchyard/api';
@@ -63,6 +66,8 @@ const STORED_INSTRUMENTS = new Set(['card_token', 'network_token']);
 
 export class PaymentMethodsReadModel {
   readonly projection: Projection;
+  /** Follows the transactions service's store (the transaction streams). */
+  readonly usageProjection: Projection;
   private readonly db: Database.Database;
   private readonly byId: Database.Statement<[string], Row>;
 
@@ -72,18 +77,25 @@ export class PaymentMethodsReadModel {
       CREATE TABLE IF NOT EXISTS payment_methods (
         id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, status TEXT NOT NULL, body TEXT NOT NULL,
         buyer_id TEXT, external_identifier TEXT,
-        usage_count INTEGER NOT NULL DEFAULT 0, cit_usage_count INTEGER NOT NULL DEFAULT 0, last_used_at TEXT, cit_last_used_at TEXT,
         has_replacement INTEGER NOT NULL DEFAULT 0, last_replaced_at TEXT,
         created_at TEXT NOT NULL, updated_at TEXT NOT NULL, sort_key TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS payment_method_usage (
+        id TEXT PRIMARY KEY, usage_count INTEGER NOT NULL, cit_usage_count INTEGER NOT NULL, last_used_at TEXT, cit_last_used_at TEXT);
+      CREATE VIEW IF NOT EXISTS payment_methods_with_usage AS
+        SELECT m.id, m.merchant_account_id, m.status, m.body, m.buyer_id, m.external_identifier,
+          COALESCE(u.usage_count, 0) AS usage_count, COALESCE(u.cit_usage_count, 0) AS cit_usage_count,
+          u.last_used_at AS last_used_at, u.cit_last_used_at AS cit_last_used_at,
+          m.has_replacement, m.last_replaced_at, m.created_at, m.updated_at, m.sort_key
+        FROM payment_methods m LEFT JOIN payment_method_usage u ON u.id = m.id;
       CREATE INDEX IF NOT EXISTS payment_methods_by_account ON payment_methods (merchant_account_id, sort_key);
       CREATE INDEX IF NOT EXISTS payment_methods_by_buyer ON payment_methods (merchant_account_id, buyer_id);
       CREATE INDEX IF NOT EXISTS payment_methods_processing ON payment_methods (status, created_at) WHERE status = 'processing';`);
-    this.byId = db.prepare('SELECT * FROM payment_methods WHERE id = ?');
-    const insert = db.prepare<[Row]>(
-      `INSERT OR REPLACE INTO payment_methods (id, merchant_account_id, status, body, buyer_id, external_identifier, usage_count, cit_usage_count,
-         last_used_at, cit_last_used_at, has_replacement, last_replaced_at, created_at, updated_at, sort_key)
-       VALUES (@id, @merchant_account_id, @status, @body, @buyer_id, @external_identifier, @usage_count, @cit_usage_count,
-         @last_used_at, @cit_last_used_at, @has_replacement, @last_replaced_at, @created_at, @updated_at, @sort_key)`,
+    this.byId = db.prepare('SELECT * FROM payment_methods_with_usage WHERE id = ?');
+    const insert = db.prepare<[Omit<Row, 'usage_count' | 'cit_usage_count' | 'last_used_at' | 'cit_last_used_at'>]>(
+      `INSERT OR REPLACE INTO payment_methods (id, merchant_account_id, status, body, buyer_id, external_identifier,
+         has_replacement, last_replaced_at, created_at, updated_at, sort_key)
+       VALUES (@id, @merchant_account_id, @status, @body, @buyer_id, @external_identifier,
+         @has_replacement, @last_replaced_at, @created_at, @updated_at, @sort_key)`,
     );
     const setStatus = db.prepare<[{ id: string; status: string; at: string }]>(
       'UPDATE payment_methods SET status = @status, updated_at = @at WHERE id = @id',
@@ -91,9 +103,10 @@ export class PaymentMethodsReadModel {
     const remove = db.prepare<[string]>('DELETE FROM payment_methods WHERE id = ?');
     const later = (column: string) => `CASE WHEN ${column} IS NULL OR ${column} < @at THEN @at ELSE ${column} END`;
     const used = db.prepare<[{ id: string; at: string; cit: number }]>(
-      `UPDATE payment_methods SET usage_count = usage_count + 1, last_used_at = ${later('last_used_at')},
-         cit_usage_count = cit_usage_count + @cit, cit_last_used_at = CASE WHEN @cit = 1 THEN ${later('cit_last_used_at')} ELSE cit_last_used_at END
-       WHERE id = @id`,
+      `INSERT INTO payment_method_usage (id, usage_count, cit_usage_count, last_used_at, cit_last_used_at)
+         VALUES (@id, 1, @cit, @at, CASE WHEN @cit = 1 THEN @at END)
+       ON CONFLICT (id) DO UPDATE SET usage_count = usage_count + 1, last_used_at = ${later('last_used_at')},
+         cit_usage_count = cit_usage_count + @cit, cit_last_used_at = CASE WHEN @cit = 1 THEN ${later('cit_last_used_at')} ELSE cit_last_used_at END`,
     );
     const updated = db.prepare<[{ id: string; body: string; replaced: number; at: string }]>(
       `UPDATE payment_methods SET body = @body, updated_at = @at,
@@ -106,7 +119,7 @@ export class PaymentMethodsReadModel {
     this.projection = {
       name: 'payment-methods',
       apply(recorded: RecordedEvent) {
-        const event = { type: recorded.type, data: recorded.data } as PaymentMethodEvent | TransactionCreated;
+        const event = { type: recorded.type, data: recorded.data } as PaymentMethodEvent;
         switch (event.type) {
           case 'PaymentMethodStored': {
             const { at, status, ...method } = event.data;
@@ -117,10 +130,6 @@ export class PaymentMethodsReadModel {
               body: JSON.stringify(method),
               buyer_id: method.buyerId,
               external_identifier: method.externalIdentifier,
-              usage_count: 0,
-              cit_usage_count: 0,
-              last_used_at: null,
-              cit_last_used_at: null,
               has_replacement: 0,
               last_replaced_at: null,
               created_at: at,
@@ -152,16 +161,20 @@ export class PaymentMethodsReadModel {
           case 'PaymentMethodDeleted':
             remove.run(event.data.id);
             return;
-          case 'TransactionCreated': {
-            const details = event.data.details;
-            const id = details?.paymentMethod?.id;
-            if (id && details.instrumentType && STORED_INSTRUMENTS.has(details.instrumentType)) {
-              used.run({ id, at: event.data.at ?? recorded.recordedAt, cit: details.merchantInitiated ? 0 : 1 });
-            }
-            return;
-          }
           default:
             return;
+        }
+      },
+    };
+    this.usageProjection = {
+      name: 'payment-method-usage',
+      apply(recorded: RecordedEvent) {
+        if (recorded.type !== 'TransactionCreated') return;
+        const { data } = recorded as unknown as TransactionCreated;
+        const details = data.details;
+        const id = details?.paymentMethod?.id;
+        if (id && details.instrumentType && STORED_INSTRUMENTS.has(details.instrumentType)) {
+          used.run({ id, at: data.at ?? recorded.recordedAt, cit: details.merchantInitiated ? 0 : 1 });
         }
       },
     };
@@ -195,13 +208,13 @@ export class PaymentMethodsReadModel {
       (key, n) =>
         this.db
           .prepare<[object], Row>(
-            `SELECT * FROM payment_methods WHERE ${where} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+            `SELECT * FROM payment_methods_with_usage WHERE ${where} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
           )
           .all({ ...params, key, n }),
       (key, n) =>
         this.db
           .prepare<[object], Row>(
-            `SELECT * FROM payment_methods WHERE ${where} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
+            `SELECT * FROM payment_methods_with_usage WHERE ${where} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
           )
           .all({ ...params, key, n }),
     );
@@ -212,7 +225,7 @@ export class PaymentMethodsReadModel {
   ofBuyer(merchantAccountId: string, buyerId: string, direction: 'asc' | 'desc'): PaymentMethodView[] {
     return this.db
       .prepare<[string, string], Row>(
-        `SELECT * FROM payment_methods WHERE merchant_account_id = ? AND buyer_id = ? AND status = 'succeeded'
+        `SELECT * FROM payment_methods_with_usage WHERE merchant_account_id = ? AND buyer_id = ? AND status = 'succeeded'
          ORDER BY last_used_at IS NULL, last_used_at ${direction === 'asc' ? 'ASC' : 'DESC'}, sort_key DESC`,
       )
       .all(merchantAccountId, buyerId)
@@ -233,7 +246,7 @@ export class PaymentMethodsReadModel {
   waitingSince(before: string, limit: number): PaymentMethodView[] {
     return this.db
       .prepare<[string, number], Row>(
-        `SELECT * FROM payment_methods WHERE status = 'processing' AND created_at < ? ORDER BY created_at LIMIT ?`,
+        `SELECT * FROM payment_methods_with_usage WHERE status = 'processing' AND created_at < ? ORDER BY created_at LIMIT ?`,
       )
       .all(before, limit)
       .map(toView);
@@ -242,7 +255,9 @@ export class PaymentMethodsReadModel {
   /** The method a purchase asked to store. */
   ofTransaction(transactionId: string): PaymentMethodView | null {
     const row = this.db
-      .prepare<[string], Row>(`SELECT * FROM payment_methods WHERE json_extract(body, '$.transactionId') = ?`)
+      .prepare<[string], Row>(
+        `SELECT * FROM payment_methods_with_usage WHERE json_extract(body, '$.transactionId') = ?`,
+      )
       .get(transactionId);
     return row ? toView(row) : null;
   }

@@ -1,0 +1,139 @@
+/**
+ * The vault service (issue 19): the vault's slices (`VaultSlices`: the card vault and its keys, buyers, stored
+ * payment methods, checkout sessions, network tokens, digital wallets, the account updater, card aliases and the
+ * outbound forwarder) on a `ServiceHost` of its own, over its own store and SQLite file (`vault` in DATA_DIR:
+ * `openVaultStorage`), relayed to `vault.events` (`vaultRelay`). Framework-free like the other services: the embedded
+ * runtime registers its handlers in process; in the distributed runtime the transactions process hosts it and serves
+ * its RPC patterns until it has a process of its own.
+ *
+ * What the transactions service asks of it goes through `port` (its `VaultPort`, every answer a Promise); the keys
+ * transactions derived from the vault root before the split are handed over by `keysForTransactions`, with the same
+ * values. A stored method's usage comes from the transactions service's `TransactionCreated`: that projection follows
+ * the transactions store (`transactionEvents`) with its own checkpoint here.
+ */
+import { vaultPatterns } from '@switchyard/contracts';
+import type { EventStore } from '@switchyard/eventstore';
+import { Projector } from '@switchyard/readmodel';
+import type { RpcHandlers } from '@switchyard/rpc';
+import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
+import { loadBinData } from '@switchyard/bin-data';
+import type { CardDetails, ProviderFetch } from '@switchyard/connectors';
+import { InProcessVault } from './in-process-vault';
+import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
+import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
+
+export interface VaultServiceOptions
+  extends ServiceHostOptions,
+    Omit<VaultSlicesOptions, 'context' | 'db' | 'store' | 'binData' | 'connections' | 'onBackgroundError'> {
+  /** BIN data (card summaries); default: the shipped sample. */
+  readonly binData?: VaultSlicesOptions['binData'];
+  /** The transactions service's store: `TransactionCreated` counts a stored method's use; absent: none is counted. */
+  readonly transactionEvents?: EventStore;
+  /** Told of background work that failed (it is retried on the next round). */
+  readonly onBackgroundError?: (error: unknown) => void;
+}
+
+/** The keys the transactions service derived from the vault root before the split, handed over with the same values. */
+export interface TransactionsVaultKeys {
+  /** Keys the request fingerprints kept with Idempotency-Keys. */
+  readonly fingerprintKey: Buffer;
+  /** Keys the buyer-return tokens. */
+  readonly returnTokenKey: Buffer;
+  /** The vault root, under which stored gift cards were sealed before GIFT_CARDS_KEY (the gift cards service's legacy key). */
+  readonly giftCardLegacyKey: Buffer;
+}
+
+export class VaultService {
+  readonly slices: VaultSlices;
+  /** The transactions service's `VaultPort`, answered in this process. */
+  readonly port: InProcessVault;
+  /** Card-bearing provider calls: aliases of the card, swapped back only by the forwarder's fetch. */
+  readonly cardForwarding: {
+    alias(merchantAccountId: string, card: CardDetails): ReturnType<VaultSlices['cardAliases']['issue']>;
+    fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch;
+  };
+  private readonly host: ServiceHost;
+  private readonly usage: Projector | null;
+  private readonly onBackgroundError: (error: unknown) => void;
+  private connections: NetworkTokenConnections = { activeConnections: () => [] };
+  private timer: NodeJS.Timeout | undefined;
+  private readonly roundEveryMs: number;
+
+  constructor(options: VaultServiceOptions) {
+    this.host = new ServiceHost(options);
+    this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    const binData = options.binData ?? loadBinData({});
+    this.slices = new VaultSlices({
+      ...options,
+      context: this.host.context,
+      binData,
+      // Looked up when used: the transactions service's payment services, composed after this service.
+      connections: { activeConnections: (merchantAccountId) => this.connections.activeConnections(merchantAccountId) },
+      onBackgroundError: this.onBackgroundError,
+    });
+    this.host.add(...this.slices.slices());
+    this.port = new InProcessVault(this.slices, binData);
+    this.cardForwarding = {
+      alias: (merchantAccountId, card) => this.slices.cardAliases.issue(merchantAccountId, card),
+      fetchFor: (merchantAccountId, hosts) => this.slices.forwarder.fetchFor(merchantAccountId, hosts),
+    };
+    this.usage = options.transactionEvents
+      ? new Projector(options.db, options.transactionEvents, [...this.slices.transactionEventProjections()], {
+          ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
+          ...(options.onError ? { onError: options.onError } : {}),
+        })
+      : null;
+    const waitingAtMost = this.slices.paymentMethods.vaultTokenTimeoutMs;
+    this.roundEveryMs = Math.max(50, Math.min(Math.floor(waitingAtMost / 4), 5_000));
+  }
+
+  /** Whether a merchant account's card connections take network tokens: the transactions service's payment services. */
+  useConnections(connections: NetworkTokenConnections): void {
+    this.connections = connections;
+  }
+
+  keysForTransactions(): TransactionsVaultKeys {
+    return {
+      fingerprintKey: this.slices.sealingKey('switchyard/idempotency-fingerprint/v1'),
+      returnTokenKey: this.slices.sealingKey('switchyard/buyer-return-token/v1'),
+      giftCardLegacyKey: this.slices.vaultKeys.root(),
+    };
+  }
+
+  /**
+   * Serves once every read model is current; then follows both logs and, every so often, runs the vault's timed
+   * work (`VaultSlices.backgroundRound`).
+   */
+  async start(): Promise<void> {
+    await this.catchUp();
+    await this.host.catchUpAndFollow();
+    this.usage?.start();
+    let running = false;
+    this.timer = setInterval(() => {
+      if (running) return;
+      running = true;
+      Promise.allSettled(this.slices.backgroundRound())
+        .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
+        .finally(() => {
+          running = false;
+        });
+    }, this.roundEveryMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.slices.stop();
+    await this.usage?.stop();
+    await this.host.stop();
+  }
+
+  /** Read-your-writes: the vault's read models and the stored methods' usage. */
+  async catchUp(): Promise<void> {
+    await Promise.all([this.host.catchUp(), this.usage?.catchUp()]);
+  }
+
+  rpcHandlers(): RpcHandlers {
+    return this.host.rpcHandlers(vaultPatterns.ping);
+  }
+}
