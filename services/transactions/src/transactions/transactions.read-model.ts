@@ -20,6 +20,7 @@ import {
   type TransactionEvent,
 } from './transaction';
 import { explainEvent } from './transaction-explanation';
+import { transactionListConditions, transactionListStatements } from './transaction-list-query';
 import { historyName } from './transaction-names';
 
 export interface OperationView {
@@ -373,44 +374,11 @@ export class TransactionsReadModel {
 
   /** Newest first, filtered, keyset-paged (the table can be long). */
   list(merchantAccountId: string, filters: TransactionListFilters, query: PageQuery): Page<TransactionView> {
-    const where = ['merchant_account_id = @merchantAccountId'];
-    const params: Record<string, unknown> = { merchantAccountId };
-    const inList = (column: string, values: readonly unknown[] | undefined) => {
-      if (!values || values.length === 0) return;
-      const names = values.map((value, i) => {
-        params[`${column}${i}`] = value;
-        return `@${column}${i}`;
-      });
-      where.push(`${column} IN (${names.join(', ')})`);
-    };
-    const compare = (column: string, operator: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      params[name] = value;
-      where.push(`${column} ${operator} @${name}`);
-    };
-    inList('status', filters.status);
-    inList('currency', filters.currency);
-    inList('payment_service_id', filters.payment_service_id);
-    compare('buyer_id', '=', 'buyerId', filters.buyer_id);
-    compare('buyer_external_identifier', '=', 'buyerExternal', filters.buyer_external_identifier);
-    compare('external_identifier', '=', 'externalIdentifier', filters.external_identifier);
-    compare('id', '=', 'id', filters.id);
-    compare('amount', '=', 'amountEq', filters.amount_eq);
-    compare('amount', '>=', 'amountGte', filters.amount_gte);
-    compare('amount', '<=', 'amountLte', filters.amount_lte);
-    // Timestamps are all `toISOString()` (UTC, ms): normalizing the bounds keeps text comparison exact.
-    compare('created_at', '>=', 'createdGte', filters.created_at_gte && new Date(filters.created_at_gte).toISOString());
-    compare('created_at', '<=', 'createdLte', filters.created_at_lte && new Date(filters.created_at_lte).toISOString());
-    compare('updated_at', '>=', 'updatedGte', filters.updated_at_gte && new Date(filters.updated_at_gte).toISOString());
-    compare('updated_at', '<=', 'updatedLte', filters.updated_at_lte && new Date(filters.updated_at_lte).toISOString());
-    const conditions = where.join(' AND ');
-    // Newest first: "after" a key means an older one.
-    const older = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
-      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
-    );
-    const newer = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
-      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
-    );
+    const conditions = transactionListConditions(merchantAccountId, filters);
+    const sql = transactionListStatements(conditions.sql);
+    const params = conditions.params;
+    const older = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(sql.older);
+    const newer = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(sql.newer);
     const page = keysetPage<TransactionRecord & { sort_key: string }>(
       query,
       (row) => row.sort_key,
