@@ -48,12 +48,21 @@ export function transactionListConditions(
   return { sql: where.join(' AND '), params };
 }
 
-/** The two keyset statements of one clause (parameters `@key`, `@n` besides the clause's); newest first. */
-export function transactionListStatements(conditions: string): { readonly older: string; readonly newer: string } {
+/**
+ * The keyset statements of one clause (parameters `@key`, `@n` besides the clause's), newest first. The first page
+ * has its own statement: one `(@key IS NULL OR sort_key < @key)` for both stops SQLite from seeking to the key, and
+ * every later page, and the "is there a next page" probe of every page, walked the index from the newest row down.
+ */
+export function transactionListStatements(conditions: string): {
+  readonly newest: string;
+  readonly older: string;
+  readonly newer: string;
+} {
   const select = `SELECT id, view, sort_key FROM transactions WHERE ${conditions}`;
   return {
-    // "After" a key means an older one; the first page has no key.
-    older: `${select} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
+    newest: `${select} ORDER BY sort_key DESC LIMIT @n`,
+    // "After" a key means an older one.
+    older: `${select} AND sort_key < @key ORDER BY sort_key DESC LIMIT @n`,
     newer: `${select} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
   };
 }

@@ -377,12 +377,13 @@ export class TransactionsReadModel {
     const conditions = transactionListConditions(merchantAccountId, filters);
     const sql = transactionListStatements(conditions.sql);
     const params = conditions.params;
-    const older = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(sql.older);
-    const newer = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(sql.newer);
+    const statement = (text: string) =>
+      this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(text);
+    const [newest, older, newer] = [statement(sql.newest), statement(sql.older), statement(sql.newer)];
     const page = keysetPage<TransactionRecord & { sort_key: string }>(
       query,
       (row) => row.sort_key,
-      (key, n) => older.all({ ...params, key, n }),
+      (key, n) => (key === null ? newest.all({ ...params, n }) : older.all({ ...params, key, n })),
       (key, n) => newer.all({ ...params, key, n }),
     );
     return { ...page, items: page.items.map((row) => JSON.parse(row.view) as TransactionView) };
