@@ -70,6 +70,17 @@ interface TransactionRecord {
   view: string;
 }
 
+type ListedRow = TransactionRecord & { sort_key: string };
+
+interface ListStatements {
+  readonly newest: Database.Statement<Record<string, unknown>, ListedRow>;
+  readonly older: Database.Statement<Record<string, unknown>, ListedRow>;
+  readonly newer: Database.Statement<Record<string, unknown>, ListedRow>;
+}
+
+/** Distinct list WHERE clauses whose statements stay prepared. */
+const MAX_LIST_CLAUSES = 64;
+
 const TRANSACTION_PREFIX = 'transaction-';
 
 const newOperation = (at: string, details: OperationDetails | undefined, reason?: string): OperationView => ({
@@ -213,6 +224,7 @@ export class TransactionsReadModel {
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly lateAuthorizationsWaiting: Database.Statement<[number], { transaction_id: string }>;
+  private readonly listStatements = new Map<string, ListStatements>();
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -375,18 +387,32 @@ export class TransactionsReadModel {
   /** Newest first, filtered, keyset-paged (the table can be long). */
   list(merchantAccountId: string, filters: TransactionListFilters, query: PageQuery): Page<TransactionView> {
     const conditions = transactionListConditions(merchantAccountId, filters);
-    const sql = transactionListStatements(conditions.sql);
+    const { newest, older, newer } = this.listStatementsFor(conditions.sql);
     const params = conditions.params;
-    const statement = (text: string) =>
-      this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(text);
-    const [newest, older, newer] = [statement(sql.newest), statement(sql.older), statement(sql.newer)];
-    const page = keysetPage<TransactionRecord & { sort_key: string }>(
+    const page = keysetPage<ListedRow>(
       query,
       (row) => row.sort_key,
       (key, n) => (key === null ? newest.all({ ...params, n }) : older.all({ ...params, key, n })),
       (key, n) => newer.all({ ...params, key, n }),
     );
     return { ...page, items: page.items.map((row) => JSON.parse(row.view) as TransactionView) };
+  }
+
+  /**
+   * The list's statements for one WHERE clause, prepared once: preparing them on each request was about half of a
+   * first page's time here (bench/transactions-list.bench.ts). Clauses differ only by which filters are present (and
+   * how many values an IN list has); past {@link MAX_LIST_CLAUSES} the cache starts over rather than grow.
+   */
+  private listStatementsFor(conditions: string): ListStatements {
+    let statements = this.listStatements.get(conditions);
+    if (!statements) {
+      const sql = transactionListStatements(conditions);
+      const prepare = (text: string) => this.db.prepare<Record<string, unknown>, ListedRow>(text);
+      statements = { newest: prepare(sql.newest), older: prepare(sql.older), newer: prepare(sql.newer) };
+      if (this.listStatements.size >= MAX_LIST_CLAUSES) this.listStatements.clear();
+      this.listStatements.set(conditions, statements);
+    }
+    return statements;
   }
 
   history(transactionId: string, query: PageQuery): Page<HistoryEntry> {
