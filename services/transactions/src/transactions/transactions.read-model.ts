@@ -78,6 +78,14 @@ interface ListStatements {
   readonly newer: Database.Statement<Record<string, unknown>, ListedRow>;
 }
 
+interface HistoryRow {
+  revision: number;
+  event_id: string;
+  name: string;
+  created_at: string;
+  context: string;
+}
+
 /** Distinct list WHERE clauses whose statements stay prepared. */
 const MAX_LIST_CLAUSES = 64;
 
@@ -225,6 +233,8 @@ export class TransactionsReadModel {
   private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly lateAuthorizationsWaiting: Database.Statement<[number], { transaction_id: string }>;
   private readonly listStatements = new Map<string, ListStatements>();
+  private readonly historyAfter: Database.Statement<[string, number, number], HistoryRow>;
+  private readonly historyBefore: Database.Statement<[string, number, number], HistoryRow>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -246,6 +256,12 @@ export class TransactionsReadModel {
         transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
+    this.historyAfter = db.prepare(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?',
+    );
+    this.historyBefore = db.prepare(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?',
+    );
     const upsert = db.prepare(
       `INSERT OR REPLACE INTO transactions (id, merchant_account_id, status, amount, currency, buyer_id, buyer_external_identifier,
          payment_service_id, external_identifier, created_at, updated_at, sort_key, view)
@@ -416,19 +432,11 @@ export class TransactionsReadModel {
   }
 
   history(transactionId: string, query: PageQuery): Page<HistoryEntry> {
-    const after = this.db.prepare<
-      [string, number, number],
-      { revision: number; event_id: string; name: string; created_at: string; context: string }
-    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?');
-    const before = this.db.prepare<
-      [string, number, number],
-      { revision: number; event_id: string; name: string; created_at: string; context: string }
-    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?');
-    const page = keysetPage<{ revision: number; event_id: string; name: string; created_at: string; context: string }>(
+    const page = keysetPage<HistoryRow>(
       query,
       (row) => String(row.revision),
-      (key, n) => after.all(transactionId, key === null ? -1 : Number(key), n),
-      (key, n) => before.all(transactionId, Number(key), n),
+      (key, n) => this.historyAfter.all(transactionId, key === null ? -1 : Number(key), n),
+      (key, n) => this.historyBefore.all(transactionId, Number(key), n),
     );
     return {
       ...page,
