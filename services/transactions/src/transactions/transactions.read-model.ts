@@ -20,6 +20,7 @@ import {
   type TransactionEvent,
 } from './transaction';
 import { explainEvent } from './transaction-explanation';
+import { transactionListConditions, transactionListStatements } from './transaction-list-query';
 import { historyName } from './transaction-names';
 
 export interface OperationView {
@@ -68,6 +69,25 @@ interface TransactionRecord {
   id: string;
   view: string;
 }
+
+type ListedRow = TransactionRecord & { sort_key: string };
+
+interface ListStatements {
+  readonly newest: Database.Statement<Record<string, unknown>, ListedRow>;
+  readonly older: Database.Statement<Record<string, unknown>, ListedRow>;
+  readonly newer: Database.Statement<Record<string, unknown>, ListedRow>;
+}
+
+interface HistoryRow {
+  revision: number;
+  event_id: string;
+  name: string;
+  created_at: string;
+  context: string;
+}
+
+/** Distinct list WHERE clauses whose statements stay prepared. */
+const MAX_LIST_CLAUSES = 64;
 
 const TRANSACTION_PREFIX = 'transaction-';
 
@@ -212,6 +232,9 @@ export class TransactionsReadModel {
   private readonly giftCardProcessesSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly openOperationsSince: Database.Statement<[string, number], { transaction_id: string }>;
   private readonly lateAuthorizationsWaiting: Database.Statement<[number], { transaction_id: string }>;
+  private readonly listStatements = new Map<string, ListStatements>();
+  private readonly historyAfter: Database.Statement<[string, number, number], HistoryRow>;
+  private readonly historyBefore: Database.Statement<[string, number, number], HistoryRow>;
 
   constructor(private readonly db: Database.Database) {
     db.exec(`
@@ -233,6 +256,12 @@ export class TransactionsReadModel {
         transaction_id TEXT PRIMARY KEY, since TEXT NOT NULL);`);
     this.byId = db.prepare('SELECT id, view FROM transactions WHERE id = ?');
     this.refundIndex = db.prepare('SELECT transaction_id, merchant_account_id FROM transaction_refunds WHERE id = ?');
+    this.historyAfter = db.prepare(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?',
+    );
+    this.historyBefore = db.prepare(
+      'SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?',
+    );
     const upsert = db.prepare(
       `INSERT OR REPLACE INTO transactions (id, merchant_account_id, status, amount, currency, buyer_id, buyer_external_identifier,
          payment_service_id, external_identifier, created_at, updated_at, sort_key, view)
@@ -373,67 +402,41 @@ export class TransactionsReadModel {
 
   /** Newest first, filtered, keyset-paged (the table can be long). */
   list(merchantAccountId: string, filters: TransactionListFilters, query: PageQuery): Page<TransactionView> {
-    const where = ['merchant_account_id = @merchantAccountId'];
-    const params: Record<string, unknown> = { merchantAccountId };
-    const inList = (column: string, values: readonly unknown[] | undefined) => {
-      if (!values || values.length === 0) return;
-      const names = values.map((value, i) => {
-        params[`${column}${i}`] = value;
-        return `@${column}${i}`;
-      });
-      where.push(`${column} IN (${names.join(', ')})`);
-    };
-    const compare = (column: string, operator: string, name: string, value: unknown) => {
-      if (value === undefined) return;
-      params[name] = value;
-      where.push(`${column} ${operator} @${name}`);
-    };
-    inList('status', filters.status);
-    inList('currency', filters.currency);
-    inList('payment_service_id', filters.payment_service_id);
-    compare('buyer_id', '=', 'buyerId', filters.buyer_id);
-    compare('buyer_external_identifier', '=', 'buyerExternal', filters.buyer_external_identifier);
-    compare('external_identifier', '=', 'externalIdentifier', filters.external_identifier);
-    compare('id', '=', 'id', filters.id);
-    compare('amount', '=', 'amountEq', filters.amount_eq);
-    compare('amount', '>=', 'amountGte', filters.amount_gte);
-    compare('amount', '<=', 'amountLte', filters.amount_lte);
-    // Timestamps are all `toISOString()` (UTC, ms): normalizing the bounds keeps text comparison exact.
-    compare('created_at', '>=', 'createdGte', filters.created_at_gte && new Date(filters.created_at_gte).toISOString());
-    compare('created_at', '<=', 'createdLte', filters.created_at_lte && new Date(filters.created_at_lte).toISOString());
-    compare('updated_at', '>=', 'updatedGte', filters.updated_at_gte && new Date(filters.updated_at_gte).toISOString());
-    compare('updated_at', '<=', 'updatedLte', filters.updated_at_lte && new Date(filters.updated_at_lte).toISOString());
-    const conditions = where.join(' AND ');
-    // Newest first: "after" a key means an older one.
-    const older = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
-      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND (@key IS NULL OR sort_key < @key) ORDER BY sort_key DESC LIMIT @n`,
-    );
-    const newer = this.db.prepare<Record<string, unknown>, TransactionRecord & { sort_key: string }>(
-      `SELECT id, view, sort_key FROM transactions WHERE ${conditions} AND sort_key > @key ORDER BY sort_key ASC LIMIT @n`,
-    );
-    const page = keysetPage<TransactionRecord & { sort_key: string }>(
+    const conditions = transactionListConditions(merchantAccountId, filters);
+    const { newest, older, newer } = this.listStatementsFor(conditions.sql);
+    const params = conditions.params;
+    const page = keysetPage<ListedRow>(
       query,
       (row) => row.sort_key,
-      (key, n) => older.all({ ...params, key, n }),
+      (key, n) => (key === null ? newest.all({ ...params, n }) : older.all({ ...params, key, n })),
       (key, n) => newer.all({ ...params, key, n }),
     );
     return { ...page, items: page.items.map((row) => JSON.parse(row.view) as TransactionView) };
   }
 
+  /**
+   * The list's statements for one WHERE clause, prepared once: preparing them on each request was about half of a
+   * first page's time here (bench/transactions-list.bench.ts). Clauses differ only by which filters are present (and
+   * how many values an IN list has); past {@link MAX_LIST_CLAUSES} the cache starts over rather than grow.
+   */
+  private listStatementsFor(conditions: string): ListStatements {
+    let statements = this.listStatements.get(conditions);
+    if (!statements) {
+      const sql = transactionListStatements(conditions);
+      const prepare = (text: string) => this.db.prepare<Record<string, unknown>, ListedRow>(text);
+      statements = { newest: prepare(sql.newest), older: prepare(sql.older), newer: prepare(sql.newer) };
+      if (this.listStatements.size >= MAX_LIST_CLAUSES) this.listStatements.clear();
+      this.listStatements.set(conditions, statements);
+    }
+    return statements;
+  }
+
   history(transactionId: string, query: PageQuery): Page<HistoryEntry> {
-    const after = this.db.prepare<
-      [string, number, number],
-      { revision: number; event_id: string; name: string; created_at: string; context: string }
-    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision > ? ORDER BY revision ASC LIMIT ?');
-    const before = this.db.prepare<
-      [string, number, number],
-      { revision: number; event_id: string; name: string; created_at: string; context: string }
-    >('SELECT * FROM transaction_history WHERE transaction_id = ? AND revision < ? ORDER BY revision DESC LIMIT ?');
-    const page = keysetPage<{ revision: number; event_id: string; name: string; created_at: string; context: string }>(
+    const page = keysetPage<HistoryRow>(
       query,
       (row) => String(row.revision),
-      (key, n) => after.all(transactionId, key === null ? -1 : Number(key), n),
-      (key, n) => before.all(transactionId, Number(key), n),
+      (key, n) => this.historyAfter.all(transactionId, key === null ? -1 : Number(key), n),
+      (key, n) => this.historyBefore.all(transactionId, Number(key), n),
     );
     return {
       ...page,
