@@ -49,17 +49,18 @@ const infrastructure = await distributedInfrastructure();
  * security code, and the data files allowed to keep one (as ciphertext). Everything else the fixture starts, and
  * every other file of DATA_DIR, is outside and must be clean.
  * - `gateway`, `second-gateway`: receive raw cards (transactions, payment methods, checkout session fields).
- * - `transactions`: still hosts the vault (the cards, sealed in `transactions.db`, its key `vault.key`), and takes
- *   the card to the provider. Issue 19 moves the vault to a process and store of its own: then `transactions` and
- *   `transactions.db` leave this list and the vault's enter it.
+ * - `transactions`: still hosts the vault service in its process (issue 19 gives it a process of its own: then
+ *   `transactions` leaves this list and the vault's process enters it), and takes the card to the provider.
+ * - The vault's store `vault.db` (the cards, sealed) and its key `vault.key`. `transactions.db` is outside: the
+ *   vault's rows and streams moved out of it (services/vault/src/vault-storage.ts).
  * - `simulator`: the card provider's stand-in, not part of Switchyard.
- * Outside: `identity`, `webhooks`, and the gift cards service once the fixture starts it as a process of its own.
+ * Outside: `identity`, `webhooks`, `gift-cards`, and every other file of DATA_DIR.
  */
 const cardDataEnvironment = {
   processes: new Set(['gateway', 'second-gateway', 'transactions', 'simulator']),
-  dataFiles: /^(transactions\.db|vault\.key)/,
+  dataFiles: /^vault\.(db|key)/,
   /** The file of the vault's `vault_cards` (sealed card numbers). */
-  vaultStore: 'transactions.db',
+  vaultStore: 'vault.db',
 };
 
 /**
