@@ -3,10 +3,14 @@
  * process. Every answer is a Promise, as it will be once the vault answers over RPC from a process of its own.
  *
  * A card comes back as a summary: what a payment decides on (BIN up to 8 digits and what the BIN data says of it,
- * last four, expiry), worked out here from the number so that the number itself leaves the vault only through
- * `revealCard` and a claimed checkout session's card, for the card-bearing calls that still need it.
+ * last four, expiry), worked out here from the number. Its number and security code never come back: a card-bearing
+ * call is built with the aliases `cardAliases` issues (`forwarder/card-aliases.ts`), which only the vault's outbound
+ * forwarder swaps back. A security code given with a payment or a checkout session is held as an alias in this
+ * process's memory only, and answered as that alias. Every argument and answer is JSON-safe (it crosses RPC once the
+ * vault has a process of its own).
  */
 import type { BinData, CardBinInfo } from '@switchyard/bin-data';
+import { CardAliasError } from './forwarder/card-aliases';
 import type { StoredCard } from './vault/card-vault';
 import type { PazeConnection } from './digital-wallets/paze-payments';
 import type { VaultSlices } from './vault-slices';
@@ -16,6 +20,20 @@ export interface VaultCardSummary extends StoredCard {
   /** First 8 digits (fewer for a shorter number). */
   readonly binPrefix: string;
   readonly binInfo: CardBinInfo;
+}
+
+/** A stored card's summary, and the alias of the security code given with it (held in the vault's memory only). */
+export interface VaultStoredCard extends VaultCardSummary {
+  readonly securityCodeAlias: string | null;
+}
+
+/** What a card-bearing call is built with: aliases of the number and security code, and the expiry. */
+export interface VaultCardAliases {
+  readonly number: string;
+  readonly securityCode: string | null;
+  readonly expirationDate: string;
+  /** When the aliases stop standing for the card (ISO 8601). */
+  readonly expiresAt: string;
 }
 
 const BIN_PREFIX_DIGITS = 8;
@@ -28,11 +46,20 @@ export class InProcessVault {
 
   async storeCard(
     merchantAccountId: string,
-    card: { readonly number: string; readonly expirationDate: string },
+    card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
     options: { readonly buyerId: string | null },
-  ): Promise<VaultCardSummary> {
-    const stored = this.slices.vault.store(merchantAccountId, card, { buyerId: options.buyerId });
-    return this.summary(stored, card.number);
+  ): Promise<VaultStoredCard> {
+    const stored = this.slices.vault.store(
+      merchantAccountId,
+      { number: card.number, expirationDate: card.expirationDate },
+      { buyerId: options.buyerId },
+    );
+    return {
+      ...this.summary(stored, card.number),
+      securityCodeAlias: card.securityCode
+        ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, card.securityCode)
+        : null,
+    };
   }
 
   async findCard(merchantAccountId: string, id: string): Promise<VaultCardSummary | null> {
@@ -41,11 +68,43 @@ export class InProcessVault {
     return stored && card ? this.summary(stored, card.number) : null;
   }
 
-  async revealCard(
+  /**
+   * Fresh aliases of a card's number and (given the alias of one issued before, still live) security code, bound to
+   * the merchant account; null when the card is gone. A security code alias that is no longer live gives none.
+   */
+  async cardAliases(
     merchantAccountId: string,
-    id: string,
-  ): Promise<{ readonly number: string; readonly expirationDate: string } | null> {
-    return this.slices.vault.reveal(merchantAccountId, id);
+    cardId: string,
+    options: { readonly securityCode?: string | null } = {},
+  ): Promise<VaultCardAliases | null> {
+    const card = this.slices.vault.reveal(merchantAccountId, cardId);
+    if (!card) return null;
+    const aliases = this.slices.cardAliases;
+    let securityCode: string | null = null;
+    if (options.securityCode) {
+      try {
+        securityCode = aliases.resolve(merchantAccountId, options.securityCode);
+      } catch (error) {
+        if (!(error instanceof CardAliasError)) throw error;
+      }
+    }
+    const issued = aliases.issue(merchantAccountId, { number: card.number, securityCode });
+    return {
+      number: issued.number,
+      securityCode: issued.securityCode,
+      expirationDate: card.expirationDate,
+      expiresAt: issued.expiresAt.toISOString(),
+    };
+  }
+
+  /** An alias of a security code given with a payment (a stored method's), held in the vault's memory only. */
+  async aliasSecurityCode(merchantAccountId: string, securityCode: string): Promise<string> {
+    return this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode);
+  }
+
+  /** Keeps a security code's alias live for `ttlMs` (a 3-D Secure challenge); false when it was not live. */
+  async keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean> {
+    return this.slices.cardAliases.keep(merchantAccountId, alias, ttlMs);
   }
 
   async removeCard(merchantAccountId: string, id: string): Promise<void> {
@@ -106,7 +165,11 @@ export class InProcessVault {
       transactionId,
       options,
     );
-    return { cardId, storedPaymentMethod, card };
+    // The number stays here: the card is paid with by its id (`cardAliases`); the security code as an alias.
+    const securityCodeAlias = card.securityCode
+      ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, card.securityCode)
+      : null;
+    return { cardId, storedPaymentMethod, securityCodeAlias };
   }
 
   openPaze(

@@ -17,7 +17,7 @@ import { Projector } from '@switchyard/readmodel';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData } from '@switchyard/bin-data';
-import type { CardDetails, ProviderFetch } from '@switchyard/connectors';
+import type { ProviderFetch } from '@switchyard/connectors';
 import { InProcessVault } from './in-process-vault';
 import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
 import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
@@ -47,9 +47,11 @@ export class VaultService {
   readonly slices: VaultSlices;
   /** The transactions service's `VaultPort`, answered in this process. */
   readonly port: InProcessVault;
-  /** Card-bearing provider calls: aliases of the card, swapped back only by the forwarder's fetch. */
+  /**
+   * Card-bearing calls (the providers', the 3-D Secure directory's): built with the aliases the port issues
+   * (`cardAliases`), sent through the forwarder's fetch, which swaps them back and calls only the declared hosts.
+   */
   readonly cardForwarding: {
-    alias(merchantAccountId: string, card: CardDetails): ReturnType<VaultSlices['cardAliases']['issue']>;
     fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch;
   };
   private readonly host: ServiceHost;
@@ -74,7 +76,6 @@ export class VaultService {
     this.host.add(...this.slices.slices());
     this.port = new InProcessVault(this.slices, binData);
     this.cardForwarding = {
-      alias: (merchantAccountId, card) => this.slices.cardAliases.issue(merchantAccountId, card),
       fetchFor: (merchantAccountId, hosts) => this.slices.forwarder.fetchFor(merchantAccountId, hosts),
     };
     this.usage = options.transactionEvents

@@ -12,7 +12,6 @@ import {
   ConnectorUnavailableError,
   type AuthorizationResult as ConnectorAuthorizationResult,
   type CapabilityRefusal,
-  type CardDetails,
   type PaymentInstrument,
   type ThreeDSecureData,
   type ThreeDSecureDirectory,
@@ -29,7 +28,7 @@ import type {
 } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import { Instruments, takesNetworkTokens, type Instrument } from './instruments';
+import { Instruments, takesNetworkTokens, type Instrument, type InstrumentCard } from './instruments';
 import type { VaultPort } from '../vault-port';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
@@ -65,21 +64,29 @@ export interface AuthorizationSettings {
   readonly giftCardRecoveryAfterMs: number;
 }
 
+/** What an attempt pays with: a vaulted card (by id: each attempt gets fresh aliases of it), a token, a redirect. */
+type AttemptInstrument =
+  | Exclude<PaymentInstrument, { readonly type: 'card' }>
+  | { readonly type: 'vaulted-card'; readonly card: InstrumentCard };
+
 interface AttemptInput {
-  readonly instrument: PaymentInstrument;
+  readonly instrument: AttemptInstrument;
   readonly billingPostalCode?: string | undefined;
   readonly threeDSecure?: ThreeDSecureData;
   readonly store: boolean;
   /** A network token's card, for a connection of the route that does not take network tokens. */
-  readonly fallbackCard?: CardDetails | undefined;
+  readonly fallbackCard?: InstrumentCard | undefined;
 }
 
 /** What the authorization flow needs besides the shared plumbing (the transactions slice's dependencies hold these). */
 export interface AuthorizationDependencies {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRuleDecisions;
-  /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
-  readonly directory: ThreeDSecureDirectory | null;
+  /**
+   * The 3-D Secure directory server of a merchant account (its calls through the vault's forwarder); null: 3-D
+   * Secure cannot run (recorded as a setup error).
+   */
+  readonly directory: ((merchantAccountId: string) => ThreeDSecureDirectory) | null;
   readonly settings: AuthorizationSettings;
   /** The vault: cards, stored payment methods, buyers, checkout sessions, network tokens, Paze (`VaultPort`). */
   readonly vault: VaultPort;
@@ -459,7 +466,7 @@ export class Authorizations {
       instrument: instrument.networkToken
         ? { type: 'network-token', networkToken: instrument.networkToken }
         : instrument.card
-          ? { type: 'card', card: instrument.card }
+          ? { type: 'vaulted-card', card: instrument.card }
           : {
               type: 'redirect',
               redirect: {
@@ -476,15 +483,29 @@ export class Authorizations {
     if (body.three_d_secure_data) {
       threeDSecureData = await this.authenticator.recordExternalThreeDSecure(id, body.three_d_secure_data);
     } else if (threeDSecure?.run && instrument.card) {
+      const card = instrument.card;
       const outcome = await this.authenticator.authenticate(
         id,
         request,
-        instrument.card,
+        // The directory gets aliases of the number (no security code), swapped back by the vault's forwarder.
+        async () => {
+          const aliases = await this.cardAliases(request.merchant_account_id, { id: card.id, securityCode: null }, id);
+          return { number: aliases.number, expirationDate: aliases.expirationDate };
+        },
         instrument.summary.scheme ?? binScheme,
         Boolean(body.payment_method?.redirect_url),
       );
       if (outcome === 'challenge') {
-        if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
+        // The vault keeps the security code (this service only its alias) until the buyer is back, at most the window.
+        if (
+          card.securityCode &&
+          (await this.vault.keepSecurityCode(
+            request.merchant_account_id,
+            card.securityCode,
+            this.settings.holdWindowMs,
+          ))
+        )
+          this.securityCodes.keep(id, card.securityCode);
         return 'paused';
       }
       if (outcome === 'stop') return 'done';
@@ -598,29 +619,45 @@ export class Authorizations {
       const t = await this.store.state(id);
       if (t.status !== 'processing') return 'done';
       const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
-      const instrument: PaymentInstrument =
+      const chosen: AttemptInstrument =
         input.instrument.type === 'network-token' && input.fallbackCard && connection && !takesNetworkTokens(connection)
-          ? { type: 'card', card: input.fallbackCard }
+          ? { type: 'vaulted-card', card: input.fallbackCard }
           : input.instrument;
-      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
-        ? await this.store.call(() =>
-            this.connectors.connectorFor(connection).authorize({
-              reference: id,
-              amount: paymentMethodAmount(t),
-              currency: t.currency,
-              paymentInstrument: this.connectors.forProvider(connection, instrument),
-              ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
-              // With gift cards the payment method is captured once they are all redeemed.
-              capture: t.intent === 'capture' && !t.giftCards,
-              ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
-              ...(input.store ? { storePaymentMethod: true } : {}),
-            }),
-          )
-        : {
-            outcome: 'failed',
-            errorCode: 'invalid_service_configuration',
-            rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated`,
-          };
+      // A card goes to the connector as fresh aliases, swapped back only by the vault's forwarder (its `fetch`).
+      const paymentInstrument: PaymentInstrument | null = !connection?.active
+        ? null
+        : chosen.type === 'vaulted-card'
+          ? await this.cardAliases(t.merchantAccountId, chosen.card, id).then(
+              (aliases): PaymentInstrument => ({
+                type: 'card',
+                card: {
+                  number: aliases.number,
+                  expirationDate: aliases.expirationDate,
+                  ...(aliases.securityCode ? { securityCode: aliases.securityCode } : {}),
+                },
+              }),
+            )
+          : chosen;
+      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse =
+        connection?.active && paymentInstrument
+          ? await this.store.call(() =>
+              this.connectors.connectorFor(connection).authorize({
+                reference: id,
+                amount: paymentMethodAmount(t),
+                currency: t.currency,
+                paymentInstrument,
+                ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
+                // With gift cards the payment method is captured once they are all redeemed.
+                capture: t.intent === 'capture' && !t.giftCards,
+                ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
+                ...(input.store ? { storePaymentMethod: true } : {}),
+              }),
+            )
+          : {
+              outcome: 'failed',
+              errorCode: 'invalid_service_configuration',
+              rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated`,
+            };
       const result = toAuthorizationResult(answer, paymentMethodAmount(t));
       countAuthorization(t.paymentServiceId, result?.outcome ?? 'unknown');
       if (result && isFailoverCandidate(result) && nextConnection(t)) {
@@ -704,8 +741,7 @@ export class Authorizations {
         return;
       }
       if (outcome === 'stop') return;
-      const card = await this.vaultedCard(t);
-      const securityCode = this.securityCodes.take(id);
+      const card = this.vaultedCard(t);
       const view = this.store.readModel.find(id);
       const postalCode =
         (
@@ -716,7 +752,7 @@ export class Authorizations {
         )?.address?.postal_code ?? undefined;
       paused =
         (await this.attemptAuthorization(id, {
-          instrument: { type: 'card', card: { ...card, ...(securityCode ? { securityCode } : {}) } },
+          instrument: { type: 'vaulted-card', card },
           ...(postalCode ? { billingPostalCode: postalCode } : {}),
           store: (view?.details as TransactionDetails | undefined)?.store ?? false,
           ...(outcome ? { threeDSecure: outcome } : {}),
@@ -727,14 +763,19 @@ export class Authorizations {
     }
   }
 
-  /** The card of a transaction, from the vault (only its id is in the events). */
-  private async vaultedCard(t: Transaction): Promise<CardDetails> {
+  /** The card of a transaction paused for a challenge: its vault id (in the events) and its security code's alias. */
+  private vaultedCard(t: Transaction): InstrumentCard {
     const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod
       ?.id;
-    // The provider call after the challenge is built with the number (left for the card aliases: docs/architecture.md).
-    const card = paymentMethodId ? await this.vault.revealCard(t.merchantAccountId, paymentMethodId) : null;
-    if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
-    return { number: card.number, expirationDate: card.expirationDate };
+    if (!paymentMethodId) throw cardGone(t.id);
+    return { id: paymentMethodId, securityCode: this.securityCodes.take(t.id) ?? null };
+  }
+
+  /** Fresh aliases of a vaulted card (and its security code's, while live) for one card-bearing call. */
+  private async cardAliases(merchantAccountId: string, card: InstrumentCard, transactionId: string) {
+    const aliases = await this.vault.cardAliases(merchantAccountId, card.id, { securityCode: card.securityCode });
+    if (!aliases) throw cardGone(transactionId);
+    return aliases;
   }
 
   private holdExpiry(): string {
@@ -794,6 +835,9 @@ export class Authorizations {
     };
   }
 }
+
+const cardGone = (transactionId: string): ApiError =>
+  ApiError.badGateway(new Error(`the card of transaction ${transactionId} is no longer in the vault`));
 
 /** The URL with these query parameters added (existing ones kept). */
 function withQuery(url: string, params: Readonly<Record<string, string>>): string {

@@ -1,22 +1,32 @@
 /**
  * What pays a transaction, resolved from `payment_method` before anything is appended: a card (into the vault first:
- * from here on only its id, scheme, BIN and last four travel), a stored method (`id`: usable only once `succeeded`;
+ * from here on only its id, scheme, BIN and last four travel, and its security code as the vault's alias; the
+ * card-bearing calls get aliases of its number from the vault), a stored method (`id`: usable only once `succeeded`;
  * its network token when the connection takes one), a checkout session's card or stored method (used once), a Paze
  * wallet payload (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
  */
 import { ApiError } from '@switchyard/api';
-import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
+import type { NetworkTokenDetails } from '@switchyard/connectors';
 import type { TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
 import type { CardSummary, VaultPort } from '../vault-port';
 import type { TransactionDetails } from './transaction-wire';
 
+/**
+ * A vaulted card as a payment holds it: its id and the alias of the security code given with it (held by the vault).
+ * A card-bearing call is built with the aliases `VaultPort.cardAliases` issues for it, never the number.
+ */
+export interface InstrumentCard {
+  readonly id: string;
+  readonly securityCode: string | null;
+}
+
 export interface Instrument {
   /** `instrument_type` on the wire. */
   type: 'pan' | 'card_token' | 'redirect' | 'network_token';
-  /** The card for flow rules, 3-D Secure and the provider; null for a redirect method or a Paze token. */
-  readonly card: CardDetails | null;
+  /** The vaulted card for 3-D Secure and the provider; null for a redirect method or a Paze token. */
+  readonly card: InstrumentCard | null;
   /** What flow rules and 3-D Secure decide on (the vault's card summary); null exactly when `card` is. */
   readonly cardBin: { readonly prefix: string; readonly info: CardBinInfo } | null;
   /** The network token the provider gets instead of the card (a stored card's, when the connection takes one; Paze's). */
@@ -62,16 +72,16 @@ export class Instruments {
       case 'card': {
         const stored = await this.sources.vault.storeCard(
           merchantAccountId,
-          { number: method.number, expirationDate: method.expiration_date },
-          { buyerId: context.buyerId },
-        );
-        return {
-          type: 'pan',
-          card: {
+          {
             number: method.number,
             expirationDate: method.expiration_date,
             ...(method.security_code ? { securityCode: method.security_code } : {}),
           },
+          { buyerId: context.buyerId },
+        );
+        return {
+          type: 'pan',
+          card: { id: stored.id, securityCode: stored.securityCodeAlias },
           cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
@@ -90,7 +100,7 @@ export class Instruments {
         return this.stored(
           merchantAccountId,
           method.id,
-          method.security_code,
+          method.security_code ? { given: method.security_code } : { alias: null },
           context.owner ?? { embed: false, buyerId: context.buyerId },
         );
       case 'checkout-session': {
@@ -105,21 +115,17 @@ export class Instruments {
             vetStoredMethod,
           },
         );
-        const { cardId, card } = claimed;
+        const { cardId, securityCodeAlias } = claimed;
         // It pays as itself (its network token too), with the code typed there.
         if (claimed.storedPaymentMethod) {
-          const stored = await this.stored(merchantAccountId, cardId, card.securityCode, owner);
+          const stored = await this.stored(merchantAccountId, cardId, { alias: securityCodeAlias }, owner);
           return { ...stored, checkoutSessionId: method.id };
         }
         const stored = await this.sources.vault.findCard(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
         return {
           type: 'pan',
-          card: {
-            number: card.number,
-            expirationDate: card.expirationDate,
-            ...(card.securityCode ? { securityCode: card.securityCode } : {}),
-          },
+          card: { id: stored.id, securityCode: securityCodeAlias },
           cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
@@ -184,19 +190,21 @@ export class Instruments {
     }
   }
 
-  /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
+  /**
+   * A stored method: `succeeded` only; its card by id (aliases of its number for the card-bearing calls), and its
+   * network token when the route allows. `securityCode`: as given with the payment (handed to the vault for an alias)
+   * or the alias of one the vault holds already.
+   */
   private async stored(
     merchantAccountId: string,
     id: string,
-    securityCode: string | undefined,
+    securityCode: { readonly given: string } | { readonly alias: string | null },
     owner: StoredMethodOwner,
   ): Promise<Instrument> {
     await this.mayUse(merchantAccountId, id, owner);
     const vault = this.sources.vault;
     const stored = await vault.findCard(merchantAccountId, id);
-    // The provider call is built with the number (what is left for the card aliases: docs/architecture.md).
-    const card = stored && (await vault.revealCard(merchantAccountId, id));
-    if (!stored || !card) {
+    if (!stored) {
       throw ApiError.badRequest('The payment method does not exist', [
         {
           location: 'body',
@@ -208,7 +216,13 @@ export class Instruments {
     }
     return {
       type: 'card_token',
-      card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
+      card: {
+        id: stored.id,
+        securityCode:
+          'given' in securityCode
+            ? await vault.aliasSecurityCode(merchantAccountId, securityCode.given)
+            : securityCode.alias,
+      },
       cardBin: cardBinOf(stored),
       networkToken: null,
       summary: {
