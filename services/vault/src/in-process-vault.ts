@@ -9,7 +9,10 @@
  * process's memory only, and answered as that alias. Every argument and answer is JSON-safe (it crosses RPC once the
  * vault has a process of its own).
  */
+import { createHmac } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
 import type { BinData, CardBinInfo } from '@switchyard/bin-data';
+import type { CardHandOver, CardHandOverRequest } from '@switchyard/contracts';
 import { CardAliasError } from './forwarder/card-aliases';
 import type { StoredCard } from './vault/card-vault';
 import type { PazeConnection } from './digital-wallets/paze-payments';
@@ -37,6 +40,8 @@ export interface VaultCardAliases {
 }
 
 const BIN_PREFIX_DIGITS = 8;
+/** Keys the digest of handed-over card data (`handOverCard`). */
+const HAND_OVER_DIGEST_PURPOSE = 'switchyard/card-hand-over-digest/v1';
 
 export class InProcessVault {
   constructor(
@@ -49,6 +54,14 @@ export class InProcessVault {
     card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
     options: { readonly buyerId: string | null },
   ): Promise<VaultStoredCard> {
+    return this.store(merchantAccountId, card, options);
+  }
+
+  private store(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
+    options: { readonly buyerId: string | null },
+  ): VaultStoredCard {
     const stored = this.slices.vault.store(
       merchantAccountId,
       { number: card.number, expirationDate: card.expirationDate },
@@ -95,6 +108,47 @@ export class InProcessVault {
       expirationDate: card.expirationDate,
       expiresAt: issued.expiresAt.toISOString(),
     };
+  }
+
+  /**
+   * The card data of a `POST /transactions`, handed over by the gateway before the transactions service sees it:
+   * the card stored (under the request's buyer's data key when that buyer exists), the security code held as an
+   * alias, and a keyed digest of both for the Idempotency-Key fingerprint.
+   */
+  async handOverCard(request: CardHandOverRequest): Promise<CardHandOver> {
+    const merchantAccountId = request.merchant_account_id;
+    const securityCode = request.card ? (request.card.security_code ?? null) : (request.security_code ?? null);
+    const digest = createHmac('sha256', this.slices.sealingKey(HAND_OVER_DIGEST_PURPOSE))
+      .update(JSON.stringify([request.card?.number ?? null, securityCode]))
+      .digest('hex');
+    if (!request.card) {
+      return {
+        card_id: null,
+        security_code_alias: securityCode
+          ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode)
+          : null,
+        digest,
+      };
+    }
+    const stored = this.store(
+      merchantAccountId,
+      { number: request.card.number, expirationDate: request.card.expiration_date, securityCode },
+      { buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}) },
+    );
+    return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
+  }
+
+  /** The buyer a request names, when it exists (the transactions service refuses one that does not, and the card goes). */
+  private existingBuyer(
+    merchantAccountId: string,
+    ref: { readonly buyer_id?: string | null; readonly buyer_external_identifier?: string | null },
+  ): string | null {
+    try {
+      return this.slices.buyerDirectory.resolve(merchantAccountId, ref, '/buyer_id')?.id ?? null;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) return null;
+      throw error;
+    }
   }
 
   /** An alias of a security code given with a payment (a stored method's), held in the vault's memory only. */

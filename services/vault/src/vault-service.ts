@@ -11,7 +11,7 @@
  * values. A stored method's usage comes from the transactions service's `TransactionCreated`: that projection follows
  * the transactions store (`transactionEvents`) with its own checkpoint here.
  */
-import { vaultPatterns } from '@switchyard/contracts';
+import { vaultPatterns, type CardHandOverRequest } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector } from '@switchyard/readmodel';
 import type { RpcHandlers } from '@switchyard/rpc';
@@ -135,6 +135,10 @@ export class VaultService {
   }
 
   rpcHandlers(): RpcHandlers {
-    return this.host.rpcHandlers(vaultPatterns.ping);
+    return {
+      ...this.host.rpcHandlers(vaultPatterns.ping),
+      // The gateway's, for a POST /transactions: the card data never reaches the transactions service.
+      [vaultPatterns.handOverCard]: async (payload) => this.port.handOverCard(payload as CardHandOverRequest),
+    };
   }
 }

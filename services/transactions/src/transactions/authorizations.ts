@@ -50,6 +50,22 @@ import type { TransactionDetails } from './transaction-wire';
 import { abandonedRequestAfterMs, type TransactionStore } from './transaction-store';
 import { vaultCardUseOf } from './transaction-upcasters';
 
+/** How far a create request got: whether its transaction was created, and the card vaulted for it (if any). */
+interface AuthorizeProgress {
+  created: boolean;
+  cardId: string | null;
+}
+
+/**
+ * What the Idempotency-Key fingerprint is taken of: the body as the client sent it, the card data handed to the vault
+ * by the gateway standing in as the vault's digest of it (never the card id minted for this very request).
+ */
+function fingerprinted(request: TransactionCreateRequest): unknown {
+  const handOver = request.card_hand_over;
+  if (!handOver || !request.body.payment_method) return request.body;
+  return { ...request.body, payment_method: { ...request.body.payment_method, card_data_digest: handOver.digest } };
+}
+
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
 export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
 
@@ -111,6 +127,7 @@ export class Authorizations {
   private readonly connectors: ProviderConnectors;
   private readonly instruments: Instruments;
   private readonly merchantAccounts: AuthorizationDependencies['merchantAccounts'];
+  private readonly onBackgroundError: (error: unknown) => void;
   readonly giftCards: GiftCardPayments;
 
   constructor(
@@ -129,6 +146,7 @@ export class Authorizations {
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
     this.merchantAccounts = dependencies.merchantAccounts ?? null;
+    this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
     this.instruments = new Instruments({
       vault: dependencies.vault,
       activeConnections: (merchantAccountId) => dependencies.paymentServices.activeConnections(merchantAccountId),
@@ -143,20 +161,28 @@ export class Authorizations {
   }
 
   async create(request: TransactionCreateRequest): Promise<WireTransaction> {
-    const { merchant_account_id: merchantAccountId, body } = request;
-    // Before the key is claimed: the answer may change once the account is created.
-    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
-      throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+    const { merchant_account_id: merchantAccountId } = request;
+    // The card vaulted for this request (by the gateway's hand-over, or here from a card given by number): shredded
+    // unless a transaction was created with it (a refusal, a replay, a conflict).
+    const progress: AuthorizeProgress = { created: false, cardId: request.card_hand_over?.card_id ?? null };
+    try {
+      // Before the key is claimed: the answer may change once the account is created.
+      if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
+        throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+      }
+      return await this.store.idempotent(
+        merchantAccountId,
+        'transactions.create',
+        request.idempotency_key,
+        fingerprinted(request),
+        () => this.authorize(request, progress),
+        (bound) => this.store.render(merchantAccountId, bound.transaction_id),
+      );
+    } finally {
+      // A removal that fails leaves the card to the vault (it is not this request's answer).
+      if (!progress.created && progress.cardId)
+        await this.vault.removeCard(merchantAccountId, progress.cardId).catch(this.onBackgroundError);
     }
-    const key = request.idempotency_key;
-    return this.store.idempotent(
-      merchantAccountId,
-      'transactions.create',
-      key,
-      body,
-      () => this.authorize(request),
-      (bound) => this.store.render(merchantAccountId, bound.transaction_id),
-    );
   }
 
   /**
@@ -164,7 +190,7 @@ export class Authorizations {
    * it; then 3-D Secure, then the attempts along the route. A challenge or a redirect method pauses the create:
    * failure notifications stay held until the buyer returns or the hold window ends (spec, Events rule 2).
    */
-  private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
+  private async authorize(request: TransactionCreateRequest, progress: AuthorizeProgress): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const buyer = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
     // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
@@ -181,16 +207,11 @@ export class Authorizations {
       buyerId: buyer?.id ?? null,
       currency: body.currency,
       owner,
+      handOver: request.card_hand_over ?? null,
     });
-    const progress = { created: false };
-    try {
-      return await this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
-    } catch (error) {
-      // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
-      if (!progress.created && instrument.type === 'pan' && instrument.summary.id)
-        await this.vault.removeCard(merchantAccountId, instrument.summary.id);
-      throw error;
-    }
+    // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too (`create`).
+    if (instrument.type === 'pan' && instrument.summary.id) progress.cardId = instrument.summary.id;
+    return this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
   }
 
   /** The id of the buyer an embed token pins; null when it pins none, or no such buyer exists. */

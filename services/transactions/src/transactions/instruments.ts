@@ -7,10 +7,10 @@
  */
 import { ApiError } from '@switchyard/api';
 import type { NetworkTokenDetails } from '@switchyard/connectors';
-import type { TransactionCreateInput } from '@switchyard/contracts';
+import type { CardHandOver, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
-import type { CardSummary, VaultPort } from '../vault-port';
+import type { CardSummary, StoredCardSummary, VaultPort } from '../vault-port';
 import type { TransactionDetails } from './transaction-wire';
 
 /**
@@ -66,19 +66,21 @@ export class Instruments {
   async resolve(
     merchantAccountId: string,
     method: PaymentMethodInput,
-    context: { transactionId: string; buyerId: string | null; currency: string; owner?: StoredMethodOwner },
+    context: {
+      transactionId: string;
+      buyerId: string | null;
+      currency: string;
+      owner?: StoredMethodOwner;
+      /** The card data of the request, handed to the vault by the gateway: the body comes without it. */
+      handOver?: CardHandOver | null;
+    },
   ): Promise<Instrument> {
+    const handOver = context.handOver ?? null;
     switch (method.method) {
       case 'card': {
-        const stored = await this.sources.vault.storeCard(
-          merchantAccountId,
-          {
-            number: method.number,
-            expirationDate: method.expiration_date,
-            ...(method.security_code ? { securityCode: method.security_code } : {}),
-          },
-          { buyerId: context.buyerId },
-        );
+        const stored = handOver
+          ? await this.handedOverCard(merchantAccountId, handOver)
+          : await this.store(method, merchantAccountId, context.buyerId);
         return {
           type: 'pan',
           card: { id: stored.id, securityCode: stored.securityCodeAlias },
@@ -100,7 +102,11 @@ export class Instruments {
         return this.stored(
           merchantAccountId,
           method.id,
-          method.security_code ? { given: method.security_code } : { alias: null },
+          handOver
+            ? { alias: handOver.security_code_alias }
+            : method.security_code
+              ? { given: method.security_code }
+              : { alias: null },
           context.owner ?? { embed: false, buyerId: context.buyerId },
         );
       case 'checkout-session': {
@@ -241,6 +247,31 @@ export class Instruments {
           : null;
       },
     };
+  }
+
+  /** A card given by number with a payment that did not come through the gateway's hand-over: into the vault. */
+  private store(
+    method: Extract<PaymentMethodInput, { method: 'card' }>,
+    merchantAccountId: string,
+    buyerId: string | null,
+  ): Promise<StoredCardSummary> {
+    return this.sources.vault.storeCard(
+      merchantAccountId,
+      {
+        number: method.number,
+        expirationDate: method.expiration_date,
+        ...(method.security_code ? { securityCode: method.security_code } : {}),
+      },
+      { buyerId },
+    );
+  }
+
+  /** The card the gateway handed to the vault for this request (stored just before). */
+  private async handedOverCard(merchantAccountId: string, handOver: CardHandOver): Promise<StoredCardSummary> {
+    const stored = handOver.card_id ? await this.sources.vault.findCard(merchantAccountId, handOver.card_id) : null;
+    if (!stored)
+      throw ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
+    return { ...stored, securityCodeAlias: handOver.security_code_alias };
   }
 
   /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
