@@ -148,15 +148,16 @@ export interface VaultPort {
 
   // ---- checkout sessions, Paze ----
   /**
-   * A checkout session's card, used up by this transaction. `vetStoredMethod` is this service's check of a stored
-   * method the session holds (whose it is), run before the session is used.
+   * A checkout session's card, used up by this transaction. A session holding a stored method this service has not
+   * vetted yet (whose it is) is not used: `{ vetStoredMethod }` names it, and the claim is asked again with
+   * `vettedStoredMethod` once this service's check passed (a session changed meanwhile is named again).
    */
   claimCheckoutSession(
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly vetStoredMethod: (paymentMethodId: string) => Promise<void> },
-  ): Promise<ClaimedSessionCard>;
+    options: { readonly vettedStoredMethod: string | null },
+  ): Promise<ClaimedSessionCard | { readonly vetStoredMethod: string }>;
   /** Opens a Paze payload with the merchant's key; rejects with a 400 naming the refusal. */
   openPaze(
     merchantAccountId: string,

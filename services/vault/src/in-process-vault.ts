@@ -40,6 +40,9 @@ export interface VaultCardAliases {
 }
 
 const BIN_PREFIX_DIGITS = 8;
+
+/** A claim stopped before the session was used: it holds a stored method the caller has not vetted. */
+class NotVetted extends Error {}
 /** Keys the digest of handed-over card data (`handOverCard`). */
 const HAND_OVER_DIGEST_PURPOSE = 'switchyard/card-hand-over-digest/v1';
 
@@ -207,18 +210,35 @@ export class InProcessVault {
     return this.slices.buyerDirectory.wire(merchantAccountId, buyerId);
   }
 
+  /**
+   * A checkout session's card, used up by `transactionId`; a session holding a stored method other than
+   * `vettedStoredMethod` is left unused and answered `{ vetStoredMethod }` (the caller checks whose it is, then asks
+   * again): no callback crosses the port.
+   */
   async claimCheckoutSession(
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly vetStoredMethod: (paymentMethodId: string) => Promise<void> },
-  ) {
-    const { cardId, storedPaymentMethod, card } = await this.slices.checkoutSessions.claim(
-      merchantAccountId,
-      sessionId,
-      transactionId,
-      options,
-    );
+    options: { readonly vettedStoredMethod: string | null },
+  ): Promise<
+    | { readonly cardId: string; readonly storedPaymentMethod: boolean; readonly securityCodeAlias: string | null }
+    | { readonly vetStoredMethod: string }
+  > {
+    let unvetted: string | null = null;
+    const claimed = await this.slices.checkoutSessions
+      .claim(merchantAccountId, sessionId, transactionId, {
+        vetStoredMethod: (paymentMethodId) => {
+          if (paymentMethodId === options.vettedStoredMethod) return;
+          unvetted = paymentMethodId;
+          throw new NotVetted();
+        },
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NotVetted) return null;
+        throw error;
+      });
+    if (!claimed) return { vetStoredMethod: unvetted as unknown as string };
+    const { cardId, storedPaymentMethod, card } = claimed;
     // The number stays here: the card is paid with by its id (`cardAliases`); the security code as an alias.
     const securityCodeAlias = card.securityCode
       ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, card.securityCode)

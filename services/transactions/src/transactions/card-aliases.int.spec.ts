@@ -35,8 +35,20 @@ let simulator: RunningSimulator;
 let service: TransactionsService;
 /** Every argument and answer of the port, as JSON. */
 let crossed: { method: string; way: 'argument' | 'answer'; json: string }[];
+/** Port calls whose arguments or answer JSON could not carry (they could not cross RPC). */
+let notJson: string[];
 /** Every body a connector or the directory handed the forwarder, before the swap, with its URL. */
 let handedOver: { url: string; body: string }[];
+
+/** Whether a value holds anything JSON cannot carry across RPC (a function, a class instance other than a Date). */
+function jsonUnsafe(value: unknown): boolean {
+  if (typeof value === 'function' || typeof value === 'symbol' || typeof value === 'bigint') return true;
+  if (value === null || typeof value !== 'object' || value instanceof Date) return false;
+  if (Array.isArray(value)) return value.some(jsonUnsafe);
+  const prototype = Object.getPrototypeOf(value);
+  if (prototype !== Object.prototype && prototype !== null) return true;
+  return Object.values(value).some(jsonUnsafe);
+}
 
 /** The port as the transactions service sees it, every call recorded as it would cross RPC. */
 function recorded(port: VaultPort): VaultPort {
@@ -45,8 +57,12 @@ function recorded(port: VaultPort): VaultPort {
       const value = Reflect.get(target, property, receiver);
       if (typeof value !== 'function') return value;
       return async (...args: unknown[]) => {
-        for (const arg of args) crossed.push({ method: String(property), way: 'argument', json: JSON.stringify(arg) });
+        for (const arg of args) {
+          if (jsonUnsafe(arg)) notJson.push(`${String(property)} argument`);
+          crossed.push({ method: String(property), way: 'argument', json: JSON.stringify(arg) });
+        }
         const answer = await value.apply(target, args);
+        if (jsonUnsafe(answer)) notJson.push(`${String(property)} answer`);
         crossed.push({ method: String(property), way: 'answer', json: JSON.stringify(answer) ?? '' });
         return answer;
       };
@@ -78,6 +94,7 @@ beforeEach(async () => {
   vaultStore = new SqliteEventStore(path.join(dir, 'vault.db'));
   vault = new VaultService({ store: vaultStore, db: vaultStore.database, vaultKey: Buffer.alloc(32, 7) });
   crossed = [];
+  notJson = [];
   handedOver = [];
   const forwarder = vault.slices.forwarder;
   const realFetchFor = forwarder.fetchFor.bind(forwarder);
@@ -113,6 +130,8 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
+  // Every argument and answer of the port can cross RPC as JSON (no callback, no class instance).
+  expect(notJson).toEqual([]);
   vi.restoreAllMocks();
   await service.stop();
   await simulator.stop();

@@ -10,7 +10,10 @@ import type { NetworkTokenDetails } from '@switchyard/connectors';
 import type { CardHandOver, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
-import type { CardSummary, StoredCardSummary, VaultPort } from '../vault-port';
+import type { CardSummary, ClaimedSessionCard, StoredCardSummary, VaultPort } from '../vault-port';
+
+/** How many times a claim may name a stored method to vet (the session changing in between) before giving up. */
+const MAX_VETTING_ROUNDS = 3;
 import type { TransactionDetails } from './transaction-wire';
 
 /**
@@ -111,16 +114,7 @@ export class Instruments {
         );
       case 'checkout-session': {
         const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
-        // A stored method chosen in the browser is vetted as one named by id, before the session is used up.
-        const vetStoredMethod = (paymentMethodId: string) => this.mayUse(merchantAccountId, paymentMethodId, owner);
-        const claimed = await this.sources.vault.claimCheckoutSession(
-          merchantAccountId,
-          method.id,
-          context.transactionId,
-          {
-            vetStoredMethod,
-          },
-        );
+        const claimed = await this.claimSession(merchantAccountId, method.id, context.transactionId, owner);
         const { cardId, securityCodeAlias } = claimed;
         // It pays as itself (its network token too), with the code typed there.
         if (claimed.storedPaymentMethod) {
@@ -249,6 +243,29 @@ export class Instruments {
     };
   }
 
+  /**
+   * Claims a checkout session: a stored method chosen in the browser is vetted as one named by id (`mayUse`) before
+   * the session is used up — the vault names it, this service checks it, and the claim is asked again.
+   */
+  private async claimSession(
+    merchantAccountId: string,
+    sessionId: string,
+    transactionId: string,
+    owner: StoredMethodOwner,
+  ): Promise<ClaimedSessionCard> {
+    let vettedStoredMethod: string | null = null;
+    for (let attempt = 1; ; attempt += 1) {
+      const answer = await this.sources.vault.claimCheckoutSession(merchantAccountId, sessionId, transactionId, {
+        vettedStoredMethod,
+      });
+      if (!('vetStoredMethod' in answer)) return answer;
+      // The session changed under us more often than a buyer clicks: refused as a session still being edited.
+      if (attempt > MAX_VETTING_ROUNDS) throw sessionKeptChanging();
+      await this.mayUse(merchantAccountId, answer.vetStoredMethod, owner);
+      vettedStoredMethod = answer.vetStoredMethod;
+    }
+  }
+
   /** A card given by number with a payment that did not come through the gateway's hand-over: into the vault. */
   private store(
     method: Extract<PaymentMethodInput, { method: 'card' }>,
@@ -299,6 +316,13 @@ const notThePinnedBuyers = () => {
   const message = 'the stored payment method does not belong to the buyer this embed token is limited to';
   return new ApiError(403, message, [
     { location: 'body', pointer: '/payment_method/id', message, type: 'pinned_by_embed_token' },
+  ]);
+};
+
+const sessionKeptChanging = () => {
+  const message = 'the checkout session kept changing while this payment used it';
+  return ApiError.badRequest('The checkout session kept changing', [
+    { location: 'body', pointer: '/payment_method/id', message, type: 'checkout_session_changed' },
   ]);
 };
 
