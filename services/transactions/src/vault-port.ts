@@ -110,6 +110,8 @@ export interface VaultPort {
   aliasSecurityCode(merchantAccountId: string, securityCode: string): Promise<string>;
   /** Keeps a security code's alias live for `ttlMs` (while the buyer is at a challenge); false when it was not live. */
   keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean>;
+  /** Forgets a security code's alias (and the code) once the authorization it was given for is done. */
+  forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void>;
   /** Shreds a card given for one payment (its row and its own data key). */
   removeCard(merchantAccountId: string, id: string): Promise<void>;
 

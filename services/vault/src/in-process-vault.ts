@@ -159,6 +159,11 @@ export class InProcessVault {
     return this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode);
   }
 
+  /** Forgets a security code's alias once the authorization it was given for is done. */
+  async forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void> {
+    this.slices.cardAliases.forget(merchantAccountId, alias);
+  }
+
   /** Keeps a security code's alias live for `ttlMs` (a 3-D Secure challenge); false when it was not live. */
   async keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean> {
     return this.slices.cardAliases.keep(merchantAccountId, alias, ttlMs);

@@ -50,10 +50,15 @@ import type { TransactionDetails } from './transaction-wire';
 import { abandonedRequestAfterMs, type TransactionStore } from './transaction-store';
 import { vaultCardUseOf } from './transaction-upcasters';
 
-/** How far a create request got: whether its transaction was created, and the card vaulted for it (if any). */
+/**
+ * How far a create request got: whether its transaction was created, the card vaulted for it (if any), and the
+ * alias of its security code, forgotten unless the request paused for the buyer (a challenge keeps it).
+ */
 interface AuthorizeProgress {
   created: boolean;
   cardId: string | null;
+  securityCode: string | null;
+  paused: boolean;
 }
 
 /**
@@ -164,7 +169,12 @@ export class Authorizations {
     const { merchant_account_id: merchantAccountId } = request;
     // The card vaulted for this request (by the gateway's hand-over, or here from a card given by number): shredded
     // unless a transaction was created with it (a refusal, a replay, a conflict).
-    const progress: AuthorizeProgress = { created: false, cardId: request.card_hand_over?.card_id ?? null };
+    const progress: AuthorizeProgress = {
+      created: false,
+      cardId: request.card_hand_over?.card_id ?? null,
+      securityCode: request.card_hand_over?.security_code_alias ?? null,
+      paused: false,
+    };
     try {
       // Before the key is claimed: the answer may change once the account is created.
       if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
@@ -182,6 +192,9 @@ export class Authorizations {
       // A removal that fails leaves the card to the vault (it is not this request's answer).
       if (!progress.created && progress.cardId)
         await this.vault.removeCard(merchantAccountId, progress.cardId).catch(this.onBackgroundError);
+      // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
+      if (!progress.paused && progress.securityCode)
+        await this.vault.forgetSecurityCode(merchantAccountId, progress.securityCode).catch(this.onBackgroundError);
     }
   }
 
@@ -211,6 +224,7 @@ export class Authorizations {
     });
     // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too (`create`).
     if (instrument.type === 'pan' && instrument.summary.id) progress.cardId = instrument.summary.id;
+    if (instrument.card?.securityCode) progress.securityCode = instrument.card.securityCode;
     return this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
   }
 
@@ -230,7 +244,7 @@ export class Authorizations {
     request: TransactionCreateRequest,
     instrument: Instrument,
     giftCards: PlannedGiftCards | null,
-    progress: { created: boolean },
+    progress: AuthorizeProgress,
     buyerId: string | null,
   ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
@@ -348,6 +362,7 @@ export class Authorizations {
       // The gift cards are redeemed once the payment method is authorized (after the buyer's return when paused).
       if (giftCards && !paused) await this.giftCards.settle(id);
     } finally {
+      progress.paused = paused;
       // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
       if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
     }
@@ -748,6 +763,8 @@ export class Authorizations {
   private async resumeAfterChallenge(t: Transaction): Promise<void> {
     const id = t.id;
     let paused = false;
+    /** The alias of the security code kept through the challenge: forgotten once the authorization is done. */
+    let securityCode: string | null = null;
     try {
       const outcome = await this.authenticator
         .applyAuthentication(id, await this.authenticator.directoryResult(t), true)
@@ -763,6 +780,7 @@ export class Authorizations {
       }
       if (outcome === 'stop') return;
       const card = this.vaultedCard(t);
+      securityCode = card.securityCode;
       const view = this.store.readModel.find(id);
       const postalCode =
         (
@@ -780,6 +798,8 @@ export class Authorizations {
         })) === 'paused';
       if (!paused && t.giftCards) await this.giftCards.settle(id);
     } finally {
+      if (!paused && securityCode)
+        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
       if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
     }
   }
@@ -833,7 +853,9 @@ export class Authorizations {
               .cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }),
           );
       }
-      this.securityCodes.take(id);
+      const securityCode = this.securityCodes.take(id);
+      if (securityCode)
+        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
       await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
       expired += 1;
     }

@@ -180,6 +180,14 @@ function expectAliasesHandedOver(): void {
   }
 }
 
+/** The security code alias the vault answered `storeCard`, and that it is forgotten (the authorization is done). */
+function expectSecurityCodeForgotten(): void {
+  const stored = crossed.find((c) => c.method === 'storeCard' && c.way === 'answer');
+  const alias = (JSON.parse(stored?.json ?? '{}') as { securityCodeAlias?: string }).securityCodeAlias;
+  expect(alias).toMatch(/^tok[0-9A-Za-z]{32}$/);
+  expect(() => vault.slices.cardAliases.resolve(account, alias as string)).toThrow(/unknown/);
+}
+
 it('the port has no way to reveal a card to this service', () => {
   expect('revealCard' in vault.port).toBe(false);
   expect(typeof (vault.port as unknown as Record<string, unknown>).cardAliases).toBe('function');
@@ -224,6 +232,7 @@ it('a card given with the payment: the vault keeps it and answers its id and sum
   expect(transaction.three_d_secure).toMatchObject({ status: 'complete' });
   expectNoCardAnswered();
   expectAliasesHandedOver();
+  expectSecurityCodeForgotten();
 });
 
 it("the directory's calls are held to its declared host", async () => {
@@ -304,4 +313,5 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
     expect(answer.json, answer.method).not.toContain(`"${CVC}"`);
   }
   for (const h of handedOver) expect(h.body).not.toContain(CHALLENGE_NUMBER);
+  expectSecurityCodeForgotten();
 });

@@ -122,10 +122,10 @@ export class CardAliases {
     return true;
   }
 
-  /** Forgets an alias at once (its value is no longer needed); unknown ones are ignored. */
-  forget(alias: string): void {
-    this.#entries.delete(alias);
-    this.#kept.delete(alias);
+  /** Forgets an alias of this merchant account at once (its value is no longer needed); others are ignored. */
+  forget(merchantAccountId: string, alias: string): void {
+    for (const map of [this.#entries, this.#kept])
+      if (map.get(alias)?.merchantAccountId === merchantAccountId) map.delete(alias);
   }
 
   /** The real value of an alias for this merchant account; throws a `CardAliasError` (no value, no alias in it) otherwise. */

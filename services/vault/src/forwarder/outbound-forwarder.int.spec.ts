@@ -126,7 +126,9 @@ describe('aliases', () => {
     expect(() => aliases.resolve('shop-a', code)).toThrow(/expired/);
     expect(aliases.keep('shop-a', code, 600_000)).toBe(false);
     const again = aliases.issueSecurityCode('shop-a', CVC);
-    aliases.forget(again);
+    aliases.forget('shop-b', again); // another merchant account's: left alone
+    expect(aliases.resolve('shop-a', again)).toBe(CVC);
+    aliases.forget('shop-a', again);
     expect(() => aliases.resolve('shop-a', again)).toThrow(/unknown/);
     expect(`${inspect(aliases)} ${JSON.stringify(aliases)}`).not.toContain(CVC);
   });
