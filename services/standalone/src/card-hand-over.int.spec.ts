@@ -31,7 +31,15 @@ beforeAll(async () => {
     return (create as (...a: unknown[]) => unknown)(...args);
   });
   const port = vault.port as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  for (const name of ['storeCard', 'findCard', 'cardAliases', 'aliasSecurityCode', 'removeCard', 'resolveBuyer']) {
+  for (const name of [
+    'storeCard',
+    'findCard',
+    'takeHandedOverCard',
+    'cardAliases',
+    'aliasSecurityCode',
+    'removeCard',
+    'resolveBuyer',
+  ]) {
     const real = port[name]?.bind(port);
     if (!real) throw new Error(`no ${name} on the vault port`);
     vi.spyOn(port, name).mockImplementation((...args: unknown[]) => {

@@ -98,6 +98,11 @@ export interface VaultPort {
   ): Promise<StoredCardSummary>;
   findCard(merchantAccountId: string, id: string): Promise<CardSummary | null>;
   /**
+   * The card the gateway handed to the vault for this payment (`TransactionCreateRequest.card_hand_over`), taken by
+   * it: the vault no longer removes it as unclaimed. Null when it is gone.
+   */
+  takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<CardSummary | null>;
+  /**
    * Fresh aliases of a card's number and (`securityCode`: the live alias of one, as `storeCard`, `aliasSecurityCode`
    * or a claimed session gave it) security code, bound to the merchant account; null when the card is gone.
    */

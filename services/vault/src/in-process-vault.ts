@@ -46,11 +46,24 @@ class NotVetted extends Error {}
 /** Keys the digest of handed-over card data (`handOverCard`). */
 const HAND_OVER_DIGEST_PURPOSE = 'switchyard/card-hand-over-digest/v1';
 
+/** How long a handed-over card waits for its payment to take it before the vault removes it; default 10 minutes. */
+export const DEFAULT_CARD_HAND_OVER_TTL_MS = 10 * 60 * 1000;
+
 export class InProcessVault {
+  /**
+   * Cards handed over by the gateway that no payment has taken yet, with until when they wait (memory only: a restart
+   * forgets them, and the cards stay). The transactions service takes one (`takeHandedOverCard`) or removes it.
+   */
+  readonly #handedOver = new Map<string, { readonly merchantAccountId: string; readonly until: number }>();
+  readonly #handOverTtlMs: number;
+
   constructor(
     private readonly slices: VaultSlices,
     private readonly binData: BinData,
-  ) {}
+    options: { readonly handOverTtlMs?: number } = {},
+  ) {
+    this.#handOverTtlMs = options.handOverTtlMs ?? DEFAULT_CARD_HAND_OVER_TTL_MS;
+  }
 
   async storeCard(
     merchantAccountId: string,
@@ -138,7 +151,30 @@ export class InProcessVault {
       { number: request.card.number, expirationDate: request.card.expiration_date, securityCode },
       { buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}) },
     );
+    this.#handedOver.set(stored.id, { merchantAccountId, until: Date.now() + this.#handOverTtlMs });
     return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
+  }
+
+  /** The card handed over for this payment, taken by it (no longer removed as unclaimed); null when it is gone. */
+  async takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<VaultCardSummary | null> {
+    if (this.#handedOver.get(cardId)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(cardId);
+    return this.findCard(merchantAccountId, cardId);
+  }
+
+  /**
+   * Removes the handed-over cards no payment took in time (the transactions call never arrived); answers how many.
+   * The vault service's background round runs it.
+   */
+  sweepHandedOverCards(): number {
+    const now = Date.now();
+    let removed = 0;
+    for (const [cardId, entry] of this.#handedOver) {
+      if (entry.until > now) continue;
+      this.#handedOver.delete(cardId);
+      this.slices.vault.remove(entry.merchantAccountId, cardId);
+      removed += 1;
+    }
+    return removed;
   }
 
   /** The buyer a request names, when it exists (the transactions service refuses one that does not, and the card goes). */
@@ -170,6 +206,7 @@ export class InProcessVault {
   }
 
   async removeCard(merchantAccountId: string, id: string): Promise<void> {
+    if (this.#handedOver.get(id)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(id);
     this.slices.vault.remove(merchantAccountId, id);
   }
 

@@ -31,6 +31,8 @@ export interface VaultServiceOptions
   readonly transactionEvents?: EventStore;
   /** Told of background work that failed (it is retried on the next round). */
   readonly onBackgroundError?: (error: unknown) => void;
+  /** How long a card handed over by the gateway waits for its payment before it is removed; default 10 minutes. */
+  readonly cardHandOverTtlMs?: number;
 }
 
 /** The keys the transactions service derived from the vault root before the split, handed over with the same values. */
@@ -74,7 +76,11 @@ export class VaultService {
       onBackgroundError: this.onBackgroundError,
     });
     this.host.add(...this.slices.slices());
-    this.port = new InProcessVault(this.slices, binData);
+    this.port = new InProcessVault(
+      this.slices,
+      binData,
+      options.cardHandOverTtlMs !== undefined ? { handOverTtlMs: options.cardHandOverTtlMs } : {},
+    );
     this.cardForwarding = {
       fetchFor: (merchantAccountId, hosts) => this.slices.forwarder.fetchFor(merchantAccountId, hosts),
     };
@@ -113,7 +119,10 @@ export class VaultService {
     this.timer = setInterval(() => {
       if (running) return;
       running = true;
-      Promise.allSettled(this.slices.backgroundRound())
+      Promise.allSettled([
+        ...this.slices.backgroundRound(),
+        Promise.resolve().then(() => this.port.sweepHandedOverCards()),
+      ])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .finally(() => {
           running = false;

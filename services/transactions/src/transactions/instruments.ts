@@ -285,7 +285,9 @@ export class Instruments {
 
   /** The card the gateway handed to the vault for this request (stored just before). */
   private async handedOverCard(merchantAccountId: string, handOver: CardHandOver): Promise<StoredCardSummary> {
-    const stored = handOver.card_id ? await this.sources.vault.findCard(merchantAccountId, handOver.card_id) : null;
+    const stored = handOver.card_id
+      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, handOver.card_id)
+      : null;
     if (!stored)
       throw ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
     return { ...stored, securityCodeAlias: handOver.security_code_alias };
