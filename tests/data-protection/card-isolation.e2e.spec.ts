@@ -50,7 +50,9 @@ const infrastructure = await distributedInfrastructure();
  * every other file of DATA_DIR, is outside and must be clean.
  * - `gateway`, `second-gateway`: receive raw cards (transactions, payment methods, checkout session fields).
  * - `transactions`: still hosts the vault service in its process (issue 19 gives it a process of its own: then
- *   `transactions` leaves this list and the vault's process enters it), and takes the card to the provider.
+ *   `transactions` leaves this list and the vault's process enters it): the gateway's card hand-over and the
+ *   forwarder that swaps the aliases back for the provider and the 3-D Secure directory run there. The transactions
+ *   service itself gets card ids and aliases only (services/standalone/src/card-hand-over.int.spec.ts).
  * - The vault's store `vault.db` (the cards, sealed) and its key `vault.key`. `transactions.db` is outside: the
  *   vault's rows and streams moved out of it (services/vault/src/vault-storage.ts).
  * - `simulator`: the card provider's stand-in, not part of Switchyard.

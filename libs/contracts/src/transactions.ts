@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import type { ThreeDsConfiguration } from './merchant-accounts';
+import type { CardHandOver } from './vault';
 import type { EmbedBuyerPin } from './buyers';
 
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
@@ -998,6 +999,11 @@ export interface TransactionCreateRequest {
   readonly three_ds_configurations?: readonly ThreeDsConfiguration[];
   /** Present when the request came in through an embed token: stored methods and gift cards must be this buyer's. */
   readonly embed_buyer?: EmbedBuyerPin;
+  /**
+   * Internal (set by the gateway, never from the public body): the card data of the body was handed to the vault
+   * (`vaultPatterns.handOverCard`), and `body.payment_method` comes without its number and security code.
+   */
+  readonly card_hand_over?: CardHandOver;
 }
 
 /** The buyer's browser coming back from a 3-D Secure challenge or a redirect payment method (public, token-checked). */

@@ -25,4 +25,35 @@ export const vaultTopic = 'vault.events';
 export const vaultPatterns = {
   /** The vault service's readiness. */
   ping: 'vault.ping',
+  /** The gateway hands the card data of a `POST /transactions` to the vault (`CardHandOverRequest`). */
+  handOverCard: 'vault.cards.hand-over',
 } as const;
+
+/**
+ * The card data of a `POST /transactions`, handed to the vault by the gateway (after validation) before the
+ * transactions service sees the request (issue 19 item 4): a card given by number is stored (under its buyer's data
+ * key when the request names an existing buyer), and a security code (the card's, or a stored method's) is held in
+ * the vault's memory only. The transactions service then gets the request without them, and `CardHandOver`.
+ */
+export interface CardHandOverRequest {
+  readonly merchant_account_id: string;
+  /** A card given by number (`payment_method.method` `card`). */
+  readonly card?: { readonly number: string; readonly expiration_date: string; readonly security_code?: string };
+  /** A stored method's security code (`payment_method.method` `id`). */
+  readonly security_code?: string;
+  /** The request's buyer (top-level `buyer_id` / `buyer_external_identifier`); one that does not exist is ignored. */
+  readonly buyer?: { readonly buyer_id?: string | null; readonly buyer_external_identifier?: string | null };
+}
+
+/** What the transactions service gets in place of the card data (`TransactionCreateRequest.card_hand_over`). */
+export interface CardHandOver {
+  /** The stored card, one-off until the payment stores it; null for a stored method's security code. */
+  readonly card_id: string | null;
+  /** The alias of the security code, held in the vault's memory only; null when none was given. */
+  readonly security_code_alias: string | null;
+  /**
+   * A keyed digest of the card data the client sent (number, security code): what the Idempotency-Key fingerprint
+   * takes in their place, so that a replay matches and another card conflicts, whatever card id was minted.
+   */
+  readonly digest: string;
+}

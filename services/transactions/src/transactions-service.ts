@@ -13,7 +13,7 @@ import {
 } from '@switchyard/contracts';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
-import { SimulatorDirectoryServer, type ThreeDSecureDirectory } from '@switchyard/connectors';
+import type { ThreeDSecureDirectory } from '@switchyard/connectors';
 import { AuthorizationStatsSlice } from './authorization-stats/authorization-stats.slice';
 import { authorizationStatsRetention } from './authorization-stats/authorization-stats.retention';
 import { idempotencyRetention } from './idempotency/idempotency.retention';
@@ -31,12 +31,15 @@ import type { GiftCardCredentialSource } from './transactions/gift-card-payments
 import { giftCardDirectoryRpcHandlers, giftCardServiceDirectory, type GiftCardServices } from './gift-card-services';
 import type { VaultPort } from './vault-port';
 import type { CardForwarding } from './transactions/provider-connectors';
+import { simulatorDirectory, type ThreeDSecureDirectoryDefinition } from './transactions/three-d-secure';
+
+export { simulatorDirectory, type ThreeDSecureDirectoryDefinition } from './transactions/three-d-secure';
 
 /** The vault service as this one uses it (`VaultService` of @switchyard/vault, in process for now). */
 export interface TransactionsVault {
   /** Everything the slices ask of the vault. */
   readonly port: VaultPort;
-  /** Card-bearing provider calls: the card as aliases, swapped back only by the vault's forwarder. */
+  /** Card-bearing calls (providers, the 3-D Secure directory): aliases swapped back only by the vault's forwarder. */
   readonly cardForwarding: CardForwarding;
   /** The keys this service derived from the vault root before the split, with the same values. */
   keysForTransactions(): {
@@ -53,8 +56,11 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly vault: TransactionsVault;
   /** Where providers live and where they send notifications; without it no transaction can reach a provider. */
   readonly providers?: ProviderSettings;
-  /** The 3-D Secure directory server; absent: 3-D Secure cannot run (recorded as a setup error). */
-  readonly directory?: ThreeDSecureDirectory;
+  /**
+   * The 3-D Secure directory server, built per merchant account with the vault's forwarder as its fetch (held to its
+   * declared hosts); absent: 3-D Secure cannot run (recorded as a setup error).
+   */
+  readonly directory?: ThreeDSecureDirectoryDefinition;
   /** Default true. */
   readonly issuerMandatedThreeDSecure?: boolean;
   /** Default 10 minutes (BUYER_APPROVAL_WINDOW_MS). */
@@ -99,7 +105,7 @@ export function transactionsOptionsFrom(
   const directoryUrl = settings.THREE_DS_DIRECTORY_URL ?? where.mockCard?.baseUrl;
   return {
     ...(directoryUrl
-      ? { directory: new SimulatorDirectoryServer({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) }
+      ? { directory: simulatorDirectory({ baseUrl: directoryUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS }) }
       : {}),
     issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
@@ -116,6 +122,22 @@ export function transactionsOptionsFrom(
       ...(where.mockCard ? { mockCard: { ...where.mockCard, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } } : {}),
       providerTimeoutMs: settings.PROVIDER_TIMEOUT_MS,
     },
+  };
+}
+
+/** A directory server per merchant account, its calls through the vault's forwarder for that account. */
+function directoriesFor(
+  definition: ThreeDSecureDirectoryDefinition,
+  forwarding: CardForwarding,
+): (merchantAccountId: string) => ThreeDSecureDirectory {
+  const directories = new Map<string, ThreeDSecureDirectory>();
+  return (merchantAccountId) => {
+    let directory = directories.get(merchantAccountId);
+    if (!directory) {
+      directory = definition.create(forwarding.fetchFor(merchantAccountId, definition.hosts));
+      directories.set(merchantAccountId, directory);
+    }
+    return directory;
   };
 }
 
@@ -184,7 +206,7 @@ export class TransactionsService {
     this.transactions = new Transactions(this.host.context, {
       paymentServices: this.paymentServices,
       flowRules: this.flowRules,
-      directory: options.directory ?? null,
+      directory: options.directory ? directoriesFor(options.directory, options.vault.cardForwarding) : null,
       settings: {
         issuerMandatedThreeDSecure: options.issuerMandatedThreeDSecure ?? true,
         holdWindowMs: this.holdWindowMs,

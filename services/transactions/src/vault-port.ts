@@ -4,9 +4,11 @@
  * and nothing here changes when it moves.
  *
  * What a payment decides on (scheme, BIN up to 8 digits, last four, expiry, card type, issuer) comes back as a card
- * summary. A full card number comes back only where a card-bearing call is built (`revealCard`, a checkout
- * session's card): the provider's authorization and the 3-D Secure directory's. docs/architecture.md (The vault)
- * lists those places: they are what is left for the card aliases and the outbound forwarder.
+ * summary. A card number or security code never comes back: a card-bearing call (the provider's authorization, the
+ * 3-D Secure directory's lookup) is built with the aliases `cardAliases` issues for a card id, and sent through the
+ * vault's outbound forwarder, which alone swaps them back (docs/architecture.md, The vault). A security code stays in
+ * the vault's memory too, this service holding only its alias. Every argument and answer is JSON-safe, so that the
+ * port can cross RPC.
  */
 import type { CardBinInfo } from '@switchyard/bin-data';
 import type { PaymentServiceConnection } from './payment-services/payment-services.slice';
@@ -30,10 +32,30 @@ export interface CardSummary {
   readonly createdAt: string;
 }
 
-/** A card's number and expiry: for a card-bearing call only (never log, persist or emit it). */
-export interface RevealedCard {
+/** A card as given with a payment (by number): what `storeCard` takes, the only way a number goes to the vault. */
+export interface GivenCard {
   readonly number: string;
   readonly expirationDate: string;
+  readonly securityCode?: string | null;
+}
+
+/** A card just stored, and the alias of the security code given with it (held in the vault's memory only). */
+export interface StoredCardSummary extends CardSummary {
+  readonly securityCodeAlias: string | null;
+}
+
+/**
+ * What a card-bearing request is built with: short-lived aliases of a vaulted card's number and security code,
+ * bound to the merchant account (the vault's `CardAliases`), swapped back only by the vault's forwarder.
+ */
+export interface CardAliasSet {
+  readonly number: string;
+  /** Null when no live security code alias was given. */
+  readonly securityCode: string | null;
+  /** MM/YY */
+  readonly expirationDate: string;
+  /** When the aliases stop standing for the card (ISO 8601). */
+  readonly expiresAt: string;
 }
 
 export interface TransactionNetworkToken {
@@ -43,11 +65,12 @@ export interface TransactionNetworkToken {
   readonly eci: string;
 }
 
-/** A checkout session's card, claimed once; `storedPaymentMethod`: `cardId` is a stored method. */
+/** A checkout session's card, claimed once, by id; `storedPaymentMethod`: `cardId` is a stored method. */
 export interface ClaimedSessionCard {
   readonly cardId: string;
   readonly storedPaymentMethod: boolean;
-  readonly card: RevealedCard & { readonly securityCode?: string };
+  /** The alias of the security code typed in the browser; null when none was. */
+  readonly securityCodeAlias: string | null;
 }
 
 /** The token and cryptogram of a Paze payload, and the connections that may take it. */
@@ -64,15 +87,36 @@ export interface OpenedPaze {
 
 export interface VaultPort {
   // ---- cards ----
-  /** Stores a card given with a payment (under its buyer's data key when `buyerId`); its summary comes back. */
+  /**
+   * Stores a card given with a payment (under its buyer's data key when `buyerId`); its summary comes back, with an
+   * alias of its security code.
+   */
   storeCard(
     merchantAccountId: string,
-    card: RevealedCard,
+    card: GivenCard,
     options: { readonly buyerId: string | null },
-  ): Promise<CardSummary>;
+  ): Promise<StoredCardSummary>;
   findCard(merchantAccountId: string, id: string): Promise<CardSummary | null>;
-  /** The number and expiry, for a card-bearing call only; null when the card is gone. */
-  revealCard(merchantAccountId: string, id: string): Promise<RevealedCard | null>;
+  /**
+   * The card the gateway handed to the vault for this payment (`TransactionCreateRequest.card_hand_over`), taken by
+   * it: the vault no longer removes it as unclaimed. Null when it is gone.
+   */
+  takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<CardSummary | null>;
+  /**
+   * Fresh aliases of a card's number and (`securityCode`: the live alias of one, as `storeCard`, `aliasSecurityCode`
+   * or a claimed session gave it) security code, bound to the merchant account; null when the card is gone.
+   */
+  cardAliases(
+    merchantAccountId: string,
+    cardId: string,
+    options: { readonly securityCode?: string | null },
+  ): Promise<CardAliasSet | null>;
+  /** An alias of a security code given with a payment by a stored method's id, held in the vault's memory only. */
+  aliasSecurityCode(merchantAccountId: string, securityCode: string): Promise<string>;
+  /** Keeps a security code's alias live for `ttlMs` (while the buyer is at a challenge); false when it was not live. */
+  keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean>;
+  /** Forgets a security code's alias (and the code) once the authorization it was given for is done. */
+  forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void>;
   /** Shreds a card given for one payment (its row and its own data key). */
   removeCard(merchantAccountId: string, id: string): Promise<void>;
 
@@ -111,15 +155,16 @@ export interface VaultPort {
 
   // ---- checkout sessions, Paze ----
   /**
-   * A checkout session's card, used up by this transaction. `vetStoredMethod` is this service's check of a stored
-   * method the session holds (whose it is), run before the session is used.
+   * A checkout session's card, used up by this transaction. A session holding a stored method this service has not
+   * vetted yet (whose it is) is not used: `{ vetStoredMethod }` names it, and the claim is asked again with
+   * `vettedStoredMethod` once this service's check passed (a session changed meanwhile is named again).
    */
   claimCheckoutSession(
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly vetStoredMethod: (paymentMethodId: string) => Promise<void> },
-  ): Promise<ClaimedSessionCard>;
+    options: { readonly vettedStoredMethod: string | null },
+  ): Promise<ClaimedSessionCard | { readonly vetStoredMethod: string }>;
   /** Opens a Paze payload with the merchant's key; rejects with a 400 naming the refusal. */
   openPaze(
     merchantAccountId: string,

@@ -3,10 +3,17 @@
  * process. Every answer is a Promise, as it will be once the vault answers over RPC from a process of its own.
  *
  * A card comes back as a summary: what a payment decides on (BIN up to 8 digits and what the BIN data says of it,
- * last four, expiry), worked out here from the number so that the number itself leaves the vault only through
- * `revealCard` and a claimed checkout session's card, for the card-bearing calls that still need it.
+ * last four, expiry), worked out here from the number. Its number and security code never come back: a card-bearing
+ * call is built with the aliases `cardAliases` issues (`forwarder/card-aliases.ts`), which only the vault's outbound
+ * forwarder swaps back. A security code given with a payment or a checkout session is held as an alias in this
+ * process's memory only, and answered as that alias. Every argument and answer is JSON-safe (it crosses RPC once the
+ * vault has a process of its own).
  */
+import { createHmac } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
 import type { BinData, CardBinInfo } from '@switchyard/bin-data';
+import type { CardHandOver, CardHandOverRequest } from '@switchyard/contracts';
+import { CardAliasError } from './forwarder/card-aliases';
 import type { StoredCard } from './vault/card-vault';
 import type { PazeConnection } from './digital-wallets/paze-payments';
 import type { VaultSlices } from './vault-slices';
@@ -18,21 +25,70 @@ export interface VaultCardSummary extends StoredCard {
   readonly binInfo: CardBinInfo;
 }
 
+/** A stored card's summary, and the alias of the security code given with it (held in the vault's memory only). */
+export interface VaultStoredCard extends VaultCardSummary {
+  readonly securityCodeAlias: string | null;
+}
+
+/** What a card-bearing call is built with: aliases of the number and security code, and the expiry. */
+export interface VaultCardAliases {
+  readonly number: string;
+  readonly securityCode: string | null;
+  readonly expirationDate: string;
+  /** When the aliases stop standing for the card (ISO 8601). */
+  readonly expiresAt: string;
+}
+
 const BIN_PREFIX_DIGITS = 8;
 
+/** A claim stopped before the session was used: it holds a stored method the caller has not vetted. */
+class NotVetted extends Error {}
+/** Keys the digest of handed-over card data (`handOverCard`). */
+const HAND_OVER_DIGEST_PURPOSE = 'switchyard/card-hand-over-digest/v1';
+
+/** How long a handed-over card waits for its payment to take it before the vault removes it; default 10 minutes. */
+export const DEFAULT_CARD_HAND_OVER_TTL_MS = 10 * 60 * 1000;
+
 export class InProcessVault {
+  /**
+   * Cards handed over by the gateway that no payment has taken yet, with until when they wait (memory only: a restart
+   * forgets them, and the cards stay). The transactions service takes one (`takeHandedOverCard`) or removes it.
+   */
+  readonly #handedOver = new Map<string, { readonly merchantAccountId: string; readonly until: number }>();
+  readonly #handOverTtlMs: number;
+
   constructor(
     private readonly slices: VaultSlices,
     private readonly binData: BinData,
-  ) {}
+    options: { readonly handOverTtlMs?: number } = {},
+  ) {
+    this.#handOverTtlMs = options.handOverTtlMs ?? DEFAULT_CARD_HAND_OVER_TTL_MS;
+  }
 
   async storeCard(
     merchantAccountId: string,
-    card: { readonly number: string; readonly expirationDate: string },
+    card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
     options: { readonly buyerId: string | null },
-  ): Promise<VaultCardSummary> {
-    const stored = this.slices.vault.store(merchantAccountId, card, { buyerId: options.buyerId });
-    return this.summary(stored, card.number);
+  ): Promise<VaultStoredCard> {
+    return this.store(merchantAccountId, card, options);
+  }
+
+  private store(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
+    options: { readonly buyerId: string | null },
+  ): VaultStoredCard {
+    const stored = this.slices.vault.store(
+      merchantAccountId,
+      { number: card.number, expirationDate: card.expirationDate },
+      { buyerId: options.buyerId },
+    );
+    return {
+      ...this.summary(stored, card.number),
+      securityCodeAlias: card.securityCode
+        ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, card.securityCode)
+        : null,
+    };
   }
 
   async findCard(merchantAccountId: string, id: string): Promise<VaultCardSummary | null> {
@@ -41,14 +97,116 @@ export class InProcessVault {
     return stored && card ? this.summary(stored, card.number) : null;
   }
 
-  async revealCard(
+  /**
+   * Fresh aliases of a card's number and (given the alias of one issued before, still live) security code, bound to
+   * the merchant account; null when the card is gone. A security code alias that is no longer live gives none.
+   */
+  async cardAliases(
     merchantAccountId: string,
-    id: string,
-  ): Promise<{ readonly number: string; readonly expirationDate: string } | null> {
-    return this.slices.vault.reveal(merchantAccountId, id);
+    cardId: string,
+    options: { readonly securityCode?: string | null } = {},
+  ): Promise<VaultCardAliases | null> {
+    const card = this.slices.vault.reveal(merchantAccountId, cardId);
+    if (!card) return null;
+    const aliases = this.slices.cardAliases;
+    let securityCode: string | null = null;
+    if (options.securityCode) {
+      try {
+        securityCode = aliases.resolve(merchantAccountId, options.securityCode);
+      } catch (error) {
+        if (!(error instanceof CardAliasError)) throw error;
+      }
+    }
+    const issued = aliases.issue(merchantAccountId, { number: card.number, securityCode });
+    return {
+      number: issued.number,
+      securityCode: issued.securityCode,
+      expirationDate: card.expirationDate,
+      expiresAt: issued.expiresAt.toISOString(),
+    };
+  }
+
+  /**
+   * The card data of a `POST /transactions`, handed over by the gateway before the transactions service sees it:
+   * the card stored (under the request's buyer's data key when that buyer exists), the security code held as an
+   * alias, and a keyed digest of both for the Idempotency-Key fingerprint.
+   */
+  async handOverCard(request: CardHandOverRequest): Promise<CardHandOver> {
+    const merchantAccountId = request.merchant_account_id;
+    const securityCode = request.card ? (request.card.security_code ?? null) : (request.security_code ?? null);
+    const digest = createHmac('sha256', this.slices.sealingKey(HAND_OVER_DIGEST_PURPOSE))
+      .update(JSON.stringify([request.card?.number ?? null, securityCode]))
+      .digest('hex');
+    if (!request.card) {
+      return {
+        card_id: null,
+        security_code_alias: securityCode
+          ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode)
+          : null,
+        digest,
+      };
+    }
+    const stored = this.store(
+      merchantAccountId,
+      { number: request.card.number, expirationDate: request.card.expiration_date, securityCode },
+      { buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}) },
+    );
+    this.#handedOver.set(stored.id, { merchantAccountId, until: Date.now() + this.#handOverTtlMs });
+    return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
+  }
+
+  /** The card handed over for this payment, taken by it (no longer removed as unclaimed); null when it is gone. */
+  async takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<VaultCardSummary | null> {
+    if (this.#handedOver.get(cardId)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(cardId);
+    return this.findCard(merchantAccountId, cardId);
+  }
+
+  /**
+   * Removes the handed-over cards no payment took in time (the transactions call never arrived); answers how many.
+   * The vault service's background round runs it.
+   */
+  sweepHandedOverCards(): number {
+    const now = Date.now();
+    let removed = 0;
+    for (const [cardId, entry] of this.#handedOver) {
+      if (entry.until > now) continue;
+      this.#handedOver.delete(cardId);
+      this.slices.vault.remove(entry.merchantAccountId, cardId);
+      removed += 1;
+    }
+    return removed;
+  }
+
+  /** The buyer a request names, when it exists (the transactions service refuses one that does not, and the card goes). */
+  private existingBuyer(
+    merchantAccountId: string,
+    ref: { readonly buyer_id?: string | null; readonly buyer_external_identifier?: string | null },
+  ): string | null {
+    try {
+      return this.slices.buyerDirectory.resolve(merchantAccountId, ref, '/buyer_id')?.id ?? null;
+    } catch (error) {
+      if (error instanceof ApiError && error.status === 400) return null;
+      throw error;
+    }
+  }
+
+  /** An alias of a security code given with a payment (a stored method's), held in the vault's memory only. */
+  async aliasSecurityCode(merchantAccountId: string, securityCode: string): Promise<string> {
+    return this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode);
+  }
+
+  /** Forgets a security code's alias once the authorization it was given for is done. */
+  async forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void> {
+    this.slices.cardAliases.forget(merchantAccountId, alias);
+  }
+
+  /** Keeps a security code's alias live for `ttlMs` (a 3-D Secure challenge); false when it was not live. */
+  async keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean> {
+    return this.slices.cardAliases.keep(merchantAccountId, alias, ttlMs);
   }
 
   async removeCard(merchantAccountId: string, id: string): Promise<void> {
+    if (this.#handedOver.get(id)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(id);
     this.slices.vault.remove(merchantAccountId, id);
   }
 
@@ -94,19 +252,40 @@ export class InProcessVault {
     return this.slices.buyerDirectory.wire(merchantAccountId, buyerId);
   }
 
+  /**
+   * A checkout session's card, used up by `transactionId`; a session holding a stored method other than
+   * `vettedStoredMethod` is left unused and answered `{ vetStoredMethod }` (the caller checks whose it is, then asks
+   * again): no callback crosses the port.
+   */
   async claimCheckoutSession(
     merchantAccountId: string,
     sessionId: string,
     transactionId: string,
-    options: { readonly vetStoredMethod: (paymentMethodId: string) => Promise<void> },
-  ) {
-    const { cardId, storedPaymentMethod, card } = await this.slices.checkoutSessions.claim(
-      merchantAccountId,
-      sessionId,
-      transactionId,
-      options,
-    );
-    return { cardId, storedPaymentMethod, card };
+    options: { readonly vettedStoredMethod: string | null },
+  ): Promise<
+    | { readonly cardId: string; readonly storedPaymentMethod: boolean; readonly securityCodeAlias: string | null }
+    | { readonly vetStoredMethod: string }
+  > {
+    let unvetted: string | null = null;
+    const claimed = await this.slices.checkoutSessions
+      .claim(merchantAccountId, sessionId, transactionId, {
+        vetStoredMethod: (paymentMethodId) => {
+          if (paymentMethodId === options.vettedStoredMethod) return;
+          unvetted = paymentMethodId;
+          throw new NotVetted();
+        },
+      })
+      .catch((error: unknown) => {
+        if (error instanceof NotVetted) return null;
+        throw error;
+      });
+    if (!claimed) return { vetStoredMethod: unvetted as unknown as string };
+    const { cardId, storedPaymentMethod, card } = claimed;
+    // The number stays here: the card is paid with by its id (`cardAliases`); the security code as an alias.
+    const securityCodeAlias = card.securityCode
+      ? this.slices.cardAliases.issueSecurityCode(merchantAccountId, card.securityCode)
+      : null;
+    return { cardId, storedPaymentMethod, securityCodeAlias };
   }
 
   openPaze(

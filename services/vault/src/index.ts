@@ -31,7 +31,7 @@ export {
   type PazeSigningKeys,
 } from './digital-wallets/paze-signing-keys';
 export { VaultSlices, type VaultSlicesOptions } from './vault-slices';
-export { InProcessVault, type VaultCardSummary } from './in-process-vault';
+export { InProcessVault, type VaultCardAliases, type VaultCardSummary, type VaultStoredCard } from './in-process-vault';
 export { vaultOptionsFrom } from './vault-options';
 export {
   CardAliasError,

@@ -11,13 +11,13 @@
  * values. A stored method's usage comes from the transactions service's `TransactionCreated`: that projection follows
  * the transactions store (`transactionEvents`) with its own checkpoint here.
  */
-import { vaultPatterns } from '@switchyard/contracts';
+import { vaultPatterns, type CardHandOverRequest } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector } from '@switchyard/readmodel';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData } from '@switchyard/bin-data';
-import type { CardDetails, ProviderFetch } from '@switchyard/connectors';
+import type { ProviderFetch } from '@switchyard/connectors';
 import { InProcessVault } from './in-process-vault';
 import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
 import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
@@ -31,6 +31,8 @@ export interface VaultServiceOptions
   readonly transactionEvents?: EventStore;
   /** Told of background work that failed (it is retried on the next round). */
   readonly onBackgroundError?: (error: unknown) => void;
+  /** How long a card handed over by the gateway waits for its payment before it is removed; default 10 minutes. */
+  readonly cardHandOverTtlMs?: number;
 }
 
 /** The keys the transactions service derived from the vault root before the split, handed over with the same values. */
@@ -47,9 +49,11 @@ export class VaultService {
   readonly slices: VaultSlices;
   /** The transactions service's `VaultPort`, answered in this process. */
   readonly port: InProcessVault;
-  /** Card-bearing provider calls: aliases of the card, swapped back only by the forwarder's fetch. */
+  /**
+   * Card-bearing calls (the providers', the 3-D Secure directory's): built with the aliases the port issues
+   * (`cardAliases`), sent through the forwarder's fetch, which swaps them back and calls only the declared hosts.
+   */
   readonly cardForwarding: {
-    alias(merchantAccountId: string, card: CardDetails): ReturnType<VaultSlices['cardAliases']['issue']>;
     fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch;
   };
   private readonly host: ServiceHost;
@@ -72,9 +76,12 @@ export class VaultService {
       onBackgroundError: this.onBackgroundError,
     });
     this.host.add(...this.slices.slices());
-    this.port = new InProcessVault(this.slices, binData);
+    this.port = new InProcessVault(
+      this.slices,
+      binData,
+      options.cardHandOverTtlMs !== undefined ? { handOverTtlMs: options.cardHandOverTtlMs } : {},
+    );
     this.cardForwarding = {
-      alias: (merchantAccountId, card) => this.slices.cardAliases.issue(merchantAccountId, card),
       fetchFor: (merchantAccountId, hosts) => this.slices.forwarder.fetchFor(merchantAccountId, hosts),
     };
     this.usage = options.transactionEvents
@@ -112,7 +119,10 @@ export class VaultService {
     this.timer = setInterval(() => {
       if (running) return;
       running = true;
-      Promise.allSettled(this.slices.backgroundRound())
+      Promise.allSettled([
+        ...this.slices.backgroundRound(),
+        Promise.resolve().then(() => this.port.sweepHandedOverCards()),
+      ])
         .then((results) => results.forEach((r) => r.status === 'rejected' && this.onBackgroundError(r.reason)))
         .finally(() => {
           running = false;
@@ -134,6 +144,10 @@ export class VaultService {
   }
 
   rpcHandlers(): RpcHandlers {
-    return this.host.rpcHandlers(vaultPatterns.ping);
+    return {
+      ...this.host.rpcHandlers(vaultPatterns.ping),
+      // The gateway's, for a POST /transactions: the card data never reaches the transactions service.
+      [vaultPatterns.handOverCard]: async (payload) => this.port.handOverCard(payload as CardHandOverRequest),
+    };
   }
 }

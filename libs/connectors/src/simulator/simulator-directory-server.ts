@@ -4,6 +4,7 @@
  * are safe to repeat: an authentication is keyed by its reference); 4xx throws ConnectorRequestRejectedError.
  */
 import { ConnectorUnavailableError } from '../connector-errors';
+import type { ProviderFetch } from '../provider-fetch';
 import type {
   ThreeDSecureAuthentication,
   ThreeDSecureAuthenticationRequest,
@@ -17,6 +18,8 @@ export interface SimulatorDirectoryServerConfig {
   readonly baseUrl: string;
   /** Per-request timeout. Default 10 s. */
   readonly timeoutMs?: number;
+  /** How the calls are made (the vault's forwarder: the card as aliases); default the global fetch. */
+  readonly fetch?: ProviderFetch;
 }
 
 export class SimulatorDirectoryServer implements ThreeDSecureDirectory {
@@ -27,6 +30,7 @@ export class SimulatorDirectoryServer implements ThreeDSecureDirectory {
       name: '3-D Secure directory server',
       baseUrl: config.baseUrl,
       timeoutMs: config.timeoutMs ?? 10_000,
+      ...(config.fetch ? { fetch: config.fetch } : {}),
     };
   }
 

@@ -6,7 +6,12 @@ import { randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import { generateP521KeyPair, thumbprint } from '@switchyard/auth';
 import { InProcessMessageBus } from '@switchyard/bus';
-import { merchantAccountPatterns, threeDsConfigurationPatterns, transactionsPatterns } from '@switchyard/contracts';
+import {
+  merchantAccountPatterns,
+  threeDsConfigurationPatterns,
+  transactionsPatterns,
+  vaultPatterns,
+} from '@switchyard/contracts';
 import { expectErrorBody, signToken } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
@@ -65,6 +70,7 @@ beforeAll(async () => {
     if (id === 'default') throw ApiError.notFound(`merchant account ${id} does not exist`);
     return { items: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: id }] };
   });
+  rpc.answer(vaultPatterns.handOverCard, () => handOver);
   bus = new InProcessMessageBus();
   gateway = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000 });
   http = request.agent(gateway.app.getHttpServer());
@@ -84,6 +90,10 @@ const bearer = () => `Bearer ${token}`;
 const transactionId = randomUUID();
 const card = { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' };
 const transactionBody = { amount: 1299, currency: 'USD', payment_method: card };
+/** What the vault answers the gateway's hand-over of the card data. */
+const handOver = { card_id: randomUUID(), security_code_alias: `tok${'A1'.repeat(16)}`, digest: 'ab'.repeat(32) };
+/** The body as the transactions service gets it: the card data went to the vault. */
+const handedOverBody = { ...transactionBody, payment_method: { method: 'card', expiration_date: '12/30' } };
 const transactionDefaults = {
   intent: 'authorize',
   store: false,
@@ -101,18 +111,46 @@ describe('POST /transactions', () => {
       .set('IDEMPOTENCY-KEY', 'order-42')
       .send(transactionBody)
       .expect(201);
+    // The card data goes to the vault first; the transactions service gets its id and the security code's alias.
+    expect(rpc.onlyPayloadTo(vaultPatterns.handOverCard)).toStrictEqual({
+      merchant_account_id: 'acct-1',
+      card: { number: card.number, expiration_date: card.expiration_date, security_code: card.security_code },
+      buyer: { buyer_id: null, buyer_external_identifier: null },
+    });
     expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({
       payload: {
         merchant_account_id: 'acct-1',
-        body: { ...transactionBody, ...transactionDefaults },
+        body: { ...handedOverBody, ...transactionDefaults },
         idempotency_key: 'order-42',
         // A card payment carries the account's 3-D Secure configurations, read from identity.
         three_ds_configurations: [
           { type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: 'acct-1' },
         ],
+        card_hand_over: handOver,
       },
       actor,
     });
+    const forwarded = JSON.stringify(rpc.payloadsTo(transactionsPatterns.create));
+    expect(forwarded).not.toContain(card.number);
+    expect(forwarded).not.toContain(`"${card.security_code}"`);
+  });
+
+  it("hands a stored method's security code to the vault too", async () => {
+    const id = randomUUID();
+    await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .send({ ...transactionBody, payment_method: { method: 'id', id, security_code: '987' } })
+      .expect(201);
+    expect(rpc.onlyPayloadTo(vaultPatterns.handOverCard)).toStrictEqual({
+      merchant_account_id: 'default',
+      security_code: '987',
+    });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toMatchObject({
+      body: { payment_method: { method: 'id', id } },
+      card_hand_over: handOver,
+    });
+    expect(JSON.stringify(rpc.payloadsTo(transactionsPatterns.create))).not.toContain('987');
   });
 
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {
@@ -121,8 +159,9 @@ describe('POST /transactions', () => {
     expect(rpc.onlyCallTo(transactionsPatterns.create)).toStrictEqual({
       payload: {
         merchant_account_id: 'default',
-        body: { ...transactionBody, ...transactionDefaults },
+        body: { ...handedOverBody, ...transactionDefaults },
         three_ds_configurations: [],
+        card_hand_over: handOver,
       },
       actor,
     });

@@ -17,6 +17,9 @@ import {
   transactionSummariesSchema,
   transactionUpdateSchema,
   transactionVoidSchema,
+  vaultPatterns,
+  type CardHandOver,
+  type CardHandOverRequest,
   type ThreeDsConfiguration,
   type Transaction,
   type TransactionAction,
@@ -87,8 +90,8 @@ export class TransactionsController {
     @Input() input: EndpointInput<unknown, TransactionCreateInput>,
     @CallerOf() caller: Caller,
   ): Promise<Transaction> {
-    const body = transactionBodyFor(caller, input.body);
     const merchantAccountId = accountOf(caller);
+    const { body, cardHandOver } = await this.handOverCard(merchantAccountId, transactionBodyFor(caller, input.body));
     const method = body.payment_method?.method;
     const cardPayment = method === 'card' || method === 'id';
     const request: TransactionCreateRequest = {
@@ -97,8 +100,43 @@ export class TransactionsController {
       ...withIdempotencyKey(idempotencyKey),
       ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
       ...embedBuyerOf(caller),
+      ...(cardHandOver ? { card_hand_over: cardHandOver } : {}),
     };
     return this.rpc.call(transactionsPatterns.create, request, actorOf(caller));
+  }
+
+  /**
+   * The card data of a validated body (a card's number and security code, a stored method's security code) goes to
+   * the vault here (issue 19 item 4); the transactions service gets the body without it, and the vault's hand-over
+   * (the card's id, the security code's alias, a digest for the Idempotency-Key fingerprint).
+   */
+  private async handOverCard(
+    merchantAccountId: string,
+    body: TransactionCreateInput,
+  ): Promise<{ body: TransactionCreateInput; cardHandOver: CardHandOver | null }> {
+    const paymentMethod = body.payment_method;
+    if (paymentMethod?.method === 'card') {
+      const { number, security_code: securityCode, ...rest } = paymentMethod;
+      const cardHandOver = await this.rpc.call<CardHandOver>(vaultPatterns.handOverCard, {
+        merchant_account_id: merchantAccountId,
+        card: {
+          number,
+          expiration_date: paymentMethod.expiration_date,
+          ...(securityCode ? { security_code: securityCode } : {}),
+        },
+        buyer: { buyer_id: body.buyer_id ?? null, buyer_external_identifier: body.buyer_external_identifier ?? null },
+      } satisfies CardHandOverRequest);
+      return { body: { ...body, payment_method: rest as typeof paymentMethod }, cardHandOver };
+    }
+    if (paymentMethod?.method === 'id' && paymentMethod.security_code) {
+      const { security_code: securityCode, ...rest } = paymentMethod;
+      const cardHandOver = await this.rpc.call<CardHandOver>(vaultPatterns.handOverCard, {
+        merchant_account_id: merchantAccountId,
+        security_code: securityCode,
+      } satisfies CardHandOverRequest);
+      return { body: { ...body, payment_method: rest }, cardHandOver };
+    }
+    return { body, cardHandOver: null };
   }
 
   @Endpoint({

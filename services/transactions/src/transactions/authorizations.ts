@@ -12,7 +12,6 @@ import {
   ConnectorUnavailableError,
   type AuthorizationResult as ConnectorAuthorizationResult,
   type CapabilityRefusal,
-  type CardDetails,
   type PaymentInstrument,
   type ThreeDSecureData,
   type ThreeDSecureDirectory,
@@ -29,7 +28,7 @@ import type {
 } from '@switchyard/contracts';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import { Instruments, takesNetworkTokens, type Instrument } from './instruments';
+import { Instruments, takesNetworkTokens, type Instrument, type InstrumentCard } from './instruments';
 import type { VaultPort } from '../vault-port';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
@@ -51,6 +50,27 @@ import type { TransactionDetails } from './transaction-wire';
 import { abandonedRequestAfterMs, type TransactionStore } from './transaction-store';
 import { vaultCardUseOf } from './transaction-upcasters';
 
+/**
+ * How far a create request got: whether its transaction was created, the card vaulted for it (if any), and the
+ * alias of its security code, forgotten unless the request paused for the buyer (a challenge keeps it).
+ */
+interface AuthorizeProgress {
+  created: boolean;
+  cardId: string | null;
+  securityCode: string | null;
+  paused: boolean;
+}
+
+/**
+ * What the Idempotency-Key fingerprint is taken of: the body as the client sent it, the card data handed to the vault
+ * by the gateway standing in as the vault's digest of it (never the card id minted for this very request).
+ */
+function fingerprinted(request: TransactionCreateRequest): unknown {
+  const handOver = request.card_hand_over;
+  if (!handOver || !request.body.payment_method) return request.body;
+  return { ...request.body, payment_method: { ...request.body.payment_method, card_data_digest: handOver.digest } };
+}
+
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
 export type FlowRuleDecisions = Pick<FlowRules, 'decide'>;
 
@@ -65,21 +85,29 @@ export interface AuthorizationSettings {
   readonly giftCardRecoveryAfterMs: number;
 }
 
+/** What an attempt pays with: a vaulted card (by id: each attempt gets fresh aliases of it), a token, a redirect. */
+type AttemptInstrument =
+  | Exclude<PaymentInstrument, { readonly type: 'card' }>
+  | { readonly type: 'vaulted-card'; readonly card: InstrumentCard };
+
 interface AttemptInput {
-  readonly instrument: PaymentInstrument;
+  readonly instrument: AttemptInstrument;
   readonly billingPostalCode?: string | undefined;
   readonly threeDSecure?: ThreeDSecureData;
   readonly store: boolean;
   /** A network token's card, for a connection of the route that does not take network tokens. */
-  readonly fallbackCard?: CardDetails | undefined;
+  readonly fallbackCard?: InstrumentCard | undefined;
 }
 
 /** What the authorization flow needs besides the shared plumbing (the transactions slice's dependencies hold these). */
 export interface AuthorizationDependencies {
   readonly paymentServices: PaymentServices;
   readonly flowRules: FlowRuleDecisions;
-  /** The 3-D Secure directory server; null: 3-D Secure cannot run (recorded as a setup error). */
-  readonly directory: ThreeDSecureDirectory | null;
+  /**
+   * The 3-D Secure directory server of a merchant account (its calls through the vault's forwarder); null: 3-D
+   * Secure cannot run (recorded as a setup error).
+   */
+  readonly directory: ((merchantAccountId: string) => ThreeDSecureDirectory) | null;
   readonly settings: AuthorizationSettings;
   /** The vault: cards, stored payment methods, buyers, checkout sessions, network tokens, Paze (`VaultPort`). */
   readonly vault: VaultPort;
@@ -104,6 +132,7 @@ export class Authorizations {
   private readonly connectors: ProviderConnectors;
   private readonly instruments: Instruments;
   private readonly merchantAccounts: AuthorizationDependencies['merchantAccounts'];
+  private readonly onBackgroundError: (error: unknown) => void;
   readonly giftCards: GiftCardPayments;
 
   constructor(
@@ -122,6 +151,7 @@ export class Authorizations {
     this.vault = dependencies.vault;
     this.connectors = dependencies.connectors;
     this.merchantAccounts = dependencies.merchantAccounts ?? null;
+    this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
     this.instruments = new Instruments({
       vault: dependencies.vault,
       activeConnections: (merchantAccountId) => dependencies.paymentServices.activeConnections(merchantAccountId),
@@ -136,20 +166,36 @@ export class Authorizations {
   }
 
   async create(request: TransactionCreateRequest): Promise<WireTransaction> {
-    const { merchant_account_id: merchantAccountId, body } = request;
-    // Before the key is claimed: the answer may change once the account is created.
-    if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
-      throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+    const { merchant_account_id: merchantAccountId } = request;
+    // The card vaulted for this request (by the gateway's hand-over, or here from a card given by number): shredded
+    // unless a transaction was created with it (a refusal, a replay, a conflict).
+    const progress: AuthorizeProgress = {
+      created: false,
+      cardId: request.card_hand_over?.card_id ?? null,
+      securityCode: request.card_hand_over?.security_code_alias ?? null,
+      paused: false,
+    };
+    try {
+      // Before the key is claimed: the answer may change once the account is created.
+      if (this.merchantAccounts && !(await this.merchantAccounts.exists(merchantAccountId))) {
+        throw ApiError.notFound(`Merchant account ${merchantAccountId} does not exist`);
+      }
+      return await this.store.idempotent(
+        merchantAccountId,
+        'transactions.create',
+        request.idempotency_key,
+        fingerprinted(request),
+        () => this.authorize(request, progress),
+        (bound) => this.store.render(merchantAccountId, bound.transaction_id),
+      );
+    } finally {
+      // A removal that fails leaves the card to the vault (it is not this request's answer).
+      if (!progress.created && progress.cardId)
+        await this.vault.removeCard(merchantAccountId, progress.cardId).catch(this.onBackgroundError);
+      // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
+      if (!progress.paused && progress.securityCode)
+        await this.vault.forgetSecurityCode(merchantAccountId, progress.securityCode).catch(this.onBackgroundError);
     }
-    const key = request.idempotency_key;
-    return this.store.idempotent(
-      merchantAccountId,
-      'transactions.create',
-      key,
-      body,
-      () => this.authorize(request),
-      (bound) => this.store.render(merchantAccountId, bound.transaction_id),
-    );
   }
 
   /**
@@ -157,7 +203,7 @@ export class Authorizations {
    * it; then 3-D Secure, then the attempts along the route. A challenge or a redirect method pauses the create:
    * failure notifications stay held until the buyer returns or the hold window ends (spec, Events rule 2).
    */
-  private async authorize(request: TransactionCreateRequest): Promise<WireTransaction> {
+  private async authorize(request: TransactionCreateRequest, progress: AuthorizeProgress): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const buyer = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
     // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
@@ -174,16 +220,12 @@ export class Authorizations {
       buyerId: buyer?.id ?? null,
       currency: body.currency,
       owner,
+      handOver: request.card_hand_over ?? null,
     });
-    const progress = { created: false };
-    try {
-      return await this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
-    } catch (error) {
-      // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too.
-      if (!progress.created && instrument.type === 'pan' && instrument.summary.id)
-        await this.vault.removeCard(merchantAccountId, instrument.summary.id);
-      throw error;
-    }
+    // Refused before the transaction existed (no route, a capability off): the card just vaulted goes too (`create`).
+    if (instrument.type === 'pan' && instrument.summary.id) progress.cardId = instrument.summary.id;
+    if (instrument.card?.securityCode) progress.securityCode = instrument.card.securityCode;
+    return this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
   }
 
   /** The id of the buyer an embed token pins; null when it pins none, or no such buyer exists. */
@@ -202,7 +244,7 @@ export class Authorizations {
     request: TransactionCreateRequest,
     instrument: Instrument,
     giftCards: PlannedGiftCards | null,
-    progress: { created: boolean },
+    progress: AuthorizeProgress,
     buyerId: string | null,
   ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
@@ -320,6 +362,7 @@ export class Authorizations {
       // The gift cards are redeemed once the payment method is authorized (after the buyer's return when paused).
       if (giftCards && !paused) await this.giftCards.settle(id);
     } finally {
+      progress.paused = paused;
       // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
       if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
     }
@@ -459,7 +502,7 @@ export class Authorizations {
       instrument: instrument.networkToken
         ? { type: 'network-token', networkToken: instrument.networkToken }
         : instrument.card
-          ? { type: 'card', card: instrument.card }
+          ? { type: 'vaulted-card', card: instrument.card }
           : {
               type: 'redirect',
               redirect: {
@@ -476,15 +519,29 @@ export class Authorizations {
     if (body.three_d_secure_data) {
       threeDSecureData = await this.authenticator.recordExternalThreeDSecure(id, body.three_d_secure_data);
     } else if (threeDSecure?.run && instrument.card) {
+      const card = instrument.card;
       const outcome = await this.authenticator.authenticate(
         id,
         request,
-        instrument.card,
+        // The directory gets aliases of the number (no security code), swapped back by the vault's forwarder.
+        async () => {
+          const aliases = await this.cardAliases(request.merchant_account_id, { id: card.id, securityCode: null }, id);
+          return { number: aliases.number, expirationDate: aliases.expirationDate };
+        },
         instrument.summary.scheme ?? binScheme,
         Boolean(body.payment_method?.redirect_url),
       );
       if (outcome === 'challenge') {
-        if (instrument.card.securityCode) this.securityCodes.keep(id, instrument.card.securityCode);
+        // The vault keeps the security code (this service only its alias) until the buyer is back, at most the window.
+        if (
+          card.securityCode &&
+          (await this.vault.keepSecurityCode(
+            request.merchant_account_id,
+            card.securityCode,
+            this.settings.holdWindowMs,
+          ))
+        )
+          this.securityCodes.keep(id, card.securityCode);
         return 'paused';
       }
       if (outcome === 'stop') return 'done';
@@ -598,29 +655,45 @@ export class Authorizations {
       const t = await this.store.state(id);
       if (t.status !== 'processing') return 'done';
       const connection = this.paymentServices.connection(t.merchantAccountId, t.paymentServiceId);
-      const instrument: PaymentInstrument =
+      const chosen: AttemptInstrument =
         input.instrument.type === 'network-token' && input.fallbackCard && connection && !takesNetworkTokens(connection)
-          ? { type: 'card', card: input.fallbackCard }
+          ? { type: 'vaulted-card', card: input.fallbackCard }
           : input.instrument;
-      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse = connection?.active
-        ? await this.store.call(() =>
-            this.connectors.connectorFor(connection).authorize({
-              reference: id,
-              amount: paymentMethodAmount(t),
-              currency: t.currency,
-              paymentInstrument: this.connectors.forProvider(connection, instrument),
-              ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
-              // With gift cards the payment method is captured once they are all redeemed.
-              capture: t.intent === 'capture' && !t.giftCards,
-              ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
-              ...(input.store ? { storePaymentMethod: true } : {}),
-            }),
-          )
-        : {
-            outcome: 'failed',
-            errorCode: 'invalid_service_configuration',
-            rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated`,
-          };
+      // A card goes to the connector as fresh aliases, swapped back only by the vault's forwarder (its `fetch`).
+      const paymentInstrument: PaymentInstrument | null = !connection?.active
+        ? null
+        : chosen.type === 'vaulted-card'
+          ? await this.cardAliases(t.merchantAccountId, chosen.card, id).then(
+              (aliases): PaymentInstrument => ({
+                type: 'card',
+                card: {
+                  number: aliases.number,
+                  expirationDate: aliases.expirationDate,
+                  ...(aliases.securityCode ? { securityCode: aliases.securityCode } : {}),
+                },
+              }),
+            )
+          : chosen;
+      const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse =
+        connection?.active && paymentInstrument
+          ? await this.store.call(() =>
+              this.connectors.connectorFor(connection).authorize({
+                reference: id,
+                amount: paymentMethodAmount(t),
+                currency: t.currency,
+                paymentInstrument,
+                ...(input.billingPostalCode ? { billingPostalCode: input.billingPostalCode } : {}),
+                // With gift cards the payment method is captured once they are all redeemed.
+                capture: t.intent === 'capture' && !t.giftCards,
+                ...(input.threeDSecure ? { threeDSecure: input.threeDSecure } : {}),
+                ...(input.store ? { storePaymentMethod: true } : {}),
+              }),
+            )
+          : {
+              outcome: 'failed',
+              errorCode: 'invalid_service_configuration',
+              rawResponseDescription: `payment service ${t.paymentServiceId} was deleted or deactivated`,
+            };
       const result = toAuthorizationResult(answer, paymentMethodAmount(t));
       countAuthorization(t.paymentServiceId, result?.outcome ?? 'unknown');
       if (result && isFailoverCandidate(result) && nextConnection(t)) {
@@ -690,6 +763,8 @@ export class Authorizations {
   private async resumeAfterChallenge(t: Transaction): Promise<void> {
     const id = t.id;
     let paused = false;
+    /** The alias of the security code kept through the challenge: forgotten once the authorization is done. */
+    let securityCode: string | null = null;
     try {
       const outcome = await this.authenticator
         .applyAuthentication(id, await this.authenticator.directoryResult(t), true)
@@ -704,8 +779,8 @@ export class Authorizations {
         return;
       }
       if (outcome === 'stop') return;
-      const card = await this.vaultedCard(t);
-      const securityCode = this.securityCodes.take(id);
+      const card = this.vaultedCard(t);
+      securityCode = card.securityCode;
       const view = this.store.readModel.find(id);
       const postalCode =
         (
@@ -716,25 +791,32 @@ export class Authorizations {
         )?.address?.postal_code ?? undefined;
       paused =
         (await this.attemptAuthorization(id, {
-          instrument: { type: 'card', card: { ...card, ...(securityCode ? { securityCode } : {}) } },
+          instrument: { type: 'vaulted-card', card },
           ...(postalCode ? { billingPostalCode: postalCode } : {}),
           store: (view?.details as TransactionDetails | undefined)?.store ?? false,
           ...(outcome ? { threeDSecure: outcome } : {}),
         })) === 'paused';
       if (!paused && t.giftCards) await this.giftCards.settle(id);
     } finally {
+      if (!paused && securityCode)
+        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
       if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
     }
   }
 
-  /** The card of a transaction, from the vault (only its id is in the events). */
-  private async vaultedCard(t: Transaction): Promise<CardDetails> {
+  /** The card of a transaction paused for a challenge: its vault id (in the events) and its security code's alias. */
+  private vaultedCard(t: Transaction): InstrumentCard {
     const paymentMethodId = (this.store.readModel.find(t.id)?.details as TransactionDetails | undefined)?.paymentMethod
       ?.id;
-    // The provider call after the challenge is built with the number (left for the card aliases: docs/architecture.md).
-    const card = paymentMethodId ? await this.vault.revealCard(t.merchantAccountId, paymentMethodId) : null;
-    if (!card) throw ApiError.badGateway(new Error(`the card of transaction ${t.id} is no longer in the vault`));
-    return { number: card.number, expirationDate: card.expirationDate };
+    if (!paymentMethodId) throw cardGone(t.id);
+    return { id: paymentMethodId, securityCode: this.securityCodes.take(t.id) ?? null };
+  }
+
+  /** Fresh aliases of a vaulted card (and its security code's, while live) for one card-bearing call. */
+  private async cardAliases(merchantAccountId: string, card: InstrumentCard, transactionId: string) {
+    const aliases = await this.vault.cardAliases(merchantAccountId, card.id, { securityCode: card.securityCode });
+    if (!aliases) throw cardGone(transactionId);
+    return aliases;
   }
 
   private holdExpiry(): string {
@@ -771,7 +853,9 @@ export class Authorizations {
               .cancel({ reference: id, providerTransactionId: t.paymentServiceTransactionId ?? '' }),
           );
       }
-      this.securityCodes.take(id);
+      const securityCode = this.securityCodes.take(id);
+      if (securityCode)
+        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
       await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
       expired += 1;
     }
@@ -794,6 +878,9 @@ export class Authorizations {
     };
   }
 }
+
+const cardGone = (transactionId: string): ApiError =>
+  ApiError.badGateway(new Error(`the card of transaction ${transactionId} is no longer in the vault`));
 
 /** The URL with these query parameters added (existing ones kept). */
 function withQuery(url: string, params: Readonly<Record<string, string>>): string {

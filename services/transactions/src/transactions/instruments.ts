@@ -1,22 +1,35 @@
 /**
  * What pays a transaction, resolved from `payment_method` before anything is appended: a card (into the vault first:
- * from here on only its id, scheme, BIN and last four travel), a stored method (`id`: usable only once `succeeded`;
+ * from here on only its id, scheme, BIN and last four travel, and its security code as the vault's alias; the
+ * card-bearing calls get aliases of its number from the vault), a stored method (`id`: usable only once `succeeded`;
  * its network token when the connection takes one), a checkout session's card or stored method (used once), a Paze
  * wallet payload (decrypted with the merchant's key: a network token and its cryptogram), or a redirect method.
  */
 import { ApiError } from '@switchyard/api';
-import type { CardDetails, NetworkTokenDetails } from '@switchyard/connectors';
-import type { TransactionCreateInput } from '@switchyard/contracts';
+import type { NetworkTokenDetails } from '@switchyard/connectors';
+import type { CardHandOver, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
-import type { CardSummary, VaultPort } from '../vault-port';
+import type { CardSummary, ClaimedSessionCard, StoredCardSummary, VaultPort } from '../vault-port';
+
+/** How many times a claim may name a stored method to vet (the session changing in between) before giving up. */
+const MAX_VETTING_ROUNDS = 3;
 import type { TransactionDetails } from './transaction-wire';
+
+/**
+ * A vaulted card as a payment holds it: its id and the alias of the security code given with it (held by the vault).
+ * A card-bearing call is built with the aliases `VaultPort.cardAliases` issues for it, never the number.
+ */
+export interface InstrumentCard {
+  readonly id: string;
+  readonly securityCode: string | null;
+}
 
 export interface Instrument {
   /** `instrument_type` on the wire. */
   type: 'pan' | 'card_token' | 'redirect' | 'network_token';
-  /** The card for flow rules, 3-D Secure and the provider; null for a redirect method or a Paze token. */
-  readonly card: CardDetails | null;
+  /** The vaulted card for 3-D Secure and the provider; null for a redirect method or a Paze token. */
+  readonly card: InstrumentCard | null;
   /** What flow rules and 3-D Secure decide on (the vault's card summary); null exactly when `card` is. */
   readonly cardBin: { readonly prefix: string; readonly info: CardBinInfo } | null;
   /** The network token the provider gets instead of the card (a stored card's, when the connection takes one; Paze's). */
@@ -56,22 +69,24 @@ export class Instruments {
   async resolve(
     merchantAccountId: string,
     method: PaymentMethodInput,
-    context: { transactionId: string; buyerId: string | null; currency: string; owner?: StoredMethodOwner },
+    context: {
+      transactionId: string;
+      buyerId: string | null;
+      currency: string;
+      owner?: StoredMethodOwner;
+      /** The card data of the request, handed to the vault by the gateway: the body comes without it. */
+      handOver?: CardHandOver | null;
+    },
   ): Promise<Instrument> {
+    const handOver = context.handOver ?? null;
     switch (method.method) {
       case 'card': {
-        const stored = await this.sources.vault.storeCard(
-          merchantAccountId,
-          { number: method.number, expirationDate: method.expiration_date },
-          { buyerId: context.buyerId },
-        );
+        const stored = handOver
+          ? await this.handedOverCard(merchantAccountId, handOver)
+          : await this.store(method, merchantAccountId, context.buyerId);
         return {
           type: 'pan',
-          card: {
-            number: method.number,
-            expirationDate: method.expiration_date,
-            ...(method.security_code ? { securityCode: method.security_code } : {}),
-          },
+          card: { id: stored.id, securityCode: stored.securityCodeAlias },
           cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
@@ -90,36 +105,27 @@ export class Instruments {
         return this.stored(
           merchantAccountId,
           method.id,
-          method.security_code,
+          handOver
+            ? { alias: handOver.security_code_alias }
+            : method.security_code
+              ? { given: method.security_code }
+              : { alias: null },
           context.owner ?? { embed: false, buyerId: context.buyerId },
         );
       case 'checkout-session': {
         const owner = context.owner ?? { embed: false, buyerId: context.buyerId };
-        // A stored method chosen in the browser is vetted as one named by id, before the session is used up.
-        const vetStoredMethod = (paymentMethodId: string) => this.mayUse(merchantAccountId, paymentMethodId, owner);
-        const claimed = await this.sources.vault.claimCheckoutSession(
-          merchantAccountId,
-          method.id,
-          context.transactionId,
-          {
-            vetStoredMethod,
-          },
-        );
-        const { cardId, card } = claimed;
+        const claimed = await this.claimSession(merchantAccountId, method.id, context.transactionId, owner);
+        const { cardId, securityCodeAlias } = claimed;
         // It pays as itself (its network token too), with the code typed there.
         if (claimed.storedPaymentMethod) {
-          const stored = await this.stored(merchantAccountId, cardId, card.securityCode, owner);
+          const stored = await this.stored(merchantAccountId, cardId, { alias: securityCodeAlias }, owner);
           return { ...stored, checkoutSessionId: method.id };
         }
         const stored = await this.sources.vault.findCard(merchantAccountId, cardId);
         if (!stored) throw sessionCardGone();
         return {
           type: 'pan',
-          card: {
-            number: card.number,
-            expirationDate: card.expirationDate,
-            ...(card.securityCode ? { securityCode: card.securityCode } : {}),
-          },
+          card: { id: stored.id, securityCode: securityCodeAlias },
           cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
@@ -184,19 +190,21 @@ export class Instruments {
     }
   }
 
-  /** A stored method: `succeeded` only; its card from the vault, and its network token when the route allows. */
+  /**
+   * A stored method: `succeeded` only; its card by id (aliases of its number for the card-bearing calls), and its
+   * network token when the route allows. `securityCode`: as given with the payment (handed to the vault for an alias)
+   * or the alias of one the vault holds already.
+   */
   private async stored(
     merchantAccountId: string,
     id: string,
-    securityCode: string | undefined,
+    securityCode: { readonly given: string } | { readonly alias: string | null },
     owner: StoredMethodOwner,
   ): Promise<Instrument> {
     await this.mayUse(merchantAccountId, id, owner);
     const vault = this.sources.vault;
     const stored = await vault.findCard(merchantAccountId, id);
-    // The provider call is built with the number (what is left for the card aliases: docs/architecture.md).
-    const card = stored && (await vault.revealCard(merchantAccountId, id));
-    if (!stored || !card) {
+    if (!stored) {
       throw ApiError.badRequest('The payment method does not exist', [
         {
           location: 'body',
@@ -208,7 +216,13 @@ export class Instruments {
     }
     return {
       type: 'card_token',
-      card: { number: card.number, expirationDate: card.expirationDate, ...(securityCode ? { securityCode } : {}) },
+      card: {
+        id: stored.id,
+        securityCode:
+          'given' in securityCode
+            ? await vault.aliasSecurityCode(merchantAccountId, securityCode.given)
+            : securityCode.alias,
+      },
       cardBin: cardBinOf(stored),
       networkToken: null,
       summary: {
@@ -227,6 +241,56 @@ export class Instruments {
           : null;
       },
     };
+  }
+
+  /**
+   * Claims a checkout session: a stored method chosen in the browser is vetted as one named by id (`mayUse`) before
+   * the session is used up — the vault names it, this service checks it, and the claim is asked again.
+   */
+  private async claimSession(
+    merchantAccountId: string,
+    sessionId: string,
+    transactionId: string,
+    owner: StoredMethodOwner,
+  ): Promise<ClaimedSessionCard> {
+    let vettedStoredMethod: string | null = null;
+    for (let attempt = 1; ; attempt += 1) {
+      const answer = await this.sources.vault.claimCheckoutSession(merchantAccountId, sessionId, transactionId, {
+        vettedStoredMethod,
+      });
+      if (!('vetStoredMethod' in answer)) return answer;
+      // The session changed under us more often than a buyer clicks: refused as a session still being edited.
+      if (attempt > MAX_VETTING_ROUNDS) throw sessionKeptChanging();
+      await this.mayUse(merchantAccountId, answer.vetStoredMethod, owner);
+      vettedStoredMethod = answer.vetStoredMethod;
+    }
+  }
+
+  /** A card given by number with a payment that did not come through the gateway's hand-over: into the vault. */
+  private store(
+    method: Extract<PaymentMethodInput, { method: 'card' }>,
+    merchantAccountId: string,
+    buyerId: string | null,
+  ): Promise<StoredCardSummary> {
+    return this.sources.vault.storeCard(
+      merchantAccountId,
+      {
+        number: method.number,
+        expirationDate: method.expiration_date,
+        ...(method.security_code ? { securityCode: method.security_code } : {}),
+      },
+      { buyerId },
+    );
+  }
+
+  /** The card the gateway handed to the vault for this request (stored just before). */
+  private async handedOverCard(merchantAccountId: string, handOver: CardHandOver): Promise<StoredCardSummary> {
+    const stored = handOver.card_id
+      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, handOver.card_id)
+      : null;
+    if (!stored)
+      throw ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
+    return { ...stored, securityCodeAlias: handOver.security_code_alias };
   }
 
   /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
@@ -254,6 +318,13 @@ const notThePinnedBuyers = () => {
   const message = 'the stored payment method does not belong to the buyer this embed token is limited to';
   return new ApiError(403, message, [
     { location: 'body', pointer: '/payment_method/id', message, type: 'pinned_by_embed_token' },
+  ]);
+};
+
+const sessionKeptChanging = () => {
+  const message = 'the checkout session kept changing while this payment used it';
+  return ApiError.badRequest('The checkout session kept changing', [
+    { location: 'body', pointer: '/payment_method/id', message, type: 'checkout_session_changed' },
   ]);
 };
 

@@ -14,7 +14,6 @@ import {
   type GiftCardConnector,
   type MockCardConfig,
   type MockGiftCardConfig,
-  type PaymentInstrument,
   type ProviderFetch,
   type StripeConfig,
 } from '@switchyard/connectors';
@@ -30,15 +29,11 @@ export interface ProviderSettings {
 }
 
 /**
- * The vault's outbound forwarder as this service sees it (issue 19 item 4): a card goes to a connector as aliases,
- * and the connector calls its provider through `fetchFor`, which swaps them back and calls only declared hosts.
+ * The vault's outbound forwarder as this service sees it (issue 19 item 4): a card goes to a connector (and to the
+ * 3-D Secure directory) as the aliases `VaultPort.cardAliases` issues, and the call goes through `fetchFor`, which
+ * swaps them back and calls only declared hosts.
  */
 export interface CardForwarding {
-  /** Aliases in place of the card's number and security code, bound to the merchant account, short-lived. */
-  alias(
-    merchantAccountId: string,
-    card: { readonly number: string; readonly securityCode?: string },
-  ): { readonly number: string; readonly securityCode: string | null };
   /** The fetch a connector of this merchant account's connection calls its provider with; `hosts` from its definition. */
   fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch;
 }
@@ -64,25 +59,11 @@ export class ProviderConnectors {
   private readonly cache: ConnectorCache<Connector> = new Map();
   private readonly giftCardCache: ConnectorCache<GiftCardConnector> = new Map();
 
-  /** @param forwarding absent: connectors get the card itself and call their provider with the global fetch. */
+  /** @param forwarding every card connector calls its provider through it (a card reaches connectors as aliases). */
   constructor(
     private readonly settings: ProviderSettings,
-    private readonly forwarding?: CardForwarding,
+    private readonly forwarding: CardForwarding,
   ) {}
-
-  /** The instrument as a connector of `connection` gets it: a card as aliases when its calls go through the forwarder. */
-  forProvider(connection: PaymentServiceConnection, instrument: PaymentInstrument): PaymentInstrument {
-    if (!this.forwarding || instrument.type !== 'card') return instrument;
-    const aliases = this.forwarding.alias(connection.merchantAccountId, instrument.card);
-    return {
-      ...instrument,
-      card: {
-        ...instrument.card,
-        number: aliases.number,
-        ...(aliases.securityCode ? { securityCode: aliases.securityCode } : {}),
-      },
-    };
-  }
 
   /** The gateway's address as providers and buyers' browsers reach it, without a trailing slash. */
   publicBaseUrl(): string {
@@ -100,12 +81,10 @@ export class ProviderConnectors {
       if (!definition) throw noConnector(connection, 'connector');
       const config = this.configFor(connection) as { fetch?: ProviderFetch };
       // Every call of the connector goes through the forwarder: only the definition's hosts can be reached.
-      const forwarded = this.forwarding
-        ? {
-            ...config,
-            fetch: this.forwarding.fetchFor(connection.merchantAccountId, definition.hosts(config as never)),
-          }
-        : config;
+      const forwarded = {
+        ...config,
+        fetch: this.forwarding.fetchFor(connection.merchantAccountId, definition.hosts(config as never)),
+      };
       return tracedConnector(definition.create(forwarded as never), connection.id);
     });
   }

@@ -1,13 +1,15 @@
 /**
  * 3-D Secure for the authorization flow: authenticates a card through the scheme's directory server, reads a
  * finished challenge back from it, and records what it said (or the merchant's own external 3-D Secure data) and
- * what that means for the transaction.
+ * what that means for the transaction. The card goes to the directory as the vault's aliases: the directory server
+ * is built per merchant account with the vault's forwarder as its fetch, held to the hosts its definition declares.
  */
 import { ApiError } from '@switchyard/api';
 import {
   ConnectorRequestRejectedError,
   ConnectorUnavailableError,
-  type CardDetails,
+  SimulatorDirectoryServer,
+  type ProviderFetch,
   type ThreeDSecureAuthentication,
   type ThreeDSecureData,
   type ThreeDSecureDirectory,
@@ -16,6 +18,33 @@ import { giftCardTotal, type ThreeDSecureDataInput, type TransactionCreateReques
 import { threeDsConfigurationFor } from './authorization-policy';
 import type { Transaction } from './transaction';
 import type { TransactionStore } from './transaction-store';
+
+/**
+ * A 3-D Secure directory server as this service builds it: `create` with the fetch its calls go through (the vault's
+ * forwarder for one merchant account, which refuses any host but `hosts` and swaps the card aliases back).
+ */
+export interface ThreeDSecureDirectoryDefinition {
+  /** The hosts (`host[:port]`, as a URL's `host`) its calls may reach. */
+  readonly hosts: readonly string[];
+  create(fetch: ProviderFetch): ThreeDSecureDirectory;
+}
+
+/** The simulator's directory server (THREE_DS_DIRECTORY_URL, else the simulator's URL): its one declared host. */
+export function simulatorDirectory(config: {
+  readonly baseUrl: string;
+  readonly timeoutMs?: number;
+}): ThreeDSecureDirectoryDefinition {
+  return {
+    hosts: [new URL(config.baseUrl).host],
+    create: (fetch) => new SimulatorDirectoryServer({ ...config, fetch }),
+  };
+}
+
+/** The card as a directory call takes it: aliases of its number, and its expiry. */
+export interface AliasedCard {
+  readonly number: string;
+  readonly expirationDate: string;
+}
 
 /** What 3-D Secure takes from the authorization flow: where the ACS sends the buyer back, and until when a challenge holds. */
 export interface ChallengeReturn {
@@ -26,7 +55,8 @@ export interface ChallengeReturn {
 export class ThreeDSecureAuthenticator {
   constructor(
     private readonly store: TransactionStore,
-    private readonly directory: ThreeDSecureDirectory | null,
+    /** The directory server of a merchant account (its calls through the forwarder); null: none is configured. */
+    private readonly directoryFor: ((merchantAccountId: string) => ThreeDSecureDirectory) | null,
     private readonly challengeReturn: ChallengeReturn,
   ) {}
 
@@ -39,7 +69,7 @@ export class ThreeDSecureAuthenticator {
   async authenticate(
     id: string,
     request: TransactionCreateRequest,
-    card: CardDetails,
+    card: () => Promise<AliasedCard>,
     scheme: string | null,
     hasRedirectUrl: boolean,
   ): Promise<ThreeDSecureData | null | 'challenge' | 'stop'> {
@@ -56,15 +86,17 @@ export class ThreeDSecureAuthenticator {
       return setupError(
         `the merchant account has no 3-D Secure configuration for ${scheme ?? 'this card scheme'} in ${body.currency}`,
       );
-    if (!this.directory) return setupError('no 3-D Secure directory server is configured');
+    if (!this.directoryFor) return setupError('no 3-D Secure directory server is configured');
+    const directory = this.directoryFor(request.merchant_account_id);
+    const aliases = await card();
     let authentication: ThreeDSecureAuthentication;
     try {
-      authentication = await this.directory.authenticate({
+      authentication = await directory.authenticate({
         reference: id,
         // What the card pays: gift cards take their part of the amount.
         amount: body.amount - giftCardTotal(body.gift_cards),
         currency: body.currency,
-        card: { number: card.number, expirationDate: card.expirationDate },
+        card: { number: aliases.number, expirationDate: aliases.expirationDate },
         merchant: {
           acquirerBin: configuration.merchant_acquirer_bin,
           acquirerMerchantId: configuration.merchant_acquirer_id,
@@ -213,8 +245,8 @@ export class ThreeDSecureAuthenticator {
   }
 
   directoryResult(t: Transaction): Promise<ThreeDSecureAuthentication> {
-    if (!this.directory || !t.pendingAuthenticationId)
+    if (!this.directoryFor || !t.pendingAuthenticationId)
       throw ApiError.badGateway(new Error('no 3-D Secure directory server is configured'));
-    return this.directory.result(t.pendingAuthenticationId);
+    return this.directoryFor(t.merchantAccountId).result(t.pendingAuthenticationId);
   }
 }

@@ -65,6 +65,8 @@ function randomBase62(length: number): string {
 
 export class CardAliases {
   readonly #entries = new Map<string, Entry>();
+  /** Aliases kept past the TTL (`keep`: a security code while the buyer is at a 3-D Secure challenge). */
+  readonly #kept = new Map<string, Entry>();
   readonly #ttlMs: number;
   readonly #now: () => number;
 
@@ -93,12 +95,46 @@ export class CardAliases {
     return { number, securityCode, expiresAt: new Date(expiresAt) };
   }
 
+  /** An alias for a security code alone (given with a payment by a stored method's id), expiring after the TTL. */
+  issueSecurityCode(merchantAccountId: string, securityCode: string): string {
+    if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
+      throw new RangeError('merchant account id is required');
+    if (typeof securityCode !== 'string' || securityCode === '') throw new RangeError('security code is required');
+    this.#forgetExpired();
+    return this.#add({ merchantAccountId, value: securityCode, expiresAt: this.#now() + this.#ttlMs });
+  }
+
+  /**
+   * Keeps a live alias of this merchant account for `ttlMs` from now instead of the TTL (a security code while the
+   * buyer is at a 3-D Secure challenge: PCI DSS allows it until the authorization). False when it is not live.
+   */
+  keep(merchantAccountId: string, alias: string, ttlMs: number): boolean {
+    if (!Number.isInteger(ttlMs) || ttlMs <= 0) throw new RangeError('ttlMs must be a positive whole number');
+    let value: string;
+    try {
+      value = this.resolve(merchantAccountId, alias);
+    } catch (error) {
+      if (error instanceof CardAliasError) return false;
+      throw error;
+    }
+    this.#entries.delete(alias);
+    this.#kept.set(alias, { merchantAccountId, value, expiresAt: this.#now() + ttlMs });
+    return true;
+  }
+
+  /** Forgets an alias of this merchant account at once (its value is no longer needed); others are ignored. */
+  forget(merchantAccountId: string, alias: string): void {
+    for (const map of [this.#entries, this.#kept])
+      if (map.get(alias)?.merchantAccountId === merchantAccountId) map.delete(alias);
+  }
+
   /** The real value of an alias for this merchant account; throws a `CardAliasError` (no value, no alias in it) otherwise. */
   resolve(merchantAccountId: string, alias: string): string {
-    const entry = this.#entries.get(alias);
+    const entry = this.#entries.get(alias) ?? this.#kept.get(alias);
     if (!entry) throw new CardAliasError('alias_unknown');
     if (entry.expiresAt <= this.#now()) {
       this.#entries.delete(alias);
+      this.#kept.delete(alias);
       throw new CardAliasError('alias_expired');
     }
     if (entry.merchantAccountId !== merchantAccountId) throw new CardAliasError('alias_other_merchant_account');
@@ -107,13 +143,13 @@ export class CardAliases {
 
   /** How many aliases are held (expired ones not yet forgotten included). */
   get size(): number {
-    return this.#entries.size;
+    return this.#entries.size + this.#kept.size;
   }
 
   #add(entry: Entry): string {
     let alias: string;
     do alias = CARD_ALIAS_PREFIX + randomBase62(ALIAS_RANDOM_LENGTH);
-    while (this.#entries.has(alias));
+    while (this.#entries.has(alias) || this.#kept.has(alias));
     this.#entries.set(alias, entry);
     return alias;
   }
@@ -121,6 +157,7 @@ export class CardAliases {
   /** One TTL for all: insertion order is expiry order, so the expired ones are at the front. */
   #forgetExpired(): void {
     const now = this.#now();
+    for (const [alias, entry] of this.#kept) if (entry.expiresAt <= now) this.#kept.delete(alias);
     for (const [alias, entry] of this.#entries) {
       if (entry.expiresAt > now) return;
       this.#entries.delete(alias);
@@ -129,6 +166,6 @@ export class CardAliases {
 
   /** Keeps aliases and values out of `util.inspect` / console.log (private fields already are). */
   toJSON(): object {
-    return { size: this.#entries.size };
+    return { size: this.size };
   }
 }

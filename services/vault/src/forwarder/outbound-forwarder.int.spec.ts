@@ -113,6 +113,25 @@ describe('aliases', () => {
     aliases.issue('shop-a', { number: OTHER_NUMBER });
     expect(aliases.size).toBe(1);
   });
+
+  it('a security code alone, kept past the TTL when asked (a challenge), then forgotten', () => {
+    const code = aliases.issueSecurityCode('shop-a', CVC);
+    expect(code).toMatch(/^tok[0-9A-Za-z]{32}$/);
+    expect(aliases.keep('shop-b', code, 600_000)).toBe(false); // another merchant account's
+    expect(aliases.keep('shop-a', code, 600_000)).toBe(true);
+    clock += 300_000;
+    aliases.issue('shop-a', { number: OTHER_NUMBER }); // forgets what expired
+    expect(aliases.resolve('shop-a', code)).toBe(CVC);
+    clock += 300_000;
+    expect(() => aliases.resolve('shop-a', code)).toThrow(/expired/);
+    expect(aliases.keep('shop-a', code, 600_000)).toBe(false);
+    const again = aliases.issueSecurityCode('shop-a', CVC);
+    aliases.forget('shop-b', again); // another merchant account's: left alone
+    expect(aliases.resolve('shop-a', again)).toBe(CVC);
+    aliases.forget('shop-a', again);
+    expect(() => aliases.resolve('shop-a', again)).toThrow(/unknown/);
+    expect(`${inspect(aliases)} ${JSON.stringify(aliases)}`).not.toContain(CVC);
+  });
 });
 
 describe('swapping', () => {

@@ -1,0 +1,116 @@
+/**
+ * Issue 19 item 4: the card data of a `POST /transactions`, handed to the vault by the gateway
+ * (`vault.cards.hand-over`) before the transactions service sees the request. The answer holds the card's id, the
+ * security code's alias and a keyed digest (the Idempotency-Key fingerprint's stand-in), never a card value; the card
+ * goes under the data key of the request's buyer when it exists; a card no payment takes in time is removed.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { vaultPatterns, type CardHandOver, type CardHandOverRequest } from '@switchyard/contracts';
+import { SqliteEventStore } from '@switchyard/eventstore';
+import { EMBEDDED_CALL } from '@switchyard/rpc';
+import { VaultService } from './vault-service';
+
+const account = 'shop-hand-over';
+const NUMBER = '4111111111111111';
+const CVC = '123';
+
+let dir: string;
+let store: SqliteEventStore;
+let vault: VaultService;
+
+beforeEach(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'switchyard-hand-over-'));
+  store = new SqliteEventStore(path.join(dir, 'vault.db'));
+  vault = new VaultService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), cardHandOverTtlMs: 50 });
+  await vault.catchUp();
+});
+
+afterEach(async () => {
+  await vault.stop();
+  await store.close();
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+
+/** Through the RPC handler, as the gateway calls it. */
+const handOver = async (request: Omit<CardHandOverRequest, 'merchant_account_id'>): Promise<CardHandOver> => {
+  const answer = await vault.rpcHandlers()[vaultPatterns.handOverCard]!(
+    { merchant_account_id: account, ...request },
+    EMBEDDED_CALL,
+  );
+  const json = JSON.stringify(answer);
+  expect(json).not.toContain(NUMBER);
+  expect(json).not.toContain(`"${CVC}"`);
+  return answer as CardHandOver;
+};
+
+const card = (overrides: Partial<NonNullable<CardHandOverRequest['card']>> = {}) => ({
+  number: NUMBER,
+  expiration_date: '12/30',
+  security_code: CVC,
+  ...overrides,
+});
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+it('stores the card and answers its id, the alias of its security code and a digest', async () => {
+  const answer = await handOver({ card: card() });
+  expect(answer.security_code_alias).toMatch(/^tok[0-9A-Za-z]{32}$/);
+  expect(vault.slices.cardAliases.resolve(account, answer.security_code_alias as string)).toBe(CVC);
+  expect(vault.slices.vault.reveal(account, answer.card_id as string)).toEqual({
+    number: NUMBER,
+    expirationDate: '12/30',
+  });
+  expect(answer.digest).toMatch(/^[0-9a-f]{64}$/);
+});
+
+it('the digest is the same for the same card data, and another for another number or security code', async () => {
+  const first = await handOver({ card: card() });
+  const same = await handOver({ card: card() });
+  expect(same.card_id).not.toBe(first.card_id);
+  expect(same.digest).toBe(first.digest);
+  const digests = [
+    (await handOver({ card: card({ number: '5555555555554444' }) })).digest,
+    (await handOver({ card: card({ security_code: '124' }) })).digest,
+    (await handOver({ card: { number: NUMBER, expiration_date: '12/30' } })).digest,
+    (await handOver({ security_code: CVC })).digest,
+  ];
+  expect(new Set([first.digest, ...digests]).size).toBe(5);
+});
+
+it("a stored method's security code alone: an alias, no card", async () => {
+  const answer = await handOver({ security_code: CVC });
+  expect(answer.card_id).toBeNull();
+  expect(vault.slices.cardAliases.resolve(account, answer.security_code_alias as string)).toBe(CVC);
+});
+
+it("goes under the buyer's data key when the buyer exists, and without one when it does not", async () => {
+  const buyer = await vault.slices.buyers.create({
+    merchant_account_id: account,
+    body: { display_name: 'Ada' },
+  } as never);
+  const theirs = await handOver({ card: card(), buyer: { buyer_id: buyer.id } });
+  const unknown = await handOver({ card: card(), buyer: { buyer_id: '00000000-0000-4000-8000-00000000dead' } });
+  for (const id of [theirs.card_id, unknown.card_id])
+    expect(vault.slices.vault.find(account, id as string)).not.toBeNull();
+  const buyerOf = (id: string | null) =>
+    (
+      store.database.prepare('SELECT buyer_id FROM vault_cards WHERE id = ?').get(id) as
+        | { buyer_id: string | null }
+        | undefined
+    )?.buyer_id ?? null;
+  expect(buyerOf(theirs.card_id)).toBe(buyer.id);
+  expect(buyerOf(unknown.card_id)).toBeNull();
+});
+
+it('a card no payment takes in time is removed; one taken stays', async () => {
+  const taken = await handOver({ card: card() });
+  const forgotten = await handOver({ card: card() });
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toMatchObject({ id: taken.card_id });
+  expect(vault.port.sweepHandedOverCards()).toBe(0); // not yet due
+  await sleep(80);
+  expect(vault.port.sweepHandedOverCards()).toBe(1);
+  expect(vault.slices.vault.find(account, forgotten.card_id as string)).toBeNull();
+  expect(vault.slices.vault.find(account, taken.card_id as string)).not.toBeNull();
+});
