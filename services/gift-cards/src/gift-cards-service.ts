@@ -27,6 +27,8 @@ import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { giftCardsUpcasters } from './event-schema';
 import { GiftCardUsageConsumer } from './gift-cards/gift-card-usage-consumer';
 import { GiftCards, type GiftCardServiceDirectory } from './gift-cards/gift-cards.slice';
+import { GiftCardRedemptionConsumer } from './redemptions/gift-card-redemption-consumer';
+import { GiftCardRedemptions } from './redemptions/gift-card-redemptions';
 import { GiftCardVault } from './vault/gift-card-vault';
 
 export interface GiftCardsServiceOptions extends ServiceHostOptions {
@@ -43,8 +45,9 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
   /** The transactions service's store, for the stored cards' usage (embedded runtime). */
   readonly transactionEvents?: EventStore;
   /**
-   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`. Neither this nor
-   * `transactionEvents`: no usage is counted.
+   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`, and split tender's
+   * redemption and reversal requests as `<groupId>.redemptions`. Neither this nor `transactionEvents`: no usage is
+   * counted.
    */
   readonly transactionsTopic?: {
     readonly bus: MessageBus;
@@ -58,6 +61,9 @@ export class GiftCardsService {
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
   private readonly usageFromBus: GiftCardUsageConsumer | null;
+  /** Split tender's redemptions and reversals, asked for with events (`GiftCardRedemptionRequested`, …). */
+  readonly redemptions: GiftCardRedemptions;
+  private readonly redemptionRequests: GiftCardRedemptionConsumer | null;
   private readonly vault: GiftCardVault;
 
   constructor(options: GiftCardsServiceOptions) {
@@ -83,6 +89,18 @@ export class GiftCardsService {
       !this.usage && options.transactionsTopic
         ? new GiftCardUsageConsumer(options.db, this.giftCards.readModel.usageProjection, options.transactionsTopic)
         : null;
+    this.redemptions = new GiftCardRedemptions({
+      store: options.store,
+      services: options.services,
+      credentialsFor: (merchantAccountId, giftCardId) => this.giftCards.credentialsFor(merchantAccountId, giftCardId),
+      now: this.host.context.now,
+    });
+    this.redemptionRequests = options.transactionsTopic
+      ? new GiftCardRedemptionConsumer(this.redemptions, {
+          bus: options.transactionsTopic.bus,
+          groupId: `${options.transactionsTopic.groupId}.redemptions`,
+        })
+      : null;
   }
 
   /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */
@@ -91,10 +109,11 @@ export class GiftCardsService {
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();
-    await this.usageFromBus?.start();
+    await Promise.all([this.usageFromBus?.start(), this.redemptionRequests?.start()]);
   }
 
   async stop(): Promise<void> {
+    await this.redemptionRequests?.stop();
     await this.usageFromBus?.stop();
     await this.usage?.stop();
     await this.host.stop();

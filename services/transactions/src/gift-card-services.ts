@@ -11,6 +11,7 @@ import {
   type ActiveGiftCardServiceWire,
   type GiftCardKeysWire,
   type GiftCardServiceRefWire,
+  type GiftCardServiceRequest,
 } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServiceConnection, PaymentServices } from './payment-services/payment-services.slice';
@@ -32,6 +33,11 @@ export interface GiftCardServices {
     merchantAccountId: string,
   ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
   serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
+  /** The gift card service `id` (active or not) and its connector: the one a split payment planned with. */
+  giftCardService(
+    merchantAccountId: string,
+    id: string,
+  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
 }
 
 /**
@@ -48,17 +54,22 @@ export function giftCardDirectoryRpcHandlers(
     definition_id: connection.paymentServiceDefinitionId,
     display_name: connection.displayName,
   });
+  const wireOf = (connection: PaymentServiceConnection): ActiveGiftCardServiceWire => ({
+    service: refOf(connection),
+    merchant_account_id: connection.merchantAccountId,
+    fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
+    updated_at: connection.updatedAt,
+  });
   return {
     [giftCardDirectoryPatterns.activeService]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
       const { merchant_account_id: merchantAccountId } = payload as { merchant_account_id: string };
       const connection = activeGiftCardConnection(paymentServices, merchantAccountId);
-      if (!connection) return null;
-      return {
-        service: refOf(connection),
-        merchant_account_id: connection.merchantAccountId,
-        fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
-        updated_at: connection.updatedAt,
-      };
+      return connection ? wireOf(connection) : null;
+    },
+    [giftCardDirectoryPatterns.service]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
+      const { merchant_account_id: merchantAccountId, id } = payload as GiftCardServiceRequest;
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection?.method === 'gift-card' ? wireOf(connection) : null;
     },
     [giftCardDirectoryPatterns.serviceRef]: async (payload): Promise<GiftCardServiceRefWire | null> => {
       const { merchant_account_id: merchantAccountId, id } = payload as { merchant_account_id: string; id: string };
@@ -109,6 +120,12 @@ export function giftCardServiceDirectory(
     serviceRef: async (merchantAccountId, id) => {
       const connection = paymentServices.connection(merchantAccountId, id);
       return connection ? giftCardServiceRef(connection) : null;
+    },
+    giftCardService: async (merchantAccountId, id) => {
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection?.method === 'gift-card'
+        ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) }
+        : null;
     },
   };
 }
