@@ -54,6 +54,11 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
     readonly groupId: string;
     readonly comparePositions: (a: string, b: string) => number;
   };
+  /**
+   * Where split tender's redemption requests come from: `transactions.events` on this bus as `groupId` (the embedded
+   * runtime's in-process bus). Absent: with `transactionsTopic`, its bus as `<its groupId>.redemptions`; else none.
+   */
+  readonly redemptionRequests?: { readonly bus: MessageBus; readonly groupId: string };
 }
 
 export class GiftCardsService {
@@ -95,12 +100,12 @@ export class GiftCardsService {
       credentialsFor: (merchantAccountId, giftCardId) => this.giftCards.credentialsFor(merchantAccountId, giftCardId),
       now: this.host.context.now,
     });
-    this.redemptionRequests = options.transactionsTopic
-      ? new GiftCardRedemptionConsumer(this.redemptions, {
-          bus: options.transactionsTopic.bus,
-          groupId: `${options.transactionsTopic.groupId}.redemptions`,
-        })
-      : null;
+    const requests =
+      options.redemptionRequests ??
+      (options.transactionsTopic
+        ? { bus: options.transactionsTopic.bus, groupId: `${options.transactionsTopic.groupId}.redemptions` }
+        : null);
+    this.redemptionRequests = requests ? new GiftCardRedemptionConsumer(this.redemptions, requests) : null;
   }
 
   /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */

@@ -123,6 +123,9 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     ...transactions.giftCardKeys,
     services: transactions.giftCardServices,
     transactionEvents: transactionsStorage.store,
+    // Split tender's redemption requests, from the transactions relay on the in-process bus (subscribed before the
+    // relays start).
+    redemptionRequests: { bus, groupId: 'gift-cards.redemptions' },
   });
   await giftCards.start();
   transactions.useGiftCards(giftCards);

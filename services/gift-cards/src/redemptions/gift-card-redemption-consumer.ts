@@ -1,8 +1,9 @@
 /**
  * The redemption and reversal requests (`GiftCardRedemptionRequested`, `GiftCardReversalRequested`) brought to
- * `GiftCardRedemptions` from `transactions.events` as a consumer group of their own (distributed runtime): the group's
- * committed offsets are the checkpoint, and a request is acknowledged only once its outcome is appended. At least
- * once: `GiftCardRedemptions` acts once per redemption id. (The embedded runtime does not follow the requests yet.)
+ * `GiftCardRedemptions` from `transactions.events` as a consumer group of their own (Kafka in the distributed runtime,
+ * the in-process bus the transactions relay publishes to in the embedded one): the group's committed offsets are the
+ * checkpoint, and a request is acknowledged only once its outcome is appended. At least once: `GiftCardRedemptions`
+ * acts once per redemption id.
  */
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
 import { giftCardRedemptionRequestTypes, transactionsTopic, type EventMessage } from '@switchyard/contracts';

@@ -6,6 +6,7 @@
  * request (a late request after a roll-back), and never a number or PIN outside the vault.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { ApiError } from '@switchyard/api';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { mockGiftCardDefinition, MockGiftCardConnector, type GiftCardConnector } from '@switchyard/connectors';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
@@ -41,6 +42,8 @@ let connector: GiftCardConnector;
 let calls: string[];
 /** A provider that cannot be reached, while set. */
 let unreachable: boolean;
+/** Directory calls that fail as an unreachable transactions process does (502), before they answer again. */
+let directoryDown: number;
 
 beforeEach(async () => {
   dir = createTestDataDir('gift-card-redemptions');
@@ -51,6 +54,7 @@ beforeEach(async () => {
   simulator = await startSimulator({ webhookSecret: 'whsec_gift_card_redemptions' });
   calls = [];
   unreachable = false;
+  directoryDown = 0;
   connector = new MockGiftCardConnector(
     { baseUrl: simulator.url, merchantId: 'sim-gift-cards' },
     mockGiftCardDefinition,
@@ -69,14 +73,25 @@ beforeEach(async () => {
       };
     },
   });
-  bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
+  // One failed attempt parks a message, unless its failure is `retriable`.
+  bus = new InProcessMessageBus({ publishWaitsForConsumers: true, redelivery: { maxAttempts: 1, initialDelayMs: 20 } });
+  const directory = giftCardServiceDirectory(paymentServices, () => provider);
   cardsStorage = openServiceStorage('gift-cards', { dataDir: dir });
   service = new GiftCardsService({
     store: cardsStorage.store,
     db: cardsStorage.db,
     key: randomBytes(32),
     fingerprintKey: randomBytes(32),
-    services: giftCardServiceDirectory(paymentServices, () => provider),
+    services: {
+      ...directory,
+      giftCardService: async (merchantAccountId, id) => {
+        if (directoryDown > 0) {
+          directoryDown -= 1;
+          throw ApiError.badGateway(new Error('connect ECONNREFUSED (the transactions process)'));
+        }
+        return directory.giftCardService(merchantAccountId, id);
+      },
+    },
     transactionsTopic: { bus, groupId: 'gift-cards', comparePositions: () => 0 },
   });
   await host.catchUpAndFollow();
@@ -301,4 +316,18 @@ it('no answer from the provider is recorded as unanswered; the reversal that fol
     data: { reversed: false },
   });
   expect(await balance(card.giftCardId)).toBe(before);
+});
+
+it('retries a request while the transactions process does not answer for the gift card services, never parking it', async () => {
+  const card = await storedCard();
+  const before = await balance(card.giftCardId);
+  const asked = redemption(card, 200);
+  directoryDown = 3;
+  await publish(asked.transactionId, request(asked));
+  await vi.waitFor(async () => expect((await outcomes(asked.redemptionId)).at(-1)?.type).toBe('GiftCardRedeemed'), {
+    timeout: 5_000,
+  });
+  expect(directoryDown).toBe(0);
+  expect(calls).toEqual(['redeem']);
+  expect(await balance(card.giftCardId)).toBe(before! - 200);
 });

@@ -175,6 +175,10 @@ export class GiftCardRedemptions {
     }
   }
 
+  /**
+   * The planned gift card service's connector; null once deleted. The transactions process not answering is a 502 or
+   * 504 (`ApiError.retriable`): the bus tries the request again until it answers, never parking it.
+   */
   private async connector(request: {
     readonly merchantAccountId: string;
     readonly giftCardServiceId: string;
