@@ -31,10 +31,11 @@ export const giftCardPatterns = {
 
 /**
  * What the transactions service asks of the gift cards service for a split payment (rpc-services lets only it call
- * them): a stored card's number and PIN for the provider call, and whether the card is an embed token's buyer's.
+ * them): what may be shown of a stored card (BIN, sub-BIN, last four; never its number or PIN, which the gift cards
+ * service alone uses, for the redemptions asked of it with events), and whether the card is an embed token's buyer's.
  */
 export const giftCardPaymentPatterns = {
-  credentials: 'gift-cards.credentials',
+  describe: 'gift-cards.describe',
   belongsTo: 'gift-cards.belongs-to',
 } as const;
 
@@ -104,12 +105,19 @@ export const giftCardRedemptionEventTypes = {
   reversalFailed: 'GiftCardRedemptionUndoFailed',
 } as const;
 
-export interface GiftCardCredentialsRequest {
+export interface GiftCardDescribeRequest {
   readonly merchant_account_id: string;
   readonly gift_card_id: string;
 }
 
-export interface GiftCardBelongsToRequest extends GiftCardCredentialsRequest {
+/** `gift-cards.describe`'s answer (null: unknown, deleted or another merchant account's). */
+export interface GiftCardDigitsWire {
+  readonly bin: string;
+  readonly sub_bin: string;
+  readonly last4: string;
+}
+
+export interface GiftCardBelongsToRequest extends GiftCardDescribeRequest {
   readonly buyer: NonNullable<EmbedBuyerPin>;
 }
 

@@ -8,8 +8,9 @@
  * A stored card's usage comes from the split payments' `GiftCardRedemptionSucceeded` on the transaction streams: the
  * usage read model follows the transactions service's store (`transactionEvents`, embedded: read-your-writes) or its
  * topic `transactions.events` (`transactionsTopic`, distributed: a moment behind), either with its own bookkeeping here.
- * A split payment's stored cards are read through `credentialsFor` and `belongsTo` (`GiftCardCredentialSource` of the
- * transactions service), in process or over `paymentRpcHandlers`.
+ * A split payment's stored cards are described through `describe` and `belongsTo` (`GiftCardSource` of the
+ * transactions service), in process or over `paymentRpcHandlers`; their redemptions and reversals are asked of
+ * `redemptions` with events, and only this service reads their number and PIN (`credentialsFor`).
  */
 import type { MessageBus } from '@switchyard/bus';
 import type { GiftCardCredentials } from '@switchyard/connectors';
@@ -18,7 +19,8 @@ import {
   giftCardPaymentPatterns,
   type EmbedBuyerPin,
   type GiftCardBelongsToRequest,
-  type GiftCardCredentialsRequest,
+  type GiftCardDescribeRequest,
+  type GiftCardDigitsWire,
 } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector } from '@switchyard/readmodel';
@@ -129,7 +131,7 @@ export class GiftCardsService {
     await Promise.all([this.host.catchUp(), this.usage?.catchUp()]);
   }
 
-  /** A stored card's number and PIN for a split payment's provider call (never log, persist or emit them). */
+  /** A stored card's number and PIN, for this service's own provider calls only (never log, persist or emit them). */
   async credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null> {
     return this.giftCards.credentialsFor(merchantAccountId, giftCardId);
   }
@@ -138,15 +140,27 @@ export class GiftCardsService {
     return this.giftCards.belongsTo(merchantAccountId, giftCardId, buyer);
   }
 
+  /** What may be shown of a stored card (never its number or PIN); null when unknown, deleted or another account's. */
+  async describe(
+    merchantAccountId: string,
+    giftCardId: string,
+  ): Promise<{ readonly bin: string; readonly subBin: string; readonly last4: string } | null> {
+    const card = this.giftCards.find(merchantAccountId, giftCardId);
+    return card ? { bin: card.bin, subBin: card.subBin, last4: card.last4 } : null;
+  }
+
   /**
-   * `credentialsFor` and `belongsTo` for the transactions process (distributed runtime; rpc-services admits only it).
-   * Interim: the number and PIN still cross to it for the provider call (docs/architecture.md, the remaining step).
+   * `describe` and `belongsTo` for the transactions process (distributed runtime; rpc-services admits only it). A
+   * stored card's number and PIN never leave this service: the redemptions are asked of it with events.
    */
   paymentRpcHandlers(): RpcHandlers {
     return {
-      [giftCardPaymentPatterns.credentials]: async (payload) => {
-        const request = payload as GiftCardCredentialsRequest;
-        return this.credentialsFor(request.merchant_account_id, request.gift_card_id);
+      [giftCardPaymentPatterns.describe]: async (payload) => {
+        const request = payload as GiftCardDescribeRequest;
+        const digits = await this.describe(request.merchant_account_id, request.gift_card_id);
+        return digits
+          ? ({ bin: digits.bin, sub_bin: digits.subBin, last4: digits.last4 } satisfies GiftCardDigitsWire)
+          : null;
       },
       [giftCardPaymentPatterns.belongsTo]: async (payload) => {
         const request = payload as GiftCardBelongsToRequest;

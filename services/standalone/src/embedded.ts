@@ -129,6 +129,8 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
   await giftCards.start();
   transactions.useGiftCards(giftCards);
+  // Split tender: the gift cards service's answers, on the in-process bus (subscribed before the relays start).
+  await transactions.followGiftCardOutcomes({ bus, groupId: 'transactions.gift-card-outcomes' });
   rpc.register(giftCards.rpcHandlers());
 
   // Webhooks: follows the other services' topics on the in-process bus and renders targets by calling their

@@ -2,20 +2,21 @@
  * The transactions service's side of its couplings with the gift cards service: the merchant accounts' gift card
  * services (the connections are this service's) in process (`giftCardServiceDirectory`, embedded runtime) or over
  * RPC for the gift cards process (`giftCardDirectoryRpcHandlers`, with the key hand-over), and the gift cards process
- * as a split payment's credential source (`giftCardsOverRpc`).
+ * as a split payment's source of stored cards (`giftCardsOverRpc`).
  */
-import type { GiftCardConnector, GiftCardCredentials } from '@switchyard/connectors';
+import type { GiftCardConnector } from '@switchyard/connectors';
 import {
   giftCardDirectoryPatterns,
   giftCardPaymentPatterns,
   type ActiveGiftCardServiceWire,
   type GiftCardKeysWire,
+  type GiftCardDigitsWire,
   type GiftCardServiceRefWire,
   type GiftCardServiceRequest,
 } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServiceConnection, PaymentServices } from './payment-services/payment-services.slice';
-import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import type { GiftCardSource } from './transactions/gift-card-payments';
 
 /** A gift card service as a stored gift card names it. */
 export interface GiftCardServiceRef {
@@ -84,15 +85,17 @@ export function giftCardDirectoryRpcHandlers(
 }
 
 /**
- * The gift cards process as a split payment's credential source (distributed runtime): a stored card's number and PIN
- * cross this one RPC, on mutual TLS, and stay in memory only while the payment runs (docs/architecture.md).
+ * The gift cards process as a split payment's source of stored cards (distributed runtime): what may be shown of one
+ * and whether it is the buyer's. Its number and PIN stay there: the redemptions are asked of it with events.
  */
-export const giftCardsOverRpc = (rpc: RpcClient): GiftCardCredentialSource => ({
-  credentialsFor: (merchantAccountId, giftCardId) =>
-    rpc.call<GiftCardCredentials | null>(giftCardPaymentPatterns.credentials, {
+export const giftCardsOverRpc = (rpc: RpcClient): GiftCardSource => ({
+  describe: async (merchantAccountId, giftCardId) => {
+    const digits = await rpc.call<GiftCardDigitsWire | null>(giftCardPaymentPatterns.describe, {
       merchant_account_id: merchantAccountId,
       gift_card_id: giftCardId,
-    }),
+    });
+    return digits ? { bin: digits.bin, subBin: digits.sub_bin, last4: digits.last4 } : null;
+  },
   belongsTo: (merchantAccountId, giftCardId, buyer) =>
     rpc.call<boolean>(giftCardPaymentPatterns.belongsTo, {
       merchant_account_id: merchantAccountId,
