@@ -86,7 +86,10 @@ runMain(async () => {
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
   });
   // Split tender: the gift cards service's answers to the redemptions asked of it (before the relay publishes any).
-  await transactions.followGiftCardOutcomes({ bus, groupId: 'transactions.gift-card-outcomes' });
+  await transactions.followGiftCardOutcomes({
+    bus,
+    groupId: `${settings.TRANSACTIONS_CONSUMER_GROUP}.gift-card-outcomes`,
+  });
   relay.start();
   const vaultRelayToKafka = vaultRelay(vaultStorage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,

@@ -331,3 +331,16 @@ it('retries a request while the transactions process does not answer for the gif
   expect(calls).toEqual(['redeem']);
   expect(await balance(card.giftCardId)).toBe(before! - 200);
 });
+
+it('leaves another installation’s requests alone (a broker shared): a card never stored here, a service unknown here', async () => {
+  const card = await storedCard();
+  const before = await balance(card.giftCardId);
+  const foreign = { ...redemption(card, 100), giftCardId: randomUUID() };
+  await publish(foreign.transactionId, request(foreign));
+  const unknownService = { ...redemption(card, 100), giftCardServiceId: randomUUID() };
+  await publish(unknownService.transactionId, reversal(unknownService));
+  expect(calls).toEqual([]);
+  expect(await outcomes(foreign.redemptionId)).toEqual([]);
+  expect(await outcomes(unknownService.redemptionId)).toEqual([]);
+  expect(await balance(card.giftCardId)).toBe(before);
+});

@@ -15,6 +15,8 @@
  *   (`GiftCardRedemptionUndoFailed`) and tried again when asked again;
  * - a redemption request arriving after its reversal (a late request after a roll-back) is never redeemed.
  * Requests of one transaction share its stream id as the bus key, so they are handled in order by one consumer.
+ * Installations sharing a broker share its topics: a request for a card never stored here, or a reversal for a gift
+ * card service unknown here and a redemption never asked here, is another installation's and is left alone.
  */
 import {
   ConnectorRequestRejectedError,
@@ -30,6 +32,7 @@ import {
   type GiftCardReversalRequestedData,
 } from '@switchyard/contracts';
 import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
+import { giftCardStream } from '../gift-cards/gift-card';
 import type { GiftCardServiceDirectory } from '../gift-cards/gift-cards.slice';
 
 /** Why a redemption was refused or is unknown, as the transaction records it (`GiftCardError` of the transactions service). */
@@ -100,6 +103,7 @@ export class GiftCardRedemptions {
   async redeem(request: GiftCardRedemptionRequestedData): Promise<void> {
     let state = await this.state(request.redemptionId);
     if (state.status === 'absent') {
+      if (!(await this.storedHere(request.merchantAccountId, request.giftCardId))) return;
       const claimed = await this.append(request, 'no_stream', outcomes.started, {
         giftCardId: request.giftCardId,
         giftCardServiceId: request.giftCardServiceId,
@@ -155,6 +159,7 @@ export class GiftCardRedemptions {
       if (state.status === 'reversed') return;
       const expected = state.status === 'absent' ? 'no_stream' : state.revision;
       const connector = await this.connector(request);
+      if (!connector && state.status === 'absent') return;
       const answer = connector
         ? await unanswered(() => connector.reverse({ reference: request.redemptionId }))
         : ({
@@ -173,6 +178,12 @@ export class GiftCardRedemptions {
       // (the provider's reversal is idempotent by reference).
       if (appended || attempt >= 5) return;
     }
+  }
+
+  /** Whether the card was ever stored here for the merchant account (deleted since or not). */
+  private async storedHere(merchantAccountId: string, giftCardId: string): Promise<boolean> {
+    const [stored] = await this.deps.store.readStream(giftCardStream(giftCardId), { maxCount: 1 });
+    return (stored?.data as { merchantAccountId?: string } | undefined)?.merchantAccountId === merchantAccountId;
   }
 
   /**
