@@ -21,6 +21,17 @@ export interface GiftCardOutcome {
   };
 }
 
+/** The answers to a redemption request, and to a reversal request. */
+export const redemptionAnswers: ReadonlySet<string> = new Set([
+  giftCardRedemptionEventTypes.redeemed,
+  giftCardRedemptionEventTypes.refused,
+  giftCardRedemptionEventTypes.unanswered,
+]);
+export const reversalAnswers: ReadonlySet<string> = new Set([
+  giftCardRedemptionEventTypes.reversed,
+  giftCardRedemptionEventTypes.reversalFailed,
+]);
+
 const answerTypes: ReadonlySet<string> = new Set([
   giftCardRedemptionEventTypes.redeemed,
   giftCardRedemptionEventTypes.refused,
@@ -63,10 +74,14 @@ export class GiftCardOutcomes {
   }
 
   /**
-   * The next answer about `redemptionId` (register before asking, so none is missed); null after `timeoutMs`. `cancel`
-   * stops waiting (the request could not be asked).
+   * The next answer of one of `types` about `redemptionId` (register before asking, so none is missed); null after
+   * `timeoutMs`. `cancel` stops waiting (the request could not be asked).
    */
-  wait(redemptionId: string, timeoutMs: number): { promise: Promise<GiftCardOutcome | null>; cancel(): void } {
+  wait(
+    redemptionId: string,
+    types: ReadonlySet<string>,
+    timeoutMs: number,
+  ): { promise: Promise<GiftCardOutcome | null>; cancel(): void } {
     let cancel = () => {};
     const promise = new Promise<GiftCardOutcome | null>((resolve) => {
       const waiters = this.waiters.get(redemptionId) ?? new Set();
@@ -77,7 +92,10 @@ export class GiftCardOutcomes {
         if (waiters.size === 0) this.waiters.delete(redemptionId);
         resolve(outcome);
       };
-      const waiter = (outcome: GiftCardOutcome) => done(outcome);
+      const waiter = (outcome: GiftCardOutcome) => {
+        // A late answer to the redemption while its reversal is awaited (or the other way round) is not the one.
+        if (types.has(outcome.type)) done(outcome);
+      };
       const timer = setTimeout(() => done(null), timeoutMs);
       timer.unref?.();
       waiters.add(waiter);

@@ -30,7 +30,7 @@ import { giftCardRedemptionEventTypes, type EmbedBuyerPin, type TransactionCreat
 import { DomainError } from '@switchyard/decider';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
-import { GiftCardOutcomes, type GiftCardOutcome } from './gift-card-outcomes';
+import { GiftCardOutcomes, redemptionAnswers, reversalAnswers, type GiftCardOutcome } from './gift-card-outcomes';
 import { toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import {
@@ -451,6 +451,7 @@ export class GiftCardPayments {
     if (!this.outcomes.following) return null;
     const waiting = this.outcomes.wait(
       redemptionId,
+      type === 'RequestGiftCardRedemption' ? redemptionAnswers : reversalAnswers,
       this.dependencies.settings.outcomeTimeoutMs ?? GIFT_CARD_OUTCOME_TIMEOUT_MS,
     );
     try {
