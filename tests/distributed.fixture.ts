@@ -129,6 +129,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       // Runtimes of parallel test files share the broker: each installation has its own consumer group.
       WEBHOOKS_CONSUMER_GROUP: `webhooks-${randomUUID()}`,
       GIFT_CARDS_CONSUMER_GROUP: `gift-cards-${randomUUID()}`,
+      TRANSACTIONS_CONSUMER_GROUP: `transactions-${randomUUID()}`,
       KAFKA_BROKERS: kafkaBrokersForTests().join(','),
       REDIS_URL: defaultRedisUrl(),
       PORT: String(httpPort),

@@ -239,7 +239,11 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     const ref = { merchant_account_id: account, gift_card_id: randomUUID() };
     try {
       const transactions = client('gift-cards', 'transactions');
-      expect(await transactions.call(giftCardPaymentPatterns.credentials, ref)).toBeNull();
+      expect(await transactions.call(giftCardPaymentPatterns.describe, ref)).toBeNull();
+      // A stored card's number and PIN are no one's but the gift cards service's: the pattern is served no more.
+      await expect(transactions.call('gift-cards.credentials', ref)).rejects.toMatchObject({
+        message: 'Request could not be processed',
+      });
       expect(
         await transactions.call(giftCardPaymentPatterns.belongsTo, { ...ref, buyer: { buyer_id: randomUUID() } }),
       ).toBe(false);
@@ -252,11 +256,11 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
         await expect(transactions.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
 
       const webhooks = client('gift-cards', 'webhooks');
-      for (const pattern of [giftCardPatterns.get, giftCardPatterns.ping, giftCardPaymentPatterns.credentials])
+      for (const pattern of [giftCardPatterns.get, giftCardPatterns.ping, giftCardPaymentPatterns.describe])
         await expect(webhooks.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
 
       const gateway = client('gift-cards', 'gateway');
-      await expect(gateway.call(giftCardPaymentPatterns.credentials, ref)).rejects.toMatchObject({ status: 403 });
+      await expect(gateway.call(giftCardPaymentPatterns.describe, ref)).rejects.toMatchObject({ status: 403 });
       await expect(gateway.call(giftCardPatterns.get, ref)).rejects.toMatchObject({ status: 404 });
 
       // On the transactions process: the directory and the keys for the gift cards process only.

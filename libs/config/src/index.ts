@@ -53,6 +53,11 @@ export const settingsSchema = z.object({
    * per installation sharing a broker.
    */
   GIFT_CARDS_CONSUMER_GROUP: z.string().min(1).max(200).default('gift-cards'),
+  /**
+   * The transactions service's Kafka consumer groups are named after it (`<it>.gift-card-outcomes`: the gift cards
+   * service's answers to split tender's requests on `gift-cards.events`): one per installation sharing a broker.
+   */
+  TRANSACTIONS_CONSUMER_GROUP: z.string().min(1).max(200).default('transactions'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**

@@ -31,10 +31,11 @@ export const giftCardPatterns = {
 
 /**
  * What the transactions service asks of the gift cards service for a split payment (rpc-services lets only it call
- * them): a stored card's number and PIN for the provider call, and whether the card is an embed token's buyer's.
+ * them): what may be shown of a stored card (BIN, sub-BIN, last four; never its number or PIN, which the gift cards
+ * service alone uses, for the redemptions asked of it with events), and whether the card is an embed token's buyer's.
  */
 export const giftCardPaymentPatterns = {
-  credentials: 'gift-cards.credentials',
+  describe: 'gift-cards.describe',
   belongsTo: 'gift-cards.belongs-to',
 } as const;
 
@@ -51,14 +52,72 @@ export const giftCardDirectoryPatterns = {
   activeService: 'gift-card-directory.active-service',
   serviceRef: 'gift-card-directory.service-ref',
   keys: 'gift-card-directory.keys',
+  /** One gift card service of the merchant account by id (active or not), with what its connector is built from. */
+  service: 'gift-card-directory.service',
 } as const;
 
-export interface GiftCardCredentialsRequest {
+/**
+ * Split tender over events (issue 19, item 3): what the transactions service's process manager asks of the gift cards
+ * service, as events on the transaction stream (`transaction-<id>`, relayed on `transactions.events`). The gift cards
+ * service calls the provider itself (a stored card's number and PIN stay in its vault) and answers on its own stream
+ * `gift-card-redemption-<redemption id>` (relayed on `gift-cards.events`), once per redemption id.
+ */
+export const giftCardRedemptionRequestTypes = {
+  redeem: 'GiftCardRedemptionRequested',
+  reverse: 'GiftCardReversalRequested',
+} as const;
+
+/** `GiftCardRedemptionRequested`: redeem `amount` from a stored card, with the redemption id as the provider's reference. */
+export interface GiftCardRedemptionRequestedData {
+  readonly redemptionId: string;
+  readonly transactionId: string;
+  readonly merchantAccountId: string;
+  /** The gift card service (payment service of method `gift-card`) the payment planned with. */
+  readonly giftCardServiceId: string;
+  /** The stored card (`POST /gift-cards`). */
+  readonly giftCardId: string;
+  readonly amount: number;
+  readonly currency: string;
+}
+
+/** `GiftCardReversalRequested`: undo the redemption by its reference (one the provider never made reverses nothing). */
+export interface GiftCardReversalRequestedData {
+  readonly redemptionId: string;
+  readonly transactionId: string;
+  readonly merchantAccountId: string;
+  readonly giftCardServiceId: string;
+}
+
+/** The gift cards service's stream of one redemption: its claim, the provider's answer, its reversal. */
+export const giftCardRedemptionStream = (redemptionId: string): string => `gift-card-redemption-${redemptionId}`;
+
+/** What the gift cards service appends to a redemption's stream (no number or PIN, ever). */
+export const giftCardRedemptionEventTypes = {
+  /** Claimed before the provider call: a second consumer of the same request (a rebalance) does not act on it. */
+  started: 'GiftCardRedemptionStarted',
+  redeemed: 'GiftCardRedeemed',
+  refused: 'GiftCardRedemptionRefused',
+  /** No answer (unreachable, timed out): the card may have been charged; only a reversal settles it. */
+  unanswered: 'GiftCardRedemptionUnanswered',
+  /** Reversed (`reversed: false`: the provider never made it). Not the transaction stream's `GiftCardRedemptionReversed`. */
+  reversed: 'GiftCardRedemptionUndone',
+  /** The provider could not take the reversal: asked again, it is tried again. */
+  reversalFailed: 'GiftCardRedemptionUndoFailed',
+} as const;
+
+export interface GiftCardDescribeRequest {
   readonly merchant_account_id: string;
   readonly gift_card_id: string;
 }
 
-export interface GiftCardBelongsToRequest extends GiftCardCredentialsRequest {
+/** `gift-cards.describe`'s answer (null: unknown, deleted or another merchant account's). */
+export interface GiftCardDigitsWire {
+  readonly bin: string;
+  readonly sub_bin: string;
+  readonly last4: string;
+}
+
+export interface GiftCardBelongsToRequest extends GiftCardDescribeRequest {
   readonly buyer: NonNullable<EmbedBuyerPin>;
 }
 
@@ -76,6 +135,12 @@ export interface ActiveGiftCardServiceWire {
   readonly fields: Readonly<Record<string, string>>;
   /** When the connection last changed: a connector built from it is rebuilt after a change. */
   readonly updated_at: string;
+}
+
+/** `giftCardDirectoryPatterns.service`'s request. */
+export interface GiftCardServiceRequest {
+  readonly merchant_account_id: string;
+  readonly id: string;
 }
 
 /** The key hand-over, base64: see `giftCardDirectoryPatterns.keys`. */

@@ -52,9 +52,9 @@ export const rpcServices = {
   'gift-cards': {
     callers: {
       'gift-cards': [giftCardPatterns.ping],
-      // Not `gift-cards.*`: a stored card's number and PIN (`gift-cards.credentials`) are for split payments only.
+      // Not `gift-cards.*`: the split payments' patterns are the transactions service's only.
       gateway: giftCardGatewayPatterns,
-      // A split payment's stored cards: their number and PIN for the provider call, whether one is the buyer's.
+      // A split payment's stored cards: what may be shown of one (never its number or PIN), whether one is the buyer's.
       transactions: Object.values(giftCardPaymentPatterns),
     },
   },

@@ -8,8 +8,9 @@
  * A stored card's usage comes from the split payments' `GiftCardRedemptionSucceeded` on the transaction streams: the
  * usage read model follows the transactions service's store (`transactionEvents`, embedded: read-your-writes) or its
  * topic `transactions.events` (`transactionsTopic`, distributed: a moment behind), either with its own bookkeeping here.
- * A split payment's stored cards are read through `credentialsFor` and `belongsTo` (`GiftCardCredentialSource` of the
- * transactions service), in process or over `paymentRpcHandlers`.
+ * A split payment's stored cards are described through `describe` and `belongsTo` (`GiftCardSource` of the
+ * transactions service), in process or over `paymentRpcHandlers`; their redemptions and reversals are asked of
+ * `redemptions` with events, and only this service reads their number and PIN (`credentialsFor`).
  */
 import type { MessageBus } from '@switchyard/bus';
 import type { GiftCardCredentials } from '@switchyard/connectors';
@@ -18,7 +19,8 @@ import {
   giftCardPaymentPatterns,
   type EmbedBuyerPin,
   type GiftCardBelongsToRequest,
-  type GiftCardCredentialsRequest,
+  type GiftCardDescribeRequest,
+  type GiftCardDigitsWire,
 } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector } from '@switchyard/readmodel';
@@ -27,6 +29,8 @@ import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { giftCardsUpcasters } from './event-schema';
 import { GiftCardUsageConsumer } from './gift-cards/gift-card-usage-consumer';
 import { GiftCards, type GiftCardServiceDirectory } from './gift-cards/gift-cards.slice';
+import { GiftCardRedemptionConsumer } from './redemptions/gift-card-redemption-consumer';
+import { GiftCardRedemptions } from './redemptions/gift-card-redemptions';
 import { GiftCardVault } from './vault/gift-card-vault';
 
 export interface GiftCardsServiceOptions extends ServiceHostOptions {
@@ -43,14 +47,20 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
   /** The transactions service's store, for the stored cards' usage (embedded runtime). */
   readonly transactionEvents?: EventStore;
   /**
-   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`. Neither this nor
-   * `transactionEvents`: no usage is counted.
+   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`, and split tender's
+   * redemption and reversal requests as `<groupId>.redemptions`. Neither this nor `transactionEvents`: no usage is
+   * counted.
    */
   readonly transactionsTopic?: {
     readonly bus: MessageBus;
     readonly groupId: string;
     readonly comparePositions: (a: string, b: string) => number;
   };
+  /**
+   * Where split tender's redemption requests come from: `transactions.events` on this bus as `groupId` (the embedded
+   * runtime's in-process bus). Absent: with `transactionsTopic`, its bus as `<its groupId>.redemptions`; else none.
+   */
+  readonly redemptionRequests?: { readonly bus: MessageBus; readonly groupId: string };
 }
 
 export class GiftCardsService {
@@ -58,6 +68,9 @@ export class GiftCardsService {
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
   private readonly usageFromBus: GiftCardUsageConsumer | null;
+  /** Split tender's redemptions and reversals, asked for with events (`GiftCardRedemptionRequested`, …). */
+  readonly redemptions: GiftCardRedemptions;
+  private readonly redemptionRequests: GiftCardRedemptionConsumer | null;
   private readonly vault: GiftCardVault;
 
   constructor(options: GiftCardsServiceOptions) {
@@ -83,6 +96,18 @@ export class GiftCardsService {
       !this.usage && options.transactionsTopic
         ? new GiftCardUsageConsumer(options.db, this.giftCards.readModel.usageProjection, options.transactionsTopic)
         : null;
+    this.redemptions = new GiftCardRedemptions({
+      store: options.store,
+      services: options.services,
+      credentialsFor: (merchantAccountId, giftCardId) => this.giftCards.credentialsFor(merchantAccountId, giftCardId),
+      now: this.host.context.now,
+    });
+    const requests =
+      options.redemptionRequests ??
+      (options.transactionsTopic
+        ? { bus: options.transactionsTopic.bus, groupId: `${options.transactionsTopic.groupId}.redemptions` }
+        : null);
+    this.redemptionRequests = requests ? new GiftCardRedemptionConsumer(this.redemptions, requests) : null;
   }
 
   /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */
@@ -91,10 +116,11 @@ export class GiftCardsService {
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();
-    await this.usageFromBus?.start();
+    await Promise.all([this.usageFromBus?.start(), this.redemptionRequests?.start()]);
   }
 
   async stop(): Promise<void> {
+    await this.redemptionRequests?.stop();
     await this.usageFromBus?.stop();
     await this.usage?.stop();
     await this.host.stop();
@@ -105,7 +131,7 @@ export class GiftCardsService {
     await Promise.all([this.host.catchUp(), this.usage?.catchUp()]);
   }
 
-  /** A stored card's number and PIN for a split payment's provider call (never log, persist or emit them). */
+  /** A stored card's number and PIN, for this service's own provider calls only (never log, persist or emit them). */
   async credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null> {
     return this.giftCards.credentialsFor(merchantAccountId, giftCardId);
   }
@@ -114,15 +140,27 @@ export class GiftCardsService {
     return this.giftCards.belongsTo(merchantAccountId, giftCardId, buyer);
   }
 
+  /** What may be shown of a stored card (never its number or PIN); null when unknown, deleted or another account's. */
+  async describe(
+    merchantAccountId: string,
+    giftCardId: string,
+  ): Promise<{ readonly bin: string; readonly subBin: string; readonly last4: string } | null> {
+    const card = this.giftCards.find(merchantAccountId, giftCardId);
+    return card ? { bin: card.bin, subBin: card.subBin, last4: card.last4 } : null;
+  }
+
   /**
-   * `credentialsFor` and `belongsTo` for the transactions process (distributed runtime; rpc-services admits only it).
-   * Interim: the number and PIN still cross to it for the provider call (docs/architecture.md, the remaining step).
+   * `describe` and `belongsTo` for the transactions process (distributed runtime; rpc-services admits only it). A
+   * stored card's number and PIN never leave this service: the redemptions are asked of it with events.
    */
   paymentRpcHandlers(): RpcHandlers {
     return {
-      [giftCardPaymentPatterns.credentials]: async (payload) => {
-        const request = payload as GiftCardCredentialsRequest;
-        return this.credentialsFor(request.merchant_account_id, request.gift_card_id);
+      [giftCardPaymentPatterns.describe]: async (payload) => {
+        const request = payload as GiftCardDescribeRequest;
+        const digits = await this.describe(request.merchant_account_id, request.gift_card_id);
+        return digits
+          ? ({ bin: digits.bin, sub_bin: digits.subBin, last4: digits.last4 } satisfies GiftCardDigitsWire)
+          : null;
       },
       [giftCardPaymentPatterns.belongsTo]: async (payload) => {
         const request = payload as GiftCardBelongsToRequest;

@@ -79,7 +79,11 @@ async function writeEarlierRelease(events?: SqliteEventStore): Promise<void> {
 }
 
 /** No gift card service: only what was moved can answer. */
-const noServices = { activeGiftCardService: async () => null, serviceRef: async () => null };
+const noServices = {
+  activeGiftCardService: async () => null,
+  serviceRef: async () => null,
+  giftCardService: async () => null,
+};
 
 beforeEach(() => {
   dataDir = createTestDataDir('gift-cards-storage');

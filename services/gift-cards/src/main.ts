@@ -7,7 +7,8 @@
  * - the key hand-over at start (`gift-card-directory.keys`): the legacy key and the Idempotency-Key fingerprint key,
  *   derived from the transactions service's vault root; asked again until the transactions process answers;
  * - the merchant accounts' gift card services (`gift-card-directory.*`): the connector is built here;
- * - a split payment's stored cards (`gift-cards.credentials`, `gift-cards.belongs-to`), which it asks of this one.
+ * - a split payment's stored cards (`gift-cards.describe`, `gift-cards.belongs-to`), which it asks of this one;
+ * - and over Kafka: split tender's redemption requests from `transactions.events`, answered on `gift-cards.events`.
  *
  * The first start moves gift cards out of transactions.db (`openGiftCardsStorage`): only after the key hand-over, so
  * the transactions service is up and its vault root settled before the moved rows leave its file.

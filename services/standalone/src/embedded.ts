@@ -123,9 +123,14 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     ...transactions.giftCardKeys,
     services: transactions.giftCardServices,
     transactionEvents: transactionsStorage.store,
+    // Split tender's redemption requests, from the transactions relay on the in-process bus (subscribed before the
+    // relays start).
+    redemptionRequests: { bus, groupId: 'gift-cards.redemptions' },
   });
   await giftCards.start();
   transactions.useGiftCards(giftCards);
+  // Split tender: the gift cards service's answers, on the in-process bus (subscribed before the relays start).
+  await transactions.followGiftCardOutcomes({ bus, groupId: 'transactions.gift-card-outcomes' });
   rpc.register(giftCards.rpcHandlers());
 
   // Webhooks: follows the other services' topics on the in-process bus and renders targets by calling their

@@ -2,19 +2,21 @@
  * The transactions service's side of its couplings with the gift cards service: the merchant accounts' gift card
  * services (the connections are this service's) in process (`giftCardServiceDirectory`, embedded runtime) or over
  * RPC for the gift cards process (`giftCardDirectoryRpcHandlers`, with the key hand-over), and the gift cards process
- * as a split payment's credential source (`giftCardsOverRpc`).
+ * as a split payment's source of stored cards (`giftCardsOverRpc`).
  */
-import type { GiftCardConnector, GiftCardCredentials } from '@switchyard/connectors';
+import type { GiftCardConnector } from '@switchyard/connectors';
 import {
   giftCardDirectoryPatterns,
   giftCardPaymentPatterns,
   type ActiveGiftCardServiceWire,
   type GiftCardKeysWire,
+  type GiftCardDigitsWire,
   type GiftCardServiceRefWire,
+  type GiftCardServiceRequest,
 } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServiceConnection, PaymentServices } from './payment-services/payment-services.slice';
-import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import type { GiftCardSource } from './transactions/gift-card-payments';
 
 /** A gift card service as a stored gift card names it. */
 export interface GiftCardServiceRef {
@@ -32,6 +34,11 @@ export interface GiftCardServices {
     merchantAccountId: string,
   ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
   serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
+  /** The gift card service `id` (active or not) and its connector: the one a split payment planned with. */
+  giftCardService(
+    merchantAccountId: string,
+    id: string,
+  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
 }
 
 /**
@@ -48,17 +55,22 @@ export function giftCardDirectoryRpcHandlers(
     definition_id: connection.paymentServiceDefinitionId,
     display_name: connection.displayName,
   });
+  const wireOf = (connection: PaymentServiceConnection): ActiveGiftCardServiceWire => ({
+    service: refOf(connection),
+    merchant_account_id: connection.merchantAccountId,
+    fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
+    updated_at: connection.updatedAt,
+  });
   return {
     [giftCardDirectoryPatterns.activeService]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
       const { merchant_account_id: merchantAccountId } = payload as { merchant_account_id: string };
       const connection = activeGiftCardConnection(paymentServices, merchantAccountId);
-      if (!connection) return null;
-      return {
-        service: refOf(connection),
-        merchant_account_id: connection.merchantAccountId,
-        fields: Object.fromEntries(connection.fields.map((field) => [field.key, field.value])),
-        updated_at: connection.updatedAt,
-      };
+      return connection ? wireOf(connection) : null;
+    },
+    [giftCardDirectoryPatterns.service]: async (payload): Promise<ActiveGiftCardServiceWire | null> => {
+      const { merchant_account_id: merchantAccountId, id } = payload as GiftCardServiceRequest;
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection?.method === 'gift-card' ? wireOf(connection) : null;
     },
     [giftCardDirectoryPatterns.serviceRef]: async (payload): Promise<GiftCardServiceRefWire | null> => {
       const { merchant_account_id: merchantAccountId, id } = payload as { merchant_account_id: string; id: string };
@@ -73,15 +85,17 @@ export function giftCardDirectoryRpcHandlers(
 }
 
 /**
- * The gift cards process as a split payment's credential source (distributed runtime): a stored card's number and PIN
- * cross this one RPC, on mutual TLS, and stay in memory only while the payment runs (docs/architecture.md).
+ * The gift cards process as a split payment's source of stored cards (distributed runtime): what may be shown of one
+ * and whether it is the buyer's. Its number and PIN stay there: the redemptions are asked of it with events.
  */
-export const giftCardsOverRpc = (rpc: RpcClient): GiftCardCredentialSource => ({
-  credentialsFor: (merchantAccountId, giftCardId) =>
-    rpc.call<GiftCardCredentials | null>(giftCardPaymentPatterns.credentials, {
+export const giftCardsOverRpc = (rpc: RpcClient): GiftCardSource => ({
+  describe: async (merchantAccountId, giftCardId) => {
+    const digits = await rpc.call<GiftCardDigitsWire | null>(giftCardPaymentPatterns.describe, {
       merchant_account_id: merchantAccountId,
       gift_card_id: giftCardId,
-    }),
+    });
+    return digits ? { bin: digits.bin, subBin: digits.sub_bin, last4: digits.last4 } : null;
+  },
   belongsTo: (merchantAccountId, giftCardId, buyer) =>
     rpc.call<boolean>(giftCardPaymentPatterns.belongsTo, {
       merchant_account_id: merchantAccountId,
@@ -109,6 +123,12 @@ export function giftCardServiceDirectory(
     serviceRef: async (merchantAccountId, id) => {
       const connection = paymentServices.connection(merchantAccountId, id);
       return connection ? giftCardServiceRef(connection) : null;
+    },
+    giftCardService: async (merchantAccountId, id) => {
+      const connection = paymentServices.connection(merchantAccountId, id);
+      return connection?.method === 'gift-card'
+        ? { service: giftCardServiceRef(connection), connector: connectorFor(connection) }
+        : null;
     },
   };
 }

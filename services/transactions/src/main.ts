@@ -85,6 +85,11 @@ runMain(async () => {
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     onError: (error) => log.warn({ err: error }, 'relay to Kafka failed; retrying from its checkpoint'),
   });
+  // Split tender: the gift cards service's answers to the redemptions asked of it (before the relay publishes any).
+  await transactions.followGiftCardOutcomes({
+    bus,
+    groupId: `${settings.TRANSACTIONS_CONSUMER_GROUP}.gift-card-outcomes`,
+  });
   relay.start();
   const vaultRelayToKafka = vaultRelay(vaultStorage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,

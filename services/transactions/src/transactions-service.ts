@@ -11,6 +11,7 @@ import {
   VAULT_STREAM_PREFIXES,
   type EmbedBuyerPin,
 } from '@switchyard/contracts';
+import type { MessageBus } from '@switchyard/bus';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { RetentionSweeper, ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import type { ThreeDSecureDirectory } from '@switchyard/connectors';
@@ -27,7 +28,7 @@ import { KnownMerchantAccounts } from './merchant-account-settings';
 import type { NetworkTokenMerchantAccounts } from '@switchyard/vault';
 import type { Settings } from '@switchyard/config';
 import { withoutStreams } from '@switchyard/eventstore';
-import type { GiftCardCredentialSource } from './transactions/gift-card-payments';
+import type { GiftCardSource } from './transactions/gift-card-payments';
 import { giftCardDirectoryRpcHandlers, giftCardServiceDirectory, type GiftCardServices } from './gift-card-services';
 import type { VaultPort } from './vault-port';
 import type { CardForwarding } from './transactions/provider-connectors';
@@ -67,6 +68,8 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly buyerApprovalWindowMs?: number;
   /** Default 1 minute (GIFT_CARD_RECOVERY_AFTER_MS). */
   readonly giftCardRecoveryAfterMs?: number;
+  /** How long a split payment waits for the gift cards service's answer to a stored card's redemption or reversal. */
+  readonly giftCardOutcomeTimeoutMs?: number;
   /** Default 1 minute (RECONCILE_AFTER_MS). */
   readonly reconcileAfterMs?: number;
   /** Identity's merchant accounts (whether one exists); absent: not checked. */
@@ -99,6 +102,7 @@ export function transactionsOptionsFrom(
   | 'issuerMandatedThreeDSecure'
   | 'buyerApprovalWindowMs'
   | 'giftCardRecoveryAfterMs'
+  | 'giftCardOutcomeTimeoutMs'
   | 'reconcileAfterMs'
   | 'retention'
 > {
@@ -110,6 +114,8 @@ export function transactionsOptionsFrom(
     issuerMandatedThreeDSecure: settings.ISSUER_MANDATED_3DS,
     buyerApprovalWindowMs: settings.BUYER_APPROVAL_WINDOW_MS,
     giftCardRecoveryAfterMs: settings.GIFT_CARD_RECOVERY_AFTER_MS,
+    // The gift cards service's answer: the provider's own time limit, and a margin for the two relays between.
+    giftCardOutcomeTimeoutMs: settings.MOCK_CARD_TIMEOUT_MS + 5_000,
     reconcileAfterMs: settings.RECONCILE_AFTER_MS,
     pollIntervalMs: settings.POLL_INTERVAL_MS,
     retention: {
@@ -166,7 +172,7 @@ export class TransactionsService {
   private readonly giftCardRecoveryAfterMs: number;
   private readonly reconcileAfterMs: number;
   /** The gift cards service, once composed (`useGiftCards`): a split payment's stored cards. */
-  private giftCardSource: GiftCardCredentialSource | null = null;
+  private giftCardSource: GiftCardSource | null = null;
   private holdTimer: NodeJS.Timeout | undefined;
   /**
    * The one-off card shredder's work outside its projection (`shredDue`, `stop`). Not the slice itself: its table is
@@ -212,10 +218,13 @@ export class TransactionsService {
         holdWindowMs: this.holdWindowMs,
         returnTokenKey: vaultKeys.returnTokenKey,
         giftCardRecoveryAfterMs: this.giftCardRecoveryAfterMs,
+        ...(options.giftCardOutcomeTimeoutMs !== undefined
+          ? { giftCardOutcomeTimeoutMs: options.giftCardOutcomeTimeoutMs }
+          : {}),
       },
       giftCardCredentials: {
-        credentialsFor: async (merchantAccountId, giftCardId) =>
-          (await this.giftCardSource?.credentialsFor(merchantAccountId, giftCardId)) ?? null,
+        describe: async (merchantAccountId, giftCardId) =>
+          (await this.giftCardSource?.describe(merchantAccountId, giftCardId)) ?? null,
         belongsTo: async (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
           (await this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer)) ?? false,
       },
@@ -276,8 +285,17 @@ export class TransactionsService {
     this.retention?.start();
   }
 
+  /**
+   * Follows the gift cards service's answers to split tender's requests (`gift-cards.events` as `groupId`: the
+   * in-process bus embedded, Kafka distributed); a stored gift card is redeemed only while this runs.
+   */
+  followGiftCardOutcomes(options: { readonly bus: MessageBus; readonly groupId: string }): Promise<void> {
+    return this.transactions.followGiftCardOutcomes(options);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.holdTimer);
+    await this.transactions.stopFollowingGiftCardOutcomes();
     await this.retention?.stop();
     await this.host.stop();
     await this.oneOffCards.stop();
@@ -293,7 +311,7 @@ export class TransactionsService {
    * Where a split payment's stored gift cards come from: the gift cards service (composed after this one, in process)
    * or its process (`giftCardsOverRpc`).
    */
-  useGiftCards(source: GiftCardCredentialSource): void {
+  useGiftCards(source: GiftCardSource): void {
     this.giftCardSource = source;
   }
 

@@ -81,7 +81,11 @@ export function projectionsOf(service: string, store: EventStore, db: Database.D
         db,
         key: randomBytes(32),
         fingerprintKey: randomBytes(32),
-        services: { activeGiftCardService: async () => null, serviceRef: async () => null },
+        services: {
+          activeGiftCardService: async () => null,
+          serviceRef: async () => null,
+          giftCardService: async () => null,
+        },
       }).giftCards,
     };
   else if (service === 'webhooks')

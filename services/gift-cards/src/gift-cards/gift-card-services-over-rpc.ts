@@ -51,6 +51,13 @@ export function giftCardServicesOverRpc(rpc: RpcClient, providers: GiftCardProvi
       });
       return ref ? refOf(ref) : null;
     },
+    async giftCardService(merchantAccountId, id) {
+      const found = await rpc.call<ActiveGiftCardServiceWire | null>(giftCardDirectoryPatterns.service, {
+        merchant_account_id: merchantAccountId,
+        id,
+      });
+      return found ? { service: refOf(found.service), connector: connectorOf(found) } : null;
+    },
   };
 }
 

@@ -59,6 +59,11 @@ export interface GiftCardServiceDirectory {
   ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
   /** The connection `id` as it is now (its display name may have changed); null once deleted. */
   serviceRef(merchantAccountId: string, id: string): Promise<GiftCardServiceRef | null>;
+  /** The connection `id` (active or not) and its connector: the one a split payment planned with; null once deleted. */
+  giftCardService(
+    merchantAccountId: string,
+    id: string,
+  ): Promise<{ readonly service: GiftCardServiceRef; readonly connector: GiftCardConnector } | null>;
 }
 
 export interface GiftCardsDependencies {

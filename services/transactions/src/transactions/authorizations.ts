@@ -32,7 +32,7 @@ import { Instruments, takesNetworkTokens, type Instrument, type InstrumentCard }
 import type { VaultPort } from '../vault-port';
 import type { FlowDecision } from '../flow-rules/card-transaction-flow';
 import type { FlowRules } from '../flow-rules/flow-rules.slice';
-import { GiftCardPayments, type GiftCardCredentialSource, type PlannedGiftCards } from './gift-card-payments';
+import { GiftCardPayments, type GiftCardSource, type PlannedGiftCards } from './gift-card-payments';
 import {
   flowActionRecords,
   isFailoverCandidate,
@@ -83,6 +83,8 @@ export interface AuthorizationSettings {
   readonly returnTokenKey: Buffer;
   /** GIFT_CARD_RECOVERY_AFTER_MS: how long a split payment may stay unfinished before it is rolled back. */
   readonly giftCardRecoveryAfterMs: number;
+  /** How long a request waits for the gift cards service's answer (`GiftCardPaymentSettings.outcomeTimeoutMs`). */
+  readonly giftCardOutcomeTimeoutMs?: number;
 }
 
 /** What an attempt pays with: a vaulted card (by id: each attempt gets fresh aliases of it), a token, a redirect. */
@@ -113,7 +115,7 @@ export interface AuthorizationDependencies {
   readonly vault: VaultPort;
   readonly connectors: ProviderConnectors;
   /** Stored gift cards' numbers and PINs (the gift cards slice); null: only cards given by number can pay. */
-  readonly giftCardCredentials: GiftCardCredentialSource | null;
+  readonly giftCardCredentials: GiftCardSource | null;
   /** Told of work left for a timer's next round (a gift card roll-back the provider could not take yet). */
   readonly onBackgroundError?: (error: unknown) => void;
   /** Whether a merchant account exists (identity's); null: not checked (a service without identity, in tests). */
@@ -160,7 +162,12 @@ export class Authorizations {
       paymentServices: dependencies.paymentServices,
       connectors: dependencies.connectors,
       credentialSource: dependencies.giftCardCredentials,
-      settings: { recoveryAfterMs: dependencies.settings.giftCardRecoveryAfterMs },
+      settings: {
+        recoveryAfterMs: dependencies.settings.giftCardRecoveryAfterMs,
+        ...(dependencies.settings.giftCardOutcomeTimeoutMs !== undefined
+          ? { outcomeTimeoutMs: dependencies.settings.giftCardOutcomeTimeoutMs }
+          : {}),
+      },
       ...(dependencies.onBackgroundError ? { onRollBackPending: dependencies.onBackgroundError } : {}),
     });
   }

@@ -5,8 +5,15 @@
  * that may have happened is reversed by that reference and the payment method's authorization is voided; only then
  * is the payment recorded as failed. All of it succeeded: an `intent: capture` payment method is captured.
  *
+ * A stored card (`POST /gift-cards`) is redeemed and reversed by the gift cards service, which alone reads its number
+ * and PIN: the request is an event on the transaction stream (`GiftCardRedemptionRequested`,
+ * `GiftCardReversalRequested`, relayed on `transactions.events`), its answer an event of the gift cards service
+ * (`gift-cards.events`) that `GiftCardOutcomes` records here (`recordOutcome`) and hands to the request waiting for it
+ * (up to `outcomeTimeoutMs`: no answer by then is no answer, as a provider's timeout). A card given by number and PIN
+ * in the request is redeemed from here, as it came in with the request.
+ *
  * A crash can stop this anywhere. Every step is an event, and the provider's redeem and reverse calls are idempotent
- * by reference, so recovery needs no memory of the crashed process: a process still open after
+ * by reference (the gift cards service's, by redemption id), so recovery needs no memory of the crashed process: a process still open after
  * GIFT_CARD_RECOVERY_AFTER_MS that no request in this process is running is rolled back — every redemption not
  * known to be failed is reversed (a reference the provider never redeemed reverses nothing, and the simulator
  * refuses it ever after), the authorization is voided. The buyer's request never got its answer, so nothing is
@@ -19,9 +26,11 @@ import {
   type GiftCardCredentials,
   type ProviderResponse,
 } from '@switchyard/connectors';
-import type { EmbedBuyerPin, TransactionCreateInput } from '@switchyard/contracts';
+import { giftCardRedemptionEventTypes, type EmbedBuyerPin, type TransactionCreateInput } from '@switchyard/contracts';
+import { DomainError } from '@switchyard/decider';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
+import { GiftCardOutcomes, redemptionAnswers, reversalAnswers, type GiftCardOutcome } from './gift-card-outcomes';
 import { toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import {
@@ -35,12 +44,15 @@ import {
 import type { TransactionStore } from './transaction-store';
 
 /**
- * Where a stored gift card's number and PIN come from: the gift cards service, in process (embedded runtime) or over
- * its RPC patterns `gift-cards.credentials` and `gift-cards.belongs-to` (distributed runtime, `giftCardsOverRpc`).
+ * The stored gift cards: the gift cards service, in process (embedded runtime) or over its RPC patterns
+ * `gift-cards.describe` and `gift-cards.belongs-to` (distributed runtime, `giftCardsOverRpc`). Never a number or PIN.
  */
-export interface GiftCardCredentialSource {
-  /** The stored card's number and PIN; null when unknown, deleted or another merchant account's. */
-  credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null>;
+export interface GiftCardSource {
+  /** What may be shown of the stored card; null when unknown, deleted or another merchant account's. */
+  describe(
+    merchantAccountId: string,
+    giftCardId: string,
+  ): Promise<{ readonly bin: string; readonly subBin: string; readonly last4: string } | null>;
   /** Whether the stored card is the buyer's (stored for that `buyer_id` or `buyer_external_identifier`). */
   belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): Promise<boolean>;
 }
@@ -48,7 +60,12 @@ export interface GiftCardCredentialSource {
 export interface GiftCardPaymentSettings {
   /** How long an unfinished gift card process may stay open before recovery rolls it back. */
   readonly recoveryAfterMs: number;
+  /** How long a request waits for the gift cards service's answer (a stored card's redemption or reversal). */
+  readonly outcomeTimeoutMs?: number;
 }
+
+/** Default of `outcomeTimeoutMs`: longer than the provider's own time limit (MOCK_CARD_TIMEOUT_MS, 10 s). */
+export const GIFT_CARD_OUTCOME_TIMEOUT_MS = 15_000;
 
 /** What a create request's gift cards resolve to before the transaction exists. */
 export interface PlannedGiftCards {
@@ -71,6 +88,10 @@ const interruptedErrorCode = 'operation_canceled';
 export class GiftCardPayments {
   /** Numbers and PINs by transaction, only while the request that brought them runs (or waits for the buyer). */
   private readonly credentials = new Map<string, ReadonlyMap<string, GiftCardCredentials>>();
+  /** The gift cards service's answers, recorded here and handed to the requests waiting for them. */
+  readonly outcomes = new GiftCardOutcomes((outcome) =>
+    this.store.actingAs({ type: 'system', id: 'gift-cards' }, () => this.recordOutcome(outcome)),
+  );
   /** Transactions whose gift card process a request in this process is driving: recovery leaves them alone. */
   private readonly running = new Set<string>();
 
@@ -80,7 +101,7 @@ export class GiftCardPayments {
     private readonly dependencies: {
       readonly paymentServices: PaymentServices;
       readonly connectors: ProviderConnectors;
-      readonly credentialSource: GiftCardCredentialSource | null;
+      readonly credentialSource: GiftCardSource | null;
       readonly settings: GiftCardPaymentSettings;
       /** Told of a roll-back left for the next recovery round (the service's background error handler). */
       readonly onRollBackPending?: (error: RollBackPending) => void;
@@ -119,7 +140,7 @@ export class GiftCardPayments {
     const redemptions: GiftCardRedemptionPlan[] = [];
     for (const [index, item] of items.entries()) {
       const redemptionId = this.context.newId();
-      let card: GiftCardCredentials | null;
+      let digits: { readonly bin: string; readonly subBin: string; readonly last4: string } | null;
       if ('id' in item) {
         const source = this.dependencies.credentialSource;
         if (
@@ -131,8 +152,8 @@ export class GiftCardPayments {
             { location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' },
           ]);
         }
-        card = (await source?.credentialsFor(merchantAccountId, item.id)) ?? null;
-        if (!card) {
+        digits = (await source?.describe(merchantAccountId, item.id)) ?? null;
+        if (!digits) {
           throw ApiError.badRequest('The gift card does not exist', [
             {
               location: 'body',
@@ -143,10 +164,9 @@ export class GiftCardPayments {
           ]);
         }
       } else {
-        card = { number: item.number, pin: item.pin };
+        credentials.set(redemptionId, { number: item.number, pin: item.pin });
+        digits = giftCardDigitsOf(item.number);
       }
-      credentials.set(redemptionId, card);
-      const digits = giftCardDigitsOf(card.number);
       redemptions.push({
         redemptionId,
         ...('id' in item ? { giftCardId: item.id } : {}),
@@ -205,6 +225,23 @@ export class GiftCardPayments {
     );
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created') continue;
+      if (redemption.giftCardId !== undefined) {
+        // A stored card: asked of the gift cards service; its answer is recorded here as well as by `outcomes`.
+        const answer = await this.ask(id, redemption.redemptionId, 'RequestGiftCardRedemption');
+        if (answer?.type === giftCardRedemptionEventTypes.redeemed) {
+          await this.recordOutcome(answer);
+          continue;
+        }
+        if (answer?.type === giftCardRedemptionEventTypes.refused) await this.recordOutcome(answer);
+        // Unanswered, or no answer in time: the card may have been charged; it stays `created` and is reversed.
+        return this.rollBack(
+          id,
+          answer?.data.error ?? {
+            errorCode: 'service_network_error',
+            rawErrorMessage: 'the gift cards service did not answer in time',
+          },
+        );
+      }
       const card = cards?.get(redemption.redemptionId);
       if (!card)
         return this.rollBack(id, {
@@ -259,6 +296,15 @@ export class GiftCardPayments {
     const connector = this.connectorOf(t);
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created' && redemption.status !== 'succeeded') continue;
+      if (redemption.giftCardId !== undefined) {
+        const answer = await this.ask(id, redemption.redemptionId, 'RequestGiftCardReversal');
+        if (answer?.type !== giftCardRedemptionEventTypes.reversed)
+          throw new RollBackPending(
+            `gift card redemption ${redemption.redemptionId} could not be reversed: ${answer?.data.error?.errorCode ?? 'the gift cards service did not answer in time'}`,
+          );
+        await this.recordOutcome(answer);
+        continue;
+      }
       const answer = await this.call(() => connector.reverse({ reference: redemption.redemptionId }));
       if (answer.outcome !== 'succeeded')
         throw new RollBackPending(
@@ -391,6 +437,91 @@ export class GiftCardPayments {
       }
     }
     return recovered;
+  }
+
+  /**
+   * Asks the gift cards service (an event on the transaction stream) and waits for its answer; null when none came in
+   * time (or nothing follows its answers).
+   */
+  private async ask(
+    id: string,
+    redemptionId: string,
+    type: 'RequestGiftCardRedemption' | 'RequestGiftCardReversal',
+  ): Promise<GiftCardOutcome | null> {
+    if (!this.outcomes.following) return null;
+    const waiting = this.outcomes.wait(
+      redemptionId,
+      type === 'RequestGiftCardRedemption' ? redemptionAnswers : reversalAnswers,
+      this.dependencies.settings.outcomeTimeoutMs ?? GIFT_CARD_OUTCOME_TIMEOUT_MS,
+    );
+    try {
+      await this.store.record(id, { type, data: { redemptionId } });
+    } catch (error) {
+      waiting.cancel();
+      throw error;
+    }
+    return waiting.promise;
+  }
+
+  /**
+   * One answer of the gift cards service on its transaction's stream (from `outcomes`, and from the request that
+   * waited for it: the same answer twice records once). A success for a redemption no longer undecided — the payment
+   * was rolled back meanwhile — is reversed, never recorded. No answer (unanswered, a failed reversal) records nothing.
+   */
+  async recordOutcome(outcome: GiftCardOutcome): Promise<void> {
+    const { transactionId: id, redemptionId } = outcome.data;
+    const t = await this.store.state(id);
+    if (t.status === 'absent' || !t.giftCards) return;
+    const redemption = t.giftCards.redemptions.find((r) => r.redemptionId === redemptionId);
+    if (!redemption) return;
+    const open = isGiftCardPaymentOpen(t);
+    try {
+      switch (outcome.type) {
+        case giftCardRedemptionEventTypes.redeemed: {
+          if (redemption.status === 'succeeded' || redemption.status === 'reversed') return;
+          if (redemption.status !== 'created' || !open) {
+            await this.store.record(id, { type: 'RequestGiftCardReversal', data: { redemptionId } });
+            return;
+          }
+          const merchantInitiated = Boolean(
+            (this.store.readModel.find(id)?.details as { merchantInitiated?: boolean } | undefined)?.merchantInitiated,
+          );
+          await this.store.record(id, {
+            type: 'RecordGiftCardRedemption',
+            data: {
+              redemptionId,
+              merchantInitiated,
+              result: { outcome: 'succeeded', providerRedemptionId: outcome.data.providerRedemptionId ?? '' },
+            },
+          });
+          return;
+        }
+        case giftCardRedemptionEventTypes.refused:
+          if (redemption.status !== 'created' || !open) return;
+          await this.store.record(id, {
+            type: 'RecordGiftCardRedemption',
+            data: {
+              redemptionId,
+              merchantInitiated: false,
+              result: { outcome: 'failed', error: outcome.data.error ?? { errorCode: 'unknown_error' } },
+            },
+          });
+          return;
+        case giftCardRedemptionEventTypes.reversed:
+          if (redemption.status !== 'created' && redemption.status !== 'succeeded') return;
+          await this.store.record(id, {
+            type: 'RecordGiftCardReversal',
+            data: { redemptionId, reversed: outcome.data.reversed === true },
+          });
+          return;
+        default:
+          return;
+      }
+    } catch (error) {
+      // Decided meanwhile by the other recorder of the same answer: nothing left to record.
+      if (error instanceof DomainError) return;
+      throw error;
+    }
   }
 
   private connectorOf(t: Transaction): GiftCardConnector {

@@ -175,6 +175,10 @@ export type TransactionCommand =
           | { readonly outcome: 'failed'; readonly error: GiftCardError };
       }
     >
+  /** Ask the gift cards service to redeem a stored card (it calls the provider; the answer comes back as an event). */
+  | Command<'RequestGiftCardRedemption', { readonly redemptionId: string }>
+  /** Ask the gift cards service to reverse a stored card's redemption by its reference. */
+  | Command<'RequestGiftCardReversal', { readonly redemptionId: string }>
   /** Every redemption not yet asked of the provider will not be. */
   | Command<'SkipGiftCardRedemptions', Record<string, never>>
   /** The provider's answer to a reversal by reference: `reversed: false` means it never made that redemption. */
@@ -660,6 +664,59 @@ function decideGiftCardRedemption(
   ];
 }
 
+/** A stored card's redemption asked of the gift cards service: only while it is undecided and the payment open. */
+function decideGiftCardRedemptionRequest(t: Transaction, redemptionId: string, at: string): TransactionEvent[] {
+  const part = giftCardPart(t);
+  const redemption =
+    part.redemptions.find((r) => r.redemptionId === redemptionId) ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} could not be found`);
+  const giftCardId =
+    redemption.giftCardId ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of a stored gift card`);
+  if (redemption.status !== 'created' || part.outcome !== null)
+    fail('gift_card_redemption_decided', `Gift card redemption ${redemptionId} is already ${redemption.status}`);
+  return [
+    {
+      type: 'GiftCardRedemptionRequested',
+      data: {
+        redemptionId,
+        transactionId: t.id,
+        merchantAccountId: t.merchantAccountId,
+        giftCardServiceId: part.serviceId,
+        giftCardId,
+        amount: redemption.amount,
+        currency: t.currency,
+        at,
+      },
+    },
+  ];
+}
+
+/**
+ * A stored card's redemption to reverse, whatever it stands at: a success the gift cards service reports after the
+ * payment was rolled back is reversed too (the gift cards service reverses each once).
+ */
+function decideGiftCardReversalRequest(t: Transaction, redemptionId: string, at: string): TransactionEvent[] {
+  const part = giftCardPart(t);
+  const redemption =
+    part.redemptions.find((r) => r.redemptionId === redemptionId) ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} could not be found`);
+  if (redemption.giftCardId === undefined)
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of a stored gift card`);
+  return [
+    {
+      type: 'GiftCardReversalRequested',
+      data: {
+        redemptionId,
+        transactionId: t.id,
+        merchantAccountId: t.merchantAccountId,
+        giftCardServiceId: part.serviceId,
+        at,
+      },
+    },
+  ];
+}
+
 function decideGiftCardReversal(
   t: Transaction,
   data: { readonly redemptionId: string; readonly reversed: boolean },
@@ -838,6 +895,10 @@ export function decideTransaction(command: TransactionCommand, state: Transactio
       return decideIncrement(state, command.data, at);
     case 'RecordGiftCardRedemption':
       return decideGiftCardRedemption(existing(state), command.data, at);
+    case 'RequestGiftCardRedemption':
+      return decideGiftCardRedemptionRequest(existing(state), command.data.redemptionId, at);
+    case 'RequestGiftCardReversal':
+      return decideGiftCardReversalRequest(existing(state), command.data.redemptionId, at);
     case 'SkipGiftCardRedemptions': {
       const created = giftCardPart(existing(state)).redemptions.filter((r) => r.status === 'created');
       return created.length === 0

@@ -85,6 +85,54 @@ describe('redemptions', () => {
       .then([{ type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r1', 'r2'], at } }]);
   });
 
+  it('asks the gift cards service to redeem a stored card while it is undecided, and only a stored one', () => {
+    given([giftOnly])
+      .when(command('RequestGiftCardRedemption', { redemptionId: 'r1' }))
+      .then([
+        {
+          type: 'GiftCardRedemptionRequested',
+          data: {
+            redemptionId: 'r1',
+            transactionId: 't1',
+            merchantAccountId: 'default',
+            giftCardServiceId: 'gift-service',
+            giftCardId: 'stored-1',
+            amount: 1_000,
+            currency: 'USD',
+            at,
+          },
+        },
+      ]);
+    given([giftOnly])
+      .when(command('RequestGiftCardRedemption', { redemptionId: 'r2' }))
+      .thenThrows('gift_card_redemption_not_found');
+    given([giftOnly, redeemed('r1', 'stored-1')])
+      .when(command('RequestGiftCardRedemption', { redemptionId: 'r1' }))
+      .thenThrows('gift_card_redemption_decided');
+  });
+
+  it('asks for a stored card’s reversal whatever it stands at (a late success after a roll-back too)', () => {
+    const reversal = {
+      type: 'GiftCardReversalRequested',
+      data: {
+        redemptionId: 'r1',
+        transactionId: 't1',
+        merchantAccountId: 'default',
+        giftCardServiceId: 'gift-service',
+        at,
+      },
+    } as const;
+    given([giftOnly])
+      .when(command('RequestGiftCardReversal', { redemptionId: 'r1' }))
+      .then([reversal]);
+    given([giftOnly, { type: 'GiftCardRedemptionsSkipped', data: { redemptionIds: ['r1', 'r2'], at } }])
+      .when(command('RequestGiftCardReversal', { redemptionId: 'r1' }))
+      .then([reversal]);
+    given([giftOnly])
+      .when(command('RequestGiftCardReversal', { redemptionId: 'r2' }))
+      .thenThrows('gift_card_redemption_not_found');
+  });
+
   it('reverses a succeeded redemption; one never made by the provider (reversed: false) is skipped', () => {
     given([giftOnly, redeemed('r1')])
       .when(command('RecordGiftCardReversal', { redemptionId: 'r1', reversed: true }))

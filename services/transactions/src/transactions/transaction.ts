@@ -3,6 +3,7 @@
  * The rules that choose the events live beside it in `transaction.decide.ts`.
  */
 import type { DomainEvent } from '@switchyard/decider';
+import type { GiftCardRedemptionRequestedData, GiftCardReversalRequestedData } from '@switchyard/contracts';
 
 /** Amounts are integers in minor units. */
 export type Minor = number;
@@ -283,6 +284,13 @@ export type TransactionEvent =
       } & At
     >
   | DomainEvent<'GiftCardRedemptionFailed', { readonly redemptionId: string } & GiftCardError & At>
+  /**
+   * A stored card's redemption asked of the gift cards service (`GiftCardRedemptionRequestedData` of the contracts:
+   * it calls the provider and answers on `gift-cards.events`); changes nothing until the answer is recorded.
+   */
+  | DomainEvent<'GiftCardRedemptionRequested', GiftCardRedemptionRequestedData & At>
+  /** A stored card's redemption to reverse, asked of the gift cards service the same way. */
+  | DomainEvent<'GiftCardReversalRequested', GiftCardReversalRequestedData & At>
   /** Redemptions never asked of the provider: an earlier instrument failed. */
   | DomainEvent<'GiftCardRedemptionsSkipped', { readonly redemptionIds: readonly string[] } & At>
   /** A redemption put back on its card because another instrument of the payment failed (or the process was recovered). */
@@ -640,6 +648,9 @@ export function evolveTransaction(state: TransactionState, event: TransactionEve
       const { redemptionId, at: _at, ...error } = event.data;
       return withRedemption(t, [redemptionId], { status: 'failed', error });
     }
+    case 'GiftCardRedemptionRequested':
+    case 'GiftCardReversalRequested':
+      return t;
     case 'GiftCardRedemptionsSkipped':
       return withRedemption(t, event.data.redemptionIds, { status: 'skipped' });
     case 'GiftCardRedemptionReversed':

@@ -38,6 +38,7 @@ import {
   type TransactionVoid,
   type TransactionVoidRequest,
 } from '@switchyard/contracts';
+import type { MessageBus } from '@switchyard/bus';
 import type { RpcHandler, RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
 import { Authorizations, type AuthorizationDependencies } from './authorizations';
@@ -187,6 +188,18 @@ export class Transactions implements TransactionsSlice {
   /** Completes the create requests whose hold window has passed (the service runs it on a timer). */
   expireHolds(): Promise<number> {
     return this.store.actingAs(systemActor('hold-expiry'), () => this.authorizations.expireHolds());
+  }
+
+  /**
+   * Follows the gift cards service's answers to split tender's requests on `gift-cards.events` as `groupId`
+   * (`GiftCardOutcomes`): stored gift cards are redeemed only while it does. Resolves once live.
+   */
+  followGiftCardOutcomes(options: { readonly bus: MessageBus; readonly groupId: string }): Promise<void> {
+    return this.authorizations.giftCards.outcomes.start(options);
+  }
+
+  stopFollowingGiftCardOutcomes(): Promise<void> {
+    return this.authorizations.giftCards.outcomes.stop();
   }
 
   /** Rolls back gift card payments left unfinished past the recovery window (the service runs it on a timer). */

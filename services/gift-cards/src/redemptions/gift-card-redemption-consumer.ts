@@ -1,0 +1,46 @@
+/**
+ * The redemption and reversal requests (`GiftCardRedemptionRequested`, `GiftCardReversalRequested`) brought to
+ * `GiftCardRedemptions` from `transactions.events` as a consumer group of their own (Kafka in the distributed runtime,
+ * the in-process bus the transactions relay publishes to in the embedded one): the group's committed offsets are the
+ * checkpoint, and a request is acknowledged only once its outcome is appended. At least once: `GiftCardRedemptions`
+ * acts once per redemption id.
+ */
+import type { BusSubscription, MessageBus } from '@switchyard/bus';
+import { giftCardRedemptionRequestTypes, transactionsTopic, type EventMessage } from '@switchyard/contracts';
+import type { GiftCardRedemptions } from './gift-card-redemptions';
+
+const requestTypes: ReadonlySet<string> = new Set(Object.values(giftCardRedemptionRequestTypes));
+
+/** From `transactions.events` (distributed runtime). */
+export class GiftCardRedemptionConsumer {
+  private subscription: BusSubscription | null = null;
+
+  constructor(
+    private readonly redemptions: GiftCardRedemptions,
+    private readonly options: {
+      readonly bus: MessageBus;
+      /** `<GIFT_CARDS_CONSUMER_GROUP>.redemptions`: its offsets are its own, apart from the usage's. */
+      readonly groupId: string;
+    },
+  ) {}
+
+  /** Joins the group (resolves once live); a new group reads the topic from its beginning (nothing is acted on twice). */
+  async start(): Promise<void> {
+    if (this.subscription) return;
+    this.subscription = await this.options.bus.subscribe({
+      groupId: this.options.groupId,
+      topics: [transactionsTopic],
+      fromBeginning: true,
+      handler: async (message) => {
+        const event = JSON.parse(message.value) as EventMessage;
+        if (requestTypes.has(event.type)) await this.redemptions.handle(event);
+      },
+    });
+  }
+
+  async stop(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = null;
+    await subscription?.stop();
+  }
+}
