@@ -5,3 +5,4 @@ export * from './relay';
 export * from './service-storage';
 export * from './deferred-sync';
 export * from './private-files';
+export * from './topic-projection';

@@ -45,7 +45,7 @@ export class Projector {
     const checkpoints = new SqliteCheckpointStore(db);
     const byCheckpoint = new Map<string | undefined, Projection[]>();
     for (const projection of Array.isArray(projections) ? projections : [projections as Projection]) {
-      const at = checkpoints.load(checkpointName(projection));
+      const at = checkpoints.load(projectionCheckpointName(projection));
       byCheckpoint.set(at, [...(byCheckpoint.get(at) ?? []), projection]);
     }
     for (const members of byCheckpoint.values()) this.addGroup(members);
@@ -91,7 +91,9 @@ export class Projector {
   }
 }
 
-const checkpointName = (projection: Projection): string => `projection:${projection.name}`;
+/** Where a store-following projection keeps its checkpoint (`checkpoints`); a `TopicProjection` of it reads it. */
+export const projectionCheckpointName = (projection: Pick<Projection, 'name'>): string =>
+  `projection:${projection.name}`;
 
 /** Projections at the same checkpoint, read and committed together. `members[0]`'s checkpoint is the group's. */
 class ProjectionGroup {
@@ -117,7 +119,7 @@ class ProjectionGroup {
       const last = events[events.length - 1];
       const skipped: Projection[] = [];
       for (const projection of targets) {
-        const name = checkpointName(projection);
+        const name = projectionCheckpointName(projection);
         if (checkpoints.load(name) !== after) {
           skipped.push(projection);
           continue;
@@ -139,9 +141,9 @@ class ProjectionGroup {
       // Read before every batch: a member moved meanwhile — by another process, or reset to be rebuilt (its rows and
       // checkpoint deleted) — leaves the group here and follows on its own from where it stands.
       load: () => {
-        const at = checkpoints.load(checkpointName(this.members[0]!));
+        const at = checkpoints.load(projectionCheckpointName(this.members[0]!));
         for (const projection of this.members.slice(1))
-          if (checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
+          if (checkpoints.load(projectionCheckpointName(projection)) !== at) this.split(projection);
         return at;
       },
       save: () => undefined, // the batch's transaction saved every member's
@@ -149,7 +151,7 @@ class ProjectionGroup {
     this.follower = new LogFollower({
       name:
         this.members.length === 1
-          ? checkpointName(this.members[0]!)
+          ? projectionCheckpointName(this.members[0]!)
           : `projections:${this.members.map((projection) => projection.name).join(',')}`,
       store,
       checkpoints: groupCheckpoints,
@@ -177,9 +179,10 @@ class ProjectionGroup {
           }
         }
         // Moved by another process to somewhere else than the group: it follows on its own from there.
-        const at = checkpoints.load(checkpointName(this.members[0]!));
+        const at = checkpoints.load(projectionCheckpointName(this.members[0]!));
         for (const projection of skipped)
-          if (this.members.length > 1 && checkpoints.load(checkpointName(projection)) !== at) this.split(projection);
+          if (this.members.length > 1 && checkpoints.load(projectionCheckpointName(projection)) !== at)
+            this.split(projection);
       },
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
       ...(options.onError

@@ -23,11 +23,11 @@ import {
   type GiftCardDigitsWire,
 } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
-import { Projector } from '@switchyard/readmodel';
+import { Projector, type TopicProjection } from '@switchyard/readmodel';
 import type { RpcHandler, RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { giftCardsUpcasters } from './event-schema';
-import { GiftCardUsageConsumer } from './gift-cards/gift-card-usage-consumer';
+import { giftCardUsageFromTopic } from './gift-cards/gift-card-usage-consumer';
 import { GiftCards, type GiftCardServiceDirectory } from './gift-cards/gift-cards.slice';
 import { GiftCardRedemptionConsumer } from './redemptions/gift-card-redemption-consumer';
 import { GiftCardRedemptions } from './redemptions/gift-card-redemptions';
@@ -67,7 +67,7 @@ export class GiftCardsService {
   readonly giftCards: GiftCards;
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
-  private readonly usageFromBus: GiftCardUsageConsumer | null;
+  private readonly usageFromBus: TopicProjection | null;
   /** Split tender's redemptions and reversals, asked for with events (`GiftCardRedemptionRequested`, …). */
   readonly redemptions: GiftCardRedemptions;
   private readonly redemptionRequests: GiftCardRedemptionConsumer | null;
@@ -94,7 +94,7 @@ export class GiftCardsService {
       : null;
     this.usageFromBus =
       !this.usage && options.transactionsTopic
-        ? new GiftCardUsageConsumer(options.db, this.giftCards.readModel.usageProjection, options.transactionsTopic)
+        ? giftCardUsageFromTopic(options.db, this.giftCards.readModel.usageProjection, options.transactionsTopic)
         : null;
     this.redemptions = new GiftCardRedemptions({
       store: options.store,

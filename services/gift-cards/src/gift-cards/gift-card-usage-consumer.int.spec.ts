@@ -8,7 +8,8 @@ import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, transactionsTopic, type EventMessage } from '@switchyard/contracts';
 import { compareSqlitePositions } from '@switchyard/eventstore';
-import { GiftCardUsageConsumer } from './gift-card-usage-consumer';
+import type { TopicProjection } from '@switchyard/readmodel';
+import { giftCardUsageFromTopic } from './gift-card-usage-consumer';
 import { GiftCardsReadModel } from './gift-cards.read-model';
 
 const card = randomUUID();
@@ -34,7 +35,7 @@ function message(position: number, type = 'GiftCardRedemptionSucceeded', id = ra
 
 let db: Database.Database;
 let bus: InProcessMessageBus;
-let consumers: GiftCardUsageConsumer[];
+let consumers: TopicProjection[];
 
 beforeEach(() => {
   db = new Database(':memory:');
@@ -49,7 +50,7 @@ afterEach(async () => {
 });
 
 async function follow(groupId: string): Promise<void> {
-  const consumer = new GiftCardUsageConsumer(db, new GiftCardsReadModel(db).usageProjection, {
+  const consumer = giftCardUsageFromTopic(db, new GiftCardsReadModel(db).usageProjection, {
     bus,
     groupId,
     comparePositions: compareSqlitePositions,
@@ -90,7 +91,7 @@ it('counts each redemption once: a redelivery, and a new group reading the topic
 
 it('skips what the store-following projection of an earlier release already counted (up to its checkpoint)', async () => {
   db.exec('CREATE TABLE checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
-  db.prepare("INSERT INTO checkpoints (name, position) VALUES ('gift-card-usage', '5')").run();
+  db.prepare("INSERT INTO checkpoints (name, position) VALUES ('projection:gift-card-usage', '5')").run();
   await follow('gift-cards');
   await publish(message(4), message(5), message(6));
   expect(usageCount()).toBe(1);

@@ -1,0 +1,86 @@
+/**
+ * A projection fed from another service's topic instead of its store, which another process owns (distributed
+ * runtime): the stored gift cards' usage and the stored payment methods' usage follow `transactions.events` this way,
+ * each as a consumer group of its own. The embedded runtime keeps following the store (`Projector`, read-your-writes).
+ *
+ * The bus delivers at least once: each event is applied in one SQLite transaction with the record of its id (the
+ * `seenTable`), so a redelivery, or a new consumer group reading the topic from its beginning, applies nothing twice.
+ * An event the store-following projection already applied (at or before its checkpoint, `projection:<name>`: an
+ * installation that ran embedded before) is skipped too. Reads may lag a moment behind the other service here.
+ */
+import type Database from 'better-sqlite3';
+import type { BusSubscription, IncomingMessage, MessageBus } from '@switchyard/bus';
+import type { EventMessage } from '@switchyard/contracts';
+import type { RecordedEvent } from '@switchyard/eventstore';
+import { projectionCheckpointName, type Projection } from './projection';
+
+export interface TopicProjectionOptions {
+  readonly bus: MessageBus;
+  /** One per installation sharing a broker (e.g. GIFT_CARDS_CONSUMER_GROUP). */
+  readonly groupId: string;
+  readonly topic: string;
+  /** The event types the projection applies; the others are skipped unread. */
+  readonly types: ReadonlySet<string>;
+  /** The table of the event ids applied (one per projection; created here). */
+  readonly seenTable: string;
+  /** How the other store orders its positions (`compareSqlitePositions`, `compareEventStoreDbPositions`). */
+  readonly comparePositions: (a: string, b: string) => number;
+}
+
+export class TopicProjection {
+  private subscription: BusSubscription | null = null;
+  private readonly applyOnce: (event: RecordedEvent) => void;
+
+  constructor(
+    db: Database.Database,
+    projection: Projection,
+    private readonly options: TopicProjectionOptions,
+  ) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(options.seenTable)) throw new Error(`not a table name: ${options.seenTable}`);
+    db.exec(`CREATE TABLE IF NOT EXISTS ${options.seenTable} (event_id TEXT PRIMARY KEY)`);
+    db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
+    const seen = db.prepare<[string]>(`INSERT OR IGNORE INTO ${options.seenTable} (event_id) VALUES (?)`);
+    const storeCheckpoint = (
+      db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(projectionCheckpointName(projection)) as
+        | { position: string }
+        | undefined
+    )?.position;
+    this.applyOnce = db.transaction((event: RecordedEvent) => {
+      if (storeCheckpoint !== undefined && options.comparePositions(event.position, storeCheckpoint) <= 0) return;
+      if (seen.run(event.id).changes === 0) return;
+      projection.apply(event, db);
+    });
+  }
+
+  /** Joins the group (resolves once live); a new group reads the topic from its beginning. */
+  async start(): Promise<void> {
+    if (this.subscription) return;
+    this.subscription = await this.options.bus.subscribe({
+      groupId: this.options.groupId,
+      topics: [this.options.topic],
+      fromBeginning: true,
+      handler: async (message) => this.ingest(message),
+    });
+  }
+
+  async stop(): Promise<void> {
+    const subscription = this.subscription;
+    this.subscription = null;
+    await subscription?.stop();
+  }
+
+  private ingest(message: IncomingMessage): void {
+    const event = JSON.parse(message.value) as EventMessage;
+    if (!this.options.types.has(event.type)) return;
+    this.applyOnce({
+      id: event.id,
+      streamId: event.stream_id,
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata,
+      revision: event.revision,
+      position: event.position,
+      recordedAt: event.recorded_at,
+    });
+  }
+}
