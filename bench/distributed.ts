@@ -288,7 +288,8 @@ async function startEmbeddedRuntime(simulator: Simulator): Promise<Runtime> {
 async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const dataDir = createTestDataDir('bench-distributed');
   const credentials = await rpcCredentialsForTests();
-  const [identityPort, transactionsPort, giftCardsPort, webhooksPort, httpPort] = [
+  const [identityPort, transactionsPort, vaultPort, giftCardsPort, webhooksPort, httpPort] = [
+    await freePort(),
     await freePort(),
     await freePort(),
     await freePort(),
@@ -300,6 +301,7 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
     DATA_DIR: dataDir,
     IDENTITY_RPC_URL: `tcp://127.0.0.1:${identityPort}`,
     TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+    VAULT_RPC_URL: `tcp://127.0.0.1:${vaultPort}`,
     GIFT_CARDS_RPC_URL: `tcp://127.0.0.1:${giftCardsPort}`,
     WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
     // The receiver of the event-lag phase listens on loopback.
@@ -307,6 +309,8 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
     // The broker may be shared (tests, earlier runs): this installation's own consumer group.
     WEBHOOKS_CONSUMER_GROUP: `bench-webhooks-${randomUUID()}`,
     GIFT_CARDS_CONSUMER_GROUP: `bench-gift-cards-${randomUUID()}`,
+    VAULT_CONSUMER_GROUP: `bench-vault-${randomUUID()}`,
+    TRANSACTIONS_CONSUMER_GROUP: `bench-transactions-${randomUUID()}`,
     KAFKA_BROKERS: kafkaBrokersForTests().join(','),
     REDIS_URL: defaultRedisUrl(),
     PORT: String(httpPort),
@@ -320,6 +324,8 @@ async function startDistributed(simulator: Simulator): Promise<Runtime> {
   const processes: Record<string, RunningProcess> = {};
   processes.identity = startTsProcess('services/identity/src/main.ts', envOf('identity'));
   processes.transactions = startTsProcess('services/transactions/src/main.ts', envOf('transactions'));
+  // Every card-bearing call of an authorization goes through it (the card summary, the aliases, the forwarder).
+  processes.vault = startTsProcess('services/vault/src/main.ts', envOf('vault'));
   // The gateway's /readyz pings it (and a split payment with a stored card asks it).
   processes['gift-cards'] = startTsProcess('services/gift-cards/src/main.ts', envOf('gift-cards'));
   if (!options.without.includes('webhooks'))

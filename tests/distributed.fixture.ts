@@ -1,6 +1,6 @@
 /**
- * The distributed runtime for e2e specs: identity, transactions, gift cards, webhooks and two gateways as separate OS
- * processes (and, when asked, the mock-card simulator as a seventh), talking over NestJS TCP, Kafka and Redis, with a fresh data
+ * The distributed runtime for e2e specs: identity, transactions, vault, gift cards, webhooks and two gateways as
+ * separate OS processes (and, when asked, the mock-card simulator as an eighth), talking over NestJS TCP, Kafka and Redis, with a fresh data
  * directory. Also what those specs share: whether Kafka and Redis are reachable, API keys made by the operator
  * CLI, and reading whole Kafka topics.
  */
@@ -60,7 +60,7 @@ export interface DistributedRuntime {
   readonly secondUrl: string;
   /** Set with `mockCard`. */
   readonly simulatorUrl: string | undefined;
-  /** identity, transactions, gift-cards, webhooks, gateway, second-gateway, and simulator with `mockCard`. */
+  /** identity, transactions, vault, gift-cards, webhooks, gateway, second-gateway, and simulator with `mockCard`. */
   readonly processes: Readonly<Record<string, RunningProcess>>;
   /** Every process's output so far, for failure messages. */
   describe(): string;
@@ -75,7 +75,7 @@ export interface DistributedRuntime {
    * certificate of `caller` (as that service calls them).
    */
   rpcClient(
-    service: 'identity' | 'transactions' | 'gift-cards' | 'webhooks',
+    service: 'identity' | 'transactions' | 'vault' | 'gift-cards' | 'webhooks',
     timeoutMs?: number,
     caller?: string,
   ): TcpRpcClient;
@@ -108,7 +108,8 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
   try {
     const credentials = await rpcCredentialsForTests();
-    const [rpcPort, transactionsPort, giftCardsPort, webhooksPort, httpPort, secondPort] = [
+    const [rpcPort, transactionsPort, vaultPort, giftCardsPort, webhooksPort, httpPort, secondPort] = [
+      await freePort(),
       await freePort(),
       await freePort(),
       await freePort(),
@@ -122,6 +123,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       DATA_DIR: dataDir,
       IDENTITY_RPC_URL: `tcp://127.0.0.1:${rpcPort}`,
       TRANSACTIONS_RPC_URL: `tcp://127.0.0.1:${transactionsPort}`,
+      VAULT_RPC_URL: `tcp://127.0.0.1:${vaultPort}`,
       GIFT_CARDS_RPC_URL: `tcp://127.0.0.1:${giftCardsPort}`,
       WEBHOOKS_RPC_URL: `tcp://127.0.0.1:${webhooksPort}`,
       // Receivers in tests listen on loopback.
@@ -129,6 +131,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
       // Runtimes of parallel test files share the broker: each installation has its own consumer group.
       WEBHOOKS_CONSUMER_GROUP: `webhooks-${randomUUID()}`,
       GIFT_CARDS_CONSUMER_GROUP: `gift-cards-${randomUUID()}`,
+      VAULT_CONSUMER_GROUP: `vault-${randomUUID()}`,
       TRANSACTIONS_CONSUMER_GROUP: `transactions-${randomUUID()}`,
       KAFKA_BROKERS: kafkaBrokersForTests().join(','),
       REDIS_URL: defaultRedisUrl(),
@@ -163,12 +166,13 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
 
     processes.identity = startTsProcess('services/identity/src/main.ts', env);
     processes.transactions = startTsProcess('services/transactions/src/main.ts', env);
+    processes.vault = startTsProcess('services/vault/src/main.ts', env);
     processes['gift-cards'] = startTsProcess('services/gift-cards/src/main.ts', env);
     processes.webhooks = startTsProcess('services/webhooks/src/main.ts', env);
     processes.gateway = startTsProcess('services/gateway/src/main.ts', env);
     processes['second-gateway'] = startTsProcess('services/gateway/src/main.ts', { ...env, PORT: String(secondPort) });
-    // Seven Node processes compile and start at once (and gift-cards waits for the transactions process's keys): on a
-    // shared two-core machine that has taken over a minute.
+    // Eight Node processes compile and start at once (transactions waits for the vault's keys, gift-cards for the
+    // transactions process's): on a shared two-core machine that has taken over a minute.
     for (const url of [baseUrl, secondUrl]) {
       await waitFor(
         `gateway ${url} ready`,
@@ -181,6 +185,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     const rpcUrls = {
       identity: env.IDENTITY_RPC_URL!,
       transactions: env.TRANSACTIONS_RPC_URL!,
+      vault: env.VAULT_RPC_URL!,
       'gift-cards': env.GIFT_CARDS_RPC_URL!,
       webhooks: env.WEBHOOKS_RPC_URL!,
     };

@@ -49,17 +49,16 @@ const infrastructure = await distributedInfrastructure();
  * security code, and the data files allowed to keep one (as ciphertext). Everything else the fixture starts, and
  * every other file of DATA_DIR, is outside and must be clean.
  * - `gateway`, `second-gateway`: receive raw cards (transactions, payment methods, checkout session fields).
- * - `transactions`: still hosts the vault service in its process (issue 19 gives it a process of its own: then
- *   `transactions` leaves this list and the vault's process enters it): the gateway's card hand-over and the
+ * - `vault`: the vault service's process (issue 19): the gateway's card hand-over, the cards' keys, and the
  *   forwarder that swaps the aliases back for the provider and the 3-D Secure directory run there. The transactions
- *   service itself gets card ids and aliases only (services/standalone/src/card-hand-over.int.spec.ts).
+ *   process is outside: it gets card ids, summaries and aliases only (services/transactions/src/vault-over-rpc.ts).
  * - The vault's store `vault.db` (the cards, sealed) and its key `vault.key`. `transactions.db` is outside: the
  *   vault's rows and streams moved out of it (services/vault/src/vault-storage.ts).
  * - `simulator`: the card provider's stand-in, not part of Switchyard.
- * Outside: `identity`, `webhooks`, `gift-cards`, and every other file of DATA_DIR.
+ * Outside: `identity`, `transactions`, `webhooks`, `gift-cards`, and every other file of DATA_DIR.
  */
 const cardDataEnvironment = {
-  processes: new Set(['gateway', 'second-gateway', 'transactions', 'simulator']),
+  processes: new Set(['gateway', 'second-gateway', 'vault', 'simulator']),
   dataFiles: /^vault\.(db|key)/,
   /** The file of the vault's `vault_cards` (sealed card numbers). */
   vaultStore: 'vault.db',
@@ -227,7 +226,7 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
   }, 120_000);
 
   it('leaves no card number or security code in the heap, logs or data files of a process outside the card data environment, in a webhook body or a Kafka message', async () => {
-    expect(outside).toEqual(expect.arrayContaining(['identity', 'webhooks']));
+    expect(outside).toEqual(expect.arrayContaining(['identity', 'transactions', 'gift-cards', 'webhooks']));
     const findings: CardDataFinding[] = [];
     const scanned: string[] = [];
 
@@ -264,7 +263,9 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
       .filter((entry) => entry.isFile())
       .map((entry) => path.relative(runtime.dataDir, path.join(entry.parentPath, entry.name)))
       .filter((file) => !cardDataEnvironment.dataFiles.test(file));
-    expect(dataFiles).toEqual(expect.arrayContaining(['identity.db', 'webhooks.db']));
+    expect(dataFiles).toEqual(
+      expect.arrayContaining(['identity.db', 'transactions.db', 'gift-cards.db', 'webhooks.db']),
+    );
     for (const file of dataFiles) scanBytes(fs.readFileSync(path.join(runtime.dataDir, file)), file, pans, findings);
     scanned.push(`data files: ${dataFiles.join(', ')}`);
 

@@ -58,6 +58,16 @@ export const settingsSchema = z.object({
    * service's answers to split tender's requests on `gift-cards.events`): one per installation sharing a broker.
    */
   TRANSACTIONS_CONSUMER_GROUP: z.string().min(1).max(200).default('transactions'),
+  /**
+   * Where the vault service serves RPC (distributed runtime): the gateway (buyers, payment methods, checkout
+   * sessions, network tokens, digital wallets, the card hand-over) and the transactions service call it.
+   */
+  VAULT_RPC_URL: z.string().default('tcp://127.0.0.1:4005'),
+  /**
+   * The vault service's Kafka consumer group (it follows `transactions.events` for the stored payment methods' usage):
+   * one per installation sharing a broker.
+   */
+  VAULT_CONSUMER_GROUP: z.string().min(1).max(200).default('vault'),
   /** Gateway → service RPC timeout. */
   RPC_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /**

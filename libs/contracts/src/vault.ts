@@ -57,3 +57,73 @@ export interface CardHandOver {
    */
   readonly digest: string;
 }
+
+/**
+ * What the transactions service asks of the vault's process: its `VaultPort` (one pattern per method, the arguments
+ * as a JSON array), card-bearing calls through the vault's outbound forwarder, and the key hand-over at its start.
+ * Outside `vault.`, so that no other service may ask them (rpc-services admits the transactions service only).
+ */
+export const vaultPortPatterns = {
+  storeCard: 'vault-port.store-card',
+  findCard: 'vault-port.find-card',
+  takeHandedOverCard: 'vault-port.take-handed-over-card',
+  cardAliases: 'vault-port.card-aliases',
+  aliasSecurityCode: 'vault-port.alias-security-code',
+  keepSecurityCode: 'vault-port.keep-security-code',
+  forgetSecurityCode: 'vault-port.forget-security-code',
+  removeCard: 'vault-port.remove-card',
+  usablePaymentMethod: 'vault-port.usable-payment-method',
+  recordStoreRequested: 'vault-port.record-store-requested',
+  receiveVaultToken: 'vault-port.receive-vault-token',
+  networkTokenForTransaction: 'vault-port.network-token-for-transaction',
+  resolveBuyer: 'vault-port.resolve-buyer',
+  buyerWire: 'vault-port.buyer-wire',
+  claimCheckoutSession: 'vault-port.claim-checkout-session',
+  openPaze: 'vault-port.open-paze',
+} as const;
+
+/** The forwarder and the key hand-over, beside the port's methods (the transactions service's only, too). */
+export const vaultForwardingPatterns = {
+  /** A card-bearing provider call (`ForwardedRequest` → `ForwardedAnswer`). */
+  forward: 'vault-port.forward',
+  /** The keys the transactions service derived from the vault root before the split (`VaultKeyHandOver`). */
+  keys: 'vault-port.keys',
+} as const;
+
+/** What the vault's process asks of the transactions process: a merchant account's card connections (network tokens). */
+export const vaultDirectoryPatterns = {
+  connections: 'vault-directory.connections',
+} as const;
+
+/** A card-bearing provider call as the transactions process sends it to the vault's forwarder. */
+export interface ForwardedRequest {
+  readonly merchant_account_id: string;
+  /** The hosts the connection's definition declares (`ConnectorDefinition.hosts`). */
+  readonly hosts: readonly string[];
+  readonly url: string;
+  readonly method: string;
+  readonly headers: readonly (readonly [string, string])[];
+  /** The body's bytes (base64); null when none. A form-encoded body keeps its content type in `headers`. */
+  readonly body_base64: string | null;
+  readonly redirect: 'follow' | 'manual' | 'error';
+}
+
+/** The provider's answer, passed back unchanged; or why no answer came. */
+export type ForwardedAnswer =
+  | {
+      readonly status: number;
+      readonly status_text: string;
+      readonly headers: readonly (readonly [string, string])[];
+      readonly body_base64: string;
+    }
+  /** The forwarder refused (`ForwarderRefusedError`); `not_sent`: before any call was made. */
+  | { readonly refused: { readonly reason: string; readonly message: string; readonly not_sent: boolean } }
+  /** The call failed (`code`: a code that says it was never sent, e.g. ECONNREFUSED; else null: outcome unknown). */
+  | { readonly failed: { readonly name: string; readonly message: string; readonly code: string | null } };
+
+/** The key hand-over (base64 of 32 bytes each). */
+export interface VaultKeyHandOver {
+  readonly fingerprint_key: string;
+  readonly return_token_key: string;
+  readonly gift_card_legacy_key: string;
+}

@@ -4,3 +4,4 @@ export * from './tcp-rpc';
 export * from './routing-rpc';
 export * from './rpc-services';
 export * from './rpc-credentials';
+export * from './merchant-accounts-over-rpc';

@@ -15,6 +15,7 @@ import {
   identityPatterns,
   merchantAccountPatterns,
   transactionsPatterns,
+  vaultDirectoryPatterns,
   vaultPatterns,
   webhookPatterns,
 } from '@switchyard/contracts';
@@ -33,20 +34,35 @@ export const rpcServices = {
       gateway: ['identity.*'],
       // Renders `api-key-pair.*` webhook targets.
       webhooks: [apiKeyPairPatterns.get],
-      // Merchant account settings (network tokens, account updater), read when used.
+      // Whether a merchant account exists (the transaction hot path).
       transactions: [merchantAccountPatterns.get],
+      // Merchant account settings (network tokens, account updater), read when used.
+      vault: [merchantAccountPatterns.get],
     },
   },
   transactions: {
     callers: {
-      // The transactions process also hosts the vault (services/vault), whose patterns it serves.
-      transactions: [transactionsPatterns.ping, vaultPatterns.ping],
-      gateway: ['transactions.*', 'vault.*'],
+      transactions: [transactionsPatterns.ping],
+      gateway: ['transactions.*'],
       // Renders transaction, capture and refund webhook targets.
       webhooks: [transactionsPatterns.get, transactionsPatterns.captureGet, transactionsPatterns.refundById],
       // The merchant accounts' gift card services (the connections are ours) and, at its start, the key hand-over
       // (`gift-card-directory.*`: outside `transactions.*`, so the gateway cannot ask for the keys).
       'gift-cards': Object.values(giftCardDirectoryPatterns),
+      // Which of a merchant account's card connections take network tokens.
+      vault: Object.values(vaultDirectoryPatterns),
+    },
+  },
+  /**
+   * The only service that holds card data and the vault's keys. The webhooks, identity and gift cards services may
+   * ask it nothing; the transactions service only its port (card summaries and aliases, never a number), the
+   * forwarder and the key hand-over, all outside `vault.`.
+   */
+  vault: {
+    callers: {
+      vault: [vaultPatterns.ping],
+      gateway: ['vault.*'],
+      transactions: ['vault-port.*'],
     },
   },
   'gift-cards': {

@@ -13,17 +13,15 @@ runMain(async () => {
   const log = createLogger('gateway', settings);
   const credentials = loadRpcCredentials('gateway', settings);
   const tracing = startTracing('gateway', settings);
-  const transactions = TcpRpcClient.fromUrl(
-    settings.TRANSACTIONS_RPC_URL,
-    'transactions',
-    credentials,
-    settings.RPC_TIMEOUT_MS,
-  );
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),
-    transactions,
-    // The transactions process hosts the vault.
-    vault: transactions,
+    transactions: TcpRpcClient.fromUrl(
+      settings.TRANSACTIONS_RPC_URL,
+      'transactions',
+      credentials,
+      settings.RPC_TIMEOUT_MS,
+    ),
+    vault: TcpRpcClient.fromUrl(settings.VAULT_RPC_URL, 'vault', credentials, settings.RPC_TIMEOUT_MS),
     'gift-cards': TcpRpcClient.fromUrl(settings.GIFT_CARDS_RPC_URL, 'gift-cards', credentials, settings.RPC_TIMEOUT_MS),
     webhooks: TcpRpcClient.fromUrl(settings.WEBHOOKS_RPC_URL, 'webhooks', credentials, settings.RPC_TIMEOUT_MS),
   });
@@ -73,6 +71,7 @@ runMain(async () => {
       identity: settings.IDENTITY_RPC_URL,
       transactions: settings.TRANSACTIONS_RPC_URL,
       giftCards: settings.GIFT_CARDS_RPC_URL,
+      vault: settings.VAULT_RPC_URL,
       webhooks: settings.WEBHOOKS_RPC_URL,
     },
     'gateway listening',

@@ -1,9 +1,10 @@
 /**
  * The transactions service as its own process (distributed runtime): serves RPC over NestJS TCP, keeps its read
- * models from its event store, and relays its events to Kafka (`transactions.events`). It also hosts the vault
- * service (services/vault: its own store `vault` in the same DATA_DIR, its relay to `vault.events`, its handlers on
- * this RPC server) until it runs as a process of its own. The gift cards service is a process of its own
- * (services/gift-cards/src/main.ts): this one asks it for a split payment's stored cards (`giftCardsOverRpc`) and
+ * models from its event store, and relays its events to Kafka (`transactions.events`). It holds no card data and no
+ * vault key: the vault is a process of its own (services/vault/src/main.ts), asked over RPC (`vaultOverRpc`: its port,
+ * the outbound forwarder that makes every card-bearing provider call, the keys it hands over at this one's start; it
+ * asks back for the card connections, `vaultDirectoryRpcHandlers`). The gift cards service is a process of its own
+ * too (services/gift-cards/src/main.ts): this one asks it for a split payment's stored cards (`giftCardsOverRpc`) and
  * serves it the merchant accounts' gift card services and the key hand-over (`giftCardDirectoryRpcHandlers`).
  */
 import 'reflect-metadata';
@@ -12,7 +13,6 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { openVaultStorage, VaultService, vaultOptionsFrom, vaultRelay } from '@switchyard/vault';
 import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
 import {
   giftCardsOverRpc,
@@ -21,6 +21,7 @@ import {
   transactionsOptionsFrom,
 } from './transactions-service';
 import { transactionsRelay } from './transactions-relay';
+import { vaultDirectoryRpcHandlers, vaultOverRpc } from './vault-over-rpc';
 
 runMain(async () => {
   const settings = loadSettings();
@@ -42,26 +43,20 @@ runMain(async () => {
       ? { mockCard: { baseUrl: settings.MOCK_CARD_URL, webhookSecret: settings.MOCK_CARD_WEBHOOK_SECRET } }
       : {}),
   });
-  // The vault (DATA_DIR/vault.db; the first start moves its streams and card rows out of the transactions store).
-  // Before the gift cards' storage: the vault root is settled in the old file (openVaultKeys looks at
-  // vault_gift_cards) before the moved gift card rows are erased from it.
-  const vaultOptions = vaultOptionsFrom(settings);
-  const vaultStorage = await openVaultStorage({
-    dataDir: settings.dataDir,
-    keyRing: vaultOptions.keyRing,
-    ...(settings.EVENTSTORE_URL ? { transactionEvents: storage.store } : {}),
-  });
-  if (vaultStorage.migration.ran && vaultStorage.migration.copied > 0)
-    log.info({ migration: vaultStorage.migration }, 'the vault moved to its own store');
-  const vault = new VaultService({
-    store: vaultStorage.store,
-    db: vaultStorage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    merchantAccounts: merchantAccountsOverRpc(rpc),
-    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
-    ...vaultOptions,
-    transactionEvents: storage.store,
-    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
+  // The vault's process: its keys handed over first (asked until it answers; it moves its data out of this
+  // service's file before it answers, so this service starts on what is left).
+  const forwardRpc = TcpRpcClient.fromUrl(
+    settings.VAULT_RPC_URL,
+    'vault',
+    credentials,
+    Math.max(settings.PROVIDER_TIMEOUT_MS, settings.MOCK_CARD_TIMEOUT_MS) + settings.RPC_TIMEOUT_MS,
+  );
+  const vaultRpc = TcpRpcClient.fromUrl(settings.VAULT_RPC_URL, 'vault', credentials, settings.RPC_TIMEOUT_MS);
+  const vault = await vaultOverRpc({
+    rpc: vaultRpc,
+    forwardRpc,
+    retryMs: 1_000,
+    onRetry: (error) => log.warn({ err: error }, 'the vault service has not handed over its keys yet; asking again'),
   });
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
@@ -71,7 +66,6 @@ runMain(async () => {
     ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });
-  await vault.start();
   await transactions.start();
   // A split payment's stored gift cards: asked of the gift cards process when used (a 502 while it is down).
   transactions.useGiftCards(giftCardsOverRpc(rpc));
@@ -91,15 +85,14 @@ runMain(async () => {
     groupId: `${settings.TRANSACTIONS_CONSUMER_GROUP}.gift-card-outcomes`,
   });
   relay.start();
-  const vaultRelayToKafka = vaultRelay(vaultStorage, bus, {
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    onError: (error) => log.warn({ err: error }, 'vault relay to Kafka failed; retrying from its checkpoint'),
-  });
-  vaultRelayToKafka.start();
 
   const server = await startTcpRpcServer(
     settings.TRANSACTIONS_RPC_URL,
-    { ...transactions.rpcHandlers(), ...vault.rpcHandlers(), ...transactions.giftCardDirectoryRpcHandlers() },
+    {
+      ...transactions.rpcHandlers(),
+      ...transactions.giftCardDirectoryRpcHandlers(),
+      ...vaultDirectoryRpcHandlers(transactions.paymentServices),
+    },
     {
       credentials,
       onUnexpected: (error) => log.error({ err: error }, 'RPC handler failed'),
@@ -120,11 +113,8 @@ runMain(async () => {
     await metrics?.close();
     await server.close();
     await relay.stop();
-    await vaultRelayToKafka.stop();
     await transactions.stop();
-    await vault.stop();
-    await Promise.allSettled([rpc.close(), bus.close()]);
-    await vaultStorage.close();
+    await Promise.allSettled([rpc.close(), vaultRpc.close(), forwardRpc.close(), bus.close()]);
     await storage.close();
     await tracing.shutdown();
   });

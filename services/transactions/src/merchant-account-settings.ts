@@ -1,27 +1,6 @@
-/**
- * A merchant account's settings as the vault's slices need them (network tokens enabled and the schemes' requestor
- * ids, the account updater switch): asked of the identity service, which owns them, over RPC — in process in the
- * embedded runtime, over TCP in the distributed one. Read at the moment of use, so a change applies at once.
- */
-import { ApiError } from '@switchyard/api';
-import { merchantAccountPatterns, type MerchantAccount } from '@switchyard/contracts';
-import type { RpcClient } from '@switchyard/rpc';
+import type { MerchantAccountSettings } from '@switchyard/rpc';
 
-export interface MerchantAccountSettings {
-  /** Null when the account does not exist. */
-  get(merchantAccountId: string): Promise<MerchantAccount | null>;
-}
-
-export const merchantAccountsOverRpc = (rpc: RpcClient): MerchantAccountSettings => ({
-  async get(merchantAccountId) {
-    try {
-      return await rpc.call<MerchantAccount>(merchantAccountPatterns.get, { id: merchantAccountId });
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return null;
-      throw error;
-    }
-  },
-});
+export { merchantAccountsOverRpc, type MerchantAccountSettings } from '@switchyard/rpc';
 
 /**
  * Whether a merchant account exists, for the transaction hot path (issue 22, item 12): asked of identity, which owns

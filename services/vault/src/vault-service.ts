@@ -3,17 +3,19 @@
  * payment methods, checkout sessions, network tokens, digital wallets, the account updater, card aliases and the
  * outbound forwarder) on a `ServiceHost` of its own, over its own store and SQLite file (`vault` in DATA_DIR:
  * `openVaultStorage`), relayed to `vault.events` (`vaultRelay`). Framework-free like the other services: the embedded
- * runtime registers its handlers in process; in the distributed runtime the transactions process hosts it and serves
- * its RPC patterns until it has a process of its own.
+ * runtime registers its handlers in process; in the distributed runtime it is a process of its own (`main.ts`),
+ * which the transactions process asks over RPC (`portRpcHandlers`).
  *
  * What the transactions service asks of it goes through `port` (its `VaultPort`, every answer a Promise); the keys
  * transactions derived from the vault root before the split are handed over by `keysForTransactions`, with the same
  * values. A stored method's usage comes from the transactions service's `TransactionCreated`: that projection follows
- * the transactions store (`transactionEvents`) with its own checkpoint here.
+ * the transactions store (`transactionEvents`, embedded) with its own checkpoint here, or its topic
+ * (`transactionsTopic`, distributed).
  */
-import { vaultPatterns, type CardHandOverRequest } from '@switchyard/contracts';
+import { transactionsTopic, vaultPatterns, type CardHandOverRequest } from '@switchyard/contracts';
+import type { MessageBus } from '@switchyard/bus';
 import type { EventStore } from '@switchyard/eventstore';
-import { Projector } from '@switchyard/readmodel';
+import { Projector, TopicProjection } from '@switchyard/readmodel';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { ServiceHost, type ServiceHostOptions } from '@switchyard/service';
 import { loadBinData } from '@switchyard/bin-data';
@@ -21,14 +23,24 @@ import type { ProviderFetch } from '@switchyard/connectors';
 import { InProcessVault } from './in-process-vault';
 import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
 import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
+import { vaultPortRpcHandlers } from './vault-rpc';
 
 export interface VaultServiceOptions
   extends ServiceHostOptions,
     Omit<VaultSlicesOptions, 'context' | 'db' | 'store' | 'binData' | 'connections' | 'onBackgroundError'> {
   /** BIN data (card summaries); default: the shipped sample. */
   readonly binData?: VaultSlicesOptions['binData'];
-  /** The transactions service's store: `TransactionCreated` counts a stored method's use; absent: none is counted. */
+  /** The transactions service's store: `TransactionCreated` counts a stored method's use (embedded runtime). */
   readonly transactionEvents?: EventStore;
+  /**
+   * Its topic instead (distributed runtime): the usage follows `transactions.events` as `groupId`. Neither this nor
+   * `transactionEvents`: no use is counted.
+   */
+  readonly transactionsTopic?: {
+    readonly bus: MessageBus;
+    readonly groupId: string;
+    readonly comparePositions: (a: string, b: string) => number;
+  };
   /** Told of background work that failed (it is retried on the next round). */
   readonly onBackgroundError?: (error: unknown) => void;
   /** How long a card handed over by the gateway waits for its payment before it is removed; default 10 minutes. */
@@ -58,6 +70,7 @@ export class VaultService {
   };
   private readonly host: ServiceHost;
   private readonly usage: Projector | null;
+  private readonly usageFromTopic: TopicProjection | null;
   private readonly onBackgroundError: (error: unknown) => void;
   private connections: NetworkTokenConnections = { activeConnections: () => [] };
   private timer: NodeJS.Timeout | undefined;
@@ -90,6 +103,15 @@ export class VaultService {
           ...(options.onError ? { onError: options.onError } : {}),
         })
       : null;
+    this.usageFromTopic =
+      !this.usage && options.transactionsTopic
+        ? new TopicProjection(options.db, this.slices.paymentMethods.readModel.usageProjection, {
+            ...options.transactionsTopic,
+            topic: transactionsTopic,
+            types: new Set(['TransactionCreated']),
+            seenTable: 'payment_method_usage_events',
+          })
+        : null;
     const waitingAtMost = this.slices.paymentMethods.vaultTokenTimeoutMs;
     this.roundEveryMs = Math.max(50, Math.min(Math.floor(waitingAtMost / 4), 5_000));
   }
@@ -115,6 +137,7 @@ export class VaultService {
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();
+    await this.usageFromTopic?.start();
     let running = false;
     this.timer = setInterval(() => {
       if (running) return;
@@ -135,6 +158,7 @@ export class VaultService {
     clearInterval(this.timer);
     this.slices.stop();
     await this.usage?.stop();
+    await this.usageFromTopic?.stop();
     await this.host.stop();
   }
 
@@ -149,5 +173,18 @@ export class VaultService {
       // The gateway's, for a POST /transactions: the card data never reaches the transactions service.
       [vaultPatterns.handOverCard]: async (payload) => this.port.handOverCard(payload as CardHandOverRequest),
     };
+  }
+
+  /**
+   * The vault's own process: what the transactions process asks (its `VaultPort`, the forwarder, the key hand-over;
+   * `vault-rpc.ts`). `forwardTimeoutMs`: the longest a forwarded provider call may take.
+   */
+  portRpcHandlers(forwardTimeoutMs: number): RpcHandlers {
+    return vaultPortRpcHandlers({
+      port: this.port,
+      cardForwarding: this.cardForwarding,
+      keys: () => this.keysForTransactions(),
+      forwardTimeoutMs,
+    });
   }
 }

@@ -64,11 +64,15 @@ export interface NetworkTokenMerchantAccounts {
 
 /** The merchant account's card connections (the transactions service's payment services): does one take network tokens? */
 export interface NetworkTokenConnections {
-  activeConnections(merchantAccountId: string): readonly {
-    readonly method: string;
-    readonly networkTokensEnabled: boolean;
-    readonly effectiveCapabilities: { readonly networkTokens: boolean };
-  }[];
+  /** In process, or asked of the transactions process (`vaultDirectoryPatterns.connections`). */
+  activeConnections(merchantAccountId: string): NetworkTokenConnection[] | Promise<NetworkTokenConnection[]>;
+}
+
+/** What the vault needs to know of a card connection. */
+export interface NetworkTokenConnection {
+  readonly method: string;
+  readonly networkTokensEnabled: boolean;
+  readonly effectiveCapabilities: { readonly networkTokens: boolean };
 }
 
 export interface NetworkTokensDependencies {
@@ -257,10 +261,11 @@ export class NetworkTokens implements VaultSlice {
    * retried.
    */
   async provisionIfEligible(view: TokenizablePaymentMethod): Promise<void> {
-    if (view.method !== 'card' || view.status !== 'succeeded' || !this.takesNetworkTokens(view.merchantAccountId))
-      return;
+    if (view.method !== 'card' || view.status !== 'succeeded') return;
     const id = this.context.newId(); // one reference for every attempt: the token service answers a repeat with the same token
     await this.inBackground(async () => {
+      // The connections are the transactions service's (over RPC in the distributed runtime): asked in the retried work.
+      if (!(await this.takesNetworkTokens(view.merchantAccountId))) return;
       const eligibility = eligibilityOf(view, await this.deps.merchantAccounts.get(view.merchantAccountId));
       if (!eligibility.eligible) return;
       await this.queue.run(view.id, async () => {
@@ -430,15 +435,13 @@ export class NetworkTokens implements VaultSlice {
   }
 
   /** An active card payment service of the account with network tokens enabled and supported. */
-  private takesNetworkTokens(merchantAccountId: string): boolean {
-    return this.deps.paymentServices
-      .activeConnections(merchantAccountId)
-      .some(
-        (connection) =>
-          connection.method === 'card' &&
-          connection.networkTokensEnabled &&
-          connection.effectiveCapabilities.networkTokens,
-      );
+  private async takesNetworkTokens(merchantAccountId: string): Promise<boolean> {
+    return (await this.deps.paymentServices.activeConnections(merchantAccountId)).some(
+      (connection) =>
+        connection.method === 'card' &&
+        connection.networkTokensEnabled &&
+        connection.effectiveCapabilities.networkTokens,
+    );
   }
 
   private paymentMethod(scope: NetworkTokenScope): TokenizablePaymentMethod {
