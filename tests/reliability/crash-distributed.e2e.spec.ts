@@ -1,7 +1,7 @@
 /**
  * Issue 11, item 1, distributed runtime: the crash suite.
  *
- * The distributed runtime (tests/distributed.fixture.ts: identity, transactions, webhooks and two gateways, each
+ * The distributed runtime (tests/distributed.fixture.ts: identity, transactions, vault, webhooks and two gateways, each
  * its own process, over TCP RPC, Kafka and Redis) runs on a Kafka broker of this suite's own (scripts/kafka.sh,
  * tests/reliability/faults/own-infra.ts, on free ports below the ephemeral range), so that the broker can be killed
  * too without touching the shared one on 9092 that other suites use; Redis is the shared one (never stopped). The
@@ -10,8 +10,8 @@
  *
  * A few clients (2 in CI, 4 in full) drive `authorize → capture → refund` flows with Idempotency-Keys through both
  * gateways in turn, while one piece is killed with SIGKILL at a random moment and started again (same DATA_DIR and
- * environment): each of gateway (the two alternately), identity, transactions, webhooks and the Kafka broker in
- * turn, in an order shuffled per cycle — 20 kills with RELIABILITY_FULL=1 (4 each), 5 in CI (1 each). Clients keep
+ * environment): each of gateway (the two alternately), identity, transactions, vault, webhooks and the Kafka broker
+ * in turn, in an order shuffled per cycle — 24 kills with RELIABILITY_FULL=1 (4 each), 6 in CI (1 each). Clients keep
  * going: a connection error, or a 5xx of a gateway whose service is down, is not an acknowledgement; they retry
  * with the same key.
  *
@@ -69,9 +69,9 @@ import {
 } from './support';
 
 const full = process.env.RELIABILITY_FULL === '1';
-const TARGETS = ['gateway', 'identity', 'transactions', 'webhooks', 'kafka'] as const;
+const TARGETS = ['gateway', 'identity', 'transactions', 'vault', 'webhooks', 'kafka'] as const;
 type Target = (typeof TARGETS)[number];
-const CRASHES = full ? 20 : TARGETS.length;
+const CRASHES = full ? 4 * TARGETS.length : TARGETS.length;
 /**
  * Fewer clients than the embedded suite: the distributed runtime acknowledges writes several times faster, and
  * the webhooks service ingests the events more slowly than four clients make them (~30–70 a second on a 2-core

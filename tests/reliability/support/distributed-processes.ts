@@ -3,7 +3,7 @@
  * one service process at a time — started again from the same entry point with the same environment (DATA_DIR,
  * ports; the second gateway's own PORT) — and a Kafka broker started by `scripts/kafka.sh` (its JVM's pid is in
  * `$KAFKA_HOME/kafka.pid`). "Serving again" means both gateways answer `/readyz` 200: its checks cover identity,
- * transactions, gift-cards and webhooks (RPC pings), the bus (Kafka) and the cache (Redis).
+ * transactions, vault, gift-cards and webhooks (RPC pings), the bus (Kafka) and the cache (Redis).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -11,11 +11,19 @@ import { freePort, startTsProcess, waitFor, type RunningProcess } from '@switchy
 import type { DistributedRuntime } from '../../distributed.fixture';
 import { sleep } from './random';
 
-export type ServiceProcessName = 'identity' | 'transactions' | 'gift-cards' | 'webhooks' | 'gateway' | 'second-gateway';
+export type ServiceProcessName =
+  | 'identity'
+  | 'transactions'
+  | 'vault'
+  | 'gift-cards'
+  | 'webhooks'
+  | 'gateway'
+  | 'second-gateway';
 
 const entries: Readonly<Record<ServiceProcessName, string>> = {
   identity: 'services/identity/src/main.ts',
   transactions: 'services/transactions/src/main.ts',
+  vault: 'services/vault/src/main.ts',
   'gift-cards': 'services/gift-cards/src/main.ts',
   webhooks: 'services/webhooks/src/main.ts',
   gateway: 'services/gateway/src/main.ts',

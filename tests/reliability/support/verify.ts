@@ -121,9 +121,17 @@ export async function waitUntilSettled(
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0);
 
 /** What the acknowledged writes of an order imply, and how far its unanswered ones could move it. */
+/**
+ * Statuses a capture or refund is answered with when its provider call's outcome was unknown (the call's process
+ * or the vault's forwarder killed mid-call): acknowledged, but settled later by reconciliation, either way.
+ */
+const inDoubtStatuses: ReadonlySet<string> = new Set(['pending', 'processing']);
+const inDoubt = (op: OpRecord): boolean => op.outcome === 'acknowledged' && inDoubtStatuses.has(op.ack?.body?.status);
+
 function implied(flow: FlowRecord) {
   const acked = (kind: OpRecord['kind']) => flow.ops.filter((op) => op.kind === kind && op.outcome === 'acknowledged');
-  const unknown = (kind: OpRecord['kind']) => flow.ops.filter((op) => op.kind === kind && op.outcome === 'unknown');
+  const unknown = (kind: OpRecord['kind']) =>
+    flow.ops.filter((op) => op.kind === kind && (op.outcome === 'unknown' || inDoubt(op)));
   const succeeded = (ops: OpRecord[]) => ops.filter((op) => op.ack?.body?.status === 'succeeded');
   return {
     captured: sum(succeeded(acked('capture')).map((op) => op.amount)),
@@ -132,7 +140,7 @@ function implied(flow: FlowRecord) {
     refunded: sum(succeeded(acked('refund')).map((op) => op.amount)),
     refundedUpTo:
       sum(succeeded(acked('refund')).map((op) => op.amount)) + sum(unknown('refund').map((op) => op.amount)),
-    interrupted: flow.ops.find((op) => op.outcome === 'unknown') ?? null,
+    interrupted: flow.ops.find((op) => op.outcome === 'unknown' || inDoubt(op)) ?? null,
   };
 }
 
@@ -217,7 +225,11 @@ export async function verifyAgainstLedger(input: {
       const found = list.find((item) => item.id === acked?.id);
       if (!found)
         lost.push({ transaction_id: id, flow: flow.id, what: `acknowledged ${op.kind} ${acked?.id}: not found` });
-      else if (found.status !== acked.status || found.amount !== acked.amount) {
+      else if (
+        found.amount !== acked.amount ||
+        // One answered in doubt may have been settled since (reconciliation); a settled one may not change.
+        (found.status !== acked.status && !inDoubt(op))
+      ) {
         lost.push({
           transaction_id: id,
           flow: flow.id,

@@ -153,6 +153,68 @@ describe('verifyAgainstLedger', () => {
     ]);
   });
 
+  it('takes a refund acknowledged `processing` (its outcome unknown when answered) as settled either way, but not a settled one changed', async () => {
+    // The vault's process killed mid provider call: the refund is answered `processing`, reconciliation settles it.
+    const inDoubt = flow();
+    inDoubt.ops.push(op('refund', 400, 'acknowledged', { id: 'r2', amount: 400, status: 'processing' }));
+    const settled = (status: string) =>
+      snapshot({
+        status: status === 'succeeded' ? 'refunded' : 'capture_succeeded',
+        refunded: status === 'succeeded' ? 600 : 200,
+        refunds: [
+          { id: 'r1', amount: 200, status: 'succeeded' },
+          { id: 'r2', amount: 400, status },
+        ],
+      });
+    const refundedAtProvider = (amount: number) => ({
+      t1: {
+        ...agreeing.t1,
+        refunded_amount: amount,
+        refunds: [
+          ...agreeing.t1.refunds,
+          ...(amount > 200 ? [{ id: 'sr2', amount: 400, status: 'succeeded', refund_reference: 'r2' }] : []),
+        ],
+      },
+    });
+    for (const [status, atProvider] of [
+      ['succeeded', 600],
+      ['failed', 200],
+      ['processing', 200],
+    ] as const) {
+      const result = await verifyAgainstLedger({
+        snapshots: new Map([['t1', settled(status)]]),
+        flows: [inDoubt],
+        provider: provider(refundedAtProvider(atProvider)),
+      });
+      expect({ status, lost: result.lost, disagreements: result.disagreements }).toEqual({
+        status,
+        lost: [],
+        disagreements: [],
+      });
+    }
+    // An acknowledged settled refund is not allowed to change, and one in doubt keeps its amount.
+    const changed = flow();
+    changed.ops.push(op('refund', 400, 'acknowledged', { id: 'r2', amount: 400, status: 'processing' }));
+    const result = await verifyAgainstLedger({
+      snapshots: new Map([
+        [
+          't1',
+          snapshot({
+            refunds: [
+              { id: 'r1', amount: 200, status: 'failed' },
+              { id: 'r2', amount: 300, status: 'succeeded' },
+            ],
+          }),
+        ],
+      ]),
+      flows: [changed],
+      provider: provider(agreeing),
+    });
+    expect(result.lost.map((f) => f.what)).toEqual(
+      expect.arrayContaining(['acknowledged refund r1', 'acknowledged refund r2']),
+    );
+  });
+
   it('finds an authorization or a refund made twice at the provider, and two transactions for one order', async () => {
     const twice = {
       t1: {
