@@ -42,7 +42,7 @@ const simulatorNames = new Set([...simulatorMain.matchAll(/process\.env\.([A-Z0-
 const isSwitchyardImage = (container: Json) => String(container.image).split(':')[0] === 'switchyard';
 const isSimulator = (command: unknown) => JSON.stringify(command ?? []).includes('simulator');
 
-const rpcServices = { identity: 4001, transactions: 4002, 'gift-cards': 4004, webhooks: 4003 } as const;
+const rpcServices = { identity: 4001, transactions: 4002, 'gift-cards': 4004, webhooks: 4003, vault: 4005 } as const;
 const rpcUrlSetting = (service: string) => `${service.toUpperCase().replaceAll('-', '_')}_RPC_URL`;
 
 /** `name:partitions:retention.ms` entries, as both topic jobs take them in TOPICS. */
@@ -67,6 +67,7 @@ describe('docker-compose.yml', () => {
       'identity',
       'simulator',
       'transactions',
+      'vault',
       'webhooks',
     ]);
     for (const [name, service] of composeServices) {
@@ -97,8 +98,11 @@ describe('docker-compose.yml', () => {
       }
     }
     expect(Object.keys(compose.services.gateway.depends_on)).toEqual(
-      expect.arrayContaining(['identity', 'transactions', 'gift-cards', 'webhooks', 'redis']),
+      expect.arrayContaining(['identity', 'transactions', 'vault', 'gift-cards', 'webhooks', 'redis']),
     );
+    // The transactions process waits for the vault's key hand-over; the gift cards process for transactions'.
+    expect(compose.services.transactions.depends_on.vault).toEqual({ condition: 'service_healthy' });
+    expect(compose.services['gift-cards'].depends_on.transactions).toEqual({ condition: 'service_healthy' });
     for (const service of Object.keys(rpcServices))
       expect(Object.keys(compose.services[service].depends_on)).toContain('kafka-topics');
   });
@@ -108,6 +112,15 @@ describe('docker-compose.yml', () => {
       const definition = compose.services[service] as Json;
       expect(definition.environment[rpcUrlSetting(service)]).toBe(`tcp://0.0.0.0:${port}`);
       expect(definition.healthcheck.test).toEqual(['CMD', 'node', 'scripts/rpc-ping.cjs', service]);
+    }
+  });
+
+  it('keeps the vault’s data on a volume of its own, and its key with it alone', () => {
+    expect(compose.services.vault.volumes).toEqual(['vault-data:/data']);
+    for (const [name, service] of composeServices) {
+      if (name === 'vault') continue;
+      expect(service.volumes ?? [], name).not.toContain('vault-data:/data');
+      expect(Object.keys(service.environment ?? {}), name).not.toContain('VAULT_KEY');
     }
   });
 
@@ -167,6 +180,7 @@ describe('deploy/k8s', () => {
       'identity',
       'simulator',
       'transactions',
+      'vault',
       'webhooks',
     ]);
     for (const { workload, container } of deployments) {
@@ -213,7 +227,7 @@ describe('deploy/k8s', () => {
     }
   });
 
-  it('keeps the SQLite data of identity, transactions, gift cards and webhooks on PersistentVolumeClaims, one writer each', () => {
+  it('keeps the SQLite data of identity, transactions, the vault, gift cards and webhooks on PersistentVolumeClaims, one writer each', () => {
     const claims = new Set(ofKind('PersistentVolumeClaim').map((claim) => claim.metadata.name as string));
     for (const [service, port] of Object.entries(rpcServices)) {
       const workload = ofKind('Deployment').find((deployment) => deployment.metadata.name === service)!;
@@ -239,11 +253,20 @@ describe('deploy/k8s', () => {
         ]);
       }
     }
-    const transactions = podSpec(
-      ofKind('Deployment').find((deployment) => deployment.metadata.name === 'transactions')!,
-    ).containers[0] as Json;
-    const vaultKey = (transactions.env as Json[]).find((entry) => entry.name === 'VAULT_KEY');
+    const containerOf = (name: string) =>
+      podSpec(ofKind('Deployment').find((deployment) => deployment.metadata.name === name)!).containers[0] as Json;
+    // The vault key is the vault's alone, and the vault's data on a claim of its own.
+    const vault = podSpec(ofKind('Deployment').find((deployment) => deployment.metadata.name === 'vault')!);
+    const vaultKey = ((vault.containers[0] as Json).env as Json[]).find((entry) => entry.name === 'VAULT_KEY');
     expect(vaultKey?.valueFrom?.secretKeyRef).toMatchObject({ name: 'switchyard-vault', key: 'VAULT_KEY' });
+    expect((vault.volumes as Json[]).find((volume) => volume.name === 'data')?.persistentVolumeClaim?.claimName).toBe(
+      'vault-data',
+    );
+    for (const other of ['transactions', 'gift-cards', 'identity', 'webhooks', 'gateway']) {
+      const names = ((containerOf(other).env ?? []) as Json[]).map((entry) => entry.name);
+      expect(names, `${other} reads a vault key`).not.toContain('VAULT_KEY');
+      expect(names, `${other} reads a vault key`).not.toContain('VAULT_RETIRED_KEYS');
+    }
   });
 
   it('mounts each service’s own RPC credentials Secret (ca.crt, its certificate, its key) where RPC_CREDENTIALS_DIR points', () => {
@@ -330,7 +353,13 @@ describe('Kafka topics', () => {
   );
 
   it('documents the partitions and retention of every topic of deploy/kafka/topics.md in docs/operations.md', () => {
-    expect(topics.sort()).toEqual(['gift-cards.events', 'identity.events', 'transactions.events', 'webhooks.events']);
+    expect(topics.sort()).toEqual([
+      'gift-cards.events',
+      'identity.events',
+      'transactions.events',
+      'vault.events',
+      'webhooks.events',
+    ]);
     expect(Object.keys(documented).sort()).toEqual(topics);
   });
 
