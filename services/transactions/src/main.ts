@@ -63,6 +63,8 @@ runMain(async () => {
     store: storage.store,
     db: storage.db,
     vault,
+    // Outside the card data environment: a card number reaches this process only by mistake, and is refused.
+    cardDataByHandOverOnly: true,
     ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
   });

@@ -64,6 +64,12 @@ export interface TransactionsServiceOptions extends ServiceHostOptions {
   readonly directory?: ThreeDSecureDirectoryDefinition;
   /** Default true. */
   readonly issuerMandatedThreeDSecure?: boolean;
+  /**
+   * Refuse a card given by number that the gateway did not hand to the vault (400 `card_data_not_handed_over`): the
+   * distributed runtime's transactions process, outside the card data environment. Default false (in process, a
+   * caller may still give one: it goes to the vault at once).
+   */
+  readonly cardDataByHandOverOnly?: boolean;
   /** Default 10 minutes (BUYER_APPROVAL_WINDOW_MS). */
   readonly buyerApprovalWindowMs?: number;
   /** Default 1 minute (GIFT_CARD_RECOVERY_AFTER_MS). */
@@ -221,6 +227,7 @@ export class TransactionsService {
         ...(options.giftCardOutcomeTimeoutMs !== undefined
           ? { giftCardOutcomeTimeoutMs: options.giftCardOutcomeTimeoutMs }
           : {}),
+        cardDataByHandOverOnly: options.cardDataByHandOverOnly ?? false,
       },
       giftCardCredentials: {
         describe: async (merchantAccountId, giftCardId) =>

@@ -85,6 +85,11 @@ export interface AuthorizationSettings {
   readonly giftCardRecoveryAfterMs: number;
   /** How long a request waits for the gift cards service's answer (`GiftCardPaymentSettings.outcomeTimeoutMs`). */
   readonly giftCardOutcomeTimeoutMs?: number;
+  /**
+   * Refuse a card given by number that the gateway did not hand to the vault (a 400 `card_data_not_handed_over`):
+   * the distributed runtime's transactions process, outside the card data environment, never takes card data.
+   */
+  readonly cardDataByHandOverOnly?: boolean;
 }
 
 /** What an attempt pays with: a vaulted card (by id: each attempt gets fresh aliases of it), a token, a redirect. */
@@ -156,6 +161,7 @@ export class Authorizations {
     this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
     this.instruments = new Instruments({
       vault: dependencies.vault,
+      cardDataByHandOverOnly: dependencies.settings.cardDataByHandOverOnly ?? false,
       activeConnections: (merchantAccountId) => dependencies.paymentServices.activeConnections(merchantAccountId),
     });
     this.giftCards = new GiftCardPayments(context, store, {

@@ -44,6 +44,8 @@ export interface Instrument {
 
 export interface InstrumentSources {
   readonly vault: VaultPort;
+  /** Refuse a card given by number without the gateway's hand-over (`AuthorizationSettings.cardDataByHandOverOnly`). */
+  readonly cardDataByHandOverOnly?: boolean;
   readonly activeConnections: (merchantAccountId: string) => readonly PaymentServiceConnection[];
 }
 
@@ -266,12 +268,24 @@ export class Instruments {
     }
   }
 
-  /** A card given by number with a payment that did not come through the gateway's hand-over: into the vault. */
+  /**
+   * A card given by number with a payment that did not come through the gateway's hand-over (a caller of this
+   * service's RPC other than the gateway, in process): into the vault — unless this service takes no card data.
+   */
   private store(
     method: Extract<PaymentMethodInput, { method: 'card' }>,
     merchantAccountId: string,
     buyerId: string | null,
   ): Promise<StoredCardSummary> {
+    if (this.sources.cardDataByHandOverOnly)
+      throw new ApiError(400, 'Card data is taken by the vault only: send the payment through the gateway', [
+        {
+          location: 'body',
+          pointer: '/payment_method/number',
+          type: 'card_data_not_handed_over',
+          message: 'The transactions service takes no card number: the gateway hands it to the vault',
+        },
+      ]);
     return this.sources.vault.storeCard(
       merchantAccountId,
       {
