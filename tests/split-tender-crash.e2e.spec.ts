@@ -1,10 +1,18 @@
 /**
- * Issue 19, items 3 and 6, in the distributed runtime: the gift cards process is killed (-9) between a stored card's
+ * Issue 19, items 3 and 6, in the distributed runtime, a split payment's processes killed (-9) mid-step.
+ *
+ * The gift cards process is killed between a stored card's
  * redemption request and its answer — after the provider charged the card, before the gift cards service recorded
  * it. The payment's request waits out its time limit and answers the payment unfinished; restarted, the gift cards
  * process picks the request up again from its consumer group (its offset was never committed), gets the provider's
  * answer again by reference (charged once), and the reversal asked for meanwhile puts the money back; the transactions
  * process records both answers from `gift-cards.events`, and recovery voids the card: nothing stays charged.
+ *
+ * The vault's process is killed while its forwarder makes the card's authorization (which comes before the gift
+ * cards' redemptions) — after the provider authorized, before the answer came back: the payment is answered
+ * unfinished (`processing`), never a 5xx; restarted, reconciliation asks the provider (through the forwarder again)
+ * and the payment ends one way or the other, the two ledgers agreeing with it: the card authorized once, the gift
+ * card charged once — or the authorization voided and the gift card never charged (what a run shows: it prints it).
  */
 import {
   createServer,
@@ -25,12 +33,19 @@ import {
 
 const infrastructure = await distributedInfrastructure();
 
-describeWithInfra('split tender: the gift cards process killed between request and answer', infrastructure, () => {
+describeWithInfra('split tender: the gift cards or the vault process killed mid-step', infrastructure, () => {
   const account = `split-crash-${randomBytes(4).toString('hex')}`;
   const number = `606063${String(Date.now() % 1_000_000).padStart(6, '0')}0001`;
   let runtime: DistributedRuntime;
   let key: ApiKey;
   let proxy: Server;
+  /** The card simulator behind a proxy for the vault's forwarder: the armed authorization is charged, its answer held. */
+  let cardProxy: Server;
+  let armed = false;
+  let cardCharged: () => void;
+  const cardChargedOnce = new Promise<void>((resolve) => {
+    cardCharged = resolve;
+  });
   /** Resolved once the provider charged our card for a request the proxy then holds (never answers). */
   let charged: () => void;
   const providerCharged = new Promise<void>((resolve) => {
@@ -71,6 +86,26 @@ describeWithInfra('split tender: the gift cards process killed between request a
   function forward(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const target = new URL(req.url ?? '/', runtime.simulatorUrl);
     const hold = req.method === 'POST' && target.pathname.endsWith('/redemptions') && body.includes(number);
+    relay(req, res, body, target, hold ? charged : null);
+  }
+
+  /** The same for the vault's forwarder: the first card authorization once armed is charged, its answer held. */
+  function forwardCard(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+    const target = new URL(req.url ?? '/', runtime.simulatorUrl);
+    const hold = armed && req.method === 'POST' && target.pathname === '/v1/authorizations';
+    if (hold) armed = false;
+    relay(req, res, body, target, hold ? cardCharged : null);
+  }
+
+  /** Sends the call on to the simulator; answers with its answer, or holds it and calls `held` once it came. */
+  function relay(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: Buffer,
+    target: URL,
+    held: (() => void) | null,
+  ): void {
+    const hold = held !== null;
     const outgoing = httpRequest(
       target,
       { method: req.method, headers: { ...req.headers, host: target.host } },
@@ -78,7 +113,7 @@ describeWithInfra('split tender: the gift cards process killed between request a
         const chunks: Buffer[] = [];
         answer.on('data', (chunk: Buffer) => chunks.push(chunk));
         answer.on('end', () => {
-          if (hold) return charged();
+          if (hold) return held();
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           res.end(Buffer.concat(chunks));
         });
@@ -95,7 +130,13 @@ describeWithInfra('split tender: the gift cards process killed between request a
       // A short provider time limit (the outcome wait is 5 s more) and recovery window: the test runs in a minute. The
       // gateway waits for the payment's two waits (redemption, reversal); with the default RPC_TIMEOUT_MS (10 s) it
       // would answer 504 first, as it does for a provider that hangs that long.
-      env: { MOCK_CARD_TIMEOUT_MS: '3000', GIFT_CARD_RECOVERY_AFTER_MS: '15000', RPC_TIMEOUT_MS: '30000' },
+      // Reconciliation after 10 s: an authorization whose answer was lost is asked for again within the test.
+      env: {
+        MOCK_CARD_TIMEOUT_MS: '3000',
+        GIFT_CARD_RECOVERY_AFTER_MS: '15000',
+        RECONCILE_AFTER_MS: '10000',
+        RPC_TIMEOUT_MS: '30000',
+      },
     });
     key = await runtime.createApiKey('split-crash-e2e', ['administrator']);
     await waitFor(
@@ -124,11 +165,19 @@ describeWithInfra('split tender: the gift cards process killed between request a
       req.on('end', () => forward(req, res, Buffer.concat(chunks)));
     });
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+    cardProxy = createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => forwardCard(req, res, Buffer.concat(chunks)));
+    });
+    await new Promise<void>((resolve) => cardProxy.listen(0, '127.0.0.1', resolve));
   }, 240_000);
 
   afterAll(async () => {
-    proxy?.closeAllConnections();
-    await new Promise((resolve) => proxy?.close(resolve));
+    for (const server of [proxy, cardProxy]) {
+      server?.closeAllConnections();
+      await new Promise((resolve) => server?.close(resolve));
+    }
     await runtime?.stop();
   });
 
@@ -180,5 +229,74 @@ describeWithInfra('split tender: the gift cards process killed between request a
     const after = await ledger();
     expect(after.balance).toBe(5_000);
     expect(after.redemptions.map((r) => [r.amount, r.status])).toEqual([[400, 'reversed']]);
+  }, 240_000);
+
+  it('the vault killed mid card authorization: the payment ends one way, the card authorized once, the gift card charged once or put back', async () => {
+    const giftNumber = `606064${String(Date.now() % 1_000_000).padStart(6, '0')}0002`;
+    const stored = await send('POST', '/gift-cards', { number: giftNumber, pin: '05000' });
+    expect(stored.status, stored.text).toBe(201);
+    const giftLedger = async () =>
+      (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${giftNumber}`)).json()) as {
+        balance: number;
+        redemptions: { status: string; amount: number }[];
+      };
+
+    // The transactions process's card connections point at the proxy (the host its forwarded calls declare).
+    await runtime.processes.transactions!.kill('SIGTERM');
+    runtime.restart('transactions', 'services/transactions/src/main.ts', {
+      MOCK_CARD_URL: `http://127.0.0.1:${(cardProxy.address() as AddressInfo).port}`,
+    });
+    await ready();
+
+    armed = true;
+    const paying = send('POST', '/transactions', {
+      amount: 1_000,
+      currency: 'USD',
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      gift_cards: [{ id: stored.body.id, amount: 400 }],
+    });
+    await cardChargedOnce;
+    await runtime.processes.vault!.kill('SIGKILL');
+
+    const answered = await paying;
+    expect(answered.status, answered.text).toBe(201);
+    expect(answered.body.status).not.toBe('capture_succeeded');
+    const id = answered.body.id as string;
+
+    runtime.restart('vault', 'services/vault/src/main.ts');
+    await ready();
+    const settled = await waitFor(
+      'the payment settled one way',
+      async () => {
+        const read = await send('GET', `/transactions/${id}`);
+        return ['capture_succeeded', 'authorization_voided', 'authorization_failed'].includes(read.body?.status) &&
+          (read.body.gift_card_redemptions ?? []).every((r: { status: string }) => r.status !== 'processing')
+          ? read.body
+          : undefined;
+      },
+      120_000,
+      runtime.describe,
+    );
+    const card = (await (await fetch(`${runtime.simulatorUrl}/v1/ledger?reference=${id}`)).json()) as Record<
+      string,
+      number
+    >;
+    const gift = await giftLedger();
+    console.log(
+      `vault killed mid authorization: answered ${answered.body.status}, settled ${settled.status}; card ledger ${JSON.stringify(card)}; gift card balance ${gift.balance}, redemptions ${JSON.stringify(gift.redemptions.map((r) => [r.amount, r.status]))}`,
+    );
+    // The card was authorized once, whatever came after.
+    expect(card.authorizations).toBe(1);
+    if (settled.status === 'capture_succeeded') {
+      expect(card.captures).toBe(1);
+      expect(settled.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'succeeded', amount: 400 })]);
+      expect(gift.balance).toBe(4_600);
+      expect(gift.redemptions.map((r) => [r.amount, r.status])).toEqual([[400, 'succeeded']]);
+    } else {
+      expect(card.captures ?? 0).toBe(0);
+      expect(gift.balance).toBe(5_000);
+      expect(gift.redemptions.every((r) => r.status !== 'succeeded')).toBe(true);
+    }
   }, 240_000);
 });
