@@ -27,9 +27,11 @@ export const settingsSchema = z.object({
   /** EventStoreDB connection string; when set, services keep their events there instead of SQLite. */
   EVENTSTORE_URL: z.string().optional(),
   /**
-   * The gift cards process only: the transactions service's EventStoreDB (its EVENTSTORE_URL), where releases before
-   * the gift cards service had a store kept gift card streams; read once, by the first start's move. Unset: the
-   * transactions service keeps its events in SQLite (transactions.db in DATA_DIR).
+   * The gift cards and vault processes: the transactions service's EventStoreDB (its EVENTSTORE_URL), where releases
+   * before each of them had a store of its own kept its streams (gift cards; buyers, payment methods and the vault's
+   * other streams), read by each one's first start's move; and the positions by which each orders the
+   * `transactions.events` it counts usage from, so set it on every start. Unset: the transactions service keeps its
+   * events in SQLite (transactions.db in DATA_DIR).
    */
   TRANSACTIONS_EVENTSTORE_URL: z.string().optional(),
   /** Kafka brokers of the distributed runtime, comma separated. */
@@ -108,9 +110,9 @@ export const settingsSchema = z.object({
    */
   METRICS_ENABLED: z.stringbool().default(true),
   /**
-   * Port of the `/metrics` server of every process — the embedded runtime, the gateway, identity, transactions and
-   * webhooks — on HOST; unset: no metrics are served (the API's port never serves them: issue 22, item 7). Each
-   * process on one host needs its own.
+   * Port of the `/metrics` server of every process — the embedded runtime, the gateway, identity, vault, transactions,
+   * gift-cards and webhooks — on HOST; unset: no metrics are served (the API's port never serves them: issue 22,
+   * item 7). Each process on one host needs its own.
    */
   METRICS_PORT: port.optional(),
   /** pino level: fatal, error, warn, info, debug, trace, silent. */
@@ -127,8 +129,8 @@ export const settingsSchema = z.object({
   /** The OTLP encoding: only `http/json` (OTLP over HTTP, JSON bodies) is spoken; another value stops the start. */
   OTEL_EXPORTER_OTLP_PROTOCOL: z.enum(['http/json']).default('http/json'),
   /**
-   * `service.name` of the spans; unset: the process (`switchyard` embedded; `gateway`, `identity`, `transactions`,
-   * `webhooks`).
+   * `service.name` of the spans; unset: the process (`switchyard` embedded; `gateway`, `identity`, `vault`,
+   * `transactions`, `gift-cards`, `webhooks`).
    */
   OTEL_SERVICE_NAME: z.string().min(1).max(200).optional(),
   /** The gateway's address as payment services reach it (their notifications); unset: the address it listens on. */
@@ -190,13 +192,10 @@ export const settingsSchema = z.object({
     .positive()
     .default(60 * 1000),
   /**
-   * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
-   * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
-   */
-  /**
    * Paze's signing keys, which both signatures of a Paze payload must verify against (docs/paze.md): a JWKS file, a
-   * PEM file of public keys or certificates, or an https URL of a JWKS. Unset: the published development key, and
-   * with NODE_ENV=production the transactions service refuses to start.
+   * PEM file of public keys or certificates, or an https URL of a JWKS; read by the vault service. Unset: the published
+   * development key, and with NODE_ENV=production none: every Paze payload is refused
+   * (`paze_signing_keys_not_configured`) while the rest of the service runs. A file it cannot read stops the start.
    */
   PAZE_SIGNING_KEYS: z.string().optional(),
   /**
@@ -256,6 +255,10 @@ export const settingsSchema = z.object({
       (entries) => entries.every(isProxyAddress),
       'each entry must be an IP address, a CIDR range, or loopback, linklocal, uniquelocal',
     ),
+  /**
+   * A card stored by a purchase (`store: true`) stays `processing` until the provider's vault-token notification
+   * arrives; after this long without it, it fails (spec, Events rule 3). 10 minutes.
+   */
   VAULT_TOKEN_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -268,7 +271,8 @@ export const settingsSchema = z.object({
     .positive()
     .default(60 * 1000),
   /**
-   * Secret. Card vault key: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset:
+   * Secret. Card vault key, read by the vault service (its own process when distributed; the transactions process
+   * reads none) and the CLI's vault commands: 32 random bytes, base64 or base64url (`openssl rand -base64 32`); unset:
    * DATA_DIR/vault.key, created on first start. Never logged: not enumerable on the loaded settings, and errors never
    * echo it.
    */
