@@ -2,16 +2,23 @@
  * `npm run bench:soak`: memory of `npm start` under `authorize` load at 16 clients for SOAK_MS (default 10 minutes).
  * The service runs as a child process (fresh DATA_DIR, logs off, in-process simulator); its RSS is read from
  * /proc/<pid>/status every SOAK_SAMPLE_MS (default 10 s) and printed as a series, with the least-squares slope over
- * the whole run and over its second half (after warm-up), against the target: RSS <= 400 MB and flat. "Flat" here:
+ * the whole run and over its second half (after warm-up), against the target: RSS <= 350 MB and flat. "Flat" here:
  * the second-half slope is at most 1 MB/min. JSON: bench/results/soak-<ISO date>-<hostname>.json and
  * bench/results/soak-latest.json.
  *   SOAK_MS=600000 node -r ./scripts/register.cjs bench/soak.ts
+ * Each sample also has the breakdown, printed for the peak and the end: RssAnon, RssFile and the thread count from
+ * /proc/<pid>/status, and the child's V8 heap (committed, used), external and arrayBuffers, which the service reports
+ * itself: it runs with `bench/lib/memory-probe.cjs`, which writes them to a file every 2 s (so they are up to 2 s
+ * older than the RSS beside them).
+ * SOAK_NODE_ARGS="--flag …": node flags for the service, after `npm start`'s own (so they can override them), e.g.
+ * SOAK_NODE_ARGS=--max-semi-space-size=8.
  * SOAK_HEAP_SNAPSHOT_DIR=<dir>: the service runs with `bench/lib/memory-probe.cjs` and writes a heap snapshot (after a
  * full GC) at a third of the run and at its end; `node bench/lib/heap-summary.cjs first second` shows what grew.
  */
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { HttpClient, processRssBytes, runLoad } from './lib/load';
+import { HttpClient, processMemory, runLoad } from './lib/load';
 import { describeMachine, markdownTable, resultFileName, slope } from './lib/report';
 import { repoRoot, startEmbeddedService } from './lib/service';
 import { signEs512Token } from './lib/tokens';
@@ -19,30 +26,72 @@ import { signEs512Token } from './lib/tokens';
 const soakMs = Number(process.env.SOAK_MS ?? 600_000);
 const sampleMs = Number(process.env.SOAK_SAMPLE_MS ?? 10_000);
 const clients = Number(process.env.SOAK_CLIENTS ?? 16);
-const RSS_LIMIT_MB = 400;
+const extraNodeArgs = (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const RSS_LIMIT_MB = 350;
 const FLAT_SLOPE_MB_PER_MIN = 1;
 const MB = 2 ** 20;
 const log = (line: string) => process.stdout.write(`${line}\n`);
+
+/** One RSS sample with its breakdown (MB; null where /proc or the probe had nothing). */
+interface Sample {
+  atS: number;
+  rssMb: number;
+  requests: number;
+  rssAnonMb: number | null;
+  rssFileMb: number | null;
+  threads: number | null;
+  /** V8's heap: committed (`total_heap_size`) and used (`used_heap_size`). */
+  heapCommittedMb: number | null;
+  heapUsedMb: number | null;
+  externalMb: number | null;
+  arrayBuffersMb: number | null;
+}
+
+/** What bench/lib/memory-probe.cjs wrote last, or null (not written yet, or unreadable). */
+function readProbe(file: string): {
+  memoryUsage: NodeJS.MemoryUsage;
+  heap: { total_heap_size: number; used_heap_size: number };
+} | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
+const mbOrNull = (bytes: number | null | undefined) => (bytes === null || bytes === undefined ? null : bytes / MB);
+const fixed = (value: number | null) => (value === null ? 'n/a' : value.toFixed(1));
+
+function breakdown(s: Sample): string {
+  return `RSS ${fixed(s.rssMb)} MB = anon ${fixed(s.rssAnonMb)} + file ${fixed(s.rssFileMb)} MB, ${s.threads ?? 'n/a'} threads; V8 heap ${fixed(s.heapCommittedMb)} MB committed, ${fixed(s.heapUsedMb)} MB used; external ${fixed(s.externalMb)} MB, arrayBuffers ${fixed(s.arrayBuffersMb)} MB`;
+}
 
 async function main(): Promise<void> {
   const startedAt = new Date();
   const machine = describeMachine();
   log(
-    `soak: authorize@${clients} for ${soakMs / 1000} s, RSS every ${sampleMs / 1000} s (${machine.cpuCount} x ${machine.cpuModel}, Node ${machine.node})`,
+    `soak: authorize@${clients} for ${soakMs / 1000} s, RSS every ${sampleMs / 1000} s (${machine.cpuCount} x ${machine.cpuModel}, Node ${machine.node})${extraNodeArgs.length > 0 ? `, node flags + ${extraNodeArgs.join(' ')}` : ''}`,
   );
   const snapshotDir = process.env.SOAK_HEAP_SNAPSHOT_DIR;
   if (snapshotDir) mkdirSync(snapshotDir, { recursive: true });
-  const service = await startEmbeddedService(
-    snapshotDir
-      ? {
-          nodeArgs: ['--expose-gc', '-r', path.join(repoRoot, 'bench/lib/memory-probe.cjs')],
-          env: {
-            MEMORY_PROBE_SNAPSHOT_DIR: path.resolve(snapshotDir),
-            MEMORY_PROBE_FILE: path.resolve(snapshotDir, 'memory-probe.jsonl'),
-          },
-        }
-      : {},
-  );
+  const probeDir = mkdtempSync(path.join(tmpdir(), 'switchyard-soak-probe-'));
+  const figuresFile = path.join(probeDir, 'figures.json');
+  const service = await startEmbeddedService({
+    nodeArgs: [
+      ...(snapshotDir ? ['--expose-gc'] : []),
+      '-r',
+      path.join(repoRoot, 'bench/lib/memory-probe.cjs'),
+      ...extraNodeArgs,
+    ],
+    env: {
+      MEMORY_PROBE_FIGURES_FILE: figuresFile,
+      MEMORY_PROBE_INTERVAL_MS: '2000',
+      ...(snapshotDir && {
+        MEMORY_PROBE_SNAPSHOT_DIR: path.resolve(snapshotDir),
+        MEMORY_PROBE_FILE: path.resolve(snapshotDir, 'memory-probe.jsonl'),
+      }),
+    },
+  });
   let snapshotsRequested = 0;
   const snapshot = () => {
     if (!snapshotDir) return;
@@ -64,7 +113,7 @@ async function main(): Promise<void> {
     authorization: `Bearer ${signEs512Token(service.key, ['*.read', '*.write'], Math.ceil(soakMs / 1000) + 3600)}`,
   };
   const client = new HttpClient(service.url, { maxSockets: clients });
-  const samples: { atS: number; rssMb: number; requests: number }[] = [];
+  const samples: Sample[] = [];
   let completed = 0;
   try {
     await client.request('POST', '/payment-services', {
@@ -79,12 +128,24 @@ async function main(): Promise<void> {
     });
     const t0 = performance.now();
     const sample = () => {
-      const rss = processRssBytes(service.pid);
-      if (rss === null) return;
-      const entry = { atS: Math.round((performance.now() - t0) / 1000), rssMb: rss / MB, requests: completed };
+      const memory = processMemory(service.pid);
+      if (memory === null || memory.rss === null) return;
+      const probe = readProbe(figuresFile);
+      const entry: Sample = {
+        atS: Math.round((performance.now() - t0) / 1000),
+        rssMb: memory.rss / MB,
+        requests: completed,
+        rssAnonMb: mbOrNull(memory.rssAnon),
+        rssFileMb: mbOrNull(memory.rssFile),
+        threads: memory.threads,
+        heapCommittedMb: mbOrNull(probe?.heap.total_heap_size),
+        heapUsedMb: mbOrNull(probe?.heap.used_heap_size),
+        externalMb: mbOrNull(probe?.memoryUsage.external),
+        arrayBuffersMb: mbOrNull(probe?.memoryUsage.arrayBuffers),
+      };
       samples.push(entry);
       log(
-        `  t=${String(entry.atS).padStart(4)} s  RSS ${entry.rssMb.toFixed(1).padStart(6)} MB  ${entry.requests} authorizations`,
+        `  t=${String(entry.atS).padStart(4)} s  RSS ${entry.rssMb.toFixed(1).padStart(6)} MB (anon ${fixed(entry.rssAnonMb)}, heap ${fixed(entry.heapCommittedMb)})  ${entry.requests} authorizations`,
       );
     };
     sample();
@@ -126,15 +187,39 @@ async function main(): Promise<void> {
     const secondHalf = points.filter(([minutes]) => minutes * 60 >= soakMs / 2000);
     const slopeAll = slope(points);
     const slopeSecondHalf = slope(secondHalf);
-    const peak = Math.max(...samples.map((s) => s.rssMb));
+    const peakSample = samples.reduce((highest, s) => (s.rssMb > highest.rssMb ? s : highest));
+    const endSample = samples[samples.length - 1]!;
+    const peak = peakSample.rssMb;
     const underLimit = peak <= RSS_LIMIT_MB;
     const flat = slopeSecondHalf <= FLAT_SLOPE_MB_PER_MIN;
     log('');
     log(
       markdownTable(
-        ['t (s)', 'RSS (MB)', 'authorizations'],
-        samples.map((s) => [String(s.atS), s.rssMb.toFixed(1), String(s.requests)]),
-        [true, true, true],
+        [
+          't (s)',
+          'RSS (MB)',
+          'anon',
+          'file',
+          'threads',
+          'heap committed',
+          'heap used',
+          'external',
+          'arrayBuffers',
+          'authorizations',
+        ],
+        samples.map((s) => [
+          String(s.atS),
+          s.rssMb.toFixed(1),
+          fixed(s.rssAnonMb),
+          fixed(s.rssFileMb),
+          String(s.threads ?? 'n/a'),
+          fixed(s.heapCommittedMb),
+          fixed(s.heapUsedMb),
+          fixed(s.externalMb),
+          fixed(s.arrayBuffersMb),
+          String(s.requests),
+        ]),
+        [true, true, true, true, true, true, true, true, true, true],
       ),
     );
     log('');
@@ -145,6 +230,8 @@ async function main(): Promise<void> {
       `RSS: start ${samples[0]!.rssMb.toFixed(1)} MB, peak ${peak.toFixed(1)} MB, end ${samples[samples.length - 1]!.rssMb.toFixed(1)} MB`,
     );
     log(`slope: ${slopeAll.toFixed(2)} MB/min over the run, ${slopeSecondHalf.toFixed(2)} MB/min over the second half`);
+    log(`at the peak (t=${peakSample.atS} s): ${breakdown(peakSample)}`);
+    log(`at the end (t=${endSample.atS} s): ${breakdown(endSample)}`);
     log(`- [${underLimit ? 'met' : 'NOT MET'}] RSS <= ${RSS_LIMIT_MB} MB: peak ${peak.toFixed(1)} MB`);
     log(
       `- [${flat ? 'met' : 'NOT MET'}] flat (second-half slope <= ${FLAT_SLOPE_MB_PER_MIN} MB/min): ${slopeSecondHalf.toFixed(2)} MB/min`,
@@ -152,13 +239,21 @@ async function main(): Promise<void> {
 
     const report = {
       kind: 'switchyard-bench-soak',
-      version: 1,
+      // 2: samples carry the memory breakdown; rss.atPeak and rss.atEnd.
+      version: 2,
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       machine,
-      settings: { soakMs, sampleMs, clients, scenario: 'authorize' },
+      settings: { soakMs, sampleMs, clients, scenario: 'authorize', extraNodeArgs },
       load: result,
-      rss: { samples, peakMb: peak, slopeMbPerMin: slopeAll, slopeSecondHalfMbPerMin: slopeSecondHalf },
+      rss: {
+        samples,
+        peakMb: peak,
+        slopeMbPerMin: slopeAll,
+        slopeSecondHalfMbPerMin: slopeSecondHalf,
+        atPeak: peakSample,
+        atEnd: endSample,
+      },
       targets: [
         {
           id: 'soak-rss',
@@ -190,6 +285,7 @@ async function main(): Promise<void> {
   } finally {
     client.close();
     await service.stop();
+    rmSync(probeDir, { recursive: true, force: true });
   }
 }
 

@@ -121,6 +121,40 @@ export function processRssBytes(pid: number): number | null {
   }
 }
 
+/** What `/proc/<pid>/status` tells of a process's memory, in bytes (Linux; null where a line is missing). */
+export interface ProcessMemory {
+  readonly rss: number | null;
+  /** Private memory: the heaps (V8's and malloc's), stacks. */
+  readonly rssAnon: number | null;
+  /** Mapped files: the node binary, native modules, SQLite files when mapped. */
+  readonly rssFile: number | null;
+  readonly rssShmem: number | null;
+  readonly threads: number | null;
+}
+
+export function parseProcStatus(status: string): ProcessMemory {
+  const kb = (name: string) => {
+    const match = new RegExp(`^${name}:\\s+(\\d+)\\s+kB`, 'm').exec(status);
+    return match ? Number(match[1]) * 1024 : null;
+  };
+  const threads = /^Threads:\s+(\d+)/m.exec(status);
+  return {
+    rss: kb('VmRSS'),
+    rssAnon: kb('RssAnon'),
+    rssFile: kb('RssFile'),
+    rssShmem: kb('RssShmem'),
+    threads: threads ? Number(threads[1]) : null,
+  };
+}
+
+export function processMemory(pid: number): ProcessMemory | null {
+  try {
+    return parseProcStatus(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  } catch {
+    return null;
+  }
+}
+
 function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }

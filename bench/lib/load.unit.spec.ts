@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { latencySummary, parseProcStat, parseProcStatCpuMs, percentile, runLoad } from './load';
+import { latencySummary, parseProcStat, parseProcStatCpuMs, parseProcStatus, percentile, runLoad } from './load';
 
 describe('percentile (nearest rank)', () => {
   const sorted = Float64Array.from({ length: 100 }, (_, i) => i + 1); // 1..100
@@ -86,5 +86,35 @@ describe('parseProcStat', () => {
     const stat = 'cpu  100 5 50 1000 20 3 2 7 0 0\ncpu0 50 2 25 500 10 1 1 3 0 0\n';
     expect(parseProcStat(stat, 100)).toEqual({ busyMs: 1550, irqMs: 50, idleMs: 10_200, stealMs: 70 });
     expect(parseProcStat('nothing here', 100)).toBeNull();
+  });
+});
+
+describe('parseProcStatus', () => {
+  it("reads a process's resident memory by kind, in bytes, and its thread count", () => {
+    const status = [
+      'Name:\tnode',
+      'VmRSS:\t  307200 kB',
+      'RssAnon:\t  245760 kB',
+      'RssFile:\t   61440 kB',
+      'RssShmem:\t       0 kB',
+      'Threads:\t17',
+    ].join('\n');
+    expect(parseProcStatus(status)).toEqual({
+      rss: 300 * 2 ** 20,
+      rssAnon: 240 * 2 ** 20,
+      rssFile: 60 * 2 ** 20,
+      rssShmem: 0,
+      threads: 17,
+    });
+  });
+
+  it('answers null for lines the kernel does not write', () => {
+    expect(parseProcStatus('VmRSS:\t1 kB\n')).toEqual({
+      rss: 1024,
+      rssAnon: null,
+      rssFile: null,
+      rssShmem: null,
+      threads: null,
+    });
   });
 });

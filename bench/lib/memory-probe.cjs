@@ -1,5 +1,8 @@
-// Preload for memory investigations of a service under load (not used by `npm run bench` itself):
+// Preload for memory investigations of a service under load (bench/soak.ts loads it into the service it measures):
 //   node --expose-gc -r ./bench/lib/memory-probe.cjs -r ./scripts/register.cjs services/standalone/src/main.ts
+// With MEMORY_PROBE_FIGURES_FILE set, every MEMORY_PROBE_INTERVAL_MS (default 2000) it replaces that file (written
+// beside it, then renamed, so a reader never sees half of it) with one JSON object: the time, process.memoryUsage()
+// and v8.getHeapStatistics(), in bytes. The timer is unref'd: it never keeps the process alive.
 // On SIGUSR2 it runs a full GC (when --expose-gc is given) and appends one JSON line to MEMORY_PROBE_FILE
 // (default /tmp/memory-probe.jsonl): process.memoryUsage() before and after the GC, and V8's heap spaces. With
 // MEMORY_PROBE_SNAPSHOT_DIR set it also writes a heap snapshot there (after the GC).
@@ -10,6 +13,26 @@ const v8 = require('node:v8');
 const file = process.env.MEMORY_PROBE_FILE || '/tmp/memory-probe.jsonl';
 const mb = (bytes) => Math.round((bytes / 1048576) * 10) / 10;
 const usage = () => Object.fromEntries(Object.entries(process.memoryUsage()).map(([key, value]) => [key, mb(value)]));
+
+const figuresFile = process.env.MEMORY_PROBE_FIGURES_FILE;
+if (figuresFile) {
+  const intervalMs = Number(process.env.MEMORY_PROBE_INTERVAL_MS || 2000);
+  const writeFigures = () => {
+    try {
+      const figures = {
+        at: new Date().toISOString(),
+        memoryUsage: process.memoryUsage(),
+        heap: v8.getHeapStatistics(),
+      };
+      fs.writeFileSync(`${figuresFile}.tmp`, JSON.stringify(figures));
+      fs.renameSync(`${figuresFile}.tmp`, figuresFile);
+    } catch {
+      // A full disk or a removed directory must not take the service down; the reader sees older figures.
+    }
+  };
+  writeFigures();
+  setInterval(writeFigures, intervalMs).unref();
+}
 
 process.on('SIGUSR2', () => {
   const before = usage();

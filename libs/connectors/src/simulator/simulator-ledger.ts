@@ -79,31 +79,48 @@ const emptyCounts = (): LedgerCounts => ({
   syncs: 0,
 });
 
-/** The simulator's memory: every transaction it holds and how often each operation was called per reference. */
+/** Default of `SimulatorOptions.ledgerCapacity`: how many references, and how many network tokens, the ledger keeps. */
+export const defaultLedgerCapacity = 10_000;
+
+/** What the ledger keeps per reference: the calls counted for it and its transactions (authorizations). */
+interface ReferenceEntry {
+  readonly counts: LedgerCounts;
+  readonly transactionIds: string[];
+}
+
+/**
+ * The simulator's memory: the transactions it holds and how often each operation was called per reference. Bounded:
+ * it keeps the `capacity` references seen most recently for the first time (a Map's insertion order), the oldest
+ * forgotten first with its counts and its transactions; a forgotten transaction answers 404 as one never seen. The
+ * network tokens are bounded the same way, by the order they were issued in.
+ */
 export class SimulatorLedger {
   private readonly transactions = new Map<string, SimulatedTransaction>();
-  private readonly countsByReference = new Map<string, LedgerCounts>();
-  /** The token service's tokens by their provider id. */
+  private readonly references = new Map<string, ReferenceEntry>();
+  /** The token service's tokens by their provider id; add with `addNetworkToken` (bounded). */
   readonly networkTokens = new Map<string, SimulatedNetworkToken>();
   private nextId = 1;
+
+  constructor(readonly capacity = defaultLedgerCapacity) {
+    if (!Number.isInteger(capacity) || capacity < 1) throw new RangeError('ledger capacity must be a positive integer');
+  }
 
   newId(prefix: string): string {
     return `${prefix}_${String(this.nextId++).padStart(6, '0')}`;
   }
 
   count(reference: string, operation: keyof LedgerCounts): void {
-    const counts = this.countsByReference.get(reference) ?? emptyCounts();
-    counts[operation] += 1;
-    this.countsByReference.set(reference, counts);
+    this.entry(reference).counts[operation] += 1;
   }
 
-  /** Zeroes for a reference the simulator never saw. */
+  /** Zeroes for a reference the simulator never saw (or has forgotten). */
   counts(reference: string): Readonly<LedgerCounts> {
-    return { ...(this.countsByReference.get(reference) ?? emptyCounts()) };
+    return { ...(this.references.get(reference)?.counts ?? emptyCounts()) };
   }
 
   add(transaction: SimulatedTransaction): void {
     this.transactions.set(transaction.id, transaction);
+    this.entry(transaction.reference).transactionIds.push(transaction.id);
   }
 
   get(id: string): SimulatedTransaction | undefined {
@@ -112,13 +129,35 @@ export class SimulatorLedger {
 
   /** The latest authorization for a reference: what a provider's "find by merchant reference" returns. */
   findByReference(reference: string): SimulatedTransaction | undefined {
-    let found: SimulatedTransaction | undefined;
-    for (const transaction of this.transactions.values()) if (transaction.reference === reference) found = transaction;
-    return found;
+    const ids = this.references.get(reference)?.transactionIds;
+    const latest = ids?.[ids.length - 1];
+    return latest === undefined ? undefined : this.transactions.get(latest);
   }
 
   all(): readonly SimulatedTransaction[] {
     return [...this.transactions.values()];
+  }
+
+  /** Keeps a token the token service issued, forgetting the oldest one past the capacity. */
+  addNetworkToken(token: SimulatedNetworkToken): void {
+    this.networkTokens.set(token.id, token);
+    for (const oldest of this.networkTokens.keys()) {
+      if (this.networkTokens.size <= this.capacity) break;
+      this.networkTokens.delete(oldest);
+    }
+  }
+
+  private entry(reference: string): ReferenceEntry {
+    const known = this.references.get(reference);
+    if (known !== undefined) return known;
+    const created: ReferenceEntry = { counts: emptyCounts(), transactionIds: [] };
+    this.references.set(reference, created);
+    for (const [oldest, entry] of this.references) {
+      if (this.references.size <= this.capacity) break;
+      this.references.delete(oldest);
+      for (const id of entry.transactionIds) this.transactions.delete(id);
+    }
+    return created;
   }
 }
 

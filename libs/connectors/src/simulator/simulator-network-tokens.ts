@@ -210,7 +210,7 @@ export class SimulatorNetworkTokens {
       cryptograms: new Set(),
       authorizations: [],
     };
-    this.ledger.networkTokens.set(token.id, token);
+    this.ledger.addNetworkToken(token);
     return { status: 201, body: toWire(token) };
   }
 

@@ -25,7 +25,13 @@ import {
   withQueryParameter,
   type RouteAnswer,
 } from './simulator-http';
-import { SimulatorLedger, toWireTransaction, type BuyerApproval, type SimulatedTransaction } from './simulator-ledger';
+import {
+  defaultLedgerCapacity,
+  SimulatorLedger,
+  toWireTransaction,
+  type BuyerApproval,
+  type SimulatedTransaction,
+} from './simulator-ledger';
 import {
   approve,
   approvedCodes,
@@ -80,6 +86,11 @@ export interface SimulatorOptions {
   readonly now?: () => Date;
   /** How long the account updater takes to answer a job (`/v1/account-updater/jobs`). Default 200 ms. */
   readonly accountUpdaterDelayMs?: number;
+  /**
+   * How many references (with their counts and transactions), network tokens and notification deliveries the
+   * simulator keeps in memory, the oldest forgotten first. Default 10,000.
+   */
+  readonly ledgerCapacity?: number;
 }
 
 export interface NotificationDelivery {
@@ -98,6 +109,7 @@ export interface RunningSimulator {
   /** Base URL, e.g. http://127.0.0.1:43121 */
   readonly url: string;
   readonly ledger: SimulatorLedger;
+  /** Every notification attempt, in order; the last `ledgerCapacity` of them. */
   readonly deliveries: readonly NotificationDelivery[];
   /** Settles every pending refund, delivers their notifications, and returns the settlement file. */
   produceSettlementFile(): Promise<SettlementFile>;
@@ -112,7 +124,7 @@ export interface RunningSimulator {
 }
 
 export async function startSimulator(options: SimulatorOptions): Promise<RunningSimulator> {
-  const ledger = new SimulatorLedger();
+  const ledger = new SimulatorLedger(options.ledgerCapacity ?? defaultLedgerCapacity);
   const acs = new SimulatorAcs((prefix) => ledger.newId(prefix));
   const networkTokens = new SimulatorNetworkTokens(ledger);
   const giftCards = new SimulatorGiftCards(
@@ -187,10 +199,15 @@ export async function startSimulator(options: SimulatorOptions): Promise<Running
         signal: AbortSignal.timeout(5_000),
       });
       await response.arrayBuffer();
-      deliveries.push({ url, eventId: body.event_id, status: response.status });
+      recordDelivery({ url, eventId: body.event_id, status: response.status });
     } catch {
-      deliveries.push({ url, eventId: body.event_id, status: 'network_error' });
+      recordDelivery({ url, eventId: body.event_id, status: 'network_error' });
     }
+  }
+
+  function recordDelivery(delivery: NotificationDelivery): void {
+    deliveries.push(delivery);
+    if (deliveries.length > ledger.capacity) deliveries.shift();
   }
 
   async function authorize(body: WireAuthorizeRequest, baseUrl: string): Promise<WireTransaction> {

@@ -90,10 +90,21 @@ describe('SqliteEventStore', () => {
         ]);
         expect(second.database.pragma('journal_mode', { simple: true })).toBe('wal');
         expect(second.database.pragma('synchronous', { simple: true })).toBe(2); // FULL
+        expect(second.database.pragma('cache_size', { simple: true })).toBe(-4096); // 4 MB
         expect(second.database.prepare('SELECT version FROM event_store_schema').all()).toEqual([{ version: 1 }]);
       } finally {
         await second.close();
       }
+    });
+
+    it('sizes its page cache as asked, in KiB, and refuses a size that is not a positive integer', async () => {
+      const store = new SqliteEventStore(file('cache-size'), { cacheSizeKib: 2048 });
+      try {
+        expect(store.database.pragma('cache_size', { simple: true })).toBe(-2048);
+      } finally {
+        await store.close();
+      }
+      expect(() => new SqliteEventStore(file('cache-size-zero'), { cacheSizeKib: 0 })).toThrow(RangeError);
     });
 
     it('refuses work once closed, with a non-retriable unavailable error', async () => {
@@ -119,6 +130,7 @@ describe('SqliteEventStore', () => {
 
       expect(store.database).toBe(database);
       expect(database.open).toBe(true);
+      expect(database.pragma('cache_size', { simple: true })).toBe(-4096);
       expect(database.prepare('SELECT COUNT(*) AS count FROM events').get()).toEqual({ count: 1 });
       database.close();
     });

@@ -35,6 +35,12 @@ export interface SqliteEventStoreOptions {
   readonly synchronous?: 'FULL' | 'NORMAL';
   /** How long a writer waits for another process holding the write lock. Default 5 s. */
   readonly busyTimeoutMs?: number;
+  /**
+   * SQLite's page cache for the connection, in KiB (`PRAGMA cache_size = -<KiB>`). Default 4096 (4 MB) instead of
+   * better-sqlite3's build default of ~16 MB (`-16000`), which each connection fills as its file grows (memory that
+   * counts in the process's RSS: docs/performance.md, "Memory soak"); pages it drops are still in the OS's cache.
+   */
+  readonly cacheSizeKib?: number;
   /** How often subscriptions look for appends made by other processes. Default 100 ms. */
   readonly pollIntervalMs?: number;
   /** Events read per query while a subscription catches up. Default 500. */
@@ -107,10 +113,13 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * @param source a file path (created with its directory if missing; `':memory:'` for tests), or a connection
-   *   the caller opened and keeps ownership of (`close()` then leaves it open). The store sets WAL, `synchronous`
-   *   and `busy_timeout` on it either way and creates or migrates its tables.
+   *   the caller opened and keeps ownership of (`close()` then leaves it open). The store sets WAL, `synchronous`,
+   *   `busy_timeout` and `cache_size` on it either way and creates or migrates its tables.
    */
   constructor(source: string | Database, options: SqliteEventStoreOptions = {}) {
+    const cacheSizeKib = options.cacheSizeKib ?? 4096;
+    if (!Number.isInteger(cacheSizeKib) || cacheSizeKib < 1)
+      throw new RangeError(`cacheSizeKib must be a positive integer, got ${cacheSizeKib}`);
     if (typeof source === 'string') {
       if (source !== ':memory:' && source !== '' && !source.startsWith('file:'))
         mkdirSync(dirname(source), { recursive: true });
@@ -131,6 +140,8 @@ export class SqliteEventStore implements EventStore {
       db.pragma(`busy_timeout = ${Math.trunc(options.busyTimeoutMs ?? 5000)}`);
       db.pragma('journal_mode = WAL');
       db.pragma(`synchronous = ${options.synchronous ?? 'FULL'}`);
+      // Negative: a size in KiB rather than in pages.
+      db.pragma(`cache_size = -${cacheSizeKib}`);
       migrate(db);
     } catch (error) {
       if (this.ownsDatabase) db.close();

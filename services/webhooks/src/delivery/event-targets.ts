@@ -102,16 +102,24 @@ const isStale = (target: Readonly<Record<string, unknown>>, occurredAt: string):
   return Number.isFinite(updated) && Number.isFinite(occurred) && updated < occurred;
 };
 
+/** Default of `TargetMemory`'s bound: entries kept per set. */
+export const defaultTargetMemoryLimit = 10_000;
+
 /**
  * What ingestion learned about resources: ones that rendered (they exist, so a later 404 means deleted) and ones
  * found gone. A 404 only waits for the owning read model when the resource was never seen: after a webhooks
- * outage, a backlog of events about a since-deleted resource must not cost a catch-up wait each. Bounded.
+ * outage, a backlog of events about a since-deleted resource must not cost a catch-up wait each.
+ *
+ * Bounded: each set keeps its `limit` newest keys (one remembered again becomes the newest), the oldest forgotten
+ * first. Forgetting costs time, never a different target: a 404 for a forgotten resource is taken as "not projected
+ * yet", so it waits the catch-up delays and asks again before rendering the same `{type, id}` placeholder, and
+ * a forgotten resource that exists renders from the service as before (the memory never stands in for a lookup).
  */
 export class TargetMemory {
   private readonly seen = new Set<string>();
   private readonly gone = new Set<string>();
 
-  constructor(private readonly limit = 100_000) {}
+  constructor(private readonly limit = defaultTargetMemoryLimit) {}
 
   wasSeen(key: string): boolean {
     return this.seen.has(key);
@@ -129,9 +137,19 @@ export class TargetMemory {
     this.remember(this.gone, key);
   }
 
+  /** Entries kept, per set. */
+  get size(): { readonly seen: number; readonly gone: number } {
+    return { seen: this.seen.size, gone: this.gone.size };
+  }
+
   private remember(set: Set<string>, key: string): void {
-    if (set.size >= this.limit) set.clear();
+    // A Set iterates in insertion order: deleting and adding again makes the key the newest.
+    set.delete(key);
     set.add(key);
+    for (const oldest of set) {
+      if (set.size <= this.limit) break;
+      set.delete(oldest);
+    }
   }
 }
 

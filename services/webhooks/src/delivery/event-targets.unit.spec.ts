@@ -1,6 +1,6 @@
 import { ApiError } from '@switchyard/api';
 import type { RpcClient } from '@switchyard/rpc';
-import { renderTarget, resourceOf } from './event-targets';
+import { renderTarget, resourceOf, TargetMemory } from './event-targets';
 
 const tx = 'b2b7c0de-0000-4000-8000-000000000001';
 
@@ -95,5 +95,59 @@ describe('renderTarget', () => {
     await expect(
       renderTarget(down, ref, { name: 'transaction.voided', occurredAt: '2026-01-01T00:00:00Z' }),
     ).rejects.toMatchObject({ status: 502 });
+  });
+});
+
+describe('TargetMemory', () => {
+  it('keeps the 10,000 newest keys per set by default, the oldest forgotten first', () => {
+    const memory = new TargetMemory();
+    for (let i = 0; i <= 10_000; i++) {
+      memory.markSeen(`seen-${i}`);
+      memory.markGone(`gone-${i}`);
+    }
+    expect(memory.size).toEqual({ seen: 10_000, gone: 10_000 });
+    expect(memory.wasSeen('seen-0')).toBe(false);
+    expect(memory.isGone('gone-0')).toBe(false);
+    expect(memory.wasSeen('seen-1')).toBe(true);
+    expect(memory.wasSeen('seen-10000')).toBe(true);
+    expect(memory.isGone('gone-10000')).toBe(true);
+  });
+
+  it('makes a key remembered again the newest', () => {
+    const memory = new TargetMemory(2);
+    memory.markSeen('a');
+    memory.markSeen('b');
+    memory.markSeen('a');
+    memory.markSeen('c');
+    expect([memory.wasSeen('a'), memory.wasSeen('b'), memory.wasSeen('c')]).toEqual([true, false, true]);
+  });
+
+  it('renders a forgotten resource the same, after the catch-up wait a never-seen one gets', async () => {
+    const ref = { type: 'transaction', id: tx, pattern: 'transactions.get', payload: {} };
+    const event = { name: 'transaction.voided', occurredAt: '2026-01-01T00:00:00Z' };
+    let calls = 0;
+    const gone: RpcClient = {
+      async call<T>(): Promise<T> {
+        calls += 1;
+        throw ApiError.notFound();
+      },
+      async close() {},
+    };
+    const memory = new TargetMemory(1);
+    memory.markSeen(`${ref.pattern}\u0000${tx}`);
+    expect(await renderTarget(gone, ref, event, { catchUpDelaysMs: [1, 1] }, memory)).toEqual({
+      type: 'transaction',
+      id: tx,
+    });
+    expect(calls).toBe(1);
+
+    memory.markSeen('another resource');
+    memory.markGone('another resource');
+    calls = 0;
+    expect(await renderTarget(gone, ref, event, { catchUpDelaysMs: [1, 1] }, memory)).toEqual({
+      type: 'transaction',
+      id: tx,
+    });
+    expect(calls).toBe(3);
   });
 });
