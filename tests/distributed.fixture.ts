@@ -5,6 +5,7 @@
  * CLI, and reading whole Kafka topics.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import fs from 'node:fs';
 import { Kafka, logLevel, type IHeaders } from 'kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
 import { webhookPatterns } from '@switchyard/contracts';
@@ -43,6 +44,8 @@ export interface DistributedOptions {
   readonly mockCard?: boolean;
   /** More environment for every process (and the CLI), e.g. `WEBHOOK_RETRY_BASE_MS`. */
   readonly env?: Readonly<Record<string, string>>;
+  /** A data directory to start on (copied into the runtime's own before any process starts), e.g. an old release's. */
+  readonly seed?: string;
 }
 
 export interface ApiKey {
@@ -92,6 +95,7 @@ export interface DistributedRuntime {
 
 export async function startDistributedRuntime(options: DistributedOptions): Promise<DistributedRuntime> {
   const dataDir = createTestDataDir(options.name);
+  if (options.seed) fs.cpSync(options.seed, dataDir, { recursive: true });
   const processes: Record<string, RunningProcess> = {};
   const cliOutputs: string[] = [];
   const describe = () =>

@@ -11,8 +11,9 @@
 import type Database from 'better-sqlite3';
 import type { BusSubscription, IncomingMessage, MessageBus } from '@switchyard/bus';
 import type { EventMessage } from '@switchyard/contracts';
-import type { RecordedEvent } from '@switchyard/eventstore';
-import { projectionCheckpointName, type Projection } from './projection';
+import { existsSync } from 'node:fs';
+import { SqliteEventStore, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
+import { projectionCheckpointName, Projector, type Projection } from './projection';
 
 export interface TopicProjectionOptions {
   readonly bus: MessageBus;
@@ -30,31 +31,59 @@ export interface TopicProjectionOptions {
 export class TopicProjection {
   private subscription: BusSubscription | null = null;
   private readonly applyOnce: (event: RecordedEvent) => void;
+  private readonly storeCheckpoint: () => string | undefined;
+  /** Read at `start`: a fold from the store just before (`foldFromStore`) moves it. */
+  private appliedUpTo: string | undefined;
 
   constructor(
-    db: Database.Database,
-    projection: Projection,
+    private readonly db: Database.Database,
+    private readonly projection: Projection,
     private readonly options: TopicProjectionOptions,
   ) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.seenTable)) throw new Error(`not a table name: ${options.seenTable}`);
     db.exec(`CREATE TABLE IF NOT EXISTS ${options.seenTable} (event_id TEXT PRIMARY KEY)`);
     db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
     const seen = db.prepare<[string]>(`INSERT OR IGNORE INTO ${options.seenTable} (event_id) VALUES (?)`);
-    const storeCheckpoint = (
-      db.prepare('SELECT position FROM checkpoints WHERE name = ?').get(projectionCheckpointName(projection)) as
-        | { position: string }
-        | undefined
-    )?.position;
+    const checkpoint = db.prepare<[string]>('SELECT position FROM checkpoints WHERE name = ?');
+    this.storeCheckpoint = () =>
+      (checkpoint.get(projectionCheckpointName(projection)) as { position: string } | undefined)?.position;
     this.applyOnce = db.transaction((event: RecordedEvent) => {
-      if (storeCheckpoint !== undefined && options.comparePositions(event.position, storeCheckpoint) <= 0) return;
+      const upTo = this.appliedUpTo;
+      if (upTo !== undefined && options.comparePositions(event.position, upTo) <= 0) return;
       if (seen.run(event.id).changes === 0) return;
       projection.apply(event, db);
     });
   }
 
+  /**
+   * Folds the projection from the other service's store up to its end, once, when it never was (no checkpoint): what
+   * the topic no longer holds (past its retention) or never held (written before a relay to this broker). The topic's
+   * events at or before that point are then skipped. A store of another process's is only read.
+   */
+  async foldFromStore(store: EventStore): Promise<boolean> {
+    if (this.storeCheckpoint() !== undefined) return false;
+    const projector = new Projector(this.db, store, [this.projection]);
+    await projector.catchUp();
+    await projector.stop();
+    return true;
+  }
+
+  /** `foldFromStore` from the other service's SQLite file, when it is there (one DATA_DIR); only read. */
+  async foldFromSqliteFile(file: string): Promise<boolean> {
+    if (!existsSync(file)) return false;
+    if (this.storeCheckpoint() !== undefined) return false;
+    const store = new SqliteEventStore(file);
+    try {
+      return await this.foldFromStore(store);
+    } finally {
+      await store.close();
+    }
+  }
+
   /** Joins the group (resolves once live); a new group reads the topic from its beginning. */
   async start(): Promise<void> {
     if (this.subscription) return;
+    this.appliedUpTo = this.storeCheckpoint();
     this.subscription = await this.options.bus.subscribe({
       groupId: this.options.groupId,
       topics: [this.options.topic],

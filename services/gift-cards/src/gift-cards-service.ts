@@ -119,6 +119,15 @@ export class GiftCardsService {
     await Promise.all([this.usageFromBus?.start(), this.redemptionRequests?.start()]);
   }
 
+  /**
+   * Distributed runtime, before `start`: the stored cards' usage folded once from the transactions service's SQLite
+   * file (same DATA_DIR) when it never was — a data directory of a release that ran embedded or kept gift cards in
+   * the transactions service: those payments never reached this broker. Answers whether it folded.
+   */
+  foldUsageFrom(transactionsFile: string): Promise<boolean> {
+    return this.usageFromBus?.foldFromSqliteFile(transactionsFile) ?? Promise.resolve(false);
+  }
+
   async stop(): Promise<void> {
     await this.redemptionRequests?.stop();
     await this.usageFromBus?.stop();

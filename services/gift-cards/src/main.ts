@@ -14,6 +14,7 @@
  * the transactions service is up and its vault root settled before the moved rows leave its file.
  */
 import 'reflect-metadata';
+import path from 'node:path';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { compareEventStoreDbPositions, compareSqlitePositions, EventStoreDbEventStore } from '@switchyard/eventstore';
@@ -78,6 +79,13 @@ runMain(async () => {
     },
     onError: (error, what) => log.warn({ err: error }, `gift cards: ${what}`),
   });
+  // The stored cards' usage before this process followed transactions.events: folded once from the transactions
+  // service's file when it is here (SQLite mode, one DATA_DIR), only read.
+  if (
+    !settings.TRANSACTIONS_EVENTSTORE_URL &&
+    (await giftCards.foldUsageFrom(path.join(settings.dataDir, 'transactions.db')))
+  )
+    log.info('the stored gift cards’ usage folded from the transactions store');
   await giftCards.start();
 
   const relay = giftCardsRelay(storage, bus, {

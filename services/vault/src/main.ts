@@ -14,6 +14,7 @@
 import 'reflect-metadata';
 import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
+import path from 'node:path';
 import { compareEventStoreDbPositions, compareSqlitePositions, EventStoreDbEventStore } from '@switchyard/eventstore';
 import { startMetricsServer } from '@switchyard/metrics';
 import { loadRpcCredentials, merchantAccountsOverRpc, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
@@ -76,6 +77,13 @@ runMain(async () => {
   });
   // Which card connections take network tokens: the transactions process's payment services, asked when needed.
   vault.useConnections(connectionsOverRpc(transactions));
+  // The usage of the stored methods before this process followed transactions.events: folded once from the
+  // transactions service's file when it is here (SQLite mode, one DATA_DIR), only read.
+  if (
+    !settings.TRANSACTIONS_EVENTSTORE_URL &&
+    (await vault.foldUsageFrom(path.join(settings.dataDir, 'transactions.db')))
+  )
+    log.info('the stored payment methods’ usage folded from the transactions store');
   await vault.start();
 
   const relay = vaultRelay(storage, bus, {

@@ -154,6 +154,16 @@ export class VaultService {
     this.timer.unref();
   }
 
+  /**
+   * Distributed runtime, before `start`: the stored methods' usage folded once from the transactions service's store
+   * when it never was (a data directory of a release that kept the vault in the transactions service, or ran
+   * embedded: those payments never reached this broker, or are past the topic's retention), from its SQLite file in
+   * the same DATA_DIR when it is there. Answers whether it folded.
+   */
+  foldUsageFrom(transactionsFile: string): Promise<boolean> {
+    return this.usageFromTopic?.foldFromSqliteFile(transactionsFile) ?? Promise.resolve(false);
+  }
+
   async stop(): Promise<void> {
     clearInterval(this.timer);
     this.slices.stop();
