@@ -145,7 +145,9 @@ export interface GiftCardServiceRequest {
 
 /** The key hand-over, base64: see `giftCardDirectoryPatterns.keys`. */
 export interface GiftCardKeysWire {
-  readonly legacy_key: string;
+  /** The two keys the gift card vault derived from the vault root before GIFT_CARDS_KEY (never the root). */
+  readonly legacy_secret_key: string;
+  readonly legacy_response_key: string;
   readonly fingerprint_key: string;
 }
 

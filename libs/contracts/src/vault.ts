@@ -121,9 +121,13 @@ export type ForwardedAnswer =
   /** The call failed (`code`: a code that says it was never sent, e.g. ECONNREFUSED; else null: outcome unknown). */
   | { readonly failed: { readonly name: string; readonly message: string; readonly code: string | null } };
 
-/** The key hand-over (base64 of 32 bytes each). */
+/**
+ * The key hand-over (base64 of 32 bytes each): keys derived from the vault root for one purpose each, never the root.
+ */
 export interface VaultKeyHandOver {
   readonly fingerprint_key: string;
   readonly return_token_key: string;
-  readonly gift_card_legacy_key: string;
+  /** The gift card vault's keys before GIFT_CARDS_KEY (passed on to the gift cards process). */
+  readonly gift_card_legacy_secret_key: string;
+  readonly gift_card_legacy_response_key: string;
 }

@@ -12,6 +12,7 @@
  * transactions service), in process or over `paymentRpcHandlers`; their redemptions and reversals are asked of
  * `redemptions` with events, and only this service reads their number and PIN (`credentialsFor`).
  */
+import type { GiftCardLegacyKeys } from '@switchyard/vault';
 import type { MessageBus } from '@switchyard/bus';
 import type { GiftCardCredentials } from '@switchyard/connectors';
 import {
@@ -40,7 +41,7 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
    * The transactions service's vault root, under which stored cards were sealed before the gift cards key: the start
    * seals them again under `key` (`GiftCardVault.rewrapLegacy`). Absent: there are none.
    */
-  readonly legacyKey?: Buffer;
+  readonly legacyKeys?: GiftCardLegacyKeys;
   /** Keys the request fingerprints kept with Idempotency-Keys (they cover card numbers and PINs). */
   readonly fingerprintKey: Buffer;
   readonly services: GiftCardServiceDirectory;
@@ -77,7 +78,7 @@ export class GiftCardsService {
     this.host = new ServiceHost({ ...options, upcasters: giftCardsUpcasters });
     this.vault = new GiftCardVault(options.db, {
       key: options.key,
-      ...(options.legacyKey ? { legacyKey: options.legacyKey } : {}),
+      ...(options.legacyKeys ? { legacyKeys: options.legacyKeys } : {}),
       now: this.host.context.now,
     });
     this.giftCards = new GiftCards(this.host.context, {

@@ -4,6 +4,7 @@
  * Idempotency-Key in its `idempotency_keys` — written here the way that release's gift cards slice wrote them. The
  * first start moves all of it into gift-cards.db, and the service serves it as before.
  */
+import { giftCardLegacyKeysOf } from '@switchyard/vault';
 import { randomBytes, randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { SqliteEventStore } from '@switchyard/eventstore';
@@ -97,7 +98,7 @@ it('moves the stored cards, their numbers and PINs and the kept answers, seals t
     store: storage.store,
     db: storage.db,
     key,
-    legacyKey,
+    legacyKeys: giftCardLegacyKeysOf(legacyKey),
     fingerprintKey,
     services: noServices,
   });
@@ -162,7 +163,7 @@ it('in EventStoreDB mode, moves the streams from the transactions store and the 
       store: storage.store,
       db: storage.db,
       key,
-      legacyKey,
+      legacyKeys: giftCardLegacyKeysOf(legacyKey),
       fingerprintKey,
       services: noServices,
     });

@@ -48,7 +48,10 @@ export interface GiftCardServices {
  */
 export function giftCardDirectoryRpcHandlers(
   paymentServices: Pick<PaymentServices, 'activeConnections' | 'connection'>,
-  keys: { readonly legacyKey: Buffer; readonly fingerprintKey: Buffer },
+  keys: {
+    readonly legacyKeys: { readonly secret: Buffer; readonly responses: Buffer };
+    readonly fingerprintKey: Buffer;
+  },
 ): RpcHandlers {
   const refOf = (connection: PaymentServiceConnection): GiftCardServiceRefWire => ({
     id: connection.id,
@@ -78,7 +81,8 @@ export function giftCardDirectoryRpcHandlers(
       return connection ? refOf(connection) : null;
     },
     [giftCardDirectoryPatterns.keys]: async (): Promise<GiftCardKeysWire> => ({
-      legacy_key: keys.legacyKey.toString('base64'),
+      legacy_secret_key: keys.legacyKeys.secret.toString('base64'),
+      legacy_response_key: keys.legacyKeys.responses.toString('base64'),
       fingerprint_key: keys.fingerprintKey.toString('base64'),
     }),
   };

@@ -36,6 +36,12 @@ import { simulatorDirectory, type ThreeDSecureDirectoryDefinition } from './tran
 
 export { simulatorDirectory, type ThreeDSecureDirectoryDefinition } from './transactions/three-d-secure';
 
+/** Two 32-byte keys (`GiftCardLegacyKeys` of @switchyard/vault), as this service passes them on unread. */
+interface GiftCardLegacyKeysOf {
+  readonly secret: Buffer;
+  readonly responses: Buffer;
+}
+
 /** The vault service as this one uses it (`VaultService` of @switchyard/vault, in process for now). */
 export interface TransactionsVault {
   /** Everything the slices ask of the vault. */
@@ -46,7 +52,8 @@ export interface TransactionsVault {
   keysForTransactions(): {
     readonly fingerprintKey: Buffer;
     readonly returnTokenKey: Buffer;
-    readonly giftCardLegacyKey: Buffer;
+    /** The gift card vault's keys derived from the vault root (never the root), passed on to the gift cards service. */
+    readonly giftCardLegacyKeys: GiftCardLegacyKeysOf;
   };
   /** Tells the vault which card connections take network tokens: this service's payment services. */
   useConnections(connections: Pick<PaymentServices, 'activeConnections'>): void;
@@ -172,7 +179,7 @@ export class TransactionsService {
    * it had a key of its own (`legacyKey`: it seals them again under GIFT_CARDS_KEY), and the Idempotency-Key
    * fingerprint key its moved keys were recorded with.
    */
-  readonly giftCardKeys: { readonly legacyKey: Buffer; readonly fingerprintKey: Buffer };
+  readonly giftCardKeys: { readonly legacyKeys: GiftCardLegacyKeysOf; readonly fingerprintKey: Buffer };
   private readonly host: ServiceHost;
   private readonly holdWindowMs: number;
   private readonly giftCardRecoveryAfterMs: number;
@@ -211,7 +218,7 @@ export class TransactionsService {
     this.giftCardRecoveryAfterMs = options.giftCardRecoveryAfterMs ?? 60 * 1000;
     this.reconcileAfterMs = options.reconcileAfterMs ?? 60 * 1000;
     const fingerprintKey = vaultKeys.fingerprintKey;
-    this.giftCardKeys = { legacyKey: vaultKeys.giftCardLegacyKey, fingerprintKey };
+    this.giftCardKeys = { legacyKeys: vaultKeys.giftCardLegacyKeys, fingerprintKey };
     this.giftCardServices = giftCardServiceDirectory(this.paymentServices, (connection) =>
       connectors.giftCardConnectorFor(connection),
     );

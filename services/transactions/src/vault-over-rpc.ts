@@ -63,7 +63,10 @@ async function vaultKeysOverRpc(
       return {
         fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
         returnTokenKey: Buffer.from(keys.return_token_key, 'base64'),
-        giftCardLegacyKey: Buffer.from(keys.gift_card_legacy_key, 'base64'),
+        giftCardLegacyKeys: {
+          secret: Buffer.from(keys.gift_card_legacy_secret_key, 'base64'),
+          responses: Buffer.from(keys.gift_card_legacy_response_key, 'base64'),
+        },
       };
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) throw error;

@@ -4,7 +4,13 @@
  * vault's keys and cipher.
  */
 export { CardVault, loadVaultKey, type StoredCard } from './vault/card-vault';
-export { associatedData, VaultCipher } from './vault/vault-cipher';
+export {
+  associatedData,
+  giftCardLegacyKeysOf,
+  giftCardVaultLabels,
+  VaultCipher,
+  type GiftCardLegacyKeys,
+} from './vault/vault-cipher';
 export {
   kekId,
   keyRing,

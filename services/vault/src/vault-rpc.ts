@@ -47,7 +47,8 @@ export function vaultPortRpcHandlers(options: VaultRpcOptions): RpcHandlers {
     return {
       fingerprint_key: keys.fingerprintKey.toString('base64'),
       return_token_key: keys.returnTokenKey.toString('base64'),
-      gift_card_legacy_key: keys.giftCardLegacyKey.toString('base64'),
+      gift_card_legacy_secret_key: keys.giftCardLegacyKeys.secret.toString('base64'),
+      gift_card_legacy_response_key: keys.giftCardLegacyKeys.responses.toString('base64'),
     };
   };
   return handlers;

@@ -24,6 +24,7 @@ import { InProcessVault } from './in-process-vault';
 import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
 import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
 import { vaultPortRpcHandlers } from './vault-rpc';
+import { giftCardLegacyKeysOf, type GiftCardLegacyKeys } from './vault/vault-cipher';
 
 export interface VaultServiceOptions
   extends ServiceHostOptions,
@@ -53,8 +54,11 @@ export interface TransactionsVaultKeys {
   readonly fingerprintKey: Buffer;
   /** Keys the buyer-return tokens. */
   readonly returnTokenKey: Buffer;
-  /** The vault root, under which stored gift cards were sealed before GIFT_CARDS_KEY (the gift cards service's legacy key). */
-  readonly giftCardLegacyKey: Buffer;
+  /**
+   * The two keys the gift card vault derived from the vault root, under which stored gift cards were sealed before
+   * GIFT_CARDS_KEY (the gift cards service's legacy keys): never the root itself.
+   */
+  readonly giftCardLegacyKeys: GiftCardLegacyKeys;
 }
 
 export class VaultService {
@@ -125,7 +129,7 @@ export class VaultService {
     return {
       fingerprintKey: this.slices.sealingKey('switchyard/idempotency-fingerprint/v1'),
       returnTokenKey: this.slices.sealingKey('switchyard/buyer-return-token/v1'),
-      giftCardLegacyKey: this.slices.vaultKeys.root(),
+      giftCardLegacyKeys: giftCardLegacyKeysOf(this.slices.vaultKeys.root()),
     };
   }
 

@@ -4,6 +4,7 @@
  * moves streams, card rows and keys into vault.db, erases them from the old file, keeps every key derived from the
  * root, and later starts move nothing.
  */
+import { giftCardLegacyKeysOf } from './vault/vault-cipher';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { SqliteEventStore } from '@switchyard/eventstore';
@@ -100,7 +101,15 @@ it('keeps the configured key as the root of a data directory from before envelop
   const storage = await openVaultStorage({ dataDir, keyRing: ring });
   const vault = new VaultService({ store: storage.store, db: storage.db, keyRing: ring });
   try {
-    expect(vault.keysForTransactions().giftCardLegacyKey).toEqual(ring.active.key);
+    expect(vault.keysForTransactions().giftCardLegacyKeys).toEqual(giftCardLegacyKeysOf(ring.active.key));
+    // Keys derived for one purpose each: the root itself is handed to no one.
+    const handedOver = vault.keysForTransactions();
+    expect([
+      handedOver.fingerprintKey,
+      handedOver.returnTokenKey,
+      handedOver.giftCardLegacyKeys.secret,
+      handedOver.giftCardLegacyKeys.responses,
+    ]).not.toContainEqual(ring.active.key);
   } finally {
     await vault.stop();
     await storage.close();

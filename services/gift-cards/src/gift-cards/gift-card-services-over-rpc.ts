@@ -4,6 +4,7 @@
  * connection's definition and fields) and the key hand-over at start. Both over `giftCardDirectoryPatterns`, which
  * rpc-services lets only this service call.
  */
+import type { GiftCardLegacyKeys } from '@switchyard/vault';
 import { ApiError } from '@switchyard/api';
 import { giftCardServiceRegistry, type GiftCardConnector, type MockGiftCardConfig } from '@switchyard/connectors';
 import {
@@ -89,7 +90,7 @@ export function giftCardConnectorFor(
 
 /** The keys the transactions process hands over (`giftCardDirectoryPatterns.keys`): never log them. */
 export interface GiftCardKeys {
-  readonly legacyKey: Buffer;
+  readonly legacyKeys: GiftCardLegacyKeys;
   readonly fingerprintKey: Buffer;
 }
 
@@ -105,7 +106,10 @@ export async function giftCardKeysOverRpc(
     try {
       const keys = await rpc.call<GiftCardKeysWire>(giftCardDirectoryPatterns.keys, {});
       return {
-        legacyKey: Buffer.from(keys.legacy_key, 'base64'),
+        legacyKeys: {
+          secret: Buffer.from(keys.legacy_secret_key, 'base64'),
+          responses: Buffer.from(keys.legacy_response_key, 'base64'),
+        },
         fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
       };
     } catch (error) {

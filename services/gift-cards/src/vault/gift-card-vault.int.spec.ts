@@ -1,4 +1,5 @@
 /** The gift card vault over a real SQLite file: round trip, account scoping, erasure off the disk, tampering, sealed answers. */
+import { giftCardLegacyKeysOf } from '@switchyard/vault';
 import fs from 'node:fs';
 import path from 'node:path';
 import { inspect } from 'node:util';
@@ -132,7 +133,7 @@ describe('rows of before the gift cards key (sealed under the transactions vault
     }[];
 
     expect(() => new GiftCardVault(db, { key }).reveal('shop-a', id)).toThrow(/failed decryption/);
-    const upgraded = new GiftCardVault(db, { key, legacyKey });
+    const upgraded = new GiftCardVault(db, { key, legacyKeys: giftCardLegacyKeysOf(legacyKey) });
     expect(upgraded.reveal('shop-a', id)).toEqual({ number, pin });
     expect(upgraded.open(sealedAnswer, ['shop-a', 'transactions.gift-cards.issue', 'key-1'])).toEqual({ number, pin });
 
@@ -153,7 +154,7 @@ describe('rows of before the gift cards key (sealed under the transactions vault
 
   it('refuses to seal again what the legacy key does not open, and changes nothing', () => {
     legacyFile(randomBytes(32));
-    const wrong = new GiftCardVault(db, { key, legacyKey: randomBytes(32) });
+    const wrong = new GiftCardVault(db, { key, legacyKeys: giftCardLegacyKeysOf(randomBytes(32)) });
     expect(() => wrong.rewrapLegacy()).toThrow(/failed decryption under the legacy key/);
     expect(db.prepare('SELECT count(*) AS n FROM vault_gift_cards WHERE key_version IS NULL').get()).toEqual({ n: 2 });
   });

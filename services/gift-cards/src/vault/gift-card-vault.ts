@@ -15,7 +15,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { GiftCardCredentials } from '@switchyard/connectors';
-import { associatedData, VaultCipher } from '@switchyard/vault';
+import { associatedData, giftCardVaultLabels, VaultCipher, type GiftCardLegacyKeys } from '@switchyard/vault';
 
 /** A gift card's number (16 to 19 digits) and PIN, as the gift card service takes them. */
 export type GiftCardSecret = GiftCardCredentials;
@@ -29,8 +29,11 @@ const currentKeyVersion = 'gift-cards-key';
 export interface GiftCardVaultOptions {
   /** The gift cards key (32 bytes). */
   readonly key: Buffer;
-  /** The key rows and sealed answers of before the gift cards key were sealed under; absent: there are none. */
-  readonly legacyKey?: Buffer;
+  /**
+   * The keys rows and sealed answers of before the gift cards key were sealed under (derived from the transactions
+   * service's vault root: `giftCardLegacyKeysOf`); absent: there are none.
+   */
+  readonly legacyKeys?: GiftCardLegacyKeys;
   readonly now?: () => Date;
 }
 
@@ -59,12 +62,14 @@ export class GiftCardVault {
   readonly #erase: (id: string, merchantAccountId: string) => boolean;
 
   constructor(db: Database.Database, options: GiftCardVaultOptions) {
-    const ciphers = (key: Buffer) => ({
-      cipher: new VaultCipher(key, `switchyard/gift-card-vault/${formatVersion}/secret-encryption`),
-      responses: new VaultCipher(key, `switchyard/gift-card-vault/${formatVersion}/response-sealing`),
-    });
-    ({ cipher: this.#cipher, responses: this.#responses } = ciphers(options.key));
-    this.#legacy = options.legacyKey ? ciphers(options.legacyKey) : null;
+    this.#cipher = new VaultCipher(options.key, giftCardVaultLabels.secret);
+    this.#responses = new VaultCipher(options.key, giftCardVaultLabels.responses);
+    this.#legacy = options.legacyKeys
+      ? {
+          cipher: VaultCipher.fromDerivedKey(options.legacyKeys.secret),
+          responses: VaultCipher.fromDerivedKey(options.legacyKeys.responses),
+        }
+      : null;
     this.#now = options.now ?? (() => new Date());
 
     db.exec(`

@@ -26,12 +26,44 @@ export function deriveVaultKey(vaultKey: Buffer, label: string): KeyObject {
 /** The associated data of a value: its parts as JSON, unambiguous whatever they contain. */
 export const associatedData = (...parts: readonly string[]): Buffer => Buffer.from(JSON.stringify(parts), 'utf8');
 
+/**
+ * The keys a stored gift card was sealed under before the gift cards service had a key of its own: the two the gift
+ * card vault derived from the vault root (its labels). The vault hands over these, never the root itself.
+ */
+export interface GiftCardLegacyKeys {
+  readonly secret: Buffer;
+  readonly responses: Buffer;
+}
+
+export const giftCardVaultLabels = {
+  secret: 'switchyard/gift-card-vault/v1/secret-encryption',
+  responses: 'switchyard/gift-card-vault/v1/response-sealing',
+} as const;
+
+/** The gift card vault's two keys derived from a vault root (what `new VaultCipher(root, label)` would use). */
+export function giftCardLegacyKeysOf(root: Buffer): GiftCardLegacyKeys {
+  return {
+    secret: deriveVaultKey(root, giftCardVaultLabels.secret).export(),
+    responses: deriveVaultKey(root, giftCardVaultLabels.responses).export(),
+  };
+}
+
+/** Marks a key given already derived (`VaultCipher.fromDerivedKey`). */
+const DERIVED: unique symbol = Symbol('derived');
+
 export class VaultCipher {
   // ES private field: the key stays out of util.inspect / console.log.
   readonly #key: KeyObject;
 
-  constructor(vaultKey: Buffer, label: string) {
-    this.#key = deriveVaultKey(vaultKey, label);
+  constructor(vaultKey: Buffer, label: string | typeof DERIVED) {
+    if (label !== DERIVED) this.#key = deriveVaultKey(vaultKey, label);
+    else if (vaultKey.length === vaultKeyBytes) this.#key = createSecretKey(Buffer.from(vaultKey));
+    else throw new RangeError(`a derived key must be ${vaultKeyBytes} bytes`);
+  }
+
+  /** A cipher under a key already derived for its purpose (`giftCardLegacyKeysOf`). */
+  static fromDerivedKey(key: Buffer): VaultCipher {
+    return new VaultCipher(key, DERIVED);
   }
 
   seal(plaintext: string, aad: Buffer): Sealed {
