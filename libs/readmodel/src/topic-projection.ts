@@ -13,7 +13,7 @@ import type { BusSubscription, IncomingMessage, MessageBus } from '@switchyard/b
 import type { EventMessage } from '@switchyard/contracts';
 import { existsSync } from 'node:fs';
 import { SqliteEventStore, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
-import { projectionCheckpointName, Projector, type Projection } from './projection';
+import { projectionCheckpointName, type Projection } from './projection';
 
 export interface TopicProjectionOptions {
   readonly bus: MessageBus;
@@ -32,12 +32,14 @@ export class TopicProjection {
   private subscription: BusSubscription | null = null;
   private readonly applyOnce: (event: RecordedEvent) => void;
   private readonly storeCheckpoint: () => string | undefined;
+  private readonly saveCheckpoint: (position: string) => void;
+  private readonly applyFolded: (events: readonly RecordedEvent[]) => void;
   /** Read at `start`: a fold from the store just before (`foldFromStore`) moves it. */
   private appliedUpTo: string | undefined;
 
   constructor(
-    private readonly db: Database.Database,
-    private readonly projection: Projection,
+    db: Database.Database,
+    projection: Projection,
     private readonly options: TopicProjectionOptions,
   ) {
     if (!/^[a-z_][a-z0-9_]*$/.test(options.seenTable)) throw new Error(`not a table name: ${options.seenTable}`);
@@ -47,6 +49,14 @@ export class TopicProjection {
     const checkpoint = db.prepare<[string]>('SELECT position FROM checkpoints WHERE name = ?');
     this.storeCheckpoint = () =>
       (checkpoint.get(projectionCheckpointName(projection)) as { position: string } | undefined)?.position;
+    const save = db.prepare<[string, string]>(
+      'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
+    );
+    this.saveCheckpoint = (position) => save.run(projectionCheckpointName(projection), position);
+    this.applyFolded = db.transaction((events: readonly RecordedEvent[]) => {
+      for (const event of events)
+        if (options.types.has(event.type) && seen.run(event.id).changes > 0) projection.apply(event, db);
+    });
     this.applyOnce = db.transaction((event: RecordedEvent) => {
       const upTo = this.appliedUpTo;
       if (upTo !== undefined && options.comparePositions(event.position, upTo) <= 0) return;
@@ -57,14 +67,24 @@ export class TopicProjection {
 
   /**
    * Folds the projection from the other service's store up to its end, once, when it never was (no checkpoint): what
-   * the topic no longer holds (past its retention) or never held (written before a relay to this broker). The topic's
-   * events at or before that point are then skipped. A store of another process's is only read.
+   * the topic no longer holds (past its retention) or never held (written before a relay to this broker). Each event
+   * is applied once by its id, as from the topic (one the topic already brought is not applied again); the store's
+   * end becomes the checkpoint, so the topic's events at or before it are skipped. A store of another process's is
+   * only read.
    */
-  async foldFromStore(store: EventStore): Promise<boolean> {
+  async foldFromStore(store: EventStore, pageSize = 1_000): Promise<boolean> {
     if (this.storeCheckpoint() !== undefined) return false;
-    const projector = new Projector(this.db, store, [this.projection]);
-    await projector.catchUp();
-    await projector.stop();
+    let after: string | undefined;
+    // Positions start after 0 (SQLite): an empty store still leaves a checkpoint, so the fold runs once.
+    let last = '0';
+    for (;;) {
+      const page = await store.readAll({ ...(after !== undefined ? { after } : {}), maxCount: pageSize });
+      this.applyFolded(page);
+      if (page.length > 0) last = page[page.length - 1]!.position;
+      if (page.length < pageSize) break;
+      after = last;
+    }
+    this.saveCheckpoint(last);
     return true;
   }
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, transactionsTopic, type EventMessage } from '@switchyard/contracts';
-import { compareSqlitePositions } from '@switchyard/eventstore';
+import { compareSqlitePositions, type EventStore } from '@switchyard/eventstore';
 import type { TopicProjection } from '@switchyard/readmodel';
 import { giftCardUsageFromTopic } from './gift-card-usage-consumer';
 import { GiftCardsReadModel } from './gift-cards.read-model';
@@ -95,4 +95,41 @@ it('skips what the store-following projection of an earlier release already coun
   await follow('gift-cards');
   await publish(message(4), message(5), message(6));
   expect(usageCount()).toBe(1);
+});
+
+it('folds once from the transactions store what the topic never brought, each event once whichever way it came', async () => {
+  // Two redemptions came over the topic; the store holds them, and one the topic never had (before the relay).
+  const fromTopic = [message(1), message(2)];
+  await follow('gift-cards');
+  await publish(...fromTopic);
+  expect(usageCount()).toBe(2);
+  const recorded = (m: EventMessage) => ({
+    id: m.id,
+    streamId: m.stream_id,
+    type: m.type,
+    data: m.data,
+    metadata: m.metadata,
+    revision: m.revision,
+    position: m.position,
+    recordedAt: m.recorded_at,
+  });
+  const onlyInStore = message(3);
+  const inStore = [...fromTopic, onlyInStore, message(4, 'TransactionCreated')].map(recorded);
+  const store = {
+    readAll: async ({ after, maxCount }: { after?: string; maxCount: number }) =>
+      inStore.filter((event) => after === undefined || Number(event.position) > Number(after)).slice(0, maxCount),
+  } as unknown as EventStore;
+  const usage = giftCardUsageFromTopic(db, new GiftCardsReadModel(db).usageProjection, {
+    bus,
+    groupId: `gift-cards-${randomUUID()}`,
+    comparePositions: compareSqlitePositions,
+  });
+  consumers.push(usage);
+  expect(await usage.foldFromStore(store, 2)).toBe(true);
+  expect(usageCount()).toBe(3);
+  // Once: its checkpoint is kept; and the topic read again from its beginning by a new group counts nothing twice.
+  expect(await usage.foldFromStore(store)).toBe(false);
+  await usage.start();
+  await publish(...fromTopic, onlyInStore, message(5));
+  expect(usageCount()).toBe(4);
 });
