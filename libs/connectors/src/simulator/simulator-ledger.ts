@@ -79,8 +79,12 @@ const emptyCounts = (): LedgerCounts => ({
   syncs: 0,
 });
 
-/** Default of `SimulatorOptions.ledgerCapacity`: how many references, and how many network tokens, the ledger keeps. */
-export const defaultLedgerCapacity = 10_000;
+/**
+ * Default of `SimulatorOptions.ledgerCapacity`: how many references, and how many network tokens, the ledger keeps.
+ * A forgotten authorization can no longer be captured or refunded (404): 10,000 was too few — `npm run bench` captures
+ * authorizations made some 15,000 references earlier, and a demo merchant may capture days later.
+ */
+export const defaultLedgerCapacity = 100_000;
 
 /** What the ledger keeps per reference: the calls counted for it and its transactions (authorizations). */
 interface ReferenceEntry {

@@ -44,8 +44,8 @@ const networkToken = (id: string): SimulatedNetworkToken => ({
 });
 
 describe('SimulatorLedger capacity', () => {
-  it('keeps 10,000 references by default', () => {
-    expect(new SimulatorLedger().capacity).toBe(10_000);
+  it('keeps 100,000 references by default', () => {
+    expect(new SimulatorLedger().capacity).toBe(100_000);
   });
 
   it('forgets the oldest reference past its capacity, with its counts and transactions, and keeps a recent one', () => {
