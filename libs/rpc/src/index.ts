@@ -5,3 +5,4 @@ export * from './routing-rpc';
 export * from './rpc-services';
 export * from './rpc-credentials';
 export * from './merchant-accounts-over-rpc';
+export * from './call-until-answered';

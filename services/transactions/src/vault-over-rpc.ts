@@ -5,7 +5,6 @@
  * start (asked until the vault answers). The vault asks this process one thing back: a merchant account's card
  * connections (`vaultDirectoryRpcHandlers`).
  */
-import { ApiError } from '@switchyard/api';
 import {
   vaultDirectoryPatterns,
   vaultForwardingPatterns,
@@ -15,7 +14,7 @@ import {
   type VaultKeyHandOver,
 } from '@switchyard/contracts';
 import { PROVIDER_FETCH_REFUSED, type ProviderFetch } from '@switchyard/connectors';
-import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
+import { callUntilAnswered, type RpcClient, type RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServices } from './payment-services/payment-services.slice';
 import type { TransactionsVault } from './transactions-service';
 import type { VaultPort } from './vault-port';
@@ -57,23 +56,15 @@ export async function vaultOverRpc(options: VaultOverRpcOptions): Promise<Transa
 async function vaultKeysOverRpc(
   options: VaultOverRpcOptions,
 ): Promise<ReturnType<TransactionsVault['keysForTransactions']>> {
-  for (;;) {
-    try {
-      const keys = await options.rpc.call<VaultKeyHandOver>(vaultForwardingPatterns.keys, {});
-      return {
-        fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
-        returnTokenKey: Buffer.from(keys.return_token_key, 'base64'),
-        giftCardLegacyKeys: {
-          secret: Buffer.from(keys.gift_card_legacy_secret_key, 'base64'),
-          responses: Buffer.from(keys.gift_card_legacy_response_key, 'base64'),
-        },
-      };
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 403) throw error;
-      options.onRetry?.(error);
-      await new Promise((resolve) => setTimeout(resolve, options.retryMs));
-    }
-  }
+  const keys = await callUntilAnswered<VaultKeyHandOver>(options.rpc, vaultForwardingPatterns.keys, {}, options);
+  return {
+    fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
+    returnTokenKey: Buffer.from(keys.return_token_key, 'base64'),
+    giftCardLegacyKeys: {
+      secret: Buffer.from(keys.gift_card_legacy_secret_key, 'base64'),
+      responses: Buffer.from(keys.gift_card_legacy_response_key, 'base64'),
+    },
+  };
 }
 
 /** A code a connector reads as "certainly not sent" (`notSentCode` of @switchyard/connectors) or as unknown (none). */

@@ -13,7 +13,7 @@ import {
   type GiftCardKeysWire,
   type GiftCardServiceRefWire,
 } from '@switchyard/contracts';
-import type { RpcClient } from '@switchyard/rpc';
+import { callUntilAnswered, type CallUntilAnsweredOptions, type RpcClient } from '@switchyard/rpc';
 import type { GiftCardServiceRef } from './gift-card';
 import type { GiftCardServiceDirectory } from './gift-cards.slice';
 
@@ -98,25 +98,13 @@ export interface GiftCardKeys {
  * The key hand-over: asks the transactions process for the keys, again every `retryMs` until it answers (it may start
  * after this one). A refusal (a certificate the transactions process does not admit) is not retried.
  */
-export async function giftCardKeysOverRpc(
-  rpc: RpcClient,
-  options: { readonly retryMs: number; readonly onRetry?: (error: unknown) => void; readonly signal?: AbortSignal },
-): Promise<GiftCardKeys> {
-  for (;;) {
-    try {
-      const keys = await rpc.call<GiftCardKeysWire>(giftCardDirectoryPatterns.keys, {});
-      return {
-        legacyKeys: {
-          secret: Buffer.from(keys.legacy_secret_key, 'base64'),
-          responses: Buffer.from(keys.legacy_response_key, 'base64'),
-        },
-        fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
-      };
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 403) throw error;
-      options.onRetry?.(error);
-      options.signal?.throwIfAborted();
-      await new Promise((resolve) => setTimeout(resolve, options.retryMs));
-    }
-  }
+export async function giftCardKeysOverRpc(rpc: RpcClient, options: CallUntilAnsweredOptions): Promise<GiftCardKeys> {
+  const keys = await callUntilAnswered<GiftCardKeysWire>(rpc, giftCardDirectoryPatterns.keys, {}, options);
+  return {
+    legacyKeys: {
+      secret: Buffer.from(keys.legacy_secret_key, 'base64'),
+      responses: Buffer.from(keys.legacy_response_key, 'base64'),
+    },
+    fingerprintKey: Buffer.from(keys.fingerprint_key, 'base64'),
+  };
 }
