@@ -6,34 +6,14 @@
  * answers exactly as release 0.1.0 did — the stored payment methods' usage included, which the vault's process
  * follows on `transactions.events` but 0.1.0's payments never reached this broker.
  */
-import fs from 'node:fs';
 import Database from 'better-sqlite3';
 import path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { describeWithInfra, repoRoot, signToken } from '@switchyard/testing';
+import { describeWithInfra, signToken } from '@switchyard/testing';
 import { distributedInfrastructure, startDistributedRuntime, type DistributedRuntime } from '../distributed.fixture';
+import { answers, credentials, fixture, publicBaseUrl, withoutLastUse } from './release-0.1.0.fixture';
 
 const infrastructure = await distributedInfrastructure();
-const fixture = path.join(repoRoot, 'tests/fixtures/release-0.1.0');
-
-interface Answer {
-  readonly account: string | null;
-  readonly path: string;
-  readonly status: number;
-  readonly body: unknown;
-}
-
-const { answers, publicBaseUrl } = JSON.parse(fs.readFileSync(path.join(fixture, 'answers.json'), 'utf8')) as {
-  answers: Answer[];
-  publicBaseUrl: string;
-};
-const credentials = JSON.parse(fs.readFileSync(path.join(fixture, 'credentials.json'), 'utf8')) as {
-  administrator: { kid: string; private_key: string };
-};
-
-/** A key's `last_used_at` moves with every use: compared without it (the embedded spec checks it never goes back). */
-const withoutLastUse = (body: unknown): unknown =>
-  JSON.parse(JSON.stringify(body), (name, value: unknown) => (name === 'last_used_at' ? undefined : value));
 
 describeWithInfra('release 0.1.0’s data directory under the distributed runtime', infrastructure, () => {
   let runtime: DistributedRuntime;

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { loadSettings } from '@switchyard/config';
 import { startEmbedded, type EmbeddedService } from '@switchyard/standalone/src/embedded';
-import { createTestDataDir, removeTestDataDir, repoRoot, signToken } from '@switchyard/testing';
+import { createTestDataDir, removeTestDataDir, signToken } from '@switchyard/testing';
 import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { transactionsTopic, VAULT_STREAM_PREFIXES, type EventMessage } from '@switchyard/contracts';
@@ -17,23 +17,7 @@ import { transactionsRelay } from '@switchyard/transactions';
 import { loadGiftCardsKey } from '@switchyard/gift-cards';
 import { GiftCardVault } from '@switchyard/gift-cards/src/vault/gift-card-vault';
 import pino from 'pino';
-
-const fixture = path.join(repoRoot, 'tests/fixtures/release-0.1.0');
-
-interface Answer {
-  readonly account: string | null;
-  readonly path: string;
-  readonly status: number;
-  readonly body: unknown;
-}
-
-const { answers, publicBaseUrl } = JSON.parse(fs.readFileSync(path.join(fixture, 'answers.json'), 'utf8')) as {
-  answers: Answer[];
-  publicBaseUrl: string;
-};
-const credentials = JSON.parse(fs.readFileSync(path.join(fixture, 'credentials.json'), 'utf8')) as {
-  administrator: { kid: string; private_key: string };
-};
+import { answers, credentials, fixture, publicBaseUrl, withoutLastUse } from './release-0.1.0.fixture';
 
 let service: EmbeddedService;
 let dataDir: string;
@@ -118,8 +102,6 @@ function expectLaterUse(now: unknown, then: unknown): void {
     if (was) expect(key.last_used_at! >= was).toBe(true);
   }
 }
-const withoutLastUse = (body: unknown): unknown =>
-  JSON.parse(JSON.stringify(body), (name, value: unknown) => (name === 'last_used_at' ? undefined : value));
 
 /**
  * Event schema versions (issue 22, item 14). Release 0.1.0 wrote every event without a version (version 1); this
