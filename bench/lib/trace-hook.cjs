@@ -5,13 +5,13 @@
  *
  *   http-in <METHOD> /<first segment>   an HTTP request served: 'request' event → response 'finish'
  *   fetch <host:port> /<first segment>  an outgoing fetch(): call → response headers
- *   call <pattern>                      a NestJS TCP RPC made (ClientTCP.send): send → first reply
+ *   call <pattern>                      a TCP RPC made (the project's TcpRpcClient.call): call → reply
  *   serve <pattern>                     a NestJS TCP RPC served: handler start → its value
  *   inproc <pattern>                    an in-process RPC (embedded runtime): call → reply
  *   append                              an event store append (SQLite, group commit): call → committed
  *
  * Patches are applied once the entry point's modules are loaded (setImmediate after start-up), by class: Nest's
- * ClientTCP / ServerTCP, and the project's InProcessRpc / SqliteEventStore found in the require cache.
+ * ServerTCP, and the project's TcpRpcClient / InProcessRpc / SqliteEventStore found in the require cache.
  */
 'use strict';
 const fs = require('node:fs');
@@ -115,41 +115,14 @@ function applyPatches() {
     if (file.endsWith(path.join('libs', 'rpc', 'src', 'in-process-rpc.ts')) && exports.InProcessRpc) {
       patchAsync(exports.InProcessRpc.prototype, 'call', (args) => `inproc ${args[0]}`);
     }
+    if (file.endsWith(path.join('libs', 'rpc', 'src', 'tcp-rpc.ts')) && exports.TcpRpcClient) {
+      patchAsync(exports.TcpRpcClient.prototype, 'call', (args) => `call ${args[0]}`);
+    }
     if (
       file.endsWith(path.join('libs', 'eventstore', 'src', 'sqlite', 'sqlite-event-store.ts')) &&
       exports.SqliteEventStore
     ) {
       patchAsync(exports.SqliteEventStore.prototype, 'append', () => 'append');
-    }
-    if (
-      file.endsWith(path.join('@nestjs', 'microservices', 'client', 'client-tcp.js')) &&
-      exports.ClientTCP &&
-      !exports.ClientTCP.prototype.send.__benchTraced
-    ) {
-      const { defer } = require('rxjs');
-      const { tap } = require('rxjs/operators');
-      const send = exports.ClientTCP.prototype.send;
-      const traced = function (pattern, data) {
-        const source = send.call(this, pattern, data);
-        return defer(() => {
-          const t0 = performance.now();
-          let done = false;
-          return source.pipe(
-            tap({
-              next: () => {
-                if (done) return;
-                done = true;
-                record(
-                  `call ${typeof pattern === 'string' ? pattern : JSON.stringify(pattern)}`,
-                  performance.now() - t0,
-                );
-              },
-            }),
-          );
-        });
-      };
-      traced.__benchTraced = true;
-      exports.ClientTCP.prototype.send = traced;
     }
     if (
       file.endsWith(path.join('@nestjs', 'microservices', 'server', 'server-tcp.js')) &&

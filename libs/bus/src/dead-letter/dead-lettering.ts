@@ -53,8 +53,13 @@ export interface DeadLetterTransport {
   /** Appends `message` to a dead-letter topic; resolves with its offset there once it is durable. */
   publishDeadLetter(topic: string, message: OutgoingMessage): Promise<number>;
   committed(topic: string, partition: number): CommittedPosition | undefined;
-  /** Commits every entry in one step. */
+  /** Commits every entry in one step; resolves once durable. */
   commit(commits: readonly OffsetCommit[]): Promise<void>;
+  /**
+   * Commits a handled message's offset, the partition's parked streams unchanged, without waiting: `committed` gives
+   * it at once, and an adapter may send it with later ones (a crash before it lands redelivers, as at least once allows).
+   */
+  acknowledge(commit: OffsetCommit): void;
   /** Whether this consumer owns the partition now (Kafka: assigned to it by the last join). */
   owns(topic: string, partition: number): boolean;
 }
@@ -231,14 +236,12 @@ export class DeadLettering {
     for (let attempt = 1; ; attempt += 1) {
       const outcome = await this.attempt(message, delivery);
       if (outcome.ok) {
-        await this.transport.commit([
-          {
-            topic: message.topic,
-            partition: message.partition,
-            offset: nextOffset(message.offset),
-            metadata: parked.encode(),
-          },
-        ]);
+        this.transport.acknowledge({
+          topic: message.topic,
+          partition: message.partition,
+          offset: nextOffset(message.offset),
+          metadata: parked.encode(),
+        });
         return;
       }
       if (!isTransient(outcome.error)) failures += 1;
@@ -407,9 +410,12 @@ export class DeadLettering {
 
   private async commitOnly(message: IncomingMessage): Promise<void> {
     if (this.transport.stopping()) return;
-    await this.transport.commit([
-      { topic: message.topic, partition: message.partition, offset: nextOffset(message.offset), metadata: null },
-    ]);
+    this.transport.acknowledge({
+      topic: message.topic,
+      partition: message.partition,
+      offset: nextOffset(message.offset),
+      metadata: null,
+    });
   }
 
   private exclusive(topic: string, partition: number, work: () => Promise<void>): Promise<void> {

@@ -126,6 +126,7 @@ class InProcessSubscription implements GroupMember, BusSubscription {
         publishDeadLetter: async (topic, message) => broker.append(topic, [message])[0]!,
         committed: (topic, partition) => broker.position(groupId, topic, partition),
         commit: async (commits) => broker.commit(groupId, commits),
+        acknowledge: (commit) => broker.commit(groupId, [commit]),
         owns: (topic, partition) => broker.assignee(groupId, topic, partition) === this,
       },
       {

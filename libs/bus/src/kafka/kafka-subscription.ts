@@ -16,6 +16,7 @@ import {
   type SubscribeOptions,
 } from '../message-bus';
 import { HandlerRuns, sleep, type HandlerFailureListener, type RedeliveryOptions } from '../redelivery';
+import { OffsetCommitter } from './offset-committer';
 
 /** `${topic}\u0000${partition}` → offset the group starts at, for partitions with nothing committed. */
 export type StartOffsets = Map<string, string>;
@@ -63,13 +64,16 @@ const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): I
 
 /**
  * One consumer in the caller's group, autoCommit off, subscribed to the caller's topics and their dead-letter topics.
- * Every message goes through `DeadLettering` (retries with back-off, heart-beating meanwhile, then parking); its
- * offset is committed, with the partition's parked streams as metadata, before the next message of its partition is
- * handled (`partitionsConsumedConcurrently` partitions at a time, 1 by default). After each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
+ * Every message goes through `DeadLettering` (retries with back-off, heart-beating meanwhile, then parking), its
+ * partition's messages one at a time (`partitionsConsumedConcurrently` partitions at a time, 1 by default); its offset
+ * is committed, with the partition's parked streams as metadata, once it was handled (`OffsetCommitter`: a handled
+ * message's commit goes out with the next request, not waited for; a change of parked streams is waited for). After
+ * each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
  * over a partition knows which streams are parked there before it handles anything.
  */
 export class KafkaSubscription implements BusSubscription {
   private readonly runs = new HandlerRuns();
+  private readonly committer: OffsetCommitter;
   private readonly deadLettering: DeadLettering;
   private readonly positions = new Map<string, CommittedPosition>();
   private assignment = new Set<string>();
@@ -84,6 +88,14 @@ export class KafkaSubscription implements BusSubscription {
     private readonly settings: KafkaSubscriptionSettings,
   ) {
     const groupId = options.groupId;
+    this.committer = new OffsetCommitter(
+      (commits) =>
+        consumer.commitOffsets(
+          commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })),
+        ),
+      // The group hands the messages on again (a rebalance, a broker away): the next commit or member goes on from there.
+      () => undefined,
+    );
     const dataTopics = options.topics.filter((topic) => !isDeadLetterTopic(topic));
     this.deadLettering = new DeadLettering(
       {
@@ -92,6 +104,7 @@ export class KafkaSubscription implements BusSubscription {
         publishDeadLetter: (topic, message) => host.publishDeadLetter(topic, message),
         committed: (topic, partition) => this.positions.get(partitionSlot(topic, partition)),
         commit: (commits) => this.commit(commits),
+        acknowledge: (commit) => this.acknowledge(commit),
         owns: (topic, partition) => this.assignment.has(partitionSlot(topic, partition)),
       },
       {
@@ -193,8 +206,10 @@ export class KafkaSubscription implements BusSubscription {
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.runs.requestStop();
-      // The handler under way finishes and its offset is committed before the consumer leaves the group.
+      // The handler under way finishes and its offset, with every one acknowledged before, is committed before the
+      // consumer leaves the group.
       await this.runs.settled();
+      await this.committer.settled();
       await this.consumer.disconnect().catch(() => undefined);
       for (const unregister of this.unregister) unregister();
       this.settings.onStopped();
@@ -209,11 +224,17 @@ export class KafkaSubscription implements BusSubscription {
   }
 
   private async commit(commits: readonly OffsetCommit[]): Promise<void> {
-    await this.consumer.commitOffsets(
-      commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })),
-    );
+    await this.committer.commit(commits);
     for (const { topic, partition, offset, metadata } of commits)
       this.positions.set(partitionSlot(topic, partition), { offset, metadata });
+  }
+
+  private acknowledge(commit: OffsetCommit): void {
+    this.positions.set(partitionSlot(commit.topic, commit.partition), {
+      offset: commit.offset,
+      metadata: commit.metadata,
+    });
+    this.committer.acknowledge(commit);
   }
 
   private async handle(payload: EachMessagePayload): Promise<void> {
