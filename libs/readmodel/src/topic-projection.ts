@@ -22,6 +22,11 @@ export interface TopicProjectionOptions {
   readonly topic: string;
   /** The event types the projection applies; the others are skipped unread. */
   readonly types: ReadonlySet<string>;
+  /**
+   * Of those, the events the projection changes anything for (default: all): the others are skipped without a
+   * write, so that a topic mostly of events the projection ignores does not cost a commit (an fsync) per event.
+   */
+  readonly applies?: (event: RecordedEvent) => boolean;
   /** The table of the event ids applied (one per projection; created here). */
   readonly seenTable: string;
   /** How the other store orders its positions (`compareSqlitePositions`, `compareEventStoreDbPositions`). */
@@ -53,9 +58,11 @@ export class TopicProjection {
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
     this.saveCheckpoint = (position) => save.run(projectionCheckpointName(projection), position);
+    const applies = options.applies ?? (() => true);
     this.applyFolded = db.transaction((events: readonly RecordedEvent[]) => {
       for (const event of events)
-        if (options.types.has(event.type) && seen.run(event.id).changes > 0) projection.apply(event, db);
+        if (options.types.has(event.type) && applies(event) && seen.run(event.id).changes > 0)
+          projection.apply(event, db);
     });
     this.applyOnce = db.transaction((event: RecordedEvent) => {
       const upTo = this.appliedUpTo;
@@ -121,7 +128,7 @@ export class TopicProjection {
   private ingest(message: IncomingMessage): void {
     const event = JSON.parse(message.value) as EventMessage;
     if (!this.options.types.has(event.type)) return;
-    this.applyOnce({
+    const recorded: RecordedEvent = {
       id: event.id,
       streamId: event.stream_id,
       type: event.type,
@@ -130,6 +137,8 @@ export class TopicProjection {
       revision: event.revision,
       position: event.position,
       recordedAt: event.recorded_at,
-    });
+    };
+    if (this.options.applies && !this.options.applies(recorded)) return;
+    this.applyOnce(recorded);
   }
 }

@@ -22,6 +22,7 @@ import { loadBinData } from '@switchyard/bin-data';
 import type { ProviderFetch } from '@switchyard/connectors';
 import { InProcessVault } from './in-process-vault';
 import type { NetworkTokenConnections } from './network-tokens/network-tokens.slice';
+import { storedMethodUsedBy } from './payment-methods/payment-methods.read-model';
 import { VaultSlices, type VaultSlicesOptions } from './vault-slices';
 import { vaultPortRpcHandlers } from './vault-rpc';
 import { giftCardLegacyKeysOf, type GiftCardLegacyKeys } from './vault/vault-cipher';
@@ -113,6 +114,8 @@ export class VaultService {
             ...options.transactionsTopic,
             topic: transactionsTopic,
             types: new Set(['TransactionCreated']),
+            // A payment by a card given with it (most of them) changes no usage: no commit.
+            applies: (event) => storedMethodUsedBy(event) !== null,
             seenTable: 'payment_method_usage_events',
           })
         : null;

@@ -64,6 +64,14 @@ interface TransactionCreated {
 
 const STORED_INSTRUMENTS = new Set(['card_token', 'network_token']);
 
+/** The stored method a transaction stream's event says was used (`TransactionCreated` paying with one); else null. */
+export function storedMethodUsedBy(recorded: RecordedEvent): string | null {
+  if (recorded.type !== 'TransactionCreated') return null;
+  const details = (recorded as unknown as TransactionCreated).data.details;
+  const id = details?.paymentMethod?.id;
+  return id && details.instrumentType && STORED_INSTRUMENTS.has(details.instrumentType) ? id : null;
+}
+
 export class PaymentMethodsReadModel {
   readonly projection: Projection;
   /** Follows the transactions service's store (the transaction streams). */
@@ -169,13 +177,10 @@ export class PaymentMethodsReadModel {
     this.usageProjection = {
       name: 'payment-method-usage',
       apply(recorded: RecordedEvent) {
-        if (recorded.type !== 'TransactionCreated') return;
+        const id = storedMethodUsedBy(recorded);
+        if (id === null) return;
         const { data } = recorded as unknown as TransactionCreated;
-        const details = data.details;
-        const id = details?.paymentMethod?.id;
-        if (id && details.instrumentType && STORED_INSTRUMENTS.has(details.instrumentType)) {
-          used.run({ id, at: data.at ?? recorded.recordedAt, cit: details.merchantInitiated ? 0 : 1 });
-        }
+        used.run({ id, at: data.at ?? recorded.recordedAt, cit: data.details?.merchantInitiated ? 0 : 1 });
       },
     };
   }
