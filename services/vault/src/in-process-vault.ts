@@ -155,10 +155,19 @@ export class InProcessVault {
     return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
   }
 
-  /** The card handed over for this payment, taken by it (no longer removed as unclaimed); null when it is gone. */
-  async takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<VaultCardSummary | null> {
+  /**
+   * The card handed over for this payment, taken by it (no longer removed as unclaimed); null when it is gone. With
+   * `aliases`, its first aliases too (`cardAliases`).
+   */
+  async takeHandedOverCard(
+    merchantAccountId: string,
+    cardId: string,
+    options: { readonly aliases?: { readonly securityCode: string | null } } = {},
+  ): Promise<(VaultCardSummary & { readonly aliases?: VaultCardAliases | null }) | null> {
     if (this.#handedOver.get(cardId)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(cardId);
-    return this.findCard(merchantAccountId, cardId);
+    const card = await this.findCard(merchantAccountId, cardId);
+    if (!card || !options.aliases) return card;
+    return { ...card, aliases: await this.cardAliases(merchantAccountId, cardId, options.aliases) };
   }
 
   /**

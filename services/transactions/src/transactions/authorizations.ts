@@ -206,8 +206,9 @@ export class Authorizations {
       if (!progress.created && progress.cardId)
         await this.vault.removeCard(merchantAccountId, progress.cardId).catch(this.onBackgroundError);
       // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
+      // Not waited for: the answer does not depend on it (an alias the vault did not hear about expires on its own).
       if (!progress.paused && progress.securityCode)
-        await this.vault.forgetSecurityCode(merchantAccountId, progress.securityCode).catch(this.onBackgroundError);
+        void this.vault.forgetSecurityCode(merchantAccountId, progress.securityCode).catch(this.onBackgroundError);
     }
   }
 
@@ -218,7 +219,7 @@ export class Authorizations {
    */
   private async authorize(request: TransactionCreateRequest, progress: AuthorizeProgress): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
-    const buyer = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
+    const buyer = await this.buyerNamed(merchantAccountId, body, '/buyer_id');
     // An embed token's call uses the pinned buyer's stored instruments only (issue 22, item 2).
     const owner =
       request.embed_buyer === undefined
@@ -241,11 +242,25 @@ export class Authorizations {
     return this.authorizeInstrument(id, request, instrument, giftCards, progress, buyer?.id ?? null);
   }
 
+  /**
+   * The buyer a request (or an embed token's pin) names, as the vault resolves it (a 400 for an unknown one); null
+   * when it names none, without asking the vault (a call over RPC in the distributed runtime).
+   */
+  private async buyerNamed(
+    merchantAccountId: string,
+    ref: { readonly buyer_id?: string | null; readonly buyer_external_identifier?: string | null },
+    pointer: string,
+  ): Promise<{ readonly id: string } | null> {
+    const named = { buyer_id: ref.buyer_id ?? null, buyer_external_identifier: ref.buyer_external_identifier ?? null };
+    if (named.buyer_id === null && named.buyer_external_identifier === null) return null;
+    return this.vault.resolveBuyer(merchantAccountId, named, pointer);
+  }
+
   /** The id of the buyer an embed token pins; null when it pins none, or no such buyer exists. */
   private async pinnedBuyerId(merchantAccountId: string, pin: EmbedBuyerPin): Promise<string | null> {
     if (pin === null) return null;
     try {
-      return (await this.vault.resolveBuyer(merchantAccountId, pin, '/buyer_id'))?.id ?? null;
+      return (await this.buyerNamed(merchantAccountId, pin, '/buyer_id'))?.id ?? null;
     } catch (error) {
       if (error instanceof ApiError && error.status === 400) return null;
       throw error;
@@ -428,7 +443,7 @@ export class Authorizations {
     body: TransactionCreateInput,
     giftCards: PlannedGiftCards | null,
   ): Promise<TransactionDetails> {
-    const named = await this.vault.resolveBuyer(merchantAccountId, body, '/buyer_id');
+    const named = await this.buyerNamed(merchantAccountId, body, '/buyer_id');
     const stored = named
       ? ((await this.vault.buyerWire(merchantAccountId, named.id)) as {
           display_name?: string | null;
@@ -825,8 +840,13 @@ export class Authorizations {
     return { id: paymentMethodId, securityCode: this.securityCodes.take(t.id) ?? null };
   }
 
-  /** Fresh aliases of a vaulted card (and its security code's, while live) for one card-bearing call. */
+  /**
+   * Aliases of a vaulted card (and its security code's, while live) for one card-bearing call: those issued with the
+   * card while they have `aliasesLiveForAtLeastMs` left (the provider call fits in it), else fresh ones.
+   */
   private async cardAliases(merchantAccountId: string, card: InstrumentCard, transactionId: string) {
+    if (card.aliases && Date.parse(card.aliases.expiresAt) - this.context.now().getTime() >= aliasesLiveForAtLeastMs)
+      return card.aliases;
     const aliases = await this.vault.cardAliases(merchantAccountId, card.id, { securityCode: card.securityCode });
     if (!aliases) throw cardGone(transactionId);
     return aliases;
@@ -891,6 +911,12 @@ export class Authorizations {
     };
   }
 }
+
+/**
+ * What a card's aliases issued with it must have left to go into a provider call (the forwarder swaps them as it sends
+ * the call, so the call's own length does not count); with less, fresh ones are asked for.
+ */
+const aliasesLiveForAtLeastMs = 10_000;
 
 const cardGone = (transactionId: string): ApiError =>
   ApiError.badGateway(new Error(`the card of transaction ${transactionId} is no longer in the vault`));

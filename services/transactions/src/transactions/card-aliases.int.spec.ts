@@ -315,3 +315,68 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
   for (const h of handedOver) expect(h.body).not.toContain(CHALLENGE_NUMBER);
   expectSecurityCodeForgotten();
 });
+
+describe('a card handed over by the gateway', () => {
+  const handOverAndAuthorize = async () => {
+    const handOver = await vault.port.handOverCard({
+      merchant_account_id: account,
+      card: { number: NUMBER, expiration_date: '12/30', security_code: CVC },
+    });
+    return service.transactions.create({
+      merchant_account_id: account,
+      body: {
+        amount: 10_000,
+        currency: 'USD',
+        payment_method: { method: 'card', expiration_date: '12/30' } as never,
+        intent: 'authorize',
+        store: false,
+        merchant_initiated: false,
+        is_subsequent_payment: false,
+        is_amount_estimated: false,
+      },
+      card_hand_over: handOver,
+      three_ds_configurations: [],
+    });
+  };
+  /** Calls of a port method (one answer each). */
+  const calls = (method: string) => crossed.filter((c) => c.method === method && c.way === 'answer').length;
+
+  it('is taken with its first aliases, which the provider call uses: no second call for aliases', async () => {
+    const transaction = await handOverAndAuthorize();
+    expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
+    expect(calls('takeHandedOverCard')).toBe(1);
+    expect(calls('cardAliases')).toBe(0);
+    const authorization = handedOver.find((h) => h.body.includes('"payment_instrument"'));
+    expect(authorization?.body).toMatch(/"security_code":"tok[0-9A-Za-z]{32}"/);
+    expectNoCardAnswered();
+  });
+
+  it('asks for fresh aliases when those issued with the card would not outlive the set-up', async () => {
+    await service.stop();
+    await vaultStore.close();
+    vaultStore = new SqliteEventStore(path.join(dir, 'vault.db'));
+    // Issued for 5 s: less than the 10 s a provider call needs left.
+    vault = new VaultService({
+      store: vaultStore,
+      db: vaultStore.database,
+      vaultKey: Buffer.alloc(32, 7),
+      cardAliasTtlMs: 5_000,
+    });
+    service = new TransactionsService({
+      store: sqlite,
+      db: sqlite.database,
+      vault: {
+        port: recorded(vault.port as unknown as VaultPort),
+        cardForwarding: vault.cardForwarding,
+        keysForTransactions: () => vault.keysForTransactions(),
+        useConnections: (connections) => vault.useConnections(connections),
+      },
+      providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
+      directory: simulatorDirectory({ baseUrl: simulator.url }),
+    });
+    await service.catchUp();
+    const transaction = await handOverAndAuthorize();
+    expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
+    expect(calls('cardAliases')).toBe(1);
+  });
+});

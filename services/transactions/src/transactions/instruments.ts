@@ -10,7 +10,7 @@ import type { NetworkTokenDetails } from '@switchyard/connectors';
 import type { CardHandOver, TransactionCreateInput } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from '../payment-services/payment-services.slice';
 import type { CardBinInfo } from '@switchyard/bin-data';
-import type { CardSummary, ClaimedSessionCard, StoredCardSummary, VaultPort } from '../vault-port';
+import type { CardAliasSet, CardSummary, ClaimedSessionCard, StoredCardSummary, VaultPort } from '../vault-port';
 
 /** How many times a claim may name a stored method to vet (the session changing in between) before giving up. */
 const MAX_VETTING_ROUNDS = 3;
@@ -23,6 +23,8 @@ import type { TransactionDetails } from './transaction-wire';
 export interface InstrumentCard {
   readonly id: string;
   readonly securityCode: string | null;
+  /** Aliases of the card and that security code issued with it (`takeHandedOverCard`), used while they are live. */
+  readonly aliases?: CardAliasSet;
 }
 
 export interface Instrument {
@@ -83,12 +85,16 @@ export class Instruments {
     const handOver = context.handOver ?? null;
     switch (method.method) {
       case 'card': {
-        const stored = handOver
+        const stored: StoredCardSummary & { readonly aliases?: CardAliasSet | null } = handOver
           ? await this.handedOverCard(merchantAccountId, handOver)
           : await this.store(method, merchantAccountId, context.buyerId);
         return {
           type: 'pan',
-          card: { id: stored.id, securityCode: stored.securityCodeAlias },
+          card: {
+            id: stored.id,
+            securityCode: stored.securityCodeAlias,
+            ...(stored.aliases ? { aliases: stored.aliases } : {}),
+          },
           cardBin: cardBinOf(stored),
           networkToken: null,
           summary: {
@@ -297,10 +303,15 @@ export class Instruments {
     );
   }
 
-  /** The card the gateway handed to the vault for this request (stored just before). */
-  private async handedOverCard(merchantAccountId: string, handOver: CardHandOver): Promise<StoredCardSummary> {
+  /** The card the gateway handed to the vault for this request (stored just before), with its first aliases. */
+  private async handedOverCard(
+    merchantAccountId: string,
+    handOver: CardHandOver,
+  ): Promise<StoredCardSummary & { readonly aliases?: CardAliasSet | null }> {
     const stored = handOver.card_id
-      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, handOver.card_id)
+      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, handOver.card_id, {
+          aliases: { securityCode: handOver.security_code_alias },
+        })
       : null;
     if (!stored)
       throw ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
