@@ -71,7 +71,7 @@ export const vaultPortPatterns = {
   aliasSecurityCode: 'vault-port.alias-security-code',
   keepSecurityCode: 'vault-port.keep-security-code',
   forgetSecurityCode: 'vault-port.forget-security-code',
-  removeCard: 'vault-port.remove-card',
+  removeCards: 'vault-port.remove-cards',
   usablePaymentMethod: 'vault-port.usable-payment-method',
   recordStoreRequested: 'vault-port.record-store-requested',
   receiveVaultToken: 'vault-port.receive-vault-token',

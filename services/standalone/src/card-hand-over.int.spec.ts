@@ -37,7 +37,7 @@ beforeAll(async () => {
     'takeHandedOverCard',
     'cardAliases',
     'aliasSecurityCode',
-    'removeCard',
+    'removeCards',
     'resolveBuyer',
   ]) {
     const real = port[name]?.bind(port);

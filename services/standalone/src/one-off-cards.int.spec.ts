@@ -127,3 +127,25 @@ it('keeps the card while the buyer is at a 3-D Secure challenge, and shreds it o
   expect((await h.get(account, paused.id)).status).toBe('authorization_succeeded');
   expect(await shredded(vaultCardId(paused))).toBe(true);
 });
+
+it('shreds the cards of payments completed close together in one call to the vault, without catching up', async () => {
+  const port = h.fixture.service.vault.port as unknown as { removeCards: (...args: unknown[]) => Promise<void> };
+  const removeCards = vi.spyOn(port, 'removeCards');
+  try {
+    const paid = await Promise.all([1, 2, 3].map((n) => h.authorize(account, { amount: 1_000 + n })));
+    const cards = paid.map(vaultCardId);
+    await vi.waitFor(() => expect(cards.filter(inVault)).toEqual([]), { timeout: 5_000 });
+    expect(cards.map(ownDataKeys)).toEqual([0, 0, 0]);
+    const calls = removeCards.mock.calls.filter(([list]) =>
+      (list as { id: string }[]).some((card) => cards.includes(card.id)),
+    );
+    // One call when they completed within the shredder's wait (250 ms) of each other, as they do here; fewer calls
+    // than cards however slow the machine.
+    expect(calls.length).toBeLessThan(cards.length);
+    expect(calls.flatMap(([list]) => (list as { id: string }[]).map((card) => card.id)).sort()).toEqual(
+      [...cards].sort(),
+    );
+  } finally {
+    removeCards.mockRestore();
+  }
+});

@@ -122,8 +122,8 @@ export interface VaultPort {
   keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean>;
   /** Forgets a security code's alias (and the code) once the authorization it was given for is done. */
   forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void>;
-  /** Shreds a card given for one payment (its row and its own data key). */
-  removeCard(merchantAccountId: string, id: string): Promise<void>;
+  /** Shreds cards given for one payment each (their rows and their own data keys), in one commit. */
+  removeCards(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): Promise<void>;
 
   // ---- stored payment methods ----
   /** The method if it may pay (`succeeded`), with the buyer it was stored for; rejects with a 400 otherwise. */

@@ -214,9 +214,10 @@ export class InProcessVault {
     return this.slices.cardAliases.keep(merchantAccountId, alias, ttlMs);
   }
 
-  async removeCard(merchantAccountId: string, id: string): Promise<void> {
-    if (this.#handedOver.get(id)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(id);
-    this.slices.vault.remove(merchantAccountId, id);
+  async removeCards(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): Promise<void> {
+    for (const { merchantAccountId, id } of cards)
+      if (this.#handedOver.get(id)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(id);
+    this.slices.vault.removeAll(cards);
   }
 
   async usablePaymentMethod(merchantAccountId: string, id: string): Promise<{ readonly buyerId: string | null }> {

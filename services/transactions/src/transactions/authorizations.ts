@@ -204,7 +204,7 @@ export class Authorizations {
     } finally {
       // A removal that fails leaves the card to the vault (it is not this request's answer).
       if (!progress.created && progress.cardId)
-        await this.vault.removeCard(merchantAccountId, progress.cardId).catch(this.onBackgroundError);
+        await this.vault.removeCards([{ merchantAccountId, id: progress.cardId }]).catch(this.onBackgroundError);
       // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
       // Not waited for: the answer does not depend on it (an alias the vault did not hear about expires on its own).
       if (!progress.paused && progress.securityCode)

@@ -168,11 +168,18 @@ export class CardVault {
 
   /** Forgets a card: its row, and its data key when it had one of its own. Nothing of it stays. */
   remove(merchantAccountId: string, id: string): void {
+    this.removeAll([{ merchantAccountId, id }]);
+  }
+
+  /** `remove` of each card, in one commit. */
+  removeAll(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): void {
     this.#db.transaction(() => {
-      const row = this.#find.get(id, merchantAccountId);
-      if (!row) return;
-      this.#delete.run(id, merchantAccountId);
-      if (row.data_key_id && !row.buyer_id) this.#keys.shredOwner(cardKeyOwner(id));
+      for (const { merchantAccountId, id } of cards) {
+        const row = this.#find.get(id, merchantAccountId);
+        if (!row) continue;
+        this.#delete.run(id, merchantAccountId);
+        if (row.data_key_id && !row.buyer_id) this.#keys.shredOwner(cardKeyOwner(id));
+      }
     })();
   }
 
