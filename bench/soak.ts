@@ -12,6 +12,8 @@
  * older than the RSS beside them).
  * SOAK_NODE_ARGS="--flag …": node flags for the service, after `npm start`'s own (so they can override them), e.g.
  * SOAK_NODE_ARGS=--max-semi-space-size=8.
+ * The in-process simulator remembers 10,000 references (MOCK_CARD_LEDGER_CAPACITY; the service's default is 100,000):
+ * its ledger is in the same process, and the soak measures the service.
  * SOAK_HEAP_SNAPSHOT_DIR=<dir>: the service runs with `bench/lib/memory-probe.cjs` and writes a heap snapshot (after a
  * full GC) at a third of the run and at its end; `node bench/lib/heap-summary.cjs first second` shows what grew.
  */
@@ -27,6 +29,7 @@ const soakMs = Number(process.env.SOAK_MS ?? 600_000);
 const sampleMs = Number(process.env.SOAK_SAMPLE_MS ?? 10_000);
 const clients = Number(process.env.SOAK_CLIENTS ?? 16);
 const extraNodeArgs = (process.env.SOAK_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+const simulatorLedgerCapacity = process.env.MOCK_CARD_LEDGER_CAPACITY ?? '10000';
 const RSS_LIMIT_MB = 350;
 const FLAT_SLOPE_MB_PER_MIN = 1;
 const MB = 2 ** 20;
@@ -84,6 +87,9 @@ async function main(): Promise<void> {
       ...extraNodeArgs,
     ],
     env: {
+      // The in-process simulator's ledger lives in the service's memory: bounded here so that the soak measures the
+      // service (at its default, 100,000 references, the ledger alone grows the RSS for the whole 10 minutes).
+      MOCK_CARD_LEDGER_CAPACITY: simulatorLedgerCapacity,
       MEMORY_PROBE_FIGURES_FILE: figuresFile,
       MEMORY_PROBE_INTERVAL_MS: '2000',
       ...(snapshotDir && {
@@ -244,7 +250,14 @@ async function main(): Promise<void> {
       startedAt: startedAt.toISOString(),
       finishedAt: new Date().toISOString(),
       machine,
-      settings: { soakMs, sampleMs, clients, scenario: 'authorize', extraNodeArgs },
+      settings: {
+        soakMs,
+        sampleMs,
+        clients,
+        scenario: 'authorize',
+        extraNodeArgs,
+        simulatorLedgerCapacity: Number(simulatorLedgerCapacity),
+      },
       load: result,
       rss: {
         samples,

@@ -139,6 +139,12 @@ export const settingsSchema = z.object({
   MOCK_CARD_URL: z.url().optional(),
   /** Port of the embedded runtime's own simulator (0: any free port). */
   MOCK_CARD_PORT: port.default(0),
+  /**
+   * How many references (and network tokens) the embedded runtime's own simulator remembers; an older authorization
+   * can no longer be captured or refunded there. Its ledger is in the service's memory: the soak sets 10,000 so that
+   * it measures the service, not the simulator's ledger. Unset: the simulator's default (100,000).
+   */
+  MOCK_CARD_LEDGER_CAPACITY: z.coerce.number().int().positive().optional(),
   /** Secret. HMAC key of the simulator's notification signatures; unset in the embedded runtime: random per start. */
   MOCK_CARD_WEBHOOK_SECRET: z.string().min(16).optional(),
   /** How long a call to the simulator may take before its outcome counts as unknown. */

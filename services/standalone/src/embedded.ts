@@ -72,7 +72,12 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const webhookSecret = settings.MOCK_CARD_WEBHOOK_SECRET ?? randomBytes(24).toString('base64url');
   const simulator = settings.MOCK_CARD_URL
     ? null
-    : await startSimulator({ host: '127.0.0.1', port: settings.MOCK_CARD_PORT, webhookSecret });
+    : await startSimulator({
+        host: '127.0.0.1',
+        port: settings.MOCK_CARD_PORT,
+        webhookSecret,
+        ...(settings.MOCK_CARD_LEDGER_CAPACITY ? { ledgerCapacity: settings.MOCK_CARD_LEDGER_CAPACITY } : {}),
+      });
   if (simulator) log.info({ url: simulator.url }, 'mock-card simulator listening');
   const rpc = new InProcessRpc((error) => log.error({ err: error }, 'RPC handler failed'));
   rpc.register(identity.rpcHandlers());

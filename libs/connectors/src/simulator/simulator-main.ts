@@ -5,6 +5,13 @@
  */
 import { startSimulator } from './simulator-server';
 
+function ledgerCapacityOf(value: string): number {
+  const capacity = Number(value);
+  if (!Number.isInteger(capacity) || capacity < 1)
+    throw new Error(`MOCK_CARD_LEDGER_CAPACITY must be a positive integer, not ${JSON.stringify(value)}`);
+  return capacity;
+}
+
 async function main(): Promise<void> {
   const secret = process.env.MOCK_CARD_WEBHOOK_SECRET;
   if (secret === undefined || secret === '') throw new Error('MOCK_CARD_WEBHOOK_SECRET is required');
@@ -13,6 +20,9 @@ async function main(): Promise<void> {
     port: Number(process.env.MOCK_CARD_PORT ?? 4010),
     webhookSecret: secret,
     callbackUrl: process.env.MOCK_CARD_CALLBACK_URL || undefined,
+    ...(process.env.MOCK_CARD_LEDGER_CAPACITY
+      ? { ledgerCapacity: ledgerCapacityOf(process.env.MOCK_CARD_LEDGER_CAPACITY) }
+      : {}),
   });
   process.stdout.write(`mock-card simulator listening on ${simulator.url}\n`);
   const shutdown = () => void simulator.stop().then(() => process.exit(0));
