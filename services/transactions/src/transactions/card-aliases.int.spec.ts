@@ -70,6 +70,23 @@ function recorded(port: VaultPort): VaultPort {
   });
 }
 
+/** The transactions service over `vault`, its port recorded, its card connection the simulator's. */
+function transactionsServiceOver(vault: VaultService): TransactionsService {
+  const transactionsVault: TransactionsVault = {
+    port: recorded(vault.port as unknown as VaultPort),
+    cardForwarding: vault.cardForwarding,
+    keysForTransactions: () => vault.keysForTransactions(),
+    useConnections: (connections) => vault.useConnections(connections),
+  };
+  return new TransactionsService({
+    store: sqlite,
+    db: sqlite.database,
+    vault: transactionsVault,
+    providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
+    directory: simulatorDirectory({ baseUrl: simulator.url }),
+  });
+}
+
 const threeDsConfiguration: ThreeDsConfiguration = {
   type: 'merchant-account.three-ds-configuration',
   id: '00000000-0000-4000-8000-000000000001',
@@ -105,19 +122,7 @@ beforeEach(async () => {
       return send(input, init);
     };
   });
-  const transactionsVault: TransactionsVault = {
-    port: recorded(vault.port as unknown as VaultPort),
-    cardForwarding: vault.cardForwarding,
-    keysForTransactions: () => vault.keysForTransactions(),
-    useConnections: (connections) => vault.useConnections(connections),
-  };
-  service = new TransactionsService({
-    store: sqlite,
-    db: sqlite.database,
-    vault: transactionsVault,
-    providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
-    directory: simulatorDirectory({ baseUrl: simulator.url }),
-  });
+  service = transactionsServiceOver(vault);
   await service.catchUp();
   await service.paymentServices.create(account, {
     display_name: 'Cards',
@@ -271,18 +276,7 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
       return send(input, init);
     };
   });
-  service = new TransactionsService({
-    store: sqlite,
-    db: sqlite.database,
-    vault: {
-      port: recorded(vault.port as unknown as VaultPort),
-      cardForwarding: vault.cardForwarding,
-      keysForTransactions: () => vault.keysForTransactions(),
-      useConnections: (connections) => vault.useConnections(connections),
-    },
-    providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
-    directory: simulatorDirectory({ baseUrl: simulator.url }),
-  });
+  service = transactionsServiceOver(vault);
   await service.catchUp();
   const created = await authorize({
     method: 'card',
@@ -362,18 +356,7 @@ describe('a card handed over by the gateway', () => {
       vaultKey: Buffer.alloc(32, 7),
       cardAliasTtlMs: 5_000,
     });
-    service = new TransactionsService({
-      store: sqlite,
-      db: sqlite.database,
-      vault: {
-        port: recorded(vault.port as unknown as VaultPort),
-        cardForwarding: vault.cardForwarding,
-        keysForTransactions: () => vault.keysForTransactions(),
-        useConnections: (connections) => vault.useConnections(connections),
-      },
-      providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
-      directory: simulatorDirectory({ baseUrl: simulator.url }),
-    });
+    service = transactionsServiceOver(vault);
     await service.catchUp();
     const transaction = await handOverAndAuthorize();
     expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
