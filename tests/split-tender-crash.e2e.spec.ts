@@ -8,6 +8,10 @@
  * answer again by reference (charged once), and the reversal asked for meanwhile puts the money back; the transactions
  * process records both answers from `gift-cards.events`, and recovery voids the card: nothing stays charged.
  *
+ * The gift cards process is killed while the provider reverses a redemption (the payment's second card could not
+ * pay): restarted, it asks for the reversal again by reference, which puts nothing back twice, and the payment ends
+ * failed with the first card's money back.
+ *
  * The vault's process is killed while its forwarder makes the card's authorization (which comes before the gift
  * cards' redemptions) — after the provider authorized, before the answer came back: the payment is answered
  * unfinished (`processing`), never a 5xx; restarted, reconciliation asks the provider (through the forwarder again)
@@ -45,6 +49,12 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
   let cardCharged: () => void;
   const cardChargedOnce = new Promise<void>((resolve) => {
     cardCharged = resolve;
+  });
+  /** Once armed, the first reversal the gift cards process asks for is made at the provider and its answer held. */
+  let reversalArmed = false;
+  let reversalMade: () => void;
+  const reversalMadeOnce = new Promise<void>((resolve) => {
+    reversalMade = resolve;
   });
   /** Resolved once the provider charged our card for a request the proxy then holds (never answers). */
   let charged: () => void;
@@ -86,7 +96,9 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
   function forward(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const target = new URL(req.url ?? '/', runtime.simulatorUrl);
     const hold = req.method === 'POST' && target.pathname.endsWith('/redemptions') && body.includes(number);
-    relay(req, res, body, target, hold ? charged : null);
+    const holdReversal = reversalArmed && req.method === 'POST' && target.pathname.endsWith('/reversal');
+    if (holdReversal) reversalArmed = false;
+    relay(req, res, body, target, hold ? charged : holdReversal ? reversalMade : null);
   }
 
   /** The same for the vault's forwarder: the first card authorization once armed is charged, its answer held. */
@@ -298,5 +310,67 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
       expect(gift.balance).toBe(5_000);
       expect(gift.redemptions.every((r) => r.status !== 'succeeded')).toBe(true);
     }
+  }, 240_000);
+
+  it('the gift cards process killed mid reversal: the reversal made once, the payment rolled back, nothing charged', async () => {
+    const giftNumber = `606065${String(Date.now() % 1_000_000).padStart(6, '0')}0003`;
+    const stored = await send('POST', '/gift-cards', { number: giftNumber, pin: '05000' });
+    expect(stored.status, stored.text).toBe(201);
+    const giftLedger = async () =>
+      (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${giftNumber}`)).json()) as {
+        balance: number;
+        redemptions: { status: string; amount: number }[];
+      };
+
+    // The gift cards process with its provider behind the proxy again.
+    await runtime.processes['gift-cards']!.kill('SIGTERM');
+    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts', {
+      MOCK_CARD_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    });
+    await ready();
+
+    // The stored card is redeemed, a second card (balance 100) cannot pay its 200: the first is reversed, and the
+    // gift cards process is killed once the provider made that reversal, before its answer came back.
+    reversalArmed = true;
+    const poor = { number: `606066${String(Date.now() % 1_000_000).padStart(6, '0')}0004`, pin: '00100' };
+    const paying = send('POST', '/transactions', {
+      amount: 1_200,
+      currency: 'USD',
+      gift_cards: [
+        { id: stored.body.id, amount: 1_000 },
+        { ...poor, amount: 200 },
+      ],
+    });
+    await reversalMadeOnce;
+    await runtime.processes['gift-cards']!.kill('SIGKILL');
+    expect((await giftLedger()).balance).toBe(5_000);
+
+    const answered = await paying;
+    expect(answered.status, answered.text).toBe(201);
+    expect(answered.body.status).not.toBe('capture_succeeded');
+    const id = answered.body.id as string;
+
+    // Restarted: the reversal is asked for again (its request was never acknowledged) and answered by reference.
+    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
+    await ready();
+    const settled = await waitFor(
+      'the payment rolled back',
+      async () => {
+        const read = await send('GET', `/transactions/${id}`);
+        const redemptions = (read.body?.gift_card_redemptions ?? []) as { status: string }[];
+        return read.body?.status === 'authorization_failed' && redemptions.every((r) => r.status !== 'processing')
+          ? read.body
+          : undefined;
+      },
+      90_000,
+      runtime.describe,
+    );
+    expect((settled.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual([
+      'reversed',
+      'failed',
+    ]);
+    const after = await giftLedger();
+    expect(after.balance).toBe(5_000);
+    expect(after.redemptions.map((r) => [r.amount, r.status])).toEqual([[1_000, 'reversed']]);
   }, 240_000);
 });
