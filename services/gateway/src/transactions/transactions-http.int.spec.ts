@@ -44,6 +44,13 @@ const keyPairId = randomUUID();
 /** Who the writes are recorded as: the API key pair of the token. */
 const actor = { type: 'api-key-pair', id: keyPairId };
 
+/** Identity's answer: one configuration per merchant account; the default account does not exist there. */
+function threeDsConfigurations(payload: unknown) {
+  const id = (payload as { merchant_account_id: string }).merchant_account_id;
+  if (id === 'default') throw ApiError.notFound(`merchant account ${id} does not exist`);
+  return { items: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: id }] };
+}
+
 beforeAll(async () => {
   const pair = generateP521KeyPair();
   const kid = await thumbprint(pair.publicJwk);
@@ -65,11 +72,7 @@ beforeAll(async () => {
     if (!account) throw ApiError.notFound(`merchant account ${id} does not exist`);
     return account;
   });
-  rpc.answer(threeDsConfigurationPatterns.list, (payload) => {
-    const id = (payload as { merchant_account_id: string }).merchant_account_id;
-    if (id === 'default') throw ApiError.notFound(`merchant account ${id} does not exist`);
-    return { items: [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: id }] };
-  });
+  rpc.answer(threeDsConfigurationPatterns.list, threeDsConfigurations);
   rpc.answer(vaultPatterns.handOverCard, () => handOver);
   bus = new InProcessMessageBus();
   gateway = await startGateway({ rpc, bus, clockSkewSeconds: 30, keyUsageFlushMs: 60_000 });
@@ -133,6 +136,37 @@ describe('POST /transactions', () => {
     const forwarded = JSON.stringify(rpc.payloadsTo(transactionsPatterns.create));
     expect(forwarded).not.toContain(card.number);
     expect(forwarded).not.toContain(`"${card.security_code}"`);
+  });
+
+  it('asks identity for the 3-D Secure configurations while the vault takes the card, not after', async () => {
+    let listAsked: () => void = () => undefined;
+    const asked = new Promise<void>((resolve) => {
+      listAsked = resolve;
+    });
+    rpc.answer(threeDsConfigurationPatterns.list, () => {
+      listAsked();
+      return { items: [] };
+    });
+    // The vault answers once identity was asked: in sequence, the hand-over would wait for the list and fail.
+    rpc.answer(vaultPatterns.handOverCard, async () => {
+      const waited = await Promise.race([
+        asked.then(() => true),
+        new Promise<false>((resolve) => setTimeout(() => resolve(false), 2_000)),
+      ]);
+      if (!waited) throw ApiError.badGateway(new Error('identity was not asked while the vault took the card'));
+      return handOver;
+    });
+    try {
+      await http
+        .post('/transactions')
+        .set('authorization', bearer())
+        .set('x-service-merchant-account-id', 'acct-1')
+        .send(transactionBody)
+        .expect(201);
+    } finally {
+      rpc.answer(vaultPatterns.handOverCard, () => handOver);
+      rpc.answer(threeDsConfigurationPatterns.list, threeDsConfigurations);
+    }
   });
 
   it("hands a stored method's security code to the vault too", async () => {

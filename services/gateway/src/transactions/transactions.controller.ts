@@ -91,14 +91,18 @@ export class TransactionsController {
     @CallerOf() caller: Caller,
   ): Promise<Transaction> {
     const merchantAccountId = accountOf(caller);
-    const { body, cardHandOver } = await this.handOverCard(merchantAccountId, transactionBodyFor(caller, input.body));
-    const method = body.payment_method?.method;
-    const cardPayment = method === 'card' || method === 'id';
+    const given = transactionBodyFor(caller, input.body);
+    const method = given.payment_method?.method;
+    // Asked of identity while the vault takes the card (two services, neither waiting on the other); the hand-over's
+    // refusal still comes first.
+    const configurations = method === 'card' || method === 'id' ? this.threeDsConfigurations(merchantAccountId) : null;
+    configurations?.catch(() => undefined);
+    const { body, cardHandOver } = await this.handOverCard(merchantAccountId, given);
     const request: TransactionCreateRequest = {
       merchant_account_id: merchantAccountId,
       body,
       ...withIdempotencyKey(idempotencyKey),
-      ...(cardPayment ? { three_ds_configurations: await this.threeDsConfigurations(merchantAccountId) } : {}),
+      ...(configurations ? { three_ds_configurations: await configurations } : {}),
       ...embedBuyerOf(caller),
       ...(cardHandOver ? { card_hand_over: cardHandOver } : {}),
     };
