@@ -79,11 +79,28 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     const text = await response.text();
     return { status: response.status, body: text === '' ? null : JSON.parse(text), text };
   }
-  const ledger = async () =>
-    (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${number}`)).json()) as {
+  /** A gift card's ledger at the simulator: its balance and its redemptions. */
+  const ledgerOf = async (giftNumber: string) =>
+    (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${giftNumber}`)).json()) as {
       balance: number;
       redemptions: { status: string; amount: number }[];
     };
+  const ledger = () => ledgerOf(number);
+  /** The gift cards process restarted (SIGTERM), its provider behind the proxy. */
+  const restartGiftCardsBehindProxy = async () => {
+    await runtime.processes['gift-cards']!.kill('SIGTERM');
+    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts', {
+      MOCK_CARD_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
+    });
+    await ready();
+  };
+  /** The answer of a payment whose step never came back in time: as it stands, never completed, never a 5xx. */
+  const unfinished = async (paying: ReturnType<typeof send>): Promise<string> => {
+    const answered = await paying;
+    expect(answered.status, answered.text).toBe(201);
+    expect(answered.body.status).not.toBe('capture_succeeded');
+    return answered.body.id as string;
+  };
   const ready = () =>
     waitFor(
       'the gateway ready (the gift cards process answering its ping)',
@@ -199,11 +216,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     expect((await ledger()).balance).toBe(5_000);
 
     // The gift cards process again, its provider behind the proxy.
-    await runtime.processes['gift-cards']!.kill('SIGTERM');
-    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts', {
-      MOCK_CARD_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    });
-    await ready();
+    await restartGiftCardsBehindProxy();
 
     const paying = send('POST', '/transactions', {
       amount: 1_000,
@@ -217,10 +230,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     expect((await ledger()).balance).toBe(4_600);
 
     // No answer in time: the payment is answered as it stands, never completed, never a 5xx.
-    const answered = await paying;
-    expect(answered.status, answered.text).toBe(201);
-    expect(answered.body.status).not.toBe('capture_succeeded');
-    const id = answered.body.id as string;
+    const id = await unfinished(paying);
 
     // Restarted: the redemption is answered again (charged once), then reversed; recovery voids the card.
     runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
@@ -247,11 +257,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     const giftNumber = `606064${String(Date.now() % 1_000_000).padStart(6, '0')}0002`;
     const stored = await send('POST', '/gift-cards', { number: giftNumber, pin: '05000' });
     expect(stored.status, stored.text).toBe(201);
-    const giftLedger = async () =>
-      (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${giftNumber}`)).json()) as {
-        balance: number;
-        redemptions: { status: string; amount: number }[];
-      };
+    const giftLedger = () => ledgerOf(giftNumber);
 
     // The transactions process's card connections point at the proxy (the host its forwarded calls declare).
     await runtime.processes.transactions!.kill('SIGTERM');
@@ -316,18 +322,10 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     const giftNumber = `606065${String(Date.now() % 1_000_000).padStart(6, '0')}0003`;
     const stored = await send('POST', '/gift-cards', { number: giftNumber, pin: '05000' });
     expect(stored.status, stored.text).toBe(201);
-    const giftLedger = async () =>
-      (await (await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${giftNumber}`)).json()) as {
-        balance: number;
-        redemptions: { status: string; amount: number }[];
-      };
+    const giftLedger = () => ledgerOf(giftNumber);
 
     // The gift cards process with its provider behind the proxy again.
-    await runtime.processes['gift-cards']!.kill('SIGTERM');
-    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts', {
-      MOCK_CARD_URL: `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`,
-    });
-    await ready();
+    await restartGiftCardsBehindProxy();
 
     // The stored card is redeemed, a second card (balance 100) cannot pay its 200: the first is reversed, and the
     // gift cards process is killed once the provider made that reversal, before its answer came back.
@@ -345,10 +343,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     await runtime.processes['gift-cards']!.kill('SIGKILL');
     expect((await giftLedger()).balance).toBe(5_000);
 
-    const answered = await paying;
-    expect(answered.status, answered.text).toBe(201);
-    expect(answered.body.status).not.toBe('capture_succeeded');
-    const id = answered.body.id as string;
+    const id = await unfinished(paying);
 
     // Restarted: the reversal is asked for again (its request was never acknowledged) and answered by reference.
     runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
