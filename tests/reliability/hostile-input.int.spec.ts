@@ -21,6 +21,7 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { BODY_LIMIT_BYTES } from '../../services/gateway/src/create-gateway-app';
 import { SETTLEMENT_FILE_BODY_LIMIT_BYTES } from '../../services/gateway/src/transactions/settlement-files.controller';
+import { DEFAULT_SHRED_AFTER_MS } from '../../services/transactions/src/transactions/one-off-cards';
 import { startHarness, TEST_PANS, type Harness } from '../../services/standalone/src/transactions.harness';
 import { WebhookReceiver } from '../../services/standalone/src/webhooks.receiver';
 import { createFuzzFixtures, FUZZ_ACCOUNT, OTHER_ACCOUNT, type FuzzFixtures } from './fuzz/fixtures';
@@ -118,9 +119,15 @@ async function settle(quietMs = 20): Promise<StateSnapshot> {
   return last;
 }
 
-/** How long to wait for follow-ups of what a batch got through: a created transaction may be called back. */
+/**
+ * How long to wait for follow-ups of what a batch got through: a created transaction may be called back, and its
+ * one-off card is shredded a moment after its request completed (`DEFAULT_SHRED_AFTER_MS`, the cards of that moment
+ * together).
+ */
 const quietAfter = (batch: readonly { request: FuzzRequest; answer: FuzzAnswer }[]) =>
-  batch.some(({ request, answer }) => request.operation === 'POST /transactions' && answer.status < 300) ? 150 : 20;
+  batch.some(({ request, answer }) => request.operation === 'POST /transactions' && answer.status < 300)
+    ? DEFAULT_SHRED_AFTER_MS + 150
+    : 20;
 
 const isRead = (method: string) => method === 'GET' || method === 'HEAD';
 const refused = (answer: FuzzAnswer) => answer.status >= 400 && answer.status < 500;

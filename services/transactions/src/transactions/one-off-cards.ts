@@ -29,7 +29,7 @@ const TRANSACTION_PREFIX = 'transaction-';
  * meanwhile go in the same call and commit of the vault's. Measured in the distributed runtime at 1 client: one
  * removal right after each payment put its fsync in front of the next payment's card hand-over.
  */
-const DEFAULT_SHRED_AFTER_MS = 250;
+export const DEFAULT_SHRED_AFTER_MS = 250;
 /** The most cards one call asks the vault to remove. */
 const SHRED_BATCH = 500;
 
