@@ -9,9 +9,9 @@
  * The vault answers asynchronously (`VaultPort`), and a projection applies inside a SQLite transaction, so the
  * shredding is an outbox: the projection remembers the card at `TransactionCreated` and marks it due at
  * `CreateRequestCompleted`, both committed with its checkpoint; `shredDue` then asks the vault to remove every due
- * card and forgets it once the vault has. It runs right after a batch marked one, at every start (a crash between the
- * mark and the removal), on the background round (a removal that failed) and in `catchUp`; after a completion it runs
- * a moment later (`DEFAULT_SHRED_AFTER_MS`), the cards due by then removed in one call and one commit of the vault's. A data directory written
+ * card and forgets it once the vault has. It runs a moment after a batch marked one (`DEFAULT_SHRED_AFTER_MS`: the
+ * cards due by then go in one call and one commit of the vault's), at every start (a crash between the mark and the
+ * removal), on the background round (a removal that failed) and in `catchUp`. A data directory written
  * before this (issue 22) has its completed one-off cards shredded on first start — its `TransactionCreated` events
  * are version 1, upcast to name their `vaultCard`. Cards of checkout sessions belong to their session (its slice
  * removes them); stored methods stay.
