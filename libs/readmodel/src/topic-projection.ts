@@ -39,6 +39,7 @@ export class TopicProjection {
   private readonly storeCheckpoint: () => string | undefined;
   private readonly saveCheckpoint: (position: string) => void;
   private readonly applyFolded: (events: readonly RecordedEvent[]) => void;
+  private readonly applies: (event: RecordedEvent) => boolean;
   /** Read at `start`: a fold from the store just before (`foldFromStore`) moves it. */
   private appliedUpTo: string | undefined;
 
@@ -47,6 +48,7 @@ export class TopicProjection {
     projection: Projection,
     private readonly options: TopicProjectionOptions,
   ) {
+    this.applies = options.applies ?? (() => true);
     if (!/^[a-z_][a-z0-9_]*$/.test(options.seenTable)) throw new Error(`not a table name: ${options.seenTable}`);
     db.exec(`CREATE TABLE IF NOT EXISTS ${options.seenTable} (event_id TEXT PRIMARY KEY)`);
     db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
@@ -58,7 +60,7 @@ export class TopicProjection {
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
     this.saveCheckpoint = (position) => save.run(projectionCheckpointName(projection), position);
-    const applies = options.applies ?? (() => true);
+    const applies = this.applies;
     this.applyFolded = db.transaction((events: readonly RecordedEvent[]) => {
       for (const event of events)
         if (options.types.has(event.type) && applies(event) && seen.run(event.id).changes > 0)
@@ -138,7 +140,6 @@ export class TopicProjection {
       position: event.position,
       recordedAt: event.recorded_at,
     };
-    if (this.options.applies && !this.options.applies(recorded)) return;
-    this.applyOnce(recorded);
+    if (this.applies(recorded)) this.applyOnce(recorded);
   }
 }

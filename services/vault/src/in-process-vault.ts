@@ -92,9 +92,14 @@ export class InProcessVault {
   }
 
   async findCard(merchantAccountId: string, id: string): Promise<VaultCardSummary | null> {
+    return this.revealed(merchantAccountId, id)?.summary ?? null;
+  }
+
+  /** A card's summary and its number and expiry, decrypted once; null when it is gone. */
+  private revealed(merchantAccountId: string, id: string) {
     const stored = this.slices.vault.find(merchantAccountId, id);
     const card = stored && this.slices.vault.reveal(merchantAccountId, id);
-    return stored && card ? this.summary(stored, card.number) : null;
+    return stored && card ? { summary: this.summary(stored, card.number), card } : null;
   }
 
   /**
@@ -107,12 +112,19 @@ export class InProcessVault {
     options: { readonly securityCode?: string | null } = {},
   ): Promise<VaultCardAliases | null> {
     const card = this.slices.vault.reveal(merchantAccountId, cardId);
-    if (!card) return null;
+    return card ? this.aliasesOf(merchantAccountId, card, options.securityCode ?? null) : null;
+  }
+
+  private aliasesOf(
+    merchantAccountId: string,
+    card: { readonly number: string; readonly expirationDate: string },
+    securityCodeAlias: string | null,
+  ): VaultCardAliases {
     const aliases = this.slices.cardAliases;
     let securityCode: string | null = null;
-    if (options.securityCode) {
+    if (securityCodeAlias) {
       try {
-        securityCode = aliases.resolve(merchantAccountId, options.securityCode);
+        securityCode = aliases.resolve(merchantAccountId, securityCodeAlias);
       } catch (error) {
         if (!(error instanceof CardAliasError)) throw error;
       }
@@ -165,9 +177,9 @@ export class InProcessVault {
     options: { readonly aliases?: { readonly securityCode: string | null } } = {},
   ): Promise<(VaultCardSummary & { readonly aliases?: VaultCardAliases | null }) | null> {
     if (this.#handedOver.get(cardId)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(cardId);
-    const card = await this.findCard(merchantAccountId, cardId);
-    if (!card || !options.aliases) return card;
-    return { ...card, aliases: await this.cardAliases(merchantAccountId, cardId, options.aliases) };
+    const found = this.revealed(merchantAccountId, cardId);
+    if (!found || !options.aliases) return found?.summary ?? null;
+    return { ...found.summary, aliases: this.aliasesOf(merchantAccountId, found.card, options.aliases.securityCode) };
   }
 
   /**
