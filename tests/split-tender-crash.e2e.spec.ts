@@ -94,6 +94,20 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     });
     await ready();
   };
+  /** The payment once it ended in one of `statuses`, none of its gift card redemptions still processing. */
+  const endedAs = (id: string, what: string, statuses: readonly string[], timeoutMs: number) =>
+    waitFor(
+      what,
+      async () => {
+        const read = await send('GET', `/transactions/${id}`);
+        const redemptions = (read.body?.gift_card_redemptions ?? []) as { status: string }[];
+        return statuses.includes(read.body?.status) && redemptions.every((r) => r.status !== 'processing')
+          ? read.body
+          : undefined;
+      },
+      timeoutMs,
+      runtime.describe,
+    );
   /** The answer of a payment whose step never came back in time: as it stands, never completed, never a 5xx. */
   const unfinished = async (paying: ReturnType<typeof send>): Promise<string> => {
     const answered = await paying;
@@ -235,15 +249,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     // Restarted: the redemption is answered again (charged once), then reversed; recovery voids the card.
     runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
     await ready();
-    const settled = await waitFor(
-      'the payment rolled back',
-      async () => {
-        const read = await send('GET', `/transactions/${id}`);
-        return read.body?.status === 'authorization_voided' ? read.body : undefined;
-      },
-      90_000,
-      runtime.describe,
-    );
+    const settled = await endedAs(id, 'the payment rolled back', ['authorization_voided'], 90_000);
     expect(settled).toMatchObject({
       status: 'authorization_voided',
       gift_card_redemptions: [expect.objectContaining({ status: 'reversed', amount: 400 })],
@@ -284,17 +290,11 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
 
     runtime.restart('vault', 'services/vault/src/main.ts');
     await ready();
-    const settled = await waitFor(
+    const settled = await endedAs(
+      id,
       'the payment settled one way',
-      async () => {
-        const read = await send('GET', `/transactions/${id}`);
-        return ['capture_succeeded', 'authorization_voided', 'authorization_failed'].includes(read.body?.status) &&
-          (read.body.gift_card_redemptions ?? []).every((r: { status: string }) => r.status !== 'processing')
-          ? read.body
-          : undefined;
-      },
+      ['capture_succeeded', 'authorization_voided', 'authorization_failed'],
       120_000,
-      runtime.describe,
     );
     const card = (await (await fetch(`${runtime.simulatorUrl}/v1/ledger?reference=${id}`)).json()) as Record<
       string,
@@ -348,18 +348,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     // Restarted: the reversal is asked for again (its request was never acknowledged) and answered by reference.
     runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
     await ready();
-    const settled = await waitFor(
-      'the payment rolled back',
-      async () => {
-        const read = await send('GET', `/transactions/${id}`);
-        const redemptions = (read.body?.gift_card_redemptions ?? []) as { status: string }[];
-        return read.body?.status === 'authorization_failed' && redemptions.every((r) => r.status !== 'processing')
-          ? read.body
-          : undefined;
-      },
-      90_000,
-      runtime.describe,
-    );
+    const settled = await endedAs(id, 'the payment rolled back', ['authorization_failed'], 90_000);
     expect((settled.gift_card_redemptions as { status: string }[]).map((r) => r.status)).toEqual([
       'reversed',
       'failed',
