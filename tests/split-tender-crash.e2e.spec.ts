@@ -12,6 +12,11 @@
  * pay): restarted, it asks for the reversal again by reference, which puts nothing back twice, and the payment ends
  * failed with the first card's money back.
  *
+ * The gift cards process is killed after the payment's plan (it described the stored card) and before the redemption
+ * request is on the log (the card's authorization, first, is held meanwhile): the request waits on
+ * `transactions.events` until the restarted process reads it from its consumer group. The payment ends one way, the
+ * ledgers agreeing: the gift card charged once, or — its answer too late — the redemption put back and the card voided.
+ *
  * The vault's process is killed while its forwarder makes the card's authorization (which comes before the gift
  * cards' redemptions) — after the provider authorized, before the answer came back: the payment is answered
  * unfinished (`processing`), never a 5xx; restarted, reconciliation asks the provider (through the forwarder again)
@@ -46,6 +51,9 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
   /** The card simulator behind a proxy for the vault's forwarder: the armed authorization is charged, its answer held. */
   let cardProxy: Server;
   let armed = false;
+  /** Once set, the next card authorization is made at the provider and its answer held until `release` is called. */
+  let delayed: { readonly reached: () => void; readonly release: Promise<void> } | null = null;
+  let cardsBehindProxy = false;
   let cardCharged: () => void;
   const cardChargedOnce = new Promise<void>((resolve) => {
     cardCharged = resolve;
@@ -115,6 +123,37 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     expect(answered.body.status).not.toBe('capture_succeeded');
     return answered.body.id as string;
   };
+  /** The transactions process's card connections pointed at the card proxy (the host its forwarded calls declare). */
+  const cardsThroughProxy = async () => {
+    if (cardsBehindProxy) return;
+    await runtime.processes.transactions!.kill('SIGTERM');
+    runtime.restart('transactions', 'services/transactions/src/main.ts', {
+      MOCK_CARD_URL: `http://127.0.0.1:${(cardProxy.address() as AddressInfo).port}`,
+    });
+    await ready();
+    cardsBehindProxy = true;
+  };
+  /**
+   * A split payment of a card and 400 from a gift card of 5,000 ended one way, the two ledgers agreeing: the card
+   * authorized once and captured, the gift card charged once — or the authorization voided, the gift card whole.
+   */
+  const expectOneWay = (
+    settled: any,
+    card: Record<string, number>,
+    gift: Awaited<ReturnType<typeof ledgerOf>>,
+  ): void => {
+    expect(card.authorizations).toBe(1);
+    if (settled.status === 'capture_succeeded') {
+      expect(card.captures).toBe(1);
+      expect(settled.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'succeeded', amount: 400 })]);
+      expect(gift.balance).toBe(4_600);
+      expect(gift.redemptions.map((r) => [r.amount, r.status])).toEqual([[400, 'succeeded']]);
+    } else {
+      expect(card.captures ?? 0).toBe(0);
+      expect(gift.balance).toBe(5_000);
+      expect(gift.redemptions.every((r) => r.status !== 'succeeded')).toBe(true);
+    }
+  };
   const ready = () =>
     waitFor(
       'the gateway ready (the gift cards process answering its ping)',
@@ -135,8 +174,16 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
   /** The same for the vault's forwarder: the first card authorization once armed is charged, its answer held. */
   function forwardCard(req: IncomingMessage, res: ServerResponse, body: Buffer): void {
     const target = new URL(req.url ?? '/', runtime.simulatorUrl);
-    const hold = armed && req.method === 'POST' && target.pathname === '/v1/authorizations';
+    const authorization = req.method === 'POST' && target.pathname === '/v1/authorizations';
+    const hold = armed && authorization;
     if (hold) armed = false;
+    const delay = authorization ? delayed : null;
+    if (delay) {
+      delayed = null;
+      delay.reached();
+      void delay.release.then(() => relay(req, res, body, target, null));
+      return;
+    }
     relay(req, res, body, target, hold ? cardCharged : null);
   }
 
@@ -265,12 +312,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     expect(stored.status, stored.text).toBe(201);
     const giftLedger = () => ledgerOf(giftNumber);
 
-    // The transactions process's card connections point at the proxy (the host its forwarded calls declare).
-    await runtime.processes.transactions!.kill('SIGTERM');
-    runtime.restart('transactions', 'services/transactions/src/main.ts', {
-      MOCK_CARD_URL: `http://127.0.0.1:${(cardProxy.address() as AddressInfo).port}`,
-    });
-    await ready();
+    await cardsThroughProxy();
 
     armed = true;
     const paying = send('POST', '/transactions', {
@@ -305,17 +347,55 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
       `vault killed mid authorization: answered ${answered.body.status}, settled ${settled.status}; card ledger ${JSON.stringify(card)}; gift card balance ${gift.balance}, redemptions ${JSON.stringify(gift.redemptions.map((r) => [r.amount, r.status]))}`,
     );
     // The card was authorized once, whatever came after.
-    expect(card.authorizations).toBe(1);
-    if (settled.status === 'capture_succeeded') {
-      expect(card.captures).toBe(1);
-      expect(settled.gift_card_redemptions).toEqual([expect.objectContaining({ status: 'succeeded', amount: 400 })]);
-      expect(gift.balance).toBe(4_600);
-      expect(gift.redemptions.map((r) => [r.amount, r.status])).toEqual([[400, 'succeeded']]);
-    } else {
-      expect(card.captures ?? 0).toBe(0);
-      expect(gift.balance).toBe(5_000);
-      expect(gift.redemptions.every((r) => r.status !== 'succeeded')).toBe(true);
-    }
+    expectOneWay(settled, card, gift);
+  }, 240_000);
+
+  it('the gift cards process killed after the plan, before the redemption request: read on restart, charged once or put back', async () => {
+    const giftNumber = `606067${String(Date.now() % 1_000_000).padStart(6, '0')}0005`;
+    const stored = await send('POST', '/gift-cards', { number: giftNumber, pin: '05000' });
+    expect(stored.status, stored.text).toBe(201);
+    await cardsThroughProxy();
+
+    // The card's authorization comes before the gift card's redemption: held at the proxy, it keeps the payment
+    // between its plan (the gift cards service described the card) and the redemption request.
+    let release: () => void = () => undefined;
+    const reached = new Promise<void>((resolve) => {
+      delayed = { reached: resolve, release: new Promise<void>((released) => (release = released)) };
+    });
+    const paying = send('POST', '/transactions', {
+      amount: 1_000,
+      currency: 'USD',
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      gift_cards: [{ id: stored.body.id, amount: 400 }],
+    });
+    await reached;
+    await runtime.processes['gift-cards']!.kill('SIGKILL');
+    // The card authorized, the redemption request goes on the log while nobody reads it.
+    release();
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    runtime.restart('gift-cards', 'services/gift-cards/src/main.ts');
+
+    const answered = await paying;
+    expect(answered.status, answered.text).toBe(201);
+    const id = answered.body.id as string;
+    await ready();
+    const settled = await endedAs(
+      id,
+      'the payment settled one way',
+      ['capture_succeeded', 'authorization_voided'],
+      120_000,
+    );
+    const card = (await (await fetch(`${runtime.simulatorUrl}/v1/ledger?reference=${id}`)).json()) as Record<
+      string,
+      number
+    >;
+    const gift = await ledgerOf(giftNumber);
+    console.log(
+      `gift cards killed before the redemption request: answered ${answered.body.status}, settled ${settled.status}; card ledger ${JSON.stringify(card)}; gift card balance ${gift.balance}, redemptions ${JSON.stringify(gift.redemptions.map((r) => [r.amount, r.status]))}`,
+    );
+    // Read in time: charged once; not in time: rolled back, whatever the restarted process made of the request put back.
+    expectOneWay(settled, card, gift);
   }, 240_000);
 
   it('the gift cards process killed mid reversal: the reversal made once, the payment rolled back, nothing charged', async () => {
