@@ -8,6 +8,10 @@
  * is first given a number of its own to hold, which the scan of its heap must find: a clean heap is not one the scan
  * could not read. Inside the environment, the vault's store keeps the cards only as ciphertext.
  *
+ * Gift card numbers follow the same rule inside the gift cards service: the one given by number and PIN in the split
+ * payment is searched for everywhere the card numbers are, except the gift cards process's heap (it redeems it); its
+ * store keeps it only as ciphertext, erased once the redemption was answered.
+ *
  * Heap snapshots are taken to the OS temp folder and deleted (never kept with a CI run's artifacts: the processes
  * inside hold card numbers); the planted numbers are made at run time, so no kept file or log holds a number of the
  * tree.
@@ -80,6 +84,8 @@ const challengeCard = '4111111111181072';
 describeWithInfra('card data isolation in the distributed runtime', infrastructure, () => {
   const account = `iso-e2e-${randomBytes(4).toString('hex')}`;
   const pans = testCardNumbers();
+  /** The gift card numbers given in requests (made at run time): the gift cards service's alone. */
+  const giftCardNumbers: string[] = [];
   const receiver = new WebhookReceiver();
   let snapshots: HeapSnapshots;
   let runtime: DistributedRuntime;
@@ -215,6 +221,7 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
 
     // Split tender: a gift card (its number and PIN in the request) and a card.
     const giftCard = `606061${String(Date.now() % 1_000_000).padStart(6, '0')}2222`;
+    giftCardNumbers.push(giftCard);
     await pay({
       amount: 10_000,
       payment_method: card('4111111111111111', '321'),
@@ -229,6 +236,9 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
     expect(outside).toEqual(expect.arrayContaining(['identity', 'transactions', 'gift-cards', 'webhooks']));
     const findings: CardDataFinding[] = [];
     const scanned: string[] = [];
+    expect(giftCardNumbers).toHaveLength(1);
+    /** What no process but the gift cards service (and the card data environment) may hold. */
+    const outsideGiftCards = [...pans, ...giftCardNumbers];
 
     // Each outside process is given a card number of its own to hold, known to the scan of its heap only: the scan
     // must find it there (so a clean heap is not one the scan could not read), and nothing else.
@@ -246,7 +256,12 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
       const scanStarted = Date.now();
       const inHeap: CardDataFinding[] = [];
       const number = planted.get(name) as string;
-      const heap = scanHeapSnapshot(snapshot, `${name} heap`, [...pans, number], inHeap);
+      const heap = scanHeapSnapshot(
+        snapshot,
+        `${name} heap`,
+        [...(name === 'gift-cards' ? pans : outsideGiftCards), number],
+        inHeap,
+      );
       const plantFound = { where: `${name} heap (strings)`, what: `card number ${maskCardNumber(number)}` };
       expect(inHeap, `the number planted in ${name}`).toContainEqual(plantFound);
       findings.push(...inHeap.filter((finding) => !finding.what.includes(maskCardNumber(number))));
@@ -254,7 +269,7 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
         `${name}: heap ${heap.strings.length} strings (${(fs.statSync(snapshot).size / 1e6).toFixed(1)} MB, scanned in ${Date.now() - scanStarted} ms, the planted number found)`,
       );
       fs.rmSync(snapshot);
-      scanText(running.output(), `${name} log`, pans, findings);
+      scanText(running.output(), `${name} log`, outsideGiftCards, findings);
       scanned.push(`${name}: log ${running.output().length} characters`);
     }
 
@@ -266,11 +281,13 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
     expect(dataFiles).toEqual(
       expect.arrayContaining(['identity.db', 'transactions.db', 'gift-cards.db', 'webhooks.db']),
     );
-    for (const file of dataFiles) scanBytes(fs.readFileSync(path.join(runtime.dataDir, file)), file, pans, findings);
+    for (const file of dataFiles)
+      scanBytes(fs.readFileSync(path.join(runtime.dataDir, file)), file, outsideGiftCards, findings);
     scanned.push(`data files: ${dataFiles.join(', ')}`);
 
     expect(receiver.requests.length).toBeGreaterThan(0);
-    for (const request of receiver.requests) scanBytes(request.raw, `webhook ${request.webhookId}`, pans, findings);
+    for (const request of receiver.requests)
+      scanBytes(request.raw, `webhook ${request.webhookId}`, outsideGiftCards, findings);
     scanned.push(`webhook bodies: ${receiver.requests.length}`);
 
     const admin = new Kafka({ brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING }).admin();
@@ -287,13 +304,13 @@ describeWithInfra('card data isolation in the distributed runtime', infrastructu
           Buffer.from(JSON.stringify(message.headers)),
         ]),
         `kafka ${message.topic}/${message.partition}@${message.offset}`,
-        pans,
+        outsideGiftCards,
         findings,
       );
     scanned.push(`kafka: ${messages.length} messages of ${topics.join(', ')}`);
 
     console.log(
-      `card isolation scan: ${pans.length} test card numbers, ${findings.length} found\n  ${scanned.join('\n  ')}`,
+      `card isolation scan: ${pans.length} test card numbers and ${giftCardNumbers.length} gift card number, ${findings.length} found\n  ${scanned.join('\n  ')}`,
     );
     expect(findings).toEqual([]);
   }, 180_000);

@@ -187,6 +187,16 @@ export const settingsSchema = z.object({
     .positive()
     .default(60 * 1000),
   /**
+   * How long the gift cards service keeps a gift card a `POST /transactions` gave by number and PIN when no
+   * redemption asked for it (its redemption's answer erases it at once). 1 hour: longer than a buyer's challenge
+   * before the redemptions and than GIFT_CARD_RECOVERY_AFTER_MS.
+   */
+  GIFT_CARD_HAND_OVER_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(60 * 60 * 1000),
+  /**
    * Reconciliation: an authorization still `processing` this long after its create request answered (its outcome
    * unknown — a timeout, a lost answer — or a notification that never came) is synced with the provider, and again
    * on every later round until it is decided; one the provider never received fails. 1 minute: longer than any

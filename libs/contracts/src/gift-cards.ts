@@ -27,6 +27,8 @@ export const giftCardPatterns = {
   get: 'gift-cards.get',
   delete: 'gift-cards.delete',
   buyerList: 'gift-cards.buyer-list',
+  /** The gift cards a `POST /transactions` gives by number and PIN, handed over by the gateway (`GiftCardHandOver`). */
+  handOver: 'gift-cards.hand-over',
 } as const;
 
 /**
@@ -74,7 +76,7 @@ export interface GiftCardRedemptionRequestedData {
   readonly merchantAccountId: string;
   /** The gift card service (payment service of method `gift-card`) the payment planned with. */
   readonly giftCardServiceId: string;
-  /** The stored card (`POST /gift-cards`). */
+  /** The stored card (`POST /gift-cards`), or the one-off card a request's number and PIN were handed over as. */
   readonly giftCardId: string;
   readonly amount: number;
   readonly currency: string;
@@ -104,6 +106,28 @@ export const giftCardRedemptionEventTypes = {
   /** The provider could not take the reversal: asked again, it is tried again. */
   reversalFailed: 'GiftCardRedemptionUndoFailed',
 } as const;
+
+/**
+ * `gift-cards.hand-over`: the gift cards of a `POST /transactions` given by number and PIN, which the gateway hands to
+ * the gift cards service before the transactions service sees the request (issue 19, item 4: a gift card's number and
+ * PIN live only in the gift cards service). Each is kept, encrypted, as a one-off card for the payment's redemption,
+ * erased once the provider answered it (or, never asked for, after `GIFT_CARD_HAND_OVER_TTL_MS`).
+ */
+export interface GiftCardHandOverRequest {
+  readonly merchant_account_id: string;
+  readonly cards: readonly { readonly number: string; readonly pin: string }[];
+}
+
+/** One handed-over gift card, in the order given (`TransactionCreateRequest.gift_card_hand_over`). */
+export interface GiftCardHandOver {
+  /** The one-off card's id: what the redemption request names (`GiftCardRedemptionRequestedData.giftCardId`). */
+  readonly id: string;
+  readonly bin: string;
+  readonly sub_bin: string;
+  readonly last4: string;
+  /** A keyed digest of the number and PIN: what the Idempotency-Key fingerprint takes in their place. */
+  readonly digest: string;
+}
 
 export interface GiftCardDescribeRequest {
   readonly merchant_account_id: string;

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import type { ThreeDsConfiguration } from './merchant-accounts';
 import type { CardHandOver } from './vault';
 import type { EmbedBuyerPin } from './buyers';
+import type { GiftCardHandOver } from './gift-cards';
 
 /** The transactions service: its topic and the RPC patterns the gateway calls. */
 export const transactionsTopic = 'transactions.events';
@@ -1004,6 +1005,12 @@ export interface TransactionCreateRequest {
    * (`vaultPatterns.handOverCard`), and `body.payment_method` comes without its number and security code.
    */
   readonly card_hand_over?: CardHandOver;
+  /**
+   * Internal (set by the gateway): the gift cards of the body given by number and PIN were handed to the gift cards
+   * service (`giftCardPatterns.handOver`); aligned with `body.gift_cards`, null for a stored card. Each handed-over
+   * item of `body.gift_cards` comes as `{ id: <the one-off card's id>, amount }`.
+   */
+  readonly gift_card_hand_over?: readonly (GiftCardHandOver | null)[];
 }
 
 /** The buyer's browser coming back from a 3-D Secure challenge or a redirect payment method (public, token-checked). */

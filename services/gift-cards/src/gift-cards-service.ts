@@ -12,9 +12,10 @@
  * transactions service), in process or over `paymentRpcHandlers`; their redemptions and reversals are asked of
  * `redemptions` with events, and only this service reads their number and PIN (`credentialsFor`).
  */
+import { createHmac, randomUUID } from 'node:crypto';
 import type { GiftCardLegacyKeys } from '@switchyard/vault';
 import type { MessageBus } from '@switchyard/bus';
-import type { GiftCardCredentials } from '@switchyard/connectors';
+import { giftCardDigitsOf, type GiftCardCredentials } from '@switchyard/connectors';
 import {
   giftCardPatterns,
   giftCardPaymentPatterns,
@@ -22,6 +23,8 @@ import {
   type GiftCardBelongsToRequest,
   type GiftCardDescribeRequest,
   type GiftCardDigitsWire,
+  type GiftCardHandOver,
+  type GiftCardHandOverRequest,
 } from '@switchyard/contracts';
 import type { EventStore } from '@switchyard/eventstore';
 import { Projector, type TopicProjection } from '@switchyard/readmodel';
@@ -62,7 +65,21 @@ export interface GiftCardsServiceOptions extends ServiceHostOptions {
    * runtime's in-process bus). Absent: with `transactionsTopic`, its bus as `<its groupId>.redemptions`; else none.
    */
   readonly redemptionRequests?: { readonly bus: MessageBus; readonly groupId: string };
+  /** How long a handed-over card no redemption asked for is kept (GIFT_CARD_HAND_OVER_TTL_MS). */
+  readonly handOverTtlMs?: number;
 }
+
+/**
+ * Default of `handOverTtlMs`: a payment asks for its gift cards' redemptions once its payment method is authorized,
+ * which a buyer's challenge can hold up for minutes; an hour leaves room, and recovery has rolled the payment back by
+ * then (a reversal needs no card).
+ */
+export const DEFAULT_GIFT_CARD_HAND_OVER_TTL_MS = 60 * 60 * 1000;
+
+/** How often the one-off cards past their time are erased. */
+const HAND_OVER_SWEEP_INTERVAL_MS = 60_000;
+
+const HAND_OVER_DIGEST_PURPOSE = 'switchyard/gift-card-hand-over-digest/v1';
 
 export class GiftCardsService {
   readonly giftCards: GiftCards;
@@ -73,6 +90,9 @@ export class GiftCardsService {
   readonly redemptions: GiftCardRedemptions;
   private readonly redemptionRequests: GiftCardRedemptionConsumer | null;
   private readonly vault: GiftCardVault;
+  private readonly fingerprintKey: Buffer;
+  private readonly handOverTtlMs: number;
+  private sweeping: NodeJS.Timeout | null = null;
 
   constructor(options: GiftCardsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: giftCardsUpcasters });
@@ -81,6 +101,8 @@ export class GiftCardsService {
       ...(options.legacyKeys ? { legacyKeys: options.legacyKeys } : {}),
       now: this.host.context.now,
     });
+    this.fingerprintKey = options.fingerprintKey;
+    this.handOverTtlMs = options.handOverTtlMs ?? DEFAULT_GIFT_CARD_HAND_OVER_TTL_MS;
     this.giftCards = new GiftCards(this.host.context, {
       services: options.services,
       vault: this.vault,
@@ -100,7 +122,13 @@ export class GiftCardsService {
     this.redemptions = new GiftCardRedemptions({
       store: options.store,
       services: options.services,
-      credentialsFor: (merchantAccountId, giftCardId) => this.giftCards.credentialsFor(merchantAccountId, giftCardId),
+      credentialsFor: (merchantAccountId, giftCardId) =>
+        this.giftCards.credentialsFor(merchantAccountId, giftCardId) ??
+        this.vault.revealOneOff(merchantAccountId, giftCardId),
+      handedOver: {
+        holds: (merchantAccountId, giftCardId) => this.vault.revealOneOff(merchantAccountId, giftCardId) !== null,
+        erase: (merchantAccountId, giftCardId) => void this.vault.eraseOneOff(merchantAccountId, giftCardId),
+      },
       now: this.host.context.now,
     });
     const requests =
@@ -114,6 +142,9 @@ export class GiftCardsService {
   /** Seals what is left under the legacy key again, brings the read models up to date, then follows both logs. */
   async start(): Promise<void> {
     this.vault.rewrapLegacy();
+    this.sweepHandedOver();
+    this.sweeping = setInterval(() => this.sweepHandedOver(), HAND_OVER_SWEEP_INTERVAL_MS);
+    this.sweeping.unref();
     await this.catchUp();
     await this.host.catchUpAndFollow();
     this.usage?.start();
@@ -130,6 +161,8 @@ export class GiftCardsService {
   }
 
   async stop(): Promise<void> {
+    if (this.sweeping) clearInterval(this.sweeping);
+    this.sweeping = null;
     await this.redemptionRequests?.stop();
     await this.usageFromBus?.stop();
     await this.usage?.stop();
@@ -144,6 +177,29 @@ export class GiftCardsService {
   /** A stored card's number and PIN, for this service's own provider calls only (never log, persist or emit them). */
   async credentialsFor(merchantAccountId: string, giftCardId: string): Promise<GiftCardCredentials | null> {
     return this.giftCards.credentialsFor(merchantAccountId, giftCardId);
+  }
+
+  /**
+   * The gift cards a `POST /transactions` gives by number and PIN, handed over by the gateway before the transactions
+   * service sees them: each kept encrypted as a one-off card (its redemption's answer erases it), answered with what
+   * may be shown of it and a keyed digest for the Idempotency-Key fingerprint. The numbers and PINs were validated by
+   * the gateway; a malformed one is a RangeError that names neither.
+   */
+  handOver(request: GiftCardHandOverRequest): GiftCardHandOver[] {
+    return request.cards.map((card) => {
+      const id = randomUUID();
+      this.vault.storeOneOff(request.merchant_account_id, id, { number: card.number, pin: card.pin });
+      const digits = giftCardDigitsOf(card.number);
+      const digest = createHmac('sha256', this.fingerprintKey)
+        .update(`${HAND_OVER_DIGEST_PURPOSE}:${JSON.stringify([card.number, card.pin])}`)
+        .digest('hex');
+      return { id, bin: digits.bin, sub_bin: digits.subBin, last4: digits.last4, digest };
+    });
+  }
+
+  /** Erases the handed-over cards no redemption asked for in `handOverTtlMs`; answers how many. */
+  sweepHandedOver(): number {
+    return this.vault.sweepOneOffs(new Date(this.host.context.now().getTime() - this.handOverTtlMs));
   }
 
   async belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): Promise<boolean> {
@@ -180,7 +236,10 @@ export class GiftCardsService {
   }
 
   rpcHandlers(): RpcHandlers {
-    const handlers: Record<string, RpcHandler> = { ...this.host.rpcHandlers(giftCardPatterns.ping) };
+    const handlers: Record<string, RpcHandler> = {
+      ...this.host.rpcHandlers(giftCardPatterns.ping),
+      [giftCardPatterns.handOver]: async (payload) => this.handOver(payload as GiftCardHandOverRequest),
+    };
     // The reads show usage up to the payments made so far (they were read-your-writes when one service held both).
     for (const pattern of [giftCardPatterns.list, giftCardPatterns.get, giftCardPatterns.buyerList]) {
       const read = handlers[pattern]!;

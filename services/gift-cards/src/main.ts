@@ -78,6 +78,7 @@ runMain(async () => {
       comparePositions: settings.TRANSACTIONS_EVENTSTORE_URL ? compareEventStoreDbPositions : compareSqlitePositions,
     },
     onError: (error, what) => log.warn({ err: error }, `gift cards: ${what}`),
+    handOverTtlMs: settings.GIFT_CARD_HAND_OVER_TTL_MS,
   });
   // The stored cards' usage before this process followed transactions.events: folded once from the transactions
   // service's file when it is here (SQLite mode, one DATA_DIR), only read.

@@ -131,6 +131,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     // Split tender's redemption requests, from the transactions relay on the in-process bus (subscribed before the
     // relays start).
     redemptionRequests: { bus, groupId: 'gift-cards.redemptions' },
+    handOverTtlMs: settings.GIFT_CARD_HAND_OVER_TTL_MS,
   });
   await giftCards.start();
   transactions.useGiftCards(giftCards);

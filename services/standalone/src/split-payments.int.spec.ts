@@ -4,6 +4,10 @@
  * succeeded is reversed and the card authorization voided — the simulator's ledger shows every balance back where
  * it started. Refunds can target one redemption. (The kill -9 variant: gift-card-recovery.int.spec.ts.)
  */
+import fs from 'node:fs';
+import path from 'node:path';
+import { ApiError } from '@switchyard/api';
+import { transactionsPatterns, type TransactionCreateRequest } from '@switchyard/contracts';
 import { startHarness, type Harness } from './transactions.harness';
 
 let h: Harness;
@@ -23,11 +27,11 @@ async function ledger(number: string): Promise<{ balance: number; redemptions: {
   return (await response.json()) as { balance: number; redemptions: { status: string; amount: number }[] };
 }
 
-async function pay(body: Record<string, unknown>, on = account) {
+async function pay(body: Record<string, unknown>, on = account, headers: Record<string, string> = {}) {
   return h
     .http()
     .post('/transactions')
-    .set(h.headers(on))
+    .set({ ...h.headers(on), ...headers })
     .send({ currency: 'USD', ...body });
 }
 
@@ -112,6 +116,83 @@ describe('gift cards alone', () => {
     });
     expect((await ledger(first.number)).balance).toBe(5_000);
     expect((await ledger(second.number)).balance).toBe(100);
+  });
+});
+
+describe('a gift card given by number and PIN', () => {
+  it('is handed to the gift cards service: no file of the transactions service holds it; a replay answers the same payment, another card under the key conflicts', async () => {
+    const given = giftCard('07531', 2_000);
+    const key = `gift-hand-over-${serial}`;
+    const body = {
+      amount: 5_000,
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30' },
+      gift_cards: [given],
+    };
+    const first = await pay(body, account, { 'Idempotency-Key': key });
+    expect(first.status, first.text).toBe(201);
+    expect(first.body).toMatchObject({
+      status: 'capture_succeeded',
+      gift_card_redemptions: [
+        expect.objectContaining({
+          status: 'succeeded',
+          amount: 2_000,
+          gift_card: {
+            type: 'gift-card',
+            id: null,
+            bin: '606060',
+            sub_bin: given.number.slice(6, 10),
+            last4: given.number.slice(-4),
+          },
+        }),
+      ],
+    });
+    expect((await ledger(given.number)).balance).toBe(7_531 - 2_000);
+
+    // The same request again: the same payment, nothing charged twice (a new hand-over, the same digest).
+    const replay = await pay(body, account, { 'Idempotency-Key': key });
+    expect(replay.status, replay.text).toBe(201);
+    expect(replay.body.id).toBe(first.body.id);
+    expect((await ledger(given.number)).balance).toBe(7_531 - 2_000);
+    // Another gift card under the same key is another request.
+    const other = await pay({ ...body, gift_cards: [{ ...given, number: giftNumber() }] }, account, {
+      'Idempotency-Key': key,
+    });
+    expect(other.status, other.text).toBe(409);
+    expect(other.body.code).toBe('duplicate_record');
+
+    // The number's middle digits (neither BIN, sub-BIN nor last four) are in no file of the transactions service, and
+    // the gift cards service's file holds no number at all (ciphertext, erased once the redemption was answered).
+    const middle = given.number.slice(10, 12);
+    const files = fs.readdirSync(h.fixture.dataDir).filter((file) => /^(transactions|gift-cards)\.db/.test(file));
+    expect(files).toEqual(expect.arrayContaining(['transactions.db', 'gift-cards.db']));
+    for (const file of files) {
+      const bytes = fs.readFileSync(path.join(h.fixture.dataDir, file)).toString('latin1');
+      expect(bytes.includes(given.number), file).toBe(false);
+      expect(bytes.includes(`${given.number.slice(0, 10)}${middle}`), file).toBe(false);
+    }
+  });
+});
+
+describe('the transactions service, asked without the gateway', () => {
+  it('refuses a gift card number and PIN that were not handed to the gift cards service, charging nothing', async () => {
+    const given = giftCard('05000', 1_000);
+    const create = h.fixture.service.transactions.rpcHandlers()[transactionsPatterns.create]!;
+    const refused = await Promise.resolve(
+      create(
+        {
+          merchant_account_id: account,
+          body: { amount: 1_000, currency: 'USD', gift_cards: [given] },
+        } as unknown as TransactionCreateRequest,
+        { actor: { type: 'system', id: 'test' } } as never,
+      ),
+    ).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({
+      status: 400,
+      details: [expect.objectContaining({ pointer: '/gift_cards/0/number', type: 'gift_card_not_handed_over' })],
+    });
+    expect((await fetch(`${h.simulator.url}/v1/gift-cards/cards/${given.number}`)).status).toBe(404);
   });
 });
 

@@ -7,6 +7,7 @@ import { ApiError } from '@switchyard/api';
 import { generateP521KeyPair, thumbprint } from '@switchyard/auth';
 import { InProcessMessageBus } from '@switchyard/bus';
 import {
+  giftCardPatterns,
   merchantAccountPatterns,
   threeDsConfigurationPatterns,
   transactionsPatterns,
@@ -185,6 +186,39 @@ describe('POST /transactions', () => {
       card_hand_over: handOver,
     });
     expect(JSON.stringify(rpc.payloadsTo(transactionsPatterns.create))).not.toContain('987');
+  });
+
+  it('hands the gift cards given by number and PIN to the gift cards service; the transactions service gets their one-off ids', async () => {
+    const given = { number: '6060601234567890123', pin: '7777', amount: 300 };
+    const stored = { id: randomUUID(), amount: 200 };
+    const oneOff = { id: randomUUID(), bin: '606060', sub_bin: '1234', last4: '0123', digest: 'cd'.repeat(32) };
+    rpc.answer(giftCardPatterns.handOver, () => [oneOff]);
+    await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .send({ ...transactionBody, gift_cards: [stored, given] })
+      .expect(201);
+    expect(rpc.onlyPayloadTo(giftCardPatterns.handOver)).toStrictEqual({
+      merchant_account_id: 'default',
+      cards: [{ number: given.number, pin: given.pin }],
+    });
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).toMatchObject({
+      body: { gift_cards: [stored, { id: oneOff.id, amount: 300 }] },
+      gift_card_hand_over: [null, oneOff],
+    });
+    const forwarded = JSON.stringify(rpc.payloadsTo(transactionsPatterns.create));
+    expect(forwarded).not.toContain(given.number);
+    expect(forwarded).not.toContain(`"${given.pin}"`);
+
+    // Only stored cards: nothing to hand over.
+    rpc.reset();
+    await http
+      .post('/transactions')
+      .set('authorization', bearer())
+      .send({ ...transactionBody, gift_cards: [stored] })
+      .expect(201);
+    expect(rpc.payloadsTo(giftCardPatterns.handOver)).toEqual([]);
+    expect(rpc.onlyPayloadTo(transactionsPatterns.create)).not.toHaveProperty('gift_card_hand_over');
   });
 
   it('leaves the key out when none is sent, and uses the default merchant account', async () => {

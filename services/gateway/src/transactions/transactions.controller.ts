@@ -3,6 +3,7 @@ import { ApiError, Endpoint, pageQuery, type Page } from '@switchyard/api';
 import {
   authorizationIncrementCreateSchema,
   authorizationIncrementSchema,
+  giftCardPatterns,
   type AuthorizationIncrement,
   type AuthorizationIncrementInput,
   threeDsConfigurationPatterns,
@@ -35,6 +36,8 @@ import {
   type TransactionUpdateInput,
   type TransactionVoid,
   type TransactionVoidRequest,
+  type GiftCardHandOver,
+  type GiftCardHandOverRequest,
 } from '@switchyard/contracts';
 import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
@@ -97,16 +100,47 @@ export class TransactionsController {
     // refusal still comes first.
     const configurations = method === 'card' || method === 'id' ? this.threeDsConfigurations(merchantAccountId) : null;
     configurations?.catch(() => undefined);
-    const { body, cardHandOver } = await this.handOverCard(merchantAccountId, given);
+    const [{ body, cardHandOver }, giftCards] = await Promise.all([
+      this.handOverCard(merchantAccountId, given),
+      this.handOverGiftCards(merchantAccountId, given),
+    ]);
     const request: TransactionCreateRequest = {
       merchant_account_id: merchantAccountId,
-      body,
+      body: giftCards ? { ...body, gift_cards: giftCards.items } : body,
       ...withIdempotencyKey(idempotencyKey),
       ...(configurations ? { three_ds_configurations: await configurations } : {}),
       ...embedBuyerOf(caller),
       ...(cardHandOver ? { card_hand_over: cardHandOver } : {}),
+      ...(giftCards ? { gift_card_hand_over: giftCards.handOver } : {}),
     };
     return this.rpc.call(transactionsPatterns.create, request, actorOf(caller));
+  }
+
+  /**
+   * The gift cards a validated body gives by number and PIN go to the gift cards service here (issue 19 item 4): the
+   * transactions service gets each as `{ id: <one-off card>, amount }` and, aligned with `gift_cards`, its hand-over
+   * (null for a stored card). Null when the body gives none by number.
+   */
+  private async handOverGiftCards(
+    merchantAccountId: string,
+    body: TransactionCreateInput,
+  ): Promise<{
+    items: NonNullable<TransactionCreateInput['gift_cards']>;
+    handOver: (GiftCardHandOver | null)[];
+  } | null> {
+    const items = body.gift_cards ?? [];
+    const given = items.flatMap((item) => ('number' in item ? [{ number: item.number, pin: item.pin }] : []));
+    if (given.length === 0) return null;
+    const handedOver = await this.rpc.call<GiftCardHandOver[]>(giftCardPatterns.handOver, {
+      merchant_account_id: merchantAccountId,
+      cards: given,
+    } satisfies GiftCardHandOverRequest);
+    let next = 0;
+    const handOver = items.map((item) => ('number' in item ? handedOver[next++]! : null));
+    return {
+      items: items.map((item, index) => (handOver[index] ? { id: handOver[index].id, amount: item.amount } : item)),
+      handOver,
+    };
   }
 
   /**

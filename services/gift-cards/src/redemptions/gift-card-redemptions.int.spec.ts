@@ -344,3 +344,90 @@ it('leaves another installation’s requests alone (a broker shared): a card nev
   expect(await outcomes(unknownService.redemptionId)).toEqual([]);
   expect(await balance(card.giftCardId)).toBe(before);
 });
+
+describe('a gift card given by number and PIN (handed over by the gateway)', () => {
+  const NUMBER_GIVEN = '6033991234500004321';
+  const PIN_GIVEN = '0150099';
+  const vaultRows = () =>
+    cardsStorage.db.prepare('SELECT id, one_off FROM vault_gift_cards').all() as { id: string; one_off: number }[];
+
+  it('is kept encrypted as a one-off card, redeemed once by the gift cards service, and erased once answered', async () => {
+    const card = await storedCard();
+    const [handedOver] = service.handOver({
+      merchant_account_id: SHOP,
+      cards: [{ number: NUMBER_GIVEN, pin: PIN_GIVEN }],
+    });
+    expect(handedOver).toMatchObject({ bin: '603399', sub_bin: '1234', last4: '4321', digest: expect.any(String) });
+    // The same card handed over again has the same digest (an Idempotency-Key replay), another card another one.
+    const [again, other] = service.handOver({
+      merchant_account_id: SHOP,
+      cards: [
+        { number: NUMBER_GIVEN, pin: PIN_GIVEN },
+        { number: NUMBER_GIVEN, pin: '0150098' },
+      ],
+    });
+    expect(again!.digest).toBe(handedOver!.digest);
+    expect(other!.digest).not.toBe(handedOver!.digest);
+    expect(vaultRows()).toEqual(
+      expect.arrayContaining([
+        { id: handedOver!.id, one_off: 1 },
+        { id: card.giftCardId, one_off: 0 },
+      ]),
+    );
+    // Not a stored card: never listed, read or described.
+    expect(await service.describe(SHOP, handedOver!.id)).toBeNull();
+    const file = cardsStorage.db
+      .prepare('SELECT secret_ciphertext FROM vault_gift_cards WHERE id = ?')
+      .get(handedOver!.id) as { secret_ciphertext: Buffer };
+    expect(file.secret_ciphertext.toString('latin1')).not.toContain(NUMBER_GIVEN.slice(6, 15));
+
+    const asked = { ...redemption(card, 250), giftCardId: handedOver!.id };
+    // Another merchant account's request for it finds no card: left alone, the provider never asked.
+    const foreign = { ...redemption(card, 250), giftCardId: handedOver!.id, merchantAccountId: 'shop-b' };
+    await publish(foreign.transactionId, request(foreign));
+    expect(await outcomes(foreign.redemptionId)).toEqual([]);
+
+    await publish(asked.transactionId, request(asked), { ...request(asked), id: randomUUID() });
+    expect(calls).toEqual(['redeem']);
+    expect((await outcomes(asked.redemptionId)).map((e) => e.type)).toEqual([
+      giftCardRedemptionEventTypes.started,
+      giftCardRedemptionEventTypes.redeemed,
+    ]);
+    const shown = (await (await fetch(`${simulator.url}/v1/gift-cards/cards/${NUMBER_GIVEN}`)).json()) as {
+      balance: number;
+    };
+    expect(shown.balance).toBe(Number(PIN_GIVEN) - 250);
+    // Answered: the one-off card is erased; the stored card and the two not asked for yet stay.
+    expect(vaultRows().map((row) => row.id)).not.toContain(handedOver!.id);
+    expect(vaultRows().map((row) => row.id)).toEqual(expect.arrayContaining([card.giftCardId, again!.id, other!.id]));
+    // A reversal needs no card: by reference.
+    await publish(asked.transactionId, reversal(asked));
+    expect((await outcomes(asked.redemptionId)).at(-1)).toMatchObject({
+      type: giftCardRedemptionEventTypes.reversed,
+      data: { reversed: true },
+    });
+    const all = JSON.stringify(await cardsStorage.store.readAll());
+    expect(all).not.toContain(NUMBER_GIVEN.slice(6, 15));
+    expect(all).not.toContain(PIN_GIVEN);
+  });
+
+  it('one no redemption asked for is erased after GIFT_CARD_HAND_OVER_TTL_MS; a stored card never', async () => {
+    const card = await storedCard();
+    const [handedOver] = service.handOver({
+      merchant_account_id: SHOP,
+      cards: [{ number: NUMBER_GIVEN, pin: PIN_GIVEN }],
+    });
+    expect(service.sweepHandedOver()).toBe(0);
+    // An hour later (the default), as the sweep sees it.
+    cardsStorage.db
+      .prepare('UPDATE vault_gift_cards SET created_at = ? WHERE id IN (?, ?)')
+      .run(new Date(Date.now() - 61 * 60 * 1000).toISOString(), handedOver!.id, card.giftCardId);
+    expect(service.sweepHandedOver()).toBe(1);
+    expect(vaultRows().map((row) => row.id)).toEqual([card.giftCardId]);
+    // Its request, later still, finds no card: left alone (no claim, no provider call).
+    const late = { ...redemption(card, 100), giftCardId: handedOver!.id };
+    await publish(late.transactionId, request(late));
+    expect(calls).toEqual([]);
+    expect(await outcomes(late.redemptionId)).toEqual([]);
+  });
+});

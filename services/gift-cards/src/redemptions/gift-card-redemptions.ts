@@ -54,8 +54,19 @@ export interface GiftCardRedemptionsDependencies {
   /** The gift cards service's store: the redemption streams. */
   readonly store: EventStore;
   readonly services: GiftCardServiceDirectory;
-  /** A stored card's number and PIN (the vault): null when unknown, deleted or another merchant account's. */
+  /**
+   * A stored or handed-over card's number and PIN (the vault): null when unknown, deleted, erased or another merchant
+   * account's.
+   */
   readonly credentialsFor: (merchantAccountId: string, giftCardId: string) => GiftCardCredentials | null;
+  /**
+   * The one-off cards of requests' numbers and PINs (`gift-cards.hand-over`): whether one is kept here, and its
+   * erasure once its redemption is answered (no-op for a stored card).
+   */
+  readonly handedOver: {
+    holds(merchantAccountId: string, giftCardId: string): boolean;
+    erase(merchantAccountId: string, giftCardId: string): void;
+  };
   readonly now: () => Date;
 }
 
@@ -103,7 +114,11 @@ export class GiftCardRedemptions {
   async redeem(request: GiftCardRedemptionRequestedData): Promise<void> {
     let state = await this.state(request.redemptionId);
     if (state.status === 'absent') {
-      if (!(await this.storedHere(request.merchantAccountId, request.giftCardId))) return;
+      if (
+        !this.deps.handedOver.holds(request.merchantAccountId, request.giftCardId) &&
+        !(await this.storedHere(request.merchantAccountId, request.giftCardId))
+      )
+        return;
       const claimed = await this.append(request, 'no_stream', outcomes.started, {
         giftCardId: request.giftCardId,
         giftCardServiceId: request.giftCardServiceId,
@@ -113,14 +128,19 @@ export class GiftCardRedemptions {
       if (!claimed) return;
       state = { status: 'started', revision: 0 };
     }
-    if (state.status !== 'started') return;
+    if (state.status === 'started') await this.answer(request, state.revision);
+    // Answered (now or before a crash): a one-off card is not needed again (a reversal goes by reference).
+    this.deps.handedOver.erase(request.merchantAccountId, request.giftCardId);
+  }
 
-    const refuse = (error: RedemptionError) => this.append(request, state.revision, outcomes.refused, { error });
+  /** Calls the provider for a claimed redemption (at `revision`) and records its answer. */
+  private async answer(request: GiftCardRedemptionRequestedData, revision: number): Promise<void> {
+    const refuse = (error: RedemptionError) => this.append(request, revision, outcomes.refused, { error });
     const card = this.deps.credentialsFor(request.merchantAccountId, request.giftCardId);
     if (!card)
       return void (await refuse({
         errorCode: 'invalid_gift_card',
-        rawErrorMessage: 'the stored gift card does not exist (deleted, or another merchant account’s)',
+        rawErrorMessage: 'the gift card does not exist (deleted or erased, or another merchant account’s)',
       }));
     const connector = await this.connector(request);
     if (!connector)
@@ -138,11 +158,11 @@ export class GiftCardRedemptions {
       }),
     );
     if ('unanswered' in answer) {
-      await this.append(request, state.revision, outcomes.unanswered, { error: answer.unanswered });
+      await this.append(request, revision, outcomes.unanswered, { error: answer.unanswered });
       return;
     }
     if (answer.outcome === 'succeeded') {
-      await this.append(request, state.revision, outcomes.redeemed, {
+      await this.append(request, revision, outcomes.redeemed, {
         amount: request.amount,
         currency: request.currency,
         providerRedemptionId: answer.providerRedemptionId,

@@ -57,7 +57,9 @@ export class GiftCardVault {
   >;
   readonly #transaction: <T>(work: () => T) => T;
   readonly #now: () => Date;
-  readonly #insert: Database.Statement<[VaultGiftCardRecord]>;
+  readonly #insert: Database.Statement<[VaultGiftCardRecord & { one_off: 0 | 1 }]>;
+  readonly #oneOff: Database.Statement<[string, string], VaultGiftCardRecord>;
+  readonly #staleOneOffs: Database.Statement<[string, number], { id: string; merchant_account_id: string }>;
   readonly #secret: Database.Statement<[string, string], VaultGiftCardRecord>;
   readonly #erase: (id: string, merchantAccountId: string) => boolean;
 
@@ -83,10 +85,17 @@ export class GiftCardVault {
       (db.prepare('PRAGMA table_info(vault_gift_cards)').all() as { name: string }[]).map((column) => column.name),
     );
     if (!columns.has('key_version')) db.exec('ALTER TABLE vault_gift_cards ADD COLUMN key_version TEXT');
+    if (!columns.has('one_off')) db.exec('ALTER TABLE vault_gift_cards ADD COLUMN one_off INTEGER NOT NULL DEFAULT 0');
     this.#insert = db.prepare(`
-      INSERT INTO vault_gift_cards (id, merchant_account_id, secret_ciphertext, secret_iv, secret_tag, created_at, key_version)
-      VALUES (@id, @merchant_account_id, @secret_ciphertext, @secret_iv, @secret_tag, @created_at, '${currentKeyVersion}')
+      INSERT INTO vault_gift_cards (id, merchant_account_id, secret_ciphertext, secret_iv, secret_tag, created_at, key_version, one_off)
+      VALUES (@id, @merchant_account_id, @secret_ciphertext, @secret_iv, @secret_tag, @created_at, '${currentKeyVersion}', @one_off)
     `);
+    this.#oneOff = db.prepare(
+      'SELECT * FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ? AND one_off = 1',
+    );
+    this.#staleOneOffs = db.prepare(
+      'SELECT id, merchant_account_id FROM vault_gift_cards WHERE one_off = 1 AND created_at < ? LIMIT ?',
+    );
     this.#legacyRows = db.prepare('SELECT * FROM vault_gift_cards WHERE key_version IS NULL LIMIT ?');
     this.#rewrap = db.prepare(
       `UPDATE vault_gift_cards SET secret_ciphertext = @secret_ciphertext, secret_iv = @secret_iv, secret_tag = @secret_tag, key_version = '${currentKeyVersion}'
@@ -110,6 +119,43 @@ export class GiftCardVault {
 
   /** Encrypts and keeps the card's number and PIN under its id. Throws a RangeError, without the number, on a malformed one. */
   store(merchantAccountId: string, id: string, secret: GiftCardSecret): void {
+    this.#store(merchantAccountId, id, secret, 0);
+  }
+
+  /**
+   * The same for a card given by number and PIN to one payment (`gift-cards.hand-over`): kept apart from the stored
+   * cards (`revealOneOff` reads only these), erased once its redemption is answered or by `sweepOneOffs`.
+   */
+  storeOneOff(merchantAccountId: string, id: string, secret: GiftCardSecret): void {
+    this.#store(merchantAccountId, id, secret, 1);
+  }
+
+  /** A one-off card's number and PIN (as `reveal`); null when it is not one, was erased or is another account's. */
+  revealOneOff(merchantAccountId: string, id: string): GiftCardSecret | null {
+    const record = this.#oneOff.get(id, merchantAccountId);
+    return record ? this.#opened(record) : null;
+  }
+
+  /** Erases a one-off card (never a stored one); false when there was none. */
+  eraseOneOff(merchantAccountId: string, id: string): boolean {
+    return this.#transaction(() =>
+      this.#oneOff.get(id, merchantAccountId) ? this.#erase(id, merchantAccountId) : false,
+    );
+  }
+
+  /** Erases the one-off cards kept since before `before` (a payment that never asked for them); answers how many. */
+  sweepOneOffs(before: Date, batchSize = 500): number {
+    let erased = 0;
+    for (;;) {
+      const rows = this.#staleOneOffs.all(before.toISOString(), batchSize);
+      this.#transaction(() => {
+        for (const row of rows) if (this.#erase(row.id, row.merchant_account_id)) erased += 1;
+      });
+      if (rows.length < batchSize) return erased;
+    }
+  }
+
+  #store(merchantAccountId: string, id: string, secret: GiftCardSecret, oneOff: 0 | 1): void {
     assertSecret(secret);
     if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
       throw new RangeError('merchant account id is required');
@@ -121,6 +167,7 @@ export class GiftCardVault {
       secret_iv: sealed.iv,
       secret_tag: sealed.tag,
       created_at: this.#now().toISOString(),
+      one_off: oneOff,
     });
   }
 
@@ -130,7 +177,10 @@ export class GiftCardVault {
    */
   reveal(merchantAccountId: string, id: string): GiftCardSecret | null {
     const record = this.#secret.get(id, merchantAccountId);
-    if (!record) return null;
+    return record ? this.#opened(record) : null;
+  }
+
+  #opened(record: VaultGiftCardRecord): GiftCardSecret {
     try {
       return this.#openRow(record);
     } catch (error) {

@@ -63,12 +63,23 @@ interface AuthorizeProgress {
 
 /**
  * What the Idempotency-Key fingerprint is taken of: the body as the client sent it, the card data handed to the vault
- * by the gateway standing in as the vault's digest of it (never the card id minted for this very request).
+ * by the gateway standing in as the vault's digest of it, and each gift card handed to the gift cards service as its
+ * digest (never the card or one-off card ids minted for this very request).
  */
 function fingerprinted(request: TransactionCreateRequest): unknown {
   const handOver = request.card_hand_over;
-  if (!handOver || !request.body.payment_method) return request.body;
-  return { ...request.body, payment_method: { ...request.body.payment_method, card_data_digest: handOver.digest } };
+  const giftCards = request.gift_card_hand_over;
+  const body = giftCards?.some(Boolean)
+    ? {
+        ...request.body,
+        gift_cards: request.body.gift_cards?.map((item, index) => {
+          const given = giftCards[index];
+          return given ? { gift_card_digest: given.digest, amount: item.amount } : item;
+        }),
+      }
+    : request.body;
+  if (!handOver || !body.payment_method) return body;
+  return { ...body, payment_method: { ...body.payment_method, card_data_digest: handOver.digest } };
 }
 
 /** What the transaction flow asks of the flow rules (the `FlowRules` slice). */
@@ -225,7 +236,12 @@ export class Authorizations {
       request.embed_buyer === undefined
         ? { embed: false, buyerId: buyer?.id ?? null }
         : { embed: true, buyerId: await this.pinnedBuyerId(merchantAccountId, request.embed_buyer) };
-    const giftCards = await this.giftCards.plan(merchantAccountId, body, request.embed_buyer);
+    const giftCards = await this.giftCards.plan(
+      merchantAccountId,
+      body,
+      request.embed_buyer,
+      request.gift_card_hand_over,
+    );
     if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
     const paymentMethod = body.payment_method;
     const id = this.context.newId();
@@ -369,7 +385,6 @@ export class Authorizations {
       },
     });
     progress.created = true;
-    if (giftCards) this.giftCards.hold(id, giftCards);
     if (body.store && instrument.type === 'pan' && instrument.summary.id) {
       // Recorded before the provider is asked to vault the card, so that its notification always finds the method.
       const card = await this.vault.findCard(merchantAccountId, instrument.summary.id);
@@ -428,7 +443,6 @@ export class Authorizations {
         vaultCard: null,
       },
     });
-    this.giftCards.hold(id, giftCards);
     try {
       await this.giftCards.settle(id);
     } finally {

@@ -5,28 +5,29 @@
  * that may have happened is reversed by that reference and the payment method's authorization is voided; only then
  * is the payment recorded as failed. All of it succeeded: an `intent: capture` payment method is captured.
  *
- * A stored card (`POST /gift-cards`) is redeemed and reversed by the gift cards service, which alone reads its number
- * and PIN: the request is an event on the transaction stream (`GiftCardRedemptionRequested`,
+ * Every card — stored (`POST /gift-cards`), or given by number and PIN and handed over by the gateway to the gift
+ * cards service as a one-off card (`gift-cards.hand-over`) — is redeemed and reversed by the gift cards service,
+ * which alone reads its number and PIN; this service never sees them. The request is an event on the transaction stream (`GiftCardRedemptionRequested`,
  * `GiftCardReversalRequested`, relayed on `transactions.events`), its answer an event of the gift cards service
  * (`gift-cards.events`) that `GiftCardOutcomes` records here (`recordOutcome`) and hands to the request waiting for it
- * (up to `outcomeTimeoutMs`: no answer by then is no answer, as a provider's timeout). A card given by number and PIN
- * in the request is redeemed from here, as it came in with the request.
+ * (up to `outcomeTimeoutMs`: no answer by then is no answer, as a provider's timeout).
  *
  * A crash can stop this anywhere. Every step is an event, and the provider's redeem and reverse calls are idempotent
  * by reference (the gift cards service's, by redemption id), so recovery needs no memory of the crashed process: a process still open after
  * GIFT_CARD_RECOVERY_AFTER_MS that no request in this process is running is rolled back — every redemption not
  * known to be failed is reversed (a reference the provider never redeemed reverses nothing, and the simulator
  * refuses it ever after), the authorization is voided. The buyer's request never got its answer, so nothing is
- * finished forwards. Gift card numbers and PINs are kept in memory only while their request runs.
+ * finished forwards. A payment of before the hand-over (its card's number and PIN were held in this process's memory)
+ * is rolled back; its reversal, by reference, is made from here.
  */
 import { ApiError } from '@switchyard/api';
+import { type GiftCardConnector, type ProviderResponse } from '@switchyard/connectors';
 import {
-  giftCardDigitsOf,
-  type GiftCardConnector,
-  type GiftCardCredentials,
-  type ProviderResponse,
-} from '@switchyard/connectors';
-import { giftCardRedemptionEventTypes, type EmbedBuyerPin, type TransactionCreateInput } from '@switchyard/contracts';
+  giftCardRedemptionEventTypes,
+  type EmbedBuyerPin,
+  type GiftCardHandOver,
+  type TransactionCreateInput,
+} from '@switchyard/contracts';
 import { DomainError } from '@switchyard/decider';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import type { TransactionsContext } from '../transactions-context';
@@ -34,6 +35,7 @@ import { GiftCardOutcomes, redemptionAnswers, reversalAnswers, type GiftCardOutc
 import { toOutcome } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
 import {
+  byGiftCardsService,
   hasPaymentMethod,
   isGiftCardPaymentOpen,
   type GiftCardError,
@@ -71,7 +73,6 @@ export const GIFT_CARD_OUTCOME_TIMEOUT_MS = 15_000;
 export interface PlannedGiftCards {
   readonly plan: GiftCardPlan;
   readonly service: PaymentServiceConnection;
-  readonly credentials: ReadonlyMap<string, GiftCardCredentials>;
 }
 
 /**
@@ -86,8 +87,6 @@ export class RollBackPending extends Error {
 const interruptedErrorCode = 'operation_canceled';
 
 export class GiftCardPayments {
-  /** Numbers and PINs by transaction, only while the request that brought them runs (or waits for the buyer). */
-  private readonly credentials = new Map<string, ReadonlyMap<string, GiftCardCredentials>>();
   /** The gift cards service's answers, recorded here and handed to the requests waiting for them. */
   readonly outcomes = new GiftCardOutcomes((outcome) =>
     this.store.actingAs({ type: 'system', id: 'gift-cards' }, () => this.recordOutcome(outcome)),
@@ -113,13 +112,15 @@ export class GiftCardPayments {
   }
 
   /**
-   * The request's gift cards checked and resolved (stored ones from the vault); null without gift cards. With
-   * `embedBuyer` (an embed token's call), a stored card must be that buyer's: 403 otherwise (issue 22, item 2).
+   * The request's gift cards checked and resolved (stored ones described by the gift cards service, ones given by
+   * number and PIN as the gateway handed them over: `handOver`, aligned with `gift_cards`); null without gift cards.
+   * With `embedBuyer` (an embed token's call), a stored card must be that buyer's: 403 otherwise (issue 22, item 2).
    */
   async plan(
     merchantAccountId: string,
     body: TransactionCreateInput,
     embedBuyer?: EmbedBuyerPin,
+    handOver: readonly (GiftCardHandOver | null)[] = [],
   ): Promise<PlannedGiftCards | null> {
     const items = body.gift_cards ?? [];
     if (items.length === 0) return null;
@@ -136,54 +137,56 @@ export class GiftCardPayments {
         },
       ]);
     }
-    const credentials = new Map<string, GiftCardCredentials>();
     const redemptions: GiftCardRedemptionPlan[] = [];
     for (const [index, item] of items.entries()) {
       const redemptionId = this.context.newId();
-      let digits: { readonly bin: string; readonly subBin: string; readonly last4: string } | null;
-      if ('id' in item) {
-        const source = this.dependencies.credentialSource;
-        if (
-          embedBuyer !== undefined &&
-          (embedBuyer === null || !(await source?.belongsTo(merchantAccountId, item.id, embedBuyer)))
-        ) {
-          const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
-          throw new ApiError(403, message, [
-            { location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' },
-          ]);
-        }
-        digits = (await source?.describe(merchantAccountId, item.id)) ?? null;
-        if (!digits) {
-          throw ApiError.badRequest('The gift card does not exist', [
-            {
-              location: 'body',
-              pointer: `/gift_cards/${index}/id`,
-              message: 'no stored gift card with this id',
-              type: 'gift_card_not_found',
-            },
-          ]);
-        }
-      } else {
-        credentials.set(redemptionId, { number: item.number, pin: item.pin });
-        digits = giftCardDigitsOf(item.number);
+      const oneOff = handOver[index];
+      if (oneOff) {
+        redemptions.push({
+          redemptionId,
+          oneOffGiftCardId: oneOff.id,
+          bin: oneOff.bin,
+          subBin: oneOff.sub_bin,
+          last4: oneOff.last4,
+          amount: item.amount,
+        });
+        continue;
       }
-      redemptions.push({
-        redemptionId,
-        ...('id' in item ? { giftCardId: item.id } : {}),
-        ...digits,
-        amount: item.amount,
-      });
+      if (!('id' in item)) {
+        // Numbers and PINs are the gift cards service's alone: the gateway hands them over before this service.
+        throw ApiError.badRequest('The gift card was not handed over to the gift cards service', [
+          {
+            location: 'body',
+            pointer: `/gift_cards/${index}/number`,
+            message: 'a gift card given by number and PIN reaches this service only as its hand-over',
+            type: 'gift_card_not_handed_over',
+          },
+        ]);
+      }
+      const source = this.dependencies.credentialSource;
+      if (
+        embedBuyer !== undefined &&
+        (embedBuyer === null || !(await source?.belongsTo(merchantAccountId, item.id, embedBuyer)))
+      ) {
+        const message = 'the stored gift card does not belong to the buyer this embed token is limited to';
+        throw new ApiError(403, message, [
+          { location: 'body', pointer: `/gift_cards/${index}/id`, message, type: 'pinned_by_embed_token' },
+        ]);
+      }
+      const digits = (await source?.describe(merchantAccountId, item.id)) ?? null;
+      if (!digits) {
+        throw ApiError.badRequest('The gift card does not exist', [
+          {
+            location: 'body',
+            pointer: `/gift_cards/${index}/id`,
+            message: 'no stored gift card with this id',
+            type: 'gift_card_not_found',
+          },
+        ]);
+      }
+      redemptions.push({ redemptionId, giftCardId: item.id, ...digits, amount: item.amount });
     }
-    return { plan: { serviceId: service.id, redemptions }, service, credentials };
-  }
-
-  /** Keeps the cards of a transaction just created; `forget` (or a settled process) drops them. */
-  hold(transactionId: string, planned: PlannedGiftCards): void {
-    this.credentials.set(transactionId, planned.credentials);
-  }
-
-  forget(transactionId: string): void {
-    this.credentials.delete(transactionId);
+    return { plan: { serviceId: service.id, redemptions }, service };
   }
 
   /**
@@ -204,7 +207,6 @@ export class GiftCardPayments {
           type: 'CompleteGiftCardPayment',
           data: { outcome: 'failed', ...(t.errorCode ? { errorCode: t.errorCode } : {}) },
         });
-        this.forget(id);
         return;
       }
       await this.redeemAll(t);
@@ -218,61 +220,30 @@ export class GiftCardPayments {
 
   private async redeemAll(t: Transaction): Promise<void> {
     const id = t.id;
-    const connector = this.connectorOf(t);
-    const cards = this.credentials.get(id);
-    const merchantInitiated = Boolean(
-      (this.store.readModel.find(id)?.details as { merchantInitiated?: boolean } | undefined)?.merchantInitiated,
-    );
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created') continue;
-      if (redemption.giftCardId !== undefined) {
-        // A stored card: asked of the gift cards service; its answer is recorded here as well as by `outcomes`.
-        const answer = await this.ask(id, redemption.redemptionId, 'RequestGiftCardRedemption');
-        if (answer?.type === giftCardRedemptionEventTypes.redeemed) {
-          await this.recordOutcome(answer);
-          continue;
-        }
-        if (answer?.type === giftCardRedemptionEventTypes.refused) await this.recordOutcome(answer);
-        // Unanswered, or no answer in time: the card may have been charged; it stays `created` and is reversed.
-        return this.rollBack(
-          id,
-          answer?.data.error ?? {
-            errorCode: 'service_network_error',
-            rawErrorMessage: 'the gift cards service did not answer in time',
-          },
-        );
-      }
-      const card = cards?.get(redemption.redemptionId);
-      if (!card)
+      if (!byGiftCardsService(redemption))
+        // A payment of before the hand-over: its number and PIN were held in the memory of a process since stopped.
         return this.rollBack(id, {
           errorCode: interruptedErrorCode,
           rawErrorMessage: 'the gift card details are no longer held (the service restarted)',
         });
-      const answer = await this.call(() =>
-        connector.redeem({ reference: redemption.redemptionId, card, amount: redemption.amount, currency: t.currency }),
-      );
-      if (answer.outcome === 'succeeded') {
-        await this.store.record(id, {
-          type: 'RecordGiftCardRedemption',
-          data: {
-            redemptionId: redemption.redemptionId,
-            merchantInitiated,
-            result: { outcome: 'succeeded', providerRedemptionId: answer.providerRedemptionId },
-          },
-        });
+      // Asked of the gift cards service; its answer is recorded here as well as by `outcomes`.
+      const answer = await this.ask(id, redemption.redemptionId, 'RequestGiftCardRedemption');
+      if (answer?.type === giftCardRedemptionEventTypes.redeemed) {
+        await this.recordOutcome(answer);
         continue;
       }
-      const error = giftCardError(answer);
-      // No answer (unreachable, timed out): the card may have been charged. It stays `created`, so the roll-back
-      // reverses it by reference — and the provider then refuses that reference if the request arrives late.
-      if (!unanswered(answer))
-        await this.store.record(id, {
-          type: 'RecordGiftCardRedemption',
-          data: { redemptionId: redemption.redemptionId, merchantInitiated, result: { outcome: 'failed', error } },
-        });
-      return this.rollBack(id, error);
+      if (answer?.type === giftCardRedemptionEventTypes.refused) await this.recordOutcome(answer);
+      // Unanswered, or no answer in time: the card may have been charged; it stays `created` and is reversed.
+      return this.rollBack(
+        id,
+        answer?.data.error ?? {
+          errorCode: 'service_network_error',
+          rawErrorMessage: 'the gift cards service did not answer in time',
+        },
+      );
     }
-    this.forget(id);
     await this.store.record(id, { type: 'CompleteGiftCardPayment', data: { outcome: 'succeeded' } });
     const after = await this.store.state(id);
     if (
@@ -290,13 +261,11 @@ export class GiftCardPayments {
    * could not take a step; the process stays open and recovery tries again.
    */
   private async rollBack(id: string, cause: GiftCardError): Promise<void> {
-    this.forget(id);
     const t = await this.store.state(id);
     if (t.status === 'absent' || !isGiftCardPaymentOpen(t)) return;
-    const connector = this.connectorOf(t);
     for (const redemption of t.giftCards?.redemptions ?? []) {
       if (redemption.status !== 'created' && redemption.status !== 'succeeded') continue;
-      if (redemption.giftCardId !== undefined) {
+      if (byGiftCardsService(redemption)) {
         const answer = await this.ask(id, redemption.redemptionId, 'RequestGiftCardReversal');
         if (answer?.type !== giftCardRedemptionEventTypes.reversed)
           throw new RollBackPending(
@@ -305,6 +274,8 @@ export class GiftCardPayments {
         await this.recordOutcome(answer);
         continue;
       }
+      // A payment of before the hand-over: reversed from here, by reference (no number or PIN needed).
+      const connector = this.connectorOf(t);
       const answer = await this.call(() => connector.reverse({ reference: redemption.redemptionId }));
       if (answer.outcome !== 'succeeded')
         throw new RollBackPending(
@@ -539,12 +510,6 @@ export class GiftCardPayments {
     return this.store.call(request) as Promise<T | (ProviderResponse & { readonly outcome: 'failed' })>;
   }
 }
-
-/** `store.call`'s answer for a provider that never answered (or refused the request as malformed). */
-const unanswered = (answer: { readonly outcome: string }): boolean => {
-  const code = (answer as { errorCode?: string }).errorCode;
-  return code === 'service_unavailable' || code === 'invalid_service_request';
-};
 
 /** The provider's refusal as the redemption records it. */
 function giftCardError(answer: { readonly outcome: string }): GiftCardError {

@@ -48,6 +48,7 @@ import {
   type TransactionEvent,
   type TransactionState,
   type VerificationCodes,
+  byGiftCardsService,
 } from './transaction';
 
 export type TransactionErrorCode =
@@ -664,7 +665,10 @@ function decideGiftCardRedemption(
   ];
 }
 
-/** A stored card's redemption asked of the gift cards service: only while it is undecided and the payment open. */
+/**
+ * A stored or one-off card's redemption asked of the gift cards service: only while it is undecided and the payment
+ * open.
+ */
 function decideGiftCardRedemptionRequest(t: Transaction, redemptionId: string, at: string): TransactionEvent[] {
   const part = giftCardPart(t);
   const redemption =
@@ -672,7 +676,8 @@ function decideGiftCardRedemptionRequest(t: Transaction, redemptionId: string, a
     fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} could not be found`);
   const giftCardId =
     redemption.giftCardId ??
-    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of a stored gift card`);
+    redemption.oneOffGiftCardId ??
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of the gift cards service`);
   if (redemption.status !== 'created' || part.outcome !== null)
     fail('gift_card_redemption_decided', `Gift card redemption ${redemptionId} is already ${redemption.status}`);
   return [
@@ -693,7 +698,7 @@ function decideGiftCardRedemptionRequest(t: Transaction, redemptionId: string, a
 }
 
 /**
- * A stored card's redemption to reverse, whatever it stands at: a success the gift cards service reports after the
+ * A stored or one-off card's redemption to reverse, whatever it stands at: a success the gift cards service reports after the
  * payment was rolled back is reversed too (the gift cards service reverses each once).
  */
 function decideGiftCardReversalRequest(t: Transaction, redemptionId: string, at: string): TransactionEvent[] {
@@ -701,8 +706,8 @@ function decideGiftCardReversalRequest(t: Transaction, redemptionId: string, at:
   const redemption =
     part.redemptions.find((r) => r.redemptionId === redemptionId) ??
     fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} could not be found`);
-  if (redemption.giftCardId === undefined)
-    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of a stored gift card`);
+  if (!byGiftCardsService(redemption))
+    fail('gift_card_redemption_not_found', `Gift card redemption ${redemptionId} is not of the gift cards service`);
   return [
     {
       type: 'GiftCardReversalRequested',

@@ -49,6 +49,12 @@ export interface GiftCardRedemptionPlan {
   readonly redemptionId: string;
   /** Set when a stored gift card (`POST /gift-cards`) is used. */
   readonly giftCardId?: string;
+  /**
+   * Set for a gift card given by number and PIN: the one-off card the gateway handed them over as to the gift cards
+   * service (`gift-cards.hand-over`), which alone reads them. Neither this nor `giftCardId`: a payment of before the
+   * hand-over, whose number and PIN were held in this service's memory while its request ran.
+   */
+  readonly oneOffGiftCardId?: string;
   readonly bin: string;
   readonly subBin: string;
   readonly last4: string;
@@ -285,7 +291,7 @@ export type TransactionEvent =
     >
   | DomainEvent<'GiftCardRedemptionFailed', { readonly redemptionId: string } & GiftCardError & At>
   /**
-   * A stored card's redemption asked of the gift cards service (`GiftCardRedemptionRequestedData` of the contracts:
+   * A stored or one-off card's redemption asked of the gift cards service (`GiftCardRedemptionRequestedData` of the contracts:
    * it calls the provider and answers on `gift-cards.events`); changes nothing until the answer is recorded.
    */
   | DomainEvent<'GiftCardRedemptionRequested', GiftCardRedemptionRequestedData & At>
@@ -432,6 +438,10 @@ export const claimedRedemptionRefunds = (t: Transaction, redemptionId: string): 
 export const redemptionRefundedAmount = (t: Transaction, redemptionId: string): Minor =>
   sum(t.refunds.filter((r) => r.target?.id === redemptionId && r.status === 'succeeded'));
 /** The gift card process has work left: planned redemptions not yet decided, or the outcome not yet recorded. */
+/** Whether the gift cards service redeems and reverses this card (a stored or a one-off card), not this service. */
+export const byGiftCardsService = (redemption: GiftCardRedemptionPlan): boolean =>
+  redemption.giftCardId !== undefined || redemption.oneOffGiftCardId !== undefined;
+
 export const isGiftCardPaymentOpen = (t: Transaction): boolean => t.giftCards !== null && t.giftCards.outcome === null;
 /** A final capture closes the authorization while it is pending or once it succeeded; a refused one reopens it. */
 export const isAuthorizationClosed = (t: Transaction): boolean => claimedCaptures(t).some((c) => c.final);
