@@ -199,7 +199,8 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
     expect(after.status, after.text).toBe(502);
     expect(after.body).toMatchObject({ type: 'error', status: 502 });
     expect(await balance(stored.number)).toBe(duringSucceeded ? 4_700 : 4_900);
-    // A gift card given by number needs no gift cards process: split payments still work.
+    // A gift card given by number is the gift cards service's too (its hand-over): refused the same way, nothing
+    // created, the card never charged.
     const byNumber = { number: giftNumber(), pin: '01000' };
     const paidByNumber = await send('POST', '/transactions', {
       amount: 1_000,
@@ -208,7 +209,8 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
       payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
       gift_cards: [{ ...byNumber, amount: 400 }],
     });
-    expect(paidByNumber.body, paidByNumber.text).toMatchObject({ status: 'capture_succeeded' });
+    expect(paidByNumber.status, paidByNumber.text).toBe(502);
+    expect((await fetch(`${runtime.simulatorUrl}/v1/gift-cards/cards/${byNumber.number}`)).status).toBe(404);
 
     // Restarted with a new consumer group: it reads transactions.events from the beginning again, every redemption of
     // the card a second time, and counts each once (by event id).
@@ -259,11 +261,18 @@ describeWithInfra('gift cards through the distributed runtime', infrastructure, 
         giftCardPatterns.list,
         giftCardPatterns.create,
         giftCardPatterns.ping,
+        // A request's gift card numbers are handed over by the gateway alone.
+        giftCardPatterns.handOver,
       ])
         await expect(transactions.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
 
       const webhooks = client('gift-cards', 'webhooks');
-      for (const pattern of [giftCardPatterns.get, giftCardPatterns.ping, giftCardPaymentPatterns.describe])
+      for (const pattern of [
+        giftCardPatterns.get,
+        giftCardPatterns.ping,
+        giftCardPatterns.handOver,
+        giftCardPaymentPatterns.describe,
+      ])
         await expect(webhooks.call(pattern, ref), pattern).rejects.toMatchObject({ status: 403 });
 
       const gateway = client('gift-cards', 'gateway');
