@@ -2,7 +2,8 @@
  * Issue 19 item 4: the card data of a `POST /transactions`, handed to the vault by the gateway
  * (`vault.cards.hand-over`) before the transactions service sees the request. The answer holds the card's id, the
  * security code's alias and a keyed digest (the Idempotency-Key fingerprint's stand-in), never a card value; the card
- * goes under the data key of the request's buyer when it exists; a card no payment takes in time is removed.
+ * goes under the data key of the request's buyer when it exists; a card no payment takes in time is removed, whatever
+ * restarts came between (its wait is a row written with it, `vault_card_hand_overs`).
  */
 import fs from 'node:fs';
 import os from 'node:os';
@@ -113,4 +114,32 @@ it('a card no payment takes in time is removed; one taken stays', async () => {
   expect(vault.port.sweepHandedOverCards()).toBe(1);
   expect(vault.slices.vault.find(account, forgotten.card_id as string)).toBeNull();
   expect(vault.slices.vault.find(account, taken.card_id as string)).not.toBeNull();
+});
+
+it('a restart forgets no hand-over: a card no payment took is removed after it, one taken before it stays', async () => {
+  const taken = await handOver({ card: card() });
+  const forgotten = await handOver({ card: card() });
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toMatchObject({ id: taken.card_id });
+  // Stopped before the take's wait was released on its own: the stop releases it.
+  await vault.stop();
+  vault = new VaultService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), cardHandOverTtlMs: 50 });
+  await vault.catchUp();
+  await sleep(80);
+  expect(vault.port.sweepHandedOverCards()).toBe(1);
+  expect(vault.slices.vault.find(account, forgotten.card_id as string)).toBeNull();
+  expect(vault.slices.vault.find(account, taken.card_id as string)).not.toBeNull();
+  expect(vault.port.sweepHandedOverCards()).toBe(0);
+});
+
+it('a taken card is never swept while its release waits, and the release is one commit for the takes of its moment', async () => {
+  const cards = await Promise.all([handOver({ card: card() }), handOver({ card: card() })]);
+  for (const { card_id } of cards) await vault.port.takeHandedOverCard(account, card_id as string);
+  const waiting = () =>
+    (store.database.prepare('SELECT count(*) AS n FROM vault_card_hand_overs').get() as { n: number }).n;
+  expect(waiting()).toBe(2);
+  await sleep(80); // past the TTL, before the release
+  expect(vault.port.sweepHandedOverCards()).toBe(0);
+  await sleep(300);
+  expect(waiting()).toBe(0);
+  for (const { card_id } of cards) expect(vault.slices.vault.find(account, card_id as string)).not.toBeNull();
 });

@@ -49,12 +49,17 @@ const HAND_OVER_DIGEST_PURPOSE = 'switchyard/card-hand-over-digest/v1';
 /** How long a handed-over card waits for its payment to take it before the vault removes it; default 10 minutes. */
 export const DEFAULT_CARD_HAND_OVER_TTL_MS = 10 * 60 * 1000;
 
+/** How long after a take its wait is released (with the others taken meanwhile, one commit). */
+const RELEASE_AFTER_MS = 250;
+
 export class InProcessVault {
   /**
-   * Cards handed over by the gateway that no payment has taken yet, with until when they wait (memory only: a restart
-   * forgets them, and the cards stay). The transactions service takes one (`takeHandedOverCard`) or removes it.
+   * Handed-over cards taken by their payments whose waits are not released in the store yet (`vault_card_hand_overs`
+   * holds the waits, written with the card: a restart forgets none). Released in one commit `RELEASE_AFTER_MS` after
+   * a take, so that a payment's take adds no fsync of its own; the sweep never removes one of these meanwhile.
    */
-  readonly #handedOver = new Map<string, { readonly merchantAccountId: string; readonly until: number }>();
+  readonly #taken = new Map<string, string>();
+  #releasing: NodeJS.Timeout | null = null;
   readonly #handOverTtlMs: number;
 
   constructor(
@@ -76,12 +81,12 @@ export class InProcessVault {
   private store(
     merchantAccountId: string,
     card: { readonly number: string; readonly expirationDate: string; readonly securityCode?: string | null },
-    options: { readonly buyerId: string | null },
+    options: { readonly buyerId: string | null; readonly handOverUntil?: Date },
   ): VaultStoredCard {
     const stored = this.slices.vault.store(
       merchantAccountId,
       { number: card.number, expirationDate: card.expirationDate },
-      { buyerId: options.buyerId },
+      { buyerId: options.buyerId, ...(options.handOverUntil ? { handOverUntil: options.handOverUntil } : {}) },
     );
     return {
       ...this.summary(stored, card.number),
@@ -161,9 +166,11 @@ export class InProcessVault {
     const stored = this.store(
       merchantAccountId,
       { number: request.card.number, expirationDate: request.card.expiration_date, securityCode },
-      { buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}) },
+      {
+        buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}),
+        handOverUntil: new Date(Date.now() + this.#handOverTtlMs),
+      },
     );
-    this.#handedOver.set(stored.id, { merchantAccountId, until: Date.now() + this.#handOverTtlMs });
     return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
   }
 
@@ -176,7 +183,13 @@ export class InProcessVault {
     cardId: string,
     options: { readonly aliases?: { readonly securityCode: string | null } } = {},
   ): Promise<(VaultCardSummary & { readonly aliases?: VaultCardAliases | null }) | null> {
-    if (this.#handedOver.get(cardId)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(cardId);
+    if (this.slices.vault.isHandedOver(merchantAccountId, cardId)) {
+      this.#taken.set(cardId, merchantAccountId);
+      if (!this.#releasing) {
+        this.#releasing = setTimeout(() => this.releaseTakenCards(), RELEASE_AFTER_MS);
+        this.#releasing.unref();
+      }
+    }
     const found = this.revealed(merchantAccountId, cardId);
     if (!found || !options.aliases) return found?.summary ?? null;
     return { ...found.summary, aliases: this.aliasesOf(merchantAccountId, found.card, options.aliases.securityCode) };
@@ -187,15 +200,21 @@ export class InProcessVault {
    * The vault service's background round runs it.
    */
   sweepHandedOverCards(): number {
-    const now = Date.now();
-    let removed = 0;
-    for (const [cardId, entry] of this.#handedOver) {
-      if (entry.until > now) continue;
-      this.#handedOver.delete(cardId);
-      this.slices.vault.remove(entry.merchantAccountId, cardId);
-      removed += 1;
-    }
-    return removed;
+    const expired = this.slices.vault
+      .expiredHandOvers(new Date())
+      .filter(({ merchantAccountId, id }) => this.#taken.get(id) !== merchantAccountId);
+    this.slices.vault.removeAll(expired);
+    return expired.length;
+  }
+
+  /** Releases the waits of the cards taken since the last release, in one commit (also when the vault stops). */
+  releaseTakenCards(): void {
+    if (this.#releasing) clearTimeout(this.#releasing);
+    this.#releasing = null;
+    if (this.#taken.size === 0) return;
+    const taken = [...this.#taken].map(([id, merchantAccountId]) => ({ merchantAccountId, id }));
+    this.slices.vault.releaseHandOvers(taken);
+    for (const { id } of taken) this.#taken.delete(id);
   }
 
   /** The buyer a request names, when it exists (the transactions service refuses one that does not, and the card goes). */
@@ -228,7 +247,7 @@ export class InProcessVault {
 
   async removeCards(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): Promise<void> {
     for (const { merchantAccountId, id } of cards)
-      if (this.#handedOver.get(id)?.merchantAccountId === merchantAccountId) this.#handedOver.delete(id);
+      if (this.#taken.get(id) === merchantAccountId) this.#taken.delete(id);
     this.slices.vault.removeAll(cards);
   }
 

@@ -173,6 +173,7 @@ export class VaultService {
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
+    this.port.releaseTakenCards();
     this.slices.stop();
     await this.usage?.stop();
     await this.usageFromTopic?.stop();

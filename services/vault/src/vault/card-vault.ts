@@ -86,6 +86,13 @@ export class CardVault {
   readonly #find: Database.Statement<[string, string], PublicColumns>;
   readonly #secret: Database.Statement<[string, string], VaultCardRecord>;
   readonly #delete: Database.Statement<[string, string]>;
+  readonly #insertHandOver: Database.Statement<[string, string, string]>;
+  readonly #handOver: Database.Statement<[string, string], { found: 1 }>;
+  readonly #deleteHandOver: Database.Statement<[string, string]>;
+  readonly #expiredHandOvers: Database.Statement<
+    [string, number],
+    { readonly merchantAccountId: string; readonly id: string }
+  >;
 
   /**
    * @param options.syncedByEvents the events are committed (synchronous=FULL) on this same SQLite connection: every
@@ -114,6 +121,10 @@ export class CardVault {
         created_at TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS vault_cards_account_fingerprint ON vault_cards (merchant_account_id, fingerprint);
+      CREATE TABLE IF NOT EXISTS vault_card_hand_overs (
+        card_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, until TEXT NOT NULL
+      );
+      CREATE INDEX IF NOT EXISTS vault_card_hand_overs_until ON vault_card_hand_overs (until);
     `);
     const columns = new Set(
       (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name),
@@ -133,6 +144,18 @@ export class CardVault {
     `);
     this.#secret = db.prepare('SELECT * FROM vault_cards WHERE id = ? AND merchant_account_id = ?');
     this.#delete = db.prepare('DELETE FROM vault_cards WHERE id = ? AND merchant_account_id = ?');
+    this.#insertHandOver = db.prepare(
+      'INSERT INTO vault_card_hand_overs (card_id, merchant_account_id, until) VALUES (?, ?, ?)',
+    );
+    this.#handOver = db.prepare(
+      'SELECT 1 AS found FROM vault_card_hand_overs WHERE card_id = ? AND merchant_account_id = ?',
+    );
+    this.#deleteHandOver = db.prepare(
+      'DELETE FROM vault_card_hand_overs WHERE card_id = ? AND merchant_account_id = ?',
+    );
+    this.#expiredHandOvers = db.prepare(
+      'SELECT card_id AS id, merchant_account_id AS merchantAccountId FROM vault_card_hand_overs WHERE until <= ? ORDER BY until LIMIT ?',
+    );
   }
 
   /**
@@ -140,7 +163,18 @@ export class CardVault {
    * when `buyerId` is given, else under a data key of its own. Throws a RangeError, without the number, on a
    * malformed card.
    */
-  store(merchantAccountId: string, card: CardToStore, options: { buyerId?: string | null } = {}): StoredCard {
+  store(
+    merchantAccountId: string,
+    card: CardToStore,
+    options: {
+      buyerId?: string | null;
+      /**
+       * A card the gateway handed over for a payment not made yet: it waits until then to be taken
+       * (`releaseHandOvers`), else `expiredHandOvers` lists it for removal. Kept in the same commit as the card.
+       */
+      handOverUntil?: Date;
+    } = {},
+  ): StoredCard {
     validate(card);
     if (typeof merchantAccountId !== 'string' || merchantAccountId === '')
       throw new RangeError('merchant account id is required');
@@ -160,6 +194,7 @@ export class CardVault {
         buyer_id: buyerId,
       };
       this.#insert.run(row);
+      if (options.handOverUntil) this.#insertHandOver.run(id, merchantAccountId, options.handOverUntil.toISOString());
       return row;
     });
     const record = this.#syncedByEvents ? withDeferredSync(this.#db, () => insert()) : insert();
@@ -175,12 +210,30 @@ export class CardVault {
   removeAll(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): void {
     this.#db.transaction(() => {
       for (const { merchantAccountId, id } of cards) {
+        this.#deleteHandOver.run(id, merchantAccountId);
         const row = this.#find.get(id, merchantAccountId);
         if (!row) continue;
         this.#delete.run(id, merchantAccountId);
         if (row.data_key_id && !row.buyer_id) this.#keys.shredOwner(cardKeyOwner(id));
       }
     })();
+  }
+
+  /** Whether the card waits to be taken by its payment (stored with `handOverUntil`, neither taken nor removed). */
+  isHandedOver(merchantAccountId: string, id: string): boolean {
+    return this.#handOver.get(id, merchantAccountId) !== undefined;
+  }
+
+  /** The cards taken by their payments: they no longer wait (one commit for all). */
+  releaseHandOvers(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): void {
+    this.#db.transaction(() => {
+      for (const { merchantAccountId, id } of cards) this.#deleteHandOver.run(id, merchantAccountId);
+    })();
+  }
+
+  /** Handed-over cards no payment took by `now`, the longest waiting first. */
+  expiredHandOvers(now: Date, limit = 500): { readonly merchantAccountId: string; readonly id: string }[] {
+    return this.#expiredHandOvers.all(now.toISOString(), limit);
   }
 
   /**
