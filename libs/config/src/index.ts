@@ -311,6 +311,16 @@ export const settingsSchema = z.object({
     )
     .optional(),
   /**
+   * Hosts the vault's forwarder may send a card to besides the providers' own (Adyen's checkout hosts, Stripe's API),
+   * MOCK_CARD_URL's, THREE_DS_DIRECTORY_URL's and loopback: comma-separated `host[:port]`, a `*` standing for any
+   * characters within one label (`*.proxy.example:8443`). A connection whose `api_base_url` names another host is
+   * refused (docs/vault.md).
+   */
+  VAULT_FORWARD_HOSTS: z
+    .string()
+    .regex(/^\s*[A-Za-z0-9*.[\]:-]+(\s*,\s*[A-Za-z0-9*.[\]:-]+)*\s*$/, 'must be comma-separated host[:port] patterns')
+    .optional(),
+  /**
    * Webhook subscriptions may point at loopback, private (RFC 1918, link-local, unique-local) and `localhost`
    * addresses: for development and tests only; off, such URLs are refused with a 400.
    */

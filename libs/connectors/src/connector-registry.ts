@@ -13,6 +13,12 @@ export interface ConnectorDefinition<Config = unknown> {
   readonly capabilities: ConnectorCapabilities;
   /** The hosts (`host[:port]`) a connection with this configuration may call; the vault's forwarder refuses others. */
   hosts(config: Config): readonly string[];
+  /**
+   * The provider's own hosts, which its connections call unless their configuration names another (an
+   * `api_base_url`): the vault's forwarder allows a card to go to these, to loopback and to the hosts its operator
+   * lists (`VAULT_FORWARD_HOSTS`), whatever a caller declares. A `*` stands for any characters within one label.
+   */
+  readonly providerHosts?: readonly string[];
   create(config: Config): Connector;
 }
 
@@ -27,6 +33,7 @@ export class ConnectorRegistry {
       byId.set(definition.id, {
         ...definition,
         hosts: (config: never) => definition.hosts(config),
+        ...(definition.providerHosts ? { providerHosts: definition.providerHosts } : {}),
         create: (config: never) => timedConnector(definition.create(config), definition.id),
       });
     }

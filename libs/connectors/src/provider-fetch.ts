@@ -31,3 +31,16 @@ export function notSentCode(error: unknown): string | null {
 
 /** `host[:port]` of a base URL, as `ConnectorDefinition.hosts` declares it. */
 export const hostOf = (baseUrl: string): string => new URL(baseUrl).host;
+
+/**
+ * Whether `host` (`host[:port]`) matches `pattern`: the same, ignoring case, where a `*` in the pattern stands for any
+ * characters but a dot or a colon (`*-checkout-live.adyenpayments.com`, `*.psp.example:8443`).
+ */
+export function hostMatches(pattern: string, host: string): boolean {
+  const escaped = pattern
+    .toLowerCase()
+    .split('*')
+    .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
+    .join('[^.:]+');
+  return new RegExp(`^${escaped}$`).test(host.toLowerCase());
+}

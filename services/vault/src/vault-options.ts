@@ -5,6 +5,8 @@
  */
 import type { Settings } from '@switchyard/config';
 import { loadBinData } from '@switchyard/bin-data';
+import { connectorRegistry } from '@switchyard/connectors';
+import { forwardHosts } from './forwarder/forward-hosts';
 import { loadPazeSigningKeys } from './digital-wallets/paze-signing-keys';
 import type { VaultSlicesOptions } from './vault-slices';
 import { loadKeyRing } from './vault/vault-keys';
@@ -20,9 +22,16 @@ export function vaultOptionsFrom(
     | 'networkTokensApiProvisioning'
     | 'vaultTokenTimeoutMs'
     | 'cardAliasTtlMs'
+    | 'forwardHosts'
   >
 > {
   return {
+    // Where the forwarder may send a card, whatever its caller declares.
+    forwardHosts: forwardHosts({
+      configured: settings.VAULT_FORWARD_HOSTS,
+      settingsUrls: [settings.MOCK_CARD_URL, settings.THREE_DS_DIRECTORY_URL],
+      definitions: connectorRegistry.list(),
+    }),
     // Card summaries: scheme, card type, issuer country and name.
     binData: loadBinData(settings.BIN_DATA_FILE ? { file: settings.BIN_DATA_FILE } : {}),
     vaultTokenTimeoutMs: settings.VAULT_TOKEN_TIMEOUT_MS,

@@ -7,7 +7,7 @@
 import type Database from 'better-sqlite3';
 import { hkdfSync, randomBytes } from 'node:crypto';
 import type { BinData } from '@switchyard/bin-data';
-import { SimulatorTokenServiceProvider, type TokenServiceProvider } from '@switchyard/connectors';
+import { connectorRegistry, SimulatorTokenServiceProvider, type TokenServiceProvider } from '@switchyard/connectors';
 import type { EventStore } from '@switchyard/eventstore';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import type { Projection } from '@switchyard/readmodel';
@@ -27,6 +27,7 @@ import {
 import { buyerDirectory } from './payment-methods/buyer-directory';
 import { PaymentMethods, type BuyerDirectory } from './payment-methods/payment-methods.slice';
 import { CardAliases } from './forwarder/card-aliases';
+import { forwardHosts, type ForwardHosts } from './forwarder/forward-hosts';
 import { OutboundForwarder } from './forwarder/outbound-forwarder';
 import { CardVault } from './vault/card-vault';
 import { keyRing, openVaultKeys, type KeyRing, type VaultKeys } from './vault/vault-keys';
@@ -61,6 +62,8 @@ export interface VaultSlicesOptions {
   readonly pazeSigningKeys?: PazeSigningKeys | null;
   /** How long a card alias stands for its card (`CardAliases`, CARD_ALIAS_TTL_MS); default 60 s. */
   readonly cardAliasTtlMs?: number;
+  /** The hosts the forwarder may send a card to (`forwardHosts`); default the providers' own and loopback. */
+  readonly forwardHosts?: ForwardHosts;
   /** Told of background work that failed (it is retried). */
   readonly onBackgroundError: (error: unknown) => void;
 }
@@ -98,7 +101,10 @@ export class VaultSlices {
     const syncedByEvents = options.store instanceof SqliteEventStore && options.store.database === options.db;
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: context.now, syncedByEvents });
     this.cardAliases = new CardAliases(options.cardAliasTtlMs !== undefined ? { ttlMs: options.cardAliasTtlMs } : {});
-    this.forwarder = new OutboundForwarder({ aliases: this.cardAliases });
+    this.forwarder = new OutboundForwarder({
+      aliases: this.cardAliases,
+      hosts: options.forwardHosts ?? forwardHosts({ definitions: connectorRegistry.list() }),
+    });
     this.buyers = new Buyers(context, {
       onDelete: (merchantAccountId, buyerId) => this.paymentMethods.deleteAllOfBuyer(merchantAccountId, buyerId),
     });

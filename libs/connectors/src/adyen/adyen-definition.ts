@@ -23,5 +23,7 @@ export const adyenCardDefinition: ConnectorDefinition<AdyenConfig> = {
   displayName: 'Adyen (cards)',
   capabilities: adyenCardCapabilities,
   hosts: (config) => [hostOf(adyenCheckoutBaseUrl(config))],
+  // Test, and live under the merchant's prefix (adyenCheckoutBaseUrl).
+  providerHosts: ['checkout-test.adyen.com', '*-checkout-live.adyenpayments.com'],
   create: (config) => new AdyenConnector(config, adyenCardDefinition),
 };

@@ -24,5 +24,6 @@ export const stripeCardDefinition: ConnectorDefinition<StripeConfig> = {
   displayName: 'Stripe (cards)',
   capabilities: stripeCardCapabilities,
   hosts: (config) => [hostOf(stripeApiBaseUrl(config))],
+  providerHosts: ['api.stripe.com'],
   create: (config) => new StripeConnector(config, stripeCardDefinition),
 };

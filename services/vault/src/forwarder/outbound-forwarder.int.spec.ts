@@ -236,6 +236,26 @@ describe('refusals (no call made, no card value in the message)', () => {
     expect(error.message).toContain(hostOf(otherBaseUrl));
   });
 
+  it('a host the caller declares but the vault does not forward cards to (its own list, which no caller widens)', async () => {
+    // The vault's list allows the provider's host only, not the second server's, which the caller declares too.
+    const listed = new OutboundForwarder({ aliases, hosts: (host) => host === hostOf(baseUrl) });
+    const card = aliases.issue('shop-a', { number: NUMBER });
+    const error = await refusal(
+      listed.fetchFor('shop-a', [hostOf(baseUrl), hostOf(otherBaseUrl)])(`${otherBaseUrl}/payments`, {
+        method: 'POST',
+        body: card.number,
+      }),
+    );
+    expect(error.reason).toBe('host_not_allowed');
+    expect(error.message).toContain('VAULT_FORWARD_HOSTS');
+    const sent = await listed.fetchFor('shop-a', [hostOf(baseUrl), hostOf(otherBaseUrl)])(`${baseUrl}/payments`, {
+      method: 'POST',
+      body: card.number,
+    });
+    expect(sent.status).toBe(202);
+    expect(received.map((r) => r.body)).toEqual([NUMBER]);
+  });
+
   it('a host declared with another port, and a URL that is not http(s)', async () => {
     const { port } = new URL(baseUrl);
     expect((await refusal(shopA()(`http://127.0.0.1:${Number(port) === 1 ? 2 : 1}/payments`))).reason).toBe(

@@ -3,7 +3,8 @@
  * account and the hosts its connection's definition declares (`ConnectorDefinition.hosts`). A connector given it as
  * its `fetch` builds its request with card aliases (`card-aliases.ts`) in place of the number and security code;
  * the forwarder
- *  - refuses a URL whose host (`host[:port]`, as `hostOf` gives it) is not declared, or that is not http(s);
+ *  - refuses a URL whose host (`host[:port]`, as `hostOf` gives it) is not declared, or that is not http(s), and one
+ *    outside the vault's own list of hosts (`forward-hosts.ts`), which no caller can widen;
  *  - swaps every alias in the body (a string, URLSearchParams or bytes: JSON, form-encoded, XML alike) and in the
  *    headers for its real value, and refuses the whole call when an alias-shaped token is unknown, expired or
  *    another merchant account's;
@@ -15,8 +16,14 @@
  */
 import { PROVIDER_FETCH_REFUSED, type ProviderFetch } from '@switchyard/connectors';
 import { CardAliasError, cardAliasPattern, type CardAliasRefusal, type CardAliases } from './card-aliases';
+import type { ForwardHosts } from './forward-hosts';
 
-export type ForwarderRefusal = CardAliasRefusal | 'host_not_declared' | 'unsupported_body' | 'too_many_redirects';
+export type ForwarderRefusal =
+  | CardAliasRefusal
+  | 'host_not_declared'
+  | 'host_not_allowed'
+  | 'unsupported_body'
+  | 'too_many_redirects';
 
 export class ForwarderRefusedError extends Error {
   /** PROVIDER_FETCH_REFUSED when no call was made: connectors read it as "certainly not sent" (`notSentCode`, `@switchyard/connectors`). */
@@ -39,18 +46,24 @@ const redirectStatuses = new Set([301, 302, 303, 307, 308]);
 export class OutboundForwarder {
   readonly #aliases: CardAliases;
   readonly #fetch: ProviderFetch;
+  readonly #allowed: ForwardHosts;
 
-  /** @param options.fetch how the provider is finally called; default the global `fetch`. */
-  constructor(options: { aliases: CardAliases; fetch?: ProviderFetch }) {
+  /**
+   * @param options.fetch how the provider is finally called; default the global `fetch`.
+   * @param options.hosts the vault's own list of hosts (`forwardHosts`); default any host a caller declares.
+   */
+  constructor(options: { aliases: CardAliases; fetch?: ProviderFetch; hosts?: ForwardHosts }) {
     this.#aliases = options.aliases;
     this.#fetch = options.fetch ?? ((input, init) => fetch(input, init));
+    this.#allowed = options.hosts ?? (() => true);
   }
 
   /** The fetch a connector of this merchant account's connection is given; `hosts` from its definition's `hosts(config)`. */
   fetchFor(merchantAccountId: string, hosts: readonly string[]): ProviderFetch {
     const declared = new Set(hosts.map((host) => host.toLowerCase()));
+    const allowed = this.#allowed;
     return async (input, init) => {
-      let url = declaredUrl(input, declared);
+      let url = declaredUrl(input, declared, allowed);
       let request: RequestInit = {
         ...init,
         headers: this.#swapHeaders(merchantAccountId, init?.headers),
@@ -69,7 +82,7 @@ export class OutboundForwarder {
           throw new ForwarderRefusedError('too_many_redirects', `more than ${MAX_REDIRECTS} redirects`, {
             afterACall: true,
           });
-        url = declaredUrl(new URL(location, url), declared, { afterACall: true });
+        url = declaredUrl(new URL(location, url), declared, allowed, { afterACall: true });
         const method = (request.method ?? 'GET').toUpperCase();
         // As fetch does (WHATWG fetch, HTTP-redirect fetch step 12): 303, and 301/302 after a POST, become a bodiless GET.
         if (
@@ -145,6 +158,7 @@ export class OutboundForwarder {
 function declaredUrl(
   input: string | URL,
   declared: ReadonlySet<string>,
+  allowed: ForwardHosts,
   options: { readonly afterACall?: boolean } = {},
 ): URL {
   let url: URL;
@@ -159,6 +173,12 @@ function declaredUrl(
     throw new ForwarderRefusedError(
       'host_not_declared',
       `host ${url.host} is not declared by the connection's definition`,
+      options,
+    );
+  if (!allowed(url.host))
+    throw new ForwarderRefusedError(
+      'host_not_allowed',
+      `host ${url.host} is not one the vault forwards cards to (VAULT_FORWARD_HOSTS)`,
       options,
     );
   return url;
