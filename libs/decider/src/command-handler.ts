@@ -2,6 +2,7 @@ import {
   WrongExpectedRevisionError,
   type AppendResult,
   type EventStore,
+  type ExpectedRevision,
   type RecordedEvent,
 } from '@switchyard/eventstore';
 import { eventMetadata } from '@switchyard/telemetry';
@@ -36,16 +37,33 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
     const events = decider.decide(command, state);
     if (events.length === 0) return { events, state };
     try {
-      const appended = await store.append(
-        streamId,
-        events.map((event) => ({ type: event.type, data: event.data, ...withContext(options.metadata) })),
-        { expectedRevision: recorded.length === 0 ? 'no_stream' : recorded.length - 1 },
-      );
+      const appended = await appendEvents(store, streamId, events, {
+        expectedRevision: recorded.length === 0 ? 'no_stream' : recorded.length - 1,
+        ...(options.metadata ? { metadata: options.metadata } : {}),
+      });
       return { events, state: events.reduce(decider.evolve, state), appended };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError) || attempt >= maxAttempts) throw error;
     }
   }
+}
+
+/**
+ * Appends events as every writer does — `handleCommand`, and the few that decide against a stream of their own making
+ * (a claim, a redemption's outcome): each with the context's correlation and causation ids and span (a request's, or
+ * the consumed message's: `consumeMessage`), plus `metadata`. No event is appended any other way.
+ */
+export function appendEvents(
+  store: EventStore,
+  streamId: string,
+  events: readonly DomainEvent[],
+  options: { readonly expectedRevision: ExpectedRevision; readonly metadata?: Record<string, unknown> },
+): Promise<AppendResult> {
+  return store.append(
+    streamId,
+    events.map((event) => ({ type: event.type, data: event.data, ...withContext(options.metadata) })),
+    { expectedRevision: options.expectedRevision },
+  );
 }
 
 /**

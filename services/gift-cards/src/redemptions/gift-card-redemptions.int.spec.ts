@@ -431,3 +431,39 @@ describe('a gift card given by number and PIN (handed over by the gateway)', () 
     expect(await outcomes(late.redemptionId)).toEqual([]);
   });
 });
+
+it("records each outcome with the request's correlation id, caused by the request's event", async () => {
+  const card = await storedCard();
+  const asked = redemption(card, 100);
+  const eventId = randomUUID();
+  const correlationId = randomUUID();
+  const message: EventMessage = {
+    id: eventId,
+    type: 'GiftCardRedemptionRequested',
+    name: null,
+    names: [],
+    stream_id: `transaction-${asked.transactionId}`,
+    revision: 1,
+    position: String((position += 1)),
+    recorded_at: '2026-02-01T10:00:00.000Z',
+    occurred_at: '2026-02-01T10:00:00.000Z',
+    correlation_id: correlationId,
+    causation_id: null,
+    schema_version: 1,
+    data: asked as unknown as Record<string, unknown>,
+    metadata: {},
+  };
+  await bus.publish(transactionsTopic, [
+    {
+      key: message.stream_id,
+      value: JSON.stringify(message),
+      headers: { [EVENT_ID_HEADER]: eventId, 'correlation-id': correlationId },
+    },
+  ]);
+  const recorded = await cardsStorage.store.readStream(giftCardRedemptionStream(asked.redemptionId));
+  expect(recorded.map((event) => event.type)).toEqual([
+    giftCardRedemptionEventTypes.started,
+    giftCardRedemptionEventTypes.redeemed,
+  ]);
+  for (const event of recorded) expect(event.metadata).toMatchObject({ correlationId, causationId: eventId });
+});

@@ -31,6 +31,7 @@ import {
   type GiftCardRedemptionRequestedData,
   type GiftCardReversalRequestedData,
 } from '@switchyard/contracts';
+import { appendEvents } from '@switchyard/decider';
 import { WrongExpectedRevisionError, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
 import { giftCardStream } from '../gift-cards/gift-card';
 import type { GiftCardServiceDirectory } from '../gift-cards/gift-cards.slice';
@@ -228,7 +229,8 @@ export class GiftCardRedemptions {
     data: Record<string, unknown>,
   ): Promise<boolean> {
     try {
-      await this.deps.store.append(
+      await appendEvents(
+        this.deps.store,
         giftCardRedemptionStream(request.redemptionId),
         [
           {

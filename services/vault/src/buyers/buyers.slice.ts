@@ -19,7 +19,7 @@ import {
   type ShippingDetailsRef,
   type ShippingDetailsUpdateRequest,
 } from '@switchyard/contracts';
-import { asDomainEvent, handleCommand, type HandledCommand } from '@switchyard/decider';
+import { appendEvents, asDomainEvent, handleCommand, type HandledCommand } from '@switchyard/decider';
 import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper, KeyedQueue, withApiErrors } from '@switchyard/service';
@@ -206,11 +206,7 @@ export class Buyers implements VaultSlice {
           claimed = next;
         }
         try {
-          await this.context.store.append(
-            stream,
-            events.map(({ type, data }) => ({ type, data })),
-            { expectedRevision: recorded.length - 1 },
-          );
+          await appendEvents(this.context.store, stream, events, { expectedRevision: recorded.length - 1 });
         } catch (error) {
           if (error instanceof WrongExpectedRevisionError && round < MAX_UPDATE_ROUNDS) continue;
           throw error;

@@ -10,7 +10,7 @@
  * so no two live buyers ever hold one identifier. Releasing one's own claim after a change or delete is the same
  * take-over towards nobody.
  */
-import { asDomainEvent, handleCommand } from '@switchyard/decider';
+import { appendEvents, asDomainEvent, handleCommand } from '@switchyard/decider';
 import { WrongExpectedRevisionError, type EventStore } from '@switchyard/eventstore';
 import { buyerDecider, buyerStream, ExternalIdentifierInUse } from './buyer';
 import {
@@ -85,11 +85,7 @@ export class ExternalIdentifierClaims {
       const events = command ? externalIdentifierClaim.decide(command, state) : [];
       if (events.length === 0) return;
       try {
-        await this.store.append(
-          streamId,
-          events.map(({ type, data }) => ({ type, data })),
-          { expectedRevision: revision },
-        );
+        await appendEvents(this.store, streamId, events, { expectedRevision: revision });
         return;
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError) || round >= MAX_ROUNDS) throw error;

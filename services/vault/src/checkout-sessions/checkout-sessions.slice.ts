@@ -19,7 +19,7 @@ import {
   type CheckoutSessionRef,
   type CheckoutSessionUpdateRequest,
 } from '@switchyard/contracts';
-import { asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
+import { appendEvents, asDomainEvent, DomainError, handleCommand } from '@switchyard/decider';
 import { WrongExpectedRevisionError, type RecordedEvent } from '@switchyard/eventstore';
 import type { RpcHandlers } from '@switchyard/rpc';
 import { domainErrorMapper } from '@switchyard/service';
@@ -394,7 +394,7 @@ export class CheckoutSessions implements VaultSlice {
         throw rendered(new DomainError('checkout_session_without_card', 'card gone'), asPaymentMethod);
       }
       try {
-        await this.context.store.append(checkoutSessionStream(sessionId), [{ type: used.type, data: used.data }], {
+        await appendEvents(this.context.store, checkoutSessionStream(sessionId), [used], {
           expectedRevision: recorded.length - 1,
         });
       } catch (error) {
