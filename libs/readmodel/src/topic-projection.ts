@@ -7,6 +7,12 @@
  * `seenTable`), so a redelivery, or a new consumer group reading the topic from its beginning, applies nothing twice.
  * An event the store-following projection already applied (at or before its checkpoint, `projection:<name>`: an
  * installation that ran embedded before) is skipped too. Reads may lag a moment behind the other service here.
+ *
+ * The ids are kept with their events' time and position, and forgotten once older than `seenRetentionMs` (30 days by
+ * default, longer than the 7 days `transactions.events` keeps its messages), by a prune on start and every hour, so
+ * the table stays bounded. What was forgotten stands behind a watermark, the furthest position pruned
+ * (`seen-pruned:<table>` in `checkpoints`): an event at or before it — a group reading the topic again, old events
+ * published again — is skipped, never applied twice.
  */
 import type Database from 'better-sqlite3';
 import type { BusSubscription, IncomingMessage, MessageBus } from '@switchyard/bus';
@@ -31,7 +37,15 @@ export interface TopicProjectionOptions {
   readonly seenTable: string;
   /** How the other store orders its positions (`compareSqlitePositions`, `compareEventStoreDbPositions`). */
   readonly comparePositions: (a: string, b: string) => number;
+  /** How long an applied event's id is kept (by the event's time); default `DEFAULT_SEEN_RETENTION_MS`. */
+  readonly seenRetentionMs?: number;
 }
+
+/** 30 days: longer than any topic keeps its messages (`transactions.events`: 7 days, docs/operations.md). */
+export const DEFAULT_SEEN_RETENTION_MS = 30 * 24 * 60 * 60 * 1000;
+
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+const PRUNE_BATCH = 1_000;
 
 export class TopicProjection {
   private subscription: BusSubscription | null = null;
@@ -42,6 +56,8 @@ export class TopicProjection {
   private readonly applies: (event: RecordedEvent) => boolean;
   /** Read at `start`: a fold from the store just before (`foldFromStore`) moves it. */
   private appliedUpTo: string | undefined;
+  private readonly pruneBatch: (before: string) => number;
+  private pruning: NodeJS.Timeout | null = null;
 
   constructor(
     db: Database.Database,
@@ -50,26 +66,64 @@ export class TopicProjection {
   ) {
     this.applies = options.applies ?? (() => true);
     if (!/^[a-z_][a-z0-9_]*$/.test(options.seenTable)) throw new Error(`not a table name: ${options.seenTable}`);
-    db.exec(`CREATE TABLE IF NOT EXISTS ${options.seenTable} (event_id TEXT PRIMARY KEY)`);
+    const table = options.seenTable;
+    const compare = options.comparePositions;
+    db.exec(`CREATE TABLE IF NOT EXISTS ${table} (event_id TEXT PRIMARY KEY, recorded_at TEXT, position TEXT)`);
+    const columns = (db.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name);
+    if (!columns.includes('recorded_at')) {
+      // Ids kept before they had a time: they age from now.
+      db.exec(`ALTER TABLE ${table} ADD COLUMN recorded_at TEXT`);
+      db.prepare(`UPDATE ${table} SET recorded_at = ? WHERE recorded_at IS NULL`).run(new Date().toISOString());
+    }
+    if (!columns.includes('position')) db.exec(`ALTER TABLE ${table} ADD COLUMN position TEXT`);
+    db.exec(`CREATE INDEX IF NOT EXISTS ${table}_recorded_at ON ${table} (recorded_at)`);
     db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
-    const seen = db.prepare<[string]>(`INSERT OR IGNORE INTO ${options.seenTable} (event_id) VALUES (?)`);
+    const insertSeen = db.prepare<[string, string, string]>(
+      `INSERT OR IGNORE INTO ${table} (event_id, recorded_at, position) VALUES (?, ?, ?)`,
+    );
     const checkpoint = db.prepare<[string]>('SELECT position FROM checkpoints WHERE name = ?');
-    this.storeCheckpoint = () =>
-      (checkpoint.get(projectionCheckpointName(projection)) as { position: string } | undefined)?.position;
     const save = db.prepare<[string, string]>(
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
+    const positionOf = (name: string) => (checkpoint.get(name) as { position: string } | undefined)?.position;
+    this.storeCheckpoint = () => positionOf(projectionCheckpointName(projection));
     this.saveCheckpoint = (position) => save.run(projectionCheckpointName(projection), position);
+
+    // Forgotten ids stand behind a watermark: the furthest position among them. An event at or before it was applied
+    // (or is older than the retention and never came: only a relay that far behind), so it is skipped unread.
+    // Read from the table each time (one indexed row): another projection of the same table may have pruned.
+    const prunedName = `seen-pruned:${table}`;
+    const forgotten = (event: RecordedEvent) => {
+      const prunedUpTo = positionOf(prunedName);
+      return prunedUpTo !== undefined && compare(event.position, prunedUpTo) <= 0;
+    };
+    const seen = (event: RecordedEvent) =>
+      !forgotten(event) && insertSeen.run(event.id, event.recordedAt, event.position).changes > 0;
+    const prunable = db.prepare<[string, number], { id: number; position: string | null }>(
+      `SELECT rowid AS id, position FROM ${table} WHERE recorded_at < ? LIMIT ?`,
+    );
+    const remove = db.prepare<[number]>(`DELETE FROM ${table} WHERE rowid = ?`);
+    this.pruneBatch = db.transaction((before: string) => {
+      const was = positionOf(prunedName);
+      let upTo = was;
+      const rows = prunable.all(before, PRUNE_BATCH);
+      for (const row of rows) {
+        remove.run(row.id);
+        if (row.position !== null && (upTo === undefined || compare(row.position, upTo) > 0)) upTo = row.position;
+      }
+      if (upTo !== undefined && upTo !== was) save.run(prunedName, upTo);
+      return rows.length;
+    });
+
     const applies = this.applies;
     this.applyFolded = db.transaction((events: readonly RecordedEvent[]) => {
       for (const event of events)
-        if (options.types.has(event.type) && applies(event) && seen.run(event.id).changes > 0)
-          projection.apply(event, db);
+        if (options.types.has(event.type) && applies(event) && seen(event)) projection.apply(event, db);
     });
     this.applyOnce = db.transaction((event: RecordedEvent) => {
       const upTo = this.appliedUpTo;
-      if (upTo !== undefined && options.comparePositions(event.position, upTo) <= 0) return;
-      if (seen.run(event.id).changes === 0) return;
+      if (upTo !== undefined && compare(event.position, upTo) <= 0) return;
+      if (!seen(event)) return;
       projection.apply(event, db);
     });
   }
@@ -109,9 +163,29 @@ export class TopicProjection {
     }
   }
 
+  /** Forgets the ids of events older than the retention (`now` minus `seenRetentionMs`); answers how many. */
+  pruneSeen(now: Date = new Date()): number {
+    const before = new Date(now.getTime() - (this.options.seenRetentionMs ?? DEFAULT_SEEN_RETENTION_MS)).toISOString();
+    let pruned = 0;
+    for (;;) {
+      const batch = this.pruneBatch(before);
+      pruned += batch;
+      if (batch < PRUNE_BATCH) return pruned;
+    }
+  }
+
   /** Joins the group (resolves once live); a new group reads the topic from its beginning. */
   async start(): Promise<void> {
     if (this.subscription) return;
+    this.pruneSeen();
+    this.pruning = setInterval(() => {
+      try {
+        this.pruneSeen();
+      } catch {
+        // Tried again on the next round: a bounded table, not a correct one, depends on it.
+      }
+    }, PRUNE_EVERY_MS);
+    this.pruning.unref();
     this.appliedUpTo = this.storeCheckpoint();
     this.subscription = await this.options.bus.subscribe({
       groupId: this.options.groupId,
@@ -122,6 +196,8 @@ export class TopicProjection {
   }
 
   async stop(): Promise<void> {
+    if (this.pruning) clearInterval(this.pruning);
+    this.pruning = null;
     const subscription = this.subscription;
     this.subscription = null;
     await subscription?.stop();
