@@ -143,3 +143,26 @@ it('a taken card is never swept while its release waits, and the release is one 
   expect(waiting()).toBe(0);
   for (const { card_id } of cards) expect(vault.slices.vault.find(account, card_id as string)).not.toBeNull();
 });
+
+it('a taken card kept for a stored method is released at once: a crash before the batched release does not lose it', async () => {
+  const kept = await handOver({ card: card() });
+  const summary = await vault.port.takeHandedOverCard(account, kept.card_id as string);
+  await vault.port.recordStoreRequested(account, {
+    card: summary!,
+    transactionId: '00000000-0000-4000-8000-000000000001',
+    paymentServiceId: '00000000-0000-4000-8000-000000000002',
+    buyerId: null,
+    externalIdentifier: null,
+  });
+  // Killed -9 right after (its pending releases never written): another process on the same files sweeps.
+  const crashed = vault;
+  vault = new VaultService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), cardHandOverTtlMs: 50 });
+  try {
+    await vault.catchUp();
+    await sleep(80);
+    expect(vault.port.sweepHandedOverCards()).toBe(0);
+    expect(vault.slices.vault.find(account, kept.card_id as string)).not.toBeNull();
+  } finally {
+    await crashed.stop();
+  }
+});

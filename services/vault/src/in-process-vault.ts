@@ -265,6 +265,10 @@ export class InProcessVault {
       readonly externalIdentifier: string | null;
     },
   ): Promise<void> {
+    // The card is kept: its wait is released now, in a commit of its own before the method is recorded, never left to
+    // the batched release (a kill -9 in between would have let the sweep remove a stored method's card).
+    if (this.#taken.get(request.card.id) === merchantAccountId) this.#taken.delete(request.card.id);
+    this.slices.vault.releaseHandOvers([{ merchantAccountId, id: request.card.id }]);
     await this.slices.paymentMethods.recordStoreRequested(merchantAccountId, { ...request, bin: request.card.binInfo });
   }
 

@@ -121,10 +121,10 @@ export class CardVault {
         created_at TEXT NOT NULL
       );
       CREATE INDEX IF NOT EXISTS vault_cards_account_fingerprint ON vault_cards (merchant_account_id, fingerprint);
+      -- Cards waiting for their payment: a few seconds' worth, so read whole by the sweep (no index to write).
       CREATE TABLE IF NOT EXISTS vault_card_hand_overs (
         card_id TEXT PRIMARY KEY, merchant_account_id TEXT NOT NULL, until TEXT NOT NULL
       );
-      CREATE INDEX IF NOT EXISTS vault_card_hand_overs_until ON vault_card_hand_overs (until);
     `);
     const columns = new Set(
       (db.prepare('PRAGMA table_info(vault_cards)').all() as { name: string }[]).map((column) => column.name),
