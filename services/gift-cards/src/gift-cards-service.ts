@@ -93,6 +93,7 @@ export class GiftCardsService {
   private readonly fingerprintKey: Buffer;
   private readonly handOverTtlMs: number;
   private sweeping: NodeJS.Timeout | null = null;
+  private readonly onError: GiftCardsServiceOptions['onError'];
 
   constructor(options: GiftCardsServiceOptions) {
     this.host = new ServiceHost({ ...options, upcasters: giftCardsUpcasters });
@@ -102,6 +103,7 @@ export class GiftCardsService {
       now: this.host.context.now,
     });
     this.fingerprintKey = options.fingerprintKey;
+    this.onError = options.onError;
     this.handOverTtlMs = options.handOverTtlMs ?? DEFAULT_GIFT_CARD_HAND_OVER_TTL_MS;
     this.giftCards = new GiftCards(this.host.context, {
       services: options.services,
@@ -126,7 +128,7 @@ export class GiftCardsService {
         this.giftCards.credentialsFor(merchantAccountId, giftCardId) ??
         this.vault.revealOneOff(merchantAccountId, giftCardId),
       handedOver: {
-        holds: (merchantAccountId, giftCardId) => this.vault.revealOneOff(merchantAccountId, giftCardId) !== null,
+        holds: (merchantAccountId, giftCardId) => this.vault.holdsOneOff(merchantAccountId, giftCardId),
         erase: (merchantAccountId, giftCardId) => void this.vault.eraseOneOff(merchantAccountId, giftCardId),
       },
       now: this.host.context.now,
@@ -143,7 +145,14 @@ export class GiftCardsService {
   async start(): Promise<void> {
     this.vault.rewrapLegacy();
     this.sweepHandedOver();
-    this.sweeping = setInterval(() => this.sweepHandedOver(), HAND_OVER_SWEEP_INTERVAL_MS);
+    this.sweeping = setInterval(() => {
+      try {
+        this.sweepHandedOver();
+      } catch (error) {
+        // Tried again on the next round.
+        this.onError?.(error, 'erasing the handed-over gift cards past their time');
+      }
+    }, HAND_OVER_SWEEP_INTERVAL_MS);
     this.sweeping.unref();
     await this.catchUp();
     await this.host.catchUpAndFollow();
@@ -186,12 +195,15 @@ export class GiftCardsService {
    * the gateway; a malformed one is a RangeError that names neither.
    */
   handOver(request: GiftCardHandOverRequest): GiftCardHandOver[] {
-    return request.cards.map((card) => {
-      const id = randomUUID();
-      this.vault.storeOneOff(request.merchant_account_id, id, { number: card.number, pin: card.pin });
-      const digits = giftCardDigitsOf(card.number);
+    const cards = request.cards.map((card) => ({
+      id: randomUUID(),
+      secret: { number: card.number, pin: card.pin },
+    }));
+    this.vault.storeOneOffs(request.merchant_account_id, cards);
+    return cards.map(({ id, secret }) => {
+      const digits = giftCardDigitsOf(secret.number);
       const digest = createHmac('sha256', this.fingerprintKey)
-        .update(`${HAND_OVER_DIGEST_PURPOSE}:${JSON.stringify([card.number, card.pin])}`)
+        .update(`${HAND_OVER_DIGEST_PURPOSE}:${JSON.stringify([secret.number, secret.pin])}`)
         .digest('hex');
       return { id, bin: digits.bin, sub_bin: digits.subBin, last4: digits.last4, digest };
     });

@@ -59,6 +59,7 @@ export class GiftCardVault {
   readonly #now: () => Date;
   readonly #insert: Database.Statement<[VaultGiftCardRecord & { one_off: 0 | 1 }]>;
   readonly #oneOff: Database.Statement<[string, string], VaultGiftCardRecord>;
+  readonly #holdsOneOff: Database.Statement<[string, string], { found: 1 }>;
   readonly #staleOneOffs: Database.Statement<[string, number], { id: string; merchant_account_id: string }>;
   readonly #secret: Database.Statement<[string, string], VaultGiftCardRecord>;
   readonly #erase: (id: string, merchantAccountId: string) => boolean;
@@ -93,6 +94,9 @@ export class GiftCardVault {
     this.#oneOff = db.prepare(
       'SELECT * FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ? AND one_off = 1',
     );
+    this.#holdsOneOff = db.prepare(
+      'SELECT 1 AS found FROM vault_gift_cards WHERE id = ? AND merchant_account_id = ? AND one_off = 1',
+    );
     this.#staleOneOffs = db.prepare(
       'SELECT id, merchant_account_id FROM vault_gift_cards WHERE one_off = 1 AND created_at < ? LIMIT ?',
     );
@@ -123,11 +127,22 @@ export class GiftCardVault {
   }
 
   /**
-   * The same for a card given by number and PIN to one payment (`gift-cards.hand-over`): kept apart from the stored
-   * cards (`revealOneOff` reads only these), erased once its redemption is answered or by `sweepOneOffs`.
+   * The same, in one commit, for the cards given by number and PIN to one payment (`gift-cards.hand-over`): kept
+   * apart from the stored cards (`revealOneOff` reads only these), erased once a redemption is answered or by
+   * `sweepOneOffs`.
    */
-  storeOneOff(merchantAccountId: string, id: string, secret: GiftCardSecret): void {
-    this.#store(merchantAccountId, id, secret, 1);
+  storeOneOffs(
+    merchantAccountId: string,
+    cards: readonly { readonly id: string; readonly secret: GiftCardSecret }[],
+  ): void {
+    this.#transaction(() => {
+      for (const { id, secret } of cards) this.#store(merchantAccountId, id, secret, 1);
+    });
+  }
+
+  /** Whether a one-off card is kept under this id for the merchant account (nothing decrypted). */
+  holdsOneOff(merchantAccountId: string, id: string): boolean {
+    return this.#holdsOneOff.get(id, merchantAccountId) !== undefined;
   }
 
   /** A one-off card's number and PIN (as `reveal`); null when it is not one, was erased or is another account's. */
@@ -139,7 +154,7 @@ export class GiftCardVault {
   /** Erases a one-off card (never a stored one); false when there was none. */
   eraseOneOff(merchantAccountId: string, id: string): boolean {
     return this.#transaction(() =>
-      this.#oneOff.get(id, merchantAccountId) ? this.#erase(id, merchantAccountId) : false,
+      this.#holdsOneOff.get(id, merchantAccountId) ? this.#erase(id, merchantAccountId) : false,
     );
   }
 
