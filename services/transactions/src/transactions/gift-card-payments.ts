@@ -7,10 +7,11 @@
  *
  * Every card — stored (`POST /gift-cards`), or given by number and PIN and handed over by the gateway to the gift
  * cards service as a one-off card (`gift-cards.hand-over`) — is redeemed and reversed by the gift cards service,
- * which alone reads its number and PIN; this service never sees them. The request is an event on the transaction stream (`GiftCardRedemptionRequested`,
- * `GiftCardReversalRequested`, relayed on `transactions.events`), its answer an event of the gift cards service
- * (`gift-cards.events`) that `GiftCardOutcomes` records here (`recordOutcome`) and hands to the request waiting for it
- * (up to `outcomeTimeoutMs`: no answer by then is no answer, as a provider's timeout).
+ * which alone reads its number and PIN; this service never sees them. The request is an event on the transaction
+ * stream (`GiftCardRedemptionRequested`, `GiftCardReversalRequested`, relayed on `transactions.events`), its answer
+ * an event of the gift cards service (`gift-cards.events`) that `GiftCardOutcomes` records here (`recordOutcome`) and
+ * hands to the request waiting for it (up to `outcomeTimeoutMs`: no answer by then is no answer, as a provider's
+ * timeout).
  *
  * A crash can stop this anywhere. Every step is an event, and the provider's redeem and reverse calls are idempotent
  * by reference (the gift cards service's, by redemption id), so recovery needs no memory of the crashed process: a process still open after
