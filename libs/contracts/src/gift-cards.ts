@@ -39,7 +39,14 @@ export const giftCardPatterns = {
 export const giftCardPaymentPatterns = {
   describe: 'gift-cards.describe',
   belongsTo: 'gift-cards.belongs-to',
+  /** The one-off cards of a request that created no transaction (refused, replayed): erased before its answer. */
+  forgetHandOver: 'gift-cards.forget-hand-over',
 } as const;
+
+export interface GiftCardForgetHandOverRequest {
+  readonly merchant_account_id: string;
+  readonly gift_card_ids: readonly string[];
+}
 
 /** What the gateway may call on the gift cards service: the API's patterns and the ping of its /readyz, not the payments'. */
 export const giftCardGatewayPatterns: readonly string[] = Object.values(giftCardPatterns);

@@ -23,6 +23,7 @@ import {
   type GiftCardBelongsToRequest,
   type GiftCardDescribeRequest,
   type GiftCardDigitsWire,
+  type GiftCardForgetHandOverRequest,
   type GiftCardHandOver,
   type GiftCardHandOverRequest,
 } from '@switchyard/contracts';
@@ -209,6 +210,14 @@ export class GiftCardsService {
     });
   }
 
+  /**
+   * Erases the one-off cards of a request that created no transaction (refused, or a replay): the transactions
+   * service asks before it answers, so a refusal leaves nothing behind. A stored card's id erases nothing.
+   */
+  async forgetHandedOver(merchantAccountId: string, giftCardIds: readonly string[]): Promise<void> {
+    this.vault.eraseOneOffs(merchantAccountId, giftCardIds);
+  }
+
   /** Erases the handed-over cards no redemption asked for in `handOverTtlMs`; answers how many. */
   sweepHandedOver(): number {
     return this.vault.sweepOneOffs(new Date(this.host.context.now().getTime() - this.handOverTtlMs));
@@ -243,6 +252,11 @@ export class GiftCardsService {
       [giftCardPaymentPatterns.belongsTo]: async (payload) => {
         const request = payload as GiftCardBelongsToRequest;
         return this.belongsTo(request.merchant_account_id, request.gift_card_id, request.buyer);
+      },
+      [giftCardPaymentPatterns.forgetHandOver]: async (payload) => {
+        const request = payload as GiftCardForgetHandOverRequest;
+        await this.forgetHandedOver(request.merchant_account_id, request.gift_card_ids);
+        return null;
       },
     };
   }

@@ -5,6 +5,7 @@
  * it started. Refunds can target one redemption. (The kill -9 variant: gift-card-recovery.int.spec.ts.)
  */
 import fs from 'node:fs';
+import Database from 'better-sqlite3';
 import path from 'node:path';
 import { ApiError } from '@switchyard/api';
 import { transactionsPatterns, type TransactionCreateRequest } from '@switchyard/contracts';
@@ -171,6 +172,25 @@ describe('a gift card given by number and PIN', () => {
       expect(bytes.includes(given.number), file).toBe(false);
       expect(bytes.includes(`${given.number.slice(0, 10)}${middle}`), file).toBe(false);
     }
+  });
+});
+
+describe('a refused payment with gift cards given by number', () => {
+  it('leaves no one-off card behind: the gift cards service erases them before the answer', async () => {
+    const oneOffs = () => {
+      const db = new Database(path.join(h.fixture.dataDir, 'gift-cards.db'), { readonly: true });
+      try {
+        return (db.prepare('SELECT count(*) AS n FROM vault_gift_cards WHERE one_off = 1').get() as { n: number }).n;
+      } finally {
+        db.close();
+      }
+    };
+    const before = oneOffs();
+    // No gift card service on this account: refused after the gateway handed the cards over.
+    const refused = await pay({ amount: 1_000, gift_cards: [giftCard('05000', 600), giftCard('05000', 400)] }, bare);
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body.details[0].type).toBe('no_gift_card_service');
+    expect(oneOffs()).toBe(before);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   type GiftCardDigitsWire,
   type GiftCardServiceRefWire,
   type GiftCardServiceRequest,
+  type GiftCardForgetHandOverRequest,
 } from '@switchyard/contracts';
 import type { RpcClient, RpcHandlers } from '@switchyard/rpc';
 import type { PaymentServiceConnection, PaymentServices } from './payment-services/payment-services.slice';
@@ -106,6 +107,12 @@ export const giftCardsOverRpc = (rpc: RpcClient): GiftCardSource => ({
       gift_card_id: giftCardId,
       buyer,
     }),
+  forgetHandedOver: async (merchantAccountId, giftCardIds) => {
+    await rpc.call<null>(giftCardPaymentPatterns.forgetHandOver, {
+      merchant_account_id: merchantAccountId,
+      gift_card_ids: giftCardIds,
+    } satisfies GiftCardForgetHandOverRequest);
+  },
 });
 
 const giftCardServiceRef = (connection: PaymentServiceConnection): GiftCardServiceRef => ({

@@ -241,6 +241,8 @@ export class TransactionsService {
           (await this.giftCardSource?.describe(merchantAccountId, giftCardId)) ?? null,
         belongsTo: async (merchantAccountId, giftCardId, buyer: NonNullable<EmbedBuyerPin>) =>
           (await this.giftCardSource?.belongsTo(merchantAccountId, giftCardId, buyer)) ?? false,
+        forgetHandedOver: async (merchantAccountId, giftCardIds) =>
+          this.giftCardSource?.forgetHandedOver(merchantAccountId, giftCardIds),
       },
       onBackgroundError: this.onBackgroundError,
       vault: options.vault.port,

@@ -100,10 +100,10 @@ export class TransactionsController {
     // refusal still comes first.
     const configurations = method === 'card' || method === 'id' ? this.threeDsConfigurations(merchantAccountId) : null;
     configurations?.catch(() => undefined);
-    const [{ body, cardHandOver }, giftCards] = await Promise.all([
-      this.handOverCard(merchantAccountId, given),
-      this.handOverGiftCards(merchantAccountId, given),
-    ]);
+    const { body, cardHandOver } = await this.handOverCard(merchantAccountId, given);
+    // After the card: a card the vault refuses leaves no gift card handed over (the transactions service has the
+    // gift cards service erase them when it refuses the request).
+    const giftCards = await this.handOverGiftCards(merchantAccountId, given);
     const request: TransactionCreateRequest = {
       merchant_account_id: merchantAccountId,
       body: giftCards ? { ...body, gift_cards: giftCards.items } : body,

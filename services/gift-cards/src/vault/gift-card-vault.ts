@@ -151,6 +151,11 @@ export class GiftCardVault {
     return record ? this.#opened(record) : null;
   }
 
+  /** `eraseOneOff` of each, in one commit; answers how many were erased. */
+  eraseOneOffs(merchantAccountId: string, ids: readonly string[]): number {
+    return this.#transaction(() => ids.filter((id) => this.eraseOneOff(merchantAccountId, id)).length);
+  }
+
   /** Erases a one-off card (never a stored one); false when there was none. */
   eraseOneOff(merchantAccountId: string, id: string): boolean {
     return this.#transaction(() =>

@@ -216,6 +216,11 @@ export class Authorizations {
       // A removal that fails leaves the card to the vault (it is not this request's answer).
       if (!progress.created && progress.cardId)
         await this.vault.removeCards([{ merchantAccountId, id: progress.cardId }]).catch(this.onBackgroundError);
+      // So are the gift cards the gateway handed to the gift cards service for it.
+      if (!progress.created && request.gift_card_hand_over)
+        await this.giftCards
+          .forgetHandedOver(merchantAccountId, request.gift_card_hand_over)
+          .catch(this.onBackgroundError);
       // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
       // Not waited for: the answer does not depend on it (an alias the vault did not hear about expires on its own).
       if (!progress.paused && progress.securityCode)
@@ -242,7 +247,7 @@ export class Authorizations {
       request.embed_buyer,
       request.gift_card_hand_over,
     );
-    if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards);
+    if (!body.payment_method) return this.payWithGiftCardsOnly(request, giftCards as PlannedGiftCards, progress);
     const paymentMethod = body.payment_method;
     const id = this.context.newId();
     const instrument = await this.instruments.resolve(merchantAccountId, paymentMethod, {
@@ -417,6 +422,7 @@ export class Authorizations {
   private async payWithGiftCardsOnly(
     request: TransactionCreateRequest,
     giftCards: PlannedGiftCards,
+    progress: AuthorizeProgress,
   ): Promise<WireTransaction> {
     const { merchant_account_id: merchantAccountId, body } = request;
     const id = this.context.newId();
@@ -443,6 +449,7 @@ export class Authorizations {
         vaultCard: null,
       },
     });
+    progress.created = true;
     try {
       await this.giftCards.settle(id);
     } finally {

@@ -58,6 +58,8 @@ export interface GiftCardSource {
   ): Promise<{ readonly bin: string; readonly subBin: string; readonly last4: string } | null>;
   /** Whether the stored card is the buyer's (stored for that `buyer_id` or `buyer_external_identifier`). */
   belongsTo(merchantAccountId: string, giftCardId: string, buyer: NonNullable<EmbedBuyerPin>): Promise<boolean>;
+  /** Erases the one-off cards a request was handed over with when it created no transaction. */
+  forgetHandedOver(merchantAccountId: string, giftCardIds: readonly string[]): Promise<void>;
 }
 
 export interface GiftCardPaymentSettings {
@@ -188,6 +190,15 @@ export class GiftCardPayments {
       redemptions.push({ redemptionId, giftCardId: item.id, ...digits, amount: item.amount });
     }
     return { plan: { serviceId: service.id, redemptions }, service };
+  }
+
+  /**
+   * The one-off cards of a request that created no transaction (a refusal, a replay, a conflict), erased by the gift
+   * cards service before the answer, as the vault's handed-over card is: a refusal leaves nothing behind.
+   */
+  async forgetHandedOver(merchantAccountId: string, handOver: readonly (GiftCardHandOver | null)[]): Promise<void> {
+    const ids = handOver.flatMap((given) => (given ? [given.id] : []));
+    if (ids.length > 0) await this.dependencies.credentialSource?.forgetHandedOver(merchantAccountId, ids);
   }
 
   /**
