@@ -43,19 +43,21 @@ export async function fetchAnswer(label: string, url: string, init: RequestInit)
 }
 
 /**
- * Sends `send(0)`, `send(1)`, … one after another until `refusals` answers have been 429 (at most `max` requests),
- * so a spec can also see that the next request to another endpoint or gateway is refused as well.
+ * Sends `send(0)`, `send(1)`, … one after another until `refusals` answers have been 429 — or, with `until`, until it
+ * holds for the answers so far — (at most `max` requests), so a spec can also see that the next request to another
+ * endpoint or gateway is refused as well.
  */
 export async function sendUntilRefused(
   send: (index: number) => Promise<Answer>,
-  options: { refusals?: number; max?: number } = {},
+  options: { refusals?: number; max?: number; until?: (answers: readonly Answer[]) => boolean } = {},
 ): Promise<Run> {
   const refusals = options.refusals ?? 1;
   const max = options.max ?? 3 * LIMIT;
   const answers: Answer[] = [];
   const started = performance.now();
   let refused = 0;
-  while (refused < refusals && answers.length < max) {
+  const done = () => (options.until ? options.until(answers) : refused >= refusals);
+  while (!done() && answers.length < max) {
     const answer = await send(answers.length);
     answers.push(answer);
     if (answer.status === 429) refused += 1;
