@@ -102,6 +102,15 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     });
     await ready();
   };
+  /** A split payment of 1,000: a card for 600, 400 from the stored gift card, captured. */
+  const splitPayment = (giftCardId: string) =>
+    send('POST', '/transactions', {
+      amount: 1_000,
+      currency: 'USD',
+      intent: 'capture',
+      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+      gift_cards: [{ id: giftCardId, amount: 400 }],
+    });
   /** The payment once it ended in one of `statuses`, none of its gift card redemptions still processing. */
   const endedAs = (id: string, what: string, statuses: readonly string[], timeoutMs: number) =>
     waitFor(
@@ -279,13 +288,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     // The gift cards process again, its provider behind the proxy.
     await restartGiftCardsBehindProxy();
 
-    const paying = send('POST', '/transactions', {
-      amount: 1_000,
-      currency: 'USD',
-      intent: 'capture',
-      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
-      gift_cards: [{ id: stored.body.id, amount: 400 }],
-    });
+    const paying = splitPayment(stored.body.id);
     await providerCharged;
     await runtime.processes['gift-cards']!.kill('SIGKILL');
     expect((await ledger()).balance).toBe(4_600);
@@ -315,13 +318,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     await cardsThroughProxy();
 
     armed = true;
-    const paying = send('POST', '/transactions', {
-      amount: 1_000,
-      currency: 'USD',
-      intent: 'capture',
-      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
-      gift_cards: [{ id: stored.body.id, amount: 400 }],
-    });
+    const paying = splitPayment(stored.body.id);
     await cardChargedOnce;
     await runtime.processes.vault!.kill('SIGKILL');
 
@@ -362,13 +359,7 @@ describeWithInfra('split tender: the gift cards or the vault process killed mid-
     const reached = new Promise<void>((resolve) => {
       delayed = { reached: resolve, release: new Promise<void>((released) => (release = released)) };
     });
-    const paying = send('POST', '/transactions', {
-      amount: 1_000,
-      currency: 'USD',
-      intent: 'capture',
-      payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
-      gift_cards: [{ id: stored.body.id, amount: 400 }],
-    });
+    const paying = splitPayment(stored.body.id);
     await reached;
     await runtime.processes['gift-cards']!.kill('SIGKILL');
     // The card authorized, the redemption request goes on the log while nobody reads it.

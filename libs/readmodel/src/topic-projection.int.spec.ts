@@ -9,7 +9,7 @@ import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
 import { EVENT_ID_HEADER, type EventMessage } from '@switchyard/contracts';
 import { compareSqlitePositions, type RecordedEvent } from '@switchyard/eventstore';
-import { TopicProjection } from './topic-projection';
+import { TopicProjection, type TopicProjectionOptions } from './topic-projection';
 
 const message = (position: number, counts: boolean, recordedAt = '2026-02-01T10:00:00.000Z'): EventMessage => ({
   id: randomUUID(),
@@ -28,8 +28,8 @@ const message = (position: number, counts: boolean, recordedAt = '2026-02-01T10:
   metadata: {},
 });
 
-it('skips without a write the events the projection changes nothing for', async () => {
-  const db = new Database(':memory:');
+/** A projection of `Counted` events from `things.events` (the in-process bus) recording the ids it applied. */
+function counted(db: Database.Database, options: Partial<TopicProjectionOptions>) {
   const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
   const applied: string[] = [];
   const projection = new TopicProjection(
@@ -40,11 +40,19 @@ it('skips without a write the events the projection changes nothing for', async 
       groupId: 'counted',
       topic: 'things.events',
       types: new Set(['Counted']),
-      applies: (event) => (event.data as { counts: boolean }).counts,
       seenTable: 'counted_events',
       comparePositions: compareSqlitePositions,
+      ...options,
     },
   );
+  return { bus, applied, projection };
+}
+
+it('skips without a write the events the projection changes nothing for', async () => {
+  const db = new Database(':memory:');
+  const { bus, applied, projection } = counted(db, {
+    applies: (event) => (event.data as { counts: boolean }).counts,
+  });
   await projection.start();
   let commits = 0;
   db.function('count_commit', () => (commits += 1));
@@ -75,21 +83,7 @@ it('forgets the ids of events older than the retention, on start and when pruned
   const db = new Database(':memory:');
   // A table of the release before: ids without their events' time (they age from the upgrade).
   db.exec("CREATE TABLE counted_events (event_id TEXT PRIMARY KEY); INSERT INTO counted_events VALUES ('before')");
-  const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
-  const applied: string[] = [];
-  const projection = new TopicProjection(
-    db,
-    { name: 'counted', apply: (event: RecordedEvent) => void applied.push(event.id) },
-    {
-      bus,
-      groupId: 'counted',
-      topic: 'things.events',
-      types: new Set(['Counted']),
-      seenTable: 'counted_events',
-      comparePositions: compareSqlitePositions,
-      seenRetentionMs: 24 * 60 * 60 * 1000,
-    },
-  );
+  const { bus, applied, projection } = counted(db, { seenRetentionMs: 24 * 60 * 60 * 1000 });
   const day = 24 * 60 * 60 * 1000;
   const old = message(1, true, new Date(Date.now() - 2 * day).toISOString());
   const recent = message(2, true, new Date(Date.now() - day / 2).toISOString());
