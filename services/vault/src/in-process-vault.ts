@@ -185,10 +185,7 @@ export class InProcessVault {
   ): Promise<(VaultCardSummary & { readonly aliases?: VaultCardAliases | null }) | null> {
     if (this.slices.vault.isHandedOver(merchantAccountId, cardId)) {
       this.#taken.set(cardId, merchantAccountId);
-      if (!this.#releasing) {
-        this.#releasing = setTimeout(() => this.releaseTakenCards(), RELEASE_AFTER_MS);
-        this.#releasing.unref();
-      }
+      this.#scheduleRelease();
     }
     const found = this.revealed(merchantAccountId, cardId);
     if (!found || !options.aliases) return found?.summary ?? null;
@@ -205,6 +202,20 @@ export class InProcessVault {
       .filter(({ merchantAccountId, id }) => this.#taken.get(id) !== merchantAccountId);
     this.slices.vault.removeAll(expired);
     return expired.length;
+  }
+
+  #scheduleRelease(): void {
+    if (this.#releasing) return;
+    this.#releasing = setTimeout(() => {
+      try {
+        this.releaseTakenCards();
+      } catch {
+        // The store could not take it now (busy, or closing): the takes stay pending, and are released next time.
+        this.#releasing = null;
+        if (this.#taken.size > 0) this.#scheduleRelease();
+      }
+    }, RELEASE_AFTER_MS);
+    this.#releasing.unref();
   }
 
   /** Releases the waits of the cards taken since the last release, in one commit (also when the vault stops). */
