@@ -33,14 +33,15 @@ export function notSentCode(error: unknown): string | null {
 export const hostOf = (baseUrl: string): string => new URL(baseUrl).host;
 
 /**
- * Whether `host` (`host[:port]`) matches `pattern`: the same, ignoring case, where a `*` in the pattern stands for any
- * characters but a dot or a colon (`*-checkout-live.adyenpayments.com`, `*.psp.example:8443`).
+ * A host pattern compiled once: whether a `host` (`host[:port]`) matches it — the same, ignoring case, where a `*`
+ * stands for any characters but a dot or a colon (`*-checkout-live.adyenpayments.com`, `*.psp.example:8443`).
  */
-export function hostMatches(pattern: string, host: string): boolean {
+export function hostPattern(pattern: string): (host: string) => boolean {
   const escaped = pattern
     .toLowerCase()
     .split('*')
     .map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&'))
     .join('[^.:]+');
-  return new RegExp(`^${escaped}$`).test(host.toLowerCase());
+  const compiled = new RegExp(`^${escaped}$`);
+  return (host) => compiled.test(host.toLowerCase());
 }

@@ -10,7 +10,7 @@
  *    label): a connection's `api_base_url` elsewhere (a provider's regional endpoint, a proxy) must be listed there;
  *  - loopback (127.0.0.0/8, ::1, localhost): a listener there is on the vault's own machine.
  */
-import { hostMatches, hostOf } from '@switchyard/connectors';
+import { hostOf, hostPattern } from '@switchyard/connectors';
 
 export type ForwardHosts = (host: string) => boolean;
 
@@ -29,7 +29,9 @@ export function forwardHosts(options: {
       .map((host) => host.trim())
       .filter((host) => host !== ''),
   ];
-  return (host) => isLoopback(host) || patterns.some((pattern) => hostMatches(pattern, host));
+  // Compiled once: the list is asked on every forwarded call.
+  const matchers = patterns.map(hostPattern);
+  return (host) => isLoopback(host) || matchers.some((matches) => matches(host));
 }
 
 function isLoopback(host: string): boolean {
