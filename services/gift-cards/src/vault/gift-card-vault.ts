@@ -158,9 +158,9 @@ export class GiftCardVault {
 
   /** Erases a one-off card (never a stored one); false when there was none. */
   eraseOneOff(merchantAccountId: string, id: string): boolean {
-    return this.#transaction(() =>
-      this.#holdsOneOff.get(id, merchantAccountId) ? this.#erase(id, merchantAccountId) : false,
-    );
+    // A row is one-off or stored for good (ids are unique): the read needs no write transaction of its own, so a
+    // stored card's redemption, which asks this too, opens none.
+    return this.holdsOneOff(merchantAccountId, id) && this.#erase(id, merchantAccountId);
   }
 
   /** Erases the one-off cards kept since before `before` (a payment that never asked for them); answers how many. */
