@@ -3,6 +3,7 @@
  * are `vault.` too (buyers, payment methods, checkout sessions, network tokens, digital wallets, account updater:
  * their contracts' files); the transactions process serves them until the vault has a process of its own.
  */
+import type { CardBinInfo } from '@switchyard/bin-data';
 
 /**
  * The streams of the vault's store: buyers (and their external identifier claims), stored payment methods, network
@@ -45,10 +46,51 @@ export interface CardHandOverRequest {
   readonly buyer?: { readonly buyer_id?: string | null; readonly buyer_external_identifier?: string | null };
 }
 
+/** A card in the vault as the transactions service may see it: its id and summary, never its number. */
+export interface VaultCardSummary {
+  readonly id: string;
+  readonly merchantAccountId: string;
+  readonly scheme: string | null;
+  readonly cardType: string | null;
+  /** First 6 digits (what the record shows). */
+  readonly bin: string;
+  /** First 8 digits (fewer for a shorter number): what flow rules match a card number's prefix against. */
+  readonly binPrefix: string;
+  /** What the BIN data says of the card (scheme, card type, issuer country and name). */
+  readonly binInfo: CardBinInfo;
+  readonly last4: string;
+  /** MM/YY */
+  readonly expirationDate: string;
+  readonly fingerprint: string;
+  readonly createdAt: string;
+}
+
+/**
+ * What a card-bearing request is built with: short-lived aliases of a vaulted card's number and security code,
+ * bound to the merchant account (the vault's `CardAliases`), swapped back only by the vault's forwarder.
+ */
+export interface VaultCardAliases {
+  readonly number: string;
+  /** Null when no live security code alias was given. */
+  readonly securityCode: string | null;
+  /** MM/YY */
+  readonly expirationDate: string;
+  /** When the aliases stop standing for the card (ISO 8601). */
+  readonly expiresAt: string;
+}
+
 /** What the transactions service gets in place of the card data (`TransactionCreateRequest.card_hand_over`). */
 export interface CardHandOver {
   /** The stored card, one-off until the payment stores it; null for a stored method's security code. */
   readonly card_id: string | null;
+  /**
+   * The stored card's summary and its first aliases (with the security code's), so that the payment decides and is
+   * recorded while the vault takes the card (`VaultPort.takeHandedOverCard`, waited for before the first
+   * card-bearing call) instead of after a round trip for them. Null with no card; absent from a vault of an earlier
+   * release, whose payments take the card first.
+   */
+  readonly card?: VaultCardSummary | null;
+  readonly aliases?: VaultCardAliases | null;
   /** The alias of the security code, held in the vault's memory only; null when none was given. */
   readonly security_code_alias: string | null;
   /**

@@ -10,27 +10,11 @@
  * the vault's memory too, this service holding only its alias. Every argument and answer is JSON-safe, so that the
  * port can cross RPC.
  */
-import type { CardBinInfo } from '@switchyard/bin-data';
+import type { VaultCardAliases, VaultCardSummary } from '@switchyard/contracts';
 import type { PaymentServiceConnection } from './payment-services/payment-services.slice';
 
 /** A card in the vault as this service may see it: its id and summary, never its number. */
-export interface CardSummary {
-  readonly id: string;
-  readonly merchantAccountId: string;
-  readonly scheme: string | null;
-  readonly cardType: string | null;
-  /** First 6 digits (what the record shows). */
-  readonly bin: string;
-  /** First 8 digits (fewer for a shorter number): what flow rules match a card number's prefix against. */
-  readonly binPrefix: string;
-  /** What the BIN data says of the card (scheme, card type, issuer country and name). */
-  readonly binInfo: CardBinInfo;
-  readonly last4: string;
-  /** MM/YY */
-  readonly expirationDate: string;
-  readonly fingerprint: string;
-  readonly createdAt: string;
-}
+export type CardSummary = VaultCardSummary;
 
 /** A card as given with a payment (by number): what `storeCard` takes, the only way a number goes to the vault. */
 export interface GivenCard {
@@ -44,19 +28,8 @@ export interface StoredCardSummary extends CardSummary {
   readonly securityCodeAlias: string | null;
 }
 
-/**
- * What a card-bearing request is built with: short-lived aliases of a vaulted card's number and security code,
- * bound to the merchant account (the vault's `CardAliases`), swapped back only by the vault's forwarder.
- */
-export interface CardAliasSet {
-  readonly number: string;
-  /** Null when no live security code alias was given. */
-  readonly securityCode: string | null;
-  /** MM/YY */
-  readonly expirationDate: string;
-  /** When the aliases stop standing for the card (ISO 8601). */
-  readonly expiresAt: string;
-}
+/** What a card-bearing request is built with: short-lived aliases, swapped back only by the vault's forwarder. */
+export type CardAliasSet = VaultCardAliases;
 
 export interface TransactionNetworkToken {
   readonly token: string;

@@ -11,32 +11,18 @@
  */
 import { createHmac } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
-import type { BinData, CardBinInfo } from '@switchyard/bin-data';
-import type { CardHandOver, CardHandOverRequest } from '@switchyard/contracts';
+import type { BinData } from '@switchyard/bin-data';
+import type { CardHandOver, CardHandOverRequest, VaultCardAliases, VaultCardSummary } from '@switchyard/contracts';
 import { CardAliasError } from './forwarder/card-aliases';
-import type { StoredCard } from './vault/card-vault';
 import type { PazeConnection } from './digital-wallets/paze-payments';
+import type { StoredCard } from './vault/card-vault';
 import type { VaultSlices } from './vault-slices';
 
-/** A stored card's summary with what the BIN data says of it. */
-export interface VaultCardSummary extends StoredCard {
-  /** First 8 digits (fewer for a shorter number). */
-  readonly binPrefix: string;
-  readonly binInfo: CardBinInfo;
-}
+export type { VaultCardAliases, VaultCardSummary } from '@switchyard/contracts';
 
 /** A stored card's summary, and the alias of the security code given with it (held in the vault's memory only). */
 export interface VaultStoredCard extends VaultCardSummary {
   readonly securityCodeAlias: string | null;
-}
-
-/** What a card-bearing call is built with: aliases of the number and security code, and the expiry. */
-export interface VaultCardAliases {
-  readonly number: string;
-  readonly securityCode: string | null;
-  readonly expirationDate: string;
-  /** When the aliases stop standing for the card (ISO 8601). */
-  readonly expiresAt: string;
 }
 
 const BIN_PREFIX_DIGITS = 8;
@@ -163,15 +149,22 @@ export class InProcessVault {
         digest,
       };
     }
-    const stored = this.store(
+    const card = { number: request.card.number, expirationDate: request.card.expiration_date };
+    const { securityCodeAlias, ...summary } = this.store(
       merchantAccountId,
-      { number: request.card.number, expirationDate: request.card.expiration_date, securityCode },
+      { ...card, securityCode },
       {
         buyerId: this.existingBuyer(merchantAccountId, request.buyer ?? {}),
         handOverUntil: new Date(Date.now() + this.#handOverTtlMs),
       },
     );
-    return { card_id: stored.id, security_code_alias: stored.securityCodeAlias, digest };
+    return {
+      card_id: summary.id,
+      security_code_alias: securityCodeAlias,
+      digest,
+      card: summary,
+      aliases: this.aliasesOf(merchantAccountId, card, securityCodeAlias),
+    };
   }
 
   /**

@@ -574,7 +574,8 @@ export class Authorizations {
         request,
         // The directory gets aliases of the number (no security code), swapped back by the vault's forwarder.
         async () => {
-          const aliases = await this.cardAliases(request.merchant_account_id, { id: card.id, securityCode: null }, id);
+          const directoryCard = { id: card.id, securityCode: null, ...(card.taken ? { taken: card.taken } : {}) };
+          const aliases = await this.cardAliases(request.merchant_account_id, directoryCard, id);
           return { number: aliases.number, expirationDate: aliases.expirationDate };
         },
         instrument.summary.scheme ?? binScheme,
@@ -866,6 +867,7 @@ export class Authorizations {
    * card while they have `aliasesLiveForAtLeastMs` left (the provider call fits in it), else fresh ones.
    */
   private async cardAliases(merchantAccountId: string, card: InstrumentCard, transactionId: string) {
+    await card.taken;
     if (card.aliases && Date.parse(card.aliases.expiresAt) - this.context.now().getTime() >= aliasesLiveForAtLeastMs)
       return card.aliases;
     const aliases = await this.vault.cardAliases(merchantAccountId, card.id, { securityCode: card.securityCode });

@@ -9,7 +9,12 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { checkoutSessionCreateSchema, transactionsPatterns, type ThreeDsConfiguration } from '@switchyard/contracts';
+import {
+  checkoutSessionCreateSchema,
+  transactionsPatterns,
+  type CardHandOver,
+  type ThreeDsConfiguration,
+} from '@switchyard/contracts';
 import { EMBEDDED_CALL } from '@switchyard/rpc';
 import type { ProviderFetch } from '@switchyard/connectors';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
@@ -311,12 +316,14 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
 });
 
 describe('a card handed over by the gateway', () => {
-  const handOverAndAuthorize = async () => {
-    const handOver = await vault.port.handOverCard({
+  const handOverCard = () =>
+    vault.port.handOverCard({
       merchant_account_id: account,
       card: { number: NUMBER, expiration_date: '12/30', security_code: CVC },
     });
-    return service.transactions.create({
+  const handOverAndAuthorize = async () => authorizeHandedOver(await handOverCard());
+  const authorizeHandedOver = (handOver: CardHandOver, configurations: ThreeDsConfiguration[] = []) =>
+    service.transactions.create({
       merchant_account_id: account,
       body: {
         amount: 10_000,
@@ -329,9 +336,8 @@ describe('a card handed over by the gateway', () => {
         is_amount_estimated: false,
       },
       card_hand_over: handOver,
-      three_ds_configurations: [],
+      three_ds_configurations: configurations,
     });
-  };
   /** Calls of a port method (one answer each). */
   const calls = (method: string) => crossed.filter((c) => c.method === method && c.way === 'answer').length;
 
@@ -343,6 +349,42 @@ describe('a card handed over by the gateway', () => {
     const authorization = handedOver.find((h) => h.body.includes('"payment_instrument"'));
     expect(authorization?.body).toMatch(/"security_code":"tok[0-9A-Za-z]{32}"/);
     expectNoCardAnswered();
+  });
+
+  it('comes with its summary and first aliases: the payment is decided and recorded while the vault takes it, and only the provider call waits for the take', async () => {
+    const handOver = await handOverCard();
+    expect(handOver.card).toMatchObject({ bin: NUMBER.slice(0, 6), binPrefix: NUMBER.slice(0, 8), last4: '1203' });
+    expect(handOver.aliases?.number).toMatch(/^tok[0-9A-Za-z]{32}$/);
+    expect(JSON.stringify(handOver)).not.toContain(NUMBER);
+    expect(JSON.stringify(handOver)).not.toContain(`"${CVC}"`);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const take = vault.port.takeHandedOverCard.bind(vault.port);
+    vi.spyOn(vault.port, 'takeHandedOverCard').mockImplementation(async (...args) => {
+      await held;
+      return take(...args);
+    });
+    const payment = authorizeHandedOver(handOver);
+    await vi.waitFor(async () => expect((await sqlite.readAll()).map((e) => e.type)).toContain('TransactionCreated'), {
+      timeout: 3_000,
+    });
+    expect(handedOver).toEqual([]);
+    release();
+    expect(await payment).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
+    expect(calls('takeHandedOverCard')).toBe(1);
+    expect(calls('cardAliases')).toBe(0);
+  });
+
+  it.each([
+    ['the provider', []],
+    ['the 3-D Secure directory', [threeDsConfiguration]],
+  ])('is not sent to %s when the vault no longer has it at the take', async (_, configurations) => {
+    const handOver = await handOverCard();
+    vi.spyOn(vault.port, 'takeHandedOverCard').mockResolvedValue(null);
+    await expect(authorizeHandedOver(handOver, configurations)).rejects.toMatchObject({ status: 502 });
+    expect(handedOver).toEqual([]);
   });
 
   it('asks for fresh aliases when those issued with the card would not outlive the set-up', async () => {

@@ -23,8 +23,13 @@ import type { TransactionDetails } from './transaction-wire';
 export interface InstrumentCard {
   readonly id: string;
   readonly securityCode: string | null;
-  /** Aliases of the card and that security code issued with it (`takeHandedOverCard`), used while they are live. */
+  /** Aliases of the card and that security code issued with it (the hand-over's), used while they are live. */
   readonly aliases?: CardAliasSet;
+  /**
+   * A card handed over for this payment: the vault's take of it, under way beside the payment's decision. Rejects
+   * (502) when the vault no longer has the card; every card-bearing call waits for it first.
+   */
+  readonly taken?: Promise<void>;
 }
 
 export interface Instrument {
@@ -85,15 +90,17 @@ export class Instruments {
     const handOver = context.handOver ?? null;
     switch (method.method) {
       case 'card': {
-        const stored: StoredCardSummary & { readonly aliases?: CardAliasSet | null } = handOver
-          ? await this.handedOverCard(merchantAccountId, handOver)
-          : await this.store(method, merchantAccountId, context.buyerId);
+        const stored: StoredCardSummary & { readonly aliases?: CardAliasSet | null; readonly taken?: Promise<void> } =
+          handOver
+            ? await this.handedOverCard(merchantAccountId, handOver)
+            : await this.store(method, merchantAccountId, context.buyerId);
         return {
           type: 'pan',
           card: {
             id: stored.id,
             securityCode: stored.securityCodeAlias,
             ...(stored.aliases ? { aliases: stored.aliases } : {}),
+            ...(stored.taken ? { taken: stored.taken } : {}),
           },
           cardBin: cardBinOf(stored),
           networkToken: null,
@@ -303,19 +310,33 @@ export class Instruments {
     );
   }
 
-  /** The card the gateway handed to the vault for this request (stored just before), with its first aliases. */
+  /**
+   * The card the gateway handed to the vault for this request (stored just before), with its first aliases. The
+   * hand-over answered its summary and aliases, so the vault's take (which keeps the card from the sweep of unclaimed
+   * ones) runs beside the payment's decision and its first append, and only a card-bearing call waits for it. From a
+   * vault that answered only the card's id, the take answers them, first.
+   */
   private async handedOverCard(
     merchantAccountId: string,
     handOver: CardHandOver,
-  ): Promise<StoredCardSummary & { readonly aliases?: CardAliasSet | null }> {
-    const stored = handOver.card_id
-      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, handOver.card_id, {
-          aliases: { securityCode: handOver.security_code_alias },
+  ): Promise<StoredCardSummary & { readonly aliases?: CardAliasSet | null; readonly taken?: Promise<void> }> {
+    const cardId = handOver.card_id;
+    const securityCodeAlias = handOver.security_code_alias;
+    if (cardId && handOver.card) {
+      const taken = this.sources.vault.takeHandedOverCard(merchantAccountId, cardId).then((found) => {
+        if (!found) throw handedOverCardGone();
+      });
+      // Waited for by the card-bearing calls; a payment refused before any (no route) leaves it unobserved.
+      taken.catch(() => {});
+      return { ...handOver.card, securityCodeAlias, aliases: handOver.aliases ?? null, taken };
+    }
+    const stored = cardId
+      ? await this.sources.vault.takeHandedOverCard(merchantAccountId, cardId, {
+          aliases: { securityCode: securityCodeAlias },
         })
       : null;
-    if (!stored)
-      throw ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
-    return { ...stored, securityCodeAlias: handOver.security_code_alias };
+    if (!stored) throw handedOverCardGone();
+    return { ...stored, securityCodeAlias };
   }
 
   /** Throws unless the stored method is `succeeded` and `owner` may pay with it. */
@@ -352,6 +373,9 @@ const sessionKeptChanging = () => {
     { location: 'body', pointer: '/payment_method/id', message, type: 'checkout_session_changed' },
   ]);
 };
+
+const handedOverCardGone = () =>
+  ApiError.badGateway(new Error('the card handed over to the vault for this request is not in the vault'));
 
 const sessionCardGone = () =>
   ApiError.badRequest('The checkout session has no card', [
