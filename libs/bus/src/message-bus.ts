@@ -33,6 +33,13 @@ export interface SubscribeOptions {
    * (offset committed) only after the promise resolves; a rejection redelivers it.
    */
   readonly handler: (message: IncomingMessage) => Promise<void>;
+  /**
+   * No request waits on this subscription's messages (a projection, the webhooks' ingest): the bus may gather them
+   * for up to its batch window before handing them over (Kafka: `KafkaMessageBusOptions.batchWindowMs`, one fetch
+   * per window instead of one per message, for the broker and the consumer alike). Default false: each message as
+   * soon as it lands, for a subscriber a request waits on (a gift card redemption and its outcome).
+   */
+  readonly batched?: boolean;
 }
 
 export interface BusSubscription {

@@ -395,6 +395,12 @@ export const settingsSchema = z.object({
    * (failures marked retriable do not count).
    */
   BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  /**
+   * How long Kafka gathers the messages of a subscription no request waits on (the vault's and the gift cards'
+   * usage projections, the webhooks' ingest) before a fetch answers: fewer fetches for the broker and the consumers
+   * to serve, at up to this much more event lag. 0: fetched as soon as a message lands, as the others are.
+   */
+  KAFKA_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(30),
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */

@@ -39,6 +39,8 @@ export interface TopicProjectionOptions {
   readonly comparePositions: (a: string, b: string) => number;
   /** How long an applied event's id is kept (by the event's time); default `DEFAULT_SEEN_RETENTION_MS`. */
   readonly seenRetentionMs?: number;
+  /** No request waits on this projection: the bus may gather its messages (`SubscribeOptions.batched`). */
+  readonly batched?: boolean;
 }
 
 /** 30 days: longer than any topic keeps its messages (`transactions.events`: 7 days, docs/operations.md). */
@@ -191,6 +193,7 @@ export class TopicProjection {
       groupId: this.options.groupId,
       topics: [this.options.topic],
       fromBeginning: true,
+      ...(this.options.batched ? { batched: true } : {}),
       handler: async (message) => this.ingest(message),
     });
   }

@@ -60,6 +60,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'gift-cards',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
   });
   const giftCards = new GiftCardsService({
     store: storage.store,

@@ -55,6 +55,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'vault',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
   });
   const vault = new VaultService({
     store: storage.store,

@@ -117,6 +117,8 @@ export class VaultService {
             // A payment by a card given with it (most of them) changes no usage: no commit.
             applies: (event) => storedMethodUsedBy(event) !== null,
             seenTable: 'payment_method_usage_events',
+            // Read by the next use of the method, not by the payment that used it.
+            batched: true,
           })
         : null;
     const waitingAtMost = this.slices.paymentMethods.vaultTokenTimeoutMs;

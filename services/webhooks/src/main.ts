@@ -27,6 +27,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'webhooks',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
     partitionsConsumedConcurrently: 6,
   });
   const rpc = new RoutingRpcClient({

@@ -120,10 +120,13 @@ export function messageBusContract(
       expect(received.messages.map((message) => message.headers)).toEqual([headers, {}]);
     });
 
-    it('keeps the publish order of each key when keys interleave (3 keys × 50)', async () => {
+    it.each([
+      ['', false],
+      [', gathered by a batched subscription', true],
+    ])('keeps the publish order of each key when keys interleave (3 keys × 50)%s', async (_, batched) => {
       const topic = unique('order');
       const received = collect();
-      await subscribe({ groupId: unique('g'), topics: [topic], handler: received.handler });
+      await subscribe({ groupId: unique('g'), topics: [topic], batched, handler: received.handler });
       const messages = Array.from({ length: 50 }, (_, seq) =>
         ['a', 'b', 'c'].map((key) => ({ key, value: String(seq) })),
       ).flat();

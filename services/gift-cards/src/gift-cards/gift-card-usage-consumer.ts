@@ -26,4 +26,6 @@ export const giftCardUsageFromTopic = (
     topic: transactionsTopic,
     types: new Set(['GiftCardRedemptionSucceeded']),
     seenTable: 'gift_card_usage_events',
+    // Read by the stored card's next listing, not by the payment that redeemed it.
+    batched: true,
   });
