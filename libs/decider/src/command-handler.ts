@@ -27,21 +27,53 @@ export async function handleCommand<Command, Event extends DomainEvent, State>(
   command: Command,
   options: { maxAttempts?: number; metadata?: Record<string, unknown> } = {},
 ): Promise<HandledCommand<Event, State>> {
+  return handleCommands(store, streamId, decider, [command], options);
+}
+
+/**
+ * `handleCommand` for commands that follow one another on one stream (what a provider answered, then the request's
+ * completion): each decided on the state the ones before it leave, their events appended together — one append,
+ * one commit, all or none. A command whose refusal `skip` accepts is left out (as its own `handleCommand` would have
+ * been refused) and the others go ahead; any other refusal throws with nothing appended.
+ */
+export async function handleCommands<Command, Event extends DomainEvent, State>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<Command, Event, State>,
+  commands: readonly Command[],
+  options: {
+    maxAttempts?: number;
+    metadata?: Record<string, unknown>;
+    skip?: (refusal: unknown) => boolean;
+  } = {},
+): Promise<HandledCommand<Event, State>> {
   const maxAttempts = options.maxAttempts ?? 5;
   for (let attempt = 1; ; attempt += 1) {
     const recorded = await store.readStream(streamId);
-    const state = recorded.reduce(
+    const loaded = recorded.reduce(
       (current, event) => decider.evolve(current, asDomainEvent<Event>(event)),
       decider.initialState(),
     );
-    const events = decider.decide(command, state);
+    const events: Event[] = [];
+    let state = loaded;
+    for (const command of commands) {
+      let decided: readonly Event[];
+      try {
+        decided = decider.decide(command, state);
+      } catch (refusal) {
+        if (options.skip?.(refusal)) continue;
+        throw refusal;
+      }
+      events.push(...decided);
+      state = decided.reduce(decider.evolve, state);
+    }
     if (events.length === 0) return { events, state };
     try {
       const appended = await appendEvents(store, streamId, events, {
         expectedRevision: recorded.length === 0 ? 'no_stream' : recorded.length - 1,
         ...(options.metadata ? { metadata: options.metadata } : {}),
       });
-      return { events, state: events.reduce(decider.evolve, state), appended };
+      return { events, state, appended };
     } catch (error) {
       if (!(error instanceof WrongExpectedRevisionError) || attempt >= maxAttempts) throw error;
     }

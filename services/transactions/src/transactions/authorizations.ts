@@ -115,7 +115,15 @@ interface AttemptInput {
   readonly store: boolean;
   /** A network token's card, for a connection of the route that does not take network tokens. */
   readonly fallbackCard?: InstrumentCard | undefined;
+  /**
+   * The create request ends with the provider's answer (no gift card left to redeem after it): its completion, for
+   * this reason, goes in the answer's append (one commit), and the attempt ends 'completed'.
+   */
+  readonly completion?: 'responded' | 'buyer_returned';
 }
+
+/** How the attempts ended: the buyer is away; done; done with the create request's completion recorded. */
+type AttemptEnd = 'paused' | 'done' | 'completed';
 
 /** What the authorization flow needs besides the shared plumbing (the transactions slice's dependencies hold these). */
 export interface AuthorizationDependencies {
@@ -405,14 +413,20 @@ export class Authorizations {
     }
 
     let paused = false;
+    let completed = false;
     try {
-      paused = (await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null)) === 'paused';
+      const ended = await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null, {
+        completion: giftCards ? null : 'responded',
+      });
+      paused = ended === 'paused';
+      completed = ended === 'completed';
       // The gift cards are redeemed once the payment method is authorized (after the buyer's return when paused).
       if (giftCards && !paused) await this.giftCards.settle(id);
     } finally {
       progress.paused = paused;
       // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
-      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
+      if (!paused && !completed)
+        await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'responded' } });
     }
     // Rendered once the request is complete: a held failure has been applied by then.
     return this.store.render(merchantAccountId, id);
@@ -529,7 +543,8 @@ export class Authorizations {
     flow: FlowDecision,
     threeDSecure: ThreeDSecurePlan | null,
     binScheme: string | null,
-  ): Promise<'paused' | 'done'> {
+    options: { readonly completion: 'responded' | null },
+  ): Promise<AttemptEnd> {
     const { body } = request;
     if (flow.declineEarly) {
       await this.store.record(id, {
@@ -600,6 +615,7 @@ export class Authorizations {
     return this.attemptAuthorization(id, {
       ...attempt,
       ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}),
+      ...(options.completion ? { completion: options.completion } : {}),
     });
   }
 
@@ -700,7 +716,7 @@ export class Authorizations {
    * Tries the transaction's current connection, and on a failure the next one may not share (`isFailoverCandidate`)
    * moves along its route, each failed attempt recorded. 'paused': the provider wants the buyer's approval first.
    */
-  private async attemptAuthorization(id: string, input: AttemptInput): Promise<'paused' | 'done'> {
+  private async attemptAuthorization(id: string, input: AttemptInput): Promise<AttemptEnd> {
     for (;;) {
       const t = await this.store.state(id);
       if (t.status !== 'processing') return 'done';
@@ -760,9 +776,14 @@ export class Authorizations {
         });
         return 'paused';
       }
-      if (result)
-        await this.store.record(id, { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } });
-      return 'done';
+      if (!result) return 'done';
+      const recorded = { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } } as const;
+      if (!input.completion) {
+        await this.store.record(id, recorded);
+        return 'done';
+      }
+      await this.store.recordAll(id, [recorded, { type: 'CompleteCreateRequest', data: { reason: input.completion } }]);
+      return 'completed';
     }
   }
 
@@ -813,6 +834,7 @@ export class Authorizations {
   private async resumeAfterChallenge(t: Transaction): Promise<void> {
     const id = t.id;
     let paused = false;
+    let completed = false;
     /** The alias of the security code kept through the challenge: forgotten once the authorization is done. */
     let securityCode: string | null = null;
     try {
@@ -839,18 +861,21 @@ export class Authorizations {
             | null
             | undefined
         )?.address?.postal_code ?? undefined;
-      paused =
-        (await this.attemptAuthorization(id, {
-          instrument: { type: 'vaulted-card', card },
-          ...(postalCode ? { billingPostalCode: postalCode } : {}),
-          store: (view?.details as TransactionDetails | undefined)?.store ?? false,
-          ...(outcome ? { threeDSecure: outcome } : {}),
-        })) === 'paused';
+      const ended = await this.attemptAuthorization(id, {
+        instrument: { type: 'vaulted-card', card },
+        ...(postalCode ? { billingPostalCode: postalCode } : {}),
+        store: (view?.details as TransactionDetails | undefined)?.store ?? false,
+        ...(outcome ? { threeDSecure: outcome } : {}),
+        ...(t.giftCards ? {} : { completion: 'buyer_returned' as const }),
+      });
+      paused = ended === 'paused';
+      completed = ended === 'completed';
       if (!paused && t.giftCards) await this.giftCards.settle(id);
     } finally {
       if (!paused && securityCode)
         await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
-      if (!paused) await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
+      if (!paused && !completed)
+        await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
     }
   }
 

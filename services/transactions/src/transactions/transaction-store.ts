@@ -13,7 +13,7 @@ import {
   type ProviderResponse,
 } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
-import { DomainError, asDomainEvent, handleCommand } from '@switchyard/decider';
+import { DomainError, asDomainEvent, handleCommand, handleCommands } from '@switchyard/decider';
 import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
@@ -54,6 +54,9 @@ const staleNotificationCodes = new Set([
   'transaction_voided',
   'transaction_refunded',
 ]);
+
+const isStale = (refusal: unknown): boolean =>
+  refusal instanceof DomainError && staleNotificationCodes.has(refusal.code);
 
 export class TransactionStore {
   readonly readModel: TransactionsReadModel;
@@ -137,6 +140,25 @@ export class TransactionStore {
     );
   }
 
+  /**
+   * `record` for commands that follow one another (a provider's answer, then the create request's completion): one
+   * append, one commit. A command that a separate `record` would have dropped as stale is left out.
+   */
+  async recordAll(id: string, commands: readonly Omit<TransactionCommand, 'metadata'>[]) {
+    const actor = this.actors.getStore();
+    const now = this.now();
+    const handled = await this.queue.run(id, () =>
+      handleCommands(
+        this.context.store,
+        transactionStream(id),
+        transaction,
+        commands.map((command) => ({ ...command, metadata: { now } }) as TransactionCommand),
+        { ...(actor ? { metadata: { actor } } : {}), skip: isStale },
+      ),
+    );
+    return handled.events;
+  }
+
   /** The events of the transaction's stream, oldest first (empty when it does not exist). */
   events(id: string) {
     return this.context.store.readStream(transactionStream(id));
@@ -155,7 +177,7 @@ export class TransactionStore {
    */
   async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<readonly TransactionEvent[]> {
     const handled = await this.append(id, command).catch((error: unknown) => {
-      if (error instanceof DomainError && staleNotificationCodes.has(error.code)) return null;
+      if (isStale(error)) return null;
       throw error;
     });
     return handled?.events ?? [];

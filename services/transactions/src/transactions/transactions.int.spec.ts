@@ -66,6 +66,25 @@ const create = (overrides: Partial<TransactionCreateInput> = {}) =>
     },
   });
 
+it("records a card payment's answer and the end of its create request in one append (one commit), after the one that created it", async () => {
+  const appends: string[][] = [];
+  const append = storage.store.append.bind(storage.store);
+  vi.spyOn(storage.store, 'append').mockImplementation((streamId, events, options) => {
+    if (streamId.startsWith('transaction-')) appends.push(events.map((event) => event.type));
+    return append(streamId, events, options);
+  });
+  const authorized = await create();
+  expect(authorized.status).toBe('authorization_succeeded');
+  expect(appends).toEqual([
+    ['TransactionCreated'],
+    expect.arrayContaining(['AuthorizationSucceeded', 'CreateRequestCompleted']),
+  ]);
+  // A declined one too.
+  appends.length = 0;
+  expect((await create({ amount: 200_011 })).status).not.toBe('authorization_succeeded');
+  expect(appends).toHaveLength(2);
+});
+
 it('authorizes, captures and refunds through the simulator', async () => {
   const authorized = await create({ buyer: { billing_details: { address: { postal_code: 'SW1A 1AA' } } } });
   expect(authorized).toMatchObject({
