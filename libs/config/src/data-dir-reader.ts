@@ -6,6 +6,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
+import { ensurePrivateDirectory } from '@switchyard/eventstore/src/private-files';
 
 export const IDENTITY_READER_FILE = 'identity.pid';
 
@@ -29,7 +30,8 @@ const isAlive = (pid: number): boolean => {
 export function holdDataDirReader(dataDir: string, runtime: string): () => void {
   const file = path.join(dataDir, IDENTITY_READER_FILE);
   const reader: DataDirReader = { pid: process.pid, runtime, started_at: new Date().toISOString() };
-  fs.mkdirSync(dataDir, { recursive: true });
+  // Often the first thing a start writes: the directory is created 0700 here as the stores would create it.
+  ensurePrivateDirectory(dataDir);
   fs.writeFileSync(file, `${JSON.stringify(reader)}\n`, { mode: 0o600 });
   return () => {
     if (runningDataDirReader(dataDir)?.pid === process.pid) fs.rmSync(file, { force: true });

@@ -3,6 +3,7 @@ import { EventStoreDbEventStore } from './eventstoredb/eventstoredb-event-store'
 import { SqliteEventStore } from './sqlite/sqlite-event-store';
 
 export * from './event-store';
+export * from './private-files';
 export { SqliteEventStore, compareSqlitePositions, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';
 export {
   EventStoreDbEventStore,

@@ -4,5 +4,4 @@ export * from './projection';
 export * from './relay';
 export * from './service-storage';
 export * from './deferred-sync';
-export * from './private-files';
 export * from './topic-projection';

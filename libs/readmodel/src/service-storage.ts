@@ -2,11 +2,10 @@
  * A service's storage: its event store and the local SQLite file of its read models and checkpoints.
  * SQLite mode (default): one file, `<DATA_DIR>/<service>.db`, holds both, so events and read models sit side by
  * side. EventStoreDB mode (`EVENTSTORE_URL`): events in EventStoreDB, read models in `<DATA_DIR>/<service>-read.db`,
- * rebuildable from the store. The directory is created 0700 and the files are 0600 (`private-files.ts`).
+ * rebuildable from the store. The directory is created 0700 and the files are 0600 (`@switchyard/eventstore` `private-files.ts`).
  */
 import Database from 'better-sqlite3';
-import { EventStoreDbEventStore, SqliteEventStore, type EventStore } from '@switchyard/eventstore';
-import { privateDatabaseFile } from './private-files';
+import { EventStoreDbEventStore, privateDatabaseFile, SqliteEventStore, type EventStore } from '@switchyard/eventstore';
 
 export interface ServiceStorage {
   readonly store: EventStore;

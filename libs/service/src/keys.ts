@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
-import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
+import { ensurePrivateDirectory, PRIVATE_FILE_MODE } from '@switchyard/eventstore';
 
 export const keyBytes = 32;
 

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Settings } from '@switchyard/config';
-import { openServiceStorage, PRIVATE_FILE_MODE } from '@switchyard/readmodel';
+import { PRIVATE_FILE_MODE } from '@switchyard/eventstore';
+import { openServiceStorage } from '@switchyard/readmodel';
 import {
   CardVault,
   kekId,

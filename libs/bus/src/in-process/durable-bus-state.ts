@@ -7,6 +7,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { privateDatabaseFile } from '@switchyard/eventstore/src/private-files';
 import type { DeadLetterLog, DeadLetterLogAppend } from '../dead-letter/dead-letter-log';
 import { isDeadLetterTopic, topicOfDeadLetters, type DeadLetterRecord } from '../dead-letter/dead-letter-records';
 import { ParkedStreams } from '../dead-letter/parked-streams';
@@ -68,10 +69,9 @@ export class SqliteBusState implements DurableBusState, DeadLetterLog {
   private readonly afterStatement: Database.Statement<[number], RecordRow>;
   private readonly saveStatement: Database.Statement<[string, string, number, number | null, string | null]>;
 
-  /** `DATA_DIR/bus.db`, created when missing. */
+  /** `DATA_DIR/bus.db`, created when missing: 0600, in a directory created 0700 (it holds parked events). */
   static open(dataDir: string): SqliteBusState {
-    fs.mkdirSync(dataDir, { recursive: true });
-    return new SqliteBusState(new Database(path.join(dataDir, BUS_STATE_FILE)));
+    return new SqliteBusState(new Database(privateDatabaseFile(dataDir, BUS_STATE_FILE)));
   }
 
   /** The file when it exists (the CLI: nothing was ever parked when it does not), else null. */
