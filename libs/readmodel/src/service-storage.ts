@@ -2,7 +2,8 @@
  * A service's storage: its event store and the local SQLite file of its read models and checkpoints.
  * SQLite mode (default): one file, `<DATA_DIR>/<service>.db`, holds both, so events and read models sit side by
  * side. EventStoreDB mode (`EVENTSTORE_URL`): events in EventStoreDB, read models in `<DATA_DIR>/<service>-read.db`,
- * rebuildable from the store. The directory is created 0700 and the files are 0600 (`@switchyard/eventstore` `private-files.ts`).
+ * rebuildable from the store. The directory is created 0700 and the files are 0600 (`privateDatabaseFile` of
+ * @switchyard/eventstore).
  */
 import Database from 'better-sqlite3';
 import { EventStoreDbEventStore, privateDatabaseFile, SqliteEventStore, type EventStore } from '@switchyard/eventstore';

@@ -777,13 +777,11 @@ export class Authorizations {
         return 'paused';
       }
       if (!result) return 'done';
-      const recorded = { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } } as const;
-      if (!input.completion) {
-        await this.store.record(id, recorded);
-        return 'done';
-      }
-      await this.store.recordAll(id, [recorded, { type: 'CompleteCreateRequest', data: { reason: input.completion } }]);
-      return 'completed';
+      await this.store.recordAll(id, [
+        { type: 'RecordAuthorizationResult', data: { source: 'create_request', result } },
+        ...(input.completion ? [{ type: 'CompleteCreateRequest', data: { reason: input.completion } } as const] : []),
+      ]);
+      return input.completion ? 'completed' : 'done';
     }
   }
 

@@ -13,7 +13,7 @@ import {
   type ProviderResponse,
 } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
-import { DomainError, asDomainEvent, handleCommand, handleCommands } from '@switchyard/decider';
+import { DomainError, asDomainEvent, handleCommands } from '@switchyard/decider';
 import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
@@ -125,38 +125,26 @@ export class TransactionStore {
     return actor ? this.actors.run(actor, work) : work();
   }
 
-  /** Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries). */
-  private append(id: string, command: Omit<TransactionCommand, 'metadata'>) {
-    const actor = this.actors.getStore();
-    const options = actor ? { metadata: { actor } } : {};
-    return this.queue.run(id, () =>
-      handleCommand(
-        this.context.store,
-        transactionStream(id),
-        transaction,
-        { ...command, metadata: { now: this.now() } } as TransactionCommand,
-        options,
-      ),
-    );
-  }
-
   /**
-   * `record` for commands that follow one another (a provider's answer, then the create request's completion): one
-   * append, one commit. A command that a separate `record` would have dropped as stale is left out.
+   * Decides and appends, queued per transaction in this process (so a burst does not exhaust the conflict retries).
+   * Several commands go in one append (`handleCommands`); a refusal `skip` accepts leaves its command out.
    */
-  async recordAll(id: string, commands: readonly Omit<TransactionCommand, 'metadata'>[]) {
+  private append(
+    id: string,
+    commands: readonly Omit<TransactionCommand, 'metadata'>[],
+    skip?: (refusal: unknown) => boolean,
+  ) {
     const actor = this.actors.getStore();
     const now = this.now();
-    const handled = await this.queue.run(id, () =>
+    return this.queue.run(id, () =>
       handleCommands(
         this.context.store,
         transactionStream(id),
         transaction,
         commands.map((command) => ({ ...command, metadata: { now } }) as TransactionCommand),
-        { ...(actor ? { metadata: { actor } } : {}), skip: isStale },
+        { ...(actor ? { metadata: { actor } } : {}), ...(skip ? { skip } : {}) },
       ),
     );
-    return handled.events;
   }
 
   /** The events of the transaction's stream, oldest first (empty when it does not exist). */
@@ -166,7 +154,7 @@ export class TransactionStore {
 
   /** A caller's command: domain errors become the spec's errors. */
   command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
-    return asApiErrors(() => this.append(id, command));
+    return asApiErrors(() => this.append(id, [command]));
   }
 
   /**
@@ -176,11 +164,18 @@ export class TransactionStore {
    * Returns the events appended.
    */
   async record(id: string, command: Omit<TransactionCommand, 'metadata'>): Promise<readonly TransactionEvent[]> {
-    const handled = await this.append(id, command).catch((error: unknown) => {
-      if (isStale(error)) return null;
-      throw error;
-    });
-    return handled?.events ?? [];
+    return this.recordAll(id, [command]);
+  }
+
+  /**
+   * `record` for commands that follow one another (a provider's answer, then the create request's completion): one
+   * append, one commit. A command that a separate `record` would have dropped as stale is left out.
+   */
+  async recordAll(
+    id: string,
+    commands: readonly Omit<TransactionCommand, 'metadata'>[],
+  ): Promise<readonly TransactionEvent[]> {
+    return (await this.append(id, commands, isStale)).events;
   }
 
   async state(id: string): Promise<TransactionState> {
