@@ -17,7 +17,7 @@ export const giftCardsRelay = (
     store: withUpcasting(storage.store, giftCardsUpcasters),
     bus,
     topic: giftCardsTopic,
-    checkpoints: new SqliteCheckpointStore(storage.db),
+    checkpoints: new SqliteCheckpointStore(storage.db, { deferSync: true }),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
   });

@@ -33,7 +33,7 @@ export const identityRelay = (
     store: withUpcasting(storage.store, identityUpcasters),
     bus,
     topic: identityTopic,
-    checkpoints: new SqliteCheckpointStore(storage.db),
+    checkpoints: new SqliteCheckpointStore(storage.db, { deferSync: true }),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
     nameOf: identityEventName,

@@ -21,7 +21,7 @@ export const transactionsRelay = (
     store: withUpcasting(withoutStreams(storage.store, TRANSACTIONS_MOVED_STREAMS), transactionsUpcasters),
     bus,
     topic: transactionsTopic,
-    checkpoints: new SqliteCheckpointStore(storage.db),
+    checkpoints: new SqliteCheckpointStore(storage.db, { deferSync: true }),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
     nameOf: transactionEventNames,

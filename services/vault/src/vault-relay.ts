@@ -16,7 +16,7 @@ export const vaultRelay = (
     store: storage.store,
     bus,
     topic: vaultTopic,
-    checkpoints: new SqliteCheckpointStore(storage.db),
+    checkpoints: new SqliteCheckpointStore(storage.db, { deferSync: true }),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
   });

@@ -17,7 +17,7 @@ export const webhooksRelay = (
     store: withUpcasting(storage.store, webhooksUpcasters),
     bus,
     topic: webhooksTopic,
-    checkpoints: new SqliteCheckpointStore(storage.db),
+    checkpoints: new SqliteCheckpointStore(storage.db, { deferSync: true }),
     pollIntervalMs: options.pollIntervalMs,
     onError: options.onError,
   });
