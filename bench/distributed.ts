@@ -7,6 +7,7 @@
  *   npm run bench:distributed -- [--duration 8] [--warmup 2] [--rounds 2] [--initial-warmup 10] [--clients 1,16,64]
  *                                [--lag-rate 20] [--lag-seconds 20] [--lag-only]
  *                                [--no-embedded] [--no-lag] [--profile gateway,transactions] [--trace] [--without webhooks]
+ *                                [--scenarios authorize,get]
  *                                [--out bench/results]
  *
  * - Both runtimes get a fresh data directory, one API key (operator CLI), a merchant account `bench` with a
@@ -38,6 +39,7 @@
  *   little work per hop, so measure without it.
  * - `--without webhooks`: the distributed runtime without its webhooks process (no event lag then): how much of
  *   the distributed cost is the event pipeline's work competing for the same cores. Diagnostics too.
+ * - `--scenarios authorize`: only those scenarios (a profile of one of them); a diagnostic run too.
  *
  * Prints a table and writes bench/results/distributed-<ISO date>-<hostname>.json and distributed-latest.json.
  */
@@ -81,6 +83,7 @@ const options = {
   profile: (argValue('--profile') ?? '').split(',').filter(Boolean),
   trace: hasFlag('--trace'),
   without: (argValue('--without') ?? '').split(',').filter(Boolean),
+  scenarios: (argValue('--scenarios') ?? 'authorize,get').split(',').filter(Boolean),
   outDir: path.resolve(repoRoot, argValue('--out') ?? 'bench/results'),
 };
 const LAG_WARMUP_SECONDS = 3;
@@ -652,7 +655,7 @@ async function loadPhases(targets: readonly Target[], kafka: Kafka | null): Prom
     if (kafka && groupId && target.runtime.processes.webhooks)
       await waitForWebhooksBacklog(kafka, groupId, 5 * 60_000, 500);
   }
-  for (const scenario of SCENARIOS) {
+  for (const scenario of SCENARIOS.filter((name) => options.scenarios.includes(name))) {
     for (const clients of options.clients) {
       const rounds = new Map<Target, Round[]>(targets.map((target) => [target, []]));
       for (let n = 0; n < options.rounds; n += 1) {
@@ -1158,7 +1161,12 @@ async function main(): Promise<void> {
   fs.mkdirSync(options.outDir, { recursive: true });
   const stamp = runStamp;
   // A diagnostic run (instrumented processes) is kept beside the others but is never the latest figures.
-  const diagnostic = options.trace || options.profile.length > 0 || options.without.length > 0 || options.lagOnly;
+  const diagnostic =
+    options.trace ||
+    options.profile.length > 0 ||
+    options.without.length > 0 ||
+    options.lagOnly ||
+    options.scenarios.length < SCENARIOS.length;
   const file = path.join(
     options.outDir,
     `distributed-${stamp}-${os.hostname()}${diagnostic ? '-diagnostic' : ''}.json`,

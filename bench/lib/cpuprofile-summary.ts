@@ -1,8 +1,8 @@
 /**
  * Summarises a V8 .cpuprofile (from `node --cpu-prof`, e.g. `BENCH_CPU_PROF=<dir> npm run bench`): self time by
  * function and by package/area, over the samples of the last `--last-ms` milliseconds (the measured window; the
- * default skips nothing).
- *   node -r ./scripts/register.cjs bench/lib/cpuprofile-summary.ts <file.cpuprofile> [--last-ms 8000] [--top 30] [--callers NAME]
+ * default skips nothing), without those of the last `--skip-last-ms` (a later window of the same run).
+ *   node -r ./scripts/register.cjs bench/lib/cpuprofile-summary.ts <file.cpuprofile> [--last-ms 8000] [--skip-last-ms 0] [--top 30] [--callers NAME]
  * `--callers NAME`: where the self time of functions named NAME comes from (the first caller outside its package).
  */
 import { readFileSync } from 'node:fs';
@@ -41,6 +41,7 @@ function main(): void {
     return i === -1 ? undefined : Number(process.argv[i + 1]);
   };
   const lastMs = arg('--last-ms');
+  const skipLastMs = arg('--skip-last-ms') ?? 0;
   const top = arg('--top') ?? 30;
   const profile = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -54,6 +55,7 @@ function main(): void {
     times.push(t);
   }
   const from = lastMs === undefined ? -Infinity : profile.endTime - lastMs * 1000;
+  const until = profile.endTime - skipLastMs * 1000;
   const callersOf = process.argv.includes('--callers')
     ? process.argv[process.argv.indexOf('--callers') + 1]
     : undefined;
@@ -63,7 +65,7 @@ function main(): void {
   const inclusiveByArea = new Map<string, number>();
   let total = 0;
   for (let i = 0; i < profile.samples.length; i += 1) {
-    if ((times[i] ?? 0) < from) continue;
+    if ((times[i] ?? 0) < from || (times[i] ?? 0) > until) continue;
     const dt = (profile.timeDeltas[i + 1] ?? 0) / 1000; // ms until the next sample
     const node = byId.get(profile.samples[i]!);
     if (!node) continue;
