@@ -454,23 +454,30 @@ describe('envelope encryption', () => {
 });
 
 describe('the commit of a stored card', () => {
-  /** The `synchronous` pragmas `store` issues (better-sqlite3 allows no statement from inside a running one). */
-  const synchronousPragmas = (syncedByEvents: boolean): string[] => {
-    db.pragma('synchronous = FULL');
-    const card = new CardVault(db, { keys: new VaultKeys(db, keyRing(key)), newId, syncedByEvents });
-    const pragma = vi.spyOn(db, 'pragma');
-    card.store('shop-a', { number: pan, expirationDate: '12/30' });
-    const calls = pragma.mock.calls.map(([source]) => source).filter((source) => source.startsWith('synchronous'));
-    pragma.mockRestore();
-    return calls;
+  /** The `synchronous` pragmas `store` runs (SQLite's trace of a connection), and the setting after it. */
+  const synchronousPragmas = (syncedByEvents: boolean): { pragmas: string[]; after: unknown } => {
+    const statements: string[] = [];
+    const traced = new Database(dbFile, { verbose: (sql) => void statements.push(String(sql)) });
+    try {
+      traced.pragma('synchronous = FULL');
+      const card = new CardVault(traced, { keys: new VaultKeys(traced, keyRing(key)), newId, syncedByEvents });
+      statements.length = 0;
+      card.store('shop-a', { number: pan, expirationDate: '12/30' });
+      const pragmas = statements.filter((sql) => /^PRAGMA synchronous/.test(sql));
+      return { pragmas, after: traced.pragma('synchronous', { simple: true }) };
+    } finally {
+      traced.close();
+    }
   };
 
   it('skips its own fsync when the events are committed on the same connection after it, then restores FULL', () => {
-    expect(synchronousPragmas(true)).toEqual(['synchronous', 'synchronous = 1', 'synchronous = 2']);
-    expect(db.pragma('synchronous', { simple: true })).toBe(2);
+    expect(synchronousPragmas(true)).toEqual({
+      pragmas: ['PRAGMA synchronous', 'PRAGMA synchronous = 1', 'PRAGMA synchronous = 2'],
+      after: 2,
+    });
   });
 
   it('is synced on its own otherwise (events in EventStoreDB)', () => {
-    expect(synchronousPragmas(false)).toEqual([]);
+    expect(synchronousPragmas(false)).toEqual({ pragmas: [], after: 2 });
   });
 });
