@@ -124,25 +124,23 @@ function applyPatches() {
     ) {
       patchAsync(exports.SqliteEventStore.prototype, 'append', () => 'append');
     }
-    if (
-      file.endsWith(path.join('@nestjs', 'microservices', 'server', 'server-tcp.js')) &&
-      exports.ServerTCP &&
-      !exports.ServerTCP.prototype.getHandlerByPattern.__benchTraced
-    ) {
-      const getHandler = exports.ServerTCP.prototype.getHandlerByPattern;
-      const traced = function (pattern) {
-        const handler = getHandler.call(this, pattern);
-        if (!handler) return handler;
-        const wrapped = async (...args) => {
-          const t0 = performance.now();
-          const value = await handler(...args);
-          record(`serve ${pattern}`, performance.now() - t0);
-          return value;
+    // Our NestJS TCP server (libs/rpc): @nestjs/microservices 12 is loaded as ES modules, outside require.cache.
+    if (file.endsWith(path.join('libs', 'rpc', 'src', 'tcp-rpc.ts')) && exports.StringPatternServerTcp) {
+      const proto = exports.StringPatternServerTcp.prototype;
+      if (!Object.hasOwn(proto, 'getHandlerByPattern')) {
+        const getHandler = proto.getHandlerByPattern;
+        proto.getHandlerByPattern = function (pattern) {
+          const handler = getHandler.call(this, pattern);
+          if (!handler) return handler;
+          const wrapped = async (...args) => {
+            const t0 = performance.now();
+            const value = await handler(...args);
+            record(`serve ${pattern}`, performance.now() - t0);
+            return value;
+          };
+          return Object.assign(wrapped, handler);
         };
-        return Object.assign(wrapped, handler);
-      };
-      traced.__benchTraced = true;
-      exports.ServerTCP.prototype.getHandlerByPattern = traced;
+      }
     }
   }
 }
