@@ -9,7 +9,7 @@
  * process's memory only, and answered as that alias. Every argument and answer is JSON-safe (it crosses RPC once the
  * vault has a process of its own).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import type { BinData } from '@switchyard/bin-data';
 import type { CardHandOver, CardHandOverRequest, VaultCardAliases, VaultCardSummary } from '@switchyard/contracts';
@@ -47,6 +47,8 @@ export class InProcessVault {
   readonly #taken = new Map<string, string>();
   #releasing: NodeJS.Timeout | null = null;
   readonly #handOverTtlMs: number;
+  /** Keys the hand-over's digest; made at the first hand-over. */
+  #handOverDigestKey: KeyObject | undefined;
 
   constructor(
     private readonly slices: VaultSlices,
@@ -137,7 +139,8 @@ export class InProcessVault {
   async handOverCard(request: CardHandOverRequest): Promise<CardHandOver> {
     const merchantAccountId = request.merchant_account_id;
     const securityCode = request.card ? (request.card.security_code ?? null) : (request.security_code ?? null);
-    const digest = createHmac('sha256', this.slices.sealingKey(HAND_OVER_DIGEST_PURPOSE))
+    this.#handOverDigestKey ??= createSecretKey(this.slices.sealingKey(HAND_OVER_DIGEST_PURPOSE));
+    const digest = createHmac('sha256', this.#handOverDigestKey)
       .update(JSON.stringify([request.card?.number ?? null, securityCode]))
       .digest('hex');
     if (!request.card) {

@@ -77,6 +77,7 @@ export class CardVault {
   // ES private fields: key material stays out of util.inspect / console.log of the vault.
   readonly #keys: VaultKeys;
   readonly #legacy: VaultCipher;
+  readonly #ciphers = new WeakMap<Buffer, VaultCipher>();
   readonly #fingerprintKey: KeyObject;
   readonly #db: Database.Database;
   readonly #now: () => Date;
@@ -379,11 +380,25 @@ export class CardVault {
   #cipherOf(record: Pick<VaultCardRecord, 'data_key_id'>): VaultCipher | null {
     if (!record.data_key_id) return this.#legacy;
     const key = this.#keys.get(record.data_key_id);
-    return key ? new VaultCipher(key, keyLabel('pan-encryption')) : null;
+    return key ? this.#cipherFor(key) : null;
+  }
+
+  /**
+   * The card cipher of a data key, derived once per key object: `VaultKeys` hands out the same Buffer while it keeps
+   * the key in its cache, so the card stored at a hand-over is read back (the take, the aliases) without deriving
+   * again. Held weakly by the key: a key the cache drops, or shreds, takes its cipher with it.
+   */
+  #cipherFor(dataKey: Buffer): VaultCipher {
+    let cipher = this.#ciphers.get(dataKey);
+    if (!cipher) {
+      cipher = new VaultCipher(dataKey, keyLabel('pan-encryption'));
+      this.#ciphers.set(dataKey, cipher);
+    }
+    return cipher;
   }
 
   #encrypt(dataKey: Buffer, id: string, merchantAccountId: string, number: string) {
-    const sealed = new VaultCipher(dataKey, keyLabel('pan-encryption')).seal(
+    const sealed = this.#cipherFor(dataKey).seal(
       number,
       rowAad({ id, merchant_account_id: merchantAccountId, data_key_id: 'set' }),
     );

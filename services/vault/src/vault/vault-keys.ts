@@ -16,7 +16,15 @@
  *
  * Nothing here logs, and no error message carries a key.
  */
-import { createCipheriv, createDecipheriv, createHash, randomBytes, randomUUID } from 'node:crypto';
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createSecretKey,
+  type KeyObject,
+  randomBytes,
+  randomUUID,
+} from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
@@ -259,7 +267,9 @@ export class VaultKeys {
       row.kek_id === this.#ring.active.id ? this.#ring.active : this.#ring.retired.find((k) => k.id === row.kek_id);
     if (!kek) throw new VaultKeyMissingError(row.kek_id);
     const bytes = row.wrapped;
-    const decipher = createDecipheriv('aes-256-gcm', kek.key, bytes.subarray(0, ivBytes), { authTagLength: tagBytes });
+    const decipher = createDecipheriv('aes-256-gcm', secretKeyOf(kek.key), bytes.subarray(0, ivBytes), {
+      authTagLength: tagBytes,
+    });
     decipher.setAAD(wrapAad(row.id, row.purpose));
     decipher.setAuthTag(bytes.subarray(ivBytes, ivBytes + tagBytes));
     let key: Buffer;
@@ -277,11 +287,25 @@ export class VaultKeys {
 
   #wrap(id: string, purpose: string, key: Buffer, kek: KeyEncryptionKey): Buffer {
     const iv = randomBytes(ivBytes);
-    const cipher = createCipheriv('aes-256-gcm', kek.key, iv, { authTagLength: tagBytes });
+    const cipher = createCipheriv('aes-256-gcm', secretKeyOf(kek.key), iv, { authTagLength: tagBytes });
     cipher.setAAD(wrapAad(id, purpose));
     const wrapped = Buffer.concat([cipher.update(key), cipher.final()]);
     return Buffer.concat([iv, cipher.getAuthTag(), wrapped]);
   }
+}
+
+/**
+ * A key-encryption key's KeyObject, made once per key: given bytes, node:crypto makes one on every cipher (its
+ * share of a card hand-over's CPU was about as much as the AES itself). Held weakly by the key's bytes.
+ */
+const secretKeys = new WeakMap<Buffer, KeyObject>();
+function secretKeyOf(key: Buffer): KeyObject {
+  let secret = secretKeys.get(key);
+  if (!secret) {
+    secret = createSecretKey(key);
+    secretKeys.set(key, secret);
+  }
+  return secret;
 }
 
 /** A wrapped key is bound to its id and purpose: moved to another row it no longer unwraps. */
