@@ -48,7 +48,8 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Kafka, logLevel } from 'kafkajs';
+import type * as KafkaJs from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { transactionsTopic, webhookEventNames, webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/redis/probe-redis';
@@ -61,6 +62,10 @@ import { rpcCredentialsForTests } from '@switchyard/testing/src/rpc-credentials'
 import { signToken } from '@switchyard/testing/src/tokens';
 import { HttpClient, latencySummary, processCpuMs, runLoad, type LoadResult } from './lib/load';
 import { BenchWebhookReceiver } from './lib/receiver';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
+type Kafka = KafkaJs.Kafka;
 
 // ---- options ----------------------------------------------------------------------------------------------------
 

@@ -10,9 +10,12 @@ import { deduplicating, InMemorySeenEventIds, KafkaMessageBus, type IncomingMess
 import type { EventMessage } from '@switchyard/contracts';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import Database from 'better-sqlite3';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
 import { describeWithInfra, kafkaBrokersForTests, startTsProcess, waitFor } from '@switchyard/testing';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
 
 interface Ack {
   id: string;

@@ -3,9 +3,12 @@
  * TCP (request/reply), Kafka (identity.events, which the gateway's key cache follows) and Redis (the shared cache
  * of verified tokens). The operator CLI writes a key into identity's store; the gateway serves it.
  */
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { describeWithInfra, kafkaBrokersForTests, runCli, signToken, waitFor } from '@switchyard/testing';
 import { distributedInfrastructure, startDistributedRuntime, type DistributedRuntime } from './distributed.fixture';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
 
 const infrastructure = await distributedInfrastructure();
 

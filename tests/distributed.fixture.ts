@@ -6,7 +6,8 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import { Kafka, logLevel, type IHeaders } from 'kafkajs';
+import type { IHeaders } from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
 import { webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
@@ -25,6 +26,9 @@ import {
   type CliResult,
   type RunningProcess,
 } from '@switchyard/testing';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
 
 /** Kafka first, then Redis: the first one missing is the reason to skip. */
 export async function distributedInfrastructure(): Promise<Availability> {

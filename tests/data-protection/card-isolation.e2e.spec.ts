@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { randomBytes, randomInt } from 'node:crypto';
 import Database from 'better-sqlite3';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { webhookEventNames } from '@switchyard/contracts';
 import {
   describeWithInfra,
@@ -45,6 +45,9 @@ import {
   type ApiKey,
   type DistributedRuntime,
 } from '../distributed.fixture';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
 
 const infrastructure = await distributedInfrastructure();
 

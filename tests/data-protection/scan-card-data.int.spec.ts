@@ -10,8 +10,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { Kafka, logLevel } from 'kafkajs';
+import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { kafkaBrokersForTests } from '@switchyard/testing';
+
+// kafkajs as the services run it: without its idle check loop (libs/bus/src/kafka/kafkajs.ts).
+const { Kafka, logLevel } = kafkajs();
 
 const root = path.resolve(__dirname, '../..');
 const runScan = (args: string[]) =>
