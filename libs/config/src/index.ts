@@ -401,6 +401,11 @@ export const settingsSchema = z.object({
    * to serve, at up to this much more event lag. 0: fetched as soon as a message lands, as the others are.
    */
   KAFKA_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(30),
+  /**
+   * How long a consumer's handled offsets may wait to be committed together (a crash hands back up to this much of
+   * handled messages, which consumers drop by id; a stop commits at once). 0: after each message.
+   */
+  KAFKA_COMMIT_INTERVAL_MS: z.coerce.number().int().min(0).max(10_000).default(250),
 });
 
 /** Settings that hold secrets: loadSettings makes them non-enumerable, so JSON.stringify, pino, console.log and `{ ...settings }` leave them out. */

@@ -29,6 +29,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'gateway',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const redis = new RedisKeyValueStore({ url: settings.REDIS_URL });
   // The enumeration rate limit, shared by every gateway through Redis; while Redis is unreachable each gateway limits

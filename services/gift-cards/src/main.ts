@@ -61,6 +61,7 @@ runMain(async () => {
     clientId: 'gift-cards',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
     batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const giftCards = new GiftCardsService({
     store: storage.store,

@@ -37,6 +37,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'identity',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const relay = identityRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,

@@ -76,6 +76,7 @@ runMain(async () => {
     brokers: kafkaBrokers(settings),
     clientId: 'transactions',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const relay = transactionsRelay(storage, bus, {
     pollIntervalMs: settings.POLL_INTERVAL_MS,

@@ -56,6 +56,7 @@ runMain(async () => {
     clientId: 'vault',
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
     batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const vault = new VaultService({
     store: storage.store,

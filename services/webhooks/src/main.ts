@@ -29,6 +29,7 @@ runMain(async () => {
     redelivery: { maxAttempts: settings.BUS_MAX_ATTEMPTS },
     batchWindowMs: settings.KAFKA_BATCH_WINDOW_MS,
     partitionsConsumedConcurrently: 6,
+    commitIntervalMs: settings.KAFKA_COMMIT_INTERVAL_MS,
   });
   const rpc = new RoutingRpcClient({
     identity: TcpRpcClient.fromUrl(settings.IDENTITY_RPC_URL, 'identity', credentials, settings.RPC_TIMEOUT_MS),

@@ -28,6 +28,13 @@ export interface KafkaMessageBusOptions {
    * there first). Default 30 ms; 0: batched subscriptions are fetched as the others are.
    */
   readonly batchWindowMs?: number;
+  /**
+   * How long a handled message's offset may wait before it is committed, with the others handled meanwhile: a commit
+   * is a write to the broker's offsets log, and a consumer following a busy topic would otherwise make one per round
+   * trip. A crash hands back up to this long of handled messages (consumers drop repeats by id); a stop commits at
+   * once. Default `DEFAULT_COMMIT_INTERVAL_MS`; 0: after each message, as soon as the last commit is answered.
+   */
+  readonly commitIntervalMs?: number;
   /** Default 10 s: a member that died holds its partitions this long. */
   readonly sessionTimeoutMs?: number;
   /** Default 1 s: also how soon a running member notices a rebalance when another one joins. */
@@ -53,6 +60,8 @@ export interface KafkaMessageBusOptions {
   readonly logLevel?: KafkaLogLevel;
 }
 
+/** How long a handled message's offset may wait for its commit (`KafkaMessageBusOptions.commitIntervalMs`). */
+export const DEFAULT_COMMIT_INTERVAL_MS = 250;
 /** A batched subscription's window (`KafkaMessageBusOptions.batchWindowMs`). */
 export const DEFAULT_BATCH_WINDOW_MS = 30;
 /** What a batched fetch waits for at most: more than a window of messages at any rate measured here. */
@@ -177,6 +186,7 @@ export class KafkaMessageBus implements MessageBus {
         onHandlerFailure: this.options.onHandlerFailure ?? logHandlerFailure,
         onDeadLetter: this.options.onDeadLetter ?? logDeadLetterEvent,
         heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? 1_000,
+        commitIntervalMs: this.options.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
         partitionsConsumedConcurrently: Math.max(1, Math.trunc(this.options.partitionsConsumedConcurrently ?? 1)),
         onStopped: () => this.subscriptions.delete(subscription),
       });

@@ -36,6 +36,8 @@ export interface KafkaSubscriptionSettings {
   readonly onHandlerFailure: HandlerFailureListener;
   readonly onDeadLetter: DeadLetterListener;
   readonly heartbeatIntervalMs: number;
+  /** How long a handled message's offset may wait for its commit (`OffsetCommitter`'s `acknowledgeAfterMs`). */
+  readonly commitIntervalMs: number;
   /** Partitions handled at the same time (kafkajs `partitionsConsumedConcurrently`); `DeadLettering` locks per partition. */
   readonly partitionsConsumedConcurrently: number;
   readonly onStopped: () => void;
@@ -95,6 +97,7 @@ export class KafkaSubscription implements BusSubscription {
         ),
       // The group hands the messages on again (a rebalance, a broker away): the next commit or member goes on from there.
       () => undefined,
+      settings.commitIntervalMs,
     );
     const dataTopics = options.topics.filter((topic) => !isDeadLetterTopic(topic));
     this.deadLettering = new DeadLettering(

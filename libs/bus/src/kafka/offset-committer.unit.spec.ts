@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { OffsetCommit } from '../dead-letter/dead-lettering';
 import { OffsetCommitter } from './offset-committer';
 
@@ -76,5 +76,53 @@ describe('OffsetCommitter', () => {
     await broker.answerNext();
     await committer.settled();
     expect(broker.sent.at(-1)).toEqual([at(0, 3)]);
+  });
+
+  describe('with acknowledgeAfterMs', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('sends the acknowledged offsets of that long in one request, the latest per partition', async () => {
+      vi.useFakeTimers();
+      const broker = heldBroker();
+      const committer = new OffsetCommitter(broker.send, () => undefined, 250);
+      for (let offset = 1; offset <= 40; offset += 1) {
+        committer.acknowledge(at(offset % 2, offset));
+        await vi.advanceTimersByTimeAsync(5);
+      }
+      expect(broker.sent).toEqual([]);
+      await vi.advanceTimersByTimeAsync(50);
+      expect(broker.sent).toEqual([[at(1, 39), at(0, 40)]]);
+      committer.acknowledge(at(0, 41));
+      await vi.advanceTimersByTimeAsync(249);
+      expect(broker.sent).toHaveLength(1);
+      broker.answerNext();
+      await vi.advanceTimersByTimeAsync(1);
+      expect(broker.sent).toEqual([[at(1, 39), at(0, 40)], [at(0, 41)]]);
+    });
+
+    it('a waited commit takes the waiting offsets with it, at once', async () => {
+      vi.useFakeTimers();
+      const broker = heldBroker();
+      const committer = new OffsetCommitter(broker.send, () => undefined, 250);
+      committer.acknowledge(at(1, 8));
+      const parked = committer.commit([at(0, 9, 'parked')]);
+      await vi.advanceTimersByTimeAsync(0);
+      expect(broker.sent).toEqual([[at(1, 8), at(0, 9, 'parked')]]);
+      broker.answerNext();
+      await parked;
+      await vi.advanceTimersByTimeAsync(1_000);
+      expect(broker.sent).toHaveLength(1);
+    });
+
+    it('settled (a stop) sends what waits without waiting out the delay', async () => {
+      const broker = heldBroker();
+      const committer = new OffsetCommitter(broker.send, () => undefined, 60_000);
+      committer.acknowledge(at(0, 3));
+      const settled = committer.settled();
+      await new Promise((resolve) => setImmediate(resolve));
+      expect(broker.sent).toEqual([[at(0, 3)]]);
+      await broker.answerNext();
+      await settled;
+    });
   });
 });
