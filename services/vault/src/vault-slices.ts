@@ -96,16 +96,7 @@ export class VaultSlices {
     );
     // Every vault-derived key comes from the root, which a rotation of the key-encryption key leaves unchanged.
     const root = this.vaultKeys.root();
-    // Derived once per purpose (a card hand-over asks for its digest key on every payment): 10 % of the vault's CPU.
-    const sealingKeys = new Map<string, Buffer>();
-    this.sealingKey = (label) => {
-      let key = sealingKeys.get(label);
-      if (!key) {
-        key = Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), label, 32));
-        sealingKeys.set(label, key);
-      }
-      return Buffer.from(key);
-    };
+    this.sealingKey = (label) => Buffer.from(hkdfSync('sha256', root, Buffer.alloc(0), label, 32));
     // SQLite mode: the events are committed, FULL, on this same connection after every card they name.
     const syncedByEvents = options.store instanceof SqliteEventStore && options.store.database === options.db;
     this.vault = new CardVault(options.db, { keys: this.vaultKeys, now: context.now, syncedByEvents });

@@ -32,7 +32,7 @@ export class OffsetCommitter {
 
   /** Commits with the next request and resolves once the broker has it (or a later offset of each partition). */
   commit(commits: readonly OffsetCommit[]): Promise<void> {
-    for (const commit of commits) this.wait(commit);
+    for (const commit of commits) this.enqueue(commit);
     if (this.next) return this.next;
     const run = this.tail.then(() => {
       this.next = null;
@@ -55,7 +55,7 @@ export class OffsetCommitter {
       this.commit([commit]).catch(this.onAcknowledgeFailure);
       return;
     }
-    this.wait(commit);
+    this.enqueue(commit);
     if (this.next || this.delayed) return;
     this.delayed = setTimeout(() => {
       this.delayed = null;
@@ -71,7 +71,7 @@ export class OffsetCommitter {
   }
 
   /** Joins the next request: the latest offset of each partition. */
-  private wait(commit: OffsetCommit): void {
+  private enqueue(commit: OffsetCommit): void {
     this.pending.set(`${commit.topic}\u0000${commit.partition}`, commit);
   }
 
