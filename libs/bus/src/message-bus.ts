@@ -34,10 +34,12 @@ export interface SubscribeOptions {
    */
   readonly handler: (message: IncomingMessage) => Promise<void>;
   /**
-   * No request waits on this subscription's messages (a projection, the webhooks' ingest): the bus may gather them
-   * for up to its batch window before handing them over (Kafka: `KafkaMessageBusOptions.batchWindowMs`, one fetch
-   * per window instead of one per message, for the broker and the consumer alike). Default false: each message as
-   * soon as it lands, for a subscriber a request waits on (a gift card redemption and its outcome).
+   * The bus may gather this subscription's messages for up to its batch window before handing them over (Kafka:
+   * `KafkaMessageBusOptions.batchWindowMs`, one fetch per window instead of one per message, for the broker and the
+   * consumer alike): for one no request waits on (a projection, the webhooks' ingest), or one that wants a few
+   * messages of a busy topic (split tender's requests among every payment's events on `transactions.events`).
+   * Default false: each message as soon as it lands, for a subscriber a request waits on (a gift card redemption's
+   * outcome).
    */
   readonly batched?: boolean;
 }

@@ -396,9 +396,10 @@ export const settingsSchema = z.object({
    */
   BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /**
-   * How long Kafka gathers the messages of a subscription no request waits on (the vault's and the gift cards'
-   * usage projections, the webhooks' ingest) before a fetch answers: fewer fetches for the broker and the consumers
-   * to serve, at up to this much more event lag. 0: fetched as soon as a message lands, as the others are.
+   * How long Kafka gathers the messages of a batched subscription (the vault's and the gift cards' usage
+   * projections, the webhooks' ingest, split tender's requests to the gift cards service) before a fetch answers:
+   * fewer fetches for the broker and the consumers to serve, at up to this much more event lag (and a split payment's
+   * redemption up to this much later). 0: fetched as soon as a message lands, as the others are.
    */
   KAFKA_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(30),
   /**

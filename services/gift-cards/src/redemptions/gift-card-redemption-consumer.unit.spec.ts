@@ -1,0 +1,51 @@
+/**
+ * How the gift cards service follows `transactions.events` for split tender's requests: as its own group, batched
+ * (the requests are a few messages among every card payment's events), and handing on only the requests.
+ */
+import type { MessageBus, SubscribeOptions } from '@switchyard/bus';
+import { giftCardRedemptionRequestTypes, transactionsTopic } from '@switchyard/contracts';
+import type { GiftCardRedemptions } from './gift-card-redemptions';
+import { GiftCardRedemptionConsumer } from './gift-card-redemption-consumer';
+
+function recordingBus(): { bus: MessageBus; subscriptions: SubscribeOptions[] } {
+  const subscriptions: SubscribeOptions[] = [];
+  const bus = {
+    publish: async () => undefined,
+    subscribe: async (options: SubscribeOptions) => {
+      subscriptions.push(options);
+      return { stop: async () => undefined };
+    },
+  } as unknown as MessageBus;
+  return { bus, subscriptions };
+}
+
+const message = (type: string) => ({
+  topic: transactionsTopic,
+  key: 'transaction-1',
+  value: JSON.stringify({ id: `event-${type}`, type, stream_id: 'transaction-1', data: {} }),
+  headers: {},
+});
+
+it('follows transactions.events as its group, batched, and hands on only the redemption and reversal requests', async () => {
+  const { bus, subscriptions } = recordingBus();
+  const handled: string[] = [];
+  const redemptions = { handle: async (event: { type: string }) => void handled.push(event.type) };
+  const consumer = new GiftCardRedemptionConsumer(redemptions as unknown as GiftCardRedemptions, {
+    bus,
+    groupId: 'gift-cards.redemptions',
+  });
+  await consumer.start();
+
+  expect(subscriptions).toHaveLength(1);
+  expect(subscriptions[0]).toMatchObject({
+    groupId: 'gift-cards.redemptions',
+    topics: [transactionsTopic],
+    fromBeginning: true,
+    batched: true,
+  });
+  const requestTypes = Object.values(giftCardRedemptionRequestTypes);
+  for (const type of ['TransactionCreated', ...requestTypes, 'TransactionAuthorized'])
+    await subscriptions[0]!.handler(message(type) as never);
+  expect(handled).toEqual(requestTypes);
+  await consumer.stop();
+});
