@@ -39,7 +39,9 @@
  *   little work per hop, so measure without it.
  * - `--without webhooks`: the distributed runtime without its webhooks process (no event lag then): how much of
  *   the distributed cost is the event pipeline's work competing for the same cores. Diagnostics too.
- * - `--scenarios authorize`: only those scenarios (a profile of one of them); a diagnostic run too.
+ * - `--scenarios authorize`: only those scenarios (a profile of one of them); a diagnostic run too. `split` (not run
+ *   by default): split tender, a card and a gift card given by number at the simulator's gift card service (each
+ *   request a new card) — the latency of a payment that waits for the gift cards service's redemption over Kafka.
  *
  * Prints a table and writes bench/results/distributed-<ISO date>-<hostname>.json and distributed-latest.json.
  */
@@ -94,7 +96,7 @@ const options = {
 const LAG_WARMUP_SECONDS = 3;
 const MERCHANT = 'bench';
 const MERCHANT_HEADER = 'x-service-merchant-account-id';
-const SCENARIOS = ['authorize', 'get'] as const;
+const SCENARIOS = ['authorize', 'get', 'split'] as const;
 type Scenario = (typeof SCENARIOS)[number];
 const TRANSACTION_EVENT_NAMES = webhookEventNames.filter((name) => name.startsWith('transaction.'));
 
@@ -399,6 +401,17 @@ async function prepare(runtime: Runtime): Promise<Api> {
       accepted_countries: ['US'],
     },
   });
+  if (options.scenarios.includes('split'))
+    await http.request('POST', '/payment-services', {
+      headers,
+      body: {
+        display_name: 'Gift card simulator',
+        payment_service_definition_id: 'mock-gift-card',
+        fields: [{ key: 'merchant_id', value: 'bench' }],
+        accepted_currencies: ['USD'],
+        accepted_countries: ['US'],
+      },
+    });
   return { http, headers };
 }
 
@@ -408,6 +421,29 @@ const authorizeBody = JSON.stringify({
   intent: 'authorize',
   payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
 });
+
+let giftCards = 0;
+/** A card and a new gift card by number (the simulator's PIN `0nnnn` holds nnnn cents): its redemption succeeds. */
+async function split(api: Api): Promise<void> {
+  giftCards += 1;
+  const number = `606061${String(Date.now() % 1_000_000).padStart(6, '0')}${String(giftCards % 10_000).padStart(4, '0')}`;
+  const created = await api.http.json<{ status: string; gift_card_redemptions?: { status: string }[] }>(
+    'POST',
+    '/transactions',
+    {
+      headers: api.headers,
+      body: JSON.stringify({
+        amount: 1000,
+        currency: 'USD',
+        intent: 'authorize',
+        payment_method: { method: 'card', number: '4111111111111111', expiration_date: '12/30', security_code: '123' },
+        gift_cards: [{ number, pin: '05000', amount: 300 }],
+      }),
+    },
+  );
+  if (created.status !== 'authorization_succeeded' || created.gift_card_redemptions?.[0]?.status !== 'succeeded')
+    throw new Error(`split tender answered status ${created.status}`);
+}
 
 async function authorize(api: Api): Promise<{ id: string; status: string }> {
   const created = await api.http.json<{ id: string; status: string }>('POST', '/transactions', {
@@ -519,9 +555,11 @@ async function measureRound(target: Target, scenario: Scenario, clients: number)
           const created = await authorize(api);
           if (ids.length < 20_000) ids.push(created.id);
         }
-      : async (i: number) => {
-          await api.http.request('GET', `/transactions/${ids[i % ids.length]}`, { headers: api.headers });
-        };
+      : scenario === 'split'
+        ? () => split(api)
+        : async (i: number) => {
+            await api.http.request('GET', `/transactions/${ids[i % ids.length]}`, { headers: api.headers });
+          };
   // The same timing as runLoad's, kept raw so that rounds can be merged into one distribution.
   const samples: number[] = [];
   const windowStart = performance.now() + options.warmupMs;
