@@ -801,9 +801,7 @@ async function waitForBacklog(
       } else stableSince = null;
       lastEnd = endKey;
       if (Date.now() - started > timeoutMs)
-        throw new Error(
-          `still behind on ${transactionsTopic} after ${timeoutMs} ms (messages): ${lagging.join(', ')}`,
-        );
+        throw new Error(`still behind on ${transactionsTopic} after ${timeoutMs} ms (messages): ${lagging.join(', ')}`);
       await sleep(250);
     }
   } finally {

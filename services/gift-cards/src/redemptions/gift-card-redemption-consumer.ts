@@ -7,7 +7,7 @@
  *
  * Batched (`SubscribeOptions.batched`): the requests are a few messages among every card payment's events on that
  * topic, and fetched one by one each of those events cost this process a fetch round and the broker a fetch answer —
- * 0.6–0.75 ms of CPU per card payment between the two at 1 client (docs/performance.md, Stop 37). A split payment's
+ * 0.7–1.2 ms of CPU per card payment between the two at 1 client (docs/performance.md, Stop 37). A split payment's
  * redemption or reversal waits for the batch window instead (KAFKA_BATCH_WINDOW_MS, 30 ms at most) before it is
  * fetched. The outcomes, on `gift-cards.events`, which only gift card events reach, are still fetched at once.
  */
