@@ -393,27 +393,20 @@ async function prepare(runtime: Runtime): Promise<Api> {
     body: { id: MERCHANT, display_name: 'Benchmark' },
   });
   const headers = { ...auth, [MERCHANT_HEADER]: MERCHANT };
-  await http.request('POST', '/payment-services', {
-    headers,
-    body: {
-      display_name: 'Card simulator',
-      payment_service_definition_id: 'mock-card',
-      fields: [{ key: 'merchant_id', value: 'bench' }],
-      accepted_currencies: ['USD'],
-      accepted_countries: ['US'],
-    },
-  });
-  if (options.scenarios.includes('split'))
-    await http.request('POST', '/payment-services', {
+  // The simulator's card service; its gift card service too when split tender is measured.
+  const connect = (displayName: string, definition: string) =>
+    http.request('POST', '/payment-services', {
       headers,
       body: {
-        display_name: 'Gift card simulator',
-        payment_service_definition_id: 'mock-gift-card',
+        display_name: displayName,
+        payment_service_definition_id: definition,
         fields: [{ key: 'merchant_id', value: 'bench' }],
         accepted_currencies: ['USD'],
         accepted_countries: ['US'],
       },
     });
+  await connect('Card simulator', 'mock-card');
+  if (options.scenarios.includes('split')) await connect('Gift card simulator', 'mock-gift-card');
   return { http, headers };
 }
 
