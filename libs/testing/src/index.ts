@@ -7,3 +7,4 @@ export * from './artifacts';
 export * from './rpc-credentials';
 export * from './card-data';
 export * from './heap-snapshots';
+export * from './fixtures';

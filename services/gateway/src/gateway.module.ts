@@ -39,7 +39,16 @@ import {
   SettlementFilesController,
   TransactionsController,
 } from './transactions';
-import { KEY_DIRECTORY, KEY_USAGE, READINESS_CHECKS, RPC_CLIENT, TOKEN_VERIFIER, type ReadinessCheck } from './tokens';
+import {
+  KEY_DIRECTORY,
+  KEY_USAGE,
+  READINESS_CHECKS,
+  RPC_CLIENT,
+  THREE_DS_CONFIGURATIONS,
+  TOKEN_VERIFIER,
+  type ReadinessCheck,
+} from './tokens';
+import { ThreeDsConfigurationCache } from './merchant-accounts/three-ds-configuration-cache';
 import { WebhookDeliveriesController, WebhookSubscriptionsController } from './webhooks';
 import { CheckoutSessionCardDetailsController, SecureFieldsController } from './secure-fields';
 
@@ -49,6 +58,8 @@ export interface GatewayDependencies {
   readonly readiness: readonly ReadinessCheck[];
   readonly keyDirectory: CachedKeyDirectory;
   readonly keyUsage: KeyUsageRecorder;
+  /** The merchant accounts' 3-D Secure configurations, forgotten by identity's events; absent: one of its own. */
+  readonly threeDsConfigurations?: ThreeDsConfigurationCache;
   /** The enumeration-prevention rate limit (docs/rate-limits.md); absent: in memory, the default limit. */
   readonly enumerationLimit?: EnumerationLimitSettings;
   /** Modules a runtime adds beside the API (the embedded runtime's demo checkout): not API operations, not in the OpenAPI document. */
@@ -105,6 +116,10 @@ export class GatewayModule {
         { provide: READINESS_CHECKS, useValue: dependencies.readiness },
         { provide: KEY_DIRECTORY, useValue: dependencies.keyDirectory },
         { provide: KEY_USAGE, useValue: dependencies.keyUsage },
+        {
+          provide: THREE_DS_CONFIGURATIONS,
+          useFactory: () => dependencies.threeDsConfigurations ?? new ThreeDsConfigurationCache(dependencies.rpc),
+        },
         { provide: APP_GUARD, useClass: AuthGuard },
         // After AuthGuard (global guards run in the order registered): it needs the authenticated caller.
         {

@@ -26,6 +26,7 @@ import { InMemoryKeyValueStore, InMemoryRateLimiter, type KeyValueStore, type Ra
 import type { RpcClient } from '@switchyard/rpc';
 import type { Logger } from 'pino';
 import { CachedKeyDirectory } from './auth/cached-key-directory';
+import { ThreeDsConfigurationCache } from './merchant-accounts/three-ds-configuration-cache';
 import { DEFAULT_ENUMERATION_LIMIT_PER_MINUTE } from './auth/enumeration-limit.guard';
 import { KeyUsageRecorder } from './auth/key-usage-recorder';
 import { createGatewayApp } from './create-gateway-app';
@@ -83,13 +84,15 @@ export interface RunningGateway {
 
 export async function startGateway(runtime: GatewayRuntime): Promise<RunningGateway> {
   const directory = new CachedKeyDirectory(runtime.rpc);
-  // Every gateway instance must see every key change, so each has its own consumer group.
+  const threeDsConfigurations = new ThreeDsConfigurationCache(runtime.rpc);
+  // Every gateway instance must see every key and 3-D Secure configuration change, so each has its own consumer group.
   const subscription: BusSubscription = await runtime.bus.subscribe({
     groupId: `gateway-key-cache-${randomUUID()}`,
     topics: [identityTopic],
     fromBeginning: false,
     handler: async (message) => {
       const event = JSON.parse(message.value) as EventMessage;
+      threeDsConfigurations.observe(event);
       // Only changes of what the gateway caches (state, roles, merchant accounts) matter; usage does not.
       if (event.type !== 'ApiKeyPairUpdated' && event.type !== 'ApiKeyPairDeleted') return;
       const data = event.data as { id?: string; kid?: string };
@@ -152,6 +155,7 @@ export async function startGateway(runtime: GatewayRuntime): Promise<RunningGate
     readiness,
     keyDirectory: directory,
     keyUsage,
+    threeDsConfigurations,
     enumerationLimit,
     ...(modules.length > 0 ? { modules } : {}),
     ...(runtime.metricsEnabled !== undefined ? { metricsEnabled: runtime.metricsEnabled } : {}),

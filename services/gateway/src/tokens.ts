@@ -4,6 +4,7 @@ export const TOKEN_VERIFIER = Symbol('TOKEN_VERIFIER');
 export const READINESS_CHECKS = Symbol('READINESS_CHECKS');
 export const KEY_DIRECTORY = Symbol('KEY_DIRECTORY');
 export const KEY_USAGE = Symbol('KEY_USAGE');
+export const THREE_DS_CONFIGURATIONS = Symbol('THREE_DS_CONFIGURATIONS');
 
 /** A named dependency the gateway needs before it is ready; resolves when reachable. */
 export interface ReadinessCheck {

@@ -2,7 +2,7 @@
  * Merchant accounts and their 3-D Secure configurations over HTTP, on the embedded runtime: paging, settings,
  * duplicates, validation, and what a key limited to some merchant accounts can reach.
  */
-import { expectErrorBody, signToken } from '@switchyard/testing';
+import { expectErrorBody, signToken, threeDsConfigurationBody } from '@switchyard/testing';
 import request from 'supertest';
 import type { EmbeddedService } from './embedded';
 import { startEmbeddedFixture, type EmbeddedFixture } from './embedded.fixture';
@@ -39,17 +39,7 @@ async function createAccount(id: string, extra: Record<string, unknown> = {}) {
     .expect(201);
 }
 
-const threeDs = {
-  merchant_acquirer_bin: '516327',
-  merchant_acquirer_id: '123456789012345',
-  merchant_name: 'Shop',
-  merchant_country_code: '840',
-  merchant_category_code: '5411',
-  merchant_url: 'https://shop.example',
-  scheme: 'visa',
-  currency: 'USD',
-  metadata: { region: 'us' },
-};
+const threeDs = { ...threeDsConfigurationBody, metadata: { region: 'us' } };
 
 describe('merchant accounts', () => {
   it('creates an account with its settings, 201, timestamps with offset', async () => {

@@ -15,7 +15,8 @@ import type { RpcClient } from '@switchyard/rpc';
 import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { Input, type EndpointInput } from '../http/input';
-import { RPC_CLIENT } from '../tokens';
+import { RPC_CLIENT, THREE_DS_CONFIGURATIONS } from '../tokens';
+import type { ThreeDsConfigurationCache } from './three-ds-configuration-cache';
 import { assertMayReach } from './merchant-account-access';
 
 const byAccount = z.object({ merchant_account_id: z.string().min(1).max(64) });
@@ -31,7 +32,19 @@ const write = { anyOf: ['merchant-accounts.write'] };
 /** A merchant account's 3-D Secure configurations; a key limited to other accounts finds none of them. */
 @Controller()
 export class ThreeDsConfigurationsController {
-  constructor(@Inject(RPC_CLIENT) private readonly rpc: RpcClient) {}
+  constructor(
+    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
+    @Inject(THREE_DS_CONFIGURATIONS) private readonly cache: ThreeDsConfigurationCache,
+  ) {}
+
+  /**
+   * A change's answer, once this gateway forgot the account's cached configurations: its next payment reads them from
+   * identity (read-your-writes; other gateways forget them on identity's event). Forgotten on a failure too: a change
+   * that timed out may still have been made.
+   */
+  private changed<T>(merchantAccountId: string, change: Promise<T>): Promise<T> {
+    return change.finally(() => this.cache.forget(merchantAccountId));
+  }
 
   @Endpoint({
     operationId: 'list_merchant_account_three_ds_configurations',
@@ -75,10 +88,13 @@ export class ThreeDsConfigurationsController {
     @CallerOf() caller: Caller,
   ): Promise<ThreeDsConfiguration> {
     assertMayReach(caller, input.params.merchant_account_id);
-    return this.rpc.call(threeDsConfigurationPatterns.create, {
-      merchant_account_id: input.params.merchant_account_id,
-      body: input.body,
-    });
+    return this.changed(
+      input.params.merchant_account_id,
+      this.rpc.call(threeDsConfigurationPatterns.create, {
+        merchant_account_id: input.params.merchant_account_id,
+        body: input.body,
+      }),
+    );
   }
 
   @Endpoint({
@@ -99,11 +115,14 @@ export class ThreeDsConfigurationsController {
     @CallerOf() caller: Caller,
   ): Promise<ThreeDsConfiguration> {
     assertMayReach(caller, input.params.merchant_account_id);
-    return this.rpc.call(threeDsConfigurationPatterns.update, {
-      merchant_account_id: input.params.merchant_account_id,
-      id: input.params.three_ds_configuration_id,
-      body: input.body,
-    });
+    return this.changed(
+      input.params.merchant_account_id,
+      this.rpc.call(threeDsConfigurationPatterns.update, {
+        merchant_account_id: input.params.merchant_account_id,
+        id: input.params.three_ds_configuration_id,
+        body: input.body,
+      }),
+    );
   }
 
   @Endpoint({
@@ -120,9 +139,12 @@ export class ThreeDsConfigurationsController {
   })
   async delete(@Input() input: EndpointInput<unknown, unknown, ById>, @CallerOf() caller: Caller): Promise<void> {
     assertMayReach(caller, input.params.merchant_account_id);
-    await this.rpc.call(threeDsConfigurationPatterns.delete, {
-      merchant_account_id: input.params.merchant_account_id,
-      id: input.params.three_ds_configuration_id,
-    });
+    await this.changed(
+      input.params.merchant_account_id,
+      this.rpc.call(threeDsConfigurationPatterns.delete, {
+        merchant_account_id: input.params.merchant_account_id,
+        id: input.params.three_ds_configuration_id,
+      }),
+    );
   }
 }

@@ -8,12 +8,13 @@ import { generateP521KeyPair, thumbprint } from '@switchyard/auth';
 import { InProcessMessageBus } from '@switchyard/bus';
 import {
   giftCardPatterns,
+  identityTopic,
   merchantAccountPatterns,
   threeDsConfigurationPatterns,
   transactionsPatterns,
   vaultPatterns,
 } from '@switchyard/contracts';
-import { expectErrorBody, signToken } from '@switchyard/testing';
+import { expectErrorBody, signToken, threeDsConfigurationBody } from '@switchyard/testing';
 import request from 'supertest';
 import { startGateway, type RunningGateway } from '../start-gateway';
 import { FakeRpc } from '../testing/fake-rpc';
@@ -161,12 +162,73 @@ describe('POST /transactions', () => {
       await http
         .post('/transactions')
         .set('authorization', bearer())
-        .set('x-service-merchant-account-id', 'acct-1')
+        .set('x-service-merchant-account-id', 'acct-3ds-beside-the-vault')
         .send(transactionBody)
         .expect(201);
     } finally {
       rpc.answer(vaultPatterns.handOverCard, () => handOver);
       rpc.answer(threeDsConfigurationPatterns.list, threeDsConfigurations);
+    }
+  });
+
+  it("keeps an account's 3-D Secure configurations, and asks again once a change went through it or identity's event says so", async () => {
+    const account = 'acct-3ds-cached';
+    let configurations = [{ type: 'merchant-account.three-ds-configuration', id: 'c1', merchant_account_id: account }];
+    rpc.answer(threeDsConfigurationPatterns.list, () => ({ items: configurations }));
+    rpc.answer(threeDsConfigurationPatterns.create, () => {
+      configurations = [...configurations, { ...configurations[0]!, id: 'c2' }];
+      return configurations[1];
+    });
+    const pay = async () => {
+      rpc.reset();
+      await http
+        .post('/transactions')
+        .set('authorization', bearer())
+        .set('x-service-merchant-account-id', account)
+        .send(transactionBody)
+        .expect(201);
+      const sent = rpc.onlyPayloadTo(transactionsPatterns.create) as { three_ds_configurations: { id: string }[] };
+      return {
+        asked: rpc.callsTo(threeDsConfigurationPatterns.list).length,
+        ids: sent.three_ds_configurations.map((c) => c.id),
+      };
+    };
+    try {
+      expect(await pay()).toEqual({ asked: 1, ids: ['c1'] });
+      expect(await pay()).toEqual({ asked: 0, ids: ['c1'] });
+
+      // A change through this gateway: its next payment reads it.
+      await http
+        .post(`/merchant-accounts/${account}/three-ds-configurations`)
+        .set('authorization', bearer())
+        .send(threeDsConfigurationBody)
+        .expect(201);
+      expect(await pay()).toEqual({ asked: 1, ids: ['c1', 'c2'] });
+      expect(await pay()).toEqual({ asked: 0, ids: ['c1', 'c2'] });
+
+      // A change through another gateway: identity's event reaches this one.
+      configurations = configurations.slice(1);
+      await bus.publish(identityTopic, [
+        {
+          key: 'three-ds-configuration-c1',
+          value: JSON.stringify({
+            id: randomUUID(),
+            type: 'ThreeDsConfigurationDeleted',
+            stream_id: 'three-ds-configuration-c1',
+            data: { id: 'c1', merchantAccountId: account, at: new Date().toISOString() },
+          }),
+          headers: {},
+        },
+      ]);
+      let after = await pay();
+      for (let tries = 0; after.asked === 0 && tries < 50; tries += 1) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        after = await pay();
+      }
+      expect(after).toEqual({ asked: 1, ids: ['c2'] });
+    } finally {
+      rpc.answer(threeDsConfigurationPatterns.list, threeDsConfigurations);
+      rpc.answer(threeDsConfigurationPatterns.create, undefined);
     }
   });
 

@@ -6,7 +6,6 @@ import {
   giftCardPatterns,
   type AuthorizationIncrement,
   type AuthorizationIncrementInput,
-  threeDsConfigurationPatterns,
   transactionActionsSchema,
   transactionCancelSchema,
   transactionCreateSchema,
@@ -21,7 +20,6 @@ import {
   vaultPatterns,
   type CardHandOver,
   type CardHandOverRequest,
-  type ThreeDsConfiguration,
   type Transaction,
   type TransactionAction,
   type TransactionCancel,
@@ -44,7 +42,8 @@ import { z } from 'zod';
 import { CallerOf, type Caller } from '../auth/caller';
 import { EMBED_SCOPE, embedBuyerOf, transactionBodyFor } from '../auth/embed-claims';
 import { Input, type EndpointInput } from '../http/input';
-import { RPC_CLIENT } from '../tokens';
+import type { ThreeDsConfigurationCache } from '../merchant-accounts/three-ds-configuration-cache';
+import { RPC_CLIENT, THREE_DS_CONFIGURATIONS } from '../tokens';
 import {
   accountOf,
   actorOf,
@@ -72,7 +71,10 @@ type EventsQuery = z.infer<typeof eventsQuery>;
  */
 @Controller()
 export class TransactionsController {
-  constructor(@Inject(RPC_CLIENT) private readonly rpc: RpcClient) {}
+  constructor(
+    @Inject(RPC_CLIENT) private readonly rpc: RpcClient,
+    @Inject(THREE_DS_CONFIGURATIONS) private readonly threeDs: ThreeDsConfigurationCache,
+  ) {}
 
   @Endpoint({
     operationId: 'create_transaction',
@@ -98,7 +100,7 @@ export class TransactionsController {
     const method = given.payment_method?.method;
     // Asked of identity while the vault takes the card (two services, neither waiting on the other); the hand-over's
     // refusal still comes first.
-    const configurations = method === 'card' || method === 'id' ? this.threeDsConfigurations(merchantAccountId) : null;
+    const configurations = method === 'card' || method === 'id' ? this.threeDs.list(merchantAccountId) : null;
     configurations?.catch(() => undefined);
     const { body, cardHandOver } = await this.handOverCard(merchantAccountId, given);
     // After the card: a card the vault refuses leaves no gift card handed over (the transactions service has the
@@ -197,19 +199,6 @@ export class TransactionsController {
       merchant_account_id: accountOf(caller),
       transaction_id: input.params.transaction_id,
     });
-  }
-
-  /** The merchant account's 3-D Secure configurations, asked of identity; an account identity does not know has none. */
-  private async threeDsConfigurations(merchantAccountId: string): Promise<ThreeDsConfiguration[]> {
-    try {
-      const page = await this.rpc.call<{ items: ThreeDsConfiguration[] }>(threeDsConfigurationPatterns.list, {
-        merchant_account_id: merchantAccountId,
-      });
-      return page.items;
-    } catch (error) {
-      if (error instanceof ApiError && error.status === 404) return [];
-      throw error;
-    }
   }
 
   @Endpoint({
