@@ -1,5 +1,5 @@
 import { Controller, Inject } from '@nestjs/common';
-import { ApiError, Endpoint, pageQuery, type Page } from '@switchyard/api';
+import { Endpoint, pageQuery, type Page } from '@switchyard/api';
 import {
   authorizationIncrementCreateSchema,
   authorizationIncrementSchema,
