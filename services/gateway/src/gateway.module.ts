@@ -48,7 +48,7 @@ import {
   TOKEN_VERIFIER,
   type ReadinessCheck,
 } from './tokens';
-import { ThreeDsConfigurationCache } from './merchant-accounts/three-ds-configuration-cache';
+import type { ThreeDsConfigurationCache } from './merchant-accounts/three-ds-configuration-cache';
 import { WebhookDeliveriesController, WebhookSubscriptionsController } from './webhooks';
 import { CheckoutSessionCardDetailsController, SecureFieldsController } from './secure-fields';
 
@@ -58,8 +58,8 @@ export interface GatewayDependencies {
   readonly readiness: readonly ReadinessCheck[];
   readonly keyDirectory: CachedKeyDirectory;
   readonly keyUsage: KeyUsageRecorder;
-  /** The merchant accounts' 3-D Secure configurations, forgotten by identity's events; absent: one of its own. */
-  readonly threeDsConfigurations?: ThreeDsConfigurationCache;
+  /** The merchant accounts' 3-D Secure configurations, forgotten by identity's events (`startGateway`). */
+  readonly threeDsConfigurations: ThreeDsConfigurationCache;
   /** The enumeration-prevention rate limit (docs/rate-limits.md); absent: in memory, the default limit. */
   readonly enumerationLimit?: EnumerationLimitSettings;
   /** Modules a runtime adds beside the API (the embedded runtime's demo checkout): not API operations, not in the OpenAPI document. */
@@ -116,10 +116,7 @@ export class GatewayModule {
         { provide: READINESS_CHECKS, useValue: dependencies.readiness },
         { provide: KEY_DIRECTORY, useValue: dependencies.keyDirectory },
         { provide: KEY_USAGE, useValue: dependencies.keyUsage },
-        {
-          provide: THREE_DS_CONFIGURATIONS,
-          useFactory: () => dependencies.threeDsConfigurations ?? new ThreeDsConfigurationCache(dependencies.rpc),
-        },
+        { provide: THREE_DS_CONFIGURATIONS, useValue: dependencies.threeDsConfigurations },
         { provide: APP_GUARD, useClass: AuthGuard },
         // After AuthGuard (global guards run in the order registered): it needs the authenticated caller.
         {
