@@ -72,13 +72,16 @@ export interface VaultPort {
   findCard(merchantAccountId: string, id: string): Promise<CardSummary | null>;
   /**
    * The card the gateway handed to the vault for this payment (`TransactionCreateRequest.card_hand_over`), taken by
-   * it: the vault no longer removes it as unclaimed. Null when it is gone. With `aliases`, the card's first aliases
-   * come with it (as `cardAliases` gives them): one call less before a provider call.
+   * it: the vault no longer removes it as unclaimed. Alone, whether the vault still has the card (the hand-over gave
+   * its summary and first aliases; a vault of an earlier release answers the summary, or null). With `aliases` (a
+   * hand-over that gave only the card's id), the card's summary and first aliases (as `cardAliases` gives them), null
+   * when it is gone: one call less before a provider call.
    */
+  takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<boolean | CardSummary | null>;
   takeHandedOverCard(
     merchantAccountId: string,
     cardId: string,
-    options?: { readonly aliases?: { readonly securityCode: string | null } },
+    options: { readonly aliases: { readonly securityCode: string | null } },
   ): Promise<(CardSummary & { readonly aliases?: CardAliasSet | null }) | null>;
   /**
    * Fresh aliases of a card's number and (`securityCode`: the live alias of one, as `storeCard`, `aliasSecurityCode`

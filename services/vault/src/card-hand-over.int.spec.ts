@@ -105,10 +105,24 @@ it("goes under the buyer's data key when the buyer exists, and without one when 
   expect(buyerOf(unknown.card_id)).toBeNull();
 });
 
+it('a take without aliases only claims the card: it answers whether the card is there, and decrypts nothing', async () => {
+  const taken = await handOver({ card: card() });
+  const reveal = vi.spyOn(vault.slices.vault, 'reveal');
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toBe(true);
+  vault.slices.vault.remove(account, taken.card_id as string);
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toBe(false);
+  expect(reveal).not.toHaveBeenCalled();
+  // With aliases (a transactions process of a release whose hand-over answered only the card's id): the summary too.
+  const again = await handOver({ card: card() });
+  expect(
+    await vault.port.takeHandedOverCard(account, again.card_id as string, { aliases: { securityCode: null } }),
+  ).toMatchObject({ id: again.card_id, last4: '1111', aliases: { number: expect.stringMatching(/^tok/) } });
+});
+
 it('a card no payment takes in time is removed; one taken stays', async () => {
   const taken = await handOver({ card: card() });
   const forgotten = await handOver({ card: card() });
-  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toMatchObject({ id: taken.card_id });
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toBe(true);
   expect(vault.port.sweepHandedOverCards()).toBe(0); // not yet due
   await sleep(80);
   expect(vault.port.sweepHandedOverCards()).toBe(1);
@@ -119,7 +133,7 @@ it('a card no payment takes in time is removed; one taken stays', async () => {
 it('a restart forgets no hand-over: a card no payment took is removed after it, one taken before it stays', async () => {
   const taken = await handOver({ card: card() });
   const forgotten = await handOver({ card: card() });
-  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toMatchObject({ id: taken.card_id });
+  expect(await vault.port.takeHandedOverCard(account, taken.card_id as string)).toBe(true);
   // Stopped before the take's wait was released on its own: the stop releases it.
   await vault.stop();
   vault = new VaultService({ store, db: store.database, vaultKey: Buffer.alloc(32, 7), cardHandOverTtlMs: 50 });
@@ -146,9 +160,9 @@ it('a taken card is never swept while its release waits, and the release is one 
 
 it('a taken card kept for a stored method is released at once: a crash before the batched release does not lose it', async () => {
   const kept = await handOver({ card: card() });
-  const summary = await vault.port.takeHandedOverCard(account, kept.card_id as string);
+  expect(await vault.port.takeHandedOverCard(account, kept.card_id as string)).toBe(true);
   await vault.port.recordStoreRequested(account, {
-    card: summary!,
+    card: kept.card!,
     transactionId: '00000000-0000-4000-8000-000000000001',
     paymentServiceId: '00000000-0000-4000-8000-000000000002',
     buyerId: null,

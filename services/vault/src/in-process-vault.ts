@@ -171,20 +171,29 @@ export class InProcessVault {
   }
 
   /**
-   * The card handed over for this payment, taken by it (no longer removed as unclaimed); null when it is gone. With
-   * `aliases`, its first aliases too (`cardAliases`).
+   * The card handed over for this payment, taken by it (no longer removed as unclaimed). Alone, the take answers
+   * whether the vault still has the card, from its row: the hand-over answered the summary and the first aliases, so
+   * nothing is decrypted. With `aliases` (a hand-over that answered only the card's id), the card's summary and its
+   * first aliases (`cardAliases`), or null when it is gone.
    */
+  async takeHandedOverCard(merchantAccountId: string, cardId: string): Promise<boolean>;
+  async takeHandedOverCard(
+    merchantAccountId: string,
+    cardId: string,
+    options: { readonly aliases: { readonly securityCode: string | null } },
+  ): Promise<(VaultCardSummary & { readonly aliases: VaultCardAliases | null }) | null>;
   async takeHandedOverCard(
     merchantAccountId: string,
     cardId: string,
     options: { readonly aliases?: { readonly securityCode: string | null } } = {},
-  ): Promise<(VaultCardSummary & { readonly aliases?: VaultCardAliases | null }) | null> {
+  ): Promise<boolean | (VaultCardSummary & { readonly aliases: VaultCardAliases | null }) | null> {
     if (this.slices.vault.isHandedOver(merchantAccountId, cardId)) {
       this.#taken.set(cardId, merchantAccountId);
       this.#scheduleRelease();
     }
+    if (!options.aliases) return this.slices.vault.find(merchantAccountId, cardId) !== null;
     const found = this.revealed(merchantAccountId, cardId);
-    if (!found || !options.aliases) return found?.summary ?? null;
+    if (!found) return null;
     return { ...found.summary, aliases: this.aliasesOf(merchantAccountId, found.card, options.aliases.securityCode) };
   }
 
