@@ -112,7 +112,7 @@ export const vaultPortPatterns = {
   cardAliases: 'vault-port.card-aliases',
   aliasSecurityCode: 'vault-port.alias-security-code',
   keepSecurityCode: 'vault-port.keep-security-code',
-  forgetSecurityCode: 'vault-port.forget-security-code',
+  forgetSecurityCodes: 'vault-port.forget-security-codes',
   removeCards: 'vault-port.remove-cards',
   usablePaymentMethod: 'vault-port.usable-payment-method',
   recordStoreRequested: 'vault-port.record-store-requested',
@@ -123,6 +123,12 @@ export const vaultPortPatterns = {
   claimCheckoutSession: 'vault-port.claim-checkout-session',
   openPaze: 'vault-port.open-paze',
 } as const;
+
+/**
+ * `VaultPort.forgetSecurityCode` of a transactions process of an earlier release (one alias per call), still answered
+ * by the vault while one may be running (a rolling upgrade): its `vault-port.forget-security-codes` takes many.
+ */
+export const legacyForgetSecurityCodePattern = 'vault-port.forget-security-code';
 
 /** The forwarder and the key hand-over, beside the port's methods (the transactions service's only, too). */
 export const vaultForwardingPatterns = {

@@ -314,6 +314,7 @@ export class TransactionsService {
     await this.transactions.stopFollowingGiftCardOutcomes();
     await this.retention?.stop();
     await this.host.stop();
+    await this.transactions.forgetSecurityCodesNow();
     await this.oneOffCards.stop();
   }
 

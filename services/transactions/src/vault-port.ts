@@ -58,6 +58,12 @@ export interface OpenedPaze {
   readonly connectionIds: readonly string[];
 }
 
+/** A security code's alias, with the merchant account it is bound to. */
+export interface SecurityCodeAlias {
+  readonly merchantAccountId: string;
+  readonly alias: string;
+}
+
 export interface VaultPort {
   // ---- cards ----
   /**
@@ -96,8 +102,11 @@ export interface VaultPort {
   aliasSecurityCode(merchantAccountId: string, securityCode: string): Promise<string>;
   /** Keeps a security code's alias live for `ttlMs` (while the buyer is at a challenge); false when it was not live. */
   keepSecurityCode(merchantAccountId: string, alias: string, ttlMs: number): Promise<boolean>;
-  /** Forgets a security code's alias (and the code) once the authorization it was given for is done. */
-  forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void>;
+  /**
+   * Forgets security codes' aliases (and the codes) once the authorizations they were given for are done: those of a
+   * moment's payments in one call (`SecurityCodeForgetting`).
+   */
+  forgetSecurityCodes(codes: readonly SecurityCodeAlias[]): Promise<void>;
   /** Shreds cards given for one payment each (their rows and their own data keys), in one commit. */
   removeCards(cards: readonly { readonly merchantAccountId: string; readonly id: string }[]): Promise<void>;
 

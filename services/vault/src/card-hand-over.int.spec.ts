@@ -8,7 +8,13 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { vaultPatterns, type CardHandOver, type CardHandOverRequest } from '@switchyard/contracts';
+import {
+  legacyForgetSecurityCodePattern,
+  vaultPatterns,
+  vaultPortPatterns,
+  type CardHandOver,
+  type CardHandOverRequest,
+} from '@switchyard/contracts';
 import { SqliteEventStore } from '@switchyard/eventstore';
 import { EMBEDDED_CALL } from '@switchyard/rpc';
 import { VaultService } from './vault-service';
@@ -179,4 +185,27 @@ it('a taken card kept for a stored method is released at once: a crash before th
   } finally {
     await crashed.stop();
   }
+});
+
+it("forgets security codes' aliases many at a call, and one at a call for a transactions process of an earlier release", async () => {
+  const handlers = vault.portRpcHandlers(1_000);
+  const aliases = await Promise.all(
+    [0, 1, 2].map(async () => (await handOver({ card: card() })).security_code_alias as string),
+  );
+  const live = (alias: string) => {
+    try {
+      vault.slices.cardAliases.resolve(account, alias);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  expect(aliases.map(live)).toEqual([true, true, true]);
+  await handlers[vaultPortPatterns.forgetSecurityCodes]!(
+    [aliases.slice(0, 2).map((alias) => ({ merchantAccountId: account, alias }))],
+    EMBEDDED_CALL,
+  );
+  expect(aliases.map(live)).toEqual([false, false, true]);
+  await handlers[legacyForgetSecurityCodePattern]!([account, aliases[2]], EMBEDDED_CALL);
+  expect(live(aliases[2]!)).toBe(false);
 });

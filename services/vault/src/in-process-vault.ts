@@ -251,9 +251,11 @@ export class InProcessVault {
     return this.slices.cardAliases.issueSecurityCode(merchantAccountId, securityCode);
   }
 
-  /** Forgets a security code's alias once the authorization it was given for is done. */
-  async forgetSecurityCode(merchantAccountId: string, alias: string): Promise<void> {
-    this.slices.cardAliases.forget(merchantAccountId, alias);
+  /** Forgets security codes' aliases once the authorizations they were given for are done. */
+  async forgetSecurityCodes(
+    codes: readonly { readonly merchantAccountId: string; readonly alias: string }[],
+  ): Promise<void> {
+    for (const { merchantAccountId, alias } of codes) this.slices.cardAliases.forget(merchantAccountId, alias);
   }
 
   /** Keeps a security code's alias live for `ttlMs` (a 3-D Secure challenge); false when it was not live. */

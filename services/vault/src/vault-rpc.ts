@@ -5,6 +5,7 @@
  * transactions process: a merchant account's card connections (do they take network tokens?).
  */
 import {
+  legacyForgetSecurityCodePattern,
   vaultDirectoryPatterns,
   vaultForwardingPatterns,
   vaultPortPatterns,
@@ -40,6 +41,12 @@ export function vaultPortRpcHandlers(options: VaultRpcOptions): RpcHandlers {
       if (!Array.isArray(payload)) throw new TypeError(`${pattern}: the arguments are a JSON array`);
       return (await port[method].apply(options.port, payload)) ?? null;
     };
+  handlers[legacyForgetSecurityCodePattern] = async (payload) => {
+    if (!Array.isArray(payload) || typeof payload[0] !== 'string' || typeof payload[1] !== 'string')
+      throw new TypeError(`${legacyForgetSecurityCodePattern}: the arguments are [merchantAccountId, alias]`);
+    await options.port.forgetSecurityCodes([{ merchantAccountId: payload[0], alias: payload[1] }]);
+    return null;
+  };
   handlers[vaultForwardingPatterns.forward] = (payload) =>
     forward(options.cardForwarding, payload as ForwardedRequest, options.forwardTimeoutMs);
   handlers[vaultForwardingPatterns.keys] = async (): Promise<VaultKeyHandOver> => {

@@ -43,6 +43,7 @@ import {
 import { KeyedQueue } from '@switchyard/service';
 import { toAuthorizationResult } from './provider-answers';
 import type { ProviderConnectors } from './provider-connectors';
+import { SecurityCodeForgetting } from './security-code-forgetting';
 import { SecurityCodeShelf } from './security-code-shelf';
 import { ThreeDSecureAuthenticator } from './three-d-secure';
 import { nextConnection, paymentMethodAmount, type Transaction } from './transaction';
@@ -153,6 +154,8 @@ export class Authorizations {
   private readonly authenticator: ThreeDSecureAuthenticator;
   private readonly settings: AuthorizationSettings;
   private readonly securityCodes: SecurityCodeShelf;
+  /** Security codes' aliases to forget once their authorizations are done, a moment's together. */
+  readonly forgetting: SecurityCodeForgetting;
   private readonly paymentServices: PaymentServices;
   private readonly vault: VaultPort;
   private readonly connectors: ProviderConnectors;
@@ -178,6 +181,7 @@ export class Authorizations {
     this.connectors = dependencies.connectors;
     this.merchantAccounts = dependencies.merchantAccounts ?? null;
     this.onBackgroundError = dependencies.onBackgroundError ?? (() => undefined);
+    this.forgetting = new SecurityCodeForgetting(dependencies.vault, this.onBackgroundError);
     this.instruments = new Instruments({
       vault: dependencies.vault,
       cardDataByHandOverOnly: dependencies.settings.cardDataByHandOverOnly ?? false,
@@ -231,8 +235,7 @@ export class Authorizations {
           .catch(this.onBackgroundError);
       // PCI DSS: a security code is kept until the authorization, not after (a challenge keeps it until the return).
       // Not waited for: the answer does not depend on it (an alias the vault did not hear about expires on its own).
-      if (!progress.paused && progress.securityCode)
-        void this.vault.forgetSecurityCode(merchantAccountId, progress.securityCode).catch(this.onBackgroundError);
+      if (!progress.paused && progress.securityCode) this.forgetting.forget(merchantAccountId, progress.securityCode);
     }
   }
 
@@ -870,8 +873,7 @@ export class Authorizations {
       completed = ended === 'completed';
       if (!paused && t.giftCards) await this.giftCards.settle(id);
     } finally {
-      if (!paused && securityCode)
-        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
+      if (!paused && securityCode) this.forgetting.forget(t.merchantAccountId, securityCode);
       if (!paused && !completed)
         await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'buyer_returned' } });
     }
@@ -933,8 +935,7 @@ export class Authorizations {
           );
       }
       const securityCode = this.securityCodes.take(id);
-      if (securityCode)
-        await this.vault.forgetSecurityCode(t.merchantAccountId, securityCode).catch(this.onBackgroundError);
+      if (securityCode) this.forgetting.forget(t.merchantAccountId, securityCode);
       await this.store.record(id, { type: 'CompleteCreateRequest', data: { reason: 'hold_expired' } });
       expired += 1;
     }

@@ -190,13 +190,39 @@ function expectAliasesHandedOver(): void {
   }
 }
 
-/** The security code alias the vault answered `storeCard`, and that it is forgotten (the authorization is done). */
-function expectSecurityCodeForgotten(): void {
+/**
+ * The security code alias the vault answered `storeCard`, and that it is forgotten (the authorization is done) a
+ * moment after the answer (`DEFAULT_FORGET_AFTER_MS`).
+ */
+async function expectSecurityCodeForgotten(): Promise<void> {
   const stored = crossed.find((c) => c.method === 'storeCard' && c.way === 'answer');
   const alias = (JSON.parse(stored?.json ?? '{}') as { securityCodeAlias?: string }).securityCodeAlias;
   expect(alias).toMatch(/^tok[0-9A-Za-z]{32}$/);
-  expect(() => vault.slices.cardAliases.resolve(account, alias as string)).toThrow(/unknown/);
+  await vi.waitFor(() => expect(() => vault.slices.cardAliases.resolve(account, alias as string)).toThrow(/unknown/), {
+    timeout: 2_000,
+  });
 }
+
+it('the security codes of the payments of one moment are forgotten together: one call to the vault', async () => {
+  const payments = await Promise.all(
+    ['12/30', '11/30', '10/30'].map((expiry) =>
+      authorize({ method: 'card', number: NUMBER, expiration_date: expiry, security_code: CVC }, []),
+    ),
+  );
+  for (const payment of payments) expect(payment).toMatchObject({ status: 'authorization_succeeded' });
+  const aliases = crossed
+    .filter((c) => c.method === 'storeCard' && c.way === 'answer')
+    .map((c) => (JSON.parse(c.json) as { securityCodeAlias: string }).securityCodeAlias);
+  expect(aliases).toHaveLength(3);
+  await vi.waitFor(() => expect(crossed.filter((c) => c.method === 'forgetSecurityCodes')).toHaveLength(2), {
+    timeout: 2_000,
+  });
+  const [forgets] = crossed.filter((c) => c.method === 'forgetSecurityCodes' && c.way === 'argument');
+  expect(JSON.parse(forgets!.json)).toEqual(
+    expect.arrayContaining(aliases.map((alias) => ({ merchantAccountId: account, alias }))),
+  );
+  for (const alias of aliases) expect(() => vault.slices.cardAliases.resolve(account, alias)).toThrow(/unknown/);
+});
 
 it('the port has no way to reveal a card to this service', () => {
   expect('revealCard' in vault.port).toBe(false);
@@ -242,7 +268,7 @@ it('a card given with the payment: the vault keeps it and answers its id and sum
   expect(transaction.three_d_secure).toMatchObject({ status: 'complete' });
   expectNoCardAnswered();
   expectAliasesHandedOver();
-  expectSecurityCodeForgotten();
+  await expectSecurityCodeForgotten();
 });
 
 it("the directory's calls are held to its declared host", async () => {
@@ -312,7 +338,7 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
     expect(answer.json, answer.method).not.toContain(`"${CVC}"`);
   }
   for (const h of handedOver) expect(h.body).not.toContain(CHALLENGE_NUMBER);
-  expectSecurityCodeForgotten();
+  await expectSecurityCodeForgotten();
 });
 
 describe('a card handed over by the gateway', () => {

@@ -202,6 +202,11 @@ export class Transactions implements TransactionsSlice {
     return this.authorizations.giftCards.outcomes.stop();
   }
 
+  /** Sends the vault the security codes waiting to be forgotten (at a stop: the requests are done). */
+  forgetSecurityCodesNow(): Promise<void> {
+    return this.authorizations.forgetting.flush();
+  }
+
   /** Rolls back gift card payments left unfinished past the recovery window (the service runs it on a timer). */
   recoverGiftCardPayments(): Promise<number> {
     return this.store.actingAs(systemActor('gift-card-recovery'), () => this.authorizations.giftCards.recover());
