@@ -12,6 +12,12 @@ export interface EventMessage {
   /** Every public name of the event, `name` first; empty for internal events. */
   readonly names: readonly string[];
   readonly stream_id: string;
+  /**
+   * The merchant account whose resource the stream is, when the publishing service names it (`transactions.events`:
+   * every event of a transaction, so a consumer needs no state to tell whose a later event is); absent from a
+   * message of an earlier release, and for streams of no one merchant account.
+   */
+  readonly merchant_account_id?: string;
   readonly revision: number;
   readonly position: string;
   /** When the event store recorded the event (ISO 8601). */

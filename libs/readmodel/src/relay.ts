@@ -28,6 +28,8 @@ export interface RelayOptions {
   readonly nameOf?: (event: RecordedEvent) => string | readonly string[] | undefined;
   /** What of an event goes on the bus, when not all of it may (a password hash stays in the store); default all. */
   readonly redact?: (event: RecordedEvent) => RecordedEvent;
+  /** The merchant account whose resource the event's stream is (`EventMessage.merchant_account_id`), when known. */
+  readonly merchantAccountOf?: (event: RecordedEvent) => string | null | Promise<string | null>;
   readonly onError?: (error: unknown) => void;
 }
 
@@ -51,12 +53,14 @@ const metadataId = (
 export const toEventMessage = (
   event: RecordedEvent,
   names: string | readonly string[] | null = null,
+  merchantAccountId: string | null = null,
 ): EventMessage => ({
   id: event.id,
   type: event.type,
   name: (typeof names === 'string' ? names : names?.[0]) ?? null,
   names: typeof names === 'string' ? [names] : [...(names ?? [])],
   stream_id: event.streamId,
+  ...(merchantAccountId ? { merchant_account_id: merchantAccountId } : {}),
   revision: event.revision,
   position: event.position,
   recorded_at: event.recordedAt,
@@ -88,6 +92,9 @@ export class Relay {
       ...(options.onError ? { onError: options.onError } : {}),
       handleBatch: async (events) => {
         // A producer span per message, the child of the span its event was appended in; `traceparent` in its headers.
+        const owners = options.merchantAccountOf
+          ? await Promise.all(events.map((event) => options.merchantAccountOf?.(event) ?? null))
+          : null;
         const traced = events.map((event) => traceOutgoingMessage(options.topic, event.id, event.metadata));
         const published = options.bus.publish(
           options.topic,
@@ -95,6 +102,7 @@ export class Relay {
             const message = toEventMessage(
               options.redact ? options.redact(event) : event,
               options.nameOf?.(event) ?? null,
+              owners?.[index] ?? null,
             );
             return {
               key: event.streamId,

@@ -443,6 +443,20 @@ describe('delivering', () => {
     expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_delivery_events')).toBe(0);
   });
 
+  it("takes a transaction's merchant account from the message when its relay names it: no creation needed", async () => {
+    harness.directory.add({ url: receiver.url, merchantAccountId: 'shop-named' });
+    await harness.start();
+    const transactionId = randomUUID();
+    const authorized = {
+      ...transactionEvent(transactionId, 'AuthorizationSucceeded', ['transaction.authorized']),
+      merchant_account_id: 'shop-named',
+    };
+    await harness.publish(authorized);
+    await vi.waitFor(() => expect(receiver.succeeded).toHaveLength(1), { timeout: 5_000 });
+    expect(receiver.requests[0]!.event).toMatchObject({ id: authorized.id, merchant_account_id: 'shop-named' });
+    expect(harness.errors).toEqual([]);
+  });
+
   it('does not acknowledge a message whose target cannot be fetched: it is stored once the service answers', async () => {
     const { ApiError } = await import('@switchyard/api');
     harness.directory.add({ url: receiver.url });

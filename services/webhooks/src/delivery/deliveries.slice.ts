@@ -231,6 +231,8 @@ export class Deliveries implements ServiceSlice {
       return;
     }
     const isTransaction = message.stream_id.startsWith(TRANSACTION_STREAM_PREFIX);
+    // Whose transaction it is, as the transactions relay names it on every message (absent before this release).
+    const named = isTransaction ? stringField(message, 'merchant_account_id') : undefined;
     // The owner of a new transaction is saved with the message's webhook events (one commit), or alone when it has none.
     const createdBy =
       isTransaction && message.type === 'TransactionCreated'
@@ -241,12 +243,14 @@ export class Deliveries implements ServiceSlice {
     const names = [...new Set(Array.isArray(message.names) ? message.names : message.name ? [message.name] : [])];
     const todo = names.filter((name) => typeof name === 'string' && !this.store.hasEvent(eventKey(message.id, name)));
     if (todo.length === 0) {
-      if (owner) this.store.saveOwner(owner.streamId, owner.merchantAccountId);
+      // Named by the relay, the transaction's later messages will be too: the row is kept for one of an earlier
+      // release's relay (a roll-back), without an fsync of its own.
+      if (owner) this.store.saveOwner(owner.streamId, owner.merchantAccountId, { synced: named === undefined });
       return;
     }
 
     const merchantAccountId = isTransaction
-      ? (owner?.merchantAccountId ?? this.store.ownerOf(message.stream_id))
+      ? (named ?? owner?.merchantAccountId ?? this.store.ownerOf(message.stream_id))
       : null;
     if (isTransaction && merchantAccountId === null) {
       this.onError(

@@ -17,6 +17,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { WebhookDelivery } from '@switchyard/contracts';
+import { withDeferredSync } from '@switchyard/readmodel';
 
 export type DeliveryStatus = WebhookDelivery['status'];
 
@@ -322,8 +323,16 @@ export class DeliveryStore {
   }
 
   /** Remembers the merchant account of a stream (the first one told wins: it never changes). */
-  saveOwner(streamId: string, merchantAccountId: string): void {
-    this.statements.saveOwner.run({ streamId, merchantAccountId });
+  /**
+   * Saves whose a transaction's stream is. `synced: false` when every later message of the stream names its merchant
+   * account itself (`EventMessage.merchant_account_id`): the row then serves only messages of an earlier release's
+   * relay, and is committed without an fsync (`withDeferredSync`: a process crash keeps it, a power loss can take it
+   * back only with everything committed after it, until the next synced commit here).
+   */
+  saveOwner(streamId: string, merchantAccountId: string, options: { readonly synced: boolean }): void {
+    const save = () => this.statements.saveOwner.run({ streamId, merchantAccountId });
+    if (options.synced) save();
+    else withDeferredSync(this.db, save);
   }
 
   ownerOf(streamId: string): string | null {
