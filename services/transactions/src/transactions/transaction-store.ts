@@ -13,7 +13,7 @@ import {
   type ProviderResponse,
 } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
-import { DomainError, asDomainEvent, handleCommands } from '@switchyard/decider';
+import { DomainError, handleCommands, loadState, StreamStates } from '@switchyard/decider';
 import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
@@ -58,6 +58,12 @@ const staleNotificationCodes = new Set([
 const isStale = (refusal: unknown): boolean =>
   refusal instanceof DomainError && staleNotificationCodes.has(refusal.code);
 
+/**
+ * Transactions whose state is kept (`StreamStates`): a payment's decisions come within milliseconds of each other, so
+ * this covers every payment under way at a few hundred a second.
+ */
+const TRANSACTION_STATES_KEPT = 1_000;
+
 export class TransactionStore {
   readonly readModel: TransactionsReadModel;
   private readonly idempotency: IdempotencyStore;
@@ -71,6 +77,11 @@ export class TransactionStore {
   private readonly actors = new AsyncLocalStorage<TransactionActor>();
   /** The idempotent request in progress (its key is bound before every provider call it makes: `call`). */
   private readonly requests = new AsyncLocalStorage<IdempotentRequest>();
+  /**
+   * The transactions decided on last, each with the revision it folds up to: a payment's second and third decision
+   * read only the events after it (`StreamStates`; a capture or refund of an older one reads its whole stream).
+   */
+  private readonly states = new StreamStates<TransactionState>(TRANSACTION_STATES_KEPT);
 
   constructor(
     private readonly context: TransactionsContext,
@@ -142,7 +153,7 @@ export class TransactionStore {
         transactionStream(id),
         transaction,
         commands.map((command) => ({ ...command, metadata: { now } }) as TransactionCommand),
-        { ...(actor ? { metadata: { actor } } : {}), ...(skip ? { skip } : {}) },
+        { ...(actor ? { metadata: { actor } } : {}), ...(skip ? { skip } : {}), states: this.states },
       ),
     );
   }
@@ -179,11 +190,7 @@ export class TransactionStore {
   }
 
   async state(id: string): Promise<TransactionState> {
-    const events = await this.context.store.readStream(transactionStream(id));
-    return events.reduce(
-      (state, event) => transaction.evolve(state, asDomainEvent<TransactionEvent>(event)),
-      transaction.initialState(),
-    );
+    return loadState(this.context.store, transactionStream(id), transaction, { states: this.states });
   }
 
   /** The transaction from its stream (not the read model: a decision needs the latest state); 404 outside the account. */
