@@ -84,8 +84,8 @@ export async function handleCommands<Command, Event extends DomainEvent, State>(
 /**
  * The states of the streams a process decided on last, each with the revision it folds up to: the next load of one
  * reads only the events after that revision (usually none) instead of the whole stream, and folds them onto it. Always
- * checked against the store so, another writer's events are read and folded like any other; what a state saves is
- * the read and fold of the events it already holds. `evolve` must not change the state it is given (deciders never
+ * checked against the store: another writer's events are read and folded like any other; what a state saves is the
+ * read and fold of the events it already holds. `evolve` must not change the state it is given (deciders never
  * do). Bounded: the least recently used stream goes first.
  */
 export class StreamStates<State> {

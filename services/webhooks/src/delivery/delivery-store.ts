@@ -322,12 +322,12 @@ export class DeliveryStore {
     this.statements = prepareStatements(db);
   }
 
-  /** Remembers the merchant account of a stream (the first one told wins: it never changes). */
   /**
-   * Saves whose a transaction's stream is. `synced: false` when every later message of the stream names its merchant
-   * account itself (`EventMessage.merchant_account_id`): the row then serves only messages of an earlier release's
-   * relay, and is committed without an fsync (`withDeferredSync`: a process crash keeps it, a power loss can take it
-   * back only with everything committed after it, until the next synced commit here).
+   * Remembers the merchant account of a stream (the first one told wins: it never changes). `synced: false` when
+   * every later message of the stream names its merchant account itself (`EventMessage.merchant_account_id`): the row
+   * then serves only messages of an earlier release's relay, and is committed without an fsync (`withDeferredSync`: a
+   * process crash keeps it, a power loss can take it back only with everything committed after it, until the next
+   * synced commit here).
    */
   saveOwner(streamId: string, merchantAccountId: string, options: { readonly synced: boolean }): void {
     const save = () => this.statements.saveOwner.run({ streamId, merchantAccountId });
