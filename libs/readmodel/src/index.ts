@@ -5,3 +5,4 @@ export * from './relay';
 export * from './service-storage';
 export * from './deferred-sync';
 export * from './topic-projection';
+export * from './kept-answers';

@@ -1,3 +1,10 @@
+/** The events `apply` handles: each one may change a list. */
+const handledEvents: ReadonlySet<string> = new Set<FlowRuleEvent['type']>([
+  'FlowRuleCreated',
+  'FlowRuleUpdated',
+  'FlowRuleDeleted',
+]);
+
 /**
  * Flow rules per merchant account and flow in evaluation order (action, then position, then oldest first),
  * projected from `flow-rule-<uuid>`. A deleted rule's row is removed; applying an event twice leaves the same row.
@@ -5,7 +12,7 @@
 import type Database from 'better-sqlite3';
 import type { FlowAction, FlowRuleCondition, FlowRuleOutcome, ServedFlow } from '@switchyard/contracts';
 import type { RecordedEvent } from '@switchyard/eventstore';
-import type { Projection } from '@switchyard/readmodel';
+import { KeptAnswers, type Projection } from '@switchyard/readmodel';
 import type { FlowRuleEvent, FlowRuleView } from './flow-rule';
 
 interface FlowRuleRecord {
@@ -32,6 +39,8 @@ export class FlowRulesReadModel {
   private readonly byId: Database.Statement<[string], FlowRuleRecord>;
   private readonly byAccount: Database.Statement<[ListFilter], FlowRuleRecord>;
   private readonly lastPosition: Database.Statement<[ListFilter], { position: number | null }>;
+  /** `list`'s answers: every payment asks it, few events change it. */
+  private readonly lists: KeptAnswers<readonly FlowRuleView[]>;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -53,11 +62,14 @@ export class FlowRulesReadModel {
     );
     const remove = db.prepare('DELETE FROM flow_rules WHERE id = ?');
     const find = (id: string) => this.find(id);
+    const lists = new KeptAnswers<readonly FlowRuleView[]>(db);
+    this.lists = lists;
 
     this.projection = {
       name: 'flow-rules',
       apply(recorded: RecordedEvent) {
         const event = { type: recorded.type, data: recorded.data } as FlowRuleEvent;
+        if (handledEvents.has(event.type)) lists.forget();
         switch (event.type) {
           case 'FlowRuleCreated': {
             const { at, ...rule } = event.data;
@@ -88,8 +100,11 @@ export class FlowRulesReadModel {
   }
 
   /** A merchant account's rules of a flow in evaluation order, of one action when given. */
-  list(merchantAccountId: string, flow: ServedFlow, action?: FlowAction): FlowRuleView[] {
-    return this.byAccount.all({ merchantAccountId, flow, action: action ?? null }).map(toView);
+  list(merchantAccountId: string, flow: ServedFlow, action?: FlowAction): readonly FlowRuleView[] {
+    const filter = { merchantAccountId, flow, action: action ?? null };
+    return this.lists.get(JSON.stringify([merchantAccountId, flow, filter.action]), () =>
+      this.byAccount.all(filter).map(toView),
+    );
   }
 
   /** The position after the last rule of the action (0 for the first). */

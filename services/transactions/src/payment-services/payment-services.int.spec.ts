@@ -170,3 +170,23 @@ it('lists the definitions, mock-card included', () => {
   });
   expect(() => service.paymentServices.getDefinition('nope')).toThrow(expect.objectContaining({ status: 404 }));
 });
+
+it('answers a list kept in memory only until it changes: by this service, or by another process on the same file', async () => {
+  const listed = () =>
+    service.paymentServices.list({ merchant_account_id: 'shop-a', limit: 20 }).items.map((item) => item.display_name);
+  const created = await service.paymentServices.create('shop-a', body({ display_name: 'First' }));
+  expect(listed()).toEqual(['First']);
+  expect(listed()).toEqual(['First']);
+
+  await service.paymentServices.update('shop-a', created.id, { display_name: 'Renamed' });
+  expect(listed()).toEqual(['Renamed']);
+
+  // Another process (the CLI's `read-models rebuild` swaps rows in through a connection of its own).
+  const elsewhere = openServiceStorage('transactions', { dataDir: dir });
+  try {
+    elsewhere.db.prepare("UPDATE payment_services SET display_name = 'Rebuilt' WHERE id = ?").run(created.id);
+  } finally {
+    await elsewhere.close();
+  }
+  expect(listed()).toEqual(['Rebuilt']);
+});

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
-import type { Projection } from '@switchyard/readmodel';
+import { KeptAnswers, type Projection } from '@switchyard/readmodel';
 import type {
   CapabilityOverrides,
   Field,
@@ -48,6 +48,13 @@ interface PaymentServiceRecord {
   updated_at: string;
 }
 
+/** The events `apply` handles: each one may change a list. */
+const handledEvents: ReadonlySet<string> = new Set<PaymentServiceEvent['type']>([
+  'PaymentServiceCreated',
+  'PaymentServiceUpdated',
+  'PaymentServiceDeleted',
+]);
+
 /**
  * Payment services per merchant account in routing order (`position`, then oldest first), projected from
  * `payment-service-<uuid>`. Deleted ones stay, marked, for `deleted=true` lists; lookups by id skip them.
@@ -60,6 +67,8 @@ export class PaymentServicesReadModel {
     PaymentServiceRecord
   >;
   private readonly lastPosition: Database.Statement<[string], { position: number | null }>;
+  /** `listByMerchantAccount`'s answers: every payment asks it, few events change it. */
+  private readonly lists: KeptAnswers<readonly PaymentServiceRow[]>;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -92,11 +101,14 @@ export class PaymentServicesReadModel {
       'UPDATE payment_services SET deleted = 1, active = 0, updated_at = @at WHERE id = @id',
     );
     const byId = this.byId;
+    const lists = new KeptAnswers<readonly PaymentServiceRow[]>(db);
+    this.lists = lists;
 
     this.projection = {
       name: 'payment-services',
       apply(recorded: RecordedEvent) {
         const event = { type: recorded.type, data: recorded.data } as PaymentServiceEvent;
+        if (handledEvents.has(event.type)) lists.forget();
         switch (event.type) {
           case 'PaymentServiceCreated': {
             const data = event.data;
@@ -184,10 +196,12 @@ export class PaymentServicesReadModel {
   listByMerchantAccount(
     merchantAccountId: string,
     options: { includeDeleted?: boolean; method?: string } = {},
-  ): PaymentServiceRow[] {
-    return this.byAccount
-      .all({ merchantAccountId, includeDeleted: options.includeDeleted ? 1 : 0, method: options.method ?? null })
-      .map(toRow);
+  ): readonly PaymentServiceRow[] {
+    const includeDeleted = options.includeDeleted ? 1 : 0;
+    const method = options.method ?? null;
+    return this.lists.get(JSON.stringify([merchantAccountId, includeDeleted, method]), () =>
+      this.byAccount.all({ merchantAccountId, includeDeleted, method }).map(toRow),
+    );
   }
 
   /** The position after the account's last payment service (1 for the first). */

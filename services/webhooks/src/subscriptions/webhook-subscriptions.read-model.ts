@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { RecordedEvent } from '@switchyard/eventstore';
-import type { Projection } from '@switchyard/readmodel';
+import { KeptAnswers, type Projection } from '@switchyard/readmodel';
 import type { Sealed, SealedBasicAuth, WebhookSubscriptionEvent } from './webhook-subscription';
 
 export interface WebhookSubscriptionRow {
@@ -56,6 +56,16 @@ interface SecretRecord {
 
 type ListParameters = { account: string; instance: number; key: string | null; count: number };
 
+/** The events `apply` handles: each one may change what `activeFor` answers. */
+const handledEvents: ReadonlySet<string> = new Set<WebhookSubscriptionEvent['type']>([
+  'WebhookSubscriptionCreated',
+  'WebhookSubscriptionUpdated',
+  'WebhookSubscriptionDeleted',
+  'WebhookSecretCreated',
+  'WebhookSecretRevoked',
+  'WebhookSecretsResealed',
+]);
+
 /**
  * Webhook subscriptions and their secrets, projected from `webhook-subscription-<uuid>`. Secrets and basic-auth
  * passwords are kept sealed, as the events carry them. Deleted subscriptions stay, marked, and are found by nothing.
@@ -71,6 +81,8 @@ export class WebhookSubscriptionsReadModel {
   private readonly activeSecretsOf: Database.Statement<[string], SecretRecord>;
   private readonly allStatement: Database.Statement<[], SubscriptionRecord>;
   private readonly deletedStatement: Database.Statement<[], { count: number }>;
+  /** `activeFor`'s answers: every event delivered asks it, few events change it. */
+  private readonly active: KeptAnswers<readonly WebhookSubscriptionRow[]>;
 
   constructor(db: Database.Database) {
     db.exec(`
@@ -134,11 +146,14 @@ export class WebhookSubscriptionsReadModel {
     const resealPassword = db.prepare(
       'UPDATE webhook_subscriptions SET basic_auth_password = @password WHERE id = @id AND basic_auth_password IS NOT NULL',
     );
+    const active = new KeptAnswers<readonly WebhookSubscriptionRow[]>(db);
+    this.active = active;
 
     this.projection = {
       name: 'webhook-subscriptions',
       apply(recorded: RecordedEvent) {
         const event = { type: recorded.type, data: recorded.data } as WebhookSubscriptionEvent;
+        if (handledEvents.has(event.type)) active.forget();
         switch (event.type) {
           case 'WebhookSubscriptionCreated': {
             const data = event.data;
@@ -237,8 +252,10 @@ export class WebhookSubscriptionsReadModel {
   }
 
   /** Active subscriptions of the account and the instance-level ones (only those when `merchantAccountId` is null). */
-  activeFor(merchantAccountId: string | null): WebhookSubscriptionRow[] {
-    return this.matchingRecords.all({ account: merchantAccountId }).map(toRow);
+  activeFor(merchantAccountId: string | null): readonly WebhookSubscriptionRow[] {
+    return this.active.get(merchantAccountId ?? '', () =>
+      this.matchingRecords.all({ account: merchantAccountId }).map(toRow),
+    );
   }
 
   /** Every secret of the subscription, revoked ones too, oldest first. */
