@@ -1,4 +1,5 @@
-import { detectScheme } from './detect-scheme';
+import creditCardType from 'credit-card-type';
+import { detectScheme, PATTERN_DIGITS } from './detect-scheme';
 
 /**
  * The answers of the card vault's own `detectScheme` (services/transactions/src/vault/card-vault.ts before it
@@ -45,5 +46,30 @@ const vaultAnswers: ReadonlyArray<readonly [string, string | null]> = [
 describe('detectScheme', () => {
   it.each(vaultAnswers)('%j → %s, as the card vault answered', (number, scheme) => {
     expect(detectScheme(number)).toBe(scheme);
+  });
+});
+
+describe('answers kept by prefix and length', () => {
+  it('keeps answers by the first PATTERN_DIGITS digits: no pattern of credit-card-type is longer', () => {
+    const longest = Math.max(
+      ...Object.values(creditCardType.types).flatMap((type) =>
+        (creditCardType.getTypeInfo(type)?.patterns ?? []).map((pattern) =>
+          String(Array.isArray(pattern) ? pattern[1] : pattern).length,
+        ),
+      ),
+    );
+    expect(longest).toBe(PATTERN_DIGITS);
+  });
+
+  it('gives the same answer asked again, and for numbers that differ after the prefix only when it should', () => {
+    for (const [number, scheme] of vaultAnswers) {
+      expect(detectScheme(number)).toBe(scheme);
+      expect(detectScheme(number)).toBe(scheme);
+    }
+    // Same 8 digits, another length: asked afresh (a length the first candidate does not allow).
+    expect(detectScheme('6362970000457013')).toBe('elo');
+    expect(detectScheme('63629700')).toBe(detectScheme('63629700'));
+    expect(detectScheme('4111111111111111')).toBe('visa');
+    expect(detectScheme('41111111')).toBe('visa');
   });
 });
