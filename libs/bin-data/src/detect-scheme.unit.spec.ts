@@ -53,8 +53,8 @@ describe('answers kept by prefix and length', () => {
   it('keeps answers by the first PATTERN_DIGITS digits: no pattern of credit-card-type is longer', () => {
     const longest = Math.max(
       ...Object.values(creditCardType.types).flatMap((type) =>
-        (creditCardType.getTypeInfo(type)?.patterns ?? []).map((pattern) =>
-          String(Array.isArray(pattern) ? pattern[1] : pattern).length,
+        (creditCardType.getTypeInfo(type)?.patterns ?? []).map(
+          (pattern) => String(Array.isArray(pattern) ? pattern[1] : pattern).length,
         ),
       ),
     );

@@ -363,3 +363,27 @@ describe('withoutStreams', () => {
     }
   });
 });
+
+it('leaves a store on the new connection reading the moved streams, even one it had read as absent before', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'stream-migration-ends-'));
+  try {
+    const old = new SqliteEventStore(join(dir, 'old.db'));
+    await old.append('gift-card-1', [{ type: 'GiftCardIssued', data: {} }], { expectedRevision: 'no_stream' });
+    await old.close();
+    const target = new SqliteEventStore(join(dir, 'new.db'));
+    try {
+      expect(await target.readStream('gift-card-1')).toEqual([]);
+      migrateStreams({
+        name: 'gift-cards-from-old',
+        sourcePath: join(dir, 'old.db'),
+        target: target.database,
+        streamPrefixes: ['gift-card-'],
+      });
+      expect((await target.readStream('gift-card-1')).map((event) => event.type)).toEqual(['GiftCardIssued']);
+    } finally {
+      await target.close();
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -35,6 +35,7 @@ export async function readStreamsWithPrefixes(
     after = page[page.length - 1]!.position;
   }
 }
+import { forgetStreamEnds } from './sqlite/sqlite-event-store';
 import { migrate } from './sqlite/sqlite-schema';
 
 export interface StreamMigrationOptions {
@@ -184,6 +185,8 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
       .immediate();
   } finally {
     source?.close();
+    // A store on this connection may have read these streams (as absent) before: it reads them again.
+    forgetStreamEnds(target);
   }
 }
 

@@ -305,3 +305,77 @@ describe('SqliteEventStore', () => {
     });
   });
 });
+
+describe('SqliteEventStore: reads past a stream’s known end', () => {
+  /** A store over a connection that records the stream reads it runs. */
+  const recorded = (path: string) => {
+    const streamReads: string[] = [];
+    const db = new BetterSqlite3(path, {
+      verbose: (sql) => {
+        if (String(sql).startsWith('SELECT * FROM events WHERE stream_id')) streamReads.push(String(sql));
+      },
+    });
+    return { db, store: new SqliteEventStore(db), streamReads };
+  };
+  const started = { type: 'PaymentStarted', data: {} };
+
+  it('answers a read from after the last revision it appended or read without a query', async () => {
+    const { db, store, streamReads } = recorded(file('ends'));
+    try {
+      expect(await store.readStream('payment-1')).toEqual([]); // read to the end: no such stream
+      expect(await store.readStream('payment-1')).toEqual([]);
+      expect(streamReads).toHaveLength(1);
+      await store.append('payment-1', [started, started], { expectedRevision: 'no_stream' });
+      expect(await store.readStream('payment-1', { fromRevision: 2 })).toEqual([]);
+      expect(streamReads).toHaveLength(1);
+      expect((await store.readStream('payment-1', { fromRevision: 1 })).map((e) => e.revision)).toEqual([1]);
+      expect(streamReads).toHaveLength(2);
+      // A read cut short by maxCount did not reach the end: it teaches nothing.
+      expect(await store.readStream('payment-2', { maxCount: 1 })).toEqual([]);
+      await store.append('payment-3', [started, started], { expectedRevision: 'no_stream' });
+      expect(await store.readStream('payment-3', { fromRevision: 0, maxCount: 1 })).toHaveLength(1);
+    } finally {
+      await store.close();
+      db.close();
+    }
+  });
+
+  it('reads again once another connection (another process) has committed to the file', async () => {
+    const path = file('ends-other');
+    const { db, store, streamReads } = recorded(path);
+    const other = new SqliteEventStore(path);
+    try {
+      await store.append('payment-1', [started], { expectedRevision: 'no_stream' });
+      expect(await store.readStream('payment-1', { fromRevision: 1 })).toEqual([]);
+      await other.append('payment-1', [{ type: 'PaymentCaptured', data: {} }], { expectedRevision: 0 });
+      expect((await store.readStream('payment-1', { fromRevision: 1 })).map((e) => e.type)).toEqual([
+        'PaymentCaptured',
+      ]);
+      // Another stream's append by the other connection: what this one knew of payment-1 is read again too.
+      await other.append('payment-9', [started], { expectedRevision: 'no_stream' });
+      const before = streamReads.length;
+      expect(await store.readStream('payment-1', { fromRevision: 2 })).toEqual([]);
+      expect(streamReads).toHaveLength(before + 1);
+    } finally {
+      await other.close();
+      await store.close();
+      db.close();
+    }
+  });
+
+  it('shares what it knows with every store on the same connection', async () => {
+    const { db, store, streamReads } = recorded(file('ends-shared'));
+    const second = new SqliteEventStore(db);
+    try {
+      expect(await store.readStream('payment-1')).toEqual([]);
+      await second.append('payment-1', [started], { expectedRevision: 'no_stream' });
+      expect((await store.readStream('payment-1')).map((e) => e.type)).toEqual(['PaymentStarted']);
+      expect(await store.readStream('payment-1', { fromRevision: 1 })).toEqual([]);
+      expect(streamReads).toHaveLength(2);
+    } finally {
+      await second.close();
+      await store.close();
+      db.close();
+    }
+  });
+});

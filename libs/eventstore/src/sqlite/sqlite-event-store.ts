@@ -109,7 +109,8 @@ export class SqliteEventStore implements EventStore {
   private readonly insertEvent: Statement<[string, string, number, string, string, string, string]>;
   private readonly selectStream: Statement<[string, number, number], EventRow>;
   private readonly selectAll: Statement<[number, number], EventRow>;
-  private readonly commitAppends: (appends: readonly PendingAppend[]) => AppendOutcome[];
+  private readonly commitAppends: (appends: readonly PendingAppend[]) => { outcomes: AppendOutcome[]; seenAt: number };
+  private readonly ends: StreamEnds;
 
   /**
    * @param source a file path (created with its directory if missing; `':memory:'` for tests), or a connection
@@ -164,8 +165,11 @@ export class SqliteEventStore implements EventStore {
     // Each append runs in its own SAVEPOINT (a nested better-sqlite3 transaction) inside the one IMMEDIATE
     // transaction: a conflicting or failing append is rolled back alone, the others still commit.
     const appendOne = db.transaction((append: PendingAppend) => this.applyAppend(append));
-    this.commitAppends = db.transaction((appends: readonly PendingAppend[]) =>
-      appends.map((append): AppendOutcome => {
+    this.ends = streamEndsOf(db);
+    this.commitAppends = db.transaction((appends: readonly PendingAppend[]) => ({
+      // What the file held when the write lock was taken: the ends learned from this commit are as of it.
+      seenAt: this.ends.observe(),
+      outcomes: appends.map((append): AppendOutcome => {
         try {
           return { ok: true, result: appendOne(append) };
         } catch (error) {
@@ -175,7 +179,7 @@ export class SqliteEventStore implements EventStore {
           return { ok: false, error: toAppendError(error, append) };
         }
       }),
-    ).immediate;
+    })).immediate;
   }
 
   append(
@@ -218,7 +222,16 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
-    return this.selectStream.all(streamId, options.fromRevision ?? 0, limit(options.maxCount)).map(toRecordedEvent);
+    const fromRevision = options.fromRevision ?? 0;
+    const seenAt = this.ends.observe();
+    // A kept state asking what came after it, with nothing since: no query (`StreamEnds`).
+    if (this.ends.endsBefore(streamId, fromRevision)) return [];
+    const maxCount = limit(options.maxCount);
+    const rows = this.selectStream.all(streamId, fromRevision, maxCount);
+    const last = rows[rows.length - 1];
+    const toTheEnd = maxCount < 0 || rows.length < maxCount; // -1: no limit
+    if (toTheEnd && (last || fromRevision === 0)) this.ends.learn(streamId, last?.revision ?? -1, seenAt);
+    return rows.map(toRecordedEvent);
   }
 
   async readAll(options: ReadAllOptions = {}): Promise<RecordedEvent[]> {
@@ -276,18 +289,23 @@ export class SqliteEventStore implements EventStore {
   }
 
   private commit(appends: readonly PendingAppend[]): void {
-    let outcomes: AppendOutcome[];
+    let committed: { outcomes: AppendOutcome[]; seenAt: number };
     try {
-      outcomes = this.commitAppends(appends);
+      committed = this.commitAppends(appends);
     } catch (error) {
       const failure = toUnavailableError(error);
       for (const append of appends) append.reject(failure);
       return;
     }
+    const { outcomes, seenAt } = committed;
+    // Another connection's commit since the lock was taken (after this one's) makes what it learns unknown again.
+    this.ends.observe();
     outcomes.forEach((outcome, index) => {
       const append = appends[index]!;
-      if (outcome.ok) append.resolve(outcome.result);
-      else append.reject(outcome.error);
+      if (outcome.ok) {
+        this.ends.learn(append.streamId, outcome.result.nextExpectedRevision, seenAt);
+        append.resolve(outcome.result);
+      } else append.reject(outcome.error);
     });
     if (outcomes.some((outcome) => outcome.ok)) {
       for (const subscription of this.subscriptions) subscription.notifyAppended();
@@ -331,6 +349,68 @@ export class SqliteEventStore implements EventStore {
     if (this.closed) throw closedError();
   }
 }
+
+/** How many streams' ends a connection keeps (the oldest learned goes first). */
+const STREAM_ENDS_KEPT = 10_000;
+
+/**
+ * Each stream's last revision as far as one connection knows, so that a read from past it — a decider's kept state
+ * (`StreamStates`) asking what came after it — is answered without a query. Learned from the appends committed on the
+ * connection and from reads that reached a stream's end (-1: no such stream), each as of the file's state it saw;
+ * all forgotten when another connection (another process) has committed since (`PRAGMA data_version`, which this
+ * connection's own commits leave as it is). One per connection, whichever store objects share it.
+ */
+class StreamEnds {
+  private readonly ends = new Map<string, number>();
+  private readonly dataVersion: Statement<[], number>;
+  private version: number | undefined;
+
+  constructor(db: Database) {
+    this.dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+  }
+
+  /** The file's state as this connection sees it now; what was learned before another connection's commit is dropped. */
+  observe(): number {
+    const version = this.dataVersion.get() as number;
+    if (version !== this.version) {
+      this.ends.clear();
+      this.version = version;
+    }
+    return version;
+  }
+
+  /** Everything learned: events were written on this connection other than by an append (`migrateStreams`). */
+  forget(): void {
+    this.ends.clear();
+  }
+
+  /** The stream is known to hold no event at `fromRevision` or after. Call `observe` first. */
+  endsBefore(streamId: string, fromRevision: number): boolean {
+    const end = this.ends.get(streamId);
+    return end !== undefined && end < fromRevision;
+  }
+
+  /** The stream's last revision, as of the state `seenAt` (`observe`); ignored when the file has changed since. */
+  learn(streamId: string, end: number, seenAt: number): void {
+    if (seenAt !== this.version) return;
+    this.ends.delete(streamId);
+    this.ends.set(streamId, end);
+    if (this.ends.size > STREAM_ENDS_KEPT) this.ends.delete(this.ends.keys().next().value as string);
+  }
+}
+
+const streamEnds = new WeakMap<Database, StreamEnds>();
+const streamEndsOf = (db: Database): StreamEnds => {
+  let ends = streamEnds.get(db);
+  if (!ends) {
+    ends = new StreamEnds(db);
+    streamEnds.set(db, ends);
+  }
+  return ends;
+};
+
+/** For a writer of the `events` table other than the store's appends, on the store's own connection (`migrateStreams`). */
+export const forgetStreamEnds = (db: Database): void => streamEnds.get(db)?.forget();
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
   return {
