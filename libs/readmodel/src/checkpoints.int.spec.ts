@@ -56,4 +56,23 @@ describe('SqliteCheckpointStore', () => {
     expect(saves()).toStrictEqual([expect.stringMatching(/^INSERT INTO checkpoints/)]);
     expect(db.pragma('synchronous', { simple: true })).toBe(1);
   });
+
+  it('loads and saves several checkpoints in one statement each, the names it has not seen as undefined', () => {
+    const checkpoints = new SqliteCheckpointStore(db);
+    checkpoints.save('projection:a', '3');
+    statements.length = 0;
+    checkpoints.saveAll(['projection:b', 'projection:c'], '7');
+    expect(checkpoints.loadAll(['projection:a', 'projection:b', 'projection:c', 'projection:d'])).toStrictEqual(
+      new Map([
+        ['projection:a', '3'],
+        ['projection:b', '7'],
+        ['projection:c', '7'],
+        ['projection:d', undefined],
+      ]),
+    );
+    expect(statements).toHaveLength(2);
+    checkpoints.saveAll([], '9');
+    expect(checkpoints.loadAll([])).toStrictEqual(new Map());
+    expect(statements).toHaveLength(2);
+  });
 });

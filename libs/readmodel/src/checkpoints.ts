@@ -23,6 +23,8 @@ export interface SqliteCheckpointStoreOptions {
 export class SqliteCheckpointStore implements CheckpointStore {
   private readonly loadStatement: Database.Statement<[string], { position: string }>;
   private readonly saveStatement: Database.Statement<[string, string]>;
+  private readonly loadAllStatement: Database.Statement<[string], { name: string; position: string }>;
+  private readonly saveAllStatement: Database.Statement<[string, string]>;
   private readonly deferSync: boolean;
 
   constructor(
@@ -35,10 +37,34 @@ export class SqliteCheckpointStore implements CheckpointStore {
     this.saveStatement = db.prepare(
       'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
     );
+    this.loadAllStatement = db.prepare(
+      'SELECT name, position FROM checkpoints WHERE name IN (SELECT value FROM json_each(?))',
+    );
+    // WHERE true: SQLite's upsert after an INSERT … SELECT needs it to parse the ON CONFLICT clause.
+    this.saveAllStatement = db.prepare(
+      `INSERT INTO checkpoints (name, position) SELECT value, ? FROM json_each(?) WHERE true
+       ON CONFLICT(name) DO UPDATE SET position = excluded.position`,
+    );
   }
 
   load(name: string): string | undefined {
     return this.loadStatement.get(name)?.position;
+  }
+
+  /** Several checkpoints in one statement (a projection group's members): each name's position, undefined when none. */
+  loadAll(names: readonly string[]): Map<string, string | undefined> {
+    const positions = new Map<string, string | undefined>(names.map((name) => [name, undefined]));
+    if (names.length === 0) return positions;
+    for (const row of this.loadAllStatement.all(JSON.stringify(names))) positions.set(row.name, row.position);
+    return positions;
+  }
+
+  /** `save` of each name at the same position, in one statement. */
+  saveAll(names: readonly string[], position: string): void {
+    if (names.length === 0) return;
+    const save = () => this.saveAllStatement.run(position, JSON.stringify(names));
+    if (this.deferSync) withDeferredSync(this.db, save);
+    else save();
   }
 
   save(name: string, position: string): void {

@@ -118,15 +118,18 @@ class ProjectionGroup {
     ): Projection[] => {
       const last = events[events.length - 1];
       const skipped: Projection[] = [];
+      const applied: string[] = [];
+      const positions = checkpoints.loadAll(targets.map(projectionCheckpointName));
       for (const projection of targets) {
         const name = projectionCheckpointName(projection);
-        if (checkpoints.load(name) !== after) {
+        if (positions.get(name) !== after) {
           skipped.push(projection);
           continue;
         }
         for (const event of events) projection.apply(event, db);
-        if (last) checkpoints.save(name, last.position);
+        applied.push(name);
       }
+      if (last) checkpoints.saveAll(applied, last.position);
       return skipped;
     };
     const applyBatch = db.transaction(applyTo);
@@ -141,9 +144,10 @@ class ProjectionGroup {
       // Read before every batch: a member moved meanwhile — by another process, or reset to be rebuilt (its rows and
       // checkpoint deleted) — leaves the group here and follows on its own from where it stands.
       load: () => {
-        const at = checkpoints.load(projectionCheckpointName(this.members[0]!));
+        const positions = checkpoints.loadAll(this.members.map(projectionCheckpointName));
+        const at = positions.get(projectionCheckpointName(this.members[0]!));
         for (const projection of this.members.slice(1))
-          if (checkpoints.load(projectionCheckpointName(projection)) !== at) this.split(projection);
+          if (positions.get(projectionCheckpointName(projection)) !== at) this.split(projection);
         return at;
       },
       save: () => undefined, // the batch's transaction saved every member's
@@ -179,9 +183,11 @@ class ProjectionGroup {
           }
         }
         // Moved by another process to somewhere else than the group: it follows on its own from there.
-        const at = checkpoints.load(projectionCheckpointName(this.members[0]!));
+        if (skipped.length === 0) return;
+        const positions = checkpoints.loadAll([this.members[0]!, ...skipped].map(projectionCheckpointName));
+        const at = positions.get(projectionCheckpointName(this.members[0]!));
         for (const projection of skipped)
-          if (this.members.length > 1 && checkpoints.load(projectionCheckpointName(projection)) !== at)
+          if (this.members.length > 1 && positions.get(projectionCheckpointName(projection)) !== at)
             this.split(projection);
       },
       ...(options.pollIntervalMs !== undefined ? { pollIntervalMs: options.pollIntervalMs } : {}),
