@@ -303,9 +303,16 @@ export class Deliveries implements ServiceSlice {
         traceContext: contextHeaders(),
       });
     }
+    // Asked before the store's transaction, inside which the subscriptions' answers are not kept (`KeptAnswers`).
+    const subscribers = new Map(
+      events.map((event) => [
+        event.key,
+        this.directory.matching(event.merchantAccountId, event.name).map((subscription) => subscription.id),
+      ]),
+    );
     const created = this.store.ingest(
       events,
-      (event) => this.directory.matching(event.merchantAccountId, event.name).map((subscription) => subscription.id),
+      (event) => subscribers.get(event.key) ?? [],
       this.context.newId,
       this.context.now(),
       owner,
