@@ -35,7 +35,7 @@ export async function readStreamsWithPrefixes(
     after = page[page.length - 1]!.position;
   }
 }
-import { forgetStreamEnds } from './sqlite/sqlite-event-store';
+import { forgetKnownLog } from './sqlite/sqlite-event-store';
 import { migrate } from './sqlite/sqlite-schema';
 
 export interface StreamMigrationOptions {
@@ -186,7 +186,7 @@ export function migrateStreams(options: StreamMigrationOptions): StreamMigration
   } finally {
     source?.close();
     // A store on this connection may have read these streams (as absent) before: it reads them again.
-    forgetStreamEnds(target);
+    forgetKnownLog(target);
   }
 }
 

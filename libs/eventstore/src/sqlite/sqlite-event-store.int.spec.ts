@@ -379,3 +379,78 @@ describe('SqliteEventStore: reads past a stream’s known end', () => {
     }
   });
 });
+
+describe('SqliteEventStore: the log a caught-up follower reads', () => {
+  const recorded = (path: string) => {
+    const logReads: string[] = [];
+    const db = new BetterSqlite3(path, {
+      verbose: (sql) => {
+        if (String(sql).startsWith('SELECT * FROM events WHERE position')) logReads.push(String(sql));
+      },
+    });
+    return { db, store: new SqliteEventStore(db), logReads };
+  };
+  const event = (type: string, data: unknown = { n: 1 }) => ({ type, data, metadata: { by: 'test' } });
+
+  it('answers the events committed after one it committed from memory, as the file would', async () => {
+    const path = file('recent');
+    const { db, store, logReads } = recorded(path);
+    const reader = new SqliteEventStore(path);
+    try {
+      const first = await store.append('payment-1', [event('PaymentStarted')], { expectedRevision: 'no_stream' });
+      await Promise.all([
+        store.append('payment-1', [event('PaymentCaptured', { amount: 5 })], { expectedRevision: 0 }),
+        store.append('payment-2', [event('PaymentStarted'), event('PaymentCaptured')], {
+          expectedRevision: 'no_stream',
+        }),
+      ]);
+      const fromMemory = await store.readAll({ after: first.position });
+      expect(logReads).toEqual([]);
+      expect(fromMemory).toEqual(await reader.readAll({ after: first.position }));
+      expect(fromMemory.map((e) => [e.streamId, e.type])).toEqual([
+        ['payment-1', 'PaymentCaptured'],
+        ['payment-2', 'PaymentStarted'],
+        ['payment-2', 'PaymentCaptured'],
+      ]);
+      expect(await store.readAll({ after: first.position, maxCount: 2 })).toEqual(fromMemory.slice(0, 2));
+      expect(await store.readAll({ after: fromMemory[2]!.position })).toEqual([]);
+      expect(logReads).toEqual([]);
+      // Shared by every follower: frozen.
+      expect(() => {
+        (fromMemory[0]!.data as { amount: number }).amount = 6;
+      }).toThrow(TypeError);
+      // From before the first event it kept (the log from the start): the file.
+      expect(await store.readAll()).toHaveLength(4);
+      expect(logReads).toHaveLength(1);
+    } finally {
+      await reader.close();
+      await store.close();
+      db.close();
+    }
+  });
+
+  it("reads the file once another connection has committed, and includes that connection's events", async () => {
+    const path = file('recent-other');
+    const { db, store, logReads } = recorded(path);
+    const other = new SqliteEventStore(path);
+    try {
+      const first = await store.append('payment-1', [event('PaymentStarted')], { expectedRevision: 'no_stream' });
+      await store.append('payment-1', [event('PaymentCaptured')], { expectedRevision: 0 });
+      await other.append('payment-9', [event('PaymentStarted')], { expectedRevision: 'no_stream' });
+      expect((await store.readAll({ after: first.position })).map((e) => e.streamId)).toEqual([
+        'payment-1',
+        'payment-9',
+      ]);
+      expect(logReads).toHaveLength(1);
+      // What it commits after seeing the other connection's commit is a run of its own again.
+      const third = await store.append('payment-1', [event('PaymentRefunded')], { expectedRevision: 1 });
+      await store.append('payment-1', [event('PaymentClosed')], { expectedRevision: 2 });
+      expect((await store.readAll({ after: third.position })).map((e) => e.type)).toEqual(['PaymentClosed']);
+      expect(logReads).toHaveLength(1);
+    } finally {
+      await other.close();
+      await store.close();
+      db.close();
+    }
+  });
+});

@@ -70,7 +70,7 @@ interface PendingAppend {
 }
 
 type AppendOutcome =
-  | { readonly ok: true; readonly result: AppendResult }
+  | { readonly ok: true; readonly result: AppendResult; readonly recorded: readonly RecordedEvent[] }
   | { readonly ok: false; readonly error: unknown };
 
 /**
@@ -110,7 +110,7 @@ export class SqliteEventStore implements EventStore {
   private readonly selectStream: Statement<[string, number, number], EventRow>;
   private readonly selectAll: Statement<[number, number], EventRow>;
   private readonly commitAppends: (appends: readonly PendingAppend[]) => { outcomes: AppendOutcome[]; seenAt: number };
-  private readonly ends: StreamEnds;
+  private readonly known: KnownLog;
 
   /**
    * @param source a file path (created with its directory if missing; `':memory:'` for tests), or a connection
@@ -165,13 +165,13 @@ export class SqliteEventStore implements EventStore {
     // Each append runs in its own SAVEPOINT (a nested better-sqlite3 transaction) inside the one IMMEDIATE
     // transaction: a conflicting or failing append is rolled back alone, the others still commit.
     const appendOne = db.transaction((append: PendingAppend) => this.applyAppend(append));
-    this.ends = streamEndsOf(db);
+    this.known = knownLogOf(db);
     this.commitAppends = db.transaction((appends: readonly PendingAppend[]) => ({
       // What the file held when the write lock was taken: the ends learned from this commit are as of it.
-      seenAt: this.ends.observe(),
+      seenAt: this.known.observe(),
       outcomes: appends.map((append): AppendOutcome => {
         try {
-          return { ok: true, result: appendOne(append) };
+          return { ok: true, ...appendOne(append) };
         } catch (error) {
           // Some errors (disk full, I/O) make SQLite roll back the whole transaction: then nothing of the
           // batch is committed, and every append of it must fail.
@@ -223,14 +223,14 @@ export class SqliteEventStore implements EventStore {
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     this.assertOpen();
     const fromRevision = options.fromRevision ?? 0;
-    const seenAt = this.ends.observe();
-    // A kept state asking what came after it, with nothing since: no query (`StreamEnds`).
-    if (this.ends.endsBefore(streamId, fromRevision)) return [];
+    const seenAt = this.known.observe();
+    // A kept state asking what came after it, with nothing since: no query (`KnownLog`).
+    if (this.known.endsBefore(streamId, fromRevision)) return [];
     const maxCount = limit(options.maxCount);
     const rows = this.selectStream.all(streamId, fromRevision, maxCount);
     const last = rows[rows.length - 1];
     const toTheEnd = maxCount < 0 || rows.length < maxCount; // -1: no limit
-    if (toTheEnd && (last || fromRevision === 0)) this.ends.learn(streamId, last?.revision ?? -1, seenAt);
+    if (toTheEnd && (last || fromRevision === 0)) this.known.learn(streamId, last?.revision ?? -1, seenAt);
     return rows.map(toRecordedEvent);
   }
 
@@ -278,7 +278,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   private readAfter(after: string | undefined, maxCount: number): RecordedEvent[] {
-    return this.selectAll.all(after === undefined ? 0 : parsePosition(after), maxCount).map(toRecordedEvent);
+    const from = after === undefined ? 0 : parsePosition(after);
+    this.known.observe();
+    // A follower that is caught up (a projection, a relay) reads what this connection has just committed: from memory.
+    return this.known.eventsAfter(from, maxCount) ?? this.selectAll.all(from, maxCount).map(toRecordedEvent);
   }
 
   private flush(): void {
@@ -299,11 +302,15 @@ export class SqliteEventStore implements EventStore {
     }
     const { outcomes, seenAt } = committed;
     // Another connection's commit since the lock was taken (after this one's) makes what it learns unknown again.
-    this.ends.observe();
+    this.known.observe();
+    this.known.remember(
+      outcomes.flatMap((outcome) => (outcome.ok ? outcome.recorded : [])),
+      seenAt,
+    );
     outcomes.forEach((outcome, index) => {
       const append = appends[index]!;
       if (outcome.ok) {
-        this.ends.learn(append.streamId, outcome.result.nextExpectedRevision, seenAt);
+        this.known.learn(append.streamId, outcome.result.nextExpectedRevision, seenAt);
         append.resolve(outcome.result);
       } else append.reject(outcome.error);
     });
@@ -320,7 +327,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** Runs inside the write transaction: check the expected revision, then insert. Throws to roll back. */
-  private applyAppend(append: PendingAppend): AppendResult {
+  private applyAppend(append: PendingAppend): { result: AppendResult; recorded: RecordedEvent[] } {
     const current = this.selectStreamRevision.get(append.streamId)?.revision ?? null;
     const expected = append.expectedRevision;
     const conflict = expected === 'no_stream' ? current !== null : expected === 'any' ? false : current !== expected;
@@ -329,6 +336,7 @@ export class SqliteEventStore implements EventStore {
     const recordedAt = new Date().toISOString();
     let revision = current ?? -1;
     let position = 0;
+    const recorded: EventRow[] = [];
     for (const row of append.rows) {
       revision += 1;
       const inserted = this.insertEvent.run(
@@ -341,8 +349,12 @@ export class SqliteEventStore implements EventStore {
         recordedAt,
       );
       position = Number(inserted.lastInsertRowid);
+      recorded.push({ ...row, stream_id: append.streamId, revision, position, recorded_at: recordedAt });
     }
-    return { nextExpectedRevision: revision, position: String(position) };
+    return {
+      result: { nextExpectedRevision: revision, position: String(position) },
+      recorded: recorded.map(toRecordedEvent),
+    };
   }
 
   private assertOpen(): void {
@@ -352,16 +364,24 @@ export class SqliteEventStore implements EventStore {
 
 /** How many streams' ends a connection keeps (the oldest learned goes first). */
 const STREAM_ENDS_KEPT = 10_000;
+/** How many of its last committed events a connection keeps for the followers that are caught up. */
+const RECENT_EVENTS_KEPT = 1_024;
 
 /**
- * Each stream's last revision as far as one connection knows, so that a read from past it — a decider's kept state
- * (`StreamStates`) asking what came after it — is answered without a query. Learned from the appends committed on the
- * connection and from reads that reached a stream's end (-1: no such stream), each as of the file's state it saw;
- * all forgotten when another connection (another process) has committed since (`PRAGMA data_version`, which this
- * connection's own commits leave as it is). One per connection, whichever store objects share it.
+ * What one connection knows of the log without asking the file, while no other connection (another process) has
+ * committed to it since (`PRAGMA data_version`, which this connection's own commits leave as it is); all of it is
+ * forgotten when one has. One per connection, whichever store objects share it.
+ * - Each stream's last revision, so that a read from past it — a decider's kept state (`StreamStates`) asking what
+ *   came after it — is answered without a query. Learned from the appends committed on the connection and from reads
+ *   that reached a stream's end (-1: no such stream), each as of the file's state it saw.
+ * - The events it committed last (`RECENT_EVENTS_KEPT`), in log order: every event committed since the first of them
+ *   is there, so a follower that stands at one of them (a projection, a relay, caught up) reads the rest from memory.
+ *   Frozen, as every follower gets the same objects.
  */
-class StreamEnds {
+class KnownLog {
   private readonly ends = new Map<string, number>();
+  private recent: RecordedEvent[] = [];
+  private recentPositions: number[] = [];
   private readonly dataVersion: Statement<[], number>;
   private version: number | undefined;
 
@@ -373,7 +393,7 @@ class StreamEnds {
   observe(): number {
     const version = this.dataVersion.get() as number;
     if (version !== this.version) {
-      this.ends.clear();
+      this.forget();
       this.version = version;
     }
     return version;
@@ -382,6 +402,44 @@ class StreamEnds {
   /** Everything learned: events were written on this connection other than by an append (`migrateStreams`). */
   forget(): void {
     this.ends.clear();
+    this.recent = [];
+    this.recentPositions = [];
+  }
+
+  /** Events this connection has just committed, in log order, as of the state `seenAt` (`observe`). */
+  remember(events: readonly RecordedEvent[], seenAt: number): void {
+    if (events.length === 0) return;
+    if (seenAt !== this.version) {
+      // Committed after another connection's commit that this one has not seen: the run of events is broken.
+      this.recent = [];
+      this.recentPositions = [];
+      return;
+    }
+    for (const event of events) {
+      this.recent.push(deepFreeze(event));
+      this.recentPositions.push(Number(event.position));
+    }
+    if (this.recent.length > RECENT_EVENTS_KEPT * 2) {
+      this.recent = this.recent.slice(-RECENT_EVENTS_KEPT);
+      this.recentPositions = this.recentPositions.slice(-RECENT_EVENTS_KEPT);
+    }
+  }
+
+  /**
+   * The events after `position`, at most `maxCount` (negative: no limit), when `position` is one of the events kept
+   * (so every event after it is kept too); else null: ask the file. Call `observe` first.
+   */
+  eventsAfter(position: number, maxCount: number): RecordedEvent[] | null {
+    const positions = this.recentPositions;
+    if (positions.length === 0 || position < positions[0]!) return null;
+    let low = 0;
+    let high = positions.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (positions[middle]! <= position) low = middle + 1;
+      else high = middle;
+    }
+    return this.recent.slice(low, maxCount < 0 ? undefined : low + maxCount);
   }
 
   /** The stream is known to hold no event at `fromRevision` or after. Call `observe` first. */
@@ -399,18 +457,25 @@ class StreamEnds {
   }
 }
 
-const streamEnds = new WeakMap<Database, StreamEnds>();
-const streamEndsOf = (db: Database): StreamEnds => {
-  let ends = streamEnds.get(db);
-  if (!ends) {
-    ends = new StreamEnds(db);
-    streamEnds.set(db, ends);
+const knownLogs = new WeakMap<Database, KnownLog>();
+const knownLogOf = (db: Database): KnownLog => {
+  let known = knownLogs.get(db);
+  if (!known) {
+    known = new KnownLog(db);
+    knownLogs.set(db, known);
   }
-  return ends;
+  return known;
 };
 
+function deepFreeze<T>(value: T): T {
+  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
+  Object.freeze(value);
+  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
+  return value;
+}
+
 /** For a writer of the `events` table other than the store's appends, on the store's own connection (`migrateStreams`). */
-export const forgetStreamEnds = (db: Database): void => streamEnds.get(db)?.forget();
+export const forgetKnownLog = (db: Database): void => knownLogs.get(db)?.forget();
 
 function toRecordedEvent(row: EventRow): RecordedEvent {
   return {
