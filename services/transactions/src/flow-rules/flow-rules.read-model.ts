@@ -1,10 +1,3 @@
-/** The events `apply` handles: each one may change a list. */
-const handledEvents: ReadonlySet<string> = new Set<FlowRuleEvent['type']>([
-  'FlowRuleCreated',
-  'FlowRuleUpdated',
-  'FlowRuleDeleted',
-]);
-
 /**
  * Flow rules per merchant account and flow in evaluation order (action, then position, then oldest first),
  * projected from `flow-rule-<uuid>`. A deleted rule's row is removed; applying an event twice leaves the same row.
@@ -14,6 +7,13 @@ import type { FlowAction, FlowRuleCondition, FlowRuleOutcome, ServedFlow } from 
 import type { RecordedEvent } from '@switchyard/eventstore';
 import { KeptAnswers, type Projection } from '@switchyard/readmodel';
 import type { FlowRuleEvent, FlowRuleView } from './flow-rule';
+
+/** The events `apply` handles: each one may change a list. */
+const handledEvents: ReadonlySet<string> = new Set<FlowRuleEvent['type']>([
+  'FlowRuleCreated',
+  'FlowRuleUpdated',
+  'FlowRuleDeleted',
+]);
 
 interface FlowRuleRecord {
   id: string;
