@@ -2,6 +2,7 @@ import type { EventStore } from './event-store';
 import { EventStoreDbEventStore } from './eventstoredb/eventstoredb-event-store';
 import { SqliteEventStore } from './sqlite/sqlite-event-store';
 
+export * from './deep-freeze';
 export * from './event-store';
 export * from './private-files';
 export { SqliteEventStore, compareSqlitePositions, type SqliteEventStoreOptions } from './sqlite/sqlite-event-store';

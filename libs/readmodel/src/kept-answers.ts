@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import { deepFreeze } from '@switchyard/eventstore';
 
 /** How many answers a `KeptAnswers` keeps unless told (one per merchant account and query, in practice). */
 export const DEFAULT_KEPT_ANSWERS = 1_000;
@@ -49,11 +50,4 @@ export class KeptAnswers<V> {
   forget(): void {
     this.answers.clear();
   }
-}
-
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
 }

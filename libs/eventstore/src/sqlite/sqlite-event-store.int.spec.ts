@@ -306,21 +306,24 @@ describe('SqliteEventStore', () => {
   });
 });
 
+/** A store over a connection that records the statements it runs that start with `prefix`. */
+const recording = (path: string, prefix: string) => {
+  const reads: string[] = [];
+  const db = new BetterSqlite3(path, {
+    verbose: (sql) => {
+      if (String(sql).startsWith(prefix)) reads.push(String(sql));
+    },
+  });
+  return { db, store: new SqliteEventStore(db), reads };
+};
+
 describe('SqliteEventStore: reads past a stream’s known end', () => {
   /** A store over a connection that records the stream reads it runs. */
-  const recorded = (path: string) => {
-    const streamReads: string[] = [];
-    const db = new BetterSqlite3(path, {
-      verbose: (sql) => {
-        if (String(sql).startsWith('SELECT * FROM events WHERE stream_id')) streamReads.push(String(sql));
-      },
-    });
-    return { db, store: new SqliteEventStore(db), streamReads };
-  };
+  const recorded = (path: string) => recording(path, 'SELECT * FROM events WHERE stream_id');
   const started = { type: 'PaymentStarted', data: {} };
 
   it('answers a read from after the last revision it appended or read without a query', async () => {
-    const { db, store, streamReads } = recorded(file('ends'));
+    const { db, store, reads: streamReads } = recorded(file('ends'));
     try {
       expect(await store.readStream('payment-1')).toEqual([]); // read to the end: no such stream
       expect(await store.readStream('payment-1')).toEqual([]);
@@ -342,7 +345,7 @@ describe('SqliteEventStore: reads past a stream’s known end', () => {
 
   it('reads again once another connection (another process) has committed to the file', async () => {
     const path = file('ends-other');
-    const { db, store, streamReads } = recorded(path);
+    const { db, store, reads: streamReads } = recorded(path);
     const other = new SqliteEventStore(path);
     try {
       await store.append('payment-1', [started], { expectedRevision: 'no_stream' });
@@ -364,7 +367,7 @@ describe('SqliteEventStore: reads past a stream’s known end', () => {
   });
 
   it('shares what it knows with every store on the same connection', async () => {
-    const { db, store, streamReads } = recorded(file('ends-shared'));
+    const { db, store, reads: streamReads } = recorded(file('ends-shared'));
     const second = new SqliteEventStore(db);
     try {
       expect(await store.readStream('payment-1')).toEqual([]);
@@ -381,20 +384,12 @@ describe('SqliteEventStore: reads past a stream’s known end', () => {
 });
 
 describe('SqliteEventStore: the log a caught-up follower reads', () => {
-  const recorded = (path: string) => {
-    const logReads: string[] = [];
-    const db = new BetterSqlite3(path, {
-      verbose: (sql) => {
-        if (String(sql).startsWith('SELECT * FROM events WHERE position')) logReads.push(String(sql));
-      },
-    });
-    return { db, store: new SqliteEventStore(db), logReads };
-  };
+  const recorded = (path: string) => recording(path, 'SELECT * FROM events WHERE position');
   const event = (type: string, data: unknown = { n: 1 }) => ({ type, data, metadata: { by: 'test' } });
 
   it('answers the events committed after one it committed from memory, as the file would', async () => {
     const path = file('recent');
-    const { db, store, logReads } = recorded(path);
+    const { db, store, reads: logReads } = recorded(path);
     const reader = new SqliteEventStore(path);
     try {
       const first = await store.append('payment-1', [event('PaymentStarted')], { expectedRevision: 'no_stream' });
@@ -431,7 +426,7 @@ describe('SqliteEventStore: the log a caught-up follower reads', () => {
 
   it("reads the file once another connection has committed, and includes that connection's events", async () => {
     const path = file('recent-other');
-    const { db, store, logReads } = recorded(path);
+    const { db, store, reads: logReads } = recorded(path);
     const other = new SqliteEventStore(path);
     try {
       const first = await store.append('payment-1', [event('PaymentStarted')], { expectedRevision: 'no_stream' });

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { timeEventStoreAppend } from '@switchyard/metrics';
+import { deepFreeze } from '../deep-freeze';
 import {
   EventStoreUnavailableError,
   WrongExpectedRevisionError,
@@ -466,13 +467,6 @@ const knownLogOf = (db: Database): KnownLog => {
   }
   return known;
 };
-
-function deepFreeze<T>(value: T): T {
-  if (value === null || typeof value !== 'object' || Object.isFrozen(value)) return value;
-  Object.freeze(value);
-  for (const key of Object.keys(value)) deepFreeze((value as Record<string, unknown>)[key]);
-  return value;
-}
 
 /** For a writer of the `events` table other than the store's appends, on the store's own connection (`migrateStreams`). */
 export const forgetKnownLog = (db: Database): void => knownLogs.get(db)?.forget();
