@@ -384,6 +384,28 @@ describe('keys bound to what their request did (issue 22, items 8 and 11)', () =
     expect(execute).toHaveBeenCalledTimes(1);
   });
 
+  it('keeps a key whose request recorded its resource and then failed, before any provider call', async () => {
+    const execute = vi.fn(async (request: IdempotentRequest) => {
+      request.bind(binding);
+      request.recorded();
+      throw ApiError.badGateway(new Error('the vault closed the connection'));
+    });
+    await rejection(bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound));
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound)).toEqual({ answered: binding });
+    expect(execute).toHaveBeenCalledTimes(1);
+  });
+
+  it('releases a key whose request recorded nothing it bound and failed before any provider call', async () => {
+    const failing = vi.fn(async (request: IdempotentRequest) => {
+      request.recorded();
+      throw ApiError.serverError();
+    });
+    await rejection(bindingStore.run<unknown>(scope(), fingerprint, failing, answerBound));
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe(
+      'ran again',
+    );
+  });
+
   it('releases a key whose request failed before any provider call, even when bound', async () => {
     const failing = vi.fn(async (request: IdempotentRequest) => {
       request.bind(binding);

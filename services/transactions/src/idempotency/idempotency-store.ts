@@ -11,11 +11,12 @@
  *   `ApiError` below 500 that is the answer (replayed as an equal `ApiError`). A retryable refusal — a lost race
  *   (409 marked `retryable`), 425, 429 — and any other error (5xx, unavailable, bugs) are not stored.
  * - Binding (issue 22): the request names the resource it acts on (`bind`, e.g. the transaction it created) and
- *   says when a provider may be called (`beforeProviderCall`: the binding is written, synced, before the call).
- *   From then on the key belongs to that resource: a failure (the append after the provider answered, SQLite
- *   busy, EventStoreDB down) keeps the key, and every retry answers the resource's current state
- *   (`answerBound`) — whatever status it is in — instead of calling the provider again. A failure before any
- *   provider call frees the key, so the client may retry with it.
+ *   says when it has recorded it (`recorded`) and when a provider may be called (`beforeProviderCall`): the binding
+ *   is written, synced, at the first of the two. From then on the key belongs to that resource: a failure (the
+ *   vault lost while it takes the card, the append after the provider answered, SQLite busy, EventStoreDB down)
+ *   keeps the key, and every retry answers the resource's current state (`answerBound`) — whatever status it is
+ *   in — instead of making a second one or calling the provider again. A failure before either frees the key, so
+ *   the client may retry with it.
  * - A request that never finished (the process died): within the lease, 409 `concurrent_request`. Past the
  *   lease, a bound key answers its resource's current state (reconciliation settles what the provider did); an
  *   unbound one never reached a provider, so — for stores whose requests all bind before calling one
@@ -66,6 +67,11 @@ export interface IdempotentRequest {
    * `concurrent_request` when this request lost its key (it outlived its lease and a retry took it over).
    */
   beforeProviderCall(): void;
+  /**
+   * Call once the bound resource has been recorded (e.g. the transaction's first event appended): writes the binding
+   * as `beforeProviderCall` does, since a retry that ran again would make a second one. No-op without a binding.
+   */
+  recorded(): void;
 }
 
 export const concurrentRequestCode = 'concurrent_request';
@@ -319,7 +325,11 @@ const boundClaim = (row: KeyRow, boundTo: string): Claim => ({
 });
 
 /** The request of a call without a key: nothing to bind. */
-const unkeyed: IdempotentRequest = { bind: () => undefined, beforeProviderCall: () => undefined };
+const unkeyed: IdempotentRequest = {
+  bind: () => undefined,
+  beforeProviderCall: () => undefined,
+  recorded: () => undefined,
+};
 
 class ClaimedRequest implements IdempotentRequest {
   private binding: IdempotencyBinding | null = null;
@@ -348,6 +358,10 @@ class ClaimedRequest implements IdempotentRequest {
     if (this.settled || this.written) return;
     this.write();
     this.written = true;
+  }
+
+  recorded(): void {
+    if (this.binding !== null) this.beforeProviderCall();
   }
 
   /** The request has answered (or failed): later calls from work it started do not touch the key. */

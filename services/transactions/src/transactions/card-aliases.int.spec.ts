@@ -15,6 +15,7 @@ import {
   type CardHandOver,
   type ThreeDsConfiguration,
 } from '@switchyard/contracts';
+import { ApiError } from '@switchyard/api';
 import { EMBEDDED_CALL } from '@switchyard/rpc';
 import type { ProviderFetch } from '@switchyard/connectors';
 import { startSimulator, type RunningSimulator } from '@switchyard/connectors/src/simulator';
@@ -348,9 +349,14 @@ describe('a card handed over by the gateway', () => {
       card: { number: NUMBER, expiration_date: '12/30', security_code: CVC },
     });
   const handOverAndAuthorize = async () => authorizeHandedOver(await handOverCard());
-  const authorizeHandedOver = (handOver: CardHandOver, configurations: ThreeDsConfiguration[] = []) =>
+  const authorizeHandedOver = (
+    handOver: CardHandOver,
+    configurations: ThreeDsConfiguration[] = [],
+    idempotencyKey?: string,
+  ) =>
     service.transactions.create({
       merchant_account_id: account,
+      ...(idempotencyKey ? { idempotency_key: idempotencyKey } : {}),
       body: {
         amount: 10_000,
         currency: 'USD',
@@ -410,6 +416,23 @@ describe('a card handed over by the gateway', () => {
     const handOver = await handOverCard();
     vi.spyOn(vault.port, 'takeHandedOverCard').mockResolvedValue(null);
     await expect(authorizeHandedOver(handOver, configurations)).rejects.toMatchObject({ status: 502 });
+    expect(handedOver).toEqual([]);
+  });
+
+  it('lost by the vault at the take after the payment was recorded: a retry with the same Idempotency-Key answers that payment and makes no second one', async () => {
+    // The vault process dies during the take, which runs beside the payment's first append (the crash suite's case).
+    vi.spyOn(vault.port, 'takeHandedOverCard').mockRejectedValueOnce(
+      ApiError.badGateway(new Error('the vault closed the connection')),
+    );
+    await expect(authorizeHandedOver(await handOverCard(), [], 'order-7007')).rejects.toMatchObject({ status: 502 });
+    const recorded = async () =>
+      (await sqlite.readAll()).filter((e) => e.type === 'TransactionCreated').map((e) => e.streamId);
+    expect(await recorded()).toHaveLength(1);
+
+    // The client retries; the gateway hands the same card over again.
+    const retried = await authorizeHandedOver(await handOverCard(), [], 'order-7007');
+    expect(await recorded()).toEqual([`transaction-${retried.id}`]);
+    expect(retried.status).toBe('processing');
     expect(handedOver).toEqual([]);
   });
 

@@ -25,8 +25,9 @@ import { TransactionsReadModel, type TransactionView } from './transactions.read
 
 /** Codes a late or repeated provider message can meet: the record already says more than the message. */
 /**
- * What an idempotent request's key is bound to once a provider may have been called: the transaction, and the
- * operation of it the request made (its answer is rendered from these when the request cannot give it).
+ * What an idempotent request's key is bound to once it recorded what it acts on, or a provider may have been called:
+ * the transaction, and the operation of it the request made (its answer is rendered from these when the request
+ * cannot give it).
  */
 export interface RequestBinding extends IdempotencyBinding {
   readonly transaction_id: string;
@@ -90,7 +91,8 @@ export class TransactionStore {
     private readonly fingerprintKey: Buffer,
   ) {
     this.readModel = new TransactionsReadModel(context.db);
-    // Every transaction flow binds its key before its first provider call (`bindRequest`, `call`).
+    // Every transaction flow binds its key once it records what it acts on, and before its first provider call
+    // (`bindRequest`, `command`, `call`).
     this.idempotency = new IdempotencyStore(context.db, {
       now: context.now,
       leaseMs: abandonedRequestAfterMs,
@@ -126,7 +128,10 @@ export class TransactionStore {
     );
   }
 
-  /** Names what the idempotent request in progress acts on (no-op without a key); written before a provider call. */
+  /**
+   * Names what the idempotent request in progress acts on (no-op without a key); written once a command records it
+   * (`command`) or before a provider call (`call`), whichever comes first.
+   */
   bindRequest(binding: RequestBinding): void {
     this.requests.getStore()?.bind(binding);
   }
@@ -163,9 +168,15 @@ export class TransactionStore {
     return this.context.store.readStream(transactionStream(id));
   }
 
-  /** A caller's command: domain errors become the spec's errors. */
-  command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
-    return asApiErrors(() => this.append(id, [command]));
+  /**
+   * A caller's command: domain errors become the spec's errors. Once it is appended, the idempotent request in
+   * progress keeps its key with what it bound (the transaction, capture or refund it just recorded): a failure after
+   * this point must not let a retry make a second one.
+   */
+  async command(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    const decided = await asApiErrors(() => this.append(id, [command]));
+    this.requests.getStore()?.recorded();
+    return decided;
   }
 
   /**
