@@ -180,6 +180,7 @@ export function rpcController(handlers: RpcHandlers, options: TcpRpcServerOption
 class TlsClientTcp extends ClientTCP {
   override createSocket(): TcpSocket {
     const socket = super.createSocket();
+    socket.netSocket.setNoDelay(true);
     socket.netSocket.on('error', () => socket.netSocket.destroy());
     return socket;
   }
@@ -282,7 +283,10 @@ export async function startTcpRpcServer(
     }),
   );
   // A record that fails its check (altered on the way) gets an alert but leaves the connection open: close it.
-  app.on('secureConnection', (socket: TLSSocket) => socket.on('error', () => socket.destroy()));
+  app.on('secureConnection', (socket: TLSSocket) => {
+    socket.setNoDelay(true);
+    socket.on('error', () => socket.destroy());
+  });
   await app.listen();
   return { close: () => app.close() };
 }
