@@ -7,6 +7,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { ApiError } from '@switchyard/api';
 import {
+  ConnectorUnavailableError,
   giftCardDigitsOf,
   mockGiftCardDefinition,
   MockGiftCardConnector,
@@ -29,15 +30,20 @@ const NUMBER = '6033991234567894321';
 const PIN = '0150073';
 const SIMULATOR_MERCHANT = 'sim-gift-cards';
 
-/** The real connector, counting what the slice asks of the provider. */
+/** The real connector, counting what the slice asks of the provider; `loseAnswer` loses the next answer of one. */
 function counting(connector: GiftCardConnector, calls: string[]): GiftCardConnector {
   return new Proxy(connector, {
     get(target, key, receiver) {
       const value: unknown = Reflect.get(target, key, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => {
+      return async (...args: unknown[]) => {
         calls.push(String(key));
-        return (value as (...a: unknown[]) => unknown).apply(target, args);
+        const answer: unknown = await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        answers.push(answer);
+        if (loseAnswer !== key) return answer;
+        // The provider did the work; its answer never came back in time.
+        loseAnswer = undefined;
+        throw new ConnectorUnavailableError('mock-gift-card timed out', true, undefined, { timedOut: true });
       };
     },
   });
@@ -55,6 +61,10 @@ let giftCards: GiftCards;
 let simulator: RunningSimulator;
 /** The provider calls the slice made, by connector method. */
 let calls: string[];
+/** The connector method whose next answer is lost after the provider did the work (a timeout on the way back). */
+let loseAnswer: keyof GiftCardConnector | undefined;
+/** What the provider answered each call, lost or not. */
+let answers: unknown[];
 let clock = Date.parse('2026-01-01T00:00:00.000Z');
 
 beforeEach(async () => {
@@ -64,6 +74,8 @@ beforeEach(async () => {
   paymentServices = new PaymentServices(host.context);
   simulator = await startSimulator({ webhookSecret: 'whsec_gift_cards_slice' });
   calls = [];
+  loseAnswer = undefined;
+  answers = [];
   const config = { baseUrl: simulator.url, merchantId: SIMULATOR_MERCHANT };
   const connector = new MockGiftCardConnector(config, mockGiftCardDefinition);
   const provider = counting(connector, calls);
@@ -482,5 +494,37 @@ describe('balances, issue and activate', () => {
     expect(simulator.giftCard(NUMBER)).toMatchObject({ balance: 987_654 + 2_500 });
     for (const secret of [NUMBER, '0987654'])
       expect(JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
+  });
+
+  it('issues one card when the answer is lost: a retry with the key gets the card the provider issued, not a second', async () => {
+    await giftCardService('shop-a');
+    const body = { theme: 'birthday', amount: 5000, currency: 'EUR' };
+    loseAnswer = 'issue';
+    expect(await rejection(giftCards.issue({ ...shopA, body, idempotency_key: 'issue-lost' }))).toMatchObject({
+      status: 504,
+    });
+    const retried = await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-lost' });
+    // The provider is asked again with the same reference and answers the card it issued the first time.
+    expect(calls).toEqual(['issue', 'issue']);
+    expect(simulator.giftCard(retried.number as string)).toMatchObject({ balance: 5000, currency: 'EUR' });
+    expect(await giftCards.issue({ ...shopA, body, idempotency_key: 'issue-lost' })).toEqual(retried);
+    // Every answer of the provider, the lost one and each retry's (the key keeps the reference), names the one card.
+    const theCard = expect.objectContaining({ number: retried.number, pin: retried.pin });
+    expect(answers).toEqual([theCard, theCard, theCard]);
+    for (const secret of [retried.number as string, retried.pin as string])
+      expect(JSON.stringify(cardsStorage.db.prepare('SELECT * FROM idempotency_keys').all())).not.toContain(secret);
+  });
+
+  it('loads a card once when the activation’s answer is lost and the request is retried with its key', async () => {
+    await giftCardService('shop-a');
+    const body = { number: NUMBER, pin: '0987654', amount: 2500, currency: 'EUR' };
+    loseAnswer = 'activate';
+    expect(await rejection(giftCards.activate({ ...shopA, body, idempotency_key: 'activate-lost' }))).toMatchObject({
+      status: 504,
+    });
+    const activated = await giftCards.activate({ ...shopA, body, idempotency_key: 'activate-lost' });
+    expect(activated).toMatchObject({ balance: 987_654 + 2_500 });
+    expect(simulator.giftCard(NUMBER)).toMatchObject({ balance: 987_654 + 2_500 });
+    expect(calls).toEqual(['activate', 'activate']);
   });
 });

@@ -32,7 +32,7 @@ import {
 } from '@switchyard/contracts';
 import { asDomainEvent, handleCommand } from '@switchyard/decider';
 import type { RpcHandlers } from '@switchyard/rpc';
-import { IdempotencyStore } from '@switchyard/transactions';
+import { IdempotencyStore, type IdempotencyBinding } from '@switchyard/transactions';
 import type { ServiceContext, ServiceSlice } from '@switchyard/service';
 import { asApiErrors } from '../errors';
 import type { GiftCardSecret, GiftCardVault } from '../vault/gift-card-vault';
@@ -128,11 +128,11 @@ export class GiftCards implements ServiceSlice {
     body,
     idempotency_key: key,
   }: GiftCardWriteRequest<GiftCardIssueInput>): Promise<GiftCardIssued> {
-    const respond = async (): Promise<GiftCardIssued> => {
+    const respond = async (reference: string): Promise<GiftCardIssued> => {
       const { connector } = await this.service(merchantAccountId);
       const issued = await provider(() =>
         connector.issue({
-          reference: this.context.newId(),
+          reference,
           theme: body.theme,
           amount: body.amount,
           currency: body.currency,
@@ -142,11 +142,11 @@ export class GiftCards implements ServiceSlice {
       const { number, pin, ...balance } = issued;
       return { ...toSummary(merchantAccountId, giftCardDigitsOf(number), unstored, balance), number, pin };
     };
-    if (key === undefined) return respond();
+    if (key === undefined) return respond(this.context.newId());
     // The answer to replay is kept with the number and PIN sealed (vault encryption), bound to this request's key.
     const context = [merchantAccountId, idempotencyOperations.issue, key];
-    const kept = await this.idempotent(merchantAccountId, idempotencyOperations.issue, key, body, async () => {
-      const { number, pin, ...summary } = await respond();
+    const kept = await this.idempotent(merchantAccountId, idempotencyOperations.issue, key, body, async (reference) => {
+      const { number, pin, ...summary } = await respond(reference);
       return { summary, sealed: this.deps.vault.seal({ number, pin }, context) };
     });
     const { number, pin = '' } = this.deps.vault.open(kept.sealed, context);
@@ -159,11 +159,11 @@ export class GiftCards implements ServiceSlice {
     body,
     idempotency_key: key,
   }: GiftCardWriteRequest<GiftCardActivateInput>): Promise<GiftCardSummary> {
-    return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async () => {
+    return this.idempotent(merchantAccountId, idempotencyOperations.activate, key, body, async (reference) => {
       const { connector } = await this.service(merchantAccountId);
       const card = { number: body.number, ...(body.pin !== undefined ? { pin: body.pin } : {}) };
       const request = {
-        reference: this.context.newId(),
+        reference,
         card,
         currency: body.currency,
         ...(body.amount !== undefined ? { amount: body.amount } : {}),
@@ -336,16 +336,28 @@ export class GiftCards implements ServiceSlice {
     return new Map(refs.flatMap((ref, index) => (ref ? [[ids[index]!, ref] as const] : [])));
   }
 
+  /**
+   * Runs an issue or activation once per Idempotency-Key. The provider's reference (idempotent there) is bound to the
+   * key before the provider is called: a request that failed after that — a timeout, a lost answer, a crash — may
+   * have issued or loaded the card, so a retry with the key sends the same reference again and gets the provider's
+   * first answer instead of a second card or a second load.
+   */
   private idempotent<T>(
     merchantAccountId: string,
     operation: string,
     key: string | undefined,
     body: unknown,
-    execute: () => Promise<T>,
+    execute: (reference: string) => Promise<T>,
   ): Promise<T> {
     return this.idempotency.runRequest(
       { merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey },
-      execute,
+      (request) => {
+        const reference = this.context.newId();
+        request.bind({ reference });
+        request.beforeProviderCall();
+        return execute(reference);
+      },
+      (binding) => execute(boundReference(binding)),
     );
   }
 
@@ -362,6 +374,13 @@ export class GiftCards implements ServiceSlice {
     await asApiErrors(() => handleCommand(this.context.store, giftCardStream(id), giftCardDecider, command));
     await this.context.catchUp();
   }
+}
+
+/** The provider reference an issue or activation bound to its key (`idempotent`). */
+function boundReference(binding: IdempotencyBinding): string {
+  if (typeof binding.reference !== 'string')
+    throw new Error('An idempotency key of a gift card request holds no reference');
+  return binding.reference;
 }
 
 /**
