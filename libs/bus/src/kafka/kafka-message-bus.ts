@@ -53,7 +53,9 @@ export interface KafkaMessageBusOptions {
   /**
    * Partitions a member handles at the same time (kafkajs `partitionsConsumedConcurrently`). Default 1: one message
    * at a time across all its partitions. More lets a slow message (a handler waiting on another service) hold back
-   * only its own partition; messages of one key stay in order, as they share a partition.
+   * only its own partition among those of the same fetch; kafkajs fetches again only once every batch of its last
+   * fetch is handled, so messages that arrive meanwhile wait for the slow one. Messages of one key stay in order, as
+   * they share a partition.
    */
   readonly partitionsConsumedConcurrently?: number;
   /** kafkajs's own logging, as JSON lines on stderr. Default 'warn'. */
