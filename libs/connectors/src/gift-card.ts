@@ -74,14 +74,17 @@ export interface GiftCardRefunded {
 export interface GiftCardConnector {
   readonly definitionId: string;
   balance(card: GiftCardCredentials): Promise<GiftCardBalance | GiftCardFailure>;
-  /** A new virtual card worth `amount`. */
+  /**
+   * A new virtual card worth `amount`; idempotent by `reference`: the same reference answers the card it issued
+   * first (the gift cards service sends it again when a retry follows a lost answer).
+   */
   issue(request: {
     readonly reference: string;
     readonly theme: string;
     readonly amount: number;
     readonly currency: string;
   }): Promise<GiftCardIssued | GiftCardFailure>;
-  /** A physical card put into use, loaded with `amount` when given. */
+  /** A physical card put into use, loaded with `amount` when given; idempotent by `reference`, as `issue` is. */
   activate(request: {
     readonly reference: string;
     readonly card: GiftCardCredentials;
