@@ -121,6 +121,8 @@ interface AttemptInput {
    * this reason, goes in the answer's append (one commit), and the attempt ends 'completed'.
    */
   readonly completion?: 'responded' | 'buyer_returned';
+  /** Told right before the authorization goes to a provider (from then on the money may move). */
+  readonly onProviderCall?: () => void;
 }
 
 /** How the attempts ended: the buyer is away; done; done with the create request's completion recorded. */
@@ -417,14 +419,21 @@ export class Authorizations {
 
     let paused = false;
     let completed = false;
+    let providerAsked = false;
     try {
       const ended = await this.proceed(id, request, instrument, flow, threeDSecure, binInfo?.scheme ?? null, {
         completion: giftCards ? null : 'responded',
+        onProviderCall: () => {
+          providerAsked = true;
+        },
       });
       paused = ended === 'paused';
       completed = ended === 'completed';
       // The gift cards are redeemed once the payment method is authorized (after the buyer's return when paused).
       if (giftCards && !paused) await this.giftCards.settle(id);
+    } catch (error) {
+      if (!providerAsked) await this.failBeforeProviderCall(id);
+      throw error;
     } finally {
       progress.paused = paused;
       // Held failure notifications apply now (spec, Events rule 2) — unless the buyer still has to come back.
@@ -433,6 +442,34 @@ export class Authorizations {
     }
     // Rendered once the request is complete: a held failure has been applied by then.
     return this.store.render(merchantAccountId, id);
+  }
+
+  /**
+   * A create request that failed after its transaction was recorded and before the authorization went to a provider
+   * (the vault lost while it took the card or issued its aliases, a 3-D Secure lookup that broke off): nothing can
+   * have been charged, so the payment is failed now — its retries and webhooks say so at once, instead of it staying
+   * `processing` until the hold timer and reconciliation settle it. That record failing (the store down) leaves it
+   * to them, as before.
+   */
+  private async failBeforeProviderCall(id: string): Promise<void> {
+    try {
+      if ((await this.store.state(id)).status !== 'processing') return;
+      await this.store.record(id, {
+        type: 'RecordAuthorizationResult',
+        data: {
+          source: 'create_request',
+          result: {
+            outcome: 'failed',
+            error: {
+              errorCode: 'internal_error',
+              rawResponseDescription: 'not sent to the payment service: the payment failed before it could be',
+            },
+          },
+        },
+      });
+    } catch (error) {
+      this.onBackgroundError(error);
+    }
   }
 
   /** A payment by gift cards alone: no payment method, no routing, no 3-D Secure. */
@@ -546,7 +583,7 @@ export class Authorizations {
     flow: FlowDecision,
     threeDSecure: ThreeDSecurePlan | null,
     binScheme: string | null,
-    options: { readonly completion: 'responded' | null },
+    options: { readonly completion: 'responded' | null; readonly onProviderCall: () => void },
   ): Promise<AttemptEnd> {
     const { body } = request;
     if (flow.declineEarly) {
@@ -619,6 +656,7 @@ export class Authorizations {
       ...attempt,
       ...(threeDSecureData ? { threeDSecure: threeDSecureData } : {}),
       ...(options.completion ? { completion: options.completion } : {}),
+      onProviderCall: options.onProviderCall,
     });
   }
 
@@ -743,6 +781,7 @@ export class Authorizations {
               }),
             )
           : chosen;
+      if (connection?.active && paymentInstrument) input.onProviderCall?.();
       const answer: ConnectorAuthorizationResult | CapabilityRefusal | ProviderResponse =
         connection?.active && paymentInstrument
           ? await this.store.call(() =>

@@ -419,7 +419,7 @@ describe('a card handed over by the gateway', () => {
     expect(handedOver).toEqual([]);
   });
 
-  it('lost by the vault at the take after the payment was recorded: a retry with the same Idempotency-Key answers that payment and makes no second one', async () => {
+  it('lost by the vault at the take after the payment was recorded: the payment fails at once, and a retry with the same Idempotency-Key answers it and makes no second one', async () => {
     // The vault process dies during the take, which runs beside the payment's first append (the crash suite's case).
     vi.spyOn(vault.port, 'takeHandedOverCard').mockRejectedValueOnce(
       ApiError.badGateway(new Error('the vault closed the connection')),
@@ -432,7 +432,9 @@ describe('a card handed over by the gateway', () => {
     // The client retries; the gateway hands the same card over again.
     const retried = await authorizeHandedOver(await handOverCard(), [], 'order-7007');
     expect(await recorded()).toEqual([`transaction-${retried.id}`]);
-    expect(retried.status).toBe('processing');
+    // No provider was asked: the payment is failed now, not left `processing` for reconciliation to settle.
+    expect(retried).toMatchObject({ status: 'authorization_failed', error_code: 'internal_error' });
+    expect(retried.raw_response_description).toContain('not sent to the payment service');
     expect(handedOver).toEqual([]);
   });
 
