@@ -5,6 +5,7 @@ import { ApiError } from '@switchyard/api';
 import { WrongExpectedRevisionError } from '@switchyard/eventstore';
 import { toApiError } from '../errors';
 import {
+  BoundResourceAbsent,
   IdempotencyStore,
   requestFingerprint,
   type IdempotencyScope,
@@ -444,6 +445,39 @@ describe('keys bound to what their request did (issue 22, items 8 and 11)', () =
     clock += 120_000;
     expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'ran again', answerBound)).toBe('ran again');
     expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', answerBound)).toBe('ran again');
+  });
+
+  it('runs again, once, a key bound before the append that would have recorded its resource, which never came', async () => {
+    // Bound first (`beforeRecording`), then the request died before its resource was recorded.
+    void bindingStore.run<unknown>(scope(), fingerprint, async (request) => {
+      request.bind(binding);
+      request.beforeRecording();
+      return new Promise<never>(() => {});
+    });
+    const restarted = new IdempotencyStore(db, { now, bindsBeforeProviderCalls: true });
+    clock += 120_000;
+    const absent = vi.fn(async (): Promise<unknown> => {
+      throw new BoundResourceAbsent('transaction tx-1');
+    });
+    const gate = deferred<string>();
+    const first = restarted.run<unknown>(scope(), fingerprint, async () => gate.promise, absent);
+    // A second retry at the same moment: the first one took the key over; this one is told to wait for it.
+    const second = restarted.run<unknown>(scope(), fingerprint, async () => 'ran twice', absent);
+    expect((await rejection(second)).code).toBe('concurrent_request');
+    gate.resolve('ran again');
+    expect(await first).toBe('ran again');
+    expect(await restarted.run<unknown>(scope(), fingerprint, async () => 'x', absent)).toBe('ran again');
+  });
+
+  it('answers a key bound before its append once the resource is recorded, whatever came after', async () => {
+    const execute = vi.fn(async (request: IdempotentRequest) => {
+      request.bind(binding);
+      request.beforeRecording();
+      throw ApiError.badGateway(new Error('the vault closed the connection'));
+    });
+    await rejection(bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound));
+    expect(await bindingStore.run<unknown>(scope(), fingerprint, execute, answerBound)).toEqual({ answered: binding });
+    expect(execute).toHaveBeenCalledTimes(1);
   });
 
   it('stops a request that outlived its lease and lost its key before it reaches a provider', async () => {

@@ -16,7 +16,9 @@
  *   vault lost while it takes the card, the append after the provider answered, SQLite busy, EventStoreDB down)
  *   keeps the key, and every retry answers the resource's current state (`answerBound`) — whatever status it is
  *   in — instead of making a second one or calling the provider again. A failure before either frees the key, so
- *   the client may retry with it.
+ *   the client may retry with it. A request that creates its resource binds before the append that records it
+ *   (`beforeRecording`), so no crash between the two leaves the key free; a retry that finds the resource never
+ *   recorded (`answerBound` throws `BoundResourceAbsent`) takes the key over and runs, once.
  * - A request that never finished (the process died): within the lease, 409 `concurrent_request`. Past the
  *   lease, a bound key answers its resource's current state (reconciliation settles what the provider did); an
  *   unbound one never reached a provider, so — for stores whose requests all bind before calling one
@@ -72,6 +74,24 @@ export interface IdempotentRequest {
    * as `beforeProviderCall` does, since a retry that ran again would make a second one. No-op without a binding.
    */
   recorded(): void;
+  /**
+   * Call right before the command that creates the bound resource is appended: writes the binding first, so that a
+   * crash between the append and the answer leaves the key with the resource. A retry that finds the key bound to a
+   * resource never recorded (the append failed, or the process died before it) runs again: its `answerBound` throws
+   * `BoundResourceAbsent`. No-op without a binding.
+   */
+  beforeRecording(): void;
+}
+
+/**
+ * Thrown by an `answerBound` whose resource was never recorded (the request bound its key before the append that
+ * would have created it, and died or failed there): nothing was done, so the key is taken over and the request runs.
+ */
+export class BoundResourceAbsent extends Error {
+  constructor(what: string) {
+    super(`${what} was never recorded`);
+    this.name = 'BoundResourceAbsent';
+  }
 }
 
 export const concurrentRequestCode = 'concurrent_request';
@@ -99,6 +119,7 @@ type Claim =
   | { readonly kind: 'replay'; readonly outcome: Outcome; readonly response: string | null }
   | {
       readonly kind: 'bound';
+      readonly claimId: string;
       readonly binding: IdempotencyBinding;
       readonly startedAt: number;
       readonly expiresAt: number;
@@ -124,6 +145,9 @@ export class IdempotencyStore {
   private readonly release: Database.Statement<[ScopeParams & { claimId: string }]>;
   private readonly writeBinding: Database.Statement<[ScopeParams & { claimId: string; boundTo: string }]>;
   private readonly keepBound: Database.Statement<[ScopeParams & { claimId: string; expiresAt: number }]>;
+  private readonly retake: Database.Statement<
+    [ScopeParams & { previousClaimId: string; claimId: string; startedAt: number; expiresAt: number }]
+  >;
 
   constructor(db: Database.Database, options: IdempotencyStoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -185,6 +209,13 @@ export class IdempotencyStore {
       `UPDATE idempotency_keys SET state = 'done', outcome = NULL, response = NULL, expires_at = @expiresAt
        WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key
          AND claim_id = @claimId`,
+    );
+
+    this.retake = db.prepare(
+      `UPDATE idempotency_keys SET state = 'running', claim_id = @claimId, started_at = @startedAt,
+         expires_at = @expiresAt, outcome = NULL, response = NULL, bound_to = NULL
+       WHERE merchant_account_id = @merchantAccountId AND operation = @operation AND key = @key
+         AND claim_id = @previousClaimId AND bound_to IS NOT NULL`,
     );
 
     // IMMEDIATE: takes the write lock before reading, so the read-then-replace of an expired row is atomic also
@@ -269,27 +300,50 @@ export class IdempotencyStore {
         throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
       case 'replay':
         return replay<T>(claim.outcome, claim.response);
-      case 'bound':
+      case 'bound': {
         if (!answerBound) throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
-        return answerBound(claim.binding);
+        try {
+          return await answerBound(claim.binding);
+        } catch (error) {
+          if (!(error instanceof BoundResourceAbsent)) throw error;
+        }
+        // Bound to what was never recorded: nothing was done. Taken over (unless another retry was first) and run.
+        const now = this.now().getTime();
+        const claimId = randomUUID();
+        const retaken = this.retake.run({
+          ...params,
+          previousClaimId: claim.claimId,
+          claimId,
+          startedAt: now,
+          expiresAt: now + this.ttlMs,
+        });
+        if (retaken.changes === 0) throw this.concurrentRequestError(now, claim.expiresAt);
+        return this.execute(params, claimId, execute);
+      }
       case 'claimed':
-        break;
+        return this.execute(params, claim.claimId, execute);
     }
+  }
 
-    const request = new ClaimedRequest(this.writeBinding, { ...params, claimId: claim.claimId });
+  private async execute<T>(
+    params: ScopeParams,
+    claimId: string,
+    execute: (request: IdempotentRequest) => Promise<T>,
+  ): Promise<T> {
+    const request = new ClaimedRequest(this.writeBinding, { ...params, claimId: claimId });
     let value: T;
     try {
       value = await execute(request);
     } catch (error) {
       request.settle();
       if (error instanceof ApiError && error.status < 500 && !error.retryable) {
-        this.store(params, claim.claimId, 'error', JSON.stringify(error.toBody()));
+        this.store(params, claimId, 'error', JSON.stringify(error.toBody()));
       } else {
         try {
           // After a provider may have been called the key stays with what the request did; before, it is free.
           const expiresAt = this.now().getTime() + this.ttlMs;
-          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claim.claimId, expiresAt });
-          else this.release.run({ ...params, claimId: claim.claimId });
+          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claimId, expiresAt });
+          else this.release.run({ ...params, claimId: claimId });
         } catch {
           // The key stays `running` (bound or not, as written) until its lease passes; the request's error matters more.
         }
@@ -299,7 +353,7 @@ export class IdempotencyStore {
     request.settle();
     // If the value cannot be stored (not JSON, disk failure), this throws and the key stays `running`: the
     // operation did happen, so a retry must not run it again (past the lease a bound key answers its resource).
-    this.store(params, claim.claimId, 'value', JSON.stringify(value) ?? null);
+    this.store(params, claimId, 'value', JSON.stringify(value) ?? null);
     return value;
   }
 
@@ -319,6 +373,7 @@ export class IdempotencyStore {
 
 const boundClaim = (row: KeyRow, boundTo: string): Claim => ({
   kind: 'bound',
+  claimId: row.claim_id,
   binding: JSON.parse(boundTo) as IdempotencyBinding,
   startedAt: row.started_at,
   expiresAt: row.expires_at,
@@ -329,6 +384,7 @@ const unkeyed: IdempotentRequest = {
   bind: () => undefined,
   beforeProviderCall: () => undefined,
   recorded: () => undefined,
+  beforeRecording: () => undefined,
 };
 
 class ClaimedRequest implements IdempotentRequest {
@@ -362,6 +418,10 @@ class ClaimedRequest implements IdempotentRequest {
 
   recorded(): void {
     if (this.binding !== null) this.beforeProviderCall();
+  }
+
+  beforeRecording(): void {
+    this.recorded();
   }
 
   /** The request has answered (or failed): later calls from work it started do not touch the key. */

@@ -224,7 +224,7 @@ export class Authorizations {
         request.idempotency_key,
         fingerprinted(request),
         () => this.authorize(request, progress),
-        (bound) => this.store.render(merchantAccountId, bound.transaction_id),
+        (bound) => this.store.renderBound(merchantAccountId, bound.transaction_id),
       );
     } finally {
       // A removal that fails leaves the card to the vault (it is not this request's answer).
@@ -384,7 +384,7 @@ export class Authorizations {
       redirectUrl,
     };
     this.store.bindRequest({ transaction_id: id });
-    await this.store.command(id, {
+    await this.store.commandCreating(id, {
       type: 'CreateTransaction',
       data: {
         transactionId: id,
@@ -481,7 +481,7 @@ export class Authorizations {
     const { merchant_account_id: merchantAccountId, body } = request;
     const id = this.context.newId();
     this.store.bindRequest({ transaction_id: id });
-    await this.store.command(id, {
+    await this.store.commandCreating(id, {
       type: 'CreateTransaction',
       data: {
         transactionId: id,

@@ -213,3 +213,56 @@ it('a key whose request died mid-way (after the provider authorized) answers the
   expect(await after.transactions.create(request)).toMatchObject({ id: reference, status: 'authorization_succeeded' });
   expect(authorizationsAtProvider()).toBe(1);
 });
+
+describe('POST /transactions with an Idempotency-Key, the request lost around the transaction it records', () => {
+  const transactionsCreated = async () =>
+    (await sqlite.readAll()).filter((event) => event.type === 'TransactionCreated').map((event) => event.streamId);
+
+  it('died right after the transaction was recorded: a retry past the lease answers it and makes no second one', async () => {
+    const before = await startService();
+    await connection(before);
+    // The append of TransactionCreated commits, then the process "dies": nothing after it runs.
+    let committed = false;
+    fault.current = once('TransactionCreated', async (append) => {
+      await append();
+      committed = true;
+      return new Promise<never>(() => {});
+    });
+    const request = { merchant_account_id: account, body: body(), idempotency_key: 'order-3003' };
+    void before.transactions.create(request);
+    await vi.waitFor(() => expect(committed).toBe(true));
+    await before.stop();
+
+    // Restarted three minutes later: the key's lease has passed.
+    const after = await startService({ now: () => new Date(Date.now() + 3 * 60_000) });
+    const answered = await after.transactions.create(request);
+    expect(await transactionsCreated()).toEqual([`transaction-${answered.id}`]);
+    expect(authorizationsAtProvider()).toBe(0);
+    // Never sent to the provider: the hold timer and reconciliation settle it, and the key answers that.
+    await after.transactions.expireHolds();
+    await after.transactions.reconcile(0);
+    expect(await after.transactions.create(request)).toMatchObject({
+      id: answered.id,
+      status: 'authorization_failed',
+    });
+    expect(await transactionsCreated()).toHaveLength(1);
+    expect(authorizationsAtProvider()).toBe(0);
+  });
+
+  it('the transaction never recorded (its append failed): a retry makes the payment, once', async () => {
+    const service = await startService();
+    await connection(service);
+    fault.current = once('TransactionCreated', async () =>
+      Promise.reject(new EventStoreUnavailableError('EventStoreDB: connection refused', true)),
+    );
+    const request = { merchant_account_id: account, body: body(), idempotency_key: 'order-4004' };
+    await expect(service.transactions.create(request)).rejects.toBeDefined();
+    expect(await transactionsCreated()).toEqual([]);
+
+    const retried = await service.transactions.create(request);
+    expect(retried.status).toBe('authorization_succeeded');
+    expect(await transactionsCreated()).toEqual([`transaction-${retried.id}`]);
+    expect(await service.transactions.create(request)).toMatchObject({ id: retried.id });
+    expect(authorizationsAtProvider()).toBe(1);
+  });
+});

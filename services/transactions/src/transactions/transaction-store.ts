@@ -14,7 +14,12 @@ import {
 } from '@switchyard/connectors';
 import type { TransactionActor, Transaction as WireTransaction } from '@switchyard/contracts';
 import { DomainError, handleCommands, loadState, StreamStates } from '@switchyard/decider';
-import { IdempotencyStore, type IdempotencyBinding, type IdempotentRequest } from '../idempotency/idempotency-store';
+import {
+  BoundResourceAbsent,
+  IdempotencyStore,
+  type IdempotencyBinding,
+  type IdempotentRequest,
+} from '../idempotency/idempotency-store';
 import type { PaymentServiceConnection, PaymentServices } from '../payment-services/payment-services.slice';
 import { asApiErrors, type TransactionsContext } from '../transactions-context';
 import { KeyedQueue } from '@switchyard/service';
@@ -177,6 +182,26 @@ export class TransactionStore {
     const decided = await asApiErrors(() => this.append(id, [command]));
     this.requests.getStore()?.recorded();
     return decided;
+  }
+
+  /**
+   * `command` for the one that creates the resource the idempotent request is bound to (the transaction): the key's
+   * binding is written before the append, so that a crash between the append and the answer leaves the key with the
+   * transaction instead of letting a retry make a second one. A retry that finds it never recorded runs again
+   * (`renderBound`).
+   */
+  async commandCreating(id: string, command: Omit<TransactionCommand, 'metadata'>) {
+    this.requests.getStore()?.beforeRecording();
+    return this.command(id, command);
+  }
+
+  /**
+   * `render` of the transaction an Idempotency-Key is bound to; `BoundResourceAbsent` when it was never recorded (the
+   * key was bound before its append, which failed or never happened), so that the request runs again.
+   */
+  async renderBound(merchantAccountId: string, id: string): Promise<WireTransaction> {
+    if ((await this.state(id)).status === 'absent') throw new BoundResourceAbsent(`transaction ${id}`);
+    return this.render(merchantAccountId, id);
   }
 
   /**
