@@ -42,6 +42,15 @@ export interface SubscribeOptions {
    * outcome).
    */
   readonly batched?: boolean;
+  /**
+   * For a handler that commits what it makes of each message without an fsync of its own (`withDeferredSync`): the
+   * bus calls it before messages handled since its last call count as acknowledged — before their offsets go to
+   * Kafka, before a publisher that waits for its consumers (the in-process bus's `publishWaitsForConsumers`: the
+   * embedded runtime's relays, whose checkpoints move next) is answered, and when the subscription stops — so one
+   * fsync covers a batch of messages instead of one each. It must make those commits durable (one synced commit on the
+   * same file does); until it resolves nothing it covers is acknowledged, and a rejection leaves them unacknowledged.
+   */
+  readonly sync?: () => void | Promise<void>;
 }
 
 export interface BusSubscription {

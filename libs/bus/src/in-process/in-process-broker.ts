@@ -40,6 +40,8 @@ export interface GroupMember {
   deliver(message: IncomingMessage): Promise<void>;
   /** Called after `deliver` rejected; resolves when the message may be delivered again. */
   backOff(error: unknown, message: IncomingMessage, attempt: number): Promise<void>;
+  /** Makes what its handler committed so far durable (`SubscribeOptions.sync`), before `consumed` answers. */
+  sync(): Promise<void>;
 }
 
 export interface StoredRecord {
@@ -366,7 +368,7 @@ export class InProcessBroker {
 
   /**
    * Resolves once every group with a member subscribed to `topic` has committed everything appended to it so far
-   * (a group whose members all leave stops counting).
+   * (a group whose members all leave stops counting), and those members have synced what they made of it (`sync`).
    */
   async consumed(topic: string): Promise<void> {
     const ends = this.topic(topic).map((log) => log.end);
@@ -376,6 +378,10 @@ export class InProcessBroker {
         ends.some((end, partition) => (group.committed.get(partitionSlot(topic, partition)) ?? 0) < end);
       while (behind()) await group.progressed.wait();
     }
+    const members = [...this.groups.values()].flatMap((group) =>
+      group.members.filter((member) => member.topics.has(topic)),
+    );
+    await Promise.all(members.map((member) => member.sync()));
   }
 
   read(topic: string, partition: number, offset: number): StoredRecord | undefined {

@@ -77,6 +77,47 @@ describe('InProcessMessageBus', () => {
     await bus.close();
   });
 
+  it("with publishWaitsForConsumers, publish resolves only once the groups' subscriptions have synced what they handled", async () => {
+    const bus = new InProcessMessageBus({ publishWaitsForConsumers: true, ...quiet });
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const handled: string[] = [];
+    let synced: string[] = [];
+    await bus.subscribe({
+      groupId: 'ingest',
+      topics: ['t'],
+      fromBeginning: false,
+      handler: async (message) => void handled.push(message.value),
+      sync: async () => {
+        await gate;
+        synced = [...handled];
+      },
+    });
+    let published = false;
+    const publishing = bus
+      .publish('t', [
+        { key: 'k', value: 'one' },
+        { key: 'k', value: 'two' },
+      ])
+      .then(() => (published = true));
+    await vi.waitFor(() => expect(handled).toEqual(['one', 'two']));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(published).toBe(false);
+    open();
+    await publishing;
+    expect(synced).toEqual(['one', 'two']);
+    await bus.close();
+  });
+
+  it('syncs a subscription when it stops', async () => {
+    const bus = new InProcessMessageBus(quiet);
+    const sync = vi.fn(async () => undefined);
+    const subscription = await bus.subscribe({ groupId: 'g', topics: ['t'], handler: async () => undefined, sync });
+    await subscription.stop();
+    expect(sync).toHaveBeenCalledTimes(1);
+    await bus.close();
+  });
+
   it('keeps its own broker when none is given, so two buses do not see each other', async () => {
     const [one, two] = [new InProcessMessageBus(), new InProcessMessageBus()];
     const received: IncomingMessage[] = [];

@@ -178,11 +178,18 @@ class InProcessSubscription implements GroupMember, BusSubscription {
     await sleep(redeliveryInMs, this.runs.stopRequested);
   }
 
+  async sync(): Promise<void> {
+    await this.options.sync?.();
+  }
+
   stop(): Promise<void> {
     this.stopping ??= (async () => {
       this.broker.leave(this.options.groupId, this);
       this.runs.requestStop();
       await this.runs.settled();
+      // Nothing of this bus outlives the process: a failed sync leaves the handler's commits to its file's next synced
+      // commit (or SQLite's checkpoint when the file is closed).
+      await this.sync().catch(() => undefined);
       for (const unregister of this.unregister) unregister();
       this.settings.onStopped();
     })();

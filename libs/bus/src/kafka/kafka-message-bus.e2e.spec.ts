@@ -121,3 +121,53 @@ describe('Kafka adapter metrics', async () => {
     });
   });
 });
+
+describe('Kafka adapter, a subscription that syncs its own writes', async () => {
+  const availability = await kafkaAvailability(brokers);
+  describeWithInfra(`offsets at ${brokers.join(',')}`, availability, () => {
+    it('commits no offset of a handled message before the subscription has synced, and one sync covers a batch', async () => {
+      const bus = await client()();
+      const topic = `sync.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
+      const groupId = `sync-${randomUUID().slice(0, 8)}`;
+      let open: () => void = () => undefined;
+      const gate = new Promise<void>((resolve) => (open = resolve));
+      let handled = 0;
+      let syncs = 0;
+      const lagOf = async () =>
+        [
+          ...(await renderMetrics()).matchAll(
+            new RegExp(
+              `switchyard_bus_consumer_lag\\{group="${groupId}",topic="${topic.replace(/\./g, '\\.')}",partition="\\d"\\} (\\d+)`,
+              'g',
+            ),
+          ),
+        ].reduce((sum, [, lag]) => sum + Number(lag), 0);
+      try {
+        await bus.subscribe({
+          groupId,
+          topics: [topic],
+          handler: async () => void (handled += 1),
+          sync: async () => {
+            await gate;
+            syncs += 1;
+          },
+        });
+        await bus.publish(
+          topic,
+          Array.from({ length: 10 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
+        );
+        await vi.waitFor(() => expect(handled).toBe(10), { timeout: 15_000 });
+        // Handled, the commit interval long past, but not synced: nothing is acknowledged.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        expect(await lagOf()).toBe(10);
+        open();
+        await vi.waitFor(async () => expect(await lagOf()).toBe(0), { timeout: 15_000 });
+        expect(syncs).toBeGreaterThan(0);
+        expect(syncs).toBeLessThan(10);
+      } finally {
+        open();
+        await bus.close();
+      }
+    });
+  });
+});

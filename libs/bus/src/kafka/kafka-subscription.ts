@@ -71,7 +71,8 @@ const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): I
  * is committed, with the partition's parked streams as metadata, once it was handled (`OffsetCommitter`: a handled
  * message's commit goes out with the next request, not waited for; a change of parked streams is waited for). After
  * each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
- * over a partition knows which streams are parked there before it handles anything.
+ * over a partition knows which streams are parked there before it handles anything. The subscription's `sync` runs
+ * before each commit request, so that one fsync covers every message the request acknowledges.
  */
 export class KafkaSubscription implements BusSubscription {
   private readonly runs = new HandlerRuns();
@@ -91,10 +92,13 @@ export class KafkaSubscription implements BusSubscription {
   ) {
     const groupId = options.groupId;
     this.committer = new OffsetCommitter(
-      (commits) =>
-        consumer.commitOffsets(
+      // What the handler committed without an fsync is synced before the offsets that acknowledge it go out.
+      async (commits) => {
+        await options.sync?.();
+        await consumer.commitOffsets(
           commits.map(({ topic, partition, offset, metadata }) => ({ topic, partition, offset, metadata })),
-        ),
+        );
+      },
       // The group hands the messages on again (a rebalance, a broker away): the next commit or member goes on from there.
       () => undefined,
       settings.commitIntervalMs,

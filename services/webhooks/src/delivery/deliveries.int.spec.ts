@@ -559,6 +559,37 @@ describe('the first attempt (issue 21)', () => {
       await publisher.close();
     }
   });
+
+  it('syncs the messages of a publish once, before the publisher is answered, instead of once per message', async () => {
+    harness.directory.add({ url: receiver.url });
+    await harness.start({ workerIntervalMs: 60_000 });
+    const publisher = new InProcessMessageBus({ broker: harness.broker, publishWaitsForConsumers: true, ...quietBus });
+    const syncs = () => count(harness.db, 'SELECT COALESCE(SUM(n), 0) AS n FROM webhook_ingest_syncs');
+    try {
+      const transactionIds = Array.from({ length: 4 }, () => randomUUID());
+      const messages = transactionIds.flatMap((id) => [
+        transactionCreated(id, 'default'),
+        transactionEvent(id, 'AuthorizationSucceeded', ['transaction.authorized'], { authorizedAmount: 100 }),
+      ]);
+      // The way a relay publishes what one pass read: every message in one publish.
+      await publisher.publish(
+        transactionsTopic,
+        messages.map((message) => ({
+          key: message.stream_id,
+          value: JSON.stringify(message),
+          headers: { 'event-id': message.id },
+        })),
+      );
+      // Answered: all of it stored, and synced by one commit.
+      expect(count(harness.db, 'SELECT COUNT(*) AS n FROM webhook_delivery_events')).toBe(4);
+      expect(syncs()).toBe(1);
+      // Nothing new since: the next sync (the bus's, at the next publish or at stop) has nothing to do.
+      await publisher.publish(transactionsTopic, []);
+      expect(syncs()).toBe(1);
+    } finally {
+      await publisher.close();
+    }
+  });
 });
 
 describe('listing', () => {

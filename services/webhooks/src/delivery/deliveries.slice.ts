@@ -190,6 +190,8 @@ export class Deliveries implements ServiceSlice {
       // No request waits on a delivery: gathered for the bus's batch window (event lag target: docs/performance.md).
       batched: true,
       handler: (message) => this.ingest(message),
+      // The ingest commits without an fsync; one synced commit covers a batch before the bus acknowledges it.
+      sync: () => this.store.syncIngested(),
     });
     this.worker.start();
     this.unregisterBacklog = registerWebhookBacklog(() => this.store.backlog());
@@ -244,8 +246,8 @@ export class Deliveries implements ServiceSlice {
     const todo = names.filter((name) => typeof name === 'string' && !this.store.hasEvent(eventKey(message.id, name)));
     if (todo.length === 0) {
       // Named by the relay, the transaction's later messages will be too: the row is kept for one of an earlier
-      // release's relay (a roll-back), without an fsync of its own.
-      if (owner) this.store.saveOwner(owner.streamId, owner.merchantAccountId, { synced: named === undefined });
+      // release's relay (a roll-back).
+      if (owner) this.store.saveOwner(owner.streamId, owner.merchantAccountId);
       return;
     }
 

@@ -178,7 +178,8 @@ function createSchema(db: Database.Database): void {
     CREATE INDEX IF NOT EXISTS webhook_deliveries_list ON webhook_deliveries (subscription_id, seq);
     CREATE TABLE IF NOT EXISTS webhook_delivery_attempts (
       delivery_id TEXT NOT NULL, n INTEGER NOT NULL, attempted_at TEXT NOT NULL, response_status INTEGER,
-      error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, n));`);
+      error TEXT, duration_ms INTEGER NOT NULL, PRIMARY KEY (delivery_id, n));
+    CREATE TABLE IF NOT EXISTS webhook_ingest_syncs (id INTEGER PRIMARY KEY CHECK (id = 1), n INTEGER NOT NULL);`);
   // Added with tracing: files from before get the column (their events have no context).
   const eventColumns = db
     .prepare<[], { name: string }>(`SELECT name FROM pragma_table_info('webhook_delivery_events')`)
@@ -190,6 +191,10 @@ function createSchema(db: Database.Database): void {
 function prepareStatements(db: Database.Database) {
   const listWhere = `d.subscription_id = @subscriptionId AND (@status IS NULL OR d.status = @status) AND (@eventName IS NULL OR e.name = @eventName)`;
   return {
+    // A synced commit of its own: it syncs the WAL, and with it the ingests committed before it without an fsync.
+    markSynced: db.prepare(
+      'INSERT INTO webhook_ingest_syncs (id, n) VALUES (1, 1) ON CONFLICT (id) DO UPDATE SET n = n + 1',
+    ),
     saveOwner: db.prepare<{ streamId: string; merchantAccountId: string }>(
       'INSERT INTO webhook_resource_owners (stream_id, merchant_account_id) VALUES (@streamId, @merchantAccountId) ON CONFLICT (stream_id) DO NOTHING',
     ),
@@ -317,22 +322,32 @@ function prepareStatements(db: Database.Database) {
 export class DeliveryStore {
   private readonly statements: ReturnType<typeof prepareStatements>;
 
+  /** An ingest or owner row committed without an fsync since the last `syncIngested`. */
+  private unsynced = false;
+
   constructor(private readonly db: Database.Database) {
     createSchema(db);
     this.statements = prepareStatements(db);
   }
 
   /**
-   * Remembers the merchant account of a stream (the first one told wins: it never changes). `synced: false` when
-   * every later message of the stream names its merchant account itself (`EventMessage.merchant_account_id`): the row
-   * then serves only messages of an earlier release's relay, and is committed without an fsync (`withDeferredSync`: a
-   * process crash keeps it, a power loss can take it back only with everything committed after it, until the next
-   * synced commit here).
+   * Makes every ingest committed so far durable: one synced commit on the same file syncs the WAL up to it (the bus
+   * calls it before the messages it covers count as acknowledged: `SubscribeOptions.sync`). No-op when nothing waits.
    */
-  saveOwner(streamId: string, merchantAccountId: string, options: { readonly synced: boolean }): void {
-    const save = () => this.statements.saveOwner.run({ streamId, merchantAccountId });
-    if (options.synced) save();
-    else withDeferredSync(this.db, save);
+  syncIngested(): void {
+    if (!this.unsynced) return;
+    this.statements.markSynced.run();
+    this.unsynced = false;
+  }
+
+  /**
+   * Remembers the merchant account of a stream (the first one told wins: it never changes). Committed without an
+   * fsync (`withDeferredSync`: a process crash keeps it, a power loss can take it back only with everything committed
+   * after it), synced by `syncIngested` before the message that brought it is acknowledged.
+   */
+  saveOwner(streamId: string, merchantAccountId: string): void {
+    withDeferredSync(this.db, () => this.statements.saveOwner.run({ streamId, merchantAccountId }));
+    this.unsynced = true;
   }
 
   ownerOf(streamId: string): string | null {
@@ -346,7 +361,8 @@ export class DeliveryStore {
   /**
    * Stores the webhook events of one bus message and, for each event stored now (not before), one delivery per
    * subscription `subscribers` names — all in one SQLite transaction, with the owner of a transaction the message
-   * created (`owner`, one commit rather than two). Answers how many deliveries were created.
+   * created (`owner`, one commit rather than two). Answers how many deliveries were created. Committed without an
+   * fsync: `syncIngested` makes it durable before its message is acknowledged, one fsync for a batch of messages.
    */
   ingest(
     events: readonly NewWebhookEvent[],
@@ -357,7 +373,7 @@ export class DeliveryStore {
   ): number {
     const nowMs = now.getTime();
     const nowIso = now.toISOString();
-    return this.db.transaction(() => {
+    const ingest = this.db.transaction(() => {
       if (owner) this.statements.saveOwner.run(owner);
       let created = 0;
       for (const event of events) {
@@ -383,7 +399,10 @@ export class DeliveryStore {
         }
       }
       return created;
-    })();
+    });
+    const created = withDeferredSync(this.db, () => ingest());
+    this.unsynced = true;
+    return created;
   }
 
   /** Gives every lane's head a time if it has none (at start). */
