@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { InProcessMessageBus } from '@switchyard/bus';
-import { EVENT_ID_HEADER, type EventMessage } from '@switchyard/contracts';
+import { EVENT_ID_HEADER, EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
 import { compareSqlitePositions, type RecordedEvent } from '@switchyard/eventstore';
 import { TopicProjection, type TopicProjectionOptions } from './topic-projection';
 
@@ -29,8 +29,15 @@ const message = (position: number, counts: boolean, recordedAt = '2026-02-01T10:
 });
 
 /** A projection of `Counted` events from `things.events` (the in-process bus) recording the ids it applied. */
-function counted(db: Database.Database, options: Partial<TopicProjectionOptions>) {
-  const bus = new InProcessMessageBus({ publishWaitsForConsumers: true });
+function counted(
+  db: Database.Database,
+  options: Partial<TopicProjectionOptions>,
+  onHandlerFailure?: (failure: unknown) => void,
+) {
+  const bus = new InProcessMessageBus({
+    publishWaitsForConsumers: true,
+    ...(onHandlerFailure ? { onHandlerFailure, redelivery: { initialDelayMs: 1, maxAttempts: 2 } } : {}),
+  });
   const applied: string[] = [];
   const projection = new TopicProjection(
     db,
@@ -72,6 +79,34 @@ it('skips without a write the events the projection changes nothing for', async 
       [{ event_id: events[1]!.id, recorded_at: '2026-02-01T10:00:00.000Z' }].map(({ event_id }) => ({ event_id })),
     );
     expect(commits).toBe(1);
+  } finally {
+    await projection.stop();
+    await bus.close();
+    db.close();
+  }
+});
+
+it('passes over a message of another type by its event-type header, without parsing it; one without the header is read', async () => {
+  const db = new Database(':memory:');
+  const failures: unknown[] = [];
+  const { bus, applied, projection } = counted(db, {}, (failure) => failures.push(failure));
+  await projection.start();
+  try {
+    const counted = message(2, true);
+    const unnamed = message(3, true);
+    await bus.publish('things.events', [
+      // Another event type, its body something this projection could not read.
+      { key: 'other', value: '<not json>', headers: { [EVENT_ID_HEADER]: randomUUID(), [EVENT_TYPE_HEADER]: 'Other' } },
+      {
+        key: counted.stream_id,
+        value: JSON.stringify(counted),
+        headers: { [EVENT_ID_HEADER]: counted.id, [EVENT_TYPE_HEADER]: 'Counted' },
+      },
+      // An earlier release's relay named no type: the message itself says.
+      { key: unnamed.stream_id, value: JSON.stringify(unnamed), headers: { [EVENT_ID_HEADER]: unnamed.id } },
+    ]);
+    expect(applied).toEqual([counted.id, unnamed.id]);
+    expect(failures).toEqual([]);
   } finally {
     await projection.stop();
     await bus.close();

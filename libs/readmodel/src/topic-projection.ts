@@ -16,7 +16,7 @@
  */
 import type Database from 'better-sqlite3';
 import type { BusSubscription, IncomingMessage, MessageBus } from '@switchyard/bus';
-import type { EventMessage } from '@switchyard/contracts';
+import { EVENT_TYPE_HEADER, type EventMessage } from '@switchyard/contracts';
 import { existsSync } from 'node:fs';
 import { SqliteEventStore, type EventStore, type RecordedEvent } from '@switchyard/eventstore';
 import { projectionCheckpointName, type Projection } from './projection';
@@ -207,6 +207,9 @@ export class TopicProjection {
   }
 
   private ingest(message: IncomingMessage): void {
+    // The relays name each message's event type in a header: most of a busy topic is passed over without parsing it.
+    const type = message.headers[EVENT_TYPE_HEADER];
+    if (type !== undefined && !this.options.types.has(type)) return;
     const event = JSON.parse(message.value) as EventMessage;
     if (!this.options.types.has(event.type)) return;
     const recorded: RecordedEvent = {

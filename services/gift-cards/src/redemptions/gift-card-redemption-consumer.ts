@@ -12,7 +12,12 @@
  * fetched. The outcomes, on `gift-cards.events`, which only gift card events reach, are still fetched at once.
  */
 import type { BusSubscription, MessageBus } from '@switchyard/bus';
-import { giftCardRedemptionRequestTypes, transactionsTopic, type EventMessage } from '@switchyard/contracts';
+import {
+  EVENT_TYPE_HEADER,
+  giftCardRedemptionRequestTypes,
+  transactionsTopic,
+  type EventMessage,
+} from '@switchyard/contracts';
 import type { GiftCardRedemptions } from './gift-card-redemptions';
 
 const requestTypes: ReadonlySet<string> = new Set(Object.values(giftCardRedemptionRequestTypes));
@@ -39,6 +44,9 @@ export class GiftCardRedemptionConsumer {
       fromBeginning: true,
       batched: true,
       handler: async (message) => {
+        // Every payment's events are on the topic; the relay names each one's type in a header, read without parsing.
+        const type = message.headers[EVENT_TYPE_HEADER];
+        if (type !== undefined && !requestTypes.has(type)) return;
         const event = JSON.parse(message.value) as EventMessage;
         if (requestTypes.has(event.type)) await this.redemptions.handle(event);
       },
