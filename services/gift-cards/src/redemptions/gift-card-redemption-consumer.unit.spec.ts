@@ -3,7 +3,7 @@
  * (the requests are a few messages among every card payment's events), and handing on only the requests.
  */
 import type { MessageBus, SubscribeOptions } from '@switchyard/bus';
-import { giftCardRedemptionRequestTypes, transactionsTopic } from '@switchyard/contracts';
+import { EVENT_TYPE_HEADER, giftCardRedemptionRequestTypes, transactionsTopic } from '@switchyard/contracts';
 import type { GiftCardRedemptions } from './gift-card-redemptions';
 import { GiftCardRedemptionConsumer } from './gift-card-redemption-consumer';
 
@@ -47,5 +47,28 @@ it('follows transactions.events as its group, batched, and hands on only the red
   for (const type of ['TransactionCreated', ...requestTypes, 'TransactionAuthorized'])
     await subscriptions[0]!.handler(message(type) as never);
   expect(handled).toEqual(requestTypes);
+  await consumer.stop();
+});
+
+it('passes over the other events by their event-type header, without parsing them', async () => {
+  const { bus, subscriptions } = recordingBus();
+  const handled: string[] = [];
+  const redemptions = { handle: async (event: { type: string }) => void handled.push(event.type) };
+  const consumer = new GiftCardRedemptionConsumer(redemptions as unknown as GiftCardRedemptions, {
+    bus,
+    groupId: 'gift-cards.redemptions',
+  });
+  await consumer.start();
+  const [request] = Object.values(giftCardRedemptionRequestTypes);
+  const named = (type: string, value: string) => ({
+    topic: transactionsTopic,
+    key: 'transaction-1',
+    value,
+    headers: { [EVENT_TYPE_HEADER]: type },
+  });
+  // A payment's event whose body this consumer could not even read: never parsed.
+  await subscriptions[0]!.handler(named('TransactionCreated', '<not json>') as never);
+  await subscriptions[0]!.handler(named(request!, message(request!).value) as never);
+  expect(handled).toEqual([request]);
   await consumer.stop();
 });
