@@ -28,6 +28,20 @@ const contractOn = (name: string, partitions: number) => {
 contractOn('in-process, 1 partition per topic', 1);
 contractOn('in-process, 4 partitions per topic', 4);
 
+/** Publishes 'one' and 'two' under one key; `published` turns true once the publish resolved. */
+function publishTwo(bus: InProcessMessageBus): { readonly published: boolean; readonly done: Promise<void> } {
+  const state = { published: false, done: Promise.resolve() };
+  state.done = bus
+    .publish('t', [
+      { key: 'k', value: 'one' },
+      { key: 'k', value: 'two' },
+    ])
+    .then(() => {
+      state.published = true;
+    });
+  return state;
+}
+
 describe('InProcessMessageBus', () => {
   it('gives both members of a group work when topics have several partitions', async () => {
     const broker = new InProcessBroker({ partitions: 4 });
@@ -62,17 +76,11 @@ describe('InProcessMessageBus', () => {
       handler: async (message) => void (await gate, handled.push(message.value)),
     });
     await bus.subscribe({ groupId: 'fast', topics: ['t'], fromBeginning: false, handler: async () => undefined });
-    let published = false;
-    const publishing = bus
-      .publish('t', [
-        { key: 'k', value: 'one' },
-        { key: 'k', value: 'two' },
-      ])
-      .then(() => (published = true));
+    const publishing = publishTwo(bus);
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(published).toBe(false);
+    expect(publishing.published).toBe(false);
     open();
-    await publishing;
+    await publishing.done;
     expect(handled).toEqual(['one', 'two']);
     await bus.close();
   });
@@ -93,18 +101,12 @@ describe('InProcessMessageBus', () => {
         synced = [...handled];
       },
     });
-    let published = false;
-    const publishing = bus
-      .publish('t', [
-        { key: 'k', value: 'one' },
-        { key: 'k', value: 'two' },
-      ])
-      .then(() => (published = true));
+    const publishing = publishTwo(bus);
     await vi.waitFor(() => expect(handled).toEqual(['one', 'two']));
     await new Promise((resolve) => setTimeout(resolve, 50));
-    expect(published).toBe(false);
+    expect(publishing.published).toBe(false);
     open();
-    await publishing;
+    await publishing.done;
     expect(synced).toEqual(['one', 'two']);
     await bus.close();
   });

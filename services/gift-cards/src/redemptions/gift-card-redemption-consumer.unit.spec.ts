@@ -26,7 +26,8 @@ const message = (type: string) => ({
   headers: {},
 });
 
-it('follows transactions.events as its group, batched, and hands on only the redemption and reversal requests', async () => {
+/** A consumer started on a bus that records its subscription; `handled`: the event types handed to the redemptions. */
+async function startedConsumer() {
   const { bus, subscriptions } = recordingBus();
   const handled: string[] = [];
   const redemptions = { handle: async (event: { type: string }) => void handled.push(event.type) };
@@ -35,6 +36,11 @@ it('follows transactions.events as its group, batched, and hands on only the red
     groupId: 'gift-cards.redemptions',
   });
   await consumer.start();
+  return { subscriptions, handled, consumer };
+}
+
+it('follows transactions.events as its group, batched, and hands on only the redemption and reversal requests', async () => {
+  const { subscriptions, handled, consumer } = await startedConsumer();
 
   expect(subscriptions).toHaveLength(1);
   expect(subscriptions[0]).toMatchObject({
@@ -51,14 +57,7 @@ it('follows transactions.events as its group, batched, and hands on only the red
 });
 
 it('passes over the other events by their event-type header, without parsing them', async () => {
-  const { bus, subscriptions } = recordingBus();
-  const handled: string[] = [];
-  const redemptions = { handle: async (event: { type: string }) => void handled.push(event.type) };
-  const consumer = new GiftCardRedemptionConsumer(redemptions as unknown as GiftCardRedemptions, {
-    bus,
-    groupId: 'gift-cards.redemptions',
-  });
-  await consumer.start();
+  const { subscriptions, handled, consumer } = await startedConsumer();
   const [request] = Object.values(giftCardRedemptionRequestTypes);
   const named = (type: string, value: string) => ({
     topic: transactionsTopic,
