@@ -318,19 +318,20 @@ export class IdempotencyStore {
           expiresAt: now + this.ttlMs,
         });
         if (retaken.changes === 0) throw this.concurrentRequestError(now, claim.expiresAt);
-        return this.execute(params, claimId, execute);
+        return this.runClaimed(params, claimId, execute);
       }
       case 'claimed':
-        return this.execute(params, claim.claimId, execute);
+        return this.runClaimed(params, claim.claimId, execute);
     }
   }
 
-  private async execute<T>(
+  /** Runs `execute` under its claim of the key, and keeps, binds or frees the key by how it ended. */
+  private async runClaimed<T>(
     params: ScopeParams,
     claimId: string,
     execute: (request: IdempotentRequest) => Promise<T>,
   ): Promise<T> {
-    const request = new ClaimedRequest(this.writeBinding, { ...params, claimId: claimId });
+    const request = new ClaimedRequest(this.writeBinding, { ...params, claimId });
     let value: T;
     try {
       value = await execute(request);
@@ -342,8 +343,8 @@ export class IdempotencyStore {
         try {
           // After a provider may have been called the key stays with what the request did; before, it is free.
           const expiresAt = this.now().getTime() + this.ttlMs;
-          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId: claimId, expiresAt });
-          else this.release.run({ ...params, claimId: claimId });
+          if (request.boundBeforeProviderCall) this.keepBound.run({ ...params, claimId, expiresAt });
+          else this.release.run({ ...params, claimId });
         } catch {
           // The key stays `running` (bound or not, as written) until its lease passes; the request's error matters more.
         }
