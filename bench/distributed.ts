@@ -5,7 +5,7 @@
  * lag from the append of an event to Kafka and to the first attempt of its webhook.
  *
  *   npm run bench:distributed -- [--duration 8] [--warmup 2] [--rounds 2] [--initial-warmup 10] [--clients 1,16,64]
- *                                [--lag-rate 20] [--lag-seconds 20] [--lag-only]
+ *                                [--lag-rate 20] [--lag-seconds 20] [--lag-only] [--idle 10]
  *                                [--no-embedded] [--no-lag] [--profile gateway,transactions] [--trace] [--without webhooks]
  *                                [--scenarios authorize,get]
  *                                [--out bench/results]
@@ -91,6 +91,7 @@ const options = {
   trace: hasFlag('--trace'),
   without: (argValue('--without') ?? '').split(',').filter(Boolean),
   scenarios: (argValue('--scenarios') ?? 'authorize,get').split(',').filter(Boolean),
+  idleSeconds: Number(argValue('--idle') ?? 0),
   outDir: path.resolve(repoRoot, argValue('--out') ?? 'bench/results'),
 };
 const LAG_WARMUP_SECONDS = 3;
@@ -517,6 +518,27 @@ interface Target {
   readonly cpuPids: Record<string, number>;
   /** Transactions this runtime's `authorize` created, for `get`. */
   readonly ids: string[];
+}
+
+/**
+ * `--idle <seconds>` (diagnostics): each runtime's CPU with no load at all, per process, after its start and one
+ * payment — the polling, heartbeats and timers that every request at low load competes with for the two cores.
+ */
+async function idleCpu(targets: readonly Target[]): Promise<void> {
+  for (const target of targets) await authorize(target.api);
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  const before = targets.map((target) => cpuSnapshot(target.cpuPids));
+  const startedAt = performance.now();
+  await new Promise((resolve) => setTimeout(resolve, options.idleSeconds * 1000));
+  const elapsedMs = performance.now() - startedAt;
+  targets.forEach((target, index) => {
+    const after = cpuSnapshot(target.cpuPids);
+    const percent = Object.entries(after).map(([name, ms]) => {
+      const start = before[index]![name];
+      return `${name} ${ms === null || start == null ? '?' : ((100 * (ms - start)) / elapsedMs).toFixed(1)}%`;
+    });
+    log(`idle CPU (${target.runtime.name}, ${options.idleSeconds} s, % of one core): ${percent.join(', ')}`);
+  });
 }
 
 /** One window (warm-up + duration) of one scenario against one runtime: raw latencies, CPU and trace deltas. */
@@ -1013,6 +1035,7 @@ async function main(): Promise<void> {
     if (redisPid) infraPids.redis = redisPid;
     targets.push({ runtime: distributed, api, cpuPids: { ...distributed.pids, ...infraPids }, ids: [] });
 
+    if (options.idleSeconds > 0) await idleCpu(targets);
     if (!options.lagOnly) results.push(...(await loadPhases(targets, kafka)));
     if (embedded) {
       if (options.lag) embeddedLag = await eventLag(embedded, apis[0]!, null);
