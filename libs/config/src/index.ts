@@ -396,10 +396,11 @@ export const settingsSchema = z.object({
    */
   BUS_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   /**
-   * How long Kafka gathers the messages of a batched subscription (the vault's and the gift cards' usage
-   * projections, the webhooks' ingest, split tender's requests to the gift cards service) before a fetch answers:
-   * fewer fetches for the broker and the consumers to serve, at up to this much more event lag (and a split payment's
-   * redemption up to this much later). 0: fetched as soon as a message lands, as the others are.
+   * The window of a batched subscription (the vault's and the gift cards' usage projections, the webhooks' ingest,
+   * split tender's requests to the gift cards service): after it handled what a fetch brought, it fetches again only
+   * once this long has passed since that fetch answered, so what lands meanwhile comes in one fetch — fewer fetches
+   * for the broker and the consumers under load, at up to this much more event lag (and a split payment's redemption
+   * up to this much later); the first message to reach an idle topic is handed over at once. 0: fetched again at once.
    */
   KAFKA_BATCH_WINDOW_MS: z.coerce.number().int().min(0).max(1_000).default(30),
   /**

@@ -171,3 +171,63 @@ describe('Kafka adapter, a subscription that syncs its own writes', async () => 
     });
   });
 });
+
+describe('Kafka adapter, a batched subscription', async () => {
+  const availability = await kafkaAvailability(brokers);
+  describeWithInfra(`its window at ${brokers.join(',')}`, availability, () => {
+    // A window far longer than a loopback fetch, so that "at once" and "after the window" cannot be confused.
+    const windowMs = 3_000;
+
+    it('hands over the first message to reach an idle topic at once, then gathers what lands for a window', async () => {
+      const bus = await client({ batchWindowMs: windowMs })();
+      const topic = `batched.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
+      const handledAt: number[] = [];
+      try {
+        await bus.subscribe({
+          groupId: `batched-${randomUUID().slice(0, 8)}`,
+          topics: [topic],
+          batched: true,
+          handler: async () => void handledAt.push(Date.now()),
+        });
+        // Idle for longer than a fetch's wait at the broker: the consumer is between empty fetches.
+        await new Promise((resolve) => setTimeout(resolve, 1_200));
+        const publishedAt = Date.now();
+        await bus.publish(topic, [{ key: 'first', value: '1' }]);
+        await vi.waitFor(() => expect(handledAt).toHaveLength(1), { timeout: windowMs });
+        // Before: the broker held every batched fetch for the whole window (its minimum size is never reached).
+        expect(handledAt[0]! - publishedAt).toBeLessThan(windowMs / 2);
+        await bus.publish(
+          topic,
+          Array.from({ length: 5 }, (_, n) => ({ key: `k${n}`, value: String(n) })),
+        );
+        await vi.waitFor(() => expect(handledAt).toHaveLength(6), { timeout: 3 * windowMs });
+        // The next fetch waits for the window that began with the last one: the five come together, after it.
+        expect(handledAt[1]! - handledAt[0]!).toBeGreaterThanOrEqual(windowMs - 100);
+        expect(handledAt[5]! - handledAt[1]!).toBeLessThan(windowMs / 2);
+      } finally {
+        await bus.close();
+      }
+    });
+
+    it('stops without waiting for the rest of its window', async () => {
+      const bus = await client({ batchWindowMs: 30_000 })();
+      const topic = `batched.${Date.now().toString(36)}.${randomUUID().slice(0, 8)}`;
+      let handled = 0;
+      const subscription = await bus.subscribe({
+        groupId: `batched-${randomUUID().slice(0, 8)}`,
+        topics: [topic],
+        batched: true,
+        handler: async () => void (handled += 1),
+      });
+      try {
+        await bus.publish(topic, [{ key: 'k', value: '1' }]);
+        await vi.waitFor(() => expect(handled).toBe(1), { timeout: 10_000 });
+        const stopping = Date.now();
+        await subscription.stop();
+        expect(Date.now() - stopping).toBeLessThan(10_000);
+      } finally {
+        await bus.close();
+      }
+    });
+  });
+});

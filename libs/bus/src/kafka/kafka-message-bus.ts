@@ -21,11 +21,17 @@ export interface KafkaMessageBusOptions {
   readonly clientId: string;
   /** Partitions of the topics this bus creates. Default: the broker's `num.partitions`. */
   readonly topicPartitions?: number;
-  /** How long a fetch waits for data: the consumer's latency floor. Default 50 ms (kafkajs: 5 s). */
+  /**
+   * How long a fetch of an idle consumer waits at the broker for a message before it is asked again (kafkajs: 5 s).
+   * Not a latency floor: the broker answers a waiting fetch as soon as a message lands (`minBytes` 1), and kafkajs
+   * fetches from each broker on its own; it is how often an idle consumer costs the broker and itself a round trip.
+   * Default 500 ms.
+   */
   readonly maxWaitTimeInMs?: number;
   /**
-   * How long the broker gathers messages for a `batched` subscription before its fetch answers (unless 1 MiB is
-   * there first). Default 30 ms; 0: batched subscriptions are fetched as the others are.
+   * A `batched` subscription's window: after it handled what a fetch brought, it fetches again only once this long
+   * has passed since that fetch answered, so that what lands meanwhile comes in one fetch. The first message to reach
+   * an idle topic is handed over at once. Default 30 ms; 0: batched subscriptions are fetched as the others are.
    */
   readonly batchWindowMs?: number;
   /**
@@ -66,8 +72,8 @@ export interface KafkaMessageBusOptions {
 export const DEFAULT_COMMIT_INTERVAL_MS = 250;
 /** A batched subscription's window (`KafkaMessageBusOptions.batchWindowMs`). */
 export const DEFAULT_BATCH_WINDOW_MS = 30;
-/** What a batched fetch waits for at most: more than a window of messages at any rate measured here. */
-const BATCH_MIN_BYTES = 1024 * 1024;
+/** How long an idle consumer's fetch waits at the broker (`KafkaMessageBusOptions.maxWaitTimeInMs`). */
+export const DEFAULT_MAX_WAIT_TIME_MS = 500;
 
 /** `KAFKA_BROKERS` (comma separated), default `127.0.0.1:9092`: the broker scripts/kafka.sh starts. */
 export const kafkaBrokersFromEnv = (env: NodeJS.ProcessEnv = process.env): string[] => {
@@ -169,12 +175,9 @@ export class KafkaMessageBus implements MessageBus {
       const startAt: StartOffsets = fromBeginning
         ? new Map()
         : await this.endOffsetsOfUncommitted(options.groupId, topics);
-      const batchWindowMs = options.batched ? (this.options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS) : 0;
       consumer = this.kafka.consumer({
         groupId: options.groupId,
-        ...(batchWindowMs > 0
-          ? { maxWaitTimeInMs: batchWindowMs, minBytes: BATCH_MIN_BYTES }
-          : { maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? 50 }),
+        maxWaitTimeInMs: this.options.maxWaitTimeInMs ?? DEFAULT_MAX_WAIT_TIME_MS,
         sessionTimeout: this.options.sessionTimeoutMs ?? 10_000,
         heartbeatInterval: this.options.heartbeatIntervalMs ?? 1_000,
         allowAutoTopicCreation: false,
@@ -190,6 +193,7 @@ export class KafkaMessageBus implements MessageBus {
         heartbeatIntervalMs: this.options.heartbeatIntervalMs ?? 1_000,
         commitIntervalMs: this.options.commitIntervalMs ?? DEFAULT_COMMIT_INTERVAL_MS,
         partitionsConsumedConcurrently: Math.max(1, Math.trunc(this.options.partitionsConsumedConcurrently ?? 1)),
+        batchWindowMs: options.batched ? (this.options.batchWindowMs ?? DEFAULT_BATCH_WINDOW_MS) : 0,
         onStopped: () => this.subscriptions.delete(subscription),
       });
       await subscription.start(startAt);

@@ -1,4 +1,5 @@
-import type { Consumer, EachMessagePayload, IHeaders } from 'kafkajs';
+import { performance } from 'node:perf_hooks';
+import type { Consumer, ConsumerRunConfig, EachBatchPayload, EachMessagePayload, IHeaders } from 'kafkajs';
 import { registerConsumerLag, registerParkedStreams, type ConsumerLag } from '@switchyard/metrics';
 import { consumeMessage } from '@switchyard/telemetry';
 import {
@@ -40,6 +41,8 @@ export interface KafkaSubscriptionSettings {
   readonly commitIntervalMs: number;
   /** Partitions handled at the same time (kafkajs `partitionsConsumedConcurrently`); `DeadLettering` locks per partition. */
   readonly partitionsConsumedConcurrently: number;
+  /** A batched subscription's window (`KafkaMessageBusOptions.batchWindowMs`); 0: fetched again at once. */
+  readonly batchWindowMs: number;
   readonly onStopped: () => void;
 }
 
@@ -72,7 +75,9 @@ const toIncomingMessage = ({ topic, partition, message }: EachMessagePayload): I
  * message's commit goes out with the next request, not waited for; a change of parked streams is waited for). After
  * each join the group's committed offsets and metadata of the assigned partitions are read, so a member that takes
  * over a partition knows which streams are parked there before it handles anything. The subscription's `sync` runs
- * before each commit request, so that one fsync covers every message the request acknowledges.
+ * before each commit request, so that one fsync covers every message the request acknowledges. A batched one waits,
+ * after it handled what a fetch brought, for the rest of its window since that fetch answered before kafkajs fetches
+ * again: an idle topic's first message is handed over at once, and what lands meanwhile comes in one fetch.
  */
 export class KafkaSubscription implements BusSubscription {
   private readonly runs = new HandlerRuns();
@@ -83,6 +88,8 @@ export class KafkaSubscription implements BusSubscription {
   private positionsLoaded: Promise<void> = Promise.resolve();
   private readonly unregister: Array<() => void>;
   private stopping: Promise<void> | undefined;
+  /** When the consumer's last fetch answered (performance.now()): a batched subscription's window starts there. */
+  private fetchedAt = 0;
 
   constructor(
     private readonly consumer: Consumer,
@@ -133,6 +140,9 @@ export class KafkaSubscription implements BusSubscription {
         })),
       ),
       registerConsumerLag(() => host.lag(groupId, dataTopics)),
+      consumer.on(consumer.events.FETCH, () => {
+        this.fetchedAt = performance.now();
+      }),
     ];
   }
 
@@ -167,11 +177,7 @@ export class KafkaSubscription implements BusSubscription {
     const removeCrash = this.consumer.on(this.consumer.events.CRASH, (event) => (crash = event.payload.error));
     try {
       // kafkajs's run() returns after the first join, or after a crash of that join.
-      await this.consumer.run({
-        autoCommit: false,
-        partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-        eachMessage: (payload) => this.runs.track(this.handle(payload)),
-      });
+      await this.consumer.run(this.runConfig());
     } finally {
       removeJoin();
       removeCrash();
@@ -193,11 +199,7 @@ export class KafkaSubscription implements BusSubscription {
       if (this.stopping) return;
       try {
         await this.consumer.connect();
-        await this.consumer.run({
-          autoCommit: false,
-          partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently,
-          eachMessage: (payload) => this.runs.track(this.handle(payload)),
-        });
+        await this.consumer.run(this.runConfig());
         delayMs = 500;
       } catch {
         delayMs = Math.min(delayMs * 2, 10_000);
@@ -222,6 +224,36 @@ export class KafkaSubscription implements BusSubscription {
       this.settings.onStopped();
     })();
     return this.stopping;
+  }
+
+  private runConfig(): ConsumerRunConfig {
+    const common = { autoCommit: false, partitionsConsumedConcurrently: this.settings.partitionsConsumedConcurrently };
+    if (this.settings.batchWindowMs <= 0)
+      return { ...common, eachMessage: (payload) => this.runs.track(this.handle(payload)) };
+    // Offsets resolved one message at a time, as by eachMessage: a batch left half-way (a stop, a seek) is not skipped.
+    return {
+      ...common,
+      eachBatchAutoResolve: false,
+      eachBatch: (payload) => this.runs.track(this.handleBatch(payload)),
+    };
+  }
+
+  /**
+   * What one fetch brought for a partition of a batched subscription: its messages one at a time as kafkajs's own
+   * eachMessage loop hands them over (runner.js `processEachMessage`: it stops at a stop or a seek, and resolves and
+   * heartbeats after each), then the rest of the window since the fetch answered — kafkajs fetches again only once
+   * the batches of a fetch are handled. A stop cuts the wait short.
+   */
+  private async handleBatch(payload: EachBatchPayload): Promise<void> {
+    const { batch, heartbeat, pause } = payload;
+    for (const message of batch.messages) {
+      if (!payload.isRunning() || payload.isStale()) return;
+      await this.handle({ topic: batch.topic, partition: batch.partition, message, heartbeat, pause });
+      payload.resolveOffset(message.offset);
+      await heartbeat();
+    }
+    const rest = this.fetchedAt + this.settings.batchWindowMs - performance.now();
+    if (rest > 0 && !this.stopping) await sleep(rest, this.runs.stopRequested);
   }
 
   private async loadPositions(topics: readonly string[]): Promise<void> {
