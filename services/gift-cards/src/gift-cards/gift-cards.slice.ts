@@ -340,7 +340,7 @@ export class GiftCards implements ServiceSlice {
    * Runs an issue or activation once per Idempotency-Key. The provider's reference (idempotent there) is bound to the
    * key before the provider is called: a request that failed after that — a timeout, a lost answer, a crash — may
    * have issued or loaded the card, so a retry with the key sends the same reference again and gets the provider's
-   * first answer instead of a second card or a second load.
+   * first answer instead of a second card or a second load. That answer is kept with the key: later retries replay it.
    */
   private idempotent<T>(
     merchantAccountId: string,
@@ -350,7 +350,7 @@ export class GiftCards implements ServiceSlice {
     execute: (reference: string) => Promise<T>,
   ): Promise<T> {
     return this.idempotency.runRequest(
-      { merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey },
+      { merchantAccountId, operation, key, body, fingerprintKey: this.deps.fingerprintKey, keepsBoundAnswer: true },
       (request) => {
         const reference = this.context.newId();
         request.bind({ reference });

@@ -260,6 +260,8 @@ export class IdempotencyStore {
       readonly key: string | undefined;
       readonly body: unknown;
       readonly fingerprintKey: Buffer;
+      /** `run`'s `keepsBoundAnswer`. */
+      readonly keepsBoundAnswer?: boolean;
     },
     execute: (request: IdempotentRequest) => Promise<T>,
     answerBound?: (binding: IdempotencyBinding) => Promise<T>,
@@ -269,20 +271,24 @@ export class IdempotencyStore {
       .update(requestFingerprint({ operation: request.operation, body: request.body }))
       .digest('hex');
     const scope = { merchantAccountId: request.merchantAccountId, operation: request.operation, key: request.key };
-    return this.run(scope, fingerprint, execute, answerBound);
+    return this.run(scope, fingerprint, execute, answerBound, { keepsBoundAnswer: request.keepsBoundAnswer ?? false });
   }
 
   /**
    * Runs `execute` once per scope and key; replays its outcome (the value, or a 4xx `ApiError`) to every later
    * call with the same request fingerprint until the key expires. The value must survive `JSON.stringify`: a
    * replay returns the parsed JSON. Throws 409 `duplicate_record` for another fingerprint and 409
-   * `concurrent_request` while the key is running. A key bound to a resource is answered by `answerBound`.
+   * `concurrent_request` while the key is running. A key bound to a resource is answered by `answerBound`; with
+   * `keepsBoundAnswer` (an answer that is the provider's to the bound reference, the same to every retry — a gift
+   * card issued or activated — rather than a resource rendered as it is now) that answer becomes the key's outcome,
+   * so the retries after it replay it without calling the provider again.
    */
   async run<T>(
     scope: IdempotencyScope,
     requestFingerprint: string,
     execute: (request: IdempotentRequest) => Promise<T>,
     answerBound?: (binding: IdempotencyBinding) => Promise<T>,
+    options: { readonly keepsBoundAnswer?: boolean } = {},
   ): Promise<T> {
     const params: ScopeParams = {
       merchantAccountId: scope.merchantAccountId,
@@ -303,7 +309,9 @@ export class IdempotencyStore {
       case 'bound': {
         if (!answerBound) throw this.concurrentRequestError(claim.startedAt, claim.expiresAt);
         try {
-          return await answerBound(claim.binding);
+          const answer = await answerBound(claim.binding);
+          if (options.keepsBoundAnswer) this.keepBoundAnswer(params, claim.claimId, answer);
+          return answer;
         } catch (error) {
           if (!(error instanceof BoundResourceAbsent)) throw error;
         }
@@ -356,6 +364,18 @@ export class IdempotencyStore {
     // operation did happen, so a retry must not run it again (past the lease a bound key answers its resource).
     this.store(params, claimId, 'value', JSON.stringify(value) ?? null);
     return value;
+  }
+
+  /**
+   * Keeps a bound key's answer as its outcome, unless the key was taken over meanwhile (another claim). Not kept (a
+   * value that is not JSON, a disk failure): the next retry asks the provider again, as before.
+   */
+  private keepBoundAnswer(params: ScopeParams, claimId: string, answer: unknown): void {
+    try {
+      this.store(params, claimId, 'value', JSON.stringify(answer) ?? null);
+    } catch {
+      // The answer goes to the caller all the same.
+    }
   }
 
   private store(params: ScopeParams, claimId: string, outcome: Outcome, response: string | null): void {
