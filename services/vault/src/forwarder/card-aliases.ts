@@ -9,7 +9,7 @@
  * memory only — short-lived by design, nothing to recover after a restart — in ES private fields (out of
  * `util.inspect`), and nothing here logs or puts a value or an alias in an error message.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes } from '../vault/random-pool';
 
 const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const CARD_ALIAS_PREFIX = 'tok';

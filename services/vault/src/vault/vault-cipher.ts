@@ -4,7 +4,8 @@
  * stand in for another). The associated data binds a ciphertext to where it belongs (its row, its merchant account):
  * copied anywhere else it no longer opens. Nothing here logs, and no error message carries a value or a key.
  */
-import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, randomBytes, type KeyObject } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createSecretKey, hkdfSync, type KeyObject } from 'node:crypto';
+import { randomBytes } from './random-pool';
 
 export const vaultKeyBytes = 32;
 const ivBytes = 12;

@@ -16,19 +16,12 @@
  *
  * Nothing here logs, and no error message carries a key.
  */
-import {
-  createCipheriv,
-  createDecipheriv,
-  createHash,
-  createSecretKey,
-  type KeyObject,
-  randomBytes,
-  randomUUID,
-} from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { decodeKey, loadOrCreateKey } from '@switchyard/service';
+import { randomBytes } from './random-pool';
 import { associatedData, vaultKeyBytes } from './vault-cipher';
 
 /** A key-encryption key and its id (the first 16 hex digits of its SHA-256: names the key, reveals nothing of it). */
