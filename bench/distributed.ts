@@ -526,10 +526,10 @@ interface Target {
  */
 async function idleCpu(targets: readonly Target[]): Promise<void> {
   for (const target of targets) await authorize(target.api);
-  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  await sleep(3_000);
   const before = targets.map((target) => cpuSnapshot(target.cpuPids));
   const startedAt = performance.now();
-  await new Promise((resolve) => setTimeout(resolve, options.idleSeconds * 1000));
+  await sleep(options.idleSeconds * 1000);
   const elapsedMs = performance.now() - startedAt;
   targets.forEach((target, index) => {
     const after = cpuSnapshot(target.cpuPids);

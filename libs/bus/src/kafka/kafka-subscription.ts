@@ -253,7 +253,7 @@ export class KafkaSubscription implements BusSubscription {
       await heartbeat();
     }
     const rest = this.fetchedAt + this.settings.batchWindowMs - performance.now();
-    if (rest > 0 && !this.stopping) await sleep(rest, this.runs.stopRequested);
+    if (rest > 0) await sleep(rest, this.runs.stopRequested);
   }
 
   private async loadPositions(topics: readonly string[]): Promise<void> {
