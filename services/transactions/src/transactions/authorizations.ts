@@ -449,11 +449,11 @@ export class Authorizations {
    * (the vault lost while it took the card or issued its aliases, a 3-D Secure lookup that broke off): nothing can
    * have been charged, so the payment is failed now — its retries and webhooks say so at once, instead of it staying
    * `processing` until the hold timer and reconciliation settle it. That record failing (the store down) leaves it
-   * to them, as before.
+   * to them, as before. True when the payment is failed now.
    */
-  private async failBeforeProviderCall(id: string): Promise<void> {
+  private async failBeforeProviderCall(id: string): Promise<boolean> {
     try {
-      if ((await this.store.state(id)).status !== 'processing') return;
+      if ((await this.store.state(id)).status !== 'processing') return false;
       await this.store.record(id, {
         type: 'RecordAuthorizationResult',
         data: {
@@ -467,8 +467,10 @@ export class Authorizations {
           },
         },
       });
+      return true;
     } catch (error) {
       this.onBackgroundError(error);
+      return false;
     }
   }
 
@@ -841,7 +843,9 @@ export class Authorizations {
   /**
    * The buyer's browser is back from the ACS or the redirect provider. A held failure applies first (and the
    * payment service is not called); otherwise a finished challenge is read back from the directory server (never
-   * from the query string) and the authorization goes ahead. A repeated return changes nothing.
+   * from the query string) and the authorization goes ahead. A repeated return changes nothing. When the
+   * authorization could not be sent (the vault lost as it issued the card's aliases), the payment is failed and the
+   * buyer sent back with it, as a payment failed before its provider call is on create.
    */
   buyerReturn(request: BuyerReturnRequest): Promise<BuyerReturnResult> {
     const expected = Buffer.from(this.returnToken(request.transaction_id));
@@ -877,6 +881,7 @@ export class Authorizations {
     let completed = false;
     /** The alias of the security code kept through the challenge: forgotten once the authorization is done. */
     let securityCode: string | null = null;
+    let providerAsked = false;
     try {
       const outcome = await this.authenticator
         .applyAuthentication(id, await this.authenticator.directoryResult(t), true)
@@ -907,10 +912,15 @@ export class Authorizations {
         store: (view?.details as TransactionDetails | undefined)?.store ?? false,
         ...(outcome ? { threeDSecure: outcome } : {}),
         ...(t.giftCards ? {} : { completion: 'buyer_returned' as const }),
+        onProviderCall: () => {
+          providerAsked = true;
+        },
       });
       paused = ended === 'paused';
       completed = ended === 'completed';
       if (!paused && t.giftCards) await this.giftCards.settle(id);
+    } catch (error) {
+      if (providerAsked || !(await this.failBeforeProviderCall(id))) throw error;
     } finally {
       if (!paused && securityCode) this.forgetting.forget(t.merchantAccountId, securityCode);
       if (!paused && !completed)

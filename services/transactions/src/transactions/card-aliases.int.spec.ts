@@ -342,6 +342,48 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
   await expectSecurityCodeForgotten();
 });
 
+it("the vault lost at the buyer's return, before the authorization went out: the payment fails at once, and the buyer is sent back with it", async () => {
+  const created = await authorize({
+    method: 'card',
+    number: CHALLENGE_NUMBER,
+    expiration_date: '12/30',
+    security_code: CVC,
+    redirect_url: 'https://shop.example/return',
+  });
+  expect(created.status).toBe('buyer_approval_pending');
+  const approvalUrl = (created.payment_method as { approval_url: string }).approval_url;
+  const submitted = await fetch(approvalUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'result=Y',
+    redirect: 'manual',
+  });
+  const token = new URL(submitted.headers.get('location') ?? '').searchParams.get('token') ?? '';
+  // The vault process dies as the card's aliases for the authorization are asked for.
+  vi.spyOn(vault.port, 'cardAliases').mockRejectedValueOnce(
+    ApiError.badGateway(new Error('the vault closed the connection')),
+  );
+  const returned = (await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
+    { transaction_id: created.id, token },
+    EMBEDDED_CALL,
+  )) as { location: string | null; transaction_status: string };
+  // Nothing can have been charged: failed now, not left `processing` for the hold timer and reconciliation.
+  expect(returned.transaction_status).toBe('authorization_failed');
+  expect(returned.location).toContain('transaction_status=authorization_failed');
+  const transaction = await service.transactions.get(account, created.id);
+  expect(transaction).toMatchObject({ status: 'authorization_failed', error_code: 'internal_error' });
+  expect(transaction.raw_response_description).toContain('not sent to the payment service');
+  expect(handedOver.some((h) => h.body.includes('"payment_instrument"'))).toBe(false);
+  // A second return (the buyer's back button) changes nothing and asks no provider.
+  const again = (await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
+    { transaction_id: created.id, token },
+    EMBEDDED_CALL,
+  )) as { transaction_status: string };
+  expect(again.transaction_status).toBe('authorization_failed');
+  expect(handedOver.some((h) => h.body.includes('"payment_instrument"'))).toBe(false);
+  await expectSecurityCodeForgotten();
+});
+
 describe('a card handed over by the gateway', () => {
   const handOverCard = () =>
     vault.port.handOverCard({
