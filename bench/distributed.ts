@@ -58,6 +58,7 @@ import { probeRedis } from '@switchyard/kv/src/redis/probe-redis';
 import { TcpRpcClient } from '@switchyard/rpc';
 // Sub-modules of @switchyard/testing: its index also loads the Vitest helpers, which a plain script cannot.
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing/src/artifacts';
+import { waitForConsumerGroups } from '@switchyard/testing/src/kafka-backlog';
 import { freePort, kafkaBrokersForTests } from '@switchyard/testing/src/probes';
 import { repoRoot, runCli, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing/src/processes';
 import { rpcCredentialsForTests } from '@switchyard/testing/src/rpc-credentials';
@@ -714,7 +715,12 @@ async function loadPhases(targets: readonly Target[], kafka: Kafka | null): Prom
     // A new group reads transactions.events from its beginning: on a broker that kept earlier runs' events, the
     // usage projections and split tender's requests read all of them first — not in a measured window.
     if (kafka) {
-      const waitedMs = await waitForBacklog(kafka, followersOf(target.runtime), 10 * 60_000, 500);
+      const waitedMs = await waitForConsumerGroups(kafka, {
+        topic: transactionsTopic,
+        groupIds: followersOf(target.runtime),
+        timeoutMs: 10 * 60_000,
+        stableMs: 500,
+      });
       if (waitedMs > 1_000)
         log(`${target.runtime.name}: waited ${(waitedMs / 1000).toFixed(1)} s for its consumer groups to catch up`);
     }
@@ -726,7 +732,13 @@ async function loadPhases(targets: readonly Target[], kafka: Kafka | null): Prom
         const order = n % 2 === 0 ? targets : [...targets].reverse();
         for (const target of order) {
           rounds.get(target)!.push(await measureRound(target, scenario, clients));
-          if (scenario !== 'get' && kafka) await waitForBacklog(kafka, followersOf(target.runtime), 5 * 60_000, 500);
+          if (scenario !== 'get' && kafka)
+            await waitForConsumerGroups(kafka, {
+              topic: transactionsTopic,
+              groupIds: followersOf(target.runtime),
+              timeoutMs: 5 * 60_000,
+              stableMs: 500,
+            });
         }
       }
       for (const target of targets) {
@@ -782,54 +794,17 @@ function followersOf(runtime: Runtime): string[] {
   ];
 }
 
-/** Waits until each of `groupIds` has consumed transactions.events to its end, and the end stood still `stableMs`. */
-async function waitForBacklog(
-  kafka: Kafka,
-  groupIds: readonly string[],
-  timeoutMs: number,
-  stableMs = 2_000,
-): Promise<number> {
-  if (groupIds.length === 0) return 0;
-  const admin = kafka.admin();
-  await admin.connect();
-  const started = Date.now();
-  try {
-    let stableSince: number | null = null;
-    let lastEnd = '';
-    for (;;) {
-      const ends = await admin.fetchTopicOffsets(transactionsTopic);
-      const endKey = ends.map((partition) => `${partition.partition}:${partition.high}`).join(',');
-      let behind = 0;
-      const lagging: string[] = [];
-      for (const groupId of groupIds) {
-        const committed = (await admin.fetchOffsets({ groupId, topics: [transactionsTopic] }))[0]?.partitions ?? [];
-        const groupBehind = ends.reduce((sum, partition) => {
-          const at = committed.find((entry) => entry.partition === partition.partition)?.offset ?? '-1';
-          return sum + Math.max(0, Number(partition.high) - Math.max(Number(at), Number(partition.low)));
-        }, 0);
-        if (groupBehind > 0) lagging.push(`${groupId} ${groupBehind}`);
-        behind += groupBehind;
-      }
-      if (behind === 0 && endKey === lastEnd) {
-        stableSince ??= Date.now();
-        if (Date.now() - stableSince >= stableMs) return Date.now() - started;
-      } else stableSince = null;
-      lastEnd = endKey;
-      if (Date.now() - started > timeoutMs)
-        throw new Error(`still behind on ${transactionsTopic} after ${timeoutMs} ms (messages): ${lagging.join(', ')}`);
-      await sleep(250);
-    }
-  } finally {
-    await admin.disconnect();
-  }
-}
-
 /** The event lag of a runtime; `kafka` null for the embedded one (no Kafka hop to watch). */
 async function eventLag(runtime: Runtime, api: Api, kafka: Kafka | null) {
   let drainMs = 0;
   if (kafka) {
     log(`event lag (${runtime.name}): waiting for the webhooks service to consume the load phases' events`);
-    drainMs = await waitForBacklog(kafka, [runtime.env.WEBHOOKS_CONSUMER_GROUP!], 10 * 60_000);
+    drainMs = await waitForConsumerGroups(kafka, {
+      topic: transactionsTopic,
+      groupIds: [runtime.env.WEBHOOKS_CONSUMER_GROUP!],
+      timeoutMs: 10 * 60_000,
+      stableMs: 2_000,
+    });
     log(`event lag (${runtime.name}): backlog consumed (waited ${(drainMs / 1000).toFixed(1)} s)`);
   }
 

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import type { IHeaders } from 'kafkajs';
 import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { kafkaAvailability } from '@switchyard/bus/src/contract';
-import { webhookPatterns } from '@switchyard/contracts';
+import { transactionsTopic, webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/contract';
 import { TcpRpcClient } from '@switchyard/rpc';
@@ -22,6 +22,7 @@ import {
   runCli,
   startTsProcess,
   waitFor,
+  waitForConsumerGroups,
   type Availability,
   type CliResult,
   type RunningProcess,
@@ -210,6 +211,20 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     } finally {
       await webhooksRpc.close();
     }
+    // The groups that read transactions.events from its beginning (the gift cards' usage and split tender's
+    // redemption requests, the vault's) first work through what the shared broker already holds: every other
+    // runtime's payments, of this run and of earlier ones. A spec's first split payment waited behind that history
+    // (12 s behind 265,000 messages, past the gateway's 10 s): it starts once they are at the end.
+    const kafka = new Kafka({ brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
+    await waitForConsumerGroups(kafka, {
+      topic: transactionsTopic,
+      groupIds: [
+        env.GIFT_CARDS_CONSUMER_GROUP!,
+        `${env.GIFT_CARDS_CONSUMER_GROUP!}.redemptions`,
+        env.VAULT_CONSUMER_GROUP!,
+      ],
+      timeoutMs: 300_000,
+    });
 
     const cli = async (...args: string[]) => {
       const result = await runCli(env, ...args);

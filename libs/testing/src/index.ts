@@ -8,3 +8,4 @@ export * from './rpc-credentials';
 export * from './card-data';
 export * from './heap-snapshots';
 export * from './fixtures';
+export * from './kafka-backlog';
