@@ -167,6 +167,34 @@ const authorize = (paymentMethod: Record<string, unknown>, configurations = [thr
     three_ds_configurations: configurations,
   });
 
+/** A payment challenged at the simulator's ACS, and the buyer through the challenge: the token of their return. */
+async function passedChallenge() {
+  const created = await authorize({
+    method: 'card',
+    number: CHALLENGE_NUMBER,
+    expiration_date: '12/30',
+    security_code: CVC,
+    redirect_url: 'https://shop.example/return',
+  });
+  expect(created.status).toBe('buyer_approval_pending');
+  const approvalUrl = (created.payment_method as { approval_url: string }).approval_url;
+  const submitted = await fetch(approvalUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: 'result=Y',
+    redirect: 'manual',
+  });
+  const token = new URL(submitted.headers.get('location') ?? '').searchParams.get('token') ?? '';
+  return { created, token };
+}
+
+/** The buyer's browser back at the return URL, as the gateway hands it to the service. */
+const buyerReturn = async (transactionId: string, token: string) =>
+  (await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
+    { transaction_id: transactionId, token },
+    EMBEDDED_CALL,
+  )) as { location: string | null; transaction_status: string };
+
 /** What the vault answered the transactions service: never the number or the security code. */
 function expectNoCardAnswered(): void {
   const answers = crossed.filter((c) => c.way === 'answer');
@@ -310,27 +338,9 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
   });
   service = transactionsServiceOver(vault);
   await service.catchUp();
-  const created = await authorize({
-    method: 'card',
-    number: CHALLENGE_NUMBER,
-    expiration_date: '12/30',
-    security_code: CVC,
-    redirect_url: 'https://shop.example/return',
-  });
-  expect(created.status).toBe('buyer_approval_pending');
-  const approvalUrl = (created.payment_method as { approval_url: string }).approval_url;
-  const submitted = await fetch(approvalUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'result=Y',
-    redirect: 'manual',
-  });
-  const returnUrl = new URL(submitted.headers.get('location') ?? '');
+  const { created, token } = await passedChallenge();
   await new Promise((resolve) => setTimeout(resolve, 500));
-  await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
-    { transaction_id: created.id, token: returnUrl.searchParams.get('token') ?? '' },
-    EMBEDDED_CALL,
-  );
+  await buyerReturn(created.id, token);
   await service.catchUp();
   const transaction = await service.transactions.get(account, created.id);
   expect(transaction).toMatchObject({ status: 'authorization_succeeded', cvv_response_code: 'no_match' });
@@ -343,30 +353,12 @@ it('a challenge: the vault keeps the security code past the alias TTL until the 
 });
 
 it("the vault lost at the buyer's return, before the authorization went out: the payment fails at once, and the buyer is sent back with it", async () => {
-  const created = await authorize({
-    method: 'card',
-    number: CHALLENGE_NUMBER,
-    expiration_date: '12/30',
-    security_code: CVC,
-    redirect_url: 'https://shop.example/return',
-  });
-  expect(created.status).toBe('buyer_approval_pending');
-  const approvalUrl = (created.payment_method as { approval_url: string }).approval_url;
-  const submitted = await fetch(approvalUrl, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'result=Y',
-    redirect: 'manual',
-  });
-  const token = new URL(submitted.headers.get('location') ?? '').searchParams.get('token') ?? '';
+  const { created, token } = await passedChallenge();
   // The vault process dies as the card's aliases for the authorization are asked for.
   vi.spyOn(vault.port, 'cardAliases').mockRejectedValueOnce(
     ApiError.badGateway(new Error('the vault closed the connection')),
   );
-  const returned = (await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
-    { transaction_id: created.id, token },
-    EMBEDDED_CALL,
-  )) as { location: string | null; transaction_status: string };
+  const returned = await buyerReturn(created.id, token);
   // Nothing can have been charged: failed now, not left `processing` for the hold timer and reconciliation.
   expect(returned.transaction_status).toBe('authorization_failed');
   expect(returned.location).toContain('transaction_status=authorization_failed');
@@ -375,10 +367,7 @@ it("the vault lost at the buyer's return, before the authorization went out: the
   expect(transaction.raw_response_description).toContain('not sent to the payment service');
   expect(handedOver.some((h) => h.body.includes('"payment_instrument"'))).toBe(false);
   // A second return (the buyer's back button) changes nothing and asks no provider.
-  const again = (await service.transactions.rpcHandlers()[transactionsPatterns.buyerReturn]!(
-    { transaction_id: created.id, token },
-    EMBEDDED_CALL,
-  )) as { transaction_status: string };
+  const again = await buyerReturn(created.id, token);
   expect(again.transaction_status).toBe('authorization_failed');
   expect(handedOver.some((h) => h.body.includes('"payment_instrument"'))).toBe(false);
   await expectSecurityCodeForgotten();
