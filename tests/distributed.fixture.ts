@@ -215,7 +215,8 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     // redemption requests, the vault's) first work through what the shared broker already holds: every other
     // runtime's payments, of this run and of earlier ones. A spec's first split payment waited behind that history
     // (12 s behind 265,000 messages, past the gateway's 10 s): it starts once they are at the end.
-    const kafka = new Kafka({ brokers: kafkaBrokersForTests(), logLevel: logLevel.NOTHING });
+    // The runtime's broker: a spec may give it one of its own (KAFKA_BROKERS in `options.env`).
+    const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
     await waitForConsumerGroups(kafka, {
       topic: transactionsTopic,
       groupIds: [
