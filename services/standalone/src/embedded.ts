@@ -108,7 +108,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     db: transactionsStorage.db,
     vault,
     ...transactionsOptions,
-    onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
+    onBackgroundError: (error) => log.warn({ err: error }, 'transactions background work failed'),
   });
   await vault.start();
   await transactions.start();

@@ -66,7 +66,7 @@ runMain(async () => {
     // Outside the card data environment: a card number reaches this process only by mistake, and is refused.
     cardDataByHandOverOnly: true,
     ...transactionsOptions,
-    onBackgroundError: (error) => log.warn({ err: error }, 'completing expired create holds failed; retrying'),
+    onBackgroundError: (error) => log.warn({ err: error }, 'transactions background work failed'),
   });
   await transactions.start();
   // A split payment's stored gift cards: asked of the gift cards process when used (a 502 while it is down).

@@ -921,6 +921,8 @@ export class Authorizations {
       if (!paused && t.giftCards) await this.giftCards.settle(id);
     } catch (error) {
       if (providerAsked || !(await this.failBeforeProviderCall(id))) throw error;
+      // The payment is failed and the buyer goes back to the merchant: why stays in the log.
+      this.onBackgroundError(error);
     } finally {
       if (!paused && securityCode) this.forgetting.forget(t.merchantAccountId, securityCode);
       if (!paused && !completed)

@@ -45,6 +45,8 @@ let crossed: { method: string; way: 'argument' | 'answer'; json: string }[];
 let notJson: string[];
 /** Every body a connector or the directory handed the forwarder, before the swap, with its URL. */
 let handedOver: { url: string; body: string }[];
+/** What the service reported as failed outside a request's answer (its log, in a real process). */
+let backgroundErrors: unknown[];
 
 /** Whether a value holds anything JSON cannot carry across RPC (a function, a class instance other than a Date). */
 function jsonUnsafe(value: unknown): boolean {
@@ -90,6 +92,7 @@ function transactionsServiceOver(vault: VaultService): TransactionsService {
     vault: transactionsVault,
     providers: { publicBaseUrl: () => 'http://127.0.0.1:9', mockCard: { baseUrl: simulator.url, webhookSecret } },
     directory: simulatorDirectory({ baseUrl: simulator.url }),
+    onBackgroundError: (error) => backgroundErrors.push(error),
   });
 }
 
@@ -119,6 +122,7 @@ beforeEach(async () => {
   crossed = [];
   notJson = [];
   handedOver = [];
+  backgroundErrors = [];
   const forwarder = vault.slices.forwarder;
   const realFetchFor = forwarder.fetchFor.bind(forwarder);
   vi.spyOn(forwarder, 'fetchFor').mockImplementation((merchantAccountId, hosts): ProviderFetch => {
@@ -366,6 +370,8 @@ it("the vault lost at the buyer's return, before the authorization went out: the
   expect(transaction).toMatchObject({ status: 'authorization_failed', error_code: 'internal_error' });
   expect(transaction.raw_response_description).toContain('not sent to the payment service');
   expect(handedOver.some((h) => h.body.includes('"payment_instrument"'))).toBe(false);
+  // Why it failed is reported (logged) though the buyer's return answered.
+  expect(backgroundErrors).toContainEqual(expect.objectContaining({ status: 502 }));
   // A second return (the buyer's back button) changes nothing and asks no provider.
   const again = await buyerReturn(created.id, token);
   expect(again.transaction_status).toBe('authorization_failed');
