@@ -58,7 +58,10 @@ import { probeRedis } from '@switchyard/kv/src/redis/probe-redis';
 import { TcpRpcClient } from '@switchyard/rpc';
 // Sub-modules of @switchyard/testing: its index also loads the Vitest helpers, which a plain script cannot.
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing/src/artifacts';
-import { waitForConsumerGroups } from '@switchyard/testing/src/kafka-backlog';
+import {
+  groupsReadingTransactionsFromTheBeginning,
+  waitForConsumerGroups,
+} from '@switchyard/testing/src/kafka-backlog';
 import { freePort, kafkaBrokersForTests } from '@switchyard/testing/src/probes';
 import { repoRoot, runCli, startTsProcess, waitFor, type RunningProcess } from '@switchyard/testing/src/processes';
 import { rpcCredentialsForTests } from '@switchyard/testing/src/rpc-credentials';
@@ -787,10 +790,7 @@ function followersOf(runtime: Runtime): string[] {
   const env = runtime.env;
   return [
     ...(runtime.processes.webhooks && env.WEBHOOKS_CONSUMER_GROUP ? [env.WEBHOOKS_CONSUMER_GROUP] : []),
-    ...(env.GIFT_CARDS_CONSUMER_GROUP
-      ? [env.GIFT_CARDS_CONSUMER_GROUP, `${env.GIFT_CARDS_CONSUMER_GROUP}.redemptions`]
-      : []),
-    ...(env.VAULT_CONSUMER_GROUP ? [env.VAULT_CONSUMER_GROUP] : []),
+    ...groupsReadingTransactionsFromTheBeginning(env),
   ];
 }
 

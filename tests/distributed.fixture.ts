@@ -16,6 +16,7 @@ import { TcpRpcClient } from '@switchyard/rpc';
 import {
   createTestDataDir,
   freePort,
+  groupsReadingTransactionsFromTheBeginning,
   kafkaBrokersForTests,
   removeTestDataDir,
   rpcCredentialsForTests,
@@ -219,11 +220,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
     await waitForConsumerGroups(kafka, {
       topic: transactionsTopic,
-      groupIds: [
-        env.GIFT_CARDS_CONSUMER_GROUP!,
-        `${env.GIFT_CARDS_CONSUMER_GROUP!}.redemptions`,
-        env.VAULT_CONSUMER_GROUP!,
-      ],
+      groupIds: groupsReadingTransactionsFromTheBeginning(env),
       timeoutMs: 300_000,
     });
 

@@ -1,6 +1,18 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kafka } from 'kafkajs';
 
+/**
+ * The consumer groups of a distributed runtime that read transactions.events from its beginning, by the group settings
+ * of its environment: the gift cards' usage and, as `<group>.redemptions`, split tender's requests; the vault's.
+ */
+export function groupsReadingTransactionsFromTheBeginning(env: Readonly<Record<string, string | undefined>>): string[] {
+  const giftCards = env.GIFT_CARDS_CONSUMER_GROUP;
+  return [
+    ...(giftCards ? [giftCards, `${giftCards}.redemptions`] : []),
+    ...(env.VAULT_CONSUMER_GROUP ? [env.VAULT_CONSUMER_GROUP] : []),
+  ];
+}
+
 export interface ConsumerGroupsAtEnd {
   readonly topic: string;
   readonly groupIds: readonly string[];
