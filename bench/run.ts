@@ -17,7 +17,8 @@
  * (1 s windows, 300 ms warm-up: a smoke run), BENCH_CLIENTS (default 1,16,64), BENCH_SCENARIOS (a subset, comma
  * separated), BENCH_BASELINES=0 (skip the baselines), BENCH_BASELINE_ROUNDS (default 2: one round of baselines
  * before the scenarios and one after, the ratios use their mean; 1 in quick mode), BENCH_CPU_PROF=<dir> (run the
- * service with --cpu-prof into <dir>), BENCH_NO_WRITE=1 (print only).
+ * service with --cpu-prof into <dir>), BENCH_SQLITE_TXN=<file> (the service's SQLite transactions timed on its main
+ * thread, a table written to <file> when it stops: bench/lib/sqlite-txn-probe.cjs), BENCH_NO_WRITE=1 (print only).
  *
  * Each window also records what else used the machine (`host`: busy cores, cores used by other processes, steal):
  * on a shared 2-core VM a figure taken while something else ran is not comparable, and the line says so.
@@ -77,6 +78,7 @@ const scenarios = process.env.BENCH_SCENARIOS
   : allScenarios;
 const withBaselines = process.env.BENCH_BASELINES !== '0';
 const cpuProfDir = process.env.BENCH_CPU_PROF;
+const sqliteTxnFile = process.env.BENCH_SQLITE_TXN;
 const windowSeconds = (warmupMs + durationMs) / 1000;
 const baselineRounds = Number(process.env.BENCH_BASELINE_ROUNDS ?? (quick ? 1 : 2));
 
@@ -214,9 +216,13 @@ async function main(): Promise<boolean | null | undefined> {
   if (withBaselines) await baselineRound(1);
 
   // 2. The service.
-  const service: EmbeddedService = await startEmbeddedService(
-    cpuProfDir ? { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] } : {},
-  );
+  const service: EmbeddedService = await startEmbeddedService({
+    nodeArgs: [
+      ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', path.resolve(cpuProfDir)] : []),
+      ...(sqliteTxnFile ? ['-r', path.join(repoRoot, 'bench/lib/sqlite-txn-probe.cjs')] : []),
+    ],
+    ...(sqliteTxnFile ? { env: { SQLITE_TXN_PROBE_FILE: path.resolve(sqliteTxnFile) } } : {}),
+  });
   const rssSamples: number[] = [];
   const rssTimer = setInterval(() => {
     const rss = processRssBytes(service.pid);
