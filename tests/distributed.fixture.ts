@@ -93,6 +93,11 @@ export interface DistributedRuntime {
    * runtime stops it with the others.
    */
   restart(name: string, entry: string, env?: Readonly<Record<string, string>>): RunningProcess;
+  /**
+   * Waits until the groups that read transactions.events from its beginning (as the runtime's environment and `env`
+   * on top name them: a process restarted with a new group) are at the topic's end, as the runtime's start does.
+   */
+  waitForTransactionsConsumers(env?: Readonly<Record<string, string>>): Promise<void>;
   /** SIGTERM to every process, and wait for them to exit; the data directory stays. */
   stopProcesses(): Promise<void>;
   /** stopProcesses, then remove the data directory. */
@@ -218,11 +223,14 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
     // (12 s behind 265,000 messages, past the gateway's 10 s): it starts once they are at the end.
     // The runtime's broker: a spec may give it one of its own (KAFKA_BROKERS in `options.env`).
     const kafka = new Kafka({ brokers: env.KAFKA_BROKERS!.split(','), logLevel: logLevel.NOTHING });
-    await waitForConsumerGroups(kafka, {
-      topic: transactionsTopic,
-      groupIds: groupsReadingTransactionsFromTheBeginning(env),
-      timeoutMs: 300_000,
-    });
+    const waitForTransactionsConsumers = async (more: Readonly<Record<string, string>> = {}) => {
+      await waitForConsumerGroups(kafka, {
+        topic: transactionsTopic,
+        groupIds: groupsReadingTransactionsFromTheBeginning({ ...env, ...more }),
+        timeoutMs: 300_000,
+      });
+    };
+    await waitForTransactionsConsumers();
 
     const cli = async (...args: string[]) => {
       const result = await runCli(env, ...args);
@@ -244,6 +252,7 @@ export async function startDistributedRuntime(options: DistributedOptions): Prom
         processes[name] = startTsProcess(entry, { ...env, ...more });
         return processes[name];
       },
+      waitForTransactionsConsumers,
       createApiKey: async (displayName, roles) => {
         const result = await cli(
           'api-keys',
