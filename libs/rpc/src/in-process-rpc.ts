@@ -7,6 +7,7 @@ import {
   type RpcCallOptions,
   type RpcClient,
   type RpcHandlers,
+  type RpcReply,
 } from './rpc';
 
 /** Calls inside the one-process runtime: every caller is the same process; nothing crosses a network. */
@@ -22,6 +23,8 @@ export const EMBEDDED_CALL: RpcCall = { caller: EMBEDDED_CALLER, actor: null };
  */
 export class InProcessRpc implements RpcClient {
   private readonly handlers = new Map<string, RpcHandlers[string]>();
+  /** Patterns served by a service on another thread of this process (`forward`). */
+  private readonly forwarded = new Map<string, RpcClient>();
 
   constructor(private readonly onUnexpected: (error: unknown) => void = (error) => console.error(error)) {}
 
@@ -29,18 +32,39 @@ export class InProcessRpc implements RpcClient {
     for (const [pattern, handler] of Object.entries(handlers)) this.handlers.set(pattern, handler);
   }
 
+  /** Calls of `patterns` go to `client`: a service on a worker thread of its own (`MessagePortRpc`). */
+  forward(patterns: Iterable<string>, client: RpcClient): void {
+    for (const pattern of patterns) this.forwarded.set(pattern, client);
+  }
+
   async call<T>(pattern: string, payload: unknown, options: RpcCallOptions = {}): Promise<T> {
+    const forwarded = this.forwarded.get(pattern);
+    if (forwarded) return forwarded.call<T>(pattern, payload, options);
     const handler = this.handlers.get(pattern);
     if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
-    const call = { caller: EMBEDDED_CALLER, actor: rpcActorOf(options.actor) };
-    const reply = await serveCall(
+    const reply = await this.serveOne(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), options.actor);
+    return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
+  }
+
+  /** A call from another thread (its payload already parsed from its JSON): the reply, to send back as JSON. */
+  serve(pattern: string, payload: unknown, actor: unknown): Promise<RpcReply> {
+    const handler = this.handlers.get(pattern);
+    if (!handler)
+      return Promise.resolve({
+        ok: false,
+        error: ApiError.badGateway(new Error(`no handler for ${pattern}`)).toBody(),
+      });
+    return this.serveOne(pattern, handler, payload, actor);
+  }
+
+  private serveOne(pattern: string, handler: RpcHandlers[string], payload: unknown, actor: unknown): Promise<RpcReply> {
+    return serveCall(
       pattern,
       handler,
-      JSON.parse(JSON.stringify(payload ?? null)),
-      call,
+      payload,
+      { caller: EMBEDDED_CALLER, actor: rpcActorOf(actor) },
       this.onUnexpected,
     );
-    return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
   }
 
   async close(): Promise<void> {}

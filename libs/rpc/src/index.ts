@@ -1,5 +1,6 @@
 export * from './rpc';
 export * from './in-process-rpc';
+export * from './message-port-rpc';
 export * from './tcp-rpc';
 export * from './routing-rpc';
 export * from './rpc-services';
