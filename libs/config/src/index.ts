@@ -110,6 +110,11 @@ export const settingsSchema = z.object({
    */
   METRICS_ENABLED: z.stringbool().default(true),
   /**
+   * Embedded runtime: the vault service runs on a worker thread of its own, so the card hand-over, the card store
+   * and the forwarded provider calls use the machine's second core (issue 21); false: on the main thread.
+   */
+  VAULT_THREAD: z.stringbool().default(true),
+  /**
    * Port of the `/metrics` server of every process — the embedded runtime, the gateway, identity, vault, transactions,
    * gift-cards and webhooks — on HOST; unset: no metrics are served (the API's port never serves them: issue 22,
    * item 7). Each process on one host needs its own.
@@ -430,6 +435,21 @@ export function loadSettings(env: NodeJS.ProcessEnv = process.env): Settings {
     throw new Error(`invalid configuration: ${problems}`);
   }
   const settings: Settings = { ...parsed.data, dataDir: path.resolve(parsed.data.DATA_DIR) };
+  for (const name of secretSettings)
+    Object.defineProperty(settings, name, { value: settings[name], enumerable: false, writable: false });
+  return settings;
+}
+
+/** Settings for a worker thread (`workerData`): every setting, the secret ones too (a structured clone drops them). */
+export function settingsForThread(settings: Settings): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.getOwnPropertyNames(settings).map((name) => [name, (settings as Record<string, unknown>)[name]]),
+  );
+}
+
+/** The settings `settingsForThread` handed to a worker thread, the secret ones hidden again as `loadSettings` hides them. */
+export function settingsFromThread(handed: Record<string, unknown>): Settings {
+  const settings = { ...handed } as Settings;
   for (const name of secretSettings)
     Object.defineProperty(settings, name, { value: settings[name], enumerable: false, writable: false });
   return settings;

@@ -14,7 +14,8 @@ import { LogFollower } from './log-follower';
 
 export interface RelayOptions {
   readonly store: EventStore;
-  readonly bus: MessageBus;
+  /** Only its `publish` (a service on a worker thread publishes through the main thread's bus). */
+  readonly bus: Pick<MessageBus, 'publish'>;
   readonly topic: string;
   readonly checkpoints: CheckpointStore;
   readonly pollIntervalMs?: number;

@@ -50,3 +50,4 @@ export { ForwarderRefusedError, OutboundForwarder, type ForwarderRefusal } from 
 export { VaultService, type TransactionsVaultKeys, type VaultServiceOptions } from './vault-service';
 export { openVaultStorage, VAULT_MIGRATION, type VaultStorage } from './vault-storage';
 export { vaultRelay } from './vault-relay';
+export { startVaultThread, type VaultThread } from './vault-thread-host';

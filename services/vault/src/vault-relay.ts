@@ -9,7 +9,7 @@ import { Relay, SqliteCheckpointStore, type ServiceStorage } from '@switchyard/r
  */
 export const vaultRelay = (
   storage: ServiceStorage,
-  bus: MessageBus,
+  bus: Pick<MessageBus, 'publish'>,
   options: { pollIntervalMs: number; onError: (error: unknown) => void },
 ): Relay =>
   new Relay({
