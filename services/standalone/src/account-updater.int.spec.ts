@@ -26,7 +26,11 @@ let h: Harness;
 beforeAll(async () => {
   // An outside simulator: a purchase's vault-token notification waits (its method stays `processing`), and the
   // account updater answers quickly.
-  h = await startHarness('account-updater', { simulator: { settleDelayMs: 60_000, accountUpdaterDelayMs: 50 } });
+  h = await startHarness('account-updater', {
+    // The spec runs the vault's account updater itself (`service.vault`): the vault in this thread.
+    env: { VAULT_THREAD: 'false' },
+    simulator: { settleDelayMs: 60_000, accountUpdaterDelayMs: 50 },
+  });
   await h.createAccount(enabled, { account_updater_enabled: true });
   await h.createAccount(disabled);
 });

@@ -19,7 +19,7 @@ let reached: string[];
 let minted: string[];
 
 beforeAll(async () => {
-  h = await startHarness('card-hand-over');
+  h = await startHarness('card-hand-over', { env: { VAULT_THREAD: 'false' } });
   await h.createAccount(account);
   await h.createConnection(account);
   const { transactions, vault } = h.fixture.service;

@@ -19,7 +19,7 @@ const other = 'cs-other';
 const SECURITY_CODE = '7391';
 
 beforeAll(async () => {
-  h = await startHarness('checkout-sessions');
+  h = await startHarness('checkout-sessions', { env: { VAULT_THREAD: 'false' } });
   await h.createAccount(account);
   await h.createAccount(other);
 });

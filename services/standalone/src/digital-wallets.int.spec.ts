@@ -22,7 +22,7 @@ const account = 'dw';
 const other = 'dw-other';
 
 beforeAll(async () => {
-  h = await startHarness('digital-wallets');
+  h = await startHarness('digital-wallets', { env: { VAULT_THREAD: 'false' } });
   await h.createAccount(account);
   await h.createAccount(other);
 });

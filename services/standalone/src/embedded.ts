@@ -10,7 +10,7 @@ import { holdDataDirReader, type Settings } from '@switchyard/config';
 import { dashboardSettingsFrom, startGateway, type RunningGateway } from '@switchyard/gateway';
 import { GiftCardsService, giftCardsRelay, loadGiftCardsKey, openGiftCardsStorage } from '@switchyard/gift-cards';
 import { IdentityService, identityRelay } from '@switchyard/identity';
-import { openServiceStorage } from '@switchyard/readmodel';
+import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
 import { InProcessRpc } from '@switchyard/rpc';
 import { startTracing } from '@switchyard/telemetry';
 import {
@@ -18,8 +18,17 @@ import {
   TransactionsService,
   transactionsOptionsFrom,
   transactionsRelay,
+  vaultDirectoryRpcHandlers,
+  vaultOverRpc,
 } from '@switchyard/transactions';
-import { openVaultStorage, VaultService, vaultOptionsFrom, vaultRelay } from '@switchyard/vault';
+import {
+  openVaultStorage,
+  startVaultThread,
+  VaultService,
+  vaultOptionsFrom,
+  vaultRelay,
+  type VaultThread,
+} from '@switchyard/vault';
 import { WebhooksService, webhooksOptionsFrom, webhooksRelay } from '@switchyard/webhooks';
 import type { Logger } from 'pino';
 import { DemoCheckout, DemoCheckoutModule, demoCheckoutEnabled } from './demo';
@@ -28,6 +37,7 @@ export interface EmbeddedService {
   readonly gateway: RunningGateway;
   readonly identity: IdentityService;
   readonly transactions: TransactionsService;
+  /** The vault service in this thread; a getter that throws when it runs on a thread of its own (VAULT_THREAD). */
   readonly vault: VaultService;
   readonly giftCards: GiftCardsService;
   readonly webhooks: WebhooksService;
@@ -87,33 +97,40 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   });
   // The vault: its own store (DATA_DIR/vault.db; the first start moves its streams and card rows out of
   // transactions.db). Before the gift cards' storage: the vault root is settled in transactions.db (openVaultKeys
-  // looks at vault_gift_cards) before the moved gift card rows are erased from it.
-  const vaultOptions = vaultOptionsFrom(settings);
-  const vaultStorage = await openVaultStorage({ dataDir: settings.dataDir, keyRing: vaultOptions.keyRing });
-  if (vaultStorage.migration.ran && vaultStorage.migration.copied > 0)
-    log.info({ migration: vaultStorage.migration }, 'the vault moved to vault.db');
-  const vault = new VaultService({
-    store: vaultStorage.store,
-    db: vaultStorage.db,
-    pollIntervalMs: settings.POLL_INTERVAL_MS,
-    merchantAccounts: merchantAccountsOverRpc(rpc),
-    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
-    ...vaultOptions,
-    transactionEvents: transactionsStorage.store,
-    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
-  });
+  // looks at vault_gift_cards) before the moved gift card rows are erased from it. On a worker thread of its own
+  // (VAULT_THREAD, default), asked as the distributed runtime asks its process; else in this thread.
+  const mockCardUrl = settings.MOCK_CARD_URL ?? simulator?.url;
+  const vaultThread: VaultThread | null = settings.VAULT_THREAD
+    ? await startVaultThread({
+        settings,
+        mockCard: mockCardUrl ? { baseUrl: mockCardUrl, timeoutMs: settings.MOCK_CARD_TIMEOUT_MS } : null,
+        rpc,
+        bus,
+        log,
+        onExit: (error) =>
+          log.error({ err: error }, 'the vault thread stopped: every card payment fails until the service restarts'),
+      })
+    : null;
+  if (vaultThread) rpc.forward(vaultThread.patterns, vaultThread.rpc);
+  const inProcess = vaultThread
+    ? null
+    : await inProcessVault(settings, rpc, transactionsOptions, transactionsStorage, log);
   const transactions = new TransactionsService({
     merchantAccounts: merchantAccountsOverRpc(rpc),
     store: transactionsStorage.store,
     db: transactionsStorage.db,
-    vault,
+    vault: vaultThread
+      ? await vaultOverRpc({ rpc: vaultThread.rpc, forwardRpc: vaultThread.rpc, retryMs: 50 })
+      : inProcess!.vault,
     ...transactionsOptions,
     onBackgroundError: (error) => log.warn({ err: error }, 'transactions background work failed'),
   });
-  await vault.start();
+  await inProcess?.vault.start();
   await transactions.start();
 
-  rpc.register(vault.rpcHandlers());
+  if (inProcess) rpc.register(inProcess.vault.rpcHandlers());
+  // The vault's thread asks which card connections take network tokens (`connectionsOverRpc`).
+  else rpc.register(vaultDirectoryRpcHandlers(transactions.paymentServices));
   rpc.register(transactions.rpcHandlers());
   // Gift cards: their own store (DATA_DIR/gift-cards.db; the first start moves them out of transactions.db).
   // After the vault's storage: the vault root is settled before the moved gift card rows are erased from transactions.db.
@@ -156,7 +173,7 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
   const relays = [
     identityRelay(identityStorage, bus, relayOptions('identity')),
     transactionsRelay(transactionsStorage, bus, relayOptions('transactions')),
-    vaultRelay(vaultStorage, bus, relayOptions('vault')),
+    ...(inProcess ? [vaultRelay(inProcess.storage, bus, relayOptions('vault'))] : []),
     giftCardsRelay(giftCardsStorage, bus, relayOptions('gift-cards')),
     webhooksRelay(webhooksStorage, bus, relayOptions('webhooks')),
   ];
@@ -187,7 +204,11 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
     gateway: running,
     identity,
     transactions,
-    vault,
+    get vault(): VaultService {
+      if (!inProcess)
+        throw new Error('the vault runs on a thread of its own (VAULT_THREAD=false keeps it in this one)');
+      return inProcess.vault;
+    },
     giftCards,
     webhooks,
     bus,
@@ -200,20 +221,45 @@ export async function startEmbedded(settings: Settings, log: Logger): Promise<Em
       // Deliveries call identity and transactions: they stop first.
       await webhooks.stop();
       await Promise.all([identity.stop(), giftCards.stop(), transactions.stop()]);
-      await vault.stop();
+      await (inProcess ? inProcess.vault.stop() : vaultThread?.stop());
       await bus.close();
       await busState.close();
       await Promise.all([
         identityStorage.close(),
         giftCardsStorage.close(),
         transactionsStorage.close(),
-        vaultStorage.close(),
+        inProcess?.storage.close(),
         webhooksStorage.close(),
       ]);
       await tracing.shutdown();
       releaseDataDir();
     },
   };
+}
+
+/** The vault service in this thread (VAULT_THREAD=false), on its store; started by the caller. */
+async function inProcessVault(
+  settings: Settings,
+  rpc: InProcessRpc,
+  transactionsOptions: ReturnType<typeof transactionsOptionsFrom>,
+  transactionsStorage: ServiceStorage,
+  log: Logger,
+): Promise<{ vault: VaultService; storage: ServiceStorage }> {
+  const vaultOptions = vaultOptionsFrom(settings);
+  const storage = await openVaultStorage({ dataDir: settings.dataDir, keyRing: vaultOptions.keyRing });
+  if (storage.migration.ran && storage.migration.copied > 0)
+    log.info({ migration: storage.migration }, 'the vault moved to vault.db');
+  const vault = new VaultService({
+    store: storage.store,
+    db: storage.db,
+    pollIntervalMs: settings.POLL_INTERVAL_MS,
+    merchantAccounts: merchantAccountsOverRpc(rpc),
+    ...(transactionsOptions.providers ? { providers: transactionsOptions.providers } : {}),
+    ...vaultOptions,
+    transactionEvents: transactionsStorage.store,
+    onBackgroundError: (error) => log.warn({ err: error }, 'vault background work failed; retrying'),
+  });
+  return { vault, storage };
 }
 
 /** `http://127.0.0.1:<port>` of a gateway that listens; undefined before it does. */

@@ -12,7 +12,7 @@ let h: Harness;
 const account = 'one-off';
 
 beforeAll(async () => {
-  h = await startHarness('one-off-cards', { settleDelayMs: 20 });
+  h = await startHarness('one-off-cards', { settleDelayMs: 20, env: { VAULT_THREAD: 'false' } });
   await h.createAccount(account);
   await h.createThreeDsConfiguration(account);
   await h.createConnection(account, { three_d_secure_enabled: true });

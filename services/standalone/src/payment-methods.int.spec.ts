@@ -17,7 +17,7 @@ const other = 'pm-other';
 
 beforeAll(async () => {
   // The wait for a vault token is short here so the "then it fails" half of rule 3 is seen within the test.
-  h = await startHarness('payment-methods', { env: { VAULT_TOKEN_TIMEOUT_MS: '1500' } });
+  h = await startHarness('payment-methods', { env: { VAULT_TOKEN_TIMEOUT_MS: '1500', VAULT_THREAD: 'false' } });
   await h.createAccount(account);
   await h.createAccount(other);
   await h.createConnection(account);

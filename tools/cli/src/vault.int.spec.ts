@@ -19,7 +19,8 @@ const withServer = async <T>(
   action: (service: Awaited<ReturnType<typeof startEmbedded>>) => T | Promise<T>,
 ): Promise<T> => {
   const service = await startEmbedded(
-    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MOCK_CARD_PORT: '0', ...env }),
+    // The spec stores and reads cards through `service.vault`: the vault in this thread.
+    loadSettings({ DATA_DIR: dataDir, LOG_LEVEL: 'silent', MOCK_CARD_PORT: '0', VAULT_THREAD: 'false', ...env }),
     pino({ level: 'silent' }),
   );
   try {
