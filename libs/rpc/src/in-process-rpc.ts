@@ -1,4 +1,5 @@
 import { ApiError } from '@switchyard/api';
+import type { ContextHeaders } from '@switchyard/telemetry';
 import {
   rpcActorOf,
   serveCall,
@@ -46,24 +47,34 @@ export class InProcessRpc implements RpcClient {
     return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
   }
 
-  /** A call from another thread (its payload already parsed from its JSON): the reply, to send back as JSON. */
-  serve(pattern: string, payload: unknown, actor: unknown): Promise<RpcReply> {
+  /**
+   * A call from another thread (its payload already parsed from its JSON, its caller's request context `carried`):
+   * the reply, to send back as JSON.
+   */
+  serve(pattern: string, payload: unknown, actor: unknown, carried?: ContextHeaders): Promise<RpcReply> {
     const handler = this.handlers.get(pattern);
     if (!handler)
       return Promise.resolve({
         ok: false,
         error: ApiError.badGateway(new Error(`no handler for ${pattern}`)).toBody(),
       });
-    return this.serveOne(pattern, handler, payload, actor);
+    return this.serveOne(pattern, handler, payload, actor, carried);
   }
 
-  private serveOne(pattern: string, handler: RpcHandlers[string], payload: unknown, actor: unknown): Promise<RpcReply> {
+  private serveOne(
+    pattern: string,
+    handler: RpcHandlers[string],
+    payload: unknown,
+    actor: unknown,
+    carried?: ContextHeaders,
+  ): Promise<RpcReply> {
     return serveCall(
       pattern,
       handler,
       payload,
       { caller: EMBEDDED_CALLER, actor: rpcActorOf(actor) },
       this.onUnexpected,
+      carried,
     );
   }
 

@@ -1,5 +1,6 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ApiError } from '@switchyard/api';
+import { contextHeaders, type ContextHeaders } from '@switchyard/telemetry';
 import { EMBEDDED_CALLER } from './in-process-rpc';
 import {
   rpcActorOf,
@@ -20,22 +21,29 @@ type PortMessage =
       readonly pattern: string;
       readonly payload: string;
       readonly actor: RpcActor | null;
+      /** The caller's request context (request, correlation and causation ids, trace), as TCP carries it. */
+      readonly context: ContextHeaders;
     }
   | { readonly kind: 'reply'; readonly id: number; readonly reply: string };
 
 /** What answers the calls that arrive on the port: a service's handlers, or the other side's whole RPC. */
-export type PortServer = (pattern: string, payload: unknown, actor: RpcActor | null) => Promise<RpcReply>;
+export type PortServer = (
+  pattern: string,
+  payload: unknown,
+  actor: RpcActor | null,
+  carried: ContextHeaders,
+) => Promise<RpcReply>;
 
 /** A `PortServer` of handlers: each call served as the in-process transport serves it (`serveCall`, caller `embedded`). */
 export function serveHandlers(handlers: RpcHandlers, onUnexpected: (error: unknown) => void): PortServer {
-  return (pattern, payload, actor) => {
+  return (pattern, payload, actor, carried) => {
     const handler = handlers[pattern];
     if (!handler)
       return Promise.resolve({
         ok: false,
         error: ApiError.badGateway(new Error(`no handler for ${pattern}`)).toBody(),
       });
-    return serveCall(pattern, handler, payload, { caller: EMBEDDED_CALLER, actor }, onUnexpected);
+    return serveCall(pattern, handler, payload, { caller: EMBEDDED_CALLER, actor }, onUnexpected, carried);
   };
 }
 
@@ -68,6 +76,7 @@ export class MessagePortRpc implements RpcClient {
         pattern,
         payload: JSON.stringify(payload ?? null),
         actor: rpcActorOf(options.actor),
+        context: contextHeaders(),
       };
       this.port.postMessage(message);
     });
@@ -93,7 +102,7 @@ export class MessagePortRpc implements RpcClient {
     }
     const serve = this.serve;
     const answered = serve
-      ? serve(message.pattern, JSON.parse(message.payload) as unknown, message.actor)
+      ? serve(message.pattern, JSON.parse(message.payload) as unknown, message.actor, message.context)
       : Promise.resolve<RpcReply>({
           ok: false,
           error: ApiError.badGateway(new Error(`no handler for ${message.pattern}`)).toBody(),

@@ -1,5 +1,6 @@
 import { MessageChannel } from 'node:worker_threads';
 import { ApiError } from '@switchyard/api';
+import { currentContext, runWithContext } from '@switchyard/telemetry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessRpc } from './in-process-rpc';
 import { MessagePortRpc, serveHandlers } from './message-port-rpc';
@@ -8,7 +9,9 @@ import type { RpcCall } from './rpc';
 const opened: MessagePortRpc[] = [];
 const pair = (main: InProcessRpc, handlers: Parameters<typeof serveHandlers>[0]) => {
   const channel = new MessageChannel();
-  const toService = new MessagePortRpc(channel.port1, (pattern, payload, actor) => main.serve(pattern, payload, actor));
+  const toService = new MessagePortRpc(channel.port1, (pattern, payload, actor, carried) =>
+    main.serve(pattern, payload, actor, carried),
+  );
   const toMain = new MessagePortRpc(
     channel.port2,
     serveHandlers(handlers, () => undefined),
@@ -41,6 +44,22 @@ describe('MessagePortRpc', () => {
     expect(seen).toEqual([
       { payload: { card: 'x' }, call: { caller: 'embedded', actor: { type: 'api-key-pair', id: 'k1' } } },
     ]);
+  });
+
+  it("serves it in the caller's request context (request, correlation and causation ids), as TCP carries it", async () => {
+    const { toService } = pair(new InProcessRpc(), {
+      'vault.context': async () => {
+        const { requestId, correlationId, causationId } = currentContext();
+        return { requestId, correlationId, causationId };
+      },
+    });
+    const context = {
+      requestId: '7f0c3a52-52d4-4e8e-9d59-3c4f1b9a2e11',
+      correlationId: '0b9f5e1c-8a3d-4c2e-b6f7-1d2e3f4a5b6c',
+      causationId: 'c1d2e3f4-a5b6-4c7d-8e9f-0a1b2c3d4e5f',
+    };
+
+    expect(await runWithContext(context, () => toService.call('vault.context', {}))).toEqual(context);
   });
 
   it("passes a handler's ApiError back whole, and answers a pattern nobody serves with a 502", async () => {

@@ -37,7 +37,9 @@ async function run(): Promise<void> {
   let serve: PortServer = async (pattern) => {
     throw new Error(`the vault is not serving yet (${pattern})`);
   };
-  const rpc = new MessagePortRpc(data.rpcPort, (pattern, payload, actor) => serve(pattern, payload, actor));
+  const rpc = new MessagePortRpc(data.rpcPort, (pattern, payload, actor, carried) =>
+    serve(pattern, payload, actor, carried),
+  );
 
   const vaultOptions = vaultOptionsFrom(settings);
   const storage = await openVaultStorage({ dataDir: settings.dataDir, keyRing: vaultOptions.keyRing });
