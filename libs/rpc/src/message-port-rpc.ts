@@ -1,17 +1,8 @@
 import type { MessagePort } from 'node:worker_threads';
 import { ApiError } from '@switchyard/api';
 import { contextHeaders, type ContextHeaders } from '@switchyard/telemetry';
-import { EMBEDDED_CALLER } from './in-process-rpc';
-import {
-  rpcActorOf,
-  serveCall,
-  unwrapReply,
-  type RpcActor,
-  type RpcCallOptions,
-  type RpcClient,
-  type RpcHandlers,
-  type RpcReply,
-} from './rpc';
+import type { InProcessRpc } from './in-process-rpc';
+import { rpcActorOf, unwrapReply, type RpcActor, type RpcCallOptions, type RpcClient, type RpcReply } from './rpc';
 
 /** A call or its reply on the port; payloads and replies go as JSON text, as the in-process transport passes them. */
 type PortMessage =
@@ -26,30 +17,12 @@ type PortMessage =
     }
   | { readonly kind: 'reply'; readonly id: number; readonly reply: string };
 
-/** What answers the calls that arrive on the port: a service's handlers, or the other side's whole RPC. */
-export type PortServer = (
-  pattern: string,
-  payload: unknown,
-  actor: RpcActor | null,
-  carried: ContextHeaders,
-) => Promise<RpcReply>;
-
-/** A `PortServer` of handlers: each call served as the in-process transport serves it (`serveCall`, caller `embedded`). */
-export function serveHandlers(handlers: RpcHandlers, onUnexpected: (error: unknown) => void): PortServer {
-  return (pattern, payload, actor, carried) => {
-    const handler = handlers[pattern];
-    if (!handler)
-      return Promise.resolve({
-        ok: false,
-        error: ApiError.badGateway(new Error(`no handler for ${pattern}`)).toBody(),
-      });
-    return serveCall(pattern, handler, payload, { caller: EMBEDDED_CALLER, actor }, onUnexpected, carried);
-  };
-}
+/** What answers the calls that arrive on the port: an `InProcessRpc` of the handlers of this side's thread. */
+export type PortServer = Pick<InProcessRpc, 'serve'>;
 
 /**
  * RPC between two threads of the embedded runtime (a service on a worker thread of its own), over one MessagePort,
- * both ways: `call` asks the other side, `serve` answers what it asks. Same semantics as `InProcessRpc`: the caller
+ * both ways: `call` asks the other side, `server` (this side's `InProcessRpc`) answers what it asks. Same semantics as `InProcessRpc`: the caller
  * is `embedded`, the actor travels beside the payload, payload and reply go through JSON. No timeout: the other side
  * is this process; when it goes away (`close`, the worker's exit) every call under way fails with a 502.
  */
@@ -60,7 +33,7 @@ export class MessagePortRpc implements RpcClient {
 
   constructor(
     private readonly port: MessagePort,
-    private readonly serve: PortServer | null = null,
+    private readonly server: PortServer,
   ) {
     port.on('message', (message: PortMessage) => this.receive(message));
   }
@@ -100,13 +73,12 @@ export class MessagePortRpc implements RpcClient {
       call?.resolve(JSON.parse(message.reply) as RpcReply);
       return;
     }
-    const serve = this.serve;
-    const answered = serve
-      ? serve(message.pattern, JSON.parse(message.payload) as unknown, message.actor, message.context)
-      : Promise.resolve<RpcReply>({
-          ok: false,
-          error: ApiError.badGateway(new Error(`no handler for ${message.pattern}`)).toBody(),
-        });
+    const answered = this.server.serve(
+      message.pattern,
+      JSON.parse(message.payload) as unknown,
+      message.actor,
+      message.context,
+    );
     void answered
       .catch((): RpcReply => ({ ok: false, error: ApiError.serverError().toBody() }))
       .then((reply) => {

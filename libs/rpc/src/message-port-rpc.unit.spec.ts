@@ -3,19 +3,16 @@ import { ApiError } from '@switchyard/api';
 import { currentContext, runWithContext } from '@switchyard/telemetry';
 import { afterEach, describe, expect, it } from 'vitest';
 import { InProcessRpc } from './in-process-rpc';
-import { MessagePortRpc, serveHandlers } from './message-port-rpc';
-import type { RpcCall } from './rpc';
+import { MessagePortRpc } from './message-port-rpc';
+import type { RpcCall, RpcHandlers } from './rpc';
 
 const opened: MessagePortRpc[] = [];
-const pair = (main: InProcessRpc, handlers: Parameters<typeof serveHandlers>[0]) => {
+const pair = (main: InProcessRpc, handlers: RpcHandlers) => {
   const channel = new MessageChannel();
-  const toService = new MessagePortRpc(channel.port1, (pattern, payload, actor, carried) =>
-    main.serve(pattern, payload, actor, carried),
-  );
-  const toMain = new MessagePortRpc(
-    channel.port2,
-    serveHandlers(handlers, () => undefined),
-  );
+  const service = new InProcessRpc(() => undefined);
+  service.register(handlers);
+  const toService = new MessagePortRpc(channel.port1, main);
+  const toMain = new MessagePortRpc(channel.port2, service);
   opened.push(toService, toMain);
   return { toService, toMain, channel };
 };

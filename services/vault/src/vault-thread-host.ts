@@ -56,9 +56,7 @@ export async function startVaultThread(options: VaultThreadOptions): Promise<Vau
     // The vault's live heap is small (its key cache is bounded): a cap keeps the thread's memory near it.
     resourceLimits: { maxOldGenerationSizeMb: 128 },
   });
-  const rpc = new MessagePortRpc(channel.port1, (pattern, payload, actor, carried) =>
-    options.rpc.serve(pattern, payload, actor, carried),
-  );
+  const rpc = new MessagePortRpc(channel.port1, options.rpc);
   const tell = (message: ToVaultThread) => worker.postMessage(message);
 
   let stopping: ((error?: Error) => void) | undefined;

@@ -10,7 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type { MessageBus, OutgoingMessage } from '@switchyard/bus';
 import { settingsFromThread } from '@switchyard/config';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { MessagePortRpc, merchantAccountsOverRpc, serveHandlers, type PortServer } from '@switchyard/rpc';
+import { InProcessRpc, MessagePortRpc, merchantAccountsOverRpc } from '@switchyard/rpc';
 import { openVaultStorage } from './vault-storage';
 import { vaultOptionsFrom } from './vault-options';
 import { vaultRelay } from './vault-relay';
@@ -34,12 +34,9 @@ async function run(): Promise<void> {
   const log = (level: LogLevel, msg: string, error?: unknown) =>
     tell({ kind: 'log', level, fields: error === undefined ? {} : { err: threadError(error) }, msg });
 
-  let serve: PortServer = async (pattern) => {
-    throw new Error(`the vault is not serving yet (${pattern})`);
-  };
-  const rpc = new MessagePortRpc(data.rpcPort, (pattern, payload, actor, carried) =>
-    serve(pattern, payload, actor, carried),
-  );
+  // The vault's handlers, registered once it has started (a call before that is answered 502: no handler).
+  const served = new InProcessRpc((error) => log('error', 'RPC handler failed', error));
+  const rpc = new MessagePortRpc(data.rpcPort, served);
 
   const vaultOptions = vaultOptionsFrom(settings);
   const storage = await openVaultStorage({ dataDir: settings.dataDir, keyRing: vaultOptions.keyRing });
@@ -64,7 +61,7 @@ async function run(): Promise<void> {
     // A forwarded provider call takes at most the longest provider time limit.
     ...vault.portRpcHandlers(Math.max(settings.PROVIDER_TIMEOUT_MS, settings.MOCK_CARD_TIMEOUT_MS)),
   };
-  serve = serveHandlers(handlers, (error) => log('error', 'RPC handler failed', error));
+  served.register(handlers);
 
   // The relay publishes on the main thread's bus: each batch answered when that bus has it.
   const publishing = new Map<number, { resolve: () => void; reject: (error: Error) => void }>();
