@@ -9,9 +9,9 @@
 // The library's own modules, not its index: the index loads every API it has (2,362 modules, 21 MB of heap and about
 // 1 s of start-up on this machine); these three load 302 (docs/performance.md, Start-up and memory).
 import type { Types } from '@adyen/api-library';
-import Client from '@adyen/api-library/lib/src/client';
-import { EnvironmentEnum } from '@adyen/api-library/lib/src/config';
-import CheckoutAPI from '@adyen/api-library/lib/src/services/checkout';
+import type Client from '@adyen/api-library/lib/src/client';
+import type { EnvironmentEnum } from '@adyen/api-library/lib/src/config';
+import type CheckoutAPI from '@adyen/api-library/lib/src/services/checkout';
 import type {
   AuthorizationResult,
   AuthorizeRequest,
@@ -65,6 +65,24 @@ export function adyenCheckoutBaseUrl(config: Pick<AdyenConfig, 'apiBaseUrl' | 'l
   return 'https://checkout-test.adyen.com';
 }
 
+/**
+ * Adyen's library, loaded by the first Adyen connection, as Stripe's is: its Checkout service alone is 283 modules
+ * and about 3 MB of heap, which a process or thread none of whose connections is Adyen's (the vault's thread, the
+ * webhooks service) never needs (docs/performance.md, Start-up and memory). Node caches it after the first call.
+ */
+function adyenLibrary(): {
+  Client: typeof Client;
+  CheckoutAPI: typeof CheckoutAPI;
+  EnvironmentEnum: typeof EnvironmentEnum;
+} {
+  return {
+    Client: (require('@adyen/api-library/lib/src/client') as { default: typeof Client }).default,
+    CheckoutAPI: (require('@adyen/api-library/lib/src/services/checkout') as { default: typeof CheckoutAPI }).default,
+    EnvironmentEnum: (require('@adyen/api-library/lib/src/config') as { EnvironmentEnum: typeof EnvironmentEnum })
+      .EnvironmentEnum,
+  };
+}
+
 const refusal = (capability: ConnectorCapability): CapabilityRefusal => ({
   outcome: 'refused',
   reason: 'capability_disabled',
@@ -95,6 +113,7 @@ export class AdyenConnector implements Connector {
       timeoutMs: config.timeoutMs ?? 30_000,
     });
     const live = Boolean(config.liveEndpointUrlPrefix);
+    const { Client, CheckoutAPI, EnvironmentEnum } = adyenLibrary();
     const client = new Client(
       {
         apiKey: config.apiKey,
