@@ -55,7 +55,7 @@ import { kafkajs } from '@switchyard/bus/src/kafka/kafkajs';
 import { transactionsTopic, webhookEventNames, webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/redis/probe-redis';
-import { TcpRpcClient } from '@switchyard/rpc';
+import { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 // Sub-modules of @switchyard/testing: its index also loads the Vitest helpers, which a plain script cannot.
 import { createTestDataDir, removeTestDataDir } from '@switchyard/testing/src/artifacts';
 import {

@@ -12,7 +12,8 @@ import { Controller, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientTCP, MessagePattern, Payload, Transport, type MicroserviceOptions } from '@nestjs/microservices';
 import { firstValueFrom } from 'rxjs';
-import { clientTlsOptions, serveCall, startTcpRpcServer, type RpcHandler } from '@switchyard/rpc';
+import { serveCall, type RpcHandler } from '@switchyard/rpc';
+import { clientTlsOptions, startTcpRpcServer } from '@switchyard/rpc/src/tcp-rpc';
 import { freePort } from '@switchyard/testing/src/probes';
 import { rpcCredentialsForTests } from '@switchyard/testing/src/rpc-credentials';
 

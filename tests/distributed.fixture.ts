@@ -12,7 +12,7 @@ import { kafkaAvailability } from '@switchyard/bus/src/contract';
 import { transactionsTopic, webhookPatterns } from '@switchyard/contracts';
 import { defaultRedisUrl } from '@switchyard/kv';
 import { probeRedis } from '@switchyard/kv/src/contract';
-import { TcpRpcClient } from '@switchyard/rpc';
+import { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import {
   createTestDataDir,
   freePort,

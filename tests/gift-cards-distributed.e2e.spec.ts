@@ -14,7 +14,7 @@ import {
   transactionsPatterns,
   transactionsTopic,
 } from '@switchyard/contracts';
-import type { TcpRpcClient } from '@switchyard/rpc';
+import type { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import { describeWithInfra, signToken, waitFor } from '@switchyard/testing';
 import {
   distributedInfrastructure,

@@ -18,7 +18,7 @@ import {
   type ForwardedAnswer,
   type ForwardedRequest,
 } from '@switchyard/contracts';
-import type { TcpRpcClient } from '@switchyard/rpc';
+import type { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import { describeWithInfra, signToken, waitFor } from '@switchyard/testing';
 import {
   distributedInfrastructure,

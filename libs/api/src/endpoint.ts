@@ -3,7 +3,7 @@
  * output. The gateway's routes, its scope guard, its input validation, its 405 answers and the OpenAPI document
  * are all read from these declarations, so they cannot drift apart.
  */
-import { applyDecorators, HttpCode, RequestMethod, RequestMapping, SetMetadata } from '@nestjs/common';
+import type * as Nest from '@nestjs/common';
 import type { z } from 'zod';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -50,21 +50,17 @@ const declared: EndpointSpec[] = [];
 /** Every endpoint declared in this process, in declaration order. */
 export const declaredEndpoints = (): readonly EndpointSpec[] => declared;
 
-const nestMethods: Record<HttpMethod, RequestMethod> = {
-  GET: RequestMethod.GET,
-  POST: RequestMethod.POST,
-  PUT: RequestMethod.PUT,
-  PATCH: RequestMethod.PATCH,
-  DELETE: RequestMethod.DELETE,
-};
-
 export const toRoutePath = (path: string): string => path.replace(/\{([^}]+)\}/g, ':$1');
 
 /** Declares a route on a Nest controller method (the controller itself has no path prefix). */
 export function Endpoint(spec: EndpointSpec): MethodDecorator {
   declared.push(spec);
+  // Nest is loaded by the first declaration, not by this package: what serves no HTTP and imports it for its errors
+  // and pages (the vault's thread) never loads Nest's 240 modules (docs/performance.md, Start-up and memory).
+  const { applyDecorators, HttpCode, RequestMapping, RequestMethod, SetMetadata } =
+    require('@nestjs/common') as typeof Nest;
   return applyDecorators(
-    RequestMapping({ path: toRoutePath(spec.path), method: nestMethods[spec.method] }),
+    RequestMapping({ path: toRoutePath(spec.path), method: RequestMethod[spec.method] }),
     HttpCode(spec.status),
     SetMetadata(ENDPOINT_METADATA, spec),
   );

@@ -7,7 +7,8 @@ import { InProcessMessageBus } from '@switchyard/bus';
 import { IdentityService } from '@switchyard/identity';
 import { RedisKeyValueStore } from '@switchyard/kv';
 import { openServiceStorage, type ServiceStorage } from '@switchyard/readmodel';
-import { InProcessRpc, TcpRpcClient } from '@switchyard/rpc';
+import { InProcessRpc } from '@switchyard/rpc';
+import { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import {
   expectErrorBody,
   freePort,

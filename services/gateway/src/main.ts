@@ -4,7 +4,8 @@ import { KafkaMessageBus } from '@switchyard/bus';
 import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startTracing } from '@switchyard/telemetry';
 import { FallbackRateLimiter, InMemoryRateLimiter, RedisKeyValueStore, RedisRateLimiter } from '@switchyard/kv';
-import { loadRpcCredentials, RoutingRpcClient, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient } from '@switchyard/rpc';
+import { TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import { dashboardSettingsFrom } from './dashboard';
 import { startGateway } from './start-gateway';
 

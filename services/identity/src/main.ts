@@ -15,7 +15,8 @@ import {
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { loadRpcCredentials, startTcpRpcServer } from '@switchyard/rpc';
+import { loadRpcCredentials } from '@switchyard/rpc';
+import { startTcpRpcServer } from '@switchyard/rpc/src/tcp-rpc';
 import { IdentityService } from './identity-service';
 import { identityRelay } from './identity-relay';
 

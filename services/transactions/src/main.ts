@@ -13,7 +13,8 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import { startTracing } from '@switchyard/telemetry';
 import { startMetricsServer } from '@switchyard/metrics';
 import { openServiceStorage } from '@switchyard/readmodel';
-import { loadRpcCredentials, RoutingRpcClient, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, RoutingRpcClient } from '@switchyard/rpc';
+import { startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import {
   giftCardsOverRpc,
   merchantAccountsOverRpc,

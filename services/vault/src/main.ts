@@ -17,7 +17,8 @@ import { createLogger, kafkaBrokers, loadSettings, runMain, stopOnSignals } from
 import path from 'node:path';
 import { compareEventStoreDbPositions, compareSqlitePositions, EventStoreDbEventStore } from '@switchyard/eventstore';
 import { startMetricsServer } from '@switchyard/metrics';
-import { loadRpcCredentials, merchantAccountsOverRpc, startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc';
+import { loadRpcCredentials, merchantAccountsOverRpc } from '@switchyard/rpc';
+import { startTcpRpcServer, TcpRpcClient } from '@switchyard/rpc/src/tcp-rpc';
 import { startTracing } from '@switchyard/telemetry';
 import { openVaultStorage } from './vault-storage';
 import { vaultOptionsFrom } from './vault-options';
