@@ -2,6 +2,9 @@
 import 'reflect-metadata';
 import { createLogger, loadSettings, runMain, stopOnSignals } from '@switchyard/config';
 import { startEmbedded } from './embedded';
+import { workersUseTheirOwnHeapLimits } from './worker-heap';
+
+workersUseTheirOwnHeapLimits();
 
 runMain(async () => {
   const settings = loadSettings();
