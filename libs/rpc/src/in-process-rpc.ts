@@ -1,6 +1,7 @@
 import { ApiError } from '@switchyard/api';
 import type { ContextHeaders } from '@switchyard/telemetry';
 import {
+  isBuiltForTheCall,
   rpcActorOf,
   serveCall,
   unwrapReply,
@@ -20,7 +21,8 @@ export const EMBEDDED_CALL: RpcCall = { caller: EMBEDDED_CALLER, actor: null };
 /**
  * The embedded runtime's transport: a direct call into the handler. Payloads and replies still pass through
  * JSON so that both runtimes see exactly the same data (no shared mutable objects, no Dates or class instances
- * that a wire transport would flatten).
+ * that a wire transport would flatten); a reply the handler marked `builtForTheCall` (JSON already, held by no one)
+ * is handed over as it is.
  */
 export class InProcessRpc implements RpcClient {
   private readonly handlers = new Map<string, RpcHandlers[string]>();
@@ -44,7 +46,7 @@ export class InProcessRpc implements RpcClient {
     const handler = this.handlers.get(pattern);
     if (!handler) throw ApiError.badGateway(new Error(`no handler for ${pattern}`));
     const reply = await this.serveOne(pattern, handler, JSON.parse(JSON.stringify(payload ?? null)), options.actor);
-    return unwrapReply<T>(JSON.parse(JSON.stringify(reply)));
+    return unwrapReply<T>(reply.ok && isBuiltForTheCall(reply.value) ? reply : JSON.parse(JSON.stringify(reply)));
   }
 
   /**

@@ -39,7 +39,7 @@ import {
   type TransactionVoidRequest,
 } from '@switchyard/contracts';
 import type { MessageBus } from '@switchyard/bus';
-import type { RpcHandler, RpcHandlers } from '@switchyard/rpc';
+import { builtForTheCall, type RpcHandler, type RpcHandlers } from '@switchyard/rpc';
 import { asApiErrors, type TransactionsContext, type TransactionsSlice } from '../transactions-context';
 import { Authorizations, type AuthorizationDependencies } from './authorizations';
 
@@ -792,10 +792,11 @@ export class Transactions implements TransactionsSlice {
       [transactionsPatterns.get]: async (payload) => {
         const p = payload as TransactionGetRequest;
         return p.as_of === undefined || p.as_of === null
-          ? this.get(p.merchant_account_id, p.transaction_id)
+          ? builtForTheCall(await this.get(p.merchant_account_id, p.transaction_id))
           : this.getAsOf(p.merchant_account_id, p.transaction_id, String(p.as_of));
       },
-      [transactionsPatterns.list]: async (payload) => this.list(payload as TransactionListRequest),
+      // The read model's views, parsed for this read: the in-process transport need not clone them.
+      [transactionsPatterns.list]: async (payload) => builtForTheCall(this.list(payload as TransactionListRequest)),
       [transactionsPatterns.update]: asCaller(async (payload) =>
         this.update(payload as TransactionRequest<TransactionUpdateInput>),
       ),
