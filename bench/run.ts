@@ -18,7 +18,9 @@
  * separated), BENCH_BASELINES=0 (skip the baselines), BENCH_BASELINE_ROUNDS (default 2: one round of baselines
  * before the scenarios and one after, the ratios use their mean; 1 in quick mode), BENCH_CPU_PROF=<dir> (run the
  * service with --cpu-prof into <dir>), BENCH_SQLITE_TXN=<file> (the service's SQLite transactions timed on its main
- * thread, a table written to <file> when it stops: bench/lib/sqlite-txn-probe.cjs), BENCH_NO_WRITE=1 (print only).
+ * thread, a table written to <file> when it stops: bench/lib/sqlite-txn-probe.cjs), BENCH_NO_WRITE=1 (print only),
+ * BENCH_KEEP_DATA=1 (the service's data directory stays, its path printed: e.g. the transactions.db that
+ * bench/transactions-list.bench.ts --db reads).
  *
  * Each window also records what else used the machine (`host`: busy cores, cores used by other processes, steal):
  * on a shared 2-core VM a figure taken while something else ran is not comparable, and the line says so.

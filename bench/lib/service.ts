@@ -176,7 +176,10 @@ export async function startEmbeddedService(
     key: { kid: created.kid, privateKeyPem: created.private_key },
     stop: async () => {
       await service.stop();
-      rmSync(dataDir, { recursive: true, force: true });
+      // BENCH_KEEP_DATA=1: the data directory stays, for a look at what the run wrote (e.g. the transactions.db that
+      // bench/transactions-list.bench.ts --db reads).
+      if (process.env.BENCH_KEEP_DATA === '1') process.stdout.write(`bench: data kept in ${dataDir}\n`);
+      else rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }
