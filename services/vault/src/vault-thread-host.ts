@@ -54,8 +54,8 @@ export async function startVaultThread(options: VaultThreadOptions): Promise<Vau
     workerData: data,
     transferList: [channel.port2],
     // The vault's live heap is small (its key cache is bounded): a cap keeps the thread's memory near it. Its young
-    // generation is 12 MB (8 MB of new space) instead of the main thread's 48: its allocation rate is a fraction of
-    // the main thread's, and the main thread is the bound (npm start releases its flag for workers: worker-heap.ts).
+    // generation is 12 MB (8 MB of new space, the main thread's is 33.5): it allocates a fraction of what the main
+    // thread does, and the main thread is the bound (npm start releases its flag for workers: worker-heap.ts).
     resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 12 },
   });
   const rpc = new MessagePortRpc(channel.port1, options.rpc);

@@ -68,7 +68,7 @@ export function adyenCheckoutBaseUrl(config: Pick<AdyenConfig, 'apiBaseUrl' | 'l
 /**
  * Adyen's library, loaded by the first Adyen connection, as Stripe's is: its Checkout service alone is 283 modules
  * and about 3 MB of heap, which a process or thread none of whose connections is Adyen's (the vault's thread, the
- * webhooks service) never needs (docs/performance.md, Start-up and memory). Node caches it after the first call.
+ * gift cards process) never needs (docs/performance.md, Start-up and memory). Node caches it after the first call.
  */
 function adyenLibrary(): {
   Client: typeof Client;
