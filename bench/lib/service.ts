@@ -3,10 +3,11 @@
  * processes of the benchmark, so that CPU and memory can be read per process from /proc.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { npmStartNodeFlags } from '@switchyard/testing/src/processes';
 import type { SigningKey } from './tokens';
 
 export const repoRoot = path.resolve(__dirname, '../..');
@@ -124,18 +125,6 @@ export interface EmbeddedService extends ChildService {
   readonly url: string;
   readonly dataDir: string;
   readonly key: SigningKey;
-}
-
-/**
- * The node flags of `npm start` (package.json's `start` script, e.g. its heap ceiling), so that the benchmarks
- * measure what `npm start` runs.
- */
-export function npmStartNodeFlags(): string[] {
-  const scripts = (
-    JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
-  ).scripts;
-  const match = /^(?:exec\s+)?node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
-  return match?.[1] ? match[1].split(/\s+/) : [];
 }
 
 /**

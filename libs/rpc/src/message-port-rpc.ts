@@ -22,9 +22,10 @@ export type PortServer = Pick<InProcessRpc, 'serve'>;
 
 /**
  * RPC between two threads of the embedded runtime (a service on a worker thread of its own), over one MessagePort,
- * both ways: `call` asks the other side, `server` (this side's `InProcessRpc`) answers what it asks. Same semantics as `InProcessRpc`: the caller
- * is `embedded`, the actor travels beside the payload, payload and reply go through JSON. No timeout: the other side
- * is this process; when it goes away (`close`, the worker's exit) every call under way fails with a 502.
+ * both ways: `call` asks the other side, `server` (this side's `InProcessRpc`) answers what it asks. Same semantics
+ * as `InProcessRpc`: the caller is `embedded`, the actor travels beside the payload, payload and reply go through
+ * JSON. No timeout: the other side is this process; when it goes away (`close`, the worker's exit) every call under
+ * way fails with a 502.
  */
 export class MessagePortRpc implements RpcClient {
   private nextId = 1;

@@ -6,6 +6,18 @@ import { artifactFile } from './artifacts';
 
 export const repoRoot = path.resolve(__dirname, '../../..');
 
+/**
+ * The node flags of `npm start` (package.json's `start` script, e.g. its heap ceiling): what the benchmarks and the
+ * specs of those flags run the entry with.
+ */
+export function npmStartNodeFlags(): string[] {
+  const { scripts } = JSON.parse(fs.readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
+    scripts: Record<string, string>;
+  };
+  const match = /^(?:exec\s+)?node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '');
+  return match?.[1] ? match[1].split(/\s+/) : [];
+}
+
 export interface RunningProcess {
   readonly child: ChildProcess;
   /** Everything the process wrote so far (stdout and stderr), for failure messages. */

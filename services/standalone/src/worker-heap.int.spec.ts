@@ -6,19 +6,8 @@
  * the flags are the process's.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { repoRoot } from '@switchyard/testing';
-
-/** package.json's `start`: `exec node <flags> -r ./scripts/register.cjs <entry>`. */
-function npmStartNodeFlags(): string[] {
-  const { scripts } = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8')) as {
-    scripts: Record<string, string>;
-  };
-  const flags = /^exec\s+node\s+(.*?)\s*-r\s/.exec(scripts.start ?? '')?.[1];
-  if (!flags) throw new Error(`no node flags in npm start: ${scripts.start}`);
-  return flags.split(/\s+/);
-}
+import { npmStartNodeFlags, repoRoot } from '@switchyard/testing';
 
 interface Heap {
   /** MB of new space after allocating a few hundred MB of short-lived objects. */
